@@ -1,0 +1,14 @@
+#!/usr/bin/env node
+// Entry of the `canon` command. Inside this repository the TypeScript sources run directly
+// (Node 24 strips types); an installed package runs the build in dist/, because Node does
+// not strip types under node_modules.
+import { existsSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+
+const root = fileURLToPath(new URL("..", import.meta.url));
+const installed = root.includes("/node_modules/");
+const source = new URL("../generator/cli/main.ts", import.meta.url);
+const built = new URL("../dist/generator/cli/main.js", import.meta.url);
+const entry = !installed && existsSync(fileURLToPath(source)) ? source : built;
+const { main } = await import(entry.href);
+process.exitCode = await main(process.argv.slice(2));

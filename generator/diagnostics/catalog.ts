@@ -1,0 +1,41 @@
+import type { Diagnostic, Severity, SourceLocation } from "./diagnostic.ts";
+
+/**
+ * Every rule canon reports, with its severity and what it protects. Rule ids are stable:
+ * users grep for them and docs/rules.md lists them.
+ */
+export const RULES = {
+  "yaml-syntax": { severity: "error", doc: "The file is not valid YAML." },
+  "schema": { severity: "error", doc: "A value does not have the shape the definition format requires." },
+  "unknown-key": { severity: "error", doc: "A key the definition format does not know (often a typo)." },
+  "missing-api": { severity: "error", doc: "The definitions folder has no api.yaml." },
+  "duplicate-resource": { severity: "error", doc: "Two files define the same collection." },
+  "path-lowercase": { severity: "error", doc: "Path segments use lowercase letters and hyphens only (conventions 4.1.1-2)." },
+  "path-plural": { severity: "error", doc: "Collections and actions are plural nouns (conventions 4.1.3, 4.1.8)." },
+  "path-no-verb": { severity: "error", doc: "No verb appears in a path (conventions 4.1.4)." },
+  "path-nesting": { severity: "error", doc: "Paths nest at most 2 levels (conventions 4.1.5, 8)." },
+  "field-name": { severity: "error", doc: "Field keys are snake_case." },
+  "field-reserved": { severity: "error", doc: "id, row_id, created_at and updated_at are provided by canon and may not be declared (conventions 2.1, 2.2.6)." },
+  "field-id-type": { severity: "error", doc: "A field named id or ending in _id is a uuid (conventions 2.2.4-5)." },
+  "field-option": { severity: "error", doc: "An option that does not apply to the field's type, or contradicts another option." },
+  "field-default": { severity: "error", doc: "A default value that does not fit its field." },
+  "array-max-items": { severity: "error", doc: "An array holds at most 100 items (conventions 8)." },
+  "version-name": { severity: "error", doc: "Versions are v1, v2, ... consecutive from v1, no minor versions (conventions 9.2-9.4, 9.6)." },
+  "version-sunset": { severity: "error", doc: "A deprecated version names a sunset at least 90 days after its deprecation (conventions 8, 9.9)." },
+  "version-ref": { severity: "error", doc: "added, removed and renamed name versions that exist, in order." },
+  "version-added-required": { severity: "error", doc: "A field added after a resource's first version is optional or has a default, so that writes through older versions stay valid." },
+  "base-url": { severity: "error", doc: "base_url is an absolute http(s) URL without a trailing slash." },
+  "reference-unknown": { severity: "error", doc: "references and parent name a collection that is defined." },
+  "parent-field": { severity: "error", doc: "A child resource has exactly one uuid field that references its parent." },
+  "parent-cycle": { severity: "error", doc: "parent chains may not loop." },
+  "filter-field": { severity: "error", doc: "filters and search name fields that exist, and never a uuid field (conventions 2.2, 4.1.6)." },
+  "action-fields": { severity: "error", doc: "Action fields follow the same rules as resource fields." },
+  "operations": { severity: "error", doc: "operations are drawn from list, read, create, update, replace, delete." },
+  "sunset-near": { severity: "warning", doc: "A deprecated version's sunset date is near or past: remove the version on time." },
+} as const satisfies Record<string, { severity: Severity; doc: string }>;
+
+export type RuleId = keyof typeof RULES;
+
+export function diagnostic(rule: RuleId, location: SourceLocation, message: string, fix: string): Diagnostic {
+  return { rule, severity: RULES[rule].severity, message, fix, location };
+}

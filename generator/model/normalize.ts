@@ -1,0 +1,95 @@
+import type { SourceFile } from "../load/load.ts";
+import type { ApiDefinition, FieldDefinition, ResourceDefinition } from "../validate/schema.ts";
+import { singularOf } from "../util/names.ts";
+import type { ActionDef, Definitions, FieldDef, Locator, Operation, ResourceDef } from "./types.ts";
+
+const defaultOperations: Operation[] = ["list", "read", "create", "update", "delete"];
+const operationOrder: Operation[] = ["list", "read", "create", "update", "replace", "delete"];
+
+/** Validated definitions → the normalized `Definitions` model, every element located in its file. */
+export function normalize(
+  api: { source: SourceFile; value: ApiDefinition },
+  resources: Array<{ source: SourceFile; value: ResourceDefinition }>,
+): Definitions {
+  const a = api.value;
+  const locateApi: Locator = (...path) => api.source.locate(path);
+  return {
+    title: a.title,
+    description: a.description,
+    baseUrl: a.base_url,
+    versions: Object.entries(a.versions).map(([name, v]) => ({
+      name,
+      deprecated: v?.deprecated,
+      sunset: v?.sunset,
+      at: (...path) => api.source.locate(["versions", name, ...path], path.length ? "value" : "key"),
+    })),
+    rateLimit: a.rate_limit ? { requests: a.rate_limit.requests, perSeconds: a.rate_limit.per_seconds } : null,
+    events: a.events ?? false,
+    bodyLimit: a.body_limit ?? 65_536,
+    resources: resources.map(({ source, value }) => normalizeResource(source, value)),
+    at: locateApi,
+  };
+}
+
+function normalizeResource(source: SourceFile, r: ResourceDefinition): ResourceDef {
+  const ops = new Set(r.operations ?? defaultOperations);
+  return {
+    file: source.file,
+    collection: r.resource,
+    singular: r.singular ?? singularOf(r.resource),
+    description: r.description,
+    added: r.added,
+    removed: r.removed,
+    parent: r.parent,
+    operations: operationOrder.filter((o) => ops.has(o)),
+    pagination: r.pagination ?? "cursor",
+    search: r.search ?? [],
+    filters: r.filters ?? [],
+    exportable: r.export ?? false,
+    fields: normalizeFields(source, ["fields"], r.fields),
+    actions: Object.entries(r.actions ?? {}).map(
+      ([name, action]): ActionDef => ({
+        name,
+        description: action.description,
+        fields: normalizeFields(source, ["actions", name, "fields"], action.fields ?? {}),
+        response: action.response ?? 201,
+        at: (...path) => source.locate(["actions", name, ...path], path.length ? "value" : "key"),
+      }),
+    ),
+    at: (...path) => source.locate(path),
+  };
+}
+
+function normalizeFields(source: SourceFile, base: PropertyKey[], fields: Record<string, FieldDefinition>): FieldDef[] {
+  return Object.entries(fields).map(([name, f]) => normalizeField(source, [...base, name], name, f));
+}
+
+function normalizeField(source: SourceFile, at: PropertyKey[], name: string, f: FieldDefinition): FieldDef {
+  return {
+    name,
+    type: f.type,
+    description: f.description,
+    minLength: f.min_length,
+    maxLength: f.max_length,
+    pattern: f.pattern,
+    format: f.format,
+    minimum: f.minimum,
+    maximum: f.maximum,
+    references: f.references,
+    values: f.values,
+    items: f.items ? normalizeField(source, [...at, "items"], "items", f.items) : undefined,
+    maxItems: f.type === "array" ? (f.max_items ?? 100) : f.max_items,
+    fields: f.fields ? normalizeFields(source, [...at, "fields"], f.fields) : undefined,
+    optional: f.optional ?? false,
+    nullable: f.nullable ?? false,
+    hasDefault: f.default !== undefined,
+    default: f.default,
+    readOnly: f.read_only ?? false,
+    writeOnly: f.write_only ?? false,
+    unique: f.unique ?? false,
+    added: f.added,
+    removed: f.removed,
+    renamed: f.renamed,
+    at: (...path) => source.locate([...at, ...path], path.length ? "value" : "key"),
+  };
+}

@@ -1,0 +1,163 @@
+import { compareText } from "../diagnostics/diagnostic.ts";
+import { camelCase, pascalCase, singularOf, snakeCase } from "../util/names.ts";
+import type {
+  ApiModel,
+  Definitions,
+  FieldDef,
+  Names,
+  Operation,
+  ResourceDef,
+  StorageResource,
+  VersionAction,
+  VersionField,
+  VersionModel,
+  VersionResource,
+} from "./types.ts";
+
+/** Version number of `vN`, or NaN. */
+export function versionNumber(name: string): number {
+  return /^v[1-9]\d*$/.test(name) ? Number(name.slice(1)) : Number.NaN;
+}
+
+/** Is something added in `added` and removed in `removed` present in version `n`? */
+export function presentIn(n: number, added: string | undefined, removed: string | undefined): boolean {
+  return n >= versionNumber(added ?? "v1") && (removed === undefined || n < versionNumber(removed));
+}
+
+export function namesOf(singular: string, collection: string): Names {
+  return {
+    singular,
+    pascal: pascalCase(singular),
+    camel: camelCase(singular),
+    pluralPascal: pascalCase(collection),
+    pluralCamel: camelCase(collection),
+  };
+}
+
+/**
+ * Definitions (already linted, free of errors) → the model emitters read: one snapshot per
+ * version in which added/removed/renamed are resolved, and the storage view.
+ */
+export function buildModel(defs: Definitions): ApiModel {
+  const resources = [...defs.resources].sort((a, b) => compareText(a.collection, b.collection));
+  const versions = defs.versions.map((v, index): VersionModel => {
+    const n = versionNumber(v.name);
+    const successor = defs.versions[index + 1]?.name;
+    const deprecation =
+      v.deprecated && v.sunset
+        ? {
+            deprecated: v.deprecated,
+            sunset: v.sunset,
+            sunsetHttpDate: new Date(`${v.sunset}T00:00:00Z`).toUTCString(),
+            successor: successor ?? v.name,
+          }
+        : null;
+    return {
+      name: v.name,
+      number: n,
+      title: defs.title,
+      baseUrl: defs.baseUrl,
+      deprecation,
+      events: defs.events,
+      resources: resources
+        .filter((r) => presentIn(n, r.added, r.removed))
+        .map((r) => versionResource(defs, r, n, deprecation ? `${defs.baseUrl}/${deprecation.successor}` : null)),
+    };
+  });
+  return {
+    title: defs.title,
+    description: defs.description,
+    baseUrl: defs.baseUrl,
+    rateLimit: defs.rateLimit,
+    events: defs.events,
+    bodyLimit: defs.bodyLimit,
+    storage: resources.map(storageResource),
+    versions,
+  };
+}
+
+function versionResource(defs: Definitions, r: ResourceDef, n: number, successorBase: string | null): VersionResource {
+  const fields = r.fields.filter((f) => presentIn(n, f.added, f.removed)).map((f) => versionField(f, n));
+  const byStorage = new Map(fields.map((f) => [f.storageName, f]));
+  const parentDef = r.parent ? defs.resources.find((p) => p.collection === r.parent) : undefined;
+  const parentField = r.parent ? fields.find((f) => f.type === "uuid" && f.references === r.parent) : undefined;
+  const operations = Object.fromEntries(
+    (["list", "read", "create", "update", "replace", "delete"] as Operation[]).map((o) => [o, r.operations.includes(o)]),
+  ) as Record<Operation, boolean>;
+  const names = namesOf(r.singular, r.collection);
+  return {
+    collection: r.collection,
+    names,
+    description: r.description,
+    operations,
+    pagination: r.pagination,
+    fields,
+    search: r.search.flatMap((s) => byStorage.get(s) ?? []),
+    filters: r.filters.flatMap((s) => byStorage.get(s) ?? []),
+    parent:
+      parentDef && parentField
+        ? { collection: parentDef.collection, names: namesOf(parentDef.singular, parentDef.collection), field: parentField }
+        : null,
+    actions: r.actions.map((a): VersionAction => {
+      const singular = singularOf(a.name);
+      return {
+        name: a.name,
+        singular,
+        names: namesOf(singular, a.name),
+        description: a.description,
+        fields: a.fields.map((f) => versionField(f, n)),
+        response: a.response,
+        eventType: `${r.singular}.${singular}.created`,
+        targetField: `${snakeCase(r.singular)}_id`,
+      };
+    }),
+    successorLink: successorBase ? `<${successorBase}/${r.collection}>; rel="successor-version"` : null,
+  };
+}
+
+function versionField(f: FieldDef, n: number): VersionField {
+  const name = f.renamed && n < versionNumber(f.renamed.in) ? f.renamed.from : f.name;
+  const input = !f.readOnly;
+  return {
+    name,
+    storageName: f.name,
+    type: f.type,
+    description: f.description,
+    minLength: f.minLength,
+    maxLength: f.maxLength,
+    pattern: f.pattern,
+    format: f.format,
+    minimum: f.minimum,
+    maximum: f.maximum,
+    references: f.references,
+    values: f.values,
+    items: f.items ? versionField(f.items, n) : undefined,
+    maxItems: f.maxItems,
+    fields: f.fields?.map((sub) => versionField(sub, n)),
+    optional: f.optional,
+    nullable: f.nullable,
+    hasDefault: f.hasDefault,
+    default: f.default,
+    readOnly: f.readOnly,
+    writeOnly: f.writeOnly,
+    unique: f.unique,
+    input,
+    requiredInput: input && !f.optional && !f.hasDefault,
+    output: !f.writeOnly,
+  };
+}
+
+function storageResource(r: ResourceDef): StorageResource {
+  const names = namesOf(r.singular, r.collection);
+  return {
+    collection: r.collection,
+    names,
+    fields: r.fields.map((f) => ({ name: f.name, type: f.type, nullable: f.nullable, hasDefault: f.hasDefault, default: f.default })),
+    unique: r.fields.filter((f) => f.unique).map((f) => f.name),
+    references: r.fields.flatMap((f) => (f.type === "uuid" && f.references ? [{ field: f.name, collection: f.references }] : [])),
+    parentField: r.parent ? (r.fields.find((f) => f.type === "uuid" && f.references === r.parent)?.name ?? null) : null,
+    search: r.search,
+    filters: r.filters,
+    actions: r.actions.map((a) => ({ name: a.name, collection: `${r.collection}/${a.name}`, targetField: `${snakeCase(r.singular)}_id` })),
+  };
+}

@@ -1,0 +1,199 @@
+import type { SourceLocation } from "../diagnostics/diagnostic.ts";
+
+/**
+ * The model: the one checked, normalized description of an API that every lint rule and
+ * every emitter reads. Two layers:
+ *  - `Definitions`: the definitions as written, normalized, with source locations (lint).
+ *  - `ApiModel`: what emitters read. One `VersionModel` snapshot per version with every
+ *    added/removed/renamed field and every default already settled, plus the
+ *    version-independent `storage` view that the store and the CRUD service use.
+ */
+
+export type FieldType = "string" | "integer" | "number" | "boolean" | "uuid" | "date" | "datetime" | "enum" | "array" | "object";
+
+export type Locator = (...path: PropertyKey[]) => SourceLocation;
+
+export interface FieldDef {
+  name: string;
+  type: FieldType;
+  description?: string;
+  minLength?: number;
+  maxLength?: number;
+  pattern?: string;
+  format?: "email" | "uri";
+  minimum?: number;
+  maximum?: number;
+  references?: string;
+  values?: string[];
+  items?: FieldDef;
+  maxItems?: number;
+  fields?: FieldDef[];
+  optional: boolean;
+  nullable: boolean;
+  hasDefault: boolean;
+  default?: unknown;
+  readOnly: boolean;
+  writeOnly: boolean;
+  unique: boolean;
+  added?: string;
+  removed?: string;
+  renamed?: { in: string; from: string };
+  /** Location of the field's key, or of one of its options. */
+  at: Locator;
+}
+
+export interface ActionDef {
+  name: string;
+  description?: string;
+  fields: FieldDef[];
+  response: 201 | 204;
+  at: Locator;
+}
+
+export type Operation = "list" | "read" | "create" | "update" | "replace" | "delete";
+
+export interface ResourceDef {
+  file: string;
+  collection: string;
+  singular: string;
+  description?: string;
+  added?: string;
+  removed?: string;
+  parent?: string;
+  operations: Operation[];
+  pagination: "cursor" | "offset";
+  search: string[];
+  filters: string[];
+  exportable: boolean;
+  fields: FieldDef[];
+  actions: ActionDef[];
+  at: Locator;
+}
+
+export interface VersionDef {
+  name: string;
+  deprecated?: string;
+  sunset?: string;
+  at: Locator;
+}
+
+export interface Definitions {
+  title: string;
+  description?: string;
+  baseUrl: string;
+  versions: VersionDef[];
+  rateLimit: { requests: number; perSeconds: number } | null;
+  events: boolean;
+  bodyLimit: number;
+  resources: ResourceDef[];
+  at: Locator;
+}
+
+/* ---------- what emitters read ---------- */
+
+export interface Names {
+  /** `order` */
+  singular: string;
+  /** `Order` */
+  pascal: string;
+  /** `order` */
+  camel: string;
+  /** `Orders` */
+  pluralPascal: string;
+  /** `orders` */
+  pluralCamel: string;
+}
+
+/** A field as one version shows it. `name` is this version's name; `storageName` the store's. */
+export interface VersionField {
+  name: string;
+  storageName: string;
+  type: FieldType;
+  description?: string;
+  minLength?: number;
+  maxLength?: number;
+  pattern?: string;
+  format?: "email" | "uri";
+  minimum?: number;
+  maximum?: number;
+  references?: string;
+  values?: string[];
+  items?: VersionField;
+  maxItems?: number;
+  fields?: VersionField[];
+  optional: boolean;
+  nullable: boolean;
+  hasDefault: boolean;
+  default?: unknown;
+  readOnly: boolean;
+  writeOnly: boolean;
+  unique: boolean;
+  /** Accepted in create/replace bodies (not read-only). */
+  input: boolean;
+  /** Required in create/replace bodies: input, not optional, no default. */
+  requiredInput: boolean;
+  /** Returned in responses (not write-only). */
+  output: boolean;
+}
+
+export interface VersionAction {
+  name: string;
+  singular: string;
+  names: Names;
+  description?: string;
+  fields: VersionField[];
+  response: 201 | 204;
+  /** Event type, `order.cancellation.created`. */
+  eventType: string;
+  /** Name of the field that holds the target's id in the action record, `order_id`. */
+  targetField: string;
+}
+
+export interface VersionResource {
+  collection: string;
+  names: Names;
+  description?: string;
+  operations: Record<Operation, boolean>;
+  pagination: "cursor" | "offset";
+  fields: VersionField[];
+  search: VersionField[];
+  filters: VersionField[];
+  parent: { collection: string; names: Names; field: VersionField } | null;
+  actions: VersionAction[];
+  /** Link header value on a deprecated version, null otherwise. */
+  successorLink: string | null;
+}
+
+export interface VersionModel {
+  name: string;
+  number: number;
+  title: string;
+  baseUrl: string;
+  deprecation: { deprecated: string; sunset: string; sunsetHttpDate: string; successor: string } | null;
+  events: boolean;
+  resources: VersionResource[];
+}
+
+/** A resource as the store holds it: every field any version has, by its latest name. */
+export interface StorageResource {
+  collection: string;
+  names: Names;
+  fields: Array<{ name: string; type: FieldType; nullable: boolean; hasDefault: boolean; default?: unknown }>;
+  unique: string[];
+  references: Array<{ field: string; collection: string }>;
+  parentField: string | null;
+  search: string[];
+  filters: string[];
+  actions: Array<{ name: string; collection: string; targetField: string }>;
+}
+
+export interface ApiModel {
+  title: string;
+  description?: string;
+  baseUrl: string;
+  rateLimit: { requests: number; perSeconds: number } | null;
+  events: boolean;
+  bodyLimit: number;
+  storage: StorageResource[];
+  versions: VersionModel[];
+}

@@ -1,0 +1,117 @@
+import { z } from "zod";
+
+/**
+ * The definition format (SPEC §2) as zod schemas. The same schemas validate every file and
+ * are published as JSON Schema (schema/*.schema.json) for editors. Shape only lives here;
+ * rules that relate values to each other (conventions, versions, references) are lint rules.
+ */
+
+const version = z.string().describe("A version key of api.yaml, such as v1 or v2.");
+const isoDate = z
+  .string()
+  .regex(/^\d{4}-\d{2}-\d{2}$/, "must be an ISO date such as 2026-09-01")
+  .describe("An ISO date, YYYY-MM-DD.");
+
+export const fieldTypes = [
+  "string",
+  "integer",
+  "number",
+  "boolean",
+  "uuid",
+  "date",
+  "datetime",
+  "enum",
+  "array",
+  "object",
+] as const;
+
+const scalar = z.union([z.string(), z.number(), z.boolean(), z.null()]);
+const defaultValue = z.union([scalar, z.array(scalar), z.record(z.string(), z.unknown())]);
+
+export const FieldSchema = z
+  .strictObject({
+    type: z.enum(fieldTypes).describe("The field's type."),
+    description: z.string().optional(),
+    min_length: z.int().min(0).optional().describe("string: fewest characters."),
+    max_length: z.int().min(0).optional().describe("string: most characters."),
+    pattern: z.string().optional().describe("string: a regular expression the value matches."),
+    format: z.enum(["email", "uri"]).optional().describe("string: a well-known format."),
+    minimum: z.number().optional().describe("integer or number: smallest value."),
+    maximum: z.number().optional().describe("integer or number: largest value."),
+    references: z.string().optional().describe("uuid: the collection whose record this id names."),
+    values: z.array(z.string()).min(1).optional().describe("enum: the allowed values."),
+    get items() {
+      return FieldSchema.optional().describe("array: the type of each item.");
+    },
+    max_items: z.int().min(0).optional().describe("array: most items (default 100, never more)."),
+    get fields() {
+      return z.record(z.string(), FieldSchema).optional().describe("object: its fields.");
+    },
+    optional: z.boolean().optional().describe("May be absent in create and replace requests and in responses."),
+    nullable: z.boolean().optional().describe("May be null."),
+    default: defaultValue.optional().describe("Value used when a create omits the field."),
+    read_only: z.boolean().optional().describe("Set by the server; never accepted as input."),
+    write_only: z.boolean().optional().describe("Accepted as input; never returned."),
+    unique: z.boolean().optional().describe("No two records share the value: a duplicate answers 409."),
+    added: version.optional().describe("First version that has the field."),
+    removed: version.optional().describe("First version without the field."),
+    renamed: z
+      .strictObject({ in: version, from: z.string() })
+      .optional()
+      .describe("The field was called `from` before version `in`."),
+  })
+  .describe("A field of a resource or action.");
+
+export type FieldDefinition = z.infer<typeof FieldSchema>;
+
+export const operationNames = ["list", "read", "create", "update", "replace", "delete"] as const;
+
+export const ActionSchema = z.strictObject({
+  description: z.string().optional(),
+  fields: z.record(z.string(), FieldSchema).optional().describe("Fields of the action's request body."),
+  response: z.union([z.literal(201), z.literal(204)]).optional().describe("201 (default): the created action record; 204: no body."),
+});
+
+export const ResourceSchema = z
+  .strictObject({
+    $schema: z.string().optional(),
+    resource: z.string().describe("Collection path segment: a plural noun, lowercase, words joined by hyphens."),
+    singular: z.string().optional().describe("Singular name; derived when absent."),
+    description: z.string().optional(),
+    added: version.optional().describe("First version that has the resource (default v1)."),
+    removed: version.optional().describe("First version without the resource."),
+    parent: z.string().optional().describe("Collection this resource is listed under: GET /vN/<parent>/{id}/<resource>."),
+    operations: z.array(z.enum(operationNames)).optional().describe("Default: list, read, create, update, delete."),
+    pagination: z.enum(["cursor", "offset"]).optional().describe("cursor (default) or offset."),
+    search: z.array(z.string()).optional().describe("Fields matched by ?q= (case-insensitive substring)."),
+    filters: z.array(z.string()).optional().describe("Fields usable as exact-match query parameters."),
+    export: z.boolean().optional().describe("Offer a background export of the whole collection."),
+    fields: z.record(z.string(), FieldSchema).describe("The resource's fields; id, created_at and updated_at are added."),
+    actions: z.record(z.string(), ActionSchema).optional().describe("POST /vN/<resource>/{id}/<action>: plural nouns."),
+  })
+  .describe("One resource of a canon API.");
+
+export type ResourceDefinition = z.infer<typeof ResourceSchema>;
+
+export const VersionSchema = z.strictObject({
+  deprecated: isoDate.optional().describe("Date the version was deprecated."),
+  sunset: isoDate.optional().describe("Date the version goes away; at least 90 days after deprecated."),
+});
+
+export const ApiSchema = z
+  .strictObject({
+    $schema: z.string().optional(),
+    title: z.string().min(1),
+    description: z.string().optional(),
+    base_url: z.string().describe("Absolute URL without a trailing slash, used in Link headers and OpenAPI servers."),
+    versions: z.record(z.string(), VersionSchema.nullable()).describe("v1, v2, ... consecutive from v1."),
+    rate_limit: z
+      .strictObject({ requests: z.int().min(1), per_seconds: z.int().min(1) })
+      .optional()
+      .describe("Requests allowed per principal (or client address) per window."),
+    events: z.boolean().optional().describe("Serve GET /vN/events and /vN/events/{id}."),
+    body_limit: z.int().min(1024).max(10_485_760).optional().describe("Largest request body in bytes (default 65536)."),
+  })
+  .describe("The api.yaml of a canon API.");
+
+export type ApiDefinition = z.infer<typeof ApiSchema>;

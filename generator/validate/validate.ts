@@ -1,0 +1,93 @@
+import type { z } from "zod";
+import { diagnostic } from "../diagnostics/catalog.ts";
+import type { Diagnostic } from "../diagnostics/diagnostic.ts";
+import type { SourceFile } from "../load/load.ts";
+import { closest } from "../util/suggest.ts";
+import { ActionSchema, ApiSchema, FieldSchema, ResourceSchema, VersionSchema, type ApiDefinition, type ResourceDefinition } from "./schema.ts";
+
+export interface Validated {
+  api: { source: SourceFile; value: ApiDefinition } | null;
+  resources: Array<{ source: SourceFile; value: ResourceDefinition }>;
+  diagnostics: Diagnostic[];
+}
+
+/** Checks every loaded file against its zod schema and reports every issue found. */
+export function validateSources(api: SourceFile | null, resources: SourceFile[]): Validated {
+  const diagnostics: Diagnostic[] = [];
+  const result: Validated = { api: null, resources: [], diagnostics };
+  if (api && api.doc.errors.length === 0) {
+    const parsed = ApiSchema.safeParse(api.value ?? undefined);
+    if (parsed.success) result.api = { source: api, value: parsed.data };
+    else diagnostics.push(...issuesToDiagnostics(api, parsed.error.issues));
+  }
+  for (const source of resources) {
+    if (source.doc.errors.length > 0) continue;
+    const parsed = ResourceSchema.safeParse(source.value ?? undefined);
+    if (parsed.success) result.resources.push({ source, value: parsed.data });
+    else diagnostics.push(...issuesToDiagnostics(source, parsed.error.issues));
+  }
+  return result;
+}
+
+function issuesToDiagnostics(source: SourceFile, issues: z.core.$ZodIssue[]): Diagnostic[] {
+  const out: Diagnostic[] = [];
+  for (const issue of issues) {
+    const where = issue.path.map((p) => (typeof p === "symbol" ? String(p) : p));
+    const dotted = where.join(".") || "(file)";
+    if (issue.code === "unrecognized_keys") {
+      const known = knownKeys(source.kind, where);
+      for (const key of issue.keys) {
+        const guess = closest(key, known);
+        out.push(
+          diagnostic(
+            "unknown-key",
+            source.locate([...where, key], "key"),
+            `unknown key "${key}"${where.length ? ` in ${dotted}` : ""}`,
+            guess ? `did you mean "${guess}"?` : `remove it; known keys here: ${known.join(", ")}`,
+          ),
+        );
+      }
+      continue;
+    }
+    if (issue.code === "invalid_type" && issue.input === undefined) {
+      const key = String(where[where.length - 1] ?? "");
+      out.push(
+        diagnostic("schema", source.locate(where.slice(0, -1)), `missing required key "${key}"${where.length > 1 ? ` in ${where.slice(0, -1).join(".")}` : ""}`, `add ${key}: (${issue.expected})`),
+      );
+      continue;
+    }
+    out.push(diagnostic("schema", source.locate(where), `${dotted}: ${issue.message}`, fixFor(issue)));
+  }
+  return out;
+}
+
+function fixFor(issue: z.core.$ZodIssue): string {
+  switch (issue.code) {
+    case "invalid_value":
+      return `use one of: ${issue.values.map((v) => JSON.stringify(v)).join(", ")}`;
+    case "invalid_type":
+      return `give a value of type ${issue.expected}`;
+    default:
+      return "correct the value as the message says";
+  }
+}
+
+function shapeKeys(schema: { shape: Record<string, unknown> }): string[] {
+  return Object.keys(schema.shape).filter((k) => k !== "$schema");
+}
+
+/** The keys the format allows at a path, for did-you-mean. */
+function knownKeys(kind: SourceFile["kind"], where: ReadonlyArray<PropertyKey>): string[] {
+  const path = where.map(String);
+  if (kind === "api") {
+    if (path.length === 0) return shapeKeys(ApiSchema);
+    if (path[0] === "versions") return shapeKeys(VersionSchema);
+    if (path[0] === "rate_limit") return ["requests", "per_seconds"];
+    return [];
+  }
+  if (path.length === 0) return shapeKeys(ResourceSchema);
+  const last = path[path.length - 1];
+  if (last === "renamed") return ["in", "from"];
+  if (path[0] === "actions" && path.length === 2) return shapeKeys(ActionSchema);
+  return shapeKeys(FieldSchema);
+}
