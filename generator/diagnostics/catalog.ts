@@ -14,6 +14,7 @@ export const RULES = {
   "path-plural": { severity: "error", doc: "Collections and actions are plural nouns (conventions 4.1.3, 4.1.8)." },
   "path-no-verb": { severity: "error", doc: "No verb appears in a path (conventions 4.1.4)." },
   "path-nesting": { severity: "error", doc: "Paths nest at most 2 levels (conventions 4.1.5, 8)." },
+  "path-conflict": { severity: "error", doc: "A collection or action would answer on a path that canon or another resource already serves." },
   "field-name": { severity: "error", doc: "Field keys are snake_case." },
   "field-reserved": { severity: "error", doc: "id, row_id, created_at and updated_at are provided by canon and may not be declared (conventions 2.1, 2.2.6)." },
   "field-id-type": { severity: "error", doc: "A field named id or ending in _id is a uuid (conventions 2.2.4-5)." },
@@ -30,7 +31,7 @@ export const RULES = {
   "parent-cycle": { severity: "error", doc: "parent chains may not loop." },
   "filter-field": { severity: "error", doc: "filters and search name fields that exist, and never a uuid field (conventions 2.2, 4.1.6)." },
   "action-fields": { severity: "error", doc: "Action fields follow the same rules as resource fields." },
-  "operations": { severity: "error", doc: "operations are drawn from list, read, create, update, replace, delete." },
+  "operations": { severity: "error", doc: "operations are listed once each, and a resource with actions can be read." },
   "sunset-near": { severity: "warning", doc: "A deprecated version's sunset date is near or past: remove the version on time." },
 } as const satisfies Record<string, { severity: Severity; doc: string }>;
 

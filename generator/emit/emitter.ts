@@ -14,7 +14,17 @@ export interface EmittedFile {
  */
 export interface Emitter {
   name: string;
-  emit(model: ApiModel): EmittedFile[];
+  emit(model: ApiModel, context: EmitContext): EmittedFile[];
+}
+
+/** What emitters may use besides the model: templates and the runtime files, read once per run. */
+export interface EmitContext {
+  /** Renders `templates/<name>.hbs` with `data`; each template is compiled once per run. */
+  render(name: string, data: object): string;
+  /** The text of `runtime/<name>`, the tested runtime code copied into the output. */
+  runtimeFile(name: string): string;
+  /** Names of the runtime files. */
+  runtimeFiles(): string[];
 }
 
 /** First line of every generated source file. */

@@ -44,7 +44,7 @@ export async function loadDefinitions(dir: string, cwd = process.cwd()): Promise
 
 export function parseSource(file: string, kind: SourceFile["kind"], text: string, diagnostics: Diagnostic[]): SourceFile {
   const lineCounter = new LineCounter();
-  const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true, maxAliasCount: 100 });
+  const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
   const at = (offset: number): SourceLocation => {
     const { line, col } = lineCounter.linePos(offset);
     return { file, line, column: col };

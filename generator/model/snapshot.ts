@@ -71,7 +71,7 @@ export function buildModel(defs: Definitions): ApiModel {
     rateLimit: defs.rateLimit,
     events: defs.events,
     bodyLimit: defs.bodyLimit,
-    storage: resources.map(storageResource),
+    storage: resources.map((r) => storageResource(r, versions)),
     versions,
   };
 }
@@ -92,7 +92,10 @@ function versionResource(defs: Definitions, r: ResourceDef, n: number, successor
     operations,
     pagination: r.pagination,
     fields,
-    search: r.search.flatMap((s) => byStorage.get(s) ?? []),
+    // `?q=` works on every resource: on the declared search fields, else on every returned string field.
+    search: r.search.length
+      ? r.search.flatMap((s) => byStorage.get(s) ?? [])
+      : fields.filter((f) => f.type === "string" && f.output),
     filters: r.filters.flatMap((s) => byStorage.get(s) ?? []),
     parent:
       parentDef && parentField
@@ -112,6 +115,9 @@ function versionResource(defs: Definitions, r: ResourceDef, n: number, successor
       };
     }),
     successorLink: successorBase ? `<${successorBase}/${r.collection}>; rel="successor-version"` : null,
+    serverDefaults: r.fields
+      .filter((f) => f.hasDefault && (f.readOnly || !presentIn(n, f.added, f.removed)))
+      .map((f) => ({ storageName: f.name, value: f.default })),
   };
 }
 
@@ -147,17 +153,30 @@ function versionField(f: FieldDef, n: number): VersionField {
   };
 }
 
-function storageResource(r: ResourceDef): StorageResource {
+function storageResource(r: ResourceDef, versions: VersionModel[]): StorageResource {
   const names = namesOf(r.singular, r.collection);
+  const resourceVersions = versions.filter((v) => presentIn(v.number, r.added, r.removed));
   return {
     collection: r.collection,
     names,
-    fields: r.fields.map((f) => ({ name: f.name, type: f.type, nullable: f.nullable, hasDefault: f.hasDefault, default: f.default })),
+    fields: r.fields.map((f) => {
+      const field = versionField(f, Number.POSITIVE_INFINITY);
+      // A record may lack the value when no input or default guarantees it in every version.
+      const everywhere = resourceVersions.every((v) => presentIn(v.number, f.added, f.removed));
+      const guaranteed = f.hasDefault || (!f.optional && !f.readOnly && everywhere);
+      return { ...field, optional: !guaranteed };
+    }),
+    actionRecords: r.actions.map((a) => ({
+      name: a.name,
+      collection: `${r.collection}/${a.name}`,
+      names: namesOf(`${r.singular}-${singularOf(a.name)}`, `${r.singular}-${a.name}`),
+      targetField: `${snakeCase(r.singular)}_id`,
+      fields: a.fields.map((f) => versionField(f, Number.POSITIVE_INFINITY)),
+    })),
     unique: r.fields.filter((f) => f.unique).map((f) => f.name),
     references: r.fields.flatMap((f) => (f.type === "uuid" && f.references ? [{ field: f.name, collection: f.references }] : [])),
     parentField: r.parent ? (r.fields.find((f) => f.type === "uuid" && f.references === r.parent)?.name ?? null) : null,
     search: r.search,
     filters: r.filters,
-    actions: r.actions.map((a) => ({ name: a.name, collection: `${r.collection}/${a.name}`, targetField: `${snakeCase(r.singular)}_id` })),
   };
 }

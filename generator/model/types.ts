@@ -162,6 +162,11 @@ export interface VersionResource {
   actions: VersionAction[];
   /** Link header value on a deprecated version, null otherwise. */
   successorLink: string | null;
+  /**
+   * Values a create through this version sets without input: read-only fields with a default,
+   * and fields this version does not show that have a default (storage names).
+   */
+  serverDefaults: Array<{ storageName: string; value: unknown }>;
 }
 
 export interface VersionModel {
@@ -178,13 +183,15 @@ export interface VersionModel {
 export interface StorageResource {
   collection: string;
   names: Names;
-  fields: Array<{ name: string; type: FieldType; nullable: boolean; hasDefault: boolean; default?: unknown }>;
+  /** Every field any version has, named by storage name; `optional` when some record may lack it. */
+  fields: VersionField[];
+  /** The records of its actions. */
+  actionRecords: Array<{ name: string; collection: string; names: Names; targetField: string; fields: VersionField[] }>;
   unique: string[];
   references: Array<{ field: string; collection: string }>;
   parentField: string | null;
   search: string[];
   filters: string[];
-  actions: Array<{ name: string; collection: string; targetField: string }>;
 }
 
 export interface ApiModel {

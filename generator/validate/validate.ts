@@ -16,13 +16,13 @@ export function validateSources(api: SourceFile | null, resources: SourceFile[])
   const diagnostics: Diagnostic[] = [];
   const result: Validated = { api: null, resources: [], diagnostics };
   if (api && api.doc.errors.length === 0) {
-    const parsed = ApiSchema.safeParse(api.value ?? undefined);
+    const parsed = ApiSchema.safeParse(api.value ?? undefined, { reportInput: true });
     if (parsed.success) result.api = { source: api, value: parsed.data };
     else diagnostics.push(...issuesToDiagnostics(api, parsed.error.issues));
   }
   for (const source of resources) {
     if (source.doc.errors.length > 0) continue;
-    const parsed = ResourceSchema.safeParse(source.value ?? undefined);
+    const parsed = ResourceSchema.safeParse(source.value ?? undefined, { reportInput: true });
     if (parsed.success) result.resources.push({ source, value: parsed.data });
     else diagnostics.push(...issuesToDiagnostics(source, parsed.error.issues));
   }

@@ -1,0 +1,82 @@
+import { Command, CommanderError, Option } from "commander";
+
+/** Runs the canon CLI with `argv` (without node and script); resolves to the exit code. */
+export async function main(argv: string[]): Promise<number> {
+  let code = 0;
+  const program = new Command("canon")
+    .description("Generate a convention-following HTTP API (Fastify, zod, OpenAPI 3.1) from resource definitions.")
+    .exitOverride()
+    .configureOutput({ writeErr: (text) => process.stderr.write(text) })
+    .showHelpAfterError("(run canon --help for usage)");
+
+  const definitions = () => new Option("--definitions <dir>", "folder of api.yaml and resource files").default("definitions");
+  const out = () => new Option("--out <dir>", "output folder").default("generated");
+
+  program
+    .command("init [dir]")
+    .description("write a starter api.yaml and one resource")
+    .addOption(definitions())
+    .action(async (dir: string | undefined, o) => {
+      const { initCommand } = await import("../commands/scaffold.ts");
+      code = await initCommand(dir ?? ".", o);
+    });
+  program
+    .command("new <collection>")
+    .description("write definitions/<collection>.yaml from a template; refuses names that break the path rules")
+    .option("--parent <collection>", "list it under this collection: GET /vN/<parent>/{id}/<collection>")
+    .option("--pagination <mode>", "cursor (default) or offset")
+    .addOption(definitions())
+    .action(async (collection: string, o) => {
+      const { newCommand } = await import("../commands/scaffold.ts");
+      code = await newCommand(collection, o);
+    });
+  program
+    .command("generate")
+    .description("write the output; prints what changed and how long it took")
+    .addOption(definitions())
+    .addOption(out())
+    .action(async (o) => {
+      const { generateCommand } = await import("../commands/generate.ts");
+      code = await generateCommand(o);
+    });
+  program
+    .command("check")
+    .description("write nothing; fail if the output differs from what generate would write")
+    .addOption(definitions())
+    .addOption(out())
+    .action(async (o) => {
+      const { checkCommand } = await import("../commands/generate.ts");
+      code = await checkCommand(o);
+    });
+  program
+    .command("lint")
+    .description("print diagnostics only")
+    .addOption(definitions())
+    .action(async (o) => {
+      const { lintCommand } = await import("../commands/generate.ts");
+      code = await lintCommand(o);
+    });
+  program
+    .command("serve")
+    .description("generate, then serve every version on one port with dev credentials")
+    .option("--port <port>", "port to listen on", "3000")
+    .option("--host <host>", "address to listen on", "127.0.0.1")
+    .option("--store <store>", "memory", "memory")
+    .addOption(definitions())
+    .addOption(out())
+    .action(async (o) => {
+      const { serveCommand } = await import("../commands/serve.ts");
+      code = await serveCommand(o);
+    });
+
+  try {
+    await program.parseAsync(argv, { from: "user" });
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      return error.exitCode === 0 ? 0 : 2;
+    }
+    process.stderr.write(`canon: unexpected failure: ${(error as Error).message}\n`);
+    return 1;
+  }
+  return code;
+}

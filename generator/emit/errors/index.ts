@@ -1,0 +1,15 @@
+import type { ApiModel } from "../../model/types.ts";
+import type { EmitContext, EmittedFile, Emitter } from "../emitter.ts";
+import { copyRuntimeFile } from "../runtime/index.ts";
+
+/**
+ * The error classes: one per status of conventions §4.4, all rendering the one envelope of
+ * conventions §7. They are the same for every API, so they are canon's tested
+ * `runtime/errors.ts`, copied into `runtime/errors.ts` of the output.
+ */
+export const errorsEmitter: Emitter = {
+  name: "errors",
+  emit(_model: ApiModel, context: EmitContext): EmittedFile[] {
+    return [copyRuntimeFile(context, "errors.ts")];
+  },
+};

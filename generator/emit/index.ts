@@ -1,0 +1,69 @@
+import { readdirSync, readFileSync } from "node:fs";
+import Handlebars from "handlebars";
+import type { ApiModel } from "../model/types.ts";
+import { compareText } from "../diagnostics/diagnostic.ts";
+import type { EmitContext, EmittedFile, Emitter } from "./emitter.ts";
+import { entryEmitter } from "./entry/index.ts";
+import { errorsEmitter } from "./errors/index.ts";
+import { handlersEmitter } from "./handlers/index.ts";
+import { openapiEmitter } from "./openapi/index.ts";
+import { paginationEmitter } from "./pagination/index.ts";
+import { runtimeEmitter } from "./runtime/index.ts";
+import { typesEmitter } from "./types/index.ts";
+import { validatorsEmitter } from "./validators/index.ts";
+
+/** Every artifact canon writes, one emitter each. */
+export const emitters: Emitter[] = [
+  openapiEmitter,
+  typesEmitter,
+  validatorsEmitter,
+  paginationEmitter,
+  errorsEmitter,
+  handlersEmitter,
+  runtimeEmitter,
+  entryEmitter,
+];
+
+const packageRoot = new URL("../../", import.meta.url);
+
+/** Templates and runtime files, each read and compiled at most once per context. */
+export function createEmitContext(root: URL = packageRoot): EmitContext {
+  const compiled = new Map<string, Handlebars.TemplateDelegate>();
+  const runtime = new Map<string, string>();
+  const handlebars = Handlebars.create();
+  return {
+    render(name, data) {
+      let template = compiled.get(name);
+      if (!template) {
+        const source = readFileSync(new URL(`templates/${name}.hbs`, root), "utf8");
+        template = handlebars.compile(source, { noEscape: true, strict: true, preventIndent: true });
+        compiled.set(name, template);
+      }
+      return template(data);
+    },
+    runtimeFile(name) {
+      let text = runtime.get(name);
+      if (text === undefined) {
+        text = readFileSync(new URL(`runtime/${name}`, root), "utf8");
+        runtime.set(name, text);
+      }
+      return text;
+    },
+    runtimeFiles() {
+      return readdirSync(new URL("runtime/", root))
+        .filter((n) => n.endsWith(".ts") && !n.endsWith(".test.ts"))
+        .sort(compareText);
+    },
+  };
+}
+
+/** The whole output in memory, unformatted, sorted by path. Pure: the same model gives the same files. */
+export function emitAll(model: ApiModel, context: EmitContext = createEmitContext()): EmittedFile[] {
+  const files = emitters.flatMap((e) => e.emit(model, context));
+  const seen = new Set<string>();
+  for (const f of files) {
+    if (seen.has(f.path)) throw new Error(`two emitters wrote ${f.path}`);
+    seen.add(f.path);
+  }
+  return files.sort((a, b) => compareText(a.path, b.path));
+}

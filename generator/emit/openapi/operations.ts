@@ -1,0 +1,136 @@
+import type { VersionModel, VersionResource } from "../../model/types.ts";
+import { commonErrors, errorResponses, lookupErrors, writeErrors } from "./errors.ts";
+import { ref, spaced, withArticle, type JsonObject } from "./json.ts";
+import { jsonBody, jsonResponse, noContent, operationObject, type OperationParts, type PathOperation } from "./operation.ts";
+import { idParameter, ifMatchParameter, listParameters } from "./parameters.ts";
+import { actionSchemaNames, schemaNames } from "./schemas.ts";
+
+/**
+ * Every operation of one resource in one version: list and create on the collection; read,
+ * update, replace and delete on the record; the list under its parent; one POST per action.
+ * Only the operations the resource enables are listed.
+ */
+export function resourceOperations(version: VersionModel, resource: VersionResource): PathOperation[] {
+  const { names, operations, collection } = resource;
+  const schemas = schemaNames(resource);
+  const base = `/${version.name}/${collection}`;
+  const item = `${base}/{id}`;
+  const one = withArticle(names.singular);
+  const id = idParameter(names.singular);
+  const lookupWrite = [...commonErrors, ...lookupErrors, ...writeErrors];
+  const record = (status: string, description: string, headers: string[] = []) =>
+    jsonResponse(version, collection, status, description, ref("schemas", schemas.record), ["ETag", ...headers]);
+  const at = (path: string, method: PathOperation["method"], operationId: string, summary: string, parts: OperationParts) => ({
+    path,
+    method,
+    operation: operationObject(version, collection, operationId, summary, parts),
+  });
+
+  const out: PathOperation[] = [];
+  if (operations.list) {
+    out.push(
+      at(base, "get", `list${names.pluralPascal}`, `List ${spaced(collection)}`, {
+        description: listDescription(resource),
+        parameters: listParameters(resource),
+        responses: [listResponse(version, resource), ...errorResponses(commonErrors)],
+      }),
+    );
+  }
+  if (operations.create) {
+    out.push(
+      at(base, "post", `create${names.pascal}`, `Create ${one}`, {
+        requestBody: jsonBody(schemas.create),
+        responses: [record("201", "Created.", ["Location"]), ...errorResponses([...commonErrors, ...writeErrors])],
+      }),
+    );
+  }
+  if (operations.read) {
+    out.push(
+      at(item, "get", `get${names.pascal}`, `Get ${one}`, {
+        parameters: [id],
+        responses: [record("200", "The record."), ...errorResponses([...commonErrors, ...lookupErrors])],
+      }),
+    );
+  }
+  if (operations.replace) {
+    out.push(
+      at(item, "put", `replace${names.pascal}`, `Replace ${one}`, {
+        description: "Replaces the record: the body is a whole record, as on create.",
+        parameters: [id, ifMatchParameter],
+        requestBody: jsonBody(schemas.replace),
+        responses: [record("200", "The replaced record."), ...errorResponses(lookupWrite)],
+      }),
+    );
+  }
+  if (operations.update) {
+    out.push(
+      at(item, "patch", `update${names.pascal}`, `Update ${one}`, {
+        description: "Changes the given fields; the others keep their values.",
+        parameters: [id, ifMatchParameter],
+        requestBody: jsonBody(schemas.update),
+        responses: [record("200", "The updated record."), ...errorResponses(lookupWrite)],
+      }),
+    );
+  }
+  if (operations.delete) {
+    out.push(
+      at(item, "delete", `delete${names.pascal}`, `Delete ${one}`, {
+        parameters: [id, ifMatchParameter],
+        responses: [noContent(version, collection, "Deleted."), ...errorResponses(lookupWrite)],
+      }),
+    );
+  }
+  const parent = resource.parent;
+  if (parent) {
+    const summary = `List the ${spaced(collection)} of ${withArticle(parent.names.singular)}`;
+    out.push(
+      at(
+        `/${version.name}/${parent.collection}/{id}/${collection}`,
+        "get",
+        `list${parent.names.pascal}${names.pluralPascal}`,
+        summary,
+        {
+          description: `The ${spaced(collection)} whose \`${parent.field.name}\` is this ${spaced(parent.names.singular)}. ${listDescription(resource)}`,
+          parameters: [idParameter(parent.names.singular), ...listParameters(resource)],
+          responses: [listResponse(version, resource), ...errorResponses([...commonErrors, ...lookupErrors])],
+        },
+      ),
+    );
+  }
+  for (const action of resource.actions) {
+    const actionSchemas = actionSchemaNames(resource, action);
+    const success =
+      action.response === 201
+        ? jsonResponse(version, collection, "201", `The ${spaced(action.singular)}.`, ref("schemas", actionSchemas.record), [])
+        : noContent(version, collection, "Done.");
+    const summary = `Create ${withArticle(action.singular)} of ${one}`;
+    out.push(
+      at(`${item}/${action.name}`, "post", `create${names.pascal}${action.names.pascal}`, summary, {
+        description: action.description,
+        parameters: [id],
+        requestBody: jsonBody(actionSchemas.create),
+        responses: [success, ...errorResponses(lookupWrite)],
+      }),
+    );
+  }
+  return out;
+}
+
+function listResponse(version: VersionModel, resource: VersionResource): [string, JsonObject] {
+  const names = schemaNames(resource);
+  const schema =
+    resource.pagination === "offset"
+      ? { oneOf: [ref("schemas", names.offsetPage), ref("schemas", names.cursorPage)] }
+      : ref("schemas", names.cursorPage);
+  return jsonResponse(version, resource.collection, "200", "A page of records.", schema, []);
+}
+
+function listDescription(resource: VersionResource): string {
+  const mode =
+    resource.pagination === "offset"
+      ? "Offset pages (`page`, `per_page`). A search (`q`) answers in cursor mode, paged with `limit` and `cursor`."
+      : "Cursor pages in ascending id order: follow `next_cursor`.";
+  if (!resource.search.length) return mode;
+  const fields = resource.search.map((f) => `\`${f.name}\``).join(", ");
+  return `${mode} \`q\` matches ${fields} (case-insensitive substring).`;
+}

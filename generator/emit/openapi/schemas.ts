@@ -1,0 +1,146 @@
+import type { StorageResource, VersionAction, VersionField, VersionResource } from "../../model/types.ts";
+import { fieldSchema, objectSchema } from "./fieldSchema.ts";
+import { ref, type Json, type JsonObject } from "./json.ts";
+
+/** Component schema names of one resource; the paths refer to them by these names. */
+export function schemaNames(resource: VersionResource) {
+  const p = resource.names.pascal;
+  return {
+    record: p,
+    create: `${p}Create`,
+    update: `${p}Update`,
+    replace: `${p}Replace`,
+    cursorPage: `${p}CursorPage`,
+    offsetPage: `${p}OffsetPage`,
+  };
+}
+
+export function actionSchemaNames(resource: VersionResource, action: VersionAction) {
+  const name = `${resource.names.pascal}${action.names.pascal}`;
+  return { record: name, create: `${name}Create` };
+}
+
+export const idSchema: JsonObject = { type: "string", format: "uuid", description: "UUID v7, assigned by the server." };
+const timestamp: JsonObject = { type: "string", format: "date-time" };
+
+/** Does the resource answer a list: its own, or one under its parent? */
+export function isListed(resource: VersionResource): boolean {
+  return resource.operations.list || resource.parent !== null;
+}
+
+/**
+ * Every component schema of one resource, by name. `storage` says which values every stored
+ * record has: a record written through another version may lack a field this one requires.
+ */
+export function resourceSchemas(resource: VersionResource, storage: StorageResource | undefined): Array<[string, Json]> {
+  const names = schemaNames(resource);
+  const out: Array<[string, Json]> = [[names.record, recordSchema(resource, storage)]];
+  const { operations } = resource;
+  if (operations.create) out.push([names.create, objectSchema(resource.fields, "create")]);
+  if (operations.update) out.push([names.update, objectSchema(resource.fields, "patch")]);
+  if (operations.replace) out.push([names.replace, objectSchema(resource.fields, "create")]);
+  if (isListed(resource)) {
+    out.push([names.cursorPage, cursorPageSchema(names.record)]);
+    if (resource.pagination === "offset") out.push([names.offsetPage, offsetPageSchema(names.record)]);
+  }
+  for (const action of resource.actions) {
+    const actionNames = actionSchemaNames(resource, action);
+    if (action.response === 201) out.push([actionNames.record, actionRecordSchema(action)]);
+    out.push([actionNames.create, objectSchema(action.fields, "create")]);
+  }
+  return out;
+}
+
+/**
+ * The record as the service returns it: id, the returned fields, then the timestamps. A field
+ * is required when it is not optional and every stored record has it.
+ */
+function recordSchema(resource: VersionResource, storage: StorageResource | undefined): JsonObject {
+  const fields = resource.fields.filter((f) => f.output);
+  const stored = new Map(storage?.fields.map((f) => [f.name, f]));
+  const always = (f: VersionField) => !f.optional && stored.get(f.storageName)?.optional !== true;
+  return closedObject(
+    [
+      ["id", idSchema],
+      ...fields.map((f): [string, Json] => [f.name, fieldSchema(f, "output")]),
+      ["created_at", timestamp],
+      ["updated_at", timestamp],
+    ],
+    ["id", ...fields.filter(always).map((f) => f.name), "created_at", "updated_at"],
+    resource.description,
+  );
+}
+
+/** The record an action creates: its own id, the target's id, the action's fields, created_at. */
+function actionRecordSchema(action: VersionAction): JsonObject {
+  const fields = action.fields.filter((f) => f.output);
+  return closedObject(
+    [
+      ["id", idSchema],
+      [action.targetField, { type: "string", format: "uuid" }],
+      ...fields.map((f): [string, Json] => [f.name, fieldSchema(f, "output")]),
+      ["created_at", timestamp],
+    ],
+    ["id", action.targetField, ...fields.filter((f) => !f.optional).map((f) => f.name), "created_at"],
+    action.description,
+  );
+}
+
+export function cursorPageSchema(record: string): JsonObject {
+  return closedObject(
+    [
+      ["data", pageData(record)],
+      [
+        "pagination",
+        closedObject(
+          [
+            [
+              "next_cursor",
+              { type: ["string", "null"], description: "Pass as `cursor` for the next page; null when there is none." },
+            ],
+            ["has_more", { type: "boolean" }],
+          ],
+          ["next_cursor", "has_more"],
+        ),
+      ],
+    ],
+    ["data", "pagination"],
+    "A page in cursor mode, in ascending id order.",
+  );
+}
+
+function offsetPageSchema(record: string): JsonObject {
+  const count = (minimum: number): JsonObject => ({ type: "integer", minimum });
+  return closedObject(
+    [
+      ["data", pageData(record)],
+      [
+        "pagination",
+        closedObject(
+          [
+            ["page", count(1)],
+            ["per_page", { type: "integer", minimum: 1, maximum: 100 }],
+            ["total", count(0)],
+            ["total_pages", count(0)],
+          ],
+          ["page", "per_page", "total", "total_pages"],
+        ),
+      ],
+    ],
+    ["data", "pagination"],
+    "A page in offset mode.",
+  );
+}
+
+function pageData(record: string): JsonObject {
+  return { type: "array", items: ref("schemas", record), maxItems: 100 };
+}
+
+export function closedObject(properties: Array<[string, Json]>, required: string[], description?: string): JsonObject {
+  const schema: JsonObject = { type: "object" };
+  if (description) schema.description = description;
+  schema.properties = Object.fromEntries(properties);
+  schema.required = required;
+  schema.additionalProperties = false;
+  return schema;
+}

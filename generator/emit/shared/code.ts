@@ -1,0 +1,61 @@
+import type { VersionField } from "../../model/types.ts";
+
+/** A JavaScript literal for a JSON-like value, with stable key order. */
+export function literal(value: unknown): string {
+  if (value === undefined) return "undefined";
+  if (Array.isArray(value)) return `[${value.map(literal).join(", ")}]`;
+  if (value !== null && typeof value === "object") {
+    const entries = Object.entries(value as Record<string, unknown>);
+    return `{ ${entries.map(([k, v]) => `${propertyKey(k)}: ${literal(v)}`).join(", ")} }`;
+  }
+  return JSON.stringify(value);
+}
+
+export function propertyKey(name: string): string {
+  return /^[A-Za-z_$][A-Za-z0-9_$]*$/.test(name) ? name : JSON.stringify(name);
+}
+
+/** A regular-expression literal for a definition's pattern. */
+export function regexLiteral(pattern: string): string {
+  return `/${pattern.replace(/(^|[^\\])\//g, "$1\\/")}/`;
+}
+
+/** The TypeScript type of a field's value. */
+export function tsType(field: VersionField): string {
+  const base = baseType(field);
+  return field.nullable ? `${base} | null` : base;
+}
+
+function baseType(field: VersionField): string {
+  switch (field.type) {
+    case "string":
+    case "uuid":
+    case "date":
+    case "datetime":
+      return "string";
+    case "integer":
+    case "number":
+      return "number";
+    case "boolean":
+      return "boolean";
+    case "enum":
+      return (field.values ?? []).map((v) => JSON.stringify(v)).join(" | ");
+    case "array": {
+      const item = field.items ? tsType(field.items) : "unknown";
+      return /[|]/.test(item) ? `Array<${item}>` : `${item}[]`;
+    }
+    case "object":
+      return `{ ${(field.fields ?? []).map((f) => `${propertyKey(f.name)}${f.optional ? "?" : ""}: ${tsType(f)}`).join("; ")} }`;
+  }
+}
+
+/** JSDoc text for a field: its description and its limits, in one line. */
+export function fieldDoc(field: VersionField): string | undefined {
+  const notes: string[] = [];
+  if (field.description) notes.push(field.description.replace(/\*\//g, "*\\/").trim());
+  if (field.type === "uuid") notes.push(field.references ? `UUID of a record of ${field.references}.` : "A UUID.");
+  if (field.format) notes.push(`Format: ${field.format}.`);
+  if (field.type === "date") notes.push("ISO date, YYYY-MM-DD.");
+  if (field.type === "datetime") notes.push("ISO date-time.");
+  return notes.length ? notes.join(" ") : undefined;
+}

@@ -1,0 +1,69 @@
+import type { ApiModel, VersionField, VersionResource } from "../../model/types.ts";
+import { GENERATED_HEADER, type EmitContext, type EmittedFile, type Emitter } from "../emitter.ts";
+import { fieldDoc, propertyKey, tsType } from "../shared/code.ts";
+
+/**
+ * TypeScript types: per version and resource `vN/<collection>/types.ts` (the record as the
+ * version shows it, and its request bodies), and `values.ts`, the stored values of every
+ * resource under their storage names, which services work with.
+ */
+export const typesEmitter: Emitter = {
+  name: "types",
+  emit(model: ApiModel, context: EmitContext): EmittedFile[] {
+    const files: EmittedFile[] = [];
+    for (const version of model.versions) {
+      for (const resource of version.resources) {
+        files.push({
+          path: `${version.name}/${resource.collection}/types.ts`,
+          content: context.render("types", resourceView(version.name, resource)),
+          parser: "typescript",
+        });
+      }
+    }
+    files.push({
+      path: "values.ts",
+      content: context.render("values", {
+        header: GENERATED_HEADER,
+        resources: model.storage.map((r) => ({
+          pascal: r.names.pascal,
+          collection: r.collection,
+          fields: r.fields.map((f) => member(f)),
+          actions: r.actionRecords.map((a) => ({
+            pascal: a.names.pascal,
+            collection: a.collection,
+            targetField: a.targetField,
+            fields: a.fields.map((f) => member(f)),
+          })),
+        })),
+      }),
+      parser: "typescript",
+    });
+    return files;
+  },
+};
+
+function member(field: VersionField, optional = field.optional) {
+  return { key: propertyKey(field.name), type: tsType(field), optional, doc: fieldDoc(field) };
+}
+
+function resourceView(version: string, r: VersionResource) {
+  const inputs = r.fields.filter((f) => f.input);
+  return {
+    header: GENERATED_HEADER,
+    description: r.description,
+    pascal: r.names.pascal,
+    replace: r.operations.replace,
+    record: r.fields.filter((f) => f.output).map((f) => member(f)),
+    create: inputs.map((f) => member(f, !f.requiredInput)),
+    update: inputs.map((f) => member(f)),
+    actions: r.actions.map((a) => ({
+      pascal: `${r.names.pascal}${a.names.pascal}`,
+      description: `a ${a.singular} of a ${r.names.singular}`,
+      targetSingular: r.names.singular,
+      targetField: a.targetField,
+      path: `/${version}/${r.collection}/{id}/${a.name}`,
+      record: a.fields.filter((f) => f.output).map((f) => member(f)),
+      create: a.fields.filter((f) => f.input).map((f) => member(f, !f.requiredInput)),
+    })),
+  };
+}

@@ -1,0 +1,66 @@
+import type { VersionField } from "../../model/types.ts";
+import { literal, propertyKey, regexLiteral } from "../shared/code.ts";
+
+/** How a field is read: in a create/replace body, in a PATCH body, or nested inside another value. */
+export type ZodMode = "create" | "update" | "nested";
+
+/** The zod expression that validates one field's value in a request body. */
+export function zodField(field: VersionField, mode: ZodMode): string {
+  let expr = zodBase(field);
+  if (field.nullable) expr += ".nullable()";
+  if (mode === "update") return `${expr}.optional()`;
+  if (field.hasDefault) return `${expr}.default(${literal(field.default)})`;
+  if (field.optional) return `${expr}.optional()`;
+  return expr;
+}
+
+function zodBase(field: VersionField): string {
+  switch (field.type) {
+    case "string": {
+      let expr = field.format === "email" ? "z.email()" : field.format === "uri" ? "z.url()" : "z.string()";
+      if (field.minLength !== undefined) expr += `.min(${field.minLength})`;
+      if (field.maxLength !== undefined) expr += `.max(${field.maxLength})`;
+      if (field.pattern !== undefined) expr += `.regex(${regexLiteral(field.pattern)})`;
+      return expr;
+    }
+    case "integer":
+    case "number": {
+      let expr = field.type === "integer" ? "z.int()" : "z.number()";
+      if (field.minimum !== undefined) expr += `.min(${field.minimum})`;
+      if (field.maximum !== undefined) expr += `.max(${field.maximum})`;
+      return expr;
+    }
+    case "boolean":
+      return "z.boolean()";
+    case "uuid":
+      return "uuidSchema";
+    case "date":
+      return "z.iso.date()";
+    case "datetime":
+      return "z.iso.datetime({ offset: true })";
+    case "enum":
+      return `z.enum([${(field.values ?? []).map((v) => JSON.stringify(v)).join(", ")}])`;
+    case "array":
+      return `z.array(${field.items ? zodField(field.items, "nested") : "z.unknown()"}).max(${field.maxItems ?? 100})`;
+    case "object":
+      return `z.strictObject({ ${(field.fields ?? []).map((f) => `${propertyKey(f.name)}: ${zodField(f, "nested")}`).join(", ")} })`;
+  }
+}
+
+/** The zod expression that reads a filter's value from the query string. */
+export function zodQuery(field: VersionField): string {
+  switch (field.type) {
+    case "integer":
+      return "queryInteger";
+    case "number":
+      return "queryNumber";
+    case "boolean":
+      return "queryBoolean";
+    case "enum":
+      return `z.enum([${(field.values ?? []).map((v) => JSON.stringify(v)).join(", ")}])`;
+    case "date":
+      return "z.iso.date()";
+    default:
+      return zodBase(field);
+  }
+}

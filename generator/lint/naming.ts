@@ -1,0 +1,147 @@
+import type { RuleId } from "../diagnostics/catalog.ts";
+import { irregularPlurals } from "../util/names.ts";
+
+/**
+ * The path rules of SPEC §2.3 for one name that becomes a path segment: a collection, a
+ * parent, a `references` target or an action. Shared by the linter and by `canon new`, which
+ * refuses a name that breaks them.
+ */
+export interface NameProblem {
+  rule: RuleId;
+  message: string;
+  fix: string;
+}
+
+/** Words that may not appear in a path: the method carries the verb. */
+export const pathVerbs: ReadonlySet<string> = new Set([
+  "get", "put", "post", "patch", "create", "update", "delete", "remove", "cancel", "search", "list", "do", "make",
+  "add", "set", "fetch", "find", "run", "execute", "exec", "perform", "process", "submit", "send", "approve",
+  "reject", "activate", "deactivate", "enable", "disable", "start", "stop", "edit", "modify", "change", "save",
+  "query", "lookup", "retrieve", "calculate", "compute", "trigger", "invoke", "call", "register", "login",
+  "logout", "reset", "verify", "validate", "check", "refund", "archive", "restore", "upsert", "insert",
+  "replace", "count", "show", "view", "renew",
+]);
+
+/** What the method already says, for verbs that name a plain operation. */
+const methodFor: Record<string, string> = {
+  get: "GET", fetch: "GET", find: "GET", list: "GET", query: "GET", lookup: "GET", retrieve: "GET", show: "GET",
+  view: "GET", search: "GET with ?q=", count: "GET (offset pagination reports the total)",
+  create: "POST", add: "POST", post: "POST", insert: "POST", make: "POST", submit: "POST", do: "POST",
+  update: "PATCH", patch: "PATCH", edit: "PATCH", modify: "PATCH", change: "PATCH", set: "PATCH", save: "PATCH",
+  upsert: "PUT", put: "PUT", replace: "PUT", delete: "DELETE", remove: "DELETE",
+};
+
+/** Nouns for verbs that are better modelled as an action record (POST /vN/<collection>/{id}/<noun>). */
+const nounFor: Record<string, string> = {
+  cancel: "cancellations", approve: "approvals", reject: "rejections", activate: "activations",
+  deactivate: "deactivations", enable: "enablements", disable: "disablements", start: "starts", stop: "stops",
+  refund: "refunds", archive: "archives", restore: "restorations", renew: "renewals", register: "registrations",
+  login: "sessions", logout: "sessions", reset: "resets", verify: "verifications", validate: "validations",
+  check: "checks", send: "deliveries", calculate: "calculations", compute: "calculations", trigger: "triggers",
+  invoke: "invocations", call: "calls", run: "runs", execute: "executions", exec: "executions",
+  perform: "executions", process: "processings",
+};
+
+const irregularPluralOf: Record<string, string> = {
+  person: "people", child: "children", datum: "data", medium: "media", criterion: "criteria", setting: "settings",
+};
+
+const segmentPattern = /^[a-z]+(-[a-z]+)*$/;
+
+/** Plural of one lowercase word, for suggestions. */
+export function pluralWord(word: string): string {
+  const irregular = irregularPluralOf[word];
+  if (irregular) return irregular;
+  if (/[^aeiou]y$/.test(word)) return `${word.slice(0, -1)}ies`;
+  if (/(s|x|z|ch|sh)$/.test(word)) return `${word}es`;
+  return `${word}s`;
+}
+
+/** Is this one lowercase word a plural noun by the rule of SPEC §2.3? */
+export function isPluralWord(word: string): boolean {
+  return irregularPlurals.has(word) || (word.endsWith("s") && !word.endsWith("ss"));
+}
+
+/** The closest well-formed spelling: lowercase, words joined by single hyphens. */
+export function tidySegment(segment: string): string {
+  return segment
+    .replace(/([a-z0-9])([A-Z])/g, "$1-$2")
+    .toLowerCase()
+    .replace(/[^a-z]+/g, "-")
+    .replace(/^-+|-+$/g, "");
+}
+
+/** Every path-rule problem of a collection or action name; empty when the name is fine. */
+export function checkCollectionName(name: string, kind: "collection" | "action" = "collection"): NameProblem[] {
+  const problems: NameProblem[] = [];
+  const what = kind === "action" ? "action" : "collection";
+  if (typeof name !== "string" || name.length === 0) {
+    return [{ rule: "path-lowercase", message: `the ${what} name is empty`, fix: "name it with a plural noun, such as `orders`" }];
+  }
+  const segments = name.split("/");
+  if (segments.length > 1) {
+    const last = tidySegment(segments[segments.length - 1]!) || "items";
+    problems.push({
+      rule: "path-nesting",
+      message: `${what} name ${JSON.stringify(name)} spans ${segments.length} path segments; a name is one segment`,
+      fix:
+        kind === "action"
+          ? `name the action with one plural noun, such as ${JSON.stringify(last)}`
+          : `name it ${JSON.stringify(last)} and nest it with \`parent: ${tidySegment(segments[0]!) || "<collection>"}\` (canon nests at most 2 levels)`,
+    });
+  }
+  for (const segment of segments) problems.push(...checkSegment(segment, what));
+  return problems;
+}
+
+function checkSegment(segment: string, what: string): NameProblem[] {
+  const problems: NameProblem[] = [];
+  const tidy = tidySegment(segment);
+  const quoted = JSON.stringify(segment);
+  if (!segmentPattern.test(segment)) {
+    problems.push({
+      rule: "path-lowercase",
+      message: `${what} name ${quoted} ${describeCase(segment)}; use lowercase letters, words joined by single hyphens`,
+      fix: tidy ? `rename it ${JSON.stringify(tidy)}` : "rename it with lowercase letters, such as `orders`",
+    });
+  }
+  const words = tidy.split("-").filter(Boolean);
+  if (words.length === 0) return problems;
+  const verbs = words.filter((w) => pathVerbs.has(w));
+  for (const verb of new Set(verbs)) {
+    problems.push({ rule: "path-no-verb", message: `${what} name ${quoted} contains the verb "${verb}"; no verb may appear in a path`, fix: verbFix(verb, words) });
+  }
+  const last = words[words.length - 1]!;
+  if (!pathVerbs.has(last) && !isPluralWord(last)) {
+    const plural = [...words.slice(0, -1), pluralWord(last)].join("-");
+    problems.push({
+      rule: "path-plural",
+      message: `${what} name ${quoted} is not plural: its last word "${last}" ${last.endsWith("ss") ? "ends in ss" : "does not end in s"}`,
+      fix: `use the plural noun ${JSON.stringify(plural)}`,
+    });
+  }
+  return problems;
+}
+
+function describeCase(segment: string): string {
+  if (/[A-Z]/.test(segment)) return "has uppercase letters";
+  if (segment.includes("_")) return "has underscores";
+  if (/--/.test(segment)) return "has a double hyphen";
+  if (/^-|-$/.test(segment)) return "starts or ends with a hyphen";
+  if (/\d/.test(segment)) return "has digits";
+  return "has characters other than lowercase letters and hyphens";
+}
+
+function verbFix(verb: string, words: string[]): string {
+  const rest = words.filter((w) => !pathVerbs.has(w));
+  const restName = rest.length ? rest.join("-") : undefined;
+  const restPlural = restName && isPluralWord(rest[rest.length - 1]!) ? restName : rest.length ? [...rest.slice(0, -1), pluralWord(rest[rest.length - 1]!)].join("-") : undefined;
+  const noun = nounFor[verb];
+  if (noun) {
+    return `model it as a record that is created: an action named ${JSON.stringify(noun)} (POST /vN/<collection>/{id}/${noun})${restPlural ? `, or the collection ${JSON.stringify(restPlural)}` : ""}`;
+  }
+  const method = methodFor[verb] ?? "the HTTP method";
+  return restPlural
+    ? `name the collection ${JSON.stringify(restPlural)}: ${method} on it already says "${verb}"`
+    : `drop "${verb}": ${method} already says it; name the thing with a plural noun`;
+}

@@ -1,0 +1,160 @@
+import type { FieldDef, ResourceDef } from "../../model/types.ts";
+import { closest } from "../../util/suggest.ts";
+import { presentAt, q, resourceVersions, walkFields, type LintContext } from "../context.ts";
+import { pluralWord } from "../naming.ts";
+
+/**
+ * field-name, field-reserved, field-id-type, reference-unknown: field keys are snake_case, the
+ * fields canon provides are not declared, identifiers are UUIDs, references resolve.
+ */
+export const snakeCasePattern = /^[a-z][a-z0-9]*(_[a-z0-9]+)*$/;
+
+const provided = new Set(["id", "created_at", "updated_at"]);
+
+export function toSnakeCase(name: string): string {
+  const snake = name
+    .replace(/([a-z0-9])([A-Z])/g, "$1_$2")
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, "_")
+    .replace(/^[_0-9]+|_+$/g, "");
+  return snake || "field_name";
+}
+
+export function fieldRules(ctx: LintContext): void {
+  for (const r of ctx.defs.resources) {
+    for (const { field, place, path } of walkFields(r)) {
+      if (place !== "items") checkName(ctx, field, place === "object" ? path : field.name);
+      const reserved = place !== "items" && checkReserved(ctx, field, place);
+      if (!reserved) checkIdType(ctx, field);
+      checkReferences(ctx, field);
+    }
+    for (const field of r.fields) if (field.renamed) checkFromName(ctx, field);
+    versionNameCollisions(ctx, r);
+  }
+}
+
+function checkName(ctx: LintContext, field: FieldDef, shown: string): void {
+  if (snakeCasePattern.test(field.name)) return;
+  ctx.report(
+    "field-name",
+    field.at(),
+    `field name ${q(shown)} is not snake_case (lowercase letters and digits, words joined by single underscores)`,
+    `rename it ${q(toSnakeCase(field.name))}`,
+  );
+}
+
+function checkReserved(ctx: LintContext, field: FieldDef, place: string): boolean {
+  const name = field.name;
+  if (name === "row_id") {
+    ctx.report(
+      "field-reserved",
+      field.at(),
+      `"row_id" is the internal integer row key: it is never returned, accepted or put in a URL`,
+      "remove it; canon identifies every record by its UUID v7 `id`",
+    );
+    return true;
+  }
+  if ((place === "resource" || place === "action") && provided.has(name)) {
+    const owner = place === "action" ? "every action record" : "every record";
+    ctx.report(
+      "field-reserved",
+      field.at(),
+      `${q(name)} is provided by canon on ${owner} and may not be declared`,
+      "remove it; canon adds id (UUID v7), created_at and updated_at as read-only fields",
+    );
+    return true;
+  }
+  return false;
+}
+
+function checkIdType(ctx: LintContext, field: FieldDef): void {
+  const name = field.name;
+  if ((name === "id" || name.endsWith("_id")) && field.type !== "uuid") {
+    const stem = name === "id" ? "" : name.slice(0, -3);
+    const target = stem ? pluralWord(stem.replace(/_/g, "-").split("-").pop()!) : "";
+    const collection = stem ? [stem.replace(/_/g, "-"), stem.replace(/_/g, "-").replace(/[^-]+$/, target)].find((c) => ctx.collections.has(c)) : undefined;
+    ctx.report(
+      "field-id-type",
+      field.at("type"),
+      name === "id" ? `"id" is an identifier and must be type uuid` : `${q(name)} ends in _id and must be type uuid`,
+      collection
+        ? `use { type: uuid, references: ${collection} }`
+        : `use type: uuid (identifiers are UUID v7, never integers), or rename the field if it is not an identifier`,
+    );
+    return;
+  }
+  if (name.endsWith("_ids") && field.type === "array" && field.items && field.items.type !== "uuid") {
+    ctx.report(
+      "field-id-type",
+      field.items.at("type"),
+      `${q(name)} ends in _ids: its items must be type uuid`,
+      "use items: { type: uuid }, or rename the field if it does not hold identifiers",
+    );
+  }
+}
+
+function checkReferences(ctx: LintContext, field: FieldDef): void {
+  if (field.references === undefined) return;
+  if (field.type !== "uuid") {
+    ctx.report(
+      "field-option",
+      field.at("references"),
+      `${q(field.name)} has references but is type ${field.type}; only uuid fields reference a collection`,
+      "make the field type uuid, or remove references",
+    );
+    return;
+  }
+  if (ctx.collections.has(field.references)) return;
+  const guess = closest(field.references, ctx.collections);
+  ctx.report(
+    "reference-unknown",
+    field.at("references"),
+    `${q(field.name)} references ${q(field.references)}, which is not a defined collection`,
+    guess ? `did you mean ${q(guess)}?` : `name one of the defined collections: ${[...ctx.collections].sort().join(", ") || "(none)"}`,
+  );
+}
+
+function checkFromName(ctx: LintContext, field: FieldDef): void {
+  const from = field.renamed?.from;
+  if (typeof from !== "string") return;
+  const at = field.at("renamed", "from");
+  if (!snakeCasePattern.test(from)) {
+    ctx.report("field-name", at, `renamed.from ${q(from)} of ${q(field.name)} is not snake_case`, `write it as ${q(toSnakeCase(from))}`);
+  } else if (from === "row_id" || provided.has(from)) {
+    ctx.report("field-reserved", at, `${q(field.name)} may not have been called ${q(from)}: canon provides that field`, "correct renamed.from to the field's earlier name");
+  } else if ((from === "id" || from.endsWith("_id")) && field.type !== "uuid") {
+    ctx.report("field-id-type", at, `${q(from)} (the earlier name of ${q(field.name)}) ends in _id and must be type uuid`, "an identifier is a uuid in every version; keep a non-identifier name");
+  }
+}
+
+/** Two fields that one version shows under the same name (a renamed field's old name included). */
+function versionNameCollisions(ctx: LintContext, r: ResourceDef): void {
+  const seen = new Set<string>();
+  const renamedIn = (f: FieldDef) => ctx.versionIndex(f.renamed?.in);
+  for (const i of resourceVersions(ctx, r)) {
+    const byName = new Map<string, FieldDef>();
+    for (const f of r.fields) {
+      if (!presentAt(ctx, i, f.added, f.removed)) continue;
+      const until = renamedIn(f);
+      const usesFrom = f.renamed !== undefined && until !== undefined && i < until;
+      const name = usesFrom ? f.renamed!.from : f.name;
+      const other = byName.get(name);
+      if (!other) {
+        byName.set(name, f);
+        continue;
+      }
+      // Field keys are unique in a file, so one of the two goes by its renamed.from here.
+      const culprit = usesFrom ? f : other;
+      const key = `${culprit.name}|${name}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      const version = ctx.defs.versions[i]!.name;
+      ctx.report(
+        "field-name",
+        culprit.at("renamed", "from"),
+        `in ${version} two fields of ${r.collection} are called ${q(name)} (${q(culprit.name)} is called so before ${culprit.renamed?.in ?? "?"})`,
+        "choose a renamed.from that no other field uses in the same versions",
+      );
+    }
+  }
+}

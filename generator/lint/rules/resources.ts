@@ -1,0 +1,122 @@
+import type { ResourceDef } from "../../model/types.ts";
+import { singularOf, snakeCase } from "../../util/names.ts";
+import { q, type LintContext } from "../context.ts";
+
+/**
+ * operations, duplicate-resource, path-conflict, action-fields: each collection is defined
+ * once and owns its paths; operations make sense together; action fields leave room for the
+ * fields canon adds to every action record.
+ */
+export function resourceRules(ctx: LintContext): void {
+  duplicates(ctx);
+  for (const r of ctx.defs.resources) {
+    operations(ctx, r);
+    conflicts(ctx, r);
+    actionFields(ctx, r);
+  }
+}
+
+function duplicates(ctx: LintContext): void {
+  const byCollection = new Map<string, ResourceDef>();
+  const bySingular = new Map<string, ResourceDef>();
+  for (const r of ctx.defs.resources) {
+    const first = byCollection.get(r.collection);
+    if (first) {
+      ctx.report(
+        "duplicate-resource",
+        r.at("resource"),
+        `collection ${q(r.collection)} is already defined in ${first.file}`,
+        `rename one of them, or merge ${r.file} into ${first.file}`,
+      );
+      continue;
+    }
+    byCollection.set(r.collection, r);
+    const sameSingular = bySingular.get(r.singular);
+    if (sameSingular) {
+      ctx.report(
+        "duplicate-resource",
+        r.singular !== singularOf(r.collection) ? r.at("singular") : r.at("resource"),
+        `${r.collection} and ${sameSingular.collection} (${sameSingular.file}) share the singular ${q(r.singular)}, which names their types and events`,
+        "give one of them another singular",
+      );
+    } else bySingular.set(r.singular, r);
+  }
+}
+
+/** How many entries the operations list has as written (normalization drops repeats). */
+function writtenCount(r: ResourceDef): number {
+  const list = r.at("operations");
+  let n = 0;
+  while (n < 64) {
+    const item = r.at("operations", n);
+    if (item.line === list.line && item.column === list.column) break;
+    n++;
+  }
+  return n;
+}
+
+function operations(ctx: LintContext, r: ResourceDef): void {
+  const written = writtenCount(r);
+  if (written > r.operations.length && r.operations.length > 0) {
+    ctx.report(
+      "operations",
+      r.at("operations"),
+      `operations of ${r.collection} lists an operation more than once (${written} entries, ${r.operations.length} different)`,
+      `list each operation once: [${r.operations.join(", ")}]`,
+    );
+  }
+  if (r.operations.length === 0) {
+    ctx.report("operations", r.at("operations"), `${r.collection} offers no operation`, "list at least one of list, read, create, update, replace, delete (or remove operations for the default)");
+  }
+  if (r.actions.length > 0 && !r.operations.includes("read")) {
+    ctx.report(
+      "operations",
+      r.at("operations"),
+      `${r.collection} has actions (${r.actions.map((a) => a.name).join(", ")}) but no read operation: an action looks up its record first`,
+      `add read to operations: [${[...r.operations, "read"].join(", ")}]`,
+    );
+  }
+}
+
+function conflicts(ctx: LintContext, r: ResourceDef): void {
+  const owned: Record<string, string | undefined> = {
+    docs: "canon serves the API reference page at /vN/docs",
+    events: ctx.defs.events ? "canon serves /vN/events because api.yaml sets events: true" : undefined,
+    exports: ctx.defs.resources.some((x) => x.exportable) ? "canon serves /vN/exports because a resource sets export: true" : undefined,
+  };
+  const reason = owned[r.collection];
+  if (reason) ctx.report("path-conflict", r.at("resource"), `collection ${q(r.collection)} collides with a path canon provides: ${reason}`, "choose another plural noun for the collection");
+  for (const a of r.actions) {
+    const child = ctx.defs.resources.find((c) => c.parent === r.collection && c.collection === a.name);
+    if (!child) continue;
+    ctx.report(
+      "path-conflict",
+      a.at(),
+      `action ${q(a.name)} of ${r.collection} uses the path /vN/${r.collection}/{id}/${a.name}, which lists the child collection ${child.collection} (${child.file})`,
+      "give the action another plural noun",
+    );
+  }
+}
+
+function actionFields(ctx: LintContext, r: ResourceDef): void {
+  const target = `${snakeCase(r.singular)}_id`;
+  for (const a of r.actions) {
+    const record = singularOf(a.name);
+    for (const f of a.fields) {
+      if (f.name === target) {
+        ctx.report(
+          "action-fields",
+          f.at(),
+          `action field ${q(f.name)} collides with the field canon adds to every ${record}: the id of the ${r.singular}, taken from the path`,
+          `remove ${q(f.name)}; POST /vN/${r.collection}/{id}/${a.name} fills it`,
+        );
+      }
+      if (f.readOnly) {
+        ctx.report("action-fields", f.at("read_only"), `action field ${q(`${a.name}.${f.name}`)} is read_only, but action fields are the action's input`, "remove read_only");
+      }
+      if (f.unique) {
+        ctx.report("action-fields", f.at("unique"), `unique does not apply to action field ${q(`${a.name}.${f.name}`)}`, "remove unique");
+      }
+    }
+  }
+}

@@ -1,0 +1,118 @@
+import type { SourceLocation } from "../../diagnostics/diagnostic.ts";
+import type { FieldDef, ResourceDef } from "../../model/types.ts";
+import { closest } from "../../util/suggest.ts";
+import { presentAt, q, resourceVersions, walkFields, type LintContext } from "../context.ts";
+
+/**
+ * version-ref, version-added-required: added, removed and renamed.in name versions of
+ * api.yaml in a sensible order; only a resource's own fields are versioned; a field added
+ * later than its resource can be left out by clients of older versions.
+ */
+export function versionRefRules(ctx: LintContext): void {
+  for (const r of ctx.defs.resources) {
+    const window = resourceWindow(ctx, r);
+    parentVersions(ctx, r);
+    for (const f of r.fields) fieldVersions(ctx, r, f, window);
+    for (const { field, place, path } of walkFields(r)) {
+      if (place === "resource") continue;
+      for (const key of ["added", "removed", "renamed"] as const) {
+        if (field[key] === undefined) continue;
+        const inside = place === "action" ? "an action field" : place === "items" ? "the items of an array" : "a field inside an object field";
+        const owner = place === "action" ? "add a new action instead" : `version the top-level field ${q(path.split(/[.[]/)[0])} instead`;
+        ctx.report("version-ref", field.at(key), `${key} is not allowed on ${inside} (${q(path)}); only a resource's own fields are versioned`, `remove ${key}; ${owner}`);
+      }
+    }
+  }
+}
+
+/** Checks that a version key exists; returns its position or undefined. */
+function known(ctx: LintContext, name: string | undefined, at: () => SourceLocation, what: string): number | undefined {
+  if (name === undefined) return undefined;
+  const i = ctx.versionIndex(name);
+  if (i !== undefined) return i;
+  const names = ctx.defs.versions.map((v) => v.name);
+  const guess = closest(name, names);
+  ctx.report(
+    "version-ref",
+    at(),
+    `${what} ${q(name)} is not a version of api.yaml`,
+    guess ? `did you mean ${q(guess)}?` : `use one of: ${names.join(", ") || "(no versions defined)"}`,
+  );
+  return undefined;
+}
+
+interface Window {
+  start: number;
+  end: number;
+}
+
+function resourceWindow(ctx: LintContext, r: ResourceDef): Window {
+  const added = known(ctx, r.added, () => r.at("added"), `added of ${r.collection}`);
+  const removed = known(ctx, r.removed, () => r.at("removed"), `removed of ${r.collection}`);
+  const start = added ?? 0;
+  const end = removed ?? Number.POSITIVE_INFINITY;
+  if (removed !== undefined && removed <= start) {
+    ctx.report(
+      "version-ref",
+      r.at("removed"),
+      `${r.collection} is removed in ${r.removed}, not after it is added in ${ctx.defs.versions[start]?.name ?? "v1"}: it would never exist`,
+      "make removed a later version than added, or delete the resource file",
+    );
+  }
+  return { start, end };
+}
+
+function parentVersions(ctx: LintContext, r: ResourceDef): void {
+  const parent = r.parent !== undefined && r.parent !== r.collection ? ctx.byCollection.get(r.parent) : undefined;
+  if (!parent) return;
+  const missing = resourceVersions(ctx, r).filter((i) => !presentAt(ctx, i, parent.added, parent.removed));
+  if (missing.length === 0) return;
+  const names = missing.map((i) => ctx.defs.versions[i]!.name).join(", ");
+  ctx.report(
+    "version-ref",
+    r.at("parent"),
+    `${r.collection} exists in ${names}, where its parent ${parent.collection} does not`,
+    `add ${r.collection} no earlier and remove it no later than ${parent.collection}`,
+  );
+}
+
+function fieldVersions(ctx: LintContext, r: ResourceDef, f: FieldDef, window: Window): void {
+  const name = q(f.name);
+  const v = (i: number) => ctx.defs.versions[i]?.name ?? `v${i + 1}`;
+  const added = known(ctx, f.added, () => f.at("added"), `added of ${name}`);
+  const removed = known(ctx, f.removed, () => f.at("removed"), `removed of ${name}`);
+  const renamedIn = f.renamed ? known(ctx, f.renamed.in, () => f.at("renamed", "in"), `renamed.in of ${name}`) : undefined;
+  if (added !== undefined && added < window.start) {
+    ctx.report("version-ref", f.at("added"), `${name} is added in ${v(added)}, before ${r.collection} exists (${v(window.start)})`, `remove added, or use ${v(window.start)} or later`);
+  }
+  if (added !== undefined && added >= window.end) {
+    ctx.report("version-ref", f.at("added"), `${name} is added in ${v(added)}, when ${r.collection} no longer exists`, "remove the field, or add it earlier");
+  }
+  const start = Math.max(added ?? 0, window.start);
+  if (removed !== undefined && removed <= start) {
+    ctx.report("version-ref", f.at("removed"), `${name} is removed in ${v(removed)}, not after it is added in ${v(start)}: it would never exist`, "make removed a later version than added, or delete the field");
+  }
+  if (renamedIn !== undefined) {
+    if (renamedIn <= start) {
+      ctx.report(
+        "version-ref",
+        f.at("renamed", "in"),
+        `${name} is renamed in ${v(renamedIn)}, but it only exists from ${v(start)} on: its old name ${q(f.renamed!.from)} would never be used`,
+        `use a version after ${v(start)} in renamed.in, or remove renamed`,
+      );
+    } else if (removed !== undefined && renamedIn >= removed) {
+      ctx.report("version-ref", f.at("renamed", "in"), `${name} is renamed in ${v(renamedIn)}, but removed in ${v(removed)}`, `rename it before ${v(removed)}, or remove renamed`);
+    }
+    if (f.renamed!.from === f.name) {
+      ctx.report("version-ref", f.at("renamed", "from"), `${name} is renamed from its own name`, "write the field's earlier name in renamed.from, or remove renamed");
+    }
+  }
+  if (added !== undefined && added > window.start && added < window.end && !f.optional && !f.hasDefault && !f.readOnly) {
+    ctx.report(
+      "version-added-required",
+      f.at("added"),
+      `${name} is added in ${v(added)}, after ${r.collection}'s first version ${v(window.start)}, so it must be optional or have a default`,
+      `add optional: true or a default: writes through ${v(added - 1)} do not send ${name}`,
+    );
+  }
+}

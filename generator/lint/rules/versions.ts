@@ -1,0 +1,145 @@
+import { addDays, dateValue, daysBetween, q, type LintContext } from "../context.ts";
+
+/**
+ * version-name, version-sunset, sunset-near, base-url: the versions of api.yaml are v1, v2, …
+ * consecutive; deprecations are announced with a sunset at least 90 days later and only when
+ * a successor exists; base_url can prefix every path.
+ */
+const minimumLifetimeDays = 90;
+const sunsetWarningDays = 30;
+
+export function versionRules(ctx: LintContext): void {
+  versionNames(ctx);
+  sunsets(ctx);
+  sunsetNear(ctx);
+  baseUrl(ctx);
+}
+
+function versionNames(ctx: LintContext): void {
+  const versions = ctx.defs.versions;
+  if (versions.length === 0) {
+    ctx.report("version-name", ctx.defs.at("versions"), "api.yaml defines no version", "add versions: { v1: {} }");
+    return;
+  }
+  versions.forEach((v, i) => {
+    const expected = `v${i + 1}`;
+    if (v.name === expected) return;
+    const name = v.name;
+    let problem: string;
+    if (/^[vV]?\d+[._-]\d+/.test(name)) problem = `${q(name)} is a minor version; minor versions are not allowed, every version is a major version vN`;
+    else if (/^V\d+$/.test(name)) problem = `${q(name)} must be a lowercase v followed by a number`;
+    else if (/^v0+$/.test(name)) problem = `${q(name)}: versions start at v1`;
+    else if (/^v0\d+$/.test(name)) problem = `${q(name)} has a leading zero`;
+    else if (/^v[1-9]\d*$/.test(name)) {
+      problem =
+        i === 0
+          ? `versions are consecutive from v1: the first version must be v1, not ${q(name)}`
+          : `versions are consecutive from v1 in order: after ${versions[i - 1]!.name} comes ${expected}, not ${q(name)}`;
+    } else problem = `${q(name)} is not a version name; versions are v1, v2, … (v followed by a number)`;
+    ctx.report("version-name", v.at(), problem, `rename it ${expected} (and every added, removed and renamed.in that names it)`);
+  });
+}
+
+function sunsets(ctx: LintContext): void {
+  const versions = ctx.defs.versions;
+  versions.forEach((v, i) => {
+    const { deprecated, sunset } = v;
+    let datesOk = true;
+    for (const [key, value] of [["deprecated", deprecated], ["sunset", sunset]] as const) {
+      if (value !== undefined && dateValue(value) === undefined) {
+        datesOk = false;
+        ctx.report("version-sunset", v.at(key), `${key} ${q(value)} of ${v.name} is not a real calendar date`, "write an existing date as YYYY-MM-DD");
+      }
+    }
+    if (deprecated !== undefined && sunset === undefined) {
+      ctx.report(
+        "version-sunset",
+        v.at("deprecated"),
+        `${v.name} is deprecated but has no sunset date`,
+        datesOk ? `add sunset: ${addDays(deprecated, minimumLifetimeDays)} (or later) to ${v.name}` : `add a sunset at least ${minimumLifetimeDays} days after deprecated`,
+      );
+    }
+    if (sunset !== undefined && deprecated === undefined) {
+      ctx.report(
+        "version-sunset",
+        v.at("sunset"),
+        `${v.name} has a sunset date but is not deprecated`,
+        datesOk ? `add deprecated: with a date no later than ${addDays(sunset, -minimumLifetimeDays)}, or remove sunset` : "add deprecated:, or remove sunset",
+      );
+    }
+    const lifetime = daysBetween(deprecated, sunset);
+    if (lifetime !== undefined && lifetime < minimumLifetimeDays) {
+      ctx.report(
+        "version-sunset",
+        v.at("sunset"),
+        `sunset ${sunset} of ${v.name} is ${lifetime} days after its deprecation on ${deprecated}; a deprecated version stays at least ${minimumLifetimeDays} days`,
+        `use sunset: ${addDays(deprecated!, minimumLifetimeDays)} or later`,
+      );
+    }
+    if (i === versions.length - 1 && (deprecated !== undefined || sunset !== undefined)) {
+      ctx.report(
+        "version-sunset",
+        v.at(deprecated !== undefined ? "deprecated" : "sunset"),
+        `${v.name} is the last version and cannot be deprecated: it has no successor for clients to move to`,
+        `add the successor v${i + 2} to versions, or remove deprecated and sunset from ${v.name}`,
+      );
+    }
+  });
+}
+
+function sunsetNear(ctx: LintContext): void {
+  for (const v of ctx.defs.versions) {
+    if (v.deprecated === undefined || v.sunset === undefined) continue;
+    const days = daysBetween(ctx.today, v.sunset);
+    if (days === undefined || days > sunsetWarningDays) continue;
+    const when =
+      days < 0
+        ? `passed on ${v.sunset}, ${-days} day${days === -1 ? "" : "s"} ago`
+        : days === 0
+          ? `is today, ${v.sunset}`
+          : `is on ${v.sunset}, in ${days} day${days === 1 ? "" : "s"}`;
+    ctx.report(
+      "sunset-near",
+      v.at("sunset"),
+      `the sunset of ${v.name} ${when}`,
+      `once clients have moved to its successor, remove ${v.name} from api.yaml and from the resources' added/removed/renamed (canon serves it until then)`,
+    );
+  }
+}
+
+function baseUrl(ctx: LintContext): void {
+  const value = ctx.defs.baseUrl;
+  const at = ctx.defs.at("base_url");
+  const example = "https://api.example.com";
+  let url: URL | undefined;
+  try {
+    url = new URL(value);
+  } catch {
+    url = undefined;
+  }
+  if (!url || (url.protocol !== "http:" && url.protocol !== "https:") || !/^https?:\/\//i.test(value)) {
+    ctx.report("base-url", at, `base_url ${q(value)} is not an absolute http(s) URL`, `write it like ${example}`);
+    return;
+  }
+  if (url.username || url.password) {
+    ctx.report("base-url", at, `base_url ${q(value)} contains credentials`, `remove them: ${url.origin}`);
+    return;
+  }
+  if (url.search || url.hash || value.includes("?") || value.includes("#")) {
+    ctx.report("base-url", at, `base_url ${q(value)} has a query or fragment; paths are appended to it`, `use ${url.origin}${url.pathname.replace(/\/+$/, "")}`);
+    return;
+  }
+  const segments = url.pathname.split("/").filter(Boolean);
+  if (segments.length > 0 && /^v\d+/i.test(segments[0]!)) {
+    ctx.report(
+      "base-url",
+      at,
+      `base_url ${q(value)} has a path that starts with a version (/${segments[0]}); canon puts the version first in every path itself`,
+      `use ${url.origin}`,
+    );
+    return;
+  }
+  if (value.endsWith("/")) {
+    ctx.report("base-url", at, `base_url ${q(value)} ends with a slash`, `use ${q(value.replace(/\/+$/, ""))}`);
+  }
+}

@@ -1,0 +1,45 @@
+/**
+ * Authentication and authorization hooks. The generated app calls `authenticate` on every
+ * request to an operation (no principal: 401) and `authorize` on every operation, with the
+ * record for every access to a record by id (false: 403).
+ */
+import type { FastifyRequest } from "fastify";
+
+export interface Principal {
+  id: string;
+  /** What the principal may do; the default `authorize` reads `read` and `write`. */
+  scopes: string[];
+}
+
+export type AccessAction = "list" | "read" | "create" | "update" | "replace" | "delete" | "action";
+
+export interface AccessRequest {
+  principal: Principal;
+  action: AccessAction;
+  /** The collection, `orders`; for an action, the action's path, `orders/cancellations`. */
+  collection: string;
+  /** The record accessed by id, when there is one. */
+  record?: { id: string; values: object };
+}
+
+/** Returns the principal of a request, or null when credentials are missing or invalid. */
+export type Authenticate = (request: FastifyRequest) => Principal | null | Promise<Principal | null>;
+
+/** Returns whether the principal may do this. */
+export type Authorize = (access: AccessRequest) => boolean | Promise<boolean>;
+
+const devPrincipals: Record<string, Principal> = {
+  "dev-writer": { id: "dev-writer", scopes: ["read", "write"] },
+  "dev-reader": { id: "dev-reader", scopes: ["read"] },
+};
+
+/** Development credentials of `canon serve`: `Bearer dev-writer` and `Bearer dev-reader`. */
+export const devAuthenticate: Authenticate = (request) => {
+  const header = request.headers.authorization;
+  const match = typeof header === "string" ? /^Bearer ([A-Za-z0-9._~+/-]+=*)$/.exec(header) : null;
+  return (match && devPrincipals[match[1]!]) ?? null;
+};
+
+/** Reads need the `read` scope, everything else `write`. */
+export const scopeAuthorize: Authorize = ({ principal, action }) =>
+  principal.scopes.includes(action === "list" || action === "read" ? "read" : "write");

@@ -1,0 +1,79 @@
+/**
+ * The default service of a resource: create, read, update, delete and list over a `Store`,
+ * with unique fields (409) and references to records that must exist (422). Handlers call a
+ * service after validating input and authorizing; a user replaces a resource's service to
+ * add business rules without touching generated files.
+ */
+import { BusinessRuleError } from "./errors.ts";
+import type { CursorQuery, OffsetQuery, Store, StoredRecord, Values } from "./store.ts";
+import { newId } from "./uuid.ts";
+
+export interface ResourceSpec {
+  /** Store collection: `orders`, or `orders/cancellations` for an action's records. */
+  collection: string;
+  /** Storage fields whose values are unique. */
+  unique: string[];
+  /** uuid fields that must name an existing record of another collection. */
+  references: Array<{ field: string; collection: string }>;
+}
+
+export interface ResourceService<V extends Values = Values> {
+  list(query: CursorQuery): Promise<{ records: StoredRecord<V>[]; hasMore: boolean }>;
+  page(query: OffsetQuery): Promise<{ records: StoredRecord<V>[]; total: number }>;
+  get(id: string): Promise<StoredRecord<V> | null>;
+  create(values: V): Promise<StoredRecord<V>>;
+  /** Writes `values` as the record's new values, if it is still at `current.revision`. */
+  update(current: StoredRecord<V>, values: V): Promise<StoredRecord<V> | null>;
+  remove(current: StoredRecord<V>): Promise<boolean>;
+}
+
+export class CrudService<V extends Values> implements ResourceService<V> {
+  protected readonly store: Store;
+  protected readonly spec: ResourceSpec;
+
+  constructor(store: Store, spec: ResourceSpec) {
+    this.store = store;
+    this.spec = spec;
+  }
+
+  async list(query: CursorQuery): Promise<{ records: StoredRecord<V>[]; hasMore: boolean }> {
+    return (await this.store.list(this.spec.collection, query)) as { records: StoredRecord<V>[]; hasMore: boolean };
+  }
+
+  async page(query: OffsetQuery): Promise<{ records: StoredRecord<V>[]; total: number }> {
+    return (await this.store.page(this.spec.collection, query)) as { records: StoredRecord<V>[]; total: number };
+  }
+
+  async get(id: string): Promise<StoredRecord<V> | null> {
+    return (await this.store.get(this.spec.collection, id)) as StoredRecord<V> | null;
+  }
+
+  async create(values: V): Promise<StoredRecord<V>> {
+    await this.checkReferences(values, null);
+    const now = new Date().toISOString();
+    const record: StoredRecord<V> = { id: newId(), created_at: now, updated_at: now, revision: 1, values };
+    return (await this.store.insert(this.spec.collection, record, this.spec)) as StoredRecord<V>;
+  }
+
+  async update(current: StoredRecord<V>, values: V): Promise<StoredRecord<V> | null> {
+    await this.checkReferences(values, current.values);
+    return (await this.store.update(this.spec.collection, current.id, values, current.revision, this.spec)) as StoredRecord<V> | null;
+  }
+
+  async remove(current: StoredRecord<V>): Promise<boolean> {
+    return this.store.delete(this.spec.collection, current.id, current.revision);
+  }
+
+  /** 422 when a reference names no record; unchanged references are not looked up again. */
+  protected async checkReferences(values: Values, previous: Values | null): Promise<void> {
+    for (const { field, collection } of this.spec.references) {
+      const id = values[field];
+      if (typeof id !== "string" || (previous && previous[field] === id)) continue;
+      if (!(await this.store.get(collection, id))) {
+        throw new BusinessRuleError(`${field} names no existing record of ${collection}.`, [
+          { field, issue: `must name an existing record of ${collection}` },
+        ]);
+      }
+    }
+  }
+}

@@ -1,0 +1,14 @@
+/** The runtime of a generated service: everything that is the same for every API. */
+export * from "./app.ts";
+export * from "./auth.ts";
+export * from "./crud-service.ts";
+export * from "./cursor.ts";
+export * from "./docs.ts";
+export * from "./errors.ts";
+export * from "./events.ts";
+export * from "./http.ts";
+export * from "./lists.ts";
+export * from "./memory-store.ts";
+export * from "./pagination.ts";
+export * from "./store.ts";
+export * from "./uuid.ts";

@@ -1,0 +1,54 @@
+/**
+ * The two list modes of conventions §4.5 over a service: cursor (ascending id, `next_cursor`
+ * null exactly when `has_more` is false) and offset (with totals).
+ */
+import type { ResourceService } from "./crud-service.ts";
+import { listScope, type CursorCodec } from "./cursor.ts";
+import { ValidationError } from "./errors.ts";
+import { offsetPagination, type CursorPage, type OffsetPage } from "./pagination.ts";
+import type { Match, StoredRecord, Values } from "./store.ts";
+
+export interface CursorParams {
+  limit: number;
+  cursor?: string | undefined;
+}
+
+export interface OffsetParams {
+  page: number;
+  per_page: number;
+}
+
+export async function listByCursor<V extends Values, T>(
+  service: Pick<ResourceService<V>, "list">,
+  codec: CursorCodec,
+  path: string,
+  params: CursorParams,
+  match: Match,
+  view: (record: StoredRecord<V>) => T,
+): Promise<CursorPage<T>> {
+  const scope = listScope(path, match.where, match.search?.text);
+  let after: string | undefined;
+  if (params.cursor !== undefined) {
+    const decoded = codec.decode(scope, params.cursor);
+    if (decoded === null) {
+      throw new ValidationError([{ field: "cursor", issue: "is not a cursor of this list: use next_cursor as returned" }]);
+    }
+    after = decoded;
+  }
+  const { records, hasMore } = await service.list({ ...match, limit: params.limit, ...(after === undefined ? {} : { after }) });
+  const last = records[records.length - 1];
+  return {
+    data: records.map(view),
+    pagination: { next_cursor: hasMore && last ? codec.encode(scope, last.id) : null, has_more: hasMore && last !== undefined },
+  };
+}
+
+export async function listByOffset<V extends Values, T>(
+  service: Pick<ResourceService<V>, "page">,
+  params: OffsetParams,
+  match: Match,
+  view: (record: StoredRecord<V>) => T,
+): Promise<OffsetPage<T>> {
+  const { records, total } = await service.page({ ...match, offset: (params.page - 1) * params.per_page, limit: params.per_page });
+  return { data: records.map(view), pagination: offsetPagination(params.page, params.per_page, total) };
+}

@@ -1,0 +1,145 @@
+/**
+ * An in-process store: records per collection in ascending id order (binary search for
+ * cursors), with unique indexes. Each method runs without awaiting in between, so every
+ * write is atomic within the process.
+ */
+import { ConflictError } from "./errors.ts";
+import type { CursorQuery, Match, OffsetQuery, Store, StoredRecord, Values, WriteConstraints } from "./store.ts";
+
+interface Collection {
+  ordered: StoredRecord[];
+  byId: Map<string, StoredRecord>;
+}
+
+export class MemoryStore implements Store {
+  private readonly collections = new Map<string, Collection>();
+
+  private collection(name: string): Collection {
+    let c = this.collections.get(name);
+    if (!c) {
+      c = { ordered: [], byId: new Map() };
+      this.collections.set(name, c);
+    }
+    return c;
+  }
+
+  async list(collection: string, query: CursorQuery): Promise<{ records: StoredRecord[]; hasMore: boolean }> {
+    const { ordered } = this.collection(collection);
+    const start = query.after === undefined ? 0 : upperBound(ordered, query.after);
+    const records: StoredRecord[] = [];
+    for (let i = start; i < ordered.length; i++) {
+      const record = ordered[i]!;
+      if (!matches(record, query)) continue;
+      if (records.length === query.limit) return { records: records.map(copy), hasMore: true };
+      records.push(record);
+    }
+    return { records: records.map(copy), hasMore: false };
+  }
+
+  async page(collection: string, query: OffsetQuery): Promise<{ records: StoredRecord[]; total: number }> {
+    const all = this.collection(collection).ordered.filter((r) => matches(r, query));
+    return { records: all.slice(query.offset, query.offset + query.limit).map(copy), total: all.length };
+  }
+
+  async get(collection: string, id: string): Promise<StoredRecord | null> {
+    const record = this.collection(collection).byId.get(id);
+    return record ? copy(record) : null;
+  }
+
+  async insert(collection: string, record: StoredRecord, constraints: WriteConstraints): Promise<StoredRecord> {
+    const c = this.collection(collection);
+    if (c.byId.has(record.id)) throw new ConflictError("A record with this id exists.", [{ field: "id", issue: "is taken" }]);
+    this.checkUnique(c, record.values, constraints, null);
+    const stored = copy(record);
+    c.ordered.splice(upperBound(c.ordered, stored.id), 0, stored);
+    c.byId.set(stored.id, stored);
+    return copy(stored);
+  }
+
+  async update(collection: string, id: string, values: Values, expectedRevision: number, constraints: WriteConstraints): Promise<StoredRecord | null> {
+    const c = this.collection(collection);
+    const current = c.byId.get(id);
+    if (!current) return null;
+    if (current.revision !== expectedRevision) throw new ConflictError("The record was changed by another request.");
+    this.checkUnique(c, values, constraints, id);
+    current.values = structuredClone(values);
+    current.revision += 1;
+    current.updated_at = laterTimestamp(current.updated_at);
+    return copy(current);
+  }
+
+  async delete(collection: string, id: string, expectedRevision: number): Promise<boolean> {
+    const c = this.collection(collection);
+    const current = c.byId.get(id);
+    if (!current) return false;
+    if (current.revision !== expectedRevision) throw new ConflictError("The record was changed by another request.");
+    c.byId.delete(id);
+    c.ordered.splice(lowerBound(c.ordered, id), 1);
+    return true;
+  }
+
+  async close(): Promise<void> {
+    this.collections.clear();
+  }
+
+  private checkUnique(c: Collection, values: Values, constraints: WriteConstraints, self: string | null): void {
+    for (const field of constraints.unique) {
+      const value = values[field];
+      if (value === undefined || value === null) continue;
+      for (const other of c.ordered) {
+        if (other.id !== self && other.values[field] === value) {
+          throw new ConflictError(`Another record has this ${field}.`, [{ field, issue: "is already taken" }]);
+        }
+      }
+    }
+  }
+}
+
+function copy(record: StoredRecord): StoredRecord {
+  return { ...record, values: structuredClone(record.values) };
+}
+
+function matches(record: StoredRecord, match: Match): boolean {
+  for (const [field, value] of Object.entries(match.where)) {
+    if (record.values[field] !== value) return false;
+  }
+  if (match.search) {
+    const needle = match.search.text.toLowerCase();
+    return match.search.fields.some((f) => {
+      const value = record.values[f];
+      return typeof value === "string" && value.toLowerCase().includes(needle);
+    });
+  }
+  return true;
+}
+
+/** First index whose id is greater than `id`. */
+function upperBound(ordered: StoredRecord[], id: string): number {
+  let lo = 0;
+  let hi = ordered.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (ordered[mid]!.id <= id) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** First index whose id is not less than `id`. */
+function lowerBound(ordered: StoredRecord[], id: string): number {
+  let lo = 0;
+  let hi = ordered.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (ordered[mid]!.id < id) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** Now, or a millisecond after `previous` when the clock has not moved on. */
+export function laterTimestamp(previous: string): string {
+  const now = Date.now();
+  const before = Date.parse(previous);
+  return new Date(now > before ? now : before + 1).toISOString();
+}

@@ -1,0 +1,58 @@
+/**
+ * The store interface the default CRUD service runs on. A store keeps records by collection;
+ * `values` holds the resource's fields under their storage names (the latest version's names).
+ * The store's own bookkeeping (`revision`, and in SQL an integer `row_id`) never reaches a response:
+ * each version's handlers pick the fields they return one by one.
+ */
+
+export type Values = Record<string, unknown>;
+
+export interface StoredRecord<V extends Values = Values> {
+  id: string;
+  created_at: string;
+  updated_at: string;
+  /** Incremented on every write; the ETag is derived from it. Never returned. */
+  revision: number;
+  values: V;
+}
+
+export interface Match {
+  /** Exact matches on storage fields (filters, and the parent field of a child list). */
+  where: Values;
+  /** Case-insensitive substring match of `text` on any of `fields`. */
+  search?: { fields: string[]; text: string };
+}
+
+export interface CursorQuery extends Match {
+  /** Records with an id greater than this one. */
+  after?: string;
+  limit: number;
+}
+
+export interface OffsetQuery extends Match {
+  offset: number;
+  limit: number;
+}
+
+export interface WriteConstraints {
+  /** Storage fields whose values are unique in the collection. */
+  unique: string[];
+}
+
+export interface Store {
+  /** Records in ascending id order, at most `limit`, and whether more follow. */
+  list(collection: string, query: CursorQuery): Promise<{ records: StoredRecord[]; hasMore: boolean }>;
+  /** One page in ascending id order, and how many records match in all. */
+  page(collection: string, query: OffsetQuery): Promise<{ records: StoredRecord[]; total: number }>;
+  get(collection: string, id: string): Promise<StoredRecord | null>;
+  /** Inserts; throws ConflictError naming the field when a unique value is taken. */
+  insert(collection: string, record: StoredRecord, constraints: WriteConstraints): Promise<StoredRecord>;
+  /**
+   * Replaces the values of a record atomically when its revision is still `expectedRevision`.
+   * Returns null when the record is gone; throws ConflictError on a revision or unique conflict.
+   */
+  update(collection: string, id: string, values: Values, expectedRevision: number, constraints: WriteConstraints): Promise<StoredRecord | null>;
+  /** Deletes when the revision is still `expectedRevision`; false when the record is gone. */
+  delete(collection: string, id: string, expectedRevision: number): Promise<boolean>;
+  close(): Promise<void>;
+}
