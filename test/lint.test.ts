@@ -9,7 +9,9 @@ import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { RULES } from "../generator/diagnostics/catalog.ts";
 import type { Diagnostic } from "../generator/diagnostics/diagnostic.ts";
+import { lint } from "../generator/lint/index.ts";
 import { checkCollectionName } from "../generator/lint/naming.ts";
+import type { Definitions, FieldDef, ResourceDef } from "../generator/model/types.ts";
 import { runFrontEnd } from "../generator/pipeline.ts";
 
 const root = path.resolve(import.meta.dirname, "..");
@@ -163,6 +165,37 @@ describe("clean definitions", () => {
   });
 });
 
+describe("robustness and docs", () => {
+  test("docs/rules.md documents every rule of the catalog", () => {
+    const doc = readFileSync(path.join(root, "docs/rules.md"), "utf8");
+    for (const rule of Object.keys(RULES)) assert.match(doc, new RegExp(`^### ${rule} \\(${RULES[rule as keyof typeof RULES].severity}\\)$`, "m"), rule);
+  });
+
+  test("no rule throws on odd definitions", () => {
+    const at = () => ({ file: "x.yaml", line: 1, column: 1 });
+    const field = (name: string, extra: Partial<FieldDef> = {}): FieldDef => ({
+      name, type: "string", optional: false, nullable: false, hasDefault: false, readOnly: false, writeOnly: false, unique: false, at, ...extra,
+    });
+    const resource = (collection: string, extra: Partial<ResourceDef> = {}): ResourceDef => ({
+      file: `${collection}.yaml`, collection, singular: collection, operations: [], pagination: "cursor", search: [], filters: [],
+      exportable: false, fields: [], actions: [], at, ...extra,
+    });
+    const odd: Definitions = {
+      title: "", baseUrl: "::", versions: [{ name: "v1.1", at }, { name: "", deprecated: "x", sunset: "2026-13-45", at }],
+      rateLimit: null, events: true, bodyLimit: 1, at,
+      resources: [
+        resource("", { parent: "", added: "v9", removed: "v0", search: ["", "nope"], filters: ["x"] }),
+        resource("a/b/c", { parent: "a/b/c", actions: [{ name: "", fields: [field("", { renamed: { in: "v7", from: "" } })], response: 204, at }] }),
+        resource("xs", { parent: "ys", fields: [field("ys_id", { type: "array", renamed: { in: "v1.1", from: "ys_id" }, removed: "" })] }),
+        resource("ys", { parent: "xs", fields: [field("o", { type: "object", fields: [], default: { a: 1 }, hasDefault: true }), field("e", { type: "enum", default: 3, hasDefault: true })] }),
+      ],
+    };
+    const found = lint(odd, { today: "not a date" });
+    assert.ok(found.length > 0);
+    assert.ok(found.every((d) => d.rule in RULES && d.message && d.fix));
+  });
+});
+
 describe("checkCollectionName", () => {
   const rulesOf = (name: string) => checkCollectionName(name).map((p) => p.rule);
 
@@ -172,7 +205,7 @@ describe("checkCollectionName", () => {
     ["order", ["path-plural"]],
     ["address", ["path-plural"]],
     ["order_items", ["path-lowercase"]],
-    ["orders--x", ["path-lowercase"]],
+    ["orders--x", ["path-lowercase", "path-plural"]],
     ["-orders", ["path-lowercase"]],
     ["cancel", ["path-no-verb"]],
     ["users/orders", ["path-nesting"]],
@@ -235,7 +268,7 @@ describe("canon lint (child process)", () => {
   });
 
   test("clean definitions exit 0 without diagnostics", { skip: !cliReady && "generator/cli/main.ts is not there yet" }, () => {
-    const run = lint("--definitions", "test/fixtures/good/nested");
+    const run = lint("--definitions", "test/fixtures/good/minimal");
     assert.equal(run.status, 0, run.stderr);
     assert.deepEqual(run.found, []);
   });

@@ -77,7 +77,10 @@ export function buildModel(defs: Definitions): ApiModel {
 }
 
 function versionResource(defs: Definitions, r: ResourceDef, n: number, successorBase: string | null): VersionResource {
-  const fields = r.fields.filter((f) => presentIn(n, f.added, f.removed)).map((f) => versionField(f, n));
+  const lifetime = defs.versions.map((v) => versionNumber(v.name)).filter((v) => presentIn(v, r.added, r.removed));
+  const fields = r.fields
+    .filter((f) => presentIn(n, f.added, f.removed))
+    .map((f) => ({ ...versionField(f, n), optional: mayBeAbsent(f, lifetime) }));
   const byStorage = new Map(fields.map((f) => [f.storageName, f]));
   const parentDef = r.parent ? defs.resources.find((p) => p.collection === r.parent) : undefined;
   const parentField = r.parent ? fields.find((f) => f.type === "uuid" && f.references === r.parent) : undefined;
@@ -153,19 +156,22 @@ function versionField(f: FieldDef, n: number): VersionField {
   };
 }
 
+/**
+ * Whether a stored record may lack a field: when no input or default guarantees it in every
+ * version that has the resource (optional, read-only without default, added or removed on the way).
+ */
+function mayBeAbsent(f: FieldDef, lifetime: number[]): boolean {
+  const everywhere = lifetime.every((n) => presentIn(n, f.added, f.removed));
+  return !(f.hasDefault || (!f.optional && !f.readOnly && everywhere));
+}
+
 function storageResource(r: ResourceDef, versions: VersionModel[]): StorageResource {
   const names = namesOf(r.singular, r.collection);
-  const resourceVersions = versions.filter((v) => presentIn(v.number, r.added, r.removed));
+  const lifetime = versions.map((v) => v.number).filter((n) => presentIn(n, r.added, r.removed));
   return {
     collection: r.collection,
     names,
-    fields: r.fields.map((f) => {
-      const field = versionField(f, Number.POSITIVE_INFINITY);
-      // A record may lack the value when no input or default guarantees it in every version.
-      const everywhere = resourceVersions.every((v) => presentIn(v.number, f.added, f.removed));
-      const guaranteed = f.hasDefault || (!f.optional && !f.readOnly && everywhere);
-      return { ...field, optional: !guaranteed };
-    }),
+    fields: r.fields.map((f) => ({ ...versionField(f, Number.POSITIVE_INFINITY), optional: mayBeAbsent(f, lifetime) })),
     actionRecords: r.actions.map((a) => ({
       name: a.name,
       collection: `${r.collection}/${a.name}`,

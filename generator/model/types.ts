@@ -128,6 +128,10 @@ export interface VersionField {
   readOnly: boolean;
   writeOnly: boolean;
   unique: boolean;
+  /*
+   * `optional` (above) on a resource's top-level field means "a record may lack it": declared
+   * optional, read-only without a default, or missing from some version. Inputs use `requiredInput`.
+   */
   /** Accepted in create/replace bodies (not read-only). */
   input: boolean;
   /** Required in create/replace bodies: input, not optional, no default. */

@@ -7,7 +7,7 @@ const emailPattern = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 /** Why `value` is not a valid value of `field`, as the end of a sentence; undefined when it fits. */
 export function fitsDefault(field: FieldDef, value: unknown): string | undefined {
-  if (value === null) return field.nullable ? undefined : "is null, but the field is not nullable";
+  if (value === null) return field.nullable ? undefined : "null is not allowed: the field is not nullable";
   const shown = shorten(q(value));
   switch (field.type) {
     case "string": {
@@ -51,7 +51,7 @@ export function fitsDefault(field: FieldDef, value: unknown): string | undefined
         : `${shown} is not one of the values ${(field.values ?? []).join(", ")}`;
     case "array": {
       if (!Array.isArray(value)) return `${shown} is not a list`;
-      if (field.maxItems !== undefined && value.length > field.maxItems) return `has ${value.length} items, more than max_items ${field.maxItems}`;
+      if (field.maxItems !== undefined && value.length > field.maxItems) return `${value.length} items are more than max_items ${field.maxItems}`;
       if (!field.items) return undefined;
       for (const [i, item] of value.entries()) {
         const problem = fitsDefault(field.items, item);
@@ -64,10 +64,10 @@ export function fitsDefault(field: FieldDef, value: unknown): string | undefined
       const record = value as Record<string, unknown>;
       const fields = field.fields ?? [];
       const unknown = Object.keys(record).find((k) => !fields.some((f) => f.name === k));
-      if (unknown !== undefined) return `has the key ${q(unknown)}, which is not a field of the object`;
+      if (unknown !== undefined) return `the key ${q(unknown)} is not a field of the object`;
       for (const sub of fields) {
         if (!(sub.name in record)) {
-          if (!sub.optional && !sub.hasDefault) return `lacks the required field ${q(sub.name)}`;
+          if (!sub.optional && !sub.hasDefault) return `the required field ${q(sub.name)} is missing`;
           continue;
         }
         const problem = fitsDefault(sub, record[sub.name]);

@@ -116,7 +116,7 @@ function checkReferences(ctx: LintContext, field: FieldDef): void {
 
 function checkFromName(ctx: LintContext, field: FieldDef): void {
   const from = field.renamed?.from;
-  if (typeof from !== "string") return;
+  if (typeof from !== "string" || from === field.name) return; // the same name is reported by version-ref
   const at = field.at("renamed", "from");
   if (!snakeCasePattern.test(from)) {
     ctx.report("field-name", at, `renamed.from ${q(from)} of ${q(field.name)} is not snake_case`, `write it as ${q(toSnakeCase(from))}`);

@@ -31,7 +31,13 @@ export function optionRules(ctx: LintContext): void {
       if (field.hasDefault && !bad) {
         const problem = fitsDefault(field, field.default);
         if (problem) {
-          ctx.report("field-default", field.at("default"), `default of ${q(path)} ${problem}`, "change the default so that it is a valid value of the field, or remove it");
+          const fix =
+            field.default === null
+              ? "add nullable: true, or remove the default"
+              : field.type === "enum" && typeof field.default === "string"
+                ? `use one of: ${(field.values ?? []).join(", ")}`
+                : "change the default to a valid value of the field, or remove it";
+          ctx.report("field-default", field.at("default"), `default of ${q(path)}: ${problem}`, fix);
         }
       }
     }

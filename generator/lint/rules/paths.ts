@@ -1,5 +1,5 @@
 import type { SourceLocation } from "../../diagnostics/diagnostic.ts";
-import { q, type LintContext } from "../context.ts";
+import { q, walkFields, type LintContext } from "../context.ts";
 import { checkCollectionName } from "../naming.ts";
 import { singularOf } from "../../util/names.ts";
 
@@ -28,15 +28,10 @@ export function pathRules(ctx: LintContext): void {
     // A parent or a reference that names a defined collection is checked where it is defined;
     // one that names none is also reported by reference-unknown.
     if (r.parent !== undefined && !ctx.collections.has(r.parent)) check(r.parent, r.at("parent"));
-    for (const f of r.fields) {
-      if (f.references !== undefined && !ctx.collections.has(f.references)) check(f.references, f.at("references"));
+    for (const { field } of walkFields(r)) {
+      if (field.references !== undefined && !ctx.collections.has(field.references)) check(field.references, field.at("references"));
     }
-    for (const a of r.actions) {
-      for (const f of a.fields) {
-        if (f.references !== undefined && !ctx.collections.has(f.references)) check(f.references, f.at("references"));
-      }
-      check(a.name, a.at(), "action");
-    }
+    for (const a of r.actions) check(a.name, a.at(), "action");
   }
   nesting(ctx);
 }

@@ -1,6 +1,5 @@
 import type { SourceLocation } from "../../diagnostics/diagnostic.ts";
 import type { FieldDef, ResourceDef } from "../../model/types.ts";
-import { closest } from "../../util/suggest.ts";
 import { presentAt, q, resourceVersions, walkFields, type LintContext } from "../context.ts";
 
 /**
@@ -26,16 +25,17 @@ export function versionRefRules(ctx: LintContext): void {
 }
 
 /** Checks that a version key exists; returns its position or undefined. */
-function known(ctx: LintContext, name: string | undefined, at: () => SourceLocation, what: string): number | undefined {
+function known(ctx: LintContext, name: string | undefined, at: () => SourceLocation, key: string, owner: string): number | undefined {
   if (name === undefined) return undefined;
   const i = ctx.versionIndex(name);
   if (i !== undefined) return i;
   const names = ctx.defs.versions.map((v) => v.name);
-  const guess = closest(name, names);
+  // Version names are too alike for a did-you-mean; only a difference of case is guessed.
+  const guess = names.find((n) => n.toLowerCase() === name.toLowerCase());
   ctx.report(
     "version-ref",
     at(),
-    `${what} ${q(name)} is not a version of api.yaml`,
+    `${key} ${q(name)} of ${owner} is not a version of api.yaml`,
     guess ? `did you mean ${q(guess)}?` : `use one of: ${names.join(", ") || "(no versions defined)"}`,
   );
   return undefined;
@@ -47,8 +47,8 @@ interface Window {
 }
 
 function resourceWindow(ctx: LintContext, r: ResourceDef): Window {
-  const added = known(ctx, r.added, () => r.at("added"), `added of ${r.collection}`);
-  const removed = known(ctx, r.removed, () => r.at("removed"), `removed of ${r.collection}`);
+  const added = known(ctx, r.added, () => r.at("added"), "added", r.collection);
+  const removed = known(ctx, r.removed, () => r.at("removed"), "removed", r.collection);
   const start = added ?? 0;
   const end = removed ?? Number.POSITIVE_INFINITY;
   if (removed !== undefined && removed <= start) {
@@ -79,9 +79,9 @@ function parentVersions(ctx: LintContext, r: ResourceDef): void {
 function fieldVersions(ctx: LintContext, r: ResourceDef, f: FieldDef, window: Window): void {
   const name = q(f.name);
   const v = (i: number) => ctx.defs.versions[i]?.name ?? `v${i + 1}`;
-  const added = known(ctx, f.added, () => f.at("added"), `added of ${name}`);
-  const removed = known(ctx, f.removed, () => f.at("removed"), `removed of ${name}`);
-  const renamedIn = f.renamed ? known(ctx, f.renamed.in, () => f.at("renamed", "in"), `renamed.in of ${name}`) : undefined;
+  const added = known(ctx, f.added, () => f.at("added"), "added", name);
+  const removed = known(ctx, f.removed, () => f.at("removed"), "removed", name);
+  const renamedIn = f.renamed ? known(ctx, f.renamed.in, () => f.at("renamed", "in"), "renamed.in", name) : undefined;
   if (added !== undefined && added < window.start) {
     ctx.report("version-ref", f.at("added"), `${name} is added in ${v(added)}, before ${r.collection} exists (${v(window.start)})`, `remove added, or use ${v(window.start)} or later`);
   }
@@ -111,7 +111,7 @@ function fieldVersions(ctx: LintContext, r: ResourceDef, f: FieldDef, window: Wi
     ctx.report(
       "version-added-required",
       f.at("added"),
-      `${name} is added in ${v(added)}, after ${r.collection}'s first version ${v(window.start)}, so it must be optional or have a default`,
+      `${name} is added in ${v(added)}, after the first version of ${r.collection} (${v(window.start)}), so it must be optional or have a default`,
       `add optional: true or a default: writes through ${v(added - 1)} do not send ${name}`,
     );
   }

@@ -21,23 +21,46 @@ function versionNames(ctx: LintContext): void {
     ctx.report("version-name", ctx.defs.at("versions"), "api.yaml defines no version", "add versions: { v1: {} }");
     return;
   }
-  versions.forEach((v, i) => {
-    const expected = `v${i + 1}`;
-    if (v.name === expected) return;
+  // Malformed names are reported one by one; the well-formed ones must run v1, v2, … in order.
+  let wellFormed = 0;
+  let previous: string | undefined;
+  for (const v of versions) {
     const name = v.name;
+    const next = `v${wellFormed + 1}`;
+    if (/^v[1-9]\d*$/.test(name)) {
+      wellFormed++;
+      if (name !== next) {
+        ctx.report(
+          "version-name",
+          v.at(),
+          previous === undefined
+            ? `versions are consecutive from v1: the first version must be v1, not ${q(name)}`
+            : previous === `v${wellFormed - 1}`
+              ? `versions are consecutive from v1 in order: after ${previous} comes ${next}, not ${q(name)}`
+              : `versions are consecutive from v1 in order: version number ${wellFormed} must be ${next}, not ${q(name)}`,
+          `rename it ${next} (and every added, removed and renamed.in that names it)`,
+        );
+      }
+      previous = name;
+      continue;
+    }
     let problem: string;
-    if (/^[vV]?\d+[._-]\d+/.test(name)) problem = `${q(name)} is a minor version; minor versions are not allowed, every version is a major version vN`;
-    else if (/^V\d+$/.test(name)) problem = `${q(name)} must be a lowercase v followed by a number`;
-    else if (/^v0+$/.test(name)) problem = `${q(name)}: versions start at v1`;
-    else if (/^v0\d+$/.test(name)) problem = `${q(name)} has a leading zero`;
-    else if (/^v[1-9]\d*$/.test(name)) {
-      problem =
-        i === 0
-          ? `versions are consecutive from v1: the first version must be v1, not ${q(name)}`
-          : `versions are consecutive from v1 in order: after ${versions[i - 1]!.name} comes ${expected}, not ${q(name)}`;
+    let fix = `rename it ${next}`;
+    if (/^[vV]?\d+[._-]\d+/.test(name)) {
+      problem = `${q(name)} is a minor version; minor versions are not allowed, every version is a major version vN`;
+      fix = previous === undefined ? `rename it ${next}` : `make it the next major version ${next}, or fold its changes into ${previous}`;
+    } else if (/^V[1-9]\d*$/.test(name)) {
+      problem = `${q(name)} must be a lowercase v followed by a number`;
+      fix = `rename it ${name.toLowerCase()}`;
+    } else if (/^[vV]0+$/.test(name)) {
+      problem = `${q(name)}: versions start at v1`;
+      fix = "remove it, or number the versions from v1";
+    } else if (/^[vV]0\d+$/.test(name)) {
+      problem = `${q(name)} has a leading zero`;
+      fix = `rename it v${Number(name.slice(1))}`;
     } else problem = `${q(name)} is not a version name; versions are v1, v2, … (v followed by a number)`;
-    ctx.report("version-name", v.at(), problem, `rename it ${expected} (and every added, removed and renamed.in that names it)`);
-  });
+    ctx.report("version-name", v.at(), problem, `${fix} (and every added, removed and renamed.in that names it)`);
+  }
 }
 
 function sunsets(ctx: LintContext): void {

@@ -1,0 +1,352 @@
+// Shared helpers of the HTTP suite (SPEC §5): start the generated showcase service on
+// loopback, call it with fetch, and check EVERY response against the version's own
+// OpenAPI document (status listed, body valid, documented headers present) plus the
+// conventions that hold for every response (request id, deprecation headers, no row_id,
+// no password, no integer identifier, exact error envelope).
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import Ajv2020 from "ajv/dist/2020.js";
+import addFormats from "ajv-formats";
+import type { FastifyInstance } from "fastify";
+import { buildApp, devAuthenticate } from "../../generated/index.ts";
+
+type Obj = Record<string, any>;
+type BuildOptions = Parameters<typeof buildApp>[0];
+
+export const VERSIONS = ["v1", "v2"] as const;
+export const SUNSET = "Wed, 30 Jun 2027 00:00:00 GMT";
+export const BASE_URL = "https://api.example.com";
+export const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+export const UNKNOWN_ID = "01890a5d-ac96-774b-bcce-b302099a8057";
+export const V1_UUID = "c232ab00-9414-11ec-b3c8-9f6bdeced846";
+export const V4_UUID = "9b2f3d1e-4c5a-4b6d-8e7f-0a1b2c3d4e5f";
+
+// ---------------------------------------------------------------------------------------
+// The OpenAPI documents and their validator
+
+const documents = new Map<string, Obj>();
+for (const version of VERSIONS) {
+  documents.set(version, JSON.parse(readFileSync(new URL(`../../generated/${version}/openapi.json`, import.meta.url), "utf8")) as Obj);
+}
+
+export function documentOf(version: string): Obj {
+  const doc = documents.get(version);
+  assert.ok(doc, `no OpenAPI document for ${version}`);
+  return doc;
+}
+
+const AjvClass = Ajv2020 as unknown as typeof Ajv2020.default;
+const addFormatsTo = addFormats as unknown as typeof addFormats.default;
+const ajv = new AjvClass({ strict: false, allErrors: true, validateFormats: true });
+addFormatsTo(ajv);
+for (const [version, doc] of documents) ajv.addSchema(doc, version);
+
+/** A schema of `version`'s document with its local `$ref`s pointing into that document. */
+function anchored(version: string, schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map((s) => anchored(version, s));
+  if (schema && typeof schema === "object") {
+    return Object.fromEntries(
+      Object.entries(schema).map(([k, v]) => [k, k === "$ref" && typeof v === "string" && v.startsWith("#") ? `${version}${v}` : anchored(version, v)]),
+    );
+  }
+  return schema;
+}
+
+const validators = new Map<string, ReturnType<typeof ajv.compile>>();
+function validatorFor(version: string, key: string, schema: unknown): ReturnType<typeof ajv.compile> {
+  const id = `${version}:${key}`;
+  let validate = validators.get(id);
+  if (!validate) {
+    validate = ajv.compile(anchored(version, schema) as object);
+    validators.set(id, validate);
+  }
+  return validate;
+}
+
+/** Validates `value` against `#/components/schemas/<name>` of a version's document. */
+export function assertSchema(version: string, name: string, value: unknown): void {
+  const validate = validatorFor(version, `schema:${name}`, { $ref: `#/components/schemas/${name}` });
+  assert.ok(validate(value), `not a valid ${version} ${name}: ${ajv.errorsText(validate.errors)}\n${JSON.stringify(value)}`);
+}
+
+function resolve(doc: Obj, value: Obj): Obj {
+  if (typeof value?.$ref !== "string") return value;
+  const target = (value.$ref as string)
+    .slice(2)
+    .split("/")
+    .map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~"))
+    .reduce((at: Obj | undefined, key: string) => at?.[key], doc);
+  assert.ok(target, `dangling $ref ${value.$ref}`);
+  return resolve(doc, target);
+}
+
+interface Operation {
+  template: string;
+  operation: Obj;
+}
+
+/** The operation of `doc` that answers `method` on `path` (no query), if any. */
+export function findOperation(doc: Obj, method: string, path: string): Operation | null {
+  const candidates: Array<Operation & { params: number }> = [];
+  for (const [template, item] of Object.entries(doc.paths as Obj)) {
+    const operation = (item as Obj)[method.toLowerCase()];
+    if (!operation) continue;
+    const pattern = new RegExp(`^${template.replace(/[.*+?^$()|[\]\\]/g, "\\$&").replace(/\{[^}]+\}/g, "[^/]+")}$`);
+    if (pattern.test(path)) candidates.push({ template, operation, params: (template.match(/\{/g) ?? []).length });
+  }
+  candidates.sort((a, b) => a.params - b.params);
+  return candidates[0] ?? null;
+}
+
+// ---------------------------------------------------------------------------------------
+// Checking every response
+
+export interface Res {
+  status: number;
+  headers: Headers;
+  text: string;
+  body: any;
+  /** The operation's path template, `/v2/orders/{id}`; null for unlisted paths. */
+  template: string | null;
+}
+
+const ERROR_KEYS = new Set(["code", "message", "details"]);
+
+/** An error body is exactly `{ error: { code, message, details? } }`. */
+export function assertErrorEnvelope(body: unknown, code?: string): void {
+  assert.ok(body && typeof body === "object" && !Array.isArray(body), `error body is not an object: ${JSON.stringify(body)}`);
+  assert.deepEqual(Object.keys(body as Obj), ["error"], `error body has other keys: ${JSON.stringify(body)}`);
+  const error = (body as Obj).error as Obj;
+  assert.ok(error && typeof error === "object", "error is not an object");
+  for (const key of Object.keys(error)) assert.ok(ERROR_KEYS.has(key), `unexpected key error.${key}`);
+  assert.equal(typeof error.code, "string");
+  assert.equal(typeof error.message, "string");
+  if ("details" in error) {
+    assert.ok(Array.isArray(error.details) && error.details.length > 0, "details, when present, is a non-empty array");
+    for (const detail of error.details as Obj[]) {
+      assert.deepEqual(Object.keys(detail).sort(), ["field", "issue"], `detail keys: ${JSON.stringify(detail)}`);
+      assert.equal(typeof detail.field, "string");
+      assert.equal(typeof detail.issue, "string");
+    }
+  }
+  if (code) assert.equal(error.code, code, `expected ${code}: ${JSON.stringify(body)}`);
+}
+
+/** No `row_id`, no `password`, no integer identifier anywhere in a body. */
+function assertNoInternals(value: unknown, at = "body"): void {
+  if (Array.isArray(value)) {
+    value.forEach((v, i) => assertNoInternals(v, `${at}.${i}`));
+    return;
+  }
+  if (!value || typeof value !== "object") return;
+  for (const [key, v] of Object.entries(value)) {
+    assert.notEqual(key, "row_id", `${at} carries row_id`);
+    assert.notEqual(key, "password", `${at} carries password`);
+    if (key === "id" || key.endsWith("_id")) {
+      assert.notEqual(typeof v, "number", `${at}.${key} is an integer identifier`);
+      if (typeof v === "string") assert.doesNotMatch(v, /^\d+$/, `${at}.${key} is an integer identifier`);
+    }
+    assertNoInternals(v, `${at}.${key}`);
+  }
+}
+
+function headerValueMatches(schema: Obj, value: string): boolean {
+  if (Array.isArray(schema.enum)) return schema.enum.map(String).includes(value);
+  if (schema.type === "integer") return /^\d+$/.test(value) && (schema.minimum === undefined || Number(value) >= schema.minimum);
+  return true;
+}
+
+function checkResponse(method: string, url: string, res: Res): void {
+  const path = url.split("?")[0]!;
+  const where = `${method} ${url.length > 120 ? `${url.slice(0, 120)}…` : url} → ${res.status} ${res.text.slice(0, 300)}`;
+
+  // Every response: a request id that is a UUID v7.
+  const requestId = res.headers.get("x-request-id");
+  assert.ok(requestId && UUID_V7.test(requestId), `X-Request-Id missing or not a v7 (${requestId}): ${where}`);
+
+  // Deprecated v1: the three headers on every response, errors included; v2: none.
+  const version = /^\/(v[1-9]\d*)(?:\/|$)/.exec(path)?.[1];
+  if (version === "v1") {
+    assert.equal(res.headers.get("deprecation"), "true", `Deprecation: ${where}`);
+    assert.equal(res.headers.get("sunset"), SUNSET, `Sunset: ${where}`);
+    const collection = path.split("/")[2] ?? "";
+    assert.equal(res.headers.get("link"), `<${BASE_URL}/v2/${collection}>; rel="successor-version"`, `Link: ${where}`);
+  } else {
+    for (const name of ["deprecation", "sunset", "link"]) assert.equal(res.headers.get(name), null, `${name} on a current version: ${where}`);
+  }
+
+  if (res.status !== 204 && res.text !== "" && (res.headers.get("content-type") ?? "").includes("json")) {
+    assertNoInternals(res.body);
+  }
+  assert.ok(res.status !== 200 || !(res.body && typeof res.body === "object" && "error" in res.body), `200 with an error payload: ${where}`);
+
+  const doc = version ? documents.get(version) : undefined;
+  // Served but not listed: the version's document and its reference page.
+  if (doc && method === "GET" && (path === `/${version}/openapi.json` || path === `/${version}/docs` || path.startsWith(`/${version}/docs/`))) {
+    return;
+  }
+  const found = doc ? findOperation(doc, method, path) : null;
+  if (!found) {
+    // An unknown path, version or method: 404 with the envelope. (A long URL is refused first.)
+    assert.ok(res.status === 404 || (res.status === 400 && url.length > 4096), `unlisted operation answered ${where}`);
+    assertErrorEnvelope(res.body, res.status === 404 ? "NOT_FOUND" : "VALIDATION_ERROR");
+    assertSchema(version && documents.has(version) ? version : "v2", "Error", res.body);
+    return;
+  }
+  res.template = found.template;
+  const listed = found.operation.responses[String(res.status)];
+  assert.ok(listed, `${found.template}: status ${res.status} is not documented: ${where}`);
+  const response = resolve(doc!, listed);
+
+  for (const [name, header] of Object.entries((response.headers ?? {}) as Obj)) {
+    const h = resolve(doc!, header as Obj);
+    const value = res.headers.get(name);
+    if (h.required) assert.ok(value !== null, `documented header ${name} missing: ${where}`);
+    if (value !== null && h.schema) assert.ok(headerValueMatches(h.schema, value), `header ${name}: ${value} does not fit its schema: ${where}`);
+  }
+
+  const content = response.content?.["application/json"];
+  if (!content) {
+    assert.equal(res.text, "", `${res.status} must have an empty body: ${where}`);
+    return;
+  }
+  assert.match(res.headers.get("content-type") ?? "", /^application\/json/, `content-type: ${where}`);
+  const validate = validatorFor(version!, `${method} ${found.template} ${res.status}`, content.schema);
+  assert.ok(validate(res.body), `${where}\nbody does not match the document: ${ajv.errorsText(validate.errors)}`);
+  if (res.status >= 400) assertErrorEnvelope(res.body);
+}
+
+// ---------------------------------------------------------------------------------------
+// The service and a client
+
+export interface Api {
+  app: FastifyInstance;
+  base: string;
+  close(): Promise<void>;
+}
+
+export async function startApp(options: Partial<BuildOptions> = {}): Promise<Api> {
+  const app = await buildApp({ authenticate: devAuthenticate, rateLimit: false, ...options });
+  await app.listen({ port: 0, host: "127.0.0.1" });
+  const address = app.server.address();
+  assert.ok(address && typeof address === "object");
+  return { app, base: `http://127.0.0.1:${address.port}`, close: () => app.close() };
+}
+
+export interface CallOptions {
+  /** An object (sent as JSON), or a string/Buffer sent as is. */
+  body?: unknown;
+  /** `Bearer <auth>`; null sends no Authorization. Default dev-writer. */
+  auth?: string | null;
+  headers?: Record<string, string>;
+}
+
+/** One request over real HTTP; the response is checked against the document before it is returned. */
+export async function call(api: Api, method: string, url: string, options: CallOptions = {}): Promise<Res> {
+  const headers: Record<string, string> = {};
+  const auth = options.auth === undefined ? "dev-writer" : options.auth;
+  if (auth !== null) headers.authorization = `Bearer ${auth}`;
+  let body: string | Buffer | undefined;
+  if (options.body !== undefined) {
+    if (typeof options.body === "string" || Buffer.isBuffer(options.body)) body = options.body;
+    else {
+      body = JSON.stringify(options.body);
+      headers["content-type"] = "application/json";
+    }
+  }
+  Object.assign(headers, options.headers);
+  const response = await fetch(api.base + url, { method, headers, ...(body === undefined ? {} : { body }) });
+  const text = await response.text();
+  let parsed: unknown = undefined;
+  if (text !== "" && (response.headers.get("content-type") ?? "").includes("json")) parsed = JSON.parse(text);
+  const res: Res = { status: response.status, headers: response.headers, text, body: parsed, template: null };
+  checkResponse(method, url, res);
+  return res;
+}
+
+/** A call whose answer must be this status. */
+export async function expectStatus(api: Api, method: string, url: string, status: number, options: CallOptions = {}): Promise<Res> {
+  const res = await call(api, method, url, options);
+  assert.equal(res.status, status, `${method} ${url.slice(0, 200)}: expected ${status}, got ${res.status} ${res.text.slice(0, 500)}`);
+  return res;
+}
+
+/** A call that must fail with `status` and `code`; returns the error object. */
+export async function expectError(api: Api, method: string, url: string, status: number, code: string, options: CallOptions = {}): Promise<Obj> {
+  const res = await expectStatus(api, method, url, status, options);
+  assertErrorEnvelope(res.body, code);
+  return (res.body as Obj).error as Obj;
+}
+
+/** The detail fields of a 400, sorted. */
+export function detailFields(error: Obj): string[] {
+  return ((error.details ?? []) as Obj[]).map((d) => d.field as string).sort();
+}
+
+// ---------------------------------------------------------------------------------------
+// Fixtures
+
+let counter = Math.floor(Math.random() * 400_000);
+export function unique(): number {
+  counter += 1;
+  return counter;
+}
+
+export function userBody(overrides: Obj = {}): Obj {
+  const n = unique();
+  return { email: `user${n}@example.com`, name: `User ${n}`, password: "correct horse battery", ...overrides };
+}
+
+export function orderBody(version: string, userId: string, overrides: Obj = {}): Obj {
+  const n = unique();
+  const code = `ORD-${String(n % 1_000_000).padStart(6, "0")}`;
+  const due = version === "v1" ? { due_cents: 500 } : { amount_due_cents: 500 };
+  return { user_id: userId, code, total_cents: 1200, currency: "EUR", ...due, ...overrides };
+}
+
+export function productBody(overrides: Obj = {}): Obj {
+  const n = unique();
+  return { sku: `SKU-${n}`, name: `Product ${n}`, price_cents: 999, ...overrides };
+}
+
+export async function createUser(api: Api, version = "v2", overrides: Obj = {}): Promise<Obj> {
+  return (await expectStatus(api, "POST", `/${version}/users`, 201, { body: userBody(overrides) })).body as Obj;
+}
+
+export async function createOrder(api: Api, userId: string, version = "v2", overrides: Obj = {}): Promise<Obj> {
+  return (await expectStatus(api, "POST", `/${version}/orders`, 201, { body: orderBody(version, userId, overrides) })).body as Obj;
+}
+
+export async function createProduct(api: Api, version = "v2", overrides: Obj = {}): Promise<Obj> {
+  return (await expectStatus(api, "POST", `/${version}/products`, 201, { body: productBody(overrides) })).body as Obj;
+}
+
+export async function createInvoice(api: Api, orderId: string, version = "v2", overrides: Obj = {}): Promise<Obj> {
+  const body = { order_id: orderId, amount_cents: 1200, due_date: "2026-07-01", ...overrides };
+  return (await expectStatus(api, "POST", `/${version}/invoices`, 201, { body })).body as Obj;
+}
+
+/** Follows next_cursor from `url` to the end; returns every record seen and the pages. */
+export async function walk(api: Api, url: string, onPage?: (page: Obj, index: number) => Promise<void>): Promise<Obj[]> {
+  const seen: Obj[] = [];
+  let next: string | null = url;
+  for (let i = 0; next !== null; i++) {
+    assert.ok(i < 1000, "the walk does not end");
+    const page = (await expectStatus(api, "GET", next, 200)).body as Obj;
+    assertCursorPage(page);
+    seen.push(...(page.data as Obj[]));
+    if (onPage) await onPage(page, i);
+    const cursor = page.pagination.next_cursor as string | null;
+    next = cursor === null ? null : `${url}${url.includes("?") ? "&" : "?"}cursor=${encodeURIComponent(cursor)}`;
+  }
+  return seen;
+}
+
+/** `{ data, pagination: { next_cursor, has_more } }` with next_cursor null exactly when has_more is false. */
+export function assertCursorPage(page: Obj): void {
+  assert.deepEqual(Object.keys(page).sort(), ["data", "pagination"]);
+  assert.deepEqual(Object.keys(page.pagination).sort(), ["has_more", "next_cursor"]);
+  assert.equal(page.pagination.next_cursor === null, page.pagination.has_more === false, JSON.stringify(page.pagination));
+  const ids = (page.data as Obj[]).map((r) => r.id as string);
+  assert.deepEqual(ids, [...ids].sort(), "a page is in ascending id order");
+}
