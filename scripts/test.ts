@@ -1,6 +1,10 @@
-// Runs the whole test suite with Node's own runner. Extra arguments are passed on
+// Runs the whole test suite (after `tsc`) with Node's own runner. Extra arguments are passed on
 // (for example a file list: `npm test -- test/lint.test.ts`).
 import { spawnSync } from "node:child_process";
+
+// Type-check canon itself (generator, runtime, tests) first: a type error fails the suite.
+const typecheck = spawnSync("tsc", ["-p", "tsconfig.json"], { stdio: "inherit" });
+if (typecheck.status !== 0) process.exit(typecheck.status ?? 1);
 
 const args = process.argv.slice(2);
 const files = args.filter((a) => !a.startsWith("-"));
