@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import Handlebars from "handlebars";
 import type { ApiModel } from "../model/types.ts";
+import { packageRoot } from "../util/package-root.ts";
 import { compareText } from "../diagnostics/diagnostic.ts";
 import type { EmitContext, EmittedFile, Emitter } from "./emitter.ts";
 import { entryEmitter } from "./entry/index.ts";
@@ -24,10 +25,9 @@ export const emitters: Emitter[] = [
   entryEmitter,
 ];
 
-const packageRoot = new URL("../../", import.meta.url);
 
 /** Templates and runtime files, each read and compiled at most once per context. */
-export function createEmitContext(root: URL = packageRoot): EmitContext {
+export function createEmitContext(root: URL = packageRoot()): EmitContext {
   const compiled = new Map<string, Handlebars.TemplateDelegate>();
   const runtime = new Map<string, string>();
   const handlebars = Handlebars.create();
