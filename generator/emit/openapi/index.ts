@@ -8,7 +8,7 @@ export const openapiEmitter: Emitter = {
     return model.versions.map((version) => ({
       path: `${version.name}/openapi.json`,
       content: `${JSON.stringify(openapiDocument(model, version), null, 2)}\n`,
-      parser: "json",
+      parser: null,
     }));
   },
 };

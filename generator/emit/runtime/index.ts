@@ -19,6 +19,10 @@ export const runtimeEmitter: Emitter = {
   },
 };
 
+/**
+ * Runtime files are kept prettier-formatted in canon's repository (with the options of
+ * generated code, `.prettierrc.json`; a test checks the output), so they are copied unformatted.
+ */
 export function copyRuntimeFile(context: EmitContext, name: string): EmittedFile {
-  return { path: `runtime/${name}`, content: `${GENERATED_HEADER}\n${context.runtimeFile(name)}`, parser: "typescript" };
+  return { path: `runtime/${name}`, content: `${GENERATED_HEADER}\n${context.runtimeFile(name)}`, parser: null };
 }
