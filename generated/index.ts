@@ -2,7 +2,7 @@
 //
 // The entry of the generated Storefront API: `buildApp` makes a Fastify app that serves
 // v1, v2 on one port. Everything you supply plugs in here; nothing generated needs editing.
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, FastifyServerOptions } from "fastify";
 import {
   createApp,
   createCursorCodec,
@@ -34,7 +34,8 @@ export interface AppOptions {
   rateLimit?: RateLimitOptions | false;
   /** Secret that signs cursors; set it when several instances serve one API. Default: random per process. */
   cursorSecret?: string;
-  logger?: boolean;
+  /** Fastify's logger: true, false (the default) or its options, such as `{ level: "error", stream }`. Unexpected failures are logged with their original error. */
+  logger?: FastifyServerOptions["logger"];
 }
 
 /** Builds the app; call `listen` on it, or `inject` in tests. */

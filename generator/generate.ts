@@ -1,7 +1,8 @@
 import path from "node:path";
+import { compatibilityGate, type GateResult } from "./compat/gate.ts";
 import type { Diagnostic } from "./diagnostics/diagnostic.ts";
-import { hasErrors } from "./diagnostics/diagnostic.ts";
-import { createEmitContext, emitAll } from "./emit/index.ts";
+import { hasErrors, sortDiagnostics } from "./diagnostics/diagnostic.ts";
+import { createEmitContext, emitAll, readOutputFolder } from "./emit/index.ts";
 import { formatFiles, type FormatStats, type FormattedFile } from "./format/format.ts";
 import { runFrontEnd } from "./pipeline.ts";
 import { applyDiff, diffOutput, type OutputDiff } from "./write/write.ts";
@@ -11,9 +12,14 @@ export interface GenerateOptions {
   out: string;
   /** Write the output (generate) or only compare it (check). */
   write: boolean;
+  /** YYYY-MM-DD for the sunset logic; default: the current date (UTC). */
   today?: string;
   /** Where the format cache lives; null: no cache. */
   cacheFile?: string | null;
+  /** Let breaking changes to published versions through, as warnings (a version that never shipped). */
+  allowBreaking?: boolean;
+  /** A sunset that is near or past (`sunset-near`) is an error instead of a warning. */
+  failOnSunset?: boolean;
 }
 
 export interface GenerateResult {
@@ -22,7 +28,19 @@ export interface GenerateResult {
   diff: OutputDiff | null;
   files: FormattedFile[];
   format: FormatStats;
+  /** The compatibility gate over the published versions; null when it did not run. */
+  gate: GateResult | null;
   ms: number;
+}
+
+/** The date sunsets are measured against: `today`, or the current date (UTC). */
+export function todayOf(today: string | undefined): string {
+  return today ?? new Date().toISOString().slice(0, 10);
+}
+
+/** With `failOnSunset`, a near or past sunset fails the run: `sunset-near` becomes an error. */
+export function withSunsetPolicy(diagnostics: Diagnostic[], failOnSunset: boolean | undefined): Diagnostic[] {
+  return failOnSunset ? diagnostics.map((d) => (d.rule === "sunset-near" ? { ...d, severity: "error" } : d)) : diagnostics;
 }
 
 export function defaultCacheFile(cwd = process.cwd()): string {
@@ -30,20 +48,36 @@ export function defaultCacheFile(cwd = process.cwd()): string {
 }
 
 /**
- * The whole pipeline: load → validate → model → lint → emit → format → (compare | write).
- * `check` runs exactly this with `write: false`, so it compares the same formatted files.
+ * The whole pipeline: load → validate → model → lint → emit → format → gate → (compare | write).
+ * `check` runs exactly this with `write: false`, so it compares the same formatted files. The
+ * gate compares each published version's new OpenAPI document with the one in the output
+ * folder; a breaking change (or a version removed before its sunset) writes nothing.
  */
 export async function generate(options: GenerateOptions): Promise<GenerateResult> {
   const started = performance.now();
-  const front = await runFrontEnd(options.definitions, { today: options.today });
+  const today = todayOf(options.today);
+  const front = await runFrontEnd(options.definitions, { today });
+  const diagnostics = withSunsetPolicy(front.diagnostics, options.failOnSunset);
   const empty = { formatted: 0, cached: 0 };
-  if (!front.model || hasErrors(front.diagnostics)) {
-    return { diagnostics: front.diagnostics, diff: null, files: [], format: empty, ms: performance.now() - started };
+  if (!front.model || !front.definitions || hasErrors(diagnostics)) {
+    return { diagnostics, diff: null, files: [], format: empty, gate: null, ms: performance.now() - started };
   }
-  const emitted = emitAll(front.model, createEmitContext());
+  const emitted = emitAll(front.model, createEmitContext(undefined, readOutputFolder(options.out)));
   const cacheFile = options.cacheFile === undefined ? defaultCacheFile() : options.cacheFile;
   const { files, stats } = await formatFiles(emitted, cacheFile);
   const diff = await diffOutput(options.out, files);
+  const gate = await compatibilityGate({
+    out: options.out,
+    files,
+    definitions: front.definitions,
+    model: front.model,
+    today,
+    allowBreaking: options.allowBreaking ?? false,
+  });
+  const all = gate.diagnostics.length ? sortDiagnostics([...diagnostics, ...gate.diagnostics]) : diagnostics;
+  if (hasErrors(gate.diagnostics)) {
+    return { diagnostics: all, diff: null, files, format: stats, gate, ms: performance.now() - started };
+  }
   if (options.write) await applyDiff(options.out, files, diff);
-  return { diagnostics: front.diagnostics, diff, files, format: stats, ms: performance.now() - started };
+  return { diagnostics: all, diff, files, format: stats, gate, ms: performance.now() - started };
 }

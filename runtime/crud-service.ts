@@ -37,11 +37,17 @@ export class CrudService<V extends Values> implements ResourceService<V> {
   }
 
   async list(query: CursorQuery): Promise<{ records: StoredRecord<V>[]; hasMore: boolean }> {
-    return (await this.store.list(this.spec.collection, query)) as { records: StoredRecord<V>[]; hasMore: boolean };
+    return (await this.store.list(this.spec.collection, query)) as {
+      records: StoredRecord<V>[];
+      hasMore: boolean;
+    };
   }
 
   async page(query: OffsetQuery): Promise<{ records: StoredRecord<V>[]; total: number }> {
-    return (await this.store.page(this.spec.collection, query)) as { records: StoredRecord<V>[]; total: number };
+    return (await this.store.page(this.spec.collection, query)) as {
+      records: StoredRecord<V>[];
+      total: number;
+    };
   }
 
   async get(id: string): Promise<StoredRecord<V> | null> {
@@ -57,7 +63,13 @@ export class CrudService<V extends Values> implements ResourceService<V> {
 
   async update(current: StoredRecord<V>, values: V): Promise<StoredRecord<V> | null> {
     await this.checkReferences(values, current.values);
-    return (await this.store.update(this.spec.collection, current.id, values, current.revision, this.spec)) as StoredRecord<V> | null;
+    return (await this.store.update(
+      this.spec.collection,
+      current.id,
+      values,
+      current.revision,
+      this.spec,
+    )) as StoredRecord<V> | null;
   }
 
   async remove(current: StoredRecord<V>): Promise<boolean> {

@@ -12,7 +12,8 @@ export interface CursorCodec {
 }
 
 export function createCursorCodec(secret: string | Buffer = randomBytes(32)): CursorCodec {
-  const sign = (payload: string): Buffer => createHmac("sha256", secret).update(payload).digest().subarray(0, 16);
+  const sign = (payload: string): Buffer =>
+    createHmac("sha256", secret).update(payload).digest().subarray(0, 16);
   return {
     encode(scope, after) {
       const payload = Buffer.from(JSON.stringify([scope, after])).toString("base64url");

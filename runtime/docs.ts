@@ -13,7 +13,11 @@ export function readDocument(url: URL): Record<string, unknown> {
   return JSON.parse(readFileSync(url, "utf8")) as Record<string, unknown>;
 }
 
-export async function registerDocs(app: FastifyInstance, version: string, document: Record<string, unknown>): Promise<void> {
+export async function registerDocs(
+  app: FastifyInstance,
+  version: string,
+  document: Record<string, unknown>,
+): Promise<void> {
   const text = JSON.stringify(document);
   app.get(`/${version}/openapi.json`, { schema: { hide: true } }, async (_request, reply) =>
     reply.type("application/json; charset=utf-8").send(text),

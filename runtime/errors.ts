@@ -20,7 +20,13 @@ export class ApiError extends Error {
   /** Extra response headers this error carries (`WWW-Authenticate`, `Retry-After`). */
   readonly headers: Record<string, string>;
 
-  constructor(status: number, code: string, message: string, details?: ErrorDetail[], headers: Record<string, string> = {}) {
+  constructor(
+    status: number,
+    code: string,
+    message: string,
+    details?: ErrorDetail[],
+    headers: Record<string, string> = {},
+  ) {
     super(message);
     this.name = new.target.name;
     this.status = status;
@@ -86,13 +92,16 @@ export class BusinessRuleError extends ApiError {
 export class RateLimitedError extends ApiError {
   constructor(retryAfterSeconds: number) {
     const seconds = Math.max(1, Math.ceil(retryAfterSeconds));
-    super(429, "RATE_LIMITED", `Too many requests. Retry after ${seconds} seconds.`, undefined, { "Retry-After": String(seconds) });
+    super(429, "RATE_LIMITED", `Too many requests. Retry after ${seconds} seconds.`, undefined, {
+      "Retry-After": String(seconds),
+    });
   }
 }
 
-/** 500: server-side failure. The message never carries internals. */
+/** 500: server-side failure. The message never carries internals; `cause`, the original error, is only logged. */
 export class InternalError extends ApiError {
-  constructor() {
+  constructor(cause?: unknown) {
     super(500, "INTERNAL_ERROR", "An unexpected error occurred.");
+    if (cause !== undefined) this.cause = cause;
   }
 }

@@ -21,8 +21,18 @@ export interface EventLog extends EventSink {
   get(id: string): Promise<ApiEvent | null>;
 }
 
+/**
+ * An event of a write. `data` is the record exactly as the response shows it: a JSON copy,
+ * so that fields without a value are absent (not `undefined`) and later changes to the
+ * view do not reach the event.
+ */
 export function createEvent(type: string, data: object): ApiEvent {
-  return { id: newId(), type, occurred_at: new Date().toISOString(), data };
+  return {
+    id: newId(),
+    type,
+    occurred_at: new Date().toISOString(),
+    data: JSON.parse(JSON.stringify(data)) as object,
+  };
 }
 
 /** Keeps the most recent `capacity` events in memory, in id order. */

@@ -20,7 +20,10 @@ declare module "fastify" {
 const SERVER_KEYS = new Set(["id", "row_id", "created_at", "updated_at"]);
 
 /** One detail per problem: `field` is the dotted body path or the parameter name. */
-export function issuesToDetails(issues: ReadonlyArray<z.core.$ZodIssue>, readOnly: ReadonlySet<string> = new Set()): ErrorDetail[] {
+export function issuesToDetails(
+  issues: ReadonlyArray<z.core.$ZodIssue>,
+  readOnly: ReadonlySet<string> = new Set(),
+): ErrorDetail[] {
   const details: ErrorDetail[] = [];
   for (const issue of issues) {
     const base = issue.path.map(String).join(".");
@@ -54,9 +57,16 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 }
 
 /** The request body as `schema` reads it, or a 400 listing every problem. */
-export function parseBody<S extends z.ZodType>(schema: S, body: unknown, readOnly?: ReadonlySet<string>): z.output<S> {
+export function parseBody<S extends z.ZodType>(
+  schema: S,
+  body: unknown,
+  readOnly?: ReadonlySet<string>,
+): z.output<S> {
   if (!isPlainObject(body)) {
-    throw new ValidationError([{ field: "body", issue: "must be a JSON object" }], "The request body must be a JSON object.");
+    throw new ValidationError(
+      [{ field: "body", issue: "must be a JSON object" }],
+      "The request body must be a JSON object.",
+    );
   }
   const parsed = schema.safeParse(body, { reportInput: true });
   if (!parsed.success) throw new ValidationError(issuesToDetails(parsed.error.issues, readOnly));
@@ -83,7 +93,12 @@ export async function authorizeOrThrow(
   collection: string,
   record?: { id: string; values: object },
 ): Promise<void> {
-  const allowed = await authorize({ principal: principalOf(request), action, collection, ...(record ? { record } : {}) });
+  const allowed = await authorize({
+    principal: principalOf(request),
+    action,
+    collection,
+    ...(record ? { record } : {}),
+  });
   if (!allowed) throw new ForbiddenError();
 }
 
@@ -95,7 +110,10 @@ export function found<T>(record: T | null | undefined, what = "record"): T {
 
 /** The strong ETag of a record at its current revision. */
 export function etagOf(record: StoredRecord<Values>): string {
-  const hash = createHash("sha256").update(`${record.id}:${record.revision}`).digest("base64url").slice(0, 22);
+  const hash = createHash("sha256")
+    .update(`${record.id}:${record.revision}`)
+    .digest("base64url")
+    .slice(0, 22);
   return `"${hash}"`;
 }
 
@@ -113,7 +131,12 @@ export function checkIfMatch(request: FastifyRequest, record: StoredRecord<Value
 }
 
 /** Sends a record with its ETag. */
-export function sendRecord(reply: FastifyReply, status: 200 | 201, record: StoredRecord<Values>, body: object): FastifyReply {
+export function sendRecord(
+  reply: FastifyReply,
+  status: 200 | 201,
+  record: StoredRecord<Values>,
+  body: object,
+): FastifyReply {
   return reply.code(status).header("etag", etagOf(record)).send(body);
 }
 

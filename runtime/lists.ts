@@ -31,15 +31,24 @@ export async function listByCursor<V extends Values, T>(
   if (params.cursor !== undefined) {
     const decoded = codec.decode(scope, params.cursor);
     if (decoded === null) {
-      throw new ValidationError([{ field: "cursor", issue: "is not a cursor of this list: use next_cursor as returned" }]);
+      throw new ValidationError([
+        { field: "cursor", issue: "is not a cursor of this list: use next_cursor as returned" },
+      ]);
     }
     after = decoded;
   }
-  const { records, hasMore } = await service.list({ ...match, limit: params.limit, ...(after === undefined ? {} : { after }) });
+  const { records, hasMore } = await service.list({
+    ...match,
+    limit: params.limit,
+    ...(after === undefined ? {} : { after }),
+  });
   const last = records[records.length - 1];
   return {
     data: records.map(view),
-    pagination: { next_cursor: hasMore && last ? codec.encode(scope, last.id) : null, has_more: hasMore && last !== undefined },
+    pagination: {
+      next_cursor: hasMore && last ? codec.encode(scope, last.id) : null,
+      has_more: hasMore && last !== undefined,
+    },
   };
 }
 
@@ -49,6 +58,10 @@ export async function listByOffset<V extends Values, T>(
   match: Match,
   view: (record: StoredRecord<V>) => T,
 ): Promise<OffsetPage<T>> {
-  const { records, total } = await service.page({ ...match, offset: (params.page - 1) * params.per_page, limit: params.per_page });
+  const { records, total } = await service.page({
+    ...match,
+    offset: (params.page - 1) * params.per_page,
+    limit: params.per_page,
+  });
   return { data: records.map(view), pagination: offsetPagination(params.page, params.per_page, total) };
 }

@@ -4,7 +4,15 @@
  * write is atomic within the process.
  */
 import { ConflictError } from "./errors.ts";
-import type { CursorQuery, Match, OffsetQuery, Store, StoredRecord, Values, WriteConstraints } from "./store.ts";
+import type {
+  CursorQuery,
+  Match,
+  OffsetQuery,
+  Store,
+  StoredRecord,
+  Values,
+  WriteConstraints,
+} from "./store.ts";
 
 interface Collection {
   ordered: StoredRecord[];
@@ -46,9 +54,14 @@ export class MemoryStore implements Store {
     return record ? copy(record) : null;
   }
 
-  async insert(collection: string, record: StoredRecord, constraints: WriteConstraints): Promise<StoredRecord> {
+  async insert(
+    collection: string,
+    record: StoredRecord,
+    constraints: WriteConstraints,
+  ): Promise<StoredRecord> {
     const c = this.collection(collection);
-    if (c.byId.has(record.id)) throw new ConflictError("A record with this id exists.", [{ field: "id", issue: "is taken" }]);
+    if (c.byId.has(record.id))
+      throw new ConflictError("A record with this id exists.", [{ field: "id", issue: "is taken" }]);
     this.checkUnique(c, record.values, constraints, null);
     const stored = copy(record);
     c.ordered.splice(upperBound(c.ordered, stored.id), 0, stored);
@@ -56,11 +69,18 @@ export class MemoryStore implements Store {
     return copy(stored);
   }
 
-  async update(collection: string, id: string, values: Values, expectedRevision: number, constraints: WriteConstraints): Promise<StoredRecord | null> {
+  async update(
+    collection: string,
+    id: string,
+    values: Values,
+    expectedRevision: number,
+    constraints: WriteConstraints,
+  ): Promise<StoredRecord | null> {
     const c = this.collection(collection);
     const current = c.byId.get(id);
     if (!current) return null;
-    if (current.revision !== expectedRevision) throw new ConflictError("The record was changed by another request.");
+    if (current.revision !== expectedRevision)
+      throw new ConflictError("The record was changed by another request.");
     this.checkUnique(c, values, constraints, id);
     current.values = structuredClone(values);
     current.revision += 1;
@@ -72,7 +92,8 @@ export class MemoryStore implements Store {
     const c = this.collection(collection);
     const current = c.byId.get(id);
     if (!current) return false;
-    if (current.revision !== expectedRevision) throw new ConflictError("The record was changed by another request.");
+    if (current.revision !== expectedRevision)
+      throw new ConflictError("The record was changed by another request.");
     c.byId.delete(id);
     c.ordered.splice(lowerBound(c.ordered, id), 1);
     return true;
@@ -82,13 +103,20 @@ export class MemoryStore implements Store {
     this.collections.clear();
   }
 
-  private checkUnique(c: Collection, values: Values, constraints: WriteConstraints, self: string | null): void {
+  private checkUnique(
+    c: Collection,
+    values: Values,
+    constraints: WriteConstraints,
+    self: string | null,
+  ): void {
     for (const field of constraints.unique) {
       const value = values[field];
       if (value === undefined || value === null) continue;
       for (const other of c.ordered) {
         if (other.id !== self && other.values[field] === value) {
-          throw new ConflictError(`Another record has this ${field}.`, [{ field, issue: "is already taken" }]);
+          throw new ConflictError(`Another record has this ${field}.`, [
+            { field, issue: "is already taken" },
+          ]);
         }
       }
     }

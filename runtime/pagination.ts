@@ -50,10 +50,14 @@ export const pageParam = integerText(PAGE_ISSUE)
   .default(1);
 
 /** `cursor`: opaque text; its validity is checked by the cursor codec. */
-export const cursorParam = z.string({ error: "must be a cursor from next_cursor" }).max(1024, { error: "must be a cursor from next_cursor" });
+export const cursorParam = z
+  .string({ error: "must be a cursor from next_cursor" })
+  .max(1024, { error: "must be a cursor from next_cursor" });
 
 /** `q`: search text. */
-export const searchParam = z.string({ error: "must be text" }).max(200, { error: "must be at most 200 characters" });
+export const searchParam = z
+  .string({ error: "must be text" })
+  .max(200, { error: "must be at most 200 characters" });
 
 /** Query-string forms of scalar field types, for filters. */
 export const queryInteger = z
@@ -66,7 +70,9 @@ export const queryNumber = z
   .regex(/^-?\d{1,15}(\.\d{1,15})?$/, { error: "must be a number" })
   .transform(Number);
 
-export const queryBoolean = z.enum(["true", "false"], { error: "must be true or false" }).transform((v) => v === "true");
+export const queryBoolean = z
+  .enum(["true", "false"], { error: "must be true or false" })
+  .transform((v) => v === "true");
 
 export function offsetPagination(page: number, perPage: number, total: number): OffsetPagination {
   return { page, per_page: perPage, total, total_pages: Math.ceil(total / perPage) };

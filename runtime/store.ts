@@ -51,7 +51,13 @@ export interface Store {
    * Replaces the values of a record atomically when its revision is still `expectedRevision`.
    * Returns null when the record is gone; throws ConflictError on a revision or unique conflict.
    */
-  update(collection: string, id: string, values: Values, expectedRevision: number, constraints: WriteConstraints): Promise<StoredRecord | null>;
+  update(
+    collection: string,
+    id: string,
+    values: Values,
+    expectedRevision: number,
+    constraints: WriteConstraints,
+  ): Promise<StoredRecord | null>;
   /** Deletes when the revision is still `expectedRevision`; false when the record is gone. */
   delete(collection: string, id: string, expectedRevision: number): Promise<boolean>;
   close(): Promise<void>;

@@ -5,12 +5,14 @@
  * handler that answers every failure with the envelope and an exact status.
  */
 import { createServer } from "node:http";
+import type { Duplex } from "node:stream";
 import rateLimit from "@fastify/rate-limit";
 import Fastify, {
   type FastifyError,
   type FastifyInstance,
   type FastifyReply,
   type FastifyRequest,
+  type FastifyServerOptions,
 } from "fastify";
 import type { Authenticate } from "./auth.ts";
 import {
@@ -55,7 +57,8 @@ export interface AppOptions {
   bodyLimit: number;
   /** Longest request target (path and query) in characters; longer ones answer 400. */
   maxUrlLength?: number;
-  logger?: boolean;
+  /** Fastify's logger: true, false, or its options (`{ level, stream }`). Unexpected failures are logged with the original error. */
+  logger?: FastifyServerOptions["logger"];
   versions: VersionPlugin[];
 }
 
@@ -71,43 +74,50 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
       return typeof given === "string" && isUuidV7(given) ? given.toLowerCase() : newId();
     },
     routerOptions: { ignoreTrailingSlash: false, caseSensitive: true, maxParamLength: maxUrlLength },
+    // Requests Node's HTTP parser refuses (headers over 64 KiB, malformed HTTP, a body that
+    // never arrives) answer 400 with the envelope and a request id, not Fastify's own body.
+    clientErrorHandler: answerClientError,
+    // Errors of the router itself (a malformed percent-encoding, an over-long path parameter)
+    // answer with the envelope and the headers of every response, not Fastify's own body.
+    frameworkErrors: (error, request, reply) => {
+      addStandardHeaders(reply, request, options);
+      return sendError(reply, request, toApiError(error, maxUrlLength));
+    },
   });
   app.decorateRequest("principal", null);
   app.removeContentTypeParser(["text/plain"]);
+  // JSON only. An empty body with a JSON Content-Type (a DELETE from a client that always
+  // sends one) is no body; an operation that needs one answers "must be a JSON object".
+  const parseJson = app.getDefaultJsonParser("error", "error");
+  app.removeContentTypeParser(["application/json"]);
+  app.addContentTypeParser("application/json", { parseAs: "string" }, (request, body, done) => {
+    const text = typeof body === "string" ? body : body.toString("utf8");
+    if (text === "") done(null, undefined);
+    else parseJson(request, text, done);
+  });
 
   app.addHook("onRequest", async (request, reply) => {
-    reply.header("x-request-id", request.id);
-    const deprecation = deprecationOf(options.versions, request.url);
-    if (deprecation) {
-      reply.header("deprecation", "true");
-      reply.header("sunset", deprecation.sunset);
-      reply.header(
-        "link",
-        `<${options.baseUrl}/${deprecation.successor}/${collectionSegment(request.url)}>; rel="successor-version"`,
-      );
-    }
-    if (request.url.length > maxUrlLength) {
-      throw new ValidationError(
-        [{ field: "url", issue: `must be at most ${maxUrlLength} characters` }],
-        "The request URL is too long.",
-      );
-    }
+    addStandardHeaders(reply, request, options);
+    if (request.url.length > maxUrlLength) throw urlTooLong(maxUrlLength);
   });
 
   app.setErrorHandler((error: FastifyError | ApiError, request, reply) =>
-    sendError(reply, request, toApiError(error)),
+    sendError(reply, request, toApiError(error, maxUrlLength)),
   );
   app.setNotFoundHandler((request, reply) =>
     sendError(reply, request, new NotFoundError("No operation answers this method and path.")),
   );
 
+  // The rate limit runs after authentication has been tried and before its outcome: a request
+  // counts against its principal, or against its client address when it has none, so guessing
+  // credentials is limited too.
+  let limit: ((request: FastifyRequest, reply: FastifyReply) => Promise<unknown>) | null = null;
   if (options.rateLimit) {
     const { max, windowMs, redis } = options.rateLimit;
     await app.register(rateLimit, {
-      global: true,
+      global: false,
       max,
       timeWindow: windowMs,
-      hook: "preHandler",
       ...(redis ? { redis: redis as never } : {}),
       keyGenerator: (request) =>
         request.principal ? `principal:${request.principal.id}` : `address:${request.ip}`,
@@ -124,22 +134,57 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
         "x-ratelimit-reset": true,
       },
     });
+    limit = app.rateLimit();
   }
 
   for (const version of options.versions) {
     await app.register(async (scope) => {
+      if (limit) scope.addHook("onRequest", limit);
       await version.docs(scope);
     });
     await app.register(async (scope) => {
-      scope.addHook("onRequest", async (request) => {
-        const principal = await options.authenticate(request);
-        if (!principal) throw new UnauthenticatedError();
-        request.principal = principal;
+      scope.addHook("onRequest", async (request, reply) => {
+        request.principal = (await options.authenticate(request)) ?? null;
+        if (limit) await limit(request, reply);
+        if (!request.principal) throw new UnauthenticatedError();
       });
       await version.routes(scope);
     });
   }
   return app;
+}
+
+function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
+  if (error.code === "ECONNRESET" || socket.destroyed) return;
+  if (socket.writable) {
+    const issue =
+      error.code === "HPE_HEADER_OVERFLOW"
+        ? { field: "url", issue: "must fit, with the other headers, in 65536 bytes" }
+        : error.code === "ERR_HTTP_REQUEST_TIMEOUT"
+          ? { field: "body", issue: "was not received in time" }
+          : { field: "request", issue: "must be a valid HTTP request" };
+    const body = JSON.stringify(new ValidationError([issue], "The request could not be read.").toEnvelope());
+    socket.write(
+      "HTTP/1.1 400 Bad Request\r\n" +
+        `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+        `X-Request-Id: ${newId()}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy(error);
+}
+
+/** `X-Request-Id` on every response; `Deprecation`, `Sunset` and `Link` on every response of a deprecated version. */
+function addStandardHeaders(reply: FastifyReply, request: FastifyRequest, options: AppOptions): void {
+  reply.header("x-request-id", request.id);
+  const deprecation = deprecationOf(options.versions, request.url);
+  if (deprecation) {
+    reply.header("deprecation", "true");
+    reply.header("sunset", deprecation.sunset);
+    reply.header(
+      "link",
+      `<${options.baseUrl}/${deprecation.successor}/${collectionSegment(request.url)}>; rel="successor-version"`,
+    );
+  }
 }
 
 function deprecationOf(versions: VersionPlugin[], url: string): Deprecation | null {
@@ -152,18 +197,40 @@ function collectionSegment(url: string): string {
   return url.split("?")[0]!.split("/")[2] ?? "";
 }
 
-/** Fastify's own errors (body parsing, limits) become 400s; anything unknown a 500. */
-function toApiError(error: FastifyError | ApiError): ApiError {
-  if (error instanceof ApiError) return error;
+function urlTooLong(maxUrlLength: number): ValidationError {
+  return new ValidationError(
+    [{ field: "url", issue: `must be at most ${maxUrlLength} characters` }],
+    "The request URL is too long.",
+  );
+}
+
+/** Errors that mean the client sent something unreadable: Fastify's own 4xx errors. */
+function isClientError(error: FastifyError): boolean {
   const status = typeof error.statusCode === "number" ? error.statusCode : 500;
-  if (status === 404) return new NotFoundError();
-  if (status >= 400 && status < 500) {
-    return new ValidationError(
-      [{ field: "body", issue: clientIssue(error) }],
-      "The request could not be read.",
-    );
+  return status >= 400 && status < 500 && typeof error.code === "string" && error.code.startsWith("FST_ERR_");
+}
+
+/**
+ * Fastify's own errors (body parsing, limits, the router) become 400s; anything else that
+ * is not an ApiError is an unexpected failure, answered 500 without its internals.
+ */
+function toApiError(error: FastifyError | ApiError, maxUrlLength: number): ApiError {
+  if (error instanceof ApiError) return error;
+  if (error.statusCode === 404) return new NotFoundError();
+  if (!isClientError(error)) return new InternalError(error);
+  switch (error.code) {
+    case "FST_ERR_MAX_PARAM_LENGTH":
+      return urlTooLong(maxUrlLength);
+    case "FST_ERR_BAD_URL":
+      return new ValidationError(
+        [{ field: "url", issue: "must be a valid URL: a percent-encoding is malformed" }],
+        "The request URL is not valid.",
+      );
   }
-  return new InternalError();
+  return new ValidationError(
+    [{ field: "body", issue: clientIssue(error) }],
+    "The request body could not be read.",
+  );
 }
 
 function clientIssue(error: FastifyError): string {
@@ -171,8 +238,9 @@ function clientIssue(error: FastifyError): string {
     case "FST_ERR_CTP_BODY_TOO_LARGE":
       return "is larger than the body size limit";
     case "FST_ERR_CTP_INVALID_MEDIA_TYPE":
-    case "FST_ERR_CTP_INVALID_CONTENT_LENGTH":
       return "must be sent as application/json";
+    case "FST_ERR_CTP_INVALID_CONTENT_LENGTH":
+      return "does not match its Content-Length";
     case "FST_ERR_CTP_EMPTY_JSON_BODY":
       return "must not be empty with Content-Type application/json";
     default:
@@ -181,7 +249,7 @@ function clientIssue(error: FastifyError): string {
 }
 
 function sendError(reply: FastifyReply, request: FastifyRequest, error: ApiError): FastifyReply {
-  if (error.status === 500) request.log.error({ err: error }, "unexpected failure");
+  if (error.status === 500) request.log.error({ err: error.cause ?? error }, "unexpected failure");
   for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
   return reply.code(error.status).type("application/json; charset=utf-8").send(error.toEnvelope());
 }

@@ -99,9 +99,10 @@ export class RateLimitedError extends ApiError {
   }
 }
 
-/** 500: server-side failure. The message never carries internals. */
+/** 500: server-side failure. The message never carries internals; `cause`, the original error, is only logged. */
 export class InternalError extends ApiError {
-  constructor() {
+  constructor(cause?: unknown) {
     super(500, "INTERNAL_ERROR", "An unexpected error occurred.");
+    if (cause !== undefined) this.cause = cause;
   }
 }

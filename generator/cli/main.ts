@@ -1,4 +1,4 @@
-import { Command, CommanderError, Option } from "commander";
+import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 
 /** Runs the canon CLI with `argv` (without node and script); resolves to the exit code. */
 export async function main(argv: string[]): Promise<number> {
@@ -11,6 +11,17 @@ export async function main(argv: string[]): Promise<number> {
 
   const definitions = () => new Option("--definitions <dir>", "folder of api.yaml and resource files").default("definitions");
   const out = () => new Option("--out <dir>", "output folder").default("generated");
+  const allowBreaking = () =>
+    new Option("--allow-breaking", "let breaking changes to published versions through, as warnings: only for a version that has never shipped");
+  const failOnSunset = () => new Option("--fail-on-sunset", "fail when a deprecated version's sunset date is near or past (default: a warning)");
+  const today = () =>
+    new Option("--today <YYYY-MM-DD>", "the date sunsets are measured against (default: today, UTC)").argParser((value: string) => {
+      const ms = Date.parse(`${value}T00:00:00Z`);
+      if (!/^\d{4}-\d{2}-\d{2}$/.test(value) || Number.isNaN(ms) || new Date(ms).toISOString().slice(0, 10) !== value) {
+        throw new InvalidArgumentError("expected a date YYYY-MM-DD");
+      }
+      return value;
+    });
 
   program
     .command("init [dir]")
@@ -35,15 +46,21 @@ export async function main(argv: string[]): Promise<number> {
     .description("write the output; prints what changed and how long it took")
     .addOption(definitions())
     .addOption(out())
+    .addOption(allowBreaking())
+    .addOption(failOnSunset())
+    .addOption(today())
     .action(async (o) => {
       const { generateCommand } = await import("../commands/generate.ts");
       code = await generateCommand(o);
     });
   program
     .command("check")
-    .description("write nothing; fail if the output differs from what generate would write")
+    .description("write nothing; fail if the output differs from what generate would write, or a published version would break")
     .addOption(definitions())
     .addOption(out())
+    .addOption(allowBreaking())
+    .addOption(failOnSunset())
+    .addOption(today())
     .action(async (o) => {
       const { checkCommand } = await import("../commands/generate.ts");
       code = await checkCommand(o);
@@ -52,6 +69,8 @@ export async function main(argv: string[]): Promise<number> {
     .command("lint")
     .description("print diagnostics only")
     .addOption(definitions())
+    .addOption(failOnSunset())
+    .addOption(today())
     .action(async (o) => {
       const { lintCommand } = await import("../commands/generate.ts");
       code = await lintCommand(o);
@@ -61,7 +80,8 @@ export async function main(argv: string[]): Promise<number> {
     .description("generate, then serve every version on one port with dev credentials")
     .option("--port <port>", "port to listen on", "3000")
     .option("--host <host>", "address to listen on", "127.0.0.1")
-    .option("--store <store>", "memory", "memory")
+    .option("--store <store>", "memory, pglite:<dir> or postgres://…", "pglite:.canon-data")
+    .option("--redis <url>", "share the rate limit of several instances through Redis (redis://host:port)")
     .addOption(definitions())
     .addOption(out())
     .action(async (o) => {

@@ -8,34 +8,107 @@ export interface ServeOptions {
   out: string;
   port: string;
   host: string;
+  /** `memory`, `pglite:<dir>` or `postgres://…`. */
   store: string;
+  /** `redis://…`: one rate limit shared by every instance that names this Redis. */
+  redis?: string;
 }
+
+/** The default store: embedded PostgreSQL in a folder under the working directory. */
+export const DEFAULT_STORE = "pglite:.canon-data";
 
 interface GeneratedEntry {
-  buildApp(options: { authenticate: unknown; store?: unknown; logger?: boolean }): Promise<FastifyInstance>;
+  buildApp(options: {
+    authenticate: unknown;
+    store?: unknown;
+    logger?: boolean;
+    cursorSecret?: string;
+    rateLimit?: { max: number; windowMs: number; redis?: unknown } | false;
+  }): Promise<FastifyInstance>;
   devAuthenticate: unknown;
-  MemoryStore: new () => unknown;
 }
 
-/** `canon serve`: generates, then serves every version on one port with the dev credentials. */
+interface ClosableStore {
+  close(): Promise<void>;
+}
+
+interface GeneratedStores {
+  openStore(target: string): Promise<ClosableStore>;
+}
+
+interface RedisClient {
+  quit(): Promise<unknown>;
+  disconnect(): void;
+  ping(): Promise<unknown>;
+}
+
+/** Where a store target keeps its data, for the banner (no password of a URL). */
+function describeStore(target: string): string {
+  if (!/^postgres(ql)?:\/\//.test(target)) return target;
+  const url = new URL(target);
+  if (url.password) url.password = "***";
+  return url.toString();
+}
+
+function storeIsValid(target: string): boolean {
+  return target === "memory" || /^pglite:.+/.test(target) || /^postgres(ql)?:\/\/.+/.test(target);
+}
+
+/**
+ * `canon serve`: generates, then serves every version on one port with the dev credentials,
+ * over the store `--store` names (default `pglite:.canon-data`). SQL stores are migrated to the
+ * current schema first. SIGTERM or SIGINT closes the server, then the store.
+ */
 export async function serveCommand(options: ServeOptions): Promise<number> {
   const port = Number(options.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     process.stderr.write(`error --port must be a port number, not "${options.port}"\n`);
     return 2;
   }
-  if (options.store !== "memory") {
-    process.stderr.write(`error --store ${options.store}: this build serves --store memory only (the SQL store is not built yet)\n`);
+  const target = options.store || DEFAULT_STORE;
+  if (!storeIsValid(target)) {
+    process.stderr.write(`error --store ${target}: use memory, pglite:<dir> (default ${DEFAULT_STORE}) or postgres://user@host:port/database\n`);
+    return 2;
+  }
+  if (options.redis !== undefined && !/^rediss?:\/\/.+/.test(options.redis)) {
+    process.stderr.write(`error --redis ${options.redis}: use redis://host:port\n`);
     return 2;
   }
   const generated = await generateCommand(options);
   if (generated !== 0) return generated;
-  const entry = (await import(pathToFileURL(path.resolve(options.out, "index.ts")).href)) as GeneratedEntry;
-  const app = await entry.buildApp({ authenticate: entry.devAuthenticate, store: new entry.MemoryStore() });
+
+  const out = path.resolve(options.out);
+  const entry = (await import(pathToFileURL(path.join(out, "index.ts")).href)) as GeneratedEntry;
+  const stores = (await import(pathToFileURL(path.join(out, "sql", "index.ts")).href)) as GeneratedStores;
+  let store: ClosableStore;
+  try {
+    store = await stores.openStore(target);
+  } catch (error) {
+    process.stderr.write(`error --store ${describeStore(target)}: ${(error as Error).message}\n`);
+    return 1;
+  }
+
+  let redis: RedisClient | null = null;
+  let app: FastifyInstance;
+  try {
+    if (options.redis) redis = await connectRedis(options.redis);
+    app = await entry.buildApp({
+      authenticate: entry.devAuthenticate,
+      store,
+      // Several instances behind one balancer accept each other's cursors when they share the secret.
+      ...(process.env.CANON_CURSOR_SECRET ? { cursorSecret: process.env.CANON_CURSOR_SECRET } : {}),
+      ...(redis ? { rateLimit: await sharedRateLimit(options.definitions, redis) } : {}),
+    });
+  } catch (error) {
+    await store.close();
+    redis?.disconnect();
+    process.stderr.write(`error ${(error as Error).message}\n`);
+    return 1;
+  }
   const address = await app.listen({ port, host: options.host });
   process.stdout.write(
     [
-      `canon serve: listening on ${address} (store: memory)`,
+      `canon serve: listening on ${address} (store: ${describeStore(target)}${redis ? `, rate limit shared through ${options.redis}` : ""})`,
       `  try: curl -H 'Authorization: Bearer dev-writer' ${address}/v2/products`,
       `  docs: ${address}/v2/docs`,
       "",
@@ -43,11 +116,42 @@ export async function serveCommand(options: ServeOptions): Promise<number> {
   );
   await new Promise<void>((resolve) => {
     const stop = () => {
-      void app.close().then(resolve);
+      void app
+        .close()
+        .then(() => store.close())
+        .then(() => redis?.quit())
+        .catch((error: unknown) => process.stderr.write(`canon serve: while closing: ${(error as Error).message}\n`))
+        .finally(resolve);
     };
     process.once("SIGTERM", stop);
     process.once("SIGINT", stop);
   });
   process.stdout.write("canon serve: closed\n");
   return 0;
+}
+
+async function connectRedis(url: string): Promise<RedisClient> {
+  const specifier: string = "ioredis";
+  const { Redis } = (await import(specifier)) as { Redis: new (url: string, options: object) => RedisClient };
+  // Fail fast: a limiter that cannot reach Redis answers 500, so refuse to start without it.
+  const client = new Redis(url, {
+    connectTimeout: 2000,
+    maxRetriesPerRequest: 1,
+    keyPrefix: process.env.CANON_REDIS_PREFIX ?? "canon:",
+    lazyConnect: false,
+  });
+  try {
+    await client.ping();
+  } catch (error) {
+    client.disconnect();
+    throw new Error(`--redis ${url}: ${(error as Error).message}`);
+  }
+  return client;
+}
+
+/** The API's own limit (api.yaml `rate_limit`; none: no limit), counted in Redis. */
+async function sharedRateLimit(definitions: string, redis: RedisClient): Promise<{ max: number; windowMs: number; redis: unknown } | false> {
+  const { runFrontEnd } = await import("../pipeline.ts");
+  const limit = (await runFrontEnd(definitions)).model?.rateLimit;
+  return limit ? { max: limit.requests, windowMs: limit.perSeconds * 1000, redis } : false;
 }

@@ -35,8 +35,20 @@ export const RULES = {
   "sunset-near": { severity: "warning", doc: "A deprecated version's sunset date is near or past: remove the version on time." },
 } as const satisfies Record<string, { severity: Severity; doc: string }>;
 
-export type RuleId = keyof typeof RULES;
+/**
+ * Rules of the compatibility gate of `canon generate` and `canon check`: they compare the
+ * definitions' output with the published documents in the output folder, so `canon lint`
+ * (and the broken corpus, which has no output folder) never reports them.
+ */
+export const OUTPUT_RULES = {
+  "breaking-change": { severity: "error", doc: "A published version's OpenAPI document would change in a way that breaks its clients (conventions 9.7)." },
+  "version-removed-early": { severity: "error", doc: "A published version was removed from the definitions before its sunset date passed (conventions 9.9)." },
+} as const satisfies Record<string, { severity: Severity; doc: string }>;
+
+export type RuleId = keyof typeof RULES | keyof typeof OUTPUT_RULES;
+
+const ALL_RULES: Record<RuleId, { severity: Severity; doc: string }> = { ...RULES, ...OUTPUT_RULES };
 
 export function diagnostic(rule: RuleId, location: SourceLocation, message: string, fix: string): Diagnostic {
-  return { rule, severity: RULES[rule].severity, message, fix, location };
+  return { rule, severity: ALL_RULES[rule].severity, message, fix, location };
 }

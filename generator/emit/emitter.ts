@@ -25,6 +25,19 @@ export interface EmitContext {
   runtimeFile(name: string): string;
   /** Names of the runtime files. */
   runtimeFiles(): string[];
+  /**
+   * Read access to the output folder as it was before this run, for the few artifacts that build
+   * on what was written before (the SQL migrations). Absent: an empty output folder.
+   */
+  previous?: PreviousOutput;
+}
+
+/** The output folder before this run. Paths are relative to it, with `/`. */
+export interface PreviousOutput {
+  /** The text of a file; undefined when there is none. */
+  read(path: string): string | undefined;
+  /** Names of the files directly in a folder, sorted; empty when there is none. */
+  list(dir: string): string[];
 }
 
 /** First line of every generated source file. */

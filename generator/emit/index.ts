@@ -1,21 +1,25 @@
 import { readdirSync, readFileSync } from "node:fs";
+import path from "node:path";
 import Handlebars from "handlebars";
 import type { ApiModel } from "../model/types.ts";
 import { packageRoot } from "../util/package-root.ts";
 import { compareText } from "../diagnostics/diagnostic.ts";
-import type { EmitContext, EmittedFile, Emitter } from "./emitter.ts";
+import { changesEmitter } from "./changes/index.ts";
+import type { EmitContext, EmittedFile, Emitter, PreviousOutput } from "./emitter.ts";
 import { entryEmitter } from "./entry/index.ts";
 import { errorsEmitter } from "./errors/index.ts";
 import { handlersEmitter } from "./handlers/index.ts";
 import { openapiEmitter } from "./openapi/index.ts";
 import { paginationEmitter } from "./pagination/index.ts";
 import { runtimeEmitter } from "./runtime/index.ts";
+import { sqlEmitter } from "./sql/index.ts";
 import { typesEmitter } from "./types/index.ts";
 import { validatorsEmitter } from "./validators/index.ts";
 
 /** Every artifact canon writes, one emitter each. */
 export const emitters: Emitter[] = [
   openapiEmitter,
+  changesEmitter,
   typesEmitter,
   validatorsEmitter,
   paginationEmitter,
@@ -23,11 +27,12 @@ export const emitters: Emitter[] = [
   handlersEmitter,
   runtimeEmitter,
   entryEmitter,
+  sqlEmitter,
 ];
 
 
 /** Templates and runtime files, each read and compiled at most once per context. */
-export function createEmitContext(root: URL = packageRoot()): EmitContext {
+export function createEmitContext(root: URL = packageRoot(), previous?: PreviousOutput): EmitContext {
   const compiled = new Map<string, Handlebars.TemplateDelegate>();
   const runtime = new Map<string, string>();
   const handlebars = Handlebars.create();
@@ -53,6 +58,30 @@ export function createEmitContext(root: URL = packageRoot()): EmitContext {
       return readdirSync(new URL("runtime/", root))
         .filter((n) => n.endsWith(".ts") && !n.endsWith(".test.ts"))
         .sort(compareText);
+    },
+    ...(previous ? { previous } : {}),
+  };
+}
+
+/** The output folder `dir` as it is now, read lazily; a missing folder reads as empty. */
+export function readOutputFolder(dir: string): PreviousOutput {
+  return {
+    read(file) {
+      try {
+        return readFileSync(path.join(dir, file), "utf8");
+      } catch {
+        return undefined;
+      }
+    },
+    list(folder) {
+      try {
+        return readdirSync(path.join(dir, folder), { withFileTypes: true })
+          .filter((e) => e.isFile())
+          .map((e) => e.name)
+          .sort(compareText);
+      } catch {
+        return [];
+      }
     },
   };
 }

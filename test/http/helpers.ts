@@ -24,48 +24,70 @@ export const V4_UUID = "9b2f3d1e-4c5a-4b6d-8e7f-0a1b2c3d4e5f";
 // ---------------------------------------------------------------------------------------
 // The OpenAPI documents and their validator
 
-const documents = new Map<string, Obj>();
-for (const version of VERSIONS) {
-  documents.set(version, JSON.parse(readFileSync(new URL(`../../generated/${version}/openapi.json`, import.meta.url), "utf8")) as Obj);
+/** What a generated service promises: its versions' documents, and which versions are deprecated. */
+export interface Contract {
+  /** Names the contract's schemas in the validator. */
+  name: string;
+  documents: Map<string, Obj>;
+  /** Deprecated versions: their Sunset value and the base of their successor links. */
+  deprecated: Map<string, { sunset: string; successor: string; baseUrl: string }>;
 }
 
-export function documentOf(version: string): Obj {
-  const doc = documents.get(version);
-  assert.ok(doc, `no OpenAPI document for ${version}`);
-  return doc;
+/** Reads `<dir>/vN/openapi.json` for each version. */
+export function loadContract(name: string, dir: URL, versions: string[], deprecated: Contract["deprecated"] = new Map()): Contract {
+  const documents = new Map<string, Obj>();
+  for (const version of versions) {
+    const doc = JSON.parse(readFileSync(new URL(`${version}/openapi.json`, dir), "utf8")) as Obj;
+    documents.set(version, doc);
+    ajv.addSchema(doc, `${name}-${version}`);
+  }
+  return { name, documents, deprecated };
 }
 
 const AjvClass = Ajv2020 as unknown as typeof Ajv2020.default;
 const addFormatsTo = addFormats as unknown as typeof addFormats.default;
 const ajv = new AjvClass({ strict: false, allErrors: true, validateFormats: true });
 addFormatsTo(ajv);
-for (const [version, doc] of documents) ajv.addSchema(doc, version);
 
-/** A schema of `version`'s document with its local `$ref`s pointing into that document. */
-function anchored(version: string, schema: unknown): unknown {
-  if (Array.isArray(schema)) return schema.map((s) => anchored(version, s));
+/** The showcase in `generated/`: v1 deprecated (sunset 2027-06-30), v2 current. */
+export const SHOWCASE: Contract = loadContract(
+  "showcase",
+  new URL("../../generated/", import.meta.url),
+  [...VERSIONS],
+  new Map([["v1", { sunset: SUNSET, successor: "v2", baseUrl: BASE_URL }]]),
+);
+
+export function documentOf(version: string, contract: Contract = SHOWCASE): Obj {
+  const doc = contract.documents.get(version);
+  assert.ok(doc, `no OpenAPI document for ${version}`);
+  return doc;
+}
+
+/** A schema of a document with its local `$ref`s pointing into that document (`id`). */
+function anchored(id: string, schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map((s) => anchored(id, s));
   if (schema && typeof schema === "object") {
     return Object.fromEntries(
-      Object.entries(schema).map(([k, v]) => [k, k === "$ref" && typeof v === "string" && v.startsWith("#") ? `${version}${v}` : anchored(version, v)]),
+      Object.entries(schema).map(([k, v]) => [k, k === "$ref" && typeof v === "string" && v.startsWith("#") ? `${id}${v}` : anchored(id, v)]),
     );
   }
   return schema;
 }
 
 const validators = new Map<string, ReturnType<typeof ajv.compile>>();
-function validatorFor(version: string, key: string, schema: unknown): ReturnType<typeof ajv.compile> {
-  const id = `${version}:${key}`;
-  let validate = validators.get(id);
+function validatorFor(contract: Contract, version: string, key: string, schema: unknown): ReturnType<typeof ajv.compile> {
+  const id = `${contract.name}-${version}`;
+  let validate = validators.get(`${id}:${key}`);
   if (!validate) {
-    validate = ajv.compile(anchored(version, schema) as object);
-    validators.set(id, validate);
+    validate = ajv.compile(anchored(id, schema) as object);
+    validators.set(`${id}:${key}`, validate);
   }
   return validate;
 }
 
 /** Validates `value` against `#/components/schemas/<name>` of a version's document. */
-export function assertSchema(version: string, name: string, value: unknown): void {
-  const validate = validatorFor(version, `schema:${name}`, { $ref: `#/components/schemas/${name}` });
+export function assertSchema(version: string, name: string, value: unknown, contract: Contract = SHOWCASE): void {
+  const validate = validatorFor(contract, version, `schema:${name}`, { $ref: `#/components/schemas/${name}` });
   assert.ok(validate(value), `not a valid ${version} ${name}: ${ajv.errorsText(validate.errors)}\n${JSON.stringify(value)}`);
 }
 
@@ -156,7 +178,7 @@ function headerValueMatches(schema: Obj, value: string): boolean {
   return true;
 }
 
-function checkResponse(method: string, url: string, res: Res): void {
+function checkResponse(contract: Contract, method: string, url: string, res: Res): void {
   const path = url.split("?")[0]!;
   const where = `${method} ${url.length > 120 ? `${url.slice(0, 120)}…` : url} → ${res.status} ${res.text.slice(0, 300)}`;
 
@@ -164,23 +186,25 @@ function checkResponse(method: string, url: string, res: Res): void {
   const requestId = res.headers.get("x-request-id");
   assert.ok(requestId && UUID_V7.test(requestId), `X-Request-Id missing or not a v7 (${requestId}): ${where}`);
 
-  // Deprecated v1: the three headers on every response, errors included; v2: none.
+  // A deprecated version: the three headers on every response, errors included; others: none.
   const version = /^\/(v[1-9]\d*)(?:\/|$)/.exec(path)?.[1];
-  if (version === "v1") {
+  const deprecation = version ? contract.deprecated.get(version) : undefined;
+  if (deprecation) {
     assert.equal(res.headers.get("deprecation"), "true", `Deprecation: ${where}`);
-    assert.equal(res.headers.get("sunset"), SUNSET, `Sunset: ${where}`);
+    assert.equal(res.headers.get("sunset"), deprecation.sunset, `Sunset: ${where}`);
     const collection = path.split("/")[2] ?? "";
-    assert.equal(res.headers.get("link"), `<${BASE_URL}/v2/${collection}>; rel="successor-version"`, `Link: ${where}`);
+    assert.equal(res.headers.get("link"), `<${deprecation.baseUrl}/${deprecation.successor}/${collection}>; rel="successor-version"`, `Link: ${where}`);
   } else {
     for (const name of ["deprecation", "sunset", "link"]) assert.equal(res.headers.get(name), null, `${name} on a current version: ${where}`);
   }
 
-  if (res.status !== 204 && res.text !== "" && (res.headers.get("content-type") ?? "").includes("json")) {
+  const isDocument = /^\/v[1-9]\d*\/openapi\.json$/.test(path);
+  if (!isDocument && res.status !== 204 && res.text !== "" && (res.headers.get("content-type") ?? "").includes("json")) {
     assertNoInternals(res.body);
   }
   assert.ok(res.status !== 200 || !(res.body && typeof res.body === "object" && "error" in res.body), `200 with an error payload: ${where}`);
 
-  const doc = version ? documents.get(version) : undefined;
+  const doc = version ? contract.documents.get(version) : undefined;
   // Served but not listed: the version's document and its reference page.
   if (doc && method === "GET" && (path === `/${version}/openapi.json` || path === `/${version}/docs` || path.startsWith(`/${version}/docs/`))) {
     return;
@@ -190,7 +214,8 @@ function checkResponse(method: string, url: string, res: Res): void {
     // An unknown path, version or method: 404 with the envelope. (A long URL is refused first.)
     assert.ok(res.status === 404 || (res.status === 400 && url.length > 4096), `unlisted operation answered ${where}`);
     assertErrorEnvelope(res.body, res.status === 404 ? "NOT_FOUND" : "VALIDATION_ERROR");
-    assertSchema(version && documents.has(version) ? version : "v2", "Error", res.body);
+    const errorVersion = version && contract.documents.has(version) ? version : [...contract.documents.keys()].at(-1)!;
+    assertSchema(errorVersion, "Error", res.body, contract);
     return;
   }
   res.template = found.template;
@@ -211,7 +236,7 @@ function checkResponse(method: string, url: string, res: Res): void {
     return;
   }
   assert.match(res.headers.get("content-type") ?? "", /^application\/json/, `content-type: ${where}`);
-  const validate = validatorFor(version!, `${method} ${found.template} ${res.status}`, content.schema);
+  const validate = validatorFor(contract, version!, `${method} ${found.template} ${res.status}`, content.schema);
   assert.ok(validate(res.body), `${where}\nbody does not match the document: ${ajv.errorsText(validate.errors)}`);
   if (res.status >= 400) assertErrorEnvelope(res.body);
 }
@@ -222,19 +247,25 @@ function checkResponse(method: string, url: string, res: Res): void {
 export interface Api {
   app: FastifyInstance;
   base: string;
+  contract: Contract;
   close(): Promise<void>;
 }
 
+/** Starts the showcase service on loopback, port 0. */
 export async function startApp(options: Partial<BuildOptions> = {}): Promise<Api> {
-  const app = await buildApp({ authenticate: devAuthenticate, rateLimit: false, ...options });
+  return listen(await buildApp({ authenticate: devAuthenticate, rateLimit: false, ...options }), SHOWCASE);
+}
+
+/** Listens on loopback with an app built by any generated `buildApp`, checked against `contract`. */
+export async function listen(app: FastifyInstance, contract: Contract): Promise<Api> {
   await app.listen({ port: 0, host: "127.0.0.1" });
   const address = app.server.address();
   assert.ok(address && typeof address === "object");
-  return { app, base: `http://127.0.0.1:${address.port}`, close: () => app.close() };
+  return { app, base: `http://127.0.0.1:${address.port}`, contract, close: () => app.close() };
 }
 
 export interface CallOptions {
-  /** An object (sent as JSON), or a string/Buffer sent as is. */
+  /** An object (sent as JSON), or a string sent as is. */
   body?: unknown;
   /** `Bearer <auth>`; null sends no Authorization. Default dev-writer. */
   auth?: string | null;
@@ -246,9 +277,9 @@ export async function call(api: Api, method: string, url: string, options: CallO
   const headers: Record<string, string> = {};
   const auth = options.auth === undefined ? "dev-writer" : options.auth;
   if (auth !== null) headers.authorization = `Bearer ${auth}`;
-  let body: string | Buffer | undefined;
+  let body: string | undefined;
   if (options.body !== undefined) {
-    if (typeof options.body === "string" || Buffer.isBuffer(options.body)) body = options.body;
+    if (typeof options.body === "string") body = options.body;
     else {
       body = JSON.stringify(options.body);
       headers["content-type"] = "application/json";
@@ -260,7 +291,7 @@ export async function call(api: Api, method: string, url: string, options: CallO
   let parsed: unknown = undefined;
   if (text !== "" && (response.headers.get("content-type") ?? "").includes("json")) parsed = JSON.parse(text);
   const res: Res = { status: response.status, headers: response.headers, text, body: parsed, template: null };
-  checkResponse(method, url, res);
+  checkResponse(api.contract, method, url, res);
   return res;
 }
 

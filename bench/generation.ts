@@ -1,0 +1,246 @@
+// Generation benchmarks: `canon generate` (cold, no-op, one changed resource), `canon check`,
+// cost as N grows, peak RSS, and TypeSpec (`tsp compile` to the two OpenAPI documents) on the
+// equivalent definitions, run side by side (alternating, in the same loop).
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { fmtBytes, fmtMs, fmtRatio, log, max, median, repoRoot, table, timeNode, workRoot, type Check, type ProcessRun } from "./lib.ts";
+import { resourceYaml, syntheticResources, writeSynthetic } from "./synthetic.ts";
+import { writeTypeSpec } from "./typespec.ts";
+
+const canonBin = path.join(repoRoot, "bin", "canon.js");
+const tspBin = path.join(repoRoot, "node_modules", "@typespec", "compiler", "cmd", "tsp.js");
+
+export interface GenerationPlan {
+  /** Sizes whose cold generation is measured. */
+  sizes: number[];
+  /** Sizes at which TypeSpec runs beside canon. */
+  typespecSizes: number[];
+  /** The size of the no-op, one-change and check runs. */
+  incrementalSize: number;
+  /** Runs per measurement, by size (cold runs), and of the incremental runs. */
+  coldRuns: (n: number) => number;
+  incrementalRuns: number;
+}
+
+export const FULL_PLAN: GenerationPlan = {
+  sizes: [10, 100, 1000],
+  typespecSizes: [10, 100],
+  incrementalSize: 100,
+  coldRuns: (n) => (n >= 1000 ? 3 : 5),
+  incrementalRuns: 7,
+};
+
+export const QUICK_PLAN: GenerationPlan = {
+  sizes: [100],
+  typespecSizes: [100],
+  incrementalSize: 100,
+  coldRuns: () => 2,
+  incrementalRuns: 3,
+};
+
+interface SizeResult {
+  n: number;
+  files: number;
+  canon: ProcessRun[];
+  typespec: ProcessRun[];
+  /** canon ÷ tsp of each side-by-side pair. */
+  pairRatios: number[];
+}
+
+export interface GenerationResult {
+  sizes: SizeResult[];
+  noop: ProcessRun[];
+  change: ProcessRun[];
+  check: ProcessRun[];
+  /** In-process times canon printed itself for the no-op runs. */
+  noopReported: number[];
+}
+
+function workspace(n: number): string {
+  return path.join(workRoot, `gen-${n}`);
+}
+
+function canon(command: "generate" | "check", cwd: string): Promise<ProcessRun> {
+  return timeNode([canonBin, command, "--definitions", "definitions", "--out", "out"], { cwd, rss: true });
+}
+
+function coldCanon(cwd: string): Promise<ProcessRun> {
+  rmSync(path.join(cwd, "out"), { recursive: true, force: true });
+  rmSync(path.join(cwd, "node_modules"), { recursive: true, force: true });
+  return canon("generate", cwd);
+}
+
+function coldTypeSpec(cwd: string): Promise<ProcessRun> {
+  const dir = path.join(cwd, "tsp");
+  rmSync(path.join(dir, "out"), { recursive: true, force: true });
+  return timeNode([tspBin, "compile", ".", "--output-dir", "out"], { cwd: dir, rss: true });
+}
+
+function expectOk(what: string, r: ProcessRun, pattern?: RegExp): void {
+  if (r.code !== 0 || (pattern && !pattern.test(r.stdout))) {
+    throw new Error(`${what} failed (exit ${r.code}):\n${r.stdout.slice(-2000)}\n${r.stderr.slice(-2000)}`);
+  }
+}
+
+function reportedMs(stdout: string): number {
+  const m = /\((\d+(?:\.\d+)?) (ms|s)\)/.exec(stdout);
+  return m ? Number(m[1]) * (m[2] === "s" ? 1000 : 1) : NaN;
+}
+
+export async function benchGeneration(plan: GenerationPlan): Promise<GenerationResult> {
+  const result: GenerationResult = { sizes: [], noop: [], change: [], check: [], noopReported: [] };
+  for (const n of plan.sizes) {
+    const cwd = workspace(n);
+    mkdirSync(cwd, { recursive: true });
+    writeSynthetic(path.join(cwd, "definitions"), n);
+    const withTsp = plan.typespecSizes.includes(n);
+    if (withTsp) writeTypeSpec(path.join(cwd, "tsp"), n);
+    const size: SizeResult = { n, files: 0, canon: [], typespec: [], pairRatios: [] };
+    const runs = plan.coldRuns(n);
+    for (let i = 0; i < runs; i++) {
+      // Alternate which goes first, so that neither always runs on a machine warmed (or
+      // loaded) by the other.
+      const order = withTsp && i % 2 === 1 ? ["tsp", "canon"] : ["canon", "tsp"];
+      let c: ProcessRun | null = null;
+      let t: ProcessRun | null = null;
+      for (const which of order) {
+        if (which === "canon") {
+          c = await coldCanon(cwd);
+          expectOk(`canon generate (N=${n})`, c, / added/);
+          size.canon.push(c);
+          size.files = Number(/(\d+) added/.exec(c.stdout)?.[1] ?? 0);
+        } else if (withTsp) {
+          t = await coldTypeSpec(cwd);
+          expectOk(`tsp compile (N=${n})`, t);
+          size.typespec.push(t);
+        }
+      }
+      if (c && t) size.pairRatios.push(c.ms / t.ms);
+      log(
+        `  N=${n} cold ${i + 1}/${runs}: canon ${fmtMs(c!.ms)} (${fmtBytes(c!.maxRss)})` +
+          (t ? `, tsp ${fmtMs(t.ms)} (${fmtBytes(t.maxRss)}), canon/tsp ${fmtRatio(c!.ms / t.ms)}` : ""),
+      );
+    }
+    result.sizes.push(size);
+    if (n === plan.incrementalSize) await incremental(cwd, n, plan.incrementalRuns, result);
+  }
+  return result;
+}
+
+/** No-op re-runs, one changed resource, and check, on the output the last cold run left. */
+async function incremental(cwd: string, n: number, runs: number, result: GenerationResult): Promise<void> {
+  // Make sure output and cache exist and are current (a cold run just wrote them).
+  expectOk("canon generate (settle)", await canon("generate", cwd), /up to date/);
+  for (let i = 0; i < runs; i++) {
+    const r = await canon("generate", cwd);
+    expectOk("canon generate (no-op)", r, /up to date/);
+    result.noop.push(r);
+    result.noopReported.push(reportedMs(r.stdout));
+  }
+  log(`  N=${n} no-op: ${walls(result.noop)}`);
+  for (let i = 0; i < runs; i++) {
+    const r = await canon("check", cwd);
+    expectOk("canon check", r, /match/);
+    result.check.push(r);
+  }
+  log(`  N=${n} check: ${walls(result.check)}`);
+  // One changed resource: a child with a parent (every fifth) and new text in its description,
+  // a different text each time, so that each run formats and writes that resource's files.
+  const resource = syntheticResources(n)[4]!;
+  const file = path.join(cwd, "definitions", `${resource.name}.yaml`);
+  for (let i = 0; i < runs; i++) {
+    writeFileSync(file, resourceYaml(resource, i + 1));
+    const r = await canon("generate", cwd);
+    expectOk("canon generate (one change)", r, / changed/);
+    result.change.push(r);
+  }
+  writeFileSync(file, resourceYaml(resource));
+  expectOk("canon generate (restore)", await canon("generate", cwd));
+  log(`  N=${n} one changed resource: ${walls(result.change)}`);
+}
+
+function walls(runs: ProcessRun[]): string {
+  return runs.map((r) => fmtMs(r.ms)).join(", ");
+}
+
+/** Targets of the issue, with the margins quick mode allows for noise. */
+export function generationChecks(r: GenerationResult): Check[] {
+  const checks: Check[] = [];
+  const at = (n: number) => r.sizes.find((s) => s.n === n);
+  const s100 = at(100);
+  if (s100 && s100.pairRatios.length > 0) {
+    const ratio = median(s100.pairRatios);
+    checks.push({
+      name: "cold generate N=100 ÷ tsp compile N=100",
+      value: fmtRatio(ratio),
+      target: "< 1.00×",
+      met: ratio < 1,
+      margin: "≤ 1.30×",
+      withinMargin: ratio <= 1.3,
+    });
+  }
+  const s1000 = at(1000);
+  if (s100 && s1000) {
+    const ratio = median(s1000.canon.map((x) => x.ms)) / median(s100.canon.map((x) => x.ms));
+    checks.push({ name: "cold generate N=1000 ÷ N=100", value: fmtRatio(ratio), target: "≤ 10×", met: ratio <= 10, margin: "≤ 12×", withinMargin: ratio <= 12 });
+    const rss = max(s1000.canon.map((x) => x.maxRss));
+    checks.push({
+      name: "peak RSS, cold generate N=1000",
+      value: fmtBytes(rss),
+      target: "< 1 GiB",
+      met: rss < 1024 ** 3,
+      margin: "< 1.25 GiB",
+      withinMargin: rss < 1.25 * 1024 ** 3,
+    });
+  }
+  // Absolute times: quick mode (a CI machine of unknown speed) fails only at twice the target.
+  const abs = (name: string, runs: ProcessRun[], limit: number) => {
+    if (runs.length === 0) return;
+    const m = median(runs.map((x) => x.ms));
+    checks.push({ name, value: fmtMs(m), target: `< ${fmtMs(limit)}`, met: m < limit, margin: `< ${fmtMs(2 * limit)}`, withinMargin: m < 2 * limit });
+  };
+  abs("no-op generate N=100", r.noop, 500);
+  abs("one changed resource N=100", r.change, 1000);
+  abs("check N=100", r.check, 1000);
+  return checks;
+}
+
+export function generationMarkdown(r: GenerationResult): string {
+  const rows = r.sizes.map((s) => {
+    const c = median(s.canon.map((x) => x.ms));
+    const t = s.typespec.length ? median(s.typespec.map((x) => x.ms)) : NaN;
+    return [
+      String(s.n),
+      String(s.files),
+      `${fmtMs(c)} (${walls(s.canon)})`,
+      fmtMs(median(s.canon.map((x) => x.cpuMs))),
+      fmtBytes(max(s.canon.map((x) => x.maxRss))),
+      s.typespec.length ? `${fmtMs(t)} (${walls(s.typespec)})` : "–",
+      s.typespec.length ? fmtMs(median(s.typespec.map((x) => x.cpuMs))) : "–",
+      s.typespec.length ? fmtBytes(max(s.typespec.map((x) => x.maxRss))) : "–",
+      s.pairRatios.length ? fmtRatio(median(s.pairRatios)) : "–",
+    ];
+  });
+  const parts = [
+    table(
+      ["N", "files", "canon generate, cold: wall (median; every run)", "canon CPU", "canon peak RSS", "tsp compile: wall (median; every run)", "tsp CPU", "tsp peak RSS", "canon ÷ tsp wall (median of pairs)"],
+      rows,
+    ),
+  ];
+  const inc: string[][] = [];
+  const line = (name: string, runs: ProcessRun[], reported?: number[]) => {
+    if (!runs.length) return;
+    inc.push([
+      name,
+      fmtMs(median(runs.map((x) => x.ms))),
+      fmtMs(median(runs.map((x) => x.cpuMs))),
+      reported ? fmtMs(median(reported)) : "–",
+      walls(runs),
+    ]);
+  };
+  line("no-op `canon generate`", r.noop, r.noopReported);
+  line("one changed resource", r.change);
+  line("`canon check`", r.check);
+  if (inc.length) parts.push(table(["N = 100", "wall (median)", "CPU (median)", "canon's own timer", "wall, every run"], inc));
+  return parts.join("\n\n");
+}

@@ -1,0 +1,115 @@
+// The benchmark suite.
+//
+//   npm run bench              full mode (several minutes; run by hand, figures go to docs/benchmarks.md)
+//   npm run bench:quick        quick mode (under a minute, for CI): fails when a figure falls
+//                              clearly short of its target, beyond what noise alone does
+//   node bench/run.ts [--quick] [--only generation,runtime,micro] [--json <file>] [--app <generated dir>]
+//
+// Prints progress to stderr and a markdown report to stdout; exits 1 when a check fails (in
+// quick mode: falls outside its margin; in full mode: misses its target, with --strict).
+import { mkdirSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { benchGeneration, FULL_PLAN, generationChecks, generationMarkdown, QUICK_PLAN, type GenerationResult } from "./generation.ts";
+import { log, table, type Check } from "./lib.ts";
+import { benchMicro, microMarkdown, type MicroResult } from "./micro.ts";
+import { benchRuntime, FULL_RUNTIME, QUICK_RUNTIME, runtimeAvailable, runtimeChecks, runtimeMarkdown, type RuntimeResult } from "./runtime.ts";
+
+export interface Options {
+  quick: boolean;
+  only: Set<string>;
+  json: string | null;
+  app: string | undefined;
+  strict: boolean;
+}
+
+export function parseArgs(argv: string[]): Options {
+  const value = (flag: string) => {
+    const i = argv.indexOf(flag);
+    return i >= 0 ? argv[i + 1] : undefined;
+  };
+  const only = value("--only");
+  return {
+    quick: argv.includes("--quick"),
+    only: new Set(only ? only.split(",") : ["generation", "runtime", "micro"]),
+    json: value("--json") ?? null,
+    app: value("--app"),
+    strict: argv.includes("--strict"),
+  };
+}
+
+export interface Report {
+  mode: "quick" | "full";
+  machine: string;
+  generation?: GenerationResult;
+  runtime?: RuntimeResult;
+  micro?: MicroResult[];
+  checks: Check[];
+  markdown: string;
+  seconds: number;
+}
+
+export async function runBenchmarks(options: Options): Promise<Report> {
+  const started = performance.now();
+  const cpus = os.cpus();
+  const machine = `${cpus.length} × ${cpus[0]?.model.trim() ?? "?"}, ${Math.round(os.totalmem() / 1024 ** 3)} GiB, Node ${process.version}, ${os.platform()} ${os.release()}`;
+  const report: Report = { mode: options.quick ? "quick" : "full", machine, checks: [], markdown: "", seconds: 0 };
+  const sections: string[] = [`Machine: ${machine}. Mode: ${report.mode}.`];
+
+  if (options.only.has("generation")) {
+    log("generation");
+    report.generation = await benchGeneration(options.quick ? QUICK_PLAN : FULL_PLAN);
+    report.checks.push(...generationChecks(report.generation));
+    sections.push("### Generation", generationMarkdown(report.generation));
+  }
+  if (options.only.has("runtime")) {
+    const missing = runtimeAvailable();
+    if (missing) {
+      log(`runtime: skipped, ${missing}`);
+      sections.push("### Run time", `Skipped: ${missing}.`);
+    } else {
+      log("runtime");
+      report.runtime = await benchRuntime({ ...(options.quick ? QUICK_RUNTIME : FULL_RUNTIME), ...(options.app ? { app: options.app } : {}) });
+      report.checks.push(...runtimeChecks(report.runtime));
+      sections.push("### Run time", runtimeMarkdown(report.runtime));
+    }
+  }
+  if (options.only.has("micro")) {
+    log("micro");
+    report.micro = await benchMicro(options.quick);
+    sections.push("### Micro", microMarkdown(report.micro));
+  }
+  if (report.checks.length) {
+    sections.push(
+      "### Targets",
+      table(
+        ["check", "measured", "target", "met", "quick-mode margin", "within margin"],
+        report.checks.map((c) => [c.name, c.value, c.target, c.met ? "yes" : "**no**", c.margin, c.withinMargin ? "yes" : "**no**"]),
+      ),
+    );
+  }
+  report.seconds = (performance.now() - started) / 1000;
+  sections.push(`Total benchmark time: ${report.seconds.toFixed(0)} s.`);
+  report.markdown = sections.join("\n\n") + "\n";
+  return report;
+}
+
+/** Quick mode fails on a check outside its margin; full mode with --strict on any missed target. */
+export function failures(report: Report, strict: boolean): Check[] {
+  return report.checks.filter((c) => (report.mode === "quick" ? !c.withinMargin : strict && !c.met));
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const options = parseArgs(process.argv.slice(2));
+  const report = await runBenchmarks(options);
+  process.stdout.write(report.markdown);
+  if (options.json) {
+    mkdirSync(path.dirname(path.resolve(options.json)), { recursive: true });
+    writeFileSync(options.json, JSON.stringify(report, null, 2));
+  }
+  const failed = failures(report, options.strict);
+  if (failed.length) {
+    process.stderr.write(`\nbench: ${failed.length} check(s) failed:\n${failed.map((c) => `  ${c.name}: ${c.value} (target ${c.target}, margin ${c.margin})`).join("\n")}\n`);
+    process.exitCode = 1;
+  }
+}

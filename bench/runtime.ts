@@ -1,0 +1,294 @@
+// Run-time benchmarks: a generated GET /v2/products/{id} and a generated cursor list of 20
+// against hand-written Fastify 5 routes doing the same work, with wrk. Each server runs in its
+// own process pinned to core 0 (`taskset -c 0`), wrk to core 1 (`taskset -c 1`). Generated and
+// hand-written runs alternate within each round; ratios are taken within a round and the
+// median of the rounds is reported. Bare node:http answering a fixed body is the ceiling.
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { fmtCount, fmtRatio, log, median, repoRoot, table, type Check } from "./lib.ts";
+import { BENCH_ID } from "./runtime/seed.ts";
+
+export interface RuntimePlan {
+  rounds: number;
+  /** Seconds per measured wrk run. */
+  seconds: number;
+  warmupSeconds: number;
+  connections: number;
+  /** Also measure v1 (deprecated: deprecation headers on every response). */
+  v1: boolean;
+  ceiling: boolean;
+  /** Folder of the generated service to import `buildApp` from. */
+  app?: string;
+}
+
+export const FULL_RUNTIME: RuntimePlan = { rounds: 5, seconds: 6, warmupSeconds: 3, connections: 32, v1: true, ceiling: true };
+export const QUICK_RUNTIME: RuntimePlan = { rounds: 3, seconds: 2, warmupSeconds: 1, connections: 32, v1: false, ceiling: false };
+
+export type Kind = "generated" | "handwritten" | "ceiling";
+
+export interface Server {
+  kind: Kind;
+  port: number;
+  child: ChildProcess;
+}
+
+export interface WrkResult {
+  rps: number;
+  requests: number;
+  /** CPU time the server process spent per request (user + system, every thread), in µs; NaN when unknown. */
+  cpuUs: number;
+  /** Latency percentiles in milliseconds. */
+  p50: number;
+  p99: number;
+  errors: number;
+}
+
+export interface EndpointResult {
+  name: string;
+  path: string;
+  handwritten: WrkResult[];
+  generated: WrkResult[];
+  /** generated ÷ hand-written requests per second, per round. */
+  rpsRatios: number[];
+  /** generated ÷ hand-written p99 latency, per round. */
+  p99Ratios: number[];
+  /** hand-written ÷ generated server CPU time per request, per round: the req/s ratio a dedicated core would give. */
+  cpuRatios: number[];
+}
+
+export interface RuntimeResult {
+  endpoints: EndpointResult[];
+  ceiling: WrkResult[];
+  pinned: boolean;
+  connections: number;
+  seconds: number;
+}
+
+const AUTH = "Authorization: Bearer dev-reader";
+
+function has(command: string): boolean {
+  return spawnSync("sh", ["-c", `command -v ${command}`], { stdio: "ignore" }).status === 0;
+}
+
+export function runtimeAvailable(): string | null {
+  return has("wrk") ? null : "wrk is not installed (apt-get install wrk)";
+}
+
+function pinned(core: number, command: string, args: string[]): [string, string[]] {
+  return has("taskset") ? ["taskset", ["-c", String(core), command, ...args]] : [command, args];
+}
+
+export function startServer(kind: Kind, app?: string): Promise<Server> {
+  const [command, args] = pinned(0, process.execPath, [path.join(repoRoot, "bench", "runtime", "server.ts"), kind, ...(app ? ["--app", app] : [])]);
+  const child = spawn(command, args, { cwd: repoRoot, stdio: ["ignore", "pipe", "inherit"] });
+  return new Promise((resolve, reject) => {
+    let out = "";
+    child.stdout!.setEncoding("utf8").on("data", (d: string) => {
+      out += d;
+      const m = /ready (\d+)/.exec(out);
+      if (m) resolve({ kind, port: Number(m[1]), child });
+    });
+    child.on("exit", (code) => reject(new Error(`${kind} server exited (${code}) before it was ready`)));
+  });
+}
+
+export function stopServer(server: Server): Promise<void> {
+  return new Promise((resolve) => {
+    if (server.child.exitCode !== null) return resolve();
+    server.child.once("exit", () => resolve());
+    server.child.kill("SIGTERM");
+    setTimeout(() => server.child.kill("SIGKILL"), 3000).unref();
+  });
+}
+
+function toMs(value: string, unit: string): number {
+  const n = Number(value);
+  return unit === "us" ? n / 1000 : unit === "ms" ? n : unit === "s" ? n * 1000 : unit === "m" ? n * 60_000 : NaN;
+}
+
+export function parseWrk(text: string): WrkResult {
+  const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(text)?.[1] ?? NaN);
+  const pct = (p: string) => {
+    const m = new RegExp(`^\\s+${p}%\\s+([\\d.]+)(us|ms|s|m)\\s*$`, "m").exec(text);
+    return m ? toMs(m[1]!, m[2]!) : NaN;
+  };
+  const requests = Number(/(\d+) requests in/.exec(text)?.[1] ?? NaN);
+  const non2xx = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(text)?.[1] ?? 0);
+  const socket = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(text);
+  const errors = non2xx + (socket ? socket.slice(1).reduce((a, b) => a + Number(b), 0) : 0);
+  return { rps, requests, cpuUs: NaN, p50: pct("50"), p99: pct("99"), errors };
+}
+
+let clockTicks: number | null = null;
+
+/** CPU time of a process so far (user + system, every thread), in seconds, from /proc; NaN where there is no /proc. */
+function processCpu(pid: number | undefined): number {
+  if (pid === undefined) return NaN;
+  try {
+    clockTicks ??= Number(spawnSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).stdout.trim()) || 100;
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(fields[11]) + Number(fields[12])) / clockTicks;
+  } catch {
+    return NaN;
+  }
+}
+
+/** One wrk run against `url`; with `server`, also the server's CPU time per request. */
+export async function wrk(url: string, seconds: number, connections: number, server?: Server): Promise<WrkResult> {
+  const cpuBefore = processCpu(server?.child.pid);
+  const [command, args] = pinned(1, "wrk", ["-t1", `-c${connections}`, `-d${seconds}s`, "--latency", "-H", AUTH, url]);
+  const child = spawn(command, args, { stdio: ["ignore", "pipe", "pipe"] });
+  let out = "";
+  child.stdout.setEncoding("utf8").on("data", (d: string) => (out += d));
+  child.stderr.setEncoding("utf8").on("data", (d: string) => (out += d));
+  await new Promise((resolve) => child.on("close", resolve));
+  const result = parseWrk(out);
+  result.cpuUs = ((processCpu(server?.child.pid) - cpuBefore) / result.requests) * 1e6;
+  if (!Number.isFinite(result.rps)) throw new Error(`wrk printed no result for ${url}:\n${out}`);
+  if (result.errors > 0) throw new Error(`wrk saw ${result.errors} failed responses from ${url}:\n${out}`);
+  return result;
+}
+
+/** Both servers must answer the same JSON, and the generated one with its conventions on. */
+async function verify(generated: Server, handwritten: Server, paths: Array<{ path: string }>): Promise<void> {
+  for (const { path: p } of paths) {
+    const [g, h] = await Promise.all(
+      [generated, handwritten].map((s) => fetch(`http://127.0.0.1:${s.port}${p}`, { headers: { authorization: "Bearer dev-reader" } })),
+    );
+    if (g!.status !== 200 || h!.status !== 200) throw new Error(`${p}: generated ${g!.status}, hand-written ${h!.status}`);
+    const [gb, hb] = (await Promise.all([g!.json(), h!.json()])) as Array<Record<string, unknown>>;
+    const comparable = (b: Record<string, unknown>) =>
+      "pagination" in b ? { data: b.data, has_more: (b.pagination as { has_more: boolean }).has_more } : b;
+    if (JSON.stringify(comparable(gb!)) !== JSON.stringify(comparable(hb!))) throw new Error(`${p}: generated and hand-written JSON differ`);
+    for (const header of ["x-request-id", "x-ratelimit-limit", ...(p.startsWith("/v1/") ? ["deprecation", "sunset", "link"] : [])]) {
+      if (!g!.headers.has(header)) throw new Error(`${p}: the generated service sent no ${header} header`);
+    }
+  }
+  const unauthenticated = await fetch(`http://127.0.0.1:${generated.port}/v2/products/${BENCH_ID}`);
+  if (unauthenticated.status !== 401) throw new Error(`the generated service answered ${unauthenticated.status} without credentials, not 401`);
+}
+
+export async function benchRuntime(plan: RuntimePlan): Promise<RuntimeResult> {
+  const endpoints: EndpointResult[] = [
+    { name: "GET one record", path: `/v2/products/${BENCH_ID}`, handwritten: [], generated: [], rpsRatios: [], p99Ratios: [], cpuRatios: [] },
+    { name: "cursor list of 20", path: `/v2/products?limit=20`, handwritten: [], generated: [], rpsRatios: [], p99Ratios: [], cpuRatios: [] },
+  ];
+  if (plan.v1) {
+    endpoints.push({ name: "GET one record, v1 (deprecated)", path: `/v1/products/${BENCH_ID}`, handwritten: [], generated: [], rpsRatios: [], p99Ratios: [], cpuRatios: [] });
+  }
+  const result: RuntimeResult = { endpoints, ceiling: [], pinned: has("taskset"), connections: plan.connections, seconds: plan.seconds };
+  const servers: Server[] = [];
+  try {
+    const generated = await startServer("generated", plan.app);
+    servers.push(generated);
+    const handwritten = await startServer("handwritten");
+    servers.push(handwritten);
+    const ceiling = plan.ceiling ? await startServer("ceiling") : null;
+    if (ceiling) servers.push(ceiling);
+    await verify(generated, handwritten, endpoints);
+    const url = (s: Server, p: string) => `http://127.0.0.1:${s.port}${p}`;
+    // Warm up every server on every endpoint once (JIT, inline caches, connection setup).
+    for (const e of endpoints) for (const s of [handwritten, generated]) await wrk(url(s, e.path), plan.warmupSeconds, plan.connections);
+    if (ceiling) await wrk(url(ceiling, "/"), plan.warmupSeconds, plan.connections);
+    for (let round = 0; round < plan.rounds; round++) {
+      for (const e of endpoints) {
+        const order = round % 2 === 0 ? [handwritten, generated] : [generated, handwritten];
+        const got: Partial<Record<Kind, WrkResult>> = {};
+        for (const s of order) got[s.kind] = await wrk(url(s, e.path), plan.seconds, plan.connections, s);
+        e.handwritten.push(got.handwritten!);
+        e.generated.push(got.generated!);
+        e.rpsRatios.push(got.generated!.rps / got.handwritten!.rps);
+        e.p99Ratios.push(got.generated!.p99 / got.handwritten!.p99);
+        e.cpuRatios.push(got.handwritten!.cpuUs / got.generated!.cpuUs);
+        log(
+          `  round ${round + 1}/${plan.rounds} ${e.name}: hand-written ${fmtCount(got.handwritten!.rps)} req/s p99 ${got.handwritten!.p99.toFixed(2)} ms, ` +
+            `generated ${fmtCount(got.generated!.rps)} req/s p99 ${got.generated!.p99.toFixed(2)} ms → ${pct(got.generated!.rps / got.handwritten!.rps)}; ` +
+            `CPU per request ${got.handwritten!.cpuUs.toFixed(1)} µs vs ${got.generated!.cpuUs.toFixed(1)} µs → ${pct(got.handwritten!.cpuUs / got.generated!.cpuUs)}`,
+        );
+      }
+      if (ceiling) {
+        const c = await wrk(url(ceiling, "/"), plan.seconds, plan.connections, ceiling);
+        result.ceiling.push(c);
+        log(`  round ${round + 1}/${plan.rounds} ceiling (node:http, fixed body): ${fmtCount(c.rps)} req/s`);
+      }
+    }
+  } finally {
+    await Promise.all(servers.map(stopServer));
+  }
+  return result;
+}
+
+function pct(ratio: number): string {
+  return Number.isFinite(ratio) ? `${(ratio * 100).toFixed(0)} %` : "–";
+}
+
+export function runtimeChecks(r: RuntimeResult): Check[] {
+  const checks: Check[] = [];
+  for (const e of r.endpoints.filter((x) => x.path.startsWith("/v2/"))) {
+    const rps = median(e.rpsRatios);
+    const cpu = median(e.cpuRatios);
+    const p99 = median(e.p99Ratios);
+    // Quick mode fails only when both the req/s ratio and the CPU-per-request ratio are clearly
+    // short: a neighbour stealing the server's core for a moment moves the first, not the second.
+    checks.push({
+      name: `${e.name}: generated ÷ hand-written req/s (CPU-time ratio)`,
+      value: `${pct(rps)} (${pct(cpu)})`,
+      target: "≥ 85 %",
+      met: rps >= 0.85,
+      margin: "≥ 70 %",
+      withinMargin: rps >= 0.7 || cpu >= 0.7,
+    });
+    checks.push({
+      name: `${e.name}: generated ÷ hand-written p99`,
+      value: fmtRatio(p99),
+      target: "≤ 1.20×",
+      met: p99 <= 1.2,
+      margin: "≤ 2.00×",
+      withinMargin: p99 <= 2,
+    });
+  }
+  return checks;
+}
+
+export function runtimeMarkdown(r: RuntimeResult): string {
+  const rows: string[][] = [];
+  const list = (values: number[], f: (x: number) => string) => values.map(f).join(", ");
+  for (const e of r.endpoints) {
+    rows.push([
+      `${e.name} \`${e.path.replace(BENCH_ID, "{id}")}\``,
+      fmtCount(median(e.handwritten.map((x) => x.rps))),
+      fmtCount(median(e.generated.map((x) => x.rps))),
+      `**${pct(median(e.rpsRatios))}** (${list(e.rpsRatios, (x) => (x * 100).toFixed(0))})`,
+      `${median(e.handwritten.map((x) => x.cpuUs)).toFixed(1)} / ${median(e.generated.map((x) => x.cpuUs)).toFixed(1)} µs → ${pct(median(e.cpuRatios))}`,
+      `${median(e.handwritten.map((x) => x.p99)).toFixed(2)} / ${median(e.generated.map((x) => x.p99)).toFixed(2)} ms`,
+      `**${fmtRatio(median(e.p99Ratios))}** (${list(e.p99Ratios, (x) => x.toFixed(2))})`,
+    ]);
+  }
+  const parts = [
+    table(
+      [
+        "endpoint",
+        "hand-written req/s",
+        "generated req/s",
+        "generated ÷ hand-written req/s (each round)",
+        "server CPU per request, hand-written / generated",
+        "p99 hand-written / generated",
+        "p99 ratio (each round)",
+      ],
+      rows,
+    ),
+  ];
+  if (r.ceiling.length) {
+    parts.push(
+      `Ceiling, bare \`node:http\` answering a fixed body: ${fmtCount(median(r.ceiling.map((x) => x.rps)))} req/s ` +
+        `(p99 ${median(r.ceiling.map((x) => x.p99)).toFixed(2)} ms, ${median(r.ceiling.map((x) => x.cpuUs)).toFixed(1)} µs of CPU per request).`,
+    );
+  }
+  parts.push(
+    `Medians of ${r.endpoints[0]?.rpsRatios.length ?? 0} rounds; in each round hand-written and generated ran back to back (alternating which went first). ` +
+      `wrk -t1 -c${r.connections} -d${r.seconds}s; ${r.pinned ? "server pinned to core 0 and wrk to core 1 with taskset" : "not pinned (taskset missing)"}.`,
+  );
+  return parts.join("\n\n");
+}

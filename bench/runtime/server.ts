@@ -1,0 +1,58 @@
+// One benchmark server per process, started by bench/runtime.ts pinned to one core:
+//
+//   node bench/runtime/server.ts generated|handwritten|ceiling [--app <generated dir>]
+//
+// It listens on a free port of 127.0.0.1 and prints `ready <port>` once it serves.
+//   generated    buildApp from generated/index.ts with every convention on: devAuthenticate,
+//                request ids, the rate limiter (1e9 per minute: never triggers), ETags, and
+//                deprecation headers on v1.
+//   handwritten  bench/runtime/handwritten.ts: Fastify 5 and zod by hand, same store, same JSON.
+//   ceiling      bare node:http answering a fixed body: the most this machine can do.
+import { createServer } from "node:http";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+import type { FastifyInstance } from "fastify";
+import { buildHandwritten } from "./handwritten.ts";
+import { BENCH_ID, seededStore } from "./seed.ts";
+
+const [kind, ...rest] = process.argv.slice(2);
+const appIndex = rest.indexOf("--app");
+const appDir = appIndex >= 0 ? path.resolve(rest[appIndex + 1]!) : path.resolve(import.meta.dirname, "../../generated");
+
+async function buildGenerated(): Promise<FastifyInstance> {
+  const generated = (await import(pathToFileURL(path.join(appDir, "index.ts")).href)) as typeof import("../../generated/index.ts");
+  const store = await seededStore();
+  return generated.buildApp({
+    authenticate: generated.devAuthenticate,
+    rateLimit: { max: 1e9, windowMs: 60_000 },
+    store,
+    logger: false,
+  });
+}
+
+async function main(): Promise<void> {
+  if (kind === "ceiling") {
+    const store = await seededStore();
+    const record = await store.get("products", BENCH_ID);
+    const body = JSON.stringify({ id: record!.id, ...record!.values, created_at: record!.created_at, updated_at: record!.updated_at });
+    const server = createServer((_request, response) => {
+      response.writeHead(200, { "content-type": "application/json; charset=utf-8", "content-length": Buffer.byteLength(body) });
+      response.end(body);
+    });
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      process.stdout.write(`ready ${typeof address === "object" && address ? address.port : 0}\n`);
+    });
+    return;
+  }
+  const app = kind === "generated" ? await buildGenerated() : kind === "handwritten" ? await buildHandwritten() : null;
+  if (!app) throw new Error(`unknown server kind ${kind}: generated, handwritten or ceiling`);
+  await app.listen({ port: 0, host: "127.0.0.1" });
+  const address = app.server.address();
+  process.stdout.write(`ready ${typeof address === "object" && address ? address.port : 0}\n`);
+  const stop = () => void app.close().then(() => process.exit(0));
+  process.on("SIGTERM", stop);
+  process.on("SIGINT", stop);
+}
+
+await main();

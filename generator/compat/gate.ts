@@ -1,0 +1,142 @@
+import { readdir, readFile } from "node:fs/promises";
+import path from "node:path";
+import { diagnostic } from "../diagnostics/catalog.ts";
+import type { Diagnostic, SourceLocation } from "../diagnostics/diagnostic.ts";
+import type { ApiModel, Definitions } from "../model/types.ts";
+import { versionNumber } from "../model/snapshot.ts";
+import { compareDocuments } from "./compare.ts";
+import { locateChange } from "./locate.ts";
+import { breakFix, breakMessage, representative, versionList, type VersionedChange } from "./messages.ts";
+import { pathKey } from "./operations.ts";
+import { sunsetOf } from "./sunset.ts";
+import type { Json } from "./types.ts";
+
+export interface GateInput {
+  /** The output folder: a version whose `vN/openapi.json` is there is published. */
+  out: string;
+  /** The new output, by path relative to the output folder. */
+  files: ReadonlyArray<{ path: string; content: string }>;
+  definitions: Definitions;
+  model: ApiModel;
+  /** YYYY-MM-DD, for sunsets. */
+  today: string;
+  /** Report breaks as warnings and let them through (a version that has never shipped). */
+  allowBreaking: boolean;
+}
+
+export interface GateResult {
+  diagnostics: Diagnostic[];
+  /** Published versions that this run would break (or remove early). */
+  broken: string[];
+  /** Published versions removed after their sunset: accepted. */
+  retired: string[];
+}
+
+/** The text of the published documents in the output folder, by version. */
+export async function publishedDocuments(out: string): Promise<Map<string, string>> {
+  const docs = new Map<string, string>();
+  let entries;
+  try {
+    entries = await readdir(out, { withFileTypes: true });
+  } catch {
+    return docs;
+  }
+  const versions = entries.filter((e) => e.isDirectory() && /^v[1-9][0-9]*$/.test(e.name)).map((e) => e.name);
+  await Promise.all(
+    versions.map(async (v) => {
+      try {
+        docs.set(v, await readFile(path.join(out, v, "openapi.json"), "utf8"));
+      } catch {
+        // No document: the version is not published.
+      }
+    }),
+  );
+  return docs;
+}
+
+/**
+ * The compatibility gate: every published version's new document is compared with the
+ * published one; a breaking change, or a version removed before its sunset, is refused.
+ */
+export async function compatibilityGate(input: GateInput): Promise<GateResult> {
+  const published = await publishedDocuments(input.out);
+  const fresh = new Map(input.files.filter((f) => /^v[1-9][0-9]*\/openapi\.json$/.test(f.path)).map((f) => [f.path.split("/")[0]!, f.content]));
+  const latest = Math.max(0, ...input.definitions.versions.map((v) => versionNumber(v.name)).filter((n) => !Number.isNaN(n)));
+  const next = `v${latest + 1}`;
+  const result: GateResult = { diagnostics: [], broken: [], retired: [] };
+  const severity = input.allowBreaking ? "warning" : "error";
+  const push = (d: Diagnostic) => result.diagnostics.push({ ...d, severity });
+  const breaking: VersionedChange[] = [];
+  for (const version of [...published.keys()].sort((a, b) => versionNumber(a) - versionNumber(b))) {
+    const text = published.get(version)!;
+    const content = fresh.get(version);
+    if (content === text) continue;
+    const old = parse(text);
+    // A document canon cannot read is no contract to hold to; `check` lists it as differing.
+    if (old === undefined) continue;
+    if (content === undefined) {
+      const problem = removedVersion(version, old, input.today);
+      if (!problem) {
+        result.retired.push(version);
+        continue;
+      }
+      result.broken.push(version);
+      push(diagnostic("version-removed-early", input.definitions.at("versions"), problem.message, problem.fix));
+      continue;
+    }
+    const breaks = compareDocuments(old, JSON.parse(content) as Json).filter((c) => c.breaking);
+    if (breaks.length === 0) continue;
+    result.broken.push(version);
+    breaking.push(...breaks.map((change) => ({ version, change })));
+  }
+  for (const group of groups(input, breaking)) {
+    const versions = versionList([...new Set(group.map((g) => g.version))]);
+    const first = representative(group.map((g) => g.change));
+    push(diagnostic("breaking-change", group.location, breakMessage(group), breakFix(versions, next, first)));
+  }
+  return result;
+}
+
+function parse(text: string): Json | undefined {
+  try {
+    return JSON.parse(text) as Json;
+  } catch {
+    return undefined;
+  }
+}
+
+function removedVersion(version: string, old: Json, today: string): { message: string; fix: string } | null {
+  const sunset = sunsetOf(old);
+  if (sunset !== undefined && today >= sunset) return null;
+  if (sunset === undefined) {
+    return {
+      message: `${version} is published and was removed from the definitions, but it was never deprecated: its clients have had no notice`,
+      fix: `put ${version} back in versions in api.yaml; deprecate it with a sunset date at least 90 days later, and remove it once that date has passed`,
+    };
+  }
+  return {
+    message: `${version} is published and was removed from the definitions before its sunset on ${sunset} (today is ${today})`,
+    fix: `keep ${version} in versions in api.yaml until ${sunset}; remove it on or after that date`,
+  };
+}
+
+/**
+ * Breaks of one kind caused by one definition line, with the same words: one diagnostic for the
+ * field that every operation, body and published version shows.
+ */
+function groups(input: GateInput, breaks: VersionedChange[]): Array<VersionedChange[] & { location: SourceLocation }> {
+  const byKey = new Map<string, VersionedChange[] & { location: SourceLocation }>();
+  for (const b of breaks) {
+    const c = b.change;
+    const location = locateChange(input.definitions, input.model, b.version, c);
+    const place = c.schema?.field ? c.schema.field : c.part.in === "parameter" ? c.part.name : `${c.operation?.method} ${pathKey(c.operation?.path ?? "")}`;
+    const key = `${location.file}:${location.line}:${location.column}|${c.kind}|${c.keyword ?? ""}|${place.split(".").pop()}|${c.detail}`;
+    let group = byKey.get(key);
+    if (!group) {
+      group = Object.assign([] as VersionedChange[], { location });
+      byKey.set(key, group);
+    }
+    group.push(b);
+  }
+  return [...byKey.values()];
+}

@@ -1,0 +1,97 @@
+import type { SourceLocation } from "../diagnostics/diagnostic.ts";
+import type { ActionDef, ApiModel, Definitions, FieldDef, Locator, ResourceDef } from "../model/types.ts";
+import type { Change } from "./types.ts";
+
+/**
+ * The definition line behind a change of a version's document: the field's key (or the option
+ * that changed), the resource's `operations`, `pagination` or `resource:` line, or the version in
+ * api.yaml when nothing closer exists (a change that comes from canon itself, or from a file
+ * that was deleted).
+ */
+export function locateChange(defs: Definitions, model: ApiModel, version: string, change: Change): SourceLocation {
+  const fallback = defs.versions.find((v) => v.name === version)?.at() ?? defs.at("versions");
+  if (change.kind === "servers-changed") return defs.at("base_url");
+  if (!change.operation) return fallback;
+  const owner = ownerOf(defs, change.operation.path);
+  if (!owner) return /^\/v[0-9]+\/events(\/|$)/.test(change.operation.path) && defs.events ? defs.at("events") : fallback;
+  const { resource, action } = owner;
+  const key = (name: string) => written(resource, name) ?? resource.at("resource");
+  switch (change.kind) {
+    case "operation-removed":
+    case "path-removed":
+      return resource.removed !== undefined ? resource.at("removed") : key("operations");
+    case "action-removed":
+      return key("actions");
+    case "pagination-changed":
+      return key("pagination");
+    case "status-removed":
+    case "response-body-removed":
+      return action ? written(action, "response") ?? action.at() : key("operations");
+  }
+  if (change.part.in === "parameter") {
+    const { location, name } = change.part;
+    if (location !== "query") return resource.at("resource");
+    if (name === "q") return key("search");
+    if (["limit", "cursor", "page", "per_page"].includes(name)) return key("pagination");
+    if (change.kind === "parameter-removed" || change.kind === "parameter-added") return key("filters");
+    const field = topField(model, version, resource, name);
+    return field ? optionAt(field, change.keyword) : key("filters");
+  }
+  if (change.part.in === "operation" || !change.schema) return action ? action.at() : resource.at("resource");
+  const container = action ? action.at() : key("fields");
+  const path = change.schema.field;
+  if (!path) return container;
+  const segments = path.split(".");
+  if (change.kind === "field-renamed" && change.renamedTo) segments[segments.length - 1] = change.renamedTo.split(".").pop()!;
+  const field = findField(model, version, resource, action, segments);
+  return field ? optionAt(field, change.keyword) : container;
+}
+
+/** The resource (and action) a path belongs to: `/v1/users/{id}/orders` → orders; `/v1/orders/{id}/cancellations` → orders' action. */
+function ownerOf(defs: Definitions, path: string): { resource: ResourceDef; action?: ActionDef } | null {
+  const segments = path.split("/").filter((s) => s && !s.startsWith("{"));
+  if (/^v[0-9]+$/.test(segments[0] ?? "")) segments.shift();
+  const find = (collection: string | undefined) => defs.resources.find((r) => r.collection === collection);
+  const last = find(segments[segments.length - 1]);
+  if (last) return { resource: last };
+  const first = find(segments[0]);
+  if (!first) return null;
+  const action = first.actions.find((a) => a.name === segments[segments.length - 1]);
+  return action ? { resource: first, action } : { resource: first };
+}
+
+/** The location of a key when the file writes it, else undefined (a missing key locates at its parent). */
+function written(owner: { at: Locator }, key: string): SourceLocation | undefined {
+  const at = owner.at(key);
+  const none = owner.at("\u0000");
+  return at.line === none.line && at.column === none.column ? undefined : at;
+}
+
+/** A top-level field by the name a version shows, through renames: the storage name is the definition's key. */
+function topField(model: ApiModel, version: string, resource: ResourceDef, name: string): FieldDef | undefined {
+  const shown = model.versions.find((v) => v.name === version)?.resources.find((r) => r.collection === resource.collection);
+  const storage = shown?.fields.find((f) => f.name === name)?.storageName ?? name;
+  return resource.fields.find((f) => f.name === storage) ?? resource.fields.find((f) => f.renamed?.from === name);
+}
+
+function findField(model: ApiModel, version: string, resource: ResourceDef, action: ActionDef | undefined, segments: string[]): FieldDef | undefined {
+  const [first, ...rest] = segments;
+  const name = first!.replace(/\[\]$/g, "");
+  let field = action ? action.fields.find((f) => f.name === name) : topField(model, version, resource, name);
+  let current = first!;
+  for (;;) {
+    if (!field) return undefined;
+    for (let items = current.match(/\[\]/g)?.length ?? 0; items > 0 && field; items--) field = field.items;
+    const next = rest.shift();
+    if (next === undefined || !field) return field;
+    current = next;
+    field = field.fields?.find((f) => f.name === next.replace(/\[\]$/g, ""));
+  }
+}
+
+const yamlKeys: Record<string, string> = { maxLength: "max_length", minLength: "min_length", maxItems: "max_items", enum: "values", required: "optional" };
+
+/** The option that changed, when the definition writes it; else the field's key. */
+function optionAt(field: FieldDef, keyword: string | undefined): SourceLocation {
+  return (keyword && written(field, yamlKeys[keyword] ?? keyword)) || field.at();
+}

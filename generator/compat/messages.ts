@@ -1,0 +1,104 @@
+import type { Change } from "./types.ts";
+
+/** The words of a breaking-change diagnostic: what broke, where, and how to make the change instead. */
+
+/** `response`, `request body`, `query parameter "status"`, or "" for the operation itself. */
+export function partLabel(change: Change): string {
+  const part = change.part;
+  switch (part.in) {
+    case "request":
+      return "request body";
+    case "response":
+      return `response ${part.status}`;
+    case "parameter":
+      return `${part.location} parameter "${part.name}"`;
+    default:
+      return "";
+  }
+}
+
+/** `getOrder, listOrders and 3 more` */
+export function operationList(ids: string[]): string {
+  const unique = [...new Set(ids)];
+  const shown = unique.slice(0, 4);
+  const more = unique.length - shown.length;
+  if (more > 0) return `${shown.join(", ")} and ${more} more`;
+  return shown.length > 1 ? `${shown.slice(0, -1).join(", ")} and ${shown.at(-1)}` : (shown[0] ?? "");
+}
+
+/** `v1`, `v1 and v2` */
+export function versionList(versions: string[]): string {
+  return versions.length > 1 ? `${versions.slice(0, -1).join(", ")} and ${versions.at(-1)}` : (versions[0] ?? "");
+}
+
+/** A change together with the published version it breaks. */
+export interface VersionedChange {
+  version: string;
+  change: Change;
+}
+
+/**
+ * The diagnostic message of one break (one kind of change at one definition line), in every
+ * published version and operation it reaches: `v1 is published and this breaks its clients:
+ * field "due_cents" was renamed "amount_due_cents" [field-renamed], in createOrder (request body); getOrder (response)`.
+ */
+export function breakMessage(group: VersionedChange[]): string {
+  const versions = [...new Set(group.map((g) => g.version))];
+  const changes = group.map((g) => g.change);
+  const first = representative(changes);
+  const subject = first.schema?.field ? `field "${first.schema.field}"` : first.subject;
+  const places = new Map<string, string[]>();
+  for (const c of changes) {
+    const label = c.part.in === "response" ? "response" : partLabel(c);
+    places.set(label, [...(places.get(label) ?? []), c.operation?.operationId ?? ""].filter(Boolean));
+  }
+  const where = [...places].map(([label, ids]) => `${operationList(ids)}${label ? ` (${label})` : ""}`).filter(Boolean).join("; ");
+  const who = versions.length > 1 ? `${versionList(versions)} are published and this breaks their clients` : `${versions[0]} is published and this breaks its clients`;
+  return `${who}: ${subject} ${first.detail} [${first.kind}]${where ? `, in ${where}` : ""}`;
+}
+
+/** The change of a group that names the field best: through a component, with the shortest path. */
+export function representative(group: Change[]): Change {
+  const score = (c: Change) => (c.schema?.field ? c.schema.field.length : 10_000 + c.field.length);
+  return group.reduce((a, b) => (score(b) < score(a) ? b : a));
+}
+
+/**
+ * How to make the change without breaking `version`: keep it as it was, and make the change
+ * in a new version `next` with added / removed / renamed.
+ */
+export function breakFix(version: string, next: string, change: Change): string {
+  const add = `add ${next} to versions in api.yaml`;
+  const name = (change.schema?.field || change.field).split(".").pop()!.replace(/\[\]$/, "");
+  const newName = change.renamedTo?.split(".").pop();
+  switch (change.kind) {
+    case "field-removed":
+      return `keep "${name}" in ${version}: put the field back, ${add} and mark it \`removed: ${next}\``;
+    case "field-renamed":
+      return `keep the name "${name}" in ${version}: ${add} and write \`renamed: { in: ${next}, from: ${name} }\` on "${newName}"`;
+    case "field-added":
+    case "parameter-added":
+      return `a new required input breaks every client of ${version}: make "${name || partName(change)}" optional or give it a default, or ${add} and mark it \`added: ${next}\``;
+    case "operation-removed":
+    case "path-removed":
+    case "action-removed":
+      return `keep it in ${version}: put it back (operations and actions apply to every version of a resource); to drop it, ${add}, mark the resource \`removed: ${next}\` and add its successor with \`added: ${next}\``;
+    case "pagination-changed":
+      return `keep the pagination mode: it applies to every version of a resource; to change it, ${add}, mark the resource \`removed: ${next}\` and add its successor with \`added: ${next}\` and the new mode`;
+    case "parameter-removed":
+      return `keep ${partName(change)} in ${version}: put the filter (or option) back; to drop it, ${add} and move the resource to a successor marked \`added: ${next}\``;
+    case "status-removed":
+    case "response-body-removed":
+      return `keep the response of ${version} as it was (for an action, its \`response:\`); to change it, ${add} and add the new action or resource with \`added: ${next}\``;
+    case "servers-changed":
+      return `keep base_url as it was: clients of ${version} call it`;
+    default:
+      return name
+        ? `keep "${name}" of ${version} as it was: ${add}, mark the field \`removed: ${next}\` and add the changed one under a new name with \`added: ${next}\``
+        : `keep ${version} as it was and make the change in a new version: ${add} and mark the change there with added, removed or renamed: ${next}`;
+  }
+}
+
+function partName(change: Change): string {
+  return change.part.in === "parameter" ? `the ${change.part.location} parameter "${change.part.name}"` : partLabel(change);
+}

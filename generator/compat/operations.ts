@@ -1,0 +1,245 @@
+import { describeModes, paginationModes, paginationParameters } from "./pagination.ts";
+import { child, obj, resolve } from "./resolve.ts";
+import { compareSchemas, worded, type Direction, type SchemaChange } from "./schema.ts";
+import type { Change, Json, JsonObject, OperationRef, Part } from "./types.ts";
+
+const methods = ["get", "put", "post", "patch", "delete", "head", "options", "trace"];
+/** Headers of deprecation: they come and go with a version's deprecation, which is no break. */
+const lifecycleHeaders = new Set(["deprecation", "sunset", "link"]);
+
+export interface Endpoint {
+  method: string;
+  path: string;
+  /** The path without its version prefix and with unnamed parameters: `/orders/{}`. */
+  key: string;
+  pointer: string;
+  operation: JsonObject;
+  ref: OperationRef;
+}
+
+/** `/v1/orders/{id}` → `/orders/{}`: the same operation in two versions has the same key. */
+export function pathKey(path: string): string {
+  return path.replace(/^\/v[0-9]+(?=\/|$)/, "").replace(/\{[^}]*\}/g, "{}");
+}
+
+export function endpoints(doc: JsonObject): Endpoint[] {
+  const out: Endpoint[] = [];
+  for (const [path, item] of Object.entries(obj(doc.paths))) {
+    for (const method of methods) {
+      const operation = obj(item)[method];
+      if (operation === undefined) continue;
+      const o = obj(operation);
+      const operationId = typeof o.operationId === "string" ? o.operationId : `${method.toUpperCase()} ${path}`;
+      out.push({ method, path, key: `${method} ${pathKey(path)}`, pointer: child("#/paths", path, method), operation: o, ref: { method, path, operationId } });
+    }
+  }
+  return out;
+}
+
+/** Is this the path of an action: a POST to `/<collection>/{id}/<action>`? */
+function isActionPath(e: Endpoint): boolean {
+  return e.method === "post" && /\/\{\}\/[^/{}]+$/.test(pathKey(e.path));
+}
+
+/** Operations removed and added, and the changes of every operation in both documents. */
+export function compareOperations(oldDoc: JsonObject, newDoc: JsonObject): Change[] {
+  const changes: Change[] = [];
+  const memo = new Map<string, boolean>();
+  const components = new Map<string, SchemaChange[]>();
+  const before = endpoints(oldDoc);
+  const after = endpoints(newDoc);
+  const byKey = new Map(after.map((e) => [e.key, e]));
+  const oldKeys = new Set(before.map((e) => e.key));
+  const newPaths = new Set(after.map((e) => pathKey(e.path)));
+  for (const e of before) {
+    const match = byKey.get(e.key);
+    if (match) {
+      changes.push(...compareOperation(oldDoc, newDoc, e, match, memo, components));
+      continue;
+    }
+    const pathGone = !newPaths.has(pathKey(e.path));
+    const kind = !pathGone ? "operation-removed" : isActionPath(e) ? "action-removed" : "path-removed";
+    const subject = kind === "operation-removed" ? `${e.method.toUpperCase()} ${e.path}` : kind === "action-removed" ? `the action ${e.path}` : `the path ${e.path}`;
+    changes.push(worded({ kind, breaking: true, operation: e.ref, part: { in: "operation" }, field: "", pointer: e.pointer, subject, detail: "was removed" }));
+  }
+  for (const e of after) {
+    if (oldKeys.has(e.key)) continue;
+    const subject = `${e.method.toUpperCase()} ${e.path}`;
+    changes.push(worded({ kind: "operation-added", breaking: false, operation: e.ref, part: { in: "operation" }, field: "", pointer: e.pointer, subject, detail: "is new" }));
+  }
+  return changes;
+}
+
+function compareOperation(
+  oldDoc: JsonObject,
+  newDoc: JsonObject,
+  a: Endpoint,
+  b: Endpoint,
+  memo: Map<string, boolean>,
+  components: Map<string, SchemaChange[]>,
+): Change[] {
+  const out: Change[] = [];
+  const add: Add = (part, c) => out.push(worded({ ...c, operation: b.ref, part }));
+  const schemas: Schemas = (part, direction, x, y, px, py) =>
+    compareSchemas({ oldDoc, newDoc, memo, components, direction, root: rootOf(part), report: (c) => add(part, c) }, x, y, px, py);
+
+  if (a.operation.deprecated !== true && b.operation.deprecated === true) {
+    add({ in: "operation" }, { kind: "operation-deprecated", breaking: false, field: "", pointer: b.pointer, subject: "the operation", detail: "is deprecated" });
+  }
+  const pagination = comparePagination(oldDoc, newDoc, a, b);
+  if (pagination) add({ in: "response", status: "200" }, pagination);
+  compareParameters(oldDoc, newDoc, a, b, pagination !== null, add, schemas);
+  compareRequestBody(oldDoc, newDoc, a, b, add, schemas);
+  compareResponses(oldDoc, newDoc, a, b, pagination !== null, add, schemas);
+  return out;
+}
+
+type Raw = Omit<SchemaChange, "text">;
+type Add = (part: Part, c: Raw) => void;
+
+function rootOf(part: Part): string {
+  return part.in === "parameter" ? `${part.location} parameter "${part.name}"` : part.in === "request" ? "the request body" : "the response body";
+}
+type Schemas = (part: Part, direction: Direction, x: Json | undefined, y: Json | undefined, px: string, py: string) => void;
+
+function listSchema(doc: JsonObject, e: Endpoint): Json | undefined {
+  if (e.method !== "get") return undefined;
+  const response = resolve(doc, obj(e.operation.responses)["200"], child(e.pointer, "responses", "200")).node;
+  return obj(obj(response.content)["application/json"]).schema;
+}
+
+function comparePagination(oldDoc: JsonObject, newDoc: JsonObject, a: Endpoint, b: Endpoint): Raw | null {
+  const before = paginationModes(oldDoc, listSchema(oldDoc, a));
+  const after = paginationModes(newDoc, listSchema(newDoc, b));
+  if (before === after || before === "" || after === "") return null;
+  return {
+    kind: "pagination-changed",
+    breaking: true,
+    field: "",
+    pointer: child(a.pointer, "responses", "200"),
+    subject: "the pagination",
+    detail: `changed from ${describeModes(before)} to ${describeModes(after)}`,
+  };
+}
+
+interface Parameter {
+  node: JsonObject;
+  pointer: string;
+  location: string;
+  name: string;
+}
+
+/** Parameters by place and name; path parameters by position, as their names do not matter to a client. */
+function parameters(doc: JsonObject, e: Endpoint): Map<string, Parameter> {
+  const list = Array.isArray(e.operation.parameters) ? e.operation.parameters : [];
+  const slots: string[] = e.path.match(/\{[^}]*\}/g) ?? [];
+  const out = new Map<string, Parameter>();
+  list.forEach((p, i) => {
+    const r = resolve(doc, p, child(e.pointer, "parameters", i));
+    const location = String(r.node.in);
+    const name = String(r.node.name);
+    const key = location === "path" ? `path:#${slots.indexOf(`{${name}}`)}` : `${location}:${name}`;
+    out.set(key, { ...r, location, name });
+  });
+  return out;
+}
+
+function compareParameters(oldDoc: JsonObject, newDoc: JsonObject, a: Endpoint, b: Endpoint, paginationChanged: boolean, add: Add, schemas: Schemas): void {
+  const before = parameters(oldDoc, a);
+  const after = parameters(newDoc, b);
+  const skip = (key: string) => paginationChanged && paginationParameters.has(key);
+  for (const [key, p] of before) {
+    const part: Part = { in: "parameter", location: p.location, name: p.name };
+    const label = `${p.location} parameter "${p.name}"`;
+    const match = after.get(key);
+    if (!match) {
+      if (!skip(key)) add(part, { kind: "parameter-removed", breaking: true, field: "", pointer: p.pointer, subject: label, detail: "was removed" });
+      continue;
+    }
+    if (p.node.required !== true && match.node.required === true) {
+      add(part, { kind: "parameter-required", breaking: true, field: "", keyword: "required", pointer: p.pointer, subject: label, detail: "is now required" });
+    }
+    if (!skip(key)) schemas(part, "input", p.node.schema, match.node.schema, child(p.pointer, "schema"), child(match.pointer, "schema"));
+  }
+  for (const [key, p] of after) {
+    if (before.has(key) || skip(key)) continue;
+    const required = p.node.required === true;
+    add(
+      { in: "parameter", location: p.location, name: p.name },
+      { kind: "parameter-added", breaking: required, field: "", pointer: p.pointer, subject: `${p.location} parameter "${p.name}"`, detail: `is new and ${required ? "required" : "optional"}` },
+    );
+  }
+}
+
+function compareRequestBody(oldDoc: JsonObject, newDoc: JsonObject, a: Endpoint, b: Endpoint, add: Add, schemas: Schemas): void {
+  const part: Part = { in: "request" };
+  const x = a.operation.requestBody === undefined ? null : resolve(oldDoc, a.operation.requestBody, child(a.pointer, "requestBody"));
+  const y = b.operation.requestBody === undefined ? null : resolve(newDoc, b.operation.requestBody, child(b.pointer, "requestBody"));
+  if (!x && !y) return;
+  if (!x) {
+    const required = y!.node.required === true;
+    add(part, { kind: "request-body-added", breaking: required, field: "", pointer: y!.pointer, subject: "a request body", detail: `is ${required ? "required" : "accepted"}` });
+    return;
+  }
+  if (!y) {
+    add(part, { kind: "request-body-removed", breaking: true, field: "", pointer: x.pointer, subject: "the request body", detail: "is no longer accepted" });
+    return;
+  }
+  if (x.node.required !== true && y.node.required === true) {
+    add(part, { kind: "request-body-required", breaking: true, field: "", pointer: x.pointer, subject: "the request body", detail: "is now required" });
+  }
+  compareContent(add, schemas, part, "input", x, y);
+}
+
+function compareContent(add: Add, schemas: Schemas, part: Part, direction: Direction, x: { node: JsonObject; pointer: string }, y: { node: JsonObject; pointer: string }): void {
+  const before = obj(x.node.content);
+  const after = obj(y.node.content);
+  for (const [media, value] of Object.entries(before)) {
+    const pointer = child(x.pointer, "content", media);
+    if (!(media in after)) {
+      add(part, { kind: "media-type-removed", breaking: true, field: "", pointer, subject: media, detail: `is no longer ${direction === "input" ? "accepted" : "answered"}` });
+      continue;
+    }
+    schemas(part, direction, obj(value).schema, obj(after[media]).schema, child(pointer, "schema"), child(y.pointer, "content", media, "schema"));
+  }
+}
+
+function compareResponses(oldDoc: JsonObject, newDoc: JsonObject, a: Endpoint, b: Endpoint, paginationChanged: boolean, add: Add, schemas: Schemas): void {
+  const before = obj(a.operation.responses);
+  const after = obj(b.operation.responses);
+  for (const [status, value] of Object.entries(before)) {
+    const part: Part = { in: "response", status };
+    const x = resolve(oldDoc, value, child(a.pointer, "responses", status));
+    if (!(status in after)) {
+      add(part, { kind: "status-removed", breaking: true, field: "", pointer: x.pointer, subject: `status ${status}`, detail: "is no longer answered" });
+      continue;
+    }
+    const y = resolve(newDoc, after[status], child(b.pointer, "responses", status));
+    compareHeaders(add, part, x, y);
+    const hadBody = Object.keys(obj(x.node.content)).length > 0;
+    const hasBody = Object.keys(obj(y.node.content)).length > 0;
+    if (hadBody && !hasBody) {
+      add(part, { kind: "response-body-removed", breaking: true, field: "", pointer: x.pointer, subject: `status ${status}`, detail: "no longer has a body" });
+      continue;
+    }
+    if (paginationChanged && status === "200") continue;
+    compareContent(add, schemas, part, "output", x, y);
+  }
+  for (const status of Object.keys(after)) {
+    if (status in before) continue;
+    add({ in: "response", status }, { kind: "status-added", breaking: false, field: "", pointer: child(b.pointer, "responses", status), subject: `status ${status}`, detail: "is new" });
+  }
+}
+
+function compareHeaders(add: Add, part: Part, x: { node: JsonObject; pointer: string }, y: { node: JsonObject; pointer: string }): void {
+  const names = (h: JsonObject) => Object.keys(obj(h.headers)).filter((n) => !lifecycleHeaders.has(n.toLowerCase()));
+  const before = names(x.node);
+  const after = new Set(names(y.node));
+  for (const n of before) {
+    if (!after.has(n)) add(part, { kind: "header-removed", breaking: true, field: "", pointer: child(x.pointer, "headers", n), subject: `header ${n}`, detail: "is no longer sent" });
+  }
+  const had = new Set(before);
+  for (const n of after) {
+    if (!had.has(n)) add(part, { kind: "header-added", breaking: false, field: "", pointer: child(y.pointer, "headers", n), subject: `header ${n}`, detail: "is new" });
+  }
+}

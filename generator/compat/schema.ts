@@ -1,0 +1,262 @@
+import { child, identical, isObject, obj, resolve, sameJson, show, typesOf, type Located } from "./resolve.ts";
+import type { Change, Json, JsonObject } from "./types.ts";
+
+/**
+ * Compares two JSON Schemas of one place of an operation. What breaks a client depends on the
+ * direction: an input (request body, parameter) may grow but not narrow; an output (response)
+ * may narrow but not grow, except that a new property is never a break.
+ */
+export type Direction = "input" | "output";
+
+/** A change as a schema comparison reports it; the caller adds the operation and the part. */
+export type SchemaChange = Omit<Change, "operation" | "part">;
+
+export interface SchemaContext {
+  oldDoc: JsonObject;
+  newDoc: JsonObject;
+  /** Which pairs of referenced schemas are identical, shared by every comparison of two documents. */
+  memo: Map<string, boolean>;
+  /** The changes inside each pair of component schemas, per direction, relative to the component. */
+  components: Map<string, SchemaChange[]>;
+  direction: Direction;
+  /** Words for the compared value itself: `the request body`, `query parameter "status"`. */
+  root: string;
+  report(change: SchemaChange): void;
+}
+
+/** A change in words: what it is about (subject) and what happened (detail). */
+export function worded<T extends { subject: string; detail: string }>(c: T): T & { text: string } {
+  return { ...c, text: `${c.subject} ${c.detail}` };
+}
+
+/** Where a comparison is: the pointers in both documents and the field path. */
+interface Place {
+  oldPointer: string;
+  newPointer: string;
+  /** From the root of the body or parameter. */
+  field: string;
+  /** The component schema last entered, and the field path inside it. */
+  schema?: { name: string; field: string };
+}
+
+export function compareSchemas(ctx: SchemaContext, oldValue: Json | undefined, newValue: Json | undefined, oldPointer: string, newPointer: string): void {
+  walk(ctx, oldValue, newValue, { oldPointer, newPointer, field: "" }, new Set());
+}
+
+const upperLimits = ["maxLength", "maximum", "exclusiveMaximum", "maxItems", "maxProperties"];
+const lowerLimits = ["minLength", "minimum", "exclusiveMinimum", "minItems", "minProperties"];
+const compositions = ["oneOf", "anyOf", "allOf"];
+
+function walk(ctx: SchemaContext, oldValue: Json | undefined, newValue: Json | undefined, place: Place, seen: Set<string>): void {
+  const viaRef = isObject(oldValue) && typeof oldValue.$ref === "string" && isObject(newValue) && typeof newValue.$ref === "string";
+  // Most components of two documents are the same: skip them in one look.
+  if (viaRef && identical(ctx.oldDoc, ctx.newDoc, oldValue, newValue, ctx.memo)) return;
+  const o = resolve(ctx.oldDoc, oldValue, place.oldPointer, place.schema?.name);
+  const n = resolve(ctx.newDoc, newValue, place.newPointer, place.schema?.name);
+  const key = `${o.pointer}|${n.pointer}`;
+  if (seen.has(key)) return;
+  const entered = viaRef && o.component !== undefined && o.component !== place.schema?.name;
+  seen.add(key);
+  try {
+    if (!entered) {
+      compareResolved(ctx, o, n, place, seen);
+      return;
+    }
+    // A component is shown by many operations: compare it once, then place its changes at each use.
+    const cacheKey = `${ctx.direction}|${key}`;
+    let changes = ctx.components.get(cacheKey);
+    if (!changes) {
+      const found: SchemaChange[] = [];
+      compareResolved({ ...ctx, report: (c) => found.push(c) }, o, n, { oldPointer: o.pointer, newPointer: n.pointer, field: "" }, seen);
+      ctx.components.set(cacheKey, (changes = found));
+    }
+    for (const c of changes) ctx.report(placed(ctx, c, place.field));
+  } finally {
+    seen.delete(key);
+  }
+}
+
+/** A field path under `prefix`: `data[]` + `sum` → `data[].sum`; `tags` + `[]` → `tags[]`. */
+function under(prefix: string, field: string): string {
+  return !prefix ? field : !field ? prefix : field.startsWith("[]") ? `${prefix}${field}` : `${prefix}.${field}`;
+}
+
+/** A change found inside a component, as seen where the component is used. */
+function placed(ctx: SchemaContext, c: SchemaChange, prefix: string): SchemaChange {
+  if (!prefix) return worded({ ...c, subject: describe(ctx, c.field) });
+  const field = under(prefix, c.field);
+  return worded({ ...c, field, subject: describe(ctx, field), ...(c.renamedTo !== undefined ? { renamedTo: under(prefix, c.renamedTo) } : {}) });
+}
+
+function compareResolved(ctx: SchemaContext, o: Located, n: Located, place: Place, inner: Set<string>): void {
+  const schema =
+    o.component === undefined ? place.schema : o.component === place.schema?.name ? place.schema : { name: o.component, field: "" };
+  const here: Place = { oldPointer: o.pointer, newPointer: n.pointer, field: place.field, schema };
+  const report: Report = (c) =>
+    ctx.report(worded({ ...c, subject: describe(ctx, here.field), field: here.field, schema: here.schema, pointer: c.pointer ?? here.oldPointer }));
+  const old = o.node;
+  const now = n.node;
+  const input = ctx.direction === "input";
+
+  for (const k of compositions) {
+    const a = old[k];
+    const b = now[k];
+    if (a === undefined && b === undefined) continue;
+    if (Array.isArray(a) && Array.isArray(b) && a.length === b.length) {
+      a.forEach((x, i) => walk(ctx, x, b[i], { ...here, oldPointer: child(here.oldPointer, k, i), newPointer: child(here.newPointer, k, i) }, inner));
+    } else {
+      report({ kind: "schema-changed", breaking: true, keyword: k, detail: `changed its shape (${k})` });
+    }
+    return;
+  }
+
+  const ot = typesOf(old);
+  const nt = typesOf(now);
+  if (ot.types.join() !== nt.types.join()) {
+    report({
+      kind: "type-changed",
+      breaking: true,
+      keyword: "type",
+      detail: `changed type from ${ot.types.join(" | ") || "any"} to ${nt.types.join(" | ") || "any"}`,
+    });
+    return;
+  }
+  if (ot.nullable !== nt.nullable) {
+    const breaking = input ? ot.nullable : nt.nullable;
+    report({ kind: "nullable-changed", breaking, keyword: "type", detail: `${nt.nullable ? "may now be null" : "may no longer be null"}` });
+  }
+  compareFormat(old, now, input, report);
+  compareEnum(old, now, input, report);
+  compareLimits(old, now, input, report);
+  if (input && !sameJson(old.default, now.default)) {
+    report({ kind: "default-changed", breaking: false, keyword: "default", detail: `defaults to ${show(now.default)} instead of ${show(old.default)}` });
+  }
+  if (isObject(old.properties) || isObject(now.properties) || ot.types.includes("object")) compareObject(ctx, old, now, here, inner, report);
+  if (old.items !== undefined || now.items !== undefined) {
+    const field = `${here.field}[]`;
+    const schemaField = here.schema ? { ...here.schema, field: `${here.schema.field}[]` } : undefined;
+    walk(ctx, old.items, now.items, { oldPointer: child(here.oldPointer, "items"), newPointer: child(here.newPointer, "items"), field, schema: schemaField }, inner);
+  }
+}
+
+type Report = (c: Omit<SchemaChange, "field" | "schema" | "pointer" | "subject" | "text"> & { pointer?: string }) => void;
+
+function describe(ctx: SchemaContext, field: string): string {
+  return field ? `field "${field}"` : ctx.root;
+}
+
+function compareFormat(old: JsonObject, now: JsonObject, input: boolean, report: Report): void {
+  const a = old.format;
+  const b = now.format;
+  if (a === b) return;
+  // A new format narrows what a value may be: a break for inputs; a dropped one widens: a break for outputs.
+  const breaking = a !== undefined && b !== undefined ? true : input ? b !== undefined : a !== undefined;
+  report({ kind: "format-changed", breaking, keyword: "format", detail: `changed format from ${show(a)} to ${show(b)}` });
+}
+
+function enumValues(schema: JsonObject): Json[] | undefined {
+  return Array.isArray(schema.enum) ? schema.enum.filter((v) => v !== null) : undefined;
+}
+
+function compareEnum(old: JsonObject, now: JsonObject, input: boolean, report: Report): void {
+  const a = enumValues(old);
+  const b = enumValues(now);
+  if (a === undefined && b === undefined) return;
+  if (a === undefined) {
+    report({ kind: "limit-tightened", breaking: input, keyword: "enum", detail: `is now limited to ${b!.map(show).join(", ")}` });
+    return;
+  }
+  if (b === undefined) {
+    report({ kind: "enum-value-added", breaking: !input, keyword: "enum", detail: `is no longer limited to ${a.map(show).join(", ")}` });
+    return;
+  }
+  for (const v of a) {
+    if (!b.some((x) => sameJson(x, v))) report({ kind: "enum-value-removed", breaking: input, keyword: "enum", detail: `no longer has the value ${show(v)}` });
+  }
+  for (const v of b) {
+    if (!a.some((x) => sameJson(x, v))) report({ kind: "enum-value-added", breaking: !input, keyword: "enum", detail: `has a new value ${show(v)}` });
+  }
+}
+
+function compareLimits(old: JsonObject, now: JsonObject, input: boolean, report: Report): void {
+  const limit = (keyword: string, tighter: boolean) =>
+    report({
+      kind: tighter ? "limit-tightened" : "limit-loosened",
+      // Outputs within tighter or looser limits never surprise a client that accepts the type.
+      breaking: input && tighter,
+      keyword,
+      detail: `has ${keyword} ${show(now[keyword])} instead of ${show(old[keyword])}`,
+    });
+  for (const [keywords, smallerIsTighter] of [[upperLimits, true], [lowerLimits, false]] as const) {
+    for (const k of keywords) {
+      const a = typeof old[k] === "number" ? (old[k] as number) : undefined;
+      const b = typeof now[k] === "number" ? (now[k] as number) : undefined;
+      if (a === b) continue;
+      if (a === undefined) limit(k, true);
+      else if (b === undefined) limit(k, false);
+      else limit(k, smallerIsTighter ? b < a : b > a);
+    }
+  }
+  if (old.pattern !== now.pattern) limit("pattern", now.pattern !== undefined);
+}
+
+function compareObject(ctx: SchemaContext, old: JsonObject, now: JsonObject, here: Place, seen: Set<string>, report: Report): void {
+  const input = ctx.direction === "input";
+  const a = obj(old.properties);
+  const b = obj(now.properties);
+  const aReq = new Set(Array.isArray(old.required) ? old.required : []);
+  const bReq = new Set(Array.isArray(now.required) ? now.required : []);
+  const removed = Object.keys(a).filter((k) => !(k in b));
+  const added = Object.keys(b).filter((k) => !(k in a));
+  const join = (name: string) => (here.field ? `${here.field}.${name}` : name);
+  const at = (name: string): Pick<Place, "field" | "schema"> => ({
+    field: join(name),
+    schema: here.schema ? { ...here.schema, field: here.schema.field ? `${here.schema.field}.${name}` : name } : undefined,
+  });
+  const fieldReport = (name: string, c: Omit<SchemaChange, "field" | "schema" | "subject" | "text">) =>
+    ctx.report(worded({ ...c, ...at(name), subject: `field "${join(name)}"` }));
+
+  // A property that disappeared while one with the same schema appeared was renamed.
+  const renamed = new Map<string, string>();
+  for (const r of removed) {
+    const match = added.find((x) => ![...renamed.values()].includes(x) && aReq.has(r) === bReq.has(x) && sameJson(a[r], b[x]));
+    if (match !== undefined) renamed.set(r, match);
+  }
+  for (const r of removed) {
+    const pointer = child(here.oldPointer, "properties", r);
+    const to = renamed.get(r);
+    if (to !== undefined) {
+      fieldReport(r, { kind: "field-renamed", breaking: true, renamedTo: join(to), pointer, detail: `was renamed "${to}"` });
+    } else {
+      fieldReport(r, { kind: "field-removed", breaking: true, pointer, detail: "was removed" });
+    }
+  }
+  for (const x of added) {
+    if ([...renamed.values()].includes(x)) continue;
+    const required = bReq.has(x);
+    fieldReport(x, {
+      kind: "field-added",
+      breaking: input && required,
+      pointer: child(here.newPointer, "properties", x),
+      detail: input ? (required ? "is new and required" : "is new and optional") : required ? "is new" : "is new (optional)",
+    });
+  }
+  for (const k of Object.keys(a)) {
+    if (!(k in b)) continue;
+    const pointer = child(here.oldPointer, "properties", k);
+    if (aReq.has(k) !== bReq.has(k)) {
+      const nowRequired = bReq.has(k);
+      fieldReport(k, {
+        kind: nowRequired ? "field-required" : "field-optional",
+        breaking: input ? nowRequired : !nowRequired,
+        keyword: "required",
+        pointer,
+        detail: input ? (nowRequired ? "is now required" : "is no longer required") : nowRequired ? "is now always present" : "may now be absent",
+      });
+    }
+    walk(ctx, a[k], b[k], { oldPointer: pointer, newPointer: child(here.newPointer, "properties", k), ...at(k) }, seen);
+  }
+  if (input && old.additionalProperties !== false && now.additionalProperties === false) {
+    report({ kind: "closed-object", breaking: true, keyword: "additionalProperties", detail: "no longer accepts other properties" });
+  }
+}

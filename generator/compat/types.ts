@@ -1,0 +1,89 @@
+/**
+ * What changed between two OpenAPI documents of canon, and whether a client of the old one
+ * breaks. Changes are computed from the documents alone (generator/compat/compare.ts), so
+ * they catch breaks that come from the definitions and breaks that come from canon itself.
+ */
+
+/** A JSON value as the documents hold it. */
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+export type JsonObject = { [key: string]: Json };
+
+export type ChangeKind =
+  // operations and paths
+  | "operation-added"
+  | "operation-removed"
+  | "path-removed"
+  | "action-removed"
+  | "operation-deprecated"
+  // parameters
+  | "parameter-added"
+  | "parameter-removed"
+  | "parameter-required"
+  // bodies and responses
+  | "request-body-added"
+  | "request-body-removed"
+  | "request-body-required"
+  | "status-added"
+  | "status-removed"
+  | "media-type-removed"
+  | "response-body-removed"
+  | "header-added"
+  | "header-removed"
+  | "pagination-changed"
+  // schemas and fields
+  | "field-added"
+  | "field-removed"
+  | "field-renamed"
+  | "field-required"
+  | "field-optional"
+  | "type-changed"
+  | "format-changed"
+  | "nullable-changed"
+  | "enum-value-added"
+  | "enum-value-removed"
+  | "limit-tightened"
+  | "limit-loosened"
+  | "closed-object"
+  | "default-changed"
+  | "schema-changed"
+  // the document
+  | "servers-changed";
+
+export interface OperationRef {
+  method: string;
+  /** The path as the document names it, `/v1/orders/{id}`. */
+  path: string;
+  operationId: string;
+}
+
+/** Where in an operation a change sits. */
+export type Part =
+  | { in: "operation" }
+  | { in: "parameter"; location: string; name: string }
+  | { in: "request" }
+  | { in: "response"; status: string };
+
+export interface Change {
+  kind: ChangeKind;
+  /** Does a client written against the old document break? */
+  breaking: boolean;
+  /** The operation it affects; null for the document as a whole. */
+  operation: OperationRef | null;
+  part: Part;
+  /** Field path from the body or parameter root: `data[].due_cents`, `tags[]`; "" for the root. */
+  field: string;
+  /** The component schema the field was reached through, `Order`, and the path inside it. */
+  schema?: { name: string; field: string };
+  /** The JSON Schema keyword concerned (`maxLength`, `enum`, `format`), when one is. */
+  keyword?: string;
+  /** The new name of a renamed field. */
+  renamedTo?: string;
+  /** JSON pointer into the old document (the new one for additions). */
+  pointer: string;
+  /** What changed, in words: `field "due_cents"`, `query parameter "status"`, `GET /v1/orders`. */
+  subject: string;
+  /** What happened to it: `was removed`, `has maxLength 400 instead of 500`. */
+  detail: string;
+  /** `subject detail`, the change in words without the operation. */
+  text: string;
+}

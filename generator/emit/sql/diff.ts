@@ -1,0 +1,195 @@
+/**
+ * A migration is the difference between the schema the last migration left (the committed
+ * `sql/schema.json`) and the schema the definitions want now. Every statement is idempotent,
+ * so a migration file may be applied twice: `create … if not exists`, `add column if not
+ * exists` (whose inline constraints come and go with the column), and for a changed
+ * constraint a `drop constraint if exists` followed by its `add constraint`.
+ *
+ * Nothing is ever dropped with its data: a column that leaves the definitions stays, only its
+ * NOT NULL is lifted so that new rows may lack it; a table that leaves stays as it is.
+ */
+import { quote, type SchemaSnapshot, type SnapshotColumn, type SnapshotIndex, type SnapshotTable } from "./snapshot.ts";
+
+export interface Migration {
+  /** `initial`, `create_reviews_and_add_orders_priority`. */
+  name: string;
+  statements: string[];
+}
+
+interface Change {
+  words: string;
+  statements: string[];
+}
+
+function columnDefinition(column: SnapshotColumn, options: { inlineReference: boolean; forceNullable: boolean }): string {
+  const parts = [quote(column.name), column.type];
+  if (column.identity) parts.push("generated always as identity primary key");
+  else {
+    if (column.notNull && !options.forceNullable) parts.push("not null");
+    if (column.default !== undefined) parts.push(`default ${column.default}`);
+  }
+  if (column.unique) parts.push(`constraint ${quote(column.unique)} unique`);
+  if (column.references && options.inlineReference) parts.push(referenceClause(column.references));
+  if (column.check) parts.push(`constraint ${quote(column.check.name)} check (${column.check.expression})`);
+  return parts.join(" ");
+}
+
+function referenceClause(reference: NonNullable<SnapshotColumn["references"]>): string {
+  return `constraint ${quote(reference.name)} references ${quote(reference.table)} ("id") on delete ${reference.onDelete}`;
+}
+
+function createIndex(table: string, index: SnapshotIndex): string {
+  return `create index if not exists ${quote(index.name)} on ${quote(table)} ${index.definition};`;
+}
+
+/** Drop-then-add: idempotent as a pair. */
+function replaceConstraint(table: string, name: string, definition: string | null, previousName?: string): string[] {
+  const t = quote(table);
+  const out = [`alter table ${t} drop constraint if exists ${quote(previousName ?? name)};`];
+  if (previousName && previousName !== name) out.push(`alter table ${t} drop constraint if exists ${quote(name)};`);
+  if (definition) out.push(`alter table ${t} add constraint ${quote(name)} ${definition};`);
+  return out;
+}
+
+function foreignKey(column: SnapshotColumn): string {
+  const r = column.references!;
+  return `foreign key (${quote(column.name)}) references ${quote(r.table)} ("id") on delete ${r.onDelete}`;
+}
+
+/**
+ * New tables in an order where each one's references exist before it; references that would
+ * need a later table (a cycle) are added after all tables exist.
+ */
+function createTables(tables: SnapshotTable[], existing: Set<string>): Change[] {
+  const pending = [...tables];
+  const available = new Set(existing);
+  const ordered: SnapshotTable[] = [];
+  while (pending.length) {
+    const ready = pending.findIndex((t) =>
+      t.columns.every((c) => !c.references || c.references.table === t.name || available.has(c.references.table) || !pending.some((p) => p.name === c.references!.table)),
+    );
+    const next = pending.splice(ready === -1 ? 0 : ready, 1)[0]!;
+    ordered.push(next);
+    available.add(next.name);
+  }
+  const created = new Set<string>();
+  const changes: Change[] = [];
+  const deferred: string[] = [];
+  for (const table of ordered) {
+    const lines = table.columns.map((c) => {
+      const inline = !c.references || c.references.table === table.name || existing.has(c.references.table) || created.has(c.references.table);
+      if (!inline) deferred.push(...replaceConstraint(table.name, c.references!.name, foreignKey(c)));
+      return `  ${columnDefinition(c, { inlineReference: inline, forceNullable: false })}`;
+    });
+    created.add(table.name);
+    changes.push({
+      words: `create_${table.name}`,
+      statements: [`create table if not exists ${quote(table.name)} (\n${lines.join(",\n")}\n);`, ...table.indexes.map((i) => createIndex(table.name, i))],
+    });
+  }
+  if (deferred.length) changes.push({ words: "", statements: deferred });
+  return changes;
+}
+
+function sameJson(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
+}
+
+function alterTable(before: SnapshotTable, after: SnapshotTable): Change[] {
+  const t = quote(after.name);
+  const changes: Change[] = [];
+  const old = new Map(before.columns.map((c) => [c.name, c]));
+  for (const column of after.columns) {
+    const previous = old.get(column.name);
+    const c = quote(column.name);
+    if (!previous) {
+      // Rows that exist have no value for it: NOT NULL holds from the start only with a default.
+      const forceNullable = column.notNull && column.default === undefined;
+      changes.push({
+        words: `add_${after.name}_${column.name}`,
+        statements: [`alter table ${t} add column if not exists ${columnDefinition(column, { inlineReference: true, forceNullable })};`],
+      });
+      continue;
+    }
+    const statements: string[] = [];
+    if (previous.type !== column.type) statements.push(`alter table ${t} alter column ${c} type ${column.type} using ${c}::${column.type};`);
+    if (previous.default !== column.default) {
+      statements.push(column.default === undefined ? `alter table ${t} alter column ${c} drop default;` : `alter table ${t} alter column ${c} set default ${column.default};`);
+    }
+    if (previous.notNull !== column.notNull) {
+      if (!column.notNull) statements.push(`alter table ${t} alter column ${c} drop not null;`);
+      else {
+        if (column.default !== undefined) statements.push(`update ${t} set ${c} = ${column.default} where ${c} is null;`);
+        statements.push(`alter table ${t} alter column ${c} set not null;`);
+      }
+    }
+    if (previous.unique !== column.unique) {
+      statements.push(...replaceConstraint(after.name, column.unique ?? previous.unique!, column.unique ? `unique (${c})` : null, previous.unique));
+    }
+    if (!sameJson(previous.check, column.check)) {
+      statements.push(
+        ...replaceConstraint(after.name, column.check?.name ?? previous.check!.name, column.check ? `check (${column.check.expression})` : null, previous.check?.name),
+      );
+    }
+    if (!sameJson(previous.references, column.references)) {
+      statements.push(
+        ...replaceConstraint(after.name, column.references?.name ?? previous.references!.name, column.references ? foreignKey(column) : null, previous.references?.name),
+      );
+    }
+    if (statements.length) changes.push({ words: `alter_${after.name}_${column.name}`, statements });
+  }
+  const current = new Set(after.columns.map((c) => c.name));
+  for (const column of before.columns) {
+    if (current.has(column.name) || !column.notNull) continue;
+    changes.push({
+      words: `retire_${after.name}_${column.name}`,
+      statements: [`-- ${column.name} left the definitions; its data stays, and new rows may lack it.`, `alter table ${t} alter column ${quote(column.name)} drop not null;`],
+    });
+  }
+  const oldIndexes = new Map(before.indexes.map((i) => [i.name, i]));
+  const newIndexes = new Map(after.indexes.map((i) => [i.name, i]));
+  for (const index of after.indexes) {
+    const previous = oldIndexes.get(index.name);
+    if (previous && previous.definition === index.definition) continue;
+    changes.push({
+      words: `index_${index.name}`,
+      statements: [...(previous ? [`drop index if exists ${quote(index.name)};`] : []), createIndex(after.name, index)],
+    });
+  }
+  for (const index of before.indexes) {
+    if (!newIndexes.has(index.name)) changes.push({ words: `drop_${index.name}`, statements: [`drop index if exists ${quote(index.name)};`] });
+  }
+  return changes;
+}
+
+/** The statements that take a database from `previous` (null: empty) to `next`; null when there is nothing to do. */
+export function migrationBetween(previous: SchemaSnapshot | null, next: SchemaSnapshot): Migration | null {
+  const changes: Change[] = [];
+  const oldExtensions = new Set(previous?.extensions ?? []);
+  const extensions = next.extensions.filter((e) => !oldExtensions.has(e));
+  if (extensions.length) changes.push({ words: "", statements: extensions.map((e) => `create extension if not exists ${e};`) });
+
+  const before = new Map((previous?.tables ?? []).map((t) => [t.name, t]));
+  const added = next.tables.filter((t) => !before.has(t.name));
+  changes.push(...createTables(added, new Set(before.keys())));
+  for (const table of next.tables) {
+    const old = before.get(table.name);
+    if (old) changes.push(...alterTable(old, table));
+  }
+  const kept = new Set(next.tables.map((t) => t.name));
+  for (const table of previous?.tables ?? []) {
+    if (!kept.has(table.name)) {
+      changes.push({ words: `retire_${table.name}`, statements: [`-- ${table.name} (${table.collection}) left the definitions; the table and its data stay.`] });
+    }
+  }
+  if (!changes.some((c) => c.statements.some((s) => !s.startsWith("--")) || c.words.startsWith("retire_"))) return null;
+  return { name: previous ? migrationName(changes.map((c) => c.words).filter(Boolean)) : "initial", statements: changes.flatMap((c) => c.statements) };
+}
+
+function migrationName(words: string[]): string {
+  if (!words.length) return "update";
+  let name = words.slice(0, 2).join("_and_");
+  if (words.length > 2) name += "_and_more";
+  if (name.length > 60) name = `${words[0]!.slice(0, 50)}_and_more`;
+  return name.replace(/[^a-z0-9_]+/g, "_").replace(/_+/g, "_").replace(/^_|_$/g, "");
+}

@@ -1,0 +1,328 @@
+/**
+ * The SQL schema an API wants, as data: one table per stored collection (resources and the
+ * records of their actions), with columns, constraints and indexes. It is written as
+ * `sql/schema.json` beside the migrations; the next run diffs the definitions' schema against
+ * it to write the next migration (see diff.ts). Pure: the same model gives the same snapshot.
+ */
+import { createHash } from "node:crypto";
+import type { ApiModel, StorageResource, VersionField } from "../../model/types.ts";
+
+export const SNAPSHOT_FORMAT = 1;
+
+/** How the SQL store reads and writes a column's value. */
+export type ColumnKind = "text" | "integer" | "number" | "boolean" | "uuid" | "date" | "json" | "wrapped";
+
+export interface SnapshotColumn {
+  name: string;
+  /** SQL type: uuid, text, bigint, double precision, boolean, date, timestamptz, integer, jsonb. */
+  type: string;
+  /** `row_id`: generated always as identity, the primary key. */
+  identity?: boolean;
+  notNull: boolean;
+  /** SQL literal. */
+  default?: string;
+  /** Name of the column's unique constraint. */
+  unique?: string;
+  check?: { name: string; expression: string };
+  references?: { name: string; table: string; onDelete: "cascade" | "restrict" };
+}
+
+export interface SnapshotIndex {
+  name: string;
+  /** What follows `on <table>`: `using btree ("status", "id")`. */
+  definition: string;
+}
+
+export interface SnapshotTable {
+  name: string;
+  /** The store collection it holds: `orders`, `orders/cancellations`. */
+  collection: string;
+  columns: SnapshotColumn[];
+  indexes: SnapshotIndex[];
+}
+
+export interface SchemaSnapshot {
+  format: number;
+  extensions: string[];
+  tables: SnapshotTable[];
+}
+
+/** Store metadata of a field column (what `sql/schema.ts` carries for the runtime). */
+export interface FieldColumn {
+  field: string;
+  column: string;
+  kind: ColumnKind;
+  /** SQL NULL reads as an absent value (else as null). */
+  optional: boolean;
+}
+
+/** One stored collection as the emitter sees it: a table and its field columns. */
+export interface CollectionPlan {
+  collection: string;
+  table: SnapshotTable;
+  fields: FieldColumn[];
+  /** Field columns that `?q=` may match with a trigram index. */
+  search: string[];
+}
+
+const MAX_IDENTIFIER = 63;
+
+/** A PostgreSQL identifier of at most 63 bytes: long names keep a prefix and a short hash. */
+export function identifier(name: string): string {
+  if (Buffer.byteLength(name) <= MAX_IDENTIFIER) return name;
+  const hash = createHash("sha256").update(name).digest("hex").slice(0, 8);
+  return `${name.slice(0, MAX_IDENTIFIER - 9)}_${hash}`;
+}
+
+/** `"name"`: every identifier is quoted, so a field may be called `order` or `user`. */
+export function quote(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`;
+}
+
+/** `'text'` with quotes doubled. */
+export function stringLiteral(text: string): string {
+  return `'${text.replace(/'/g, "''")}'`;
+}
+
+/** `orders` → `orders`, `book-copies` → `book_copies`, `orders/cancellations` → `orders__cancellations`. */
+export function tableName(collection: string): string {
+  return identifier(collection.replace(/-/g, "_").replace(/\//g, "__"));
+}
+
+/** The revision column: its leading underscore keeps it apart from every snake_case field name. */
+export const REVISION_COLUMN = "_revision";
+
+function systemColumns(table: string): SnapshotColumn[] {
+  return [
+    { name: "row_id", type: "bigint", identity: true, notNull: true },
+    { name: "id", type: "uuid", notNull: true, unique: identifier(`${table}_id_key`) },
+    { name: "created_at", type: "timestamptz", notNull: true },
+    { name: "updated_at", type: "timestamptz", notNull: true },
+    { name: REVISION_COLUMN, type: "integer", notNull: true, default: "1" },
+  ];
+}
+
+/** Whether a field is kept in a jsonb column: arrays, objects, and values that may be absent or null. */
+function kindOf(field: VersionField): ColumnKind {
+  if (field.type === "array" || field.type === "object") return "json";
+  // Absent (SQL NULL) and null (JSON null) are different values of such a field.
+  if (field.optional && field.nullable) return "wrapped";
+  switch (field.type) {
+    case "integer":
+      return "integer";
+    case "number":
+      return "number";
+    case "boolean":
+      return "boolean";
+    case "uuid":
+      return "uuid";
+    case "date":
+      return "date";
+    default:
+      return "text";
+  }
+}
+
+function sqlType(kind: ColumnKind): string {
+  switch (kind) {
+    case "json":
+    case "wrapped":
+      return "jsonb";
+    case "integer":
+      return "bigint";
+    case "number":
+      return "double precision";
+    case "boolean":
+      return "boolean";
+    case "uuid":
+      return "uuid";
+    case "date":
+      return "date";
+    case "text":
+      return "text";
+  }
+}
+
+function numberLiteral(n: number): string {
+  return Number.isFinite(n) ? String(n) : "null";
+}
+
+/**
+ * The check of a field's limits: enum values, lengths, bounds, item counts, JSON shapes.
+ * Patterns and formats stay with the validators. Each part is safe on any stored value:
+ * casts and array lengths run only under a CASE that has checked the JSON type first.
+ */
+function checkExpression(field: VersionField, column: string, kind: ColumnKind): string | undefined {
+  const c = quote(column);
+  if (kind === "json") {
+    const shape =
+      field.type === "array"
+        ? `when jsonb_typeof(${c}) = 'array' then jsonb_array_length(${c}) <= ${field.maxItems ?? 100}`
+        : `when jsonb_typeof(${c}) = 'object' then true`;
+    const orNull = field.nullable ? ` when jsonb_typeof(${c}) = 'null' then true` : "";
+    return `case when ${c} is null then true ${shape}${orNull} else false end`;
+  }
+  if (kind === "wrapped") {
+    const jsonType = field.type === "integer" || field.type === "number" ? "number" : field.type === "boolean" ? "boolean" : "string";
+    const scalar = scalarChecks(field, `(${c} #>> '{}')`, `(${c} #>> '{}')::numeric`);
+    if (field.type === "integer") scalar.unshift(`(${c} #>> '{}') ~ '^-?[0-9]+$'`);
+    const valid = scalar.length ? scalar.join(" and ") : "true";
+    return `case when ${c} is null or jsonb_typeof(${c}) = 'null' then true when jsonb_typeof(${c}) = '${jsonType}' then ${valid} else false end`;
+  }
+  const parts = scalarChecks(field, c, c);
+  return parts.length ? parts.join(" and ") : undefined;
+}
+
+/** Checks over a scalar: `text` is its text, `number` its numeric value. */
+function scalarChecks(field: VersionField, text: string, number: string): string[] {
+  const parts: string[] = [];
+  switch (field.type) {
+    case "string":
+      if (field.minLength !== undefined) parts.push(`char_length(${text}) >= ${field.minLength}`);
+      if (field.maxLength !== undefined) parts.push(`char_length(${text}) <= ${field.maxLength}`);
+      break;
+    case "enum":
+      parts.push(`${text} in (${(field.values ?? []).map(stringLiteral).join(", ")})`);
+      break;
+    case "datetime":
+      parts.push(`${text} ~ '^[0-9]{4}-[0-9]{2}-[0-9]{2}T'`);
+      break;
+    case "integer":
+    case "number":
+      if (field.minimum !== undefined) parts.push(`${number} >= ${numberLiteral(field.minimum)}`);
+      if (field.maximum !== undefined) parts.push(`${number} <= ${numberLiteral(field.maximum)}`);
+      break;
+    default:
+      break;
+  }
+  return parts;
+}
+
+function defaultLiteral(field: VersionField, kind: ColumnKind): string | undefined {
+  if (!field.hasDefault || field.default === undefined) return undefined;
+  const value = field.default;
+  if (kind === "json" || kind === "wrapped") return `${stringLiteral(JSON.stringify(value))}::jsonb`;
+  if (value === null) return "null";
+  if (typeof value === "string") return stringLiteral(value);
+  if (typeof value === "number") return numberLiteral(value);
+  if (typeof value === "boolean") return value ? "true" : "false";
+  return undefined;
+}
+
+interface ColumnSource {
+  field: VersionField;
+  /** Collection it references, and whether its records go with the referenced record. */
+  references?: { collection: string; onDelete: "cascade" | "restrict" };
+}
+
+function fieldColumn(table: string, source: ColumnSource): { column: SnapshotColumn; meta: FieldColumn } {
+  const { field } = source;
+  const name = field.storageName;
+  const kind = kindOf(field);
+  const column: SnapshotColumn = { name, type: sqlType(kind), notNull: !field.optional && !field.nullable };
+  const fallback = defaultLiteral(field, kind);
+  if (fallback !== undefined) column.default = fallback;
+  if (field.unique) column.unique = identifier(`${table}_${name}_key`);
+  const check = checkExpression(field, name, kind);
+  if (check) column.check = { name: identifier(`${table}_${name}_check`), expression: check };
+  if (source.references && kind === "uuid") {
+    column.references = {
+      name: identifier(`${table}_${name}_fkey`),
+      table: tableName(source.references.collection),
+      onDelete: source.references.onDelete,
+    };
+  }
+  return { column, meta: { field: name, column: name, kind, optional: field.optional } };
+}
+
+function btreeIndex(table: string, column: string): SnapshotIndex {
+  return { name: identifier(`${table}_${column}_id_idx`), definition: `using btree (${quote(column)}, "id")` };
+}
+
+function trigramIndex(table: string, column: string, kind: ColumnKind): SnapshotIndex {
+  const expression = kind === "wrapped" ? `((${quote(column)} #>> '{}'))` : quote(column);
+  return { name: identifier(`${table}_${column}_trgm_idx`), definition: `using gin (${expression} gin_trgm_ops)` };
+}
+
+function plan(
+  collection: string,
+  sources: ColumnSource[],
+  indexed: string[],
+  searched: string[],
+): CollectionPlan {
+  const table = tableName(collection);
+  const columns = systemColumns(table);
+  const fields: FieldColumn[] = [];
+  for (const source of sources) {
+    const { column, meta } = fieldColumn(table, source);
+    columns.push(column);
+    fields.push(meta);
+  }
+  const indexes: SnapshotIndex[] = [];
+  const seen = new Set<string>();
+  const kinds = new Map(fields.map((f) => [f.column, f.kind]));
+  for (const name of indexed) {
+    const kind = kinds.get(name);
+    // jsonb arrays and objects are never matched exactly; everything else gets (column, id).
+    if (!kind || kind === "json" || seen.has(name)) continue;
+    seen.add(name);
+    indexes.push(btreeIndex(table, name));
+  }
+  const search: string[] = [];
+  for (const name of searched) {
+    const kind = kinds.get(name);
+    if (kind !== "text" && kind !== "wrapped") continue;
+    if (search.includes(name)) continue;
+    search.push(name);
+    indexes.push(trigramIndex(table, name, kind));
+  }
+  return { collection, table: { name: table, collection, columns, indexes }, fields, search };
+}
+
+function resourcePlan(r: StorageResource): CollectionPlan {
+  const sources: ColumnSource[] = r.fields.map((field) => {
+    const reference = r.references.find((x) => x.field === field.storageName);
+    if (!reference) return { field };
+    // A child belongs to its parent: deleting the parent deletes it (it could no longer be listed).
+    // Any other reference keeps the referenced record from being deleted (422).
+    return { field, references: { collection: reference.collection, onDelete: reference.field === r.parentField ? "cascade" : "restrict" } };
+  });
+  const indexed = [...(r.parentField ? [r.parentField] : []), ...r.references.map((x) => x.field), ...r.filters];
+  return plan(r.collection, sources, indexed, r.search);
+}
+
+function actionPlans(r: StorageResource): CollectionPlan[] {
+  return r.actionRecords.map((a) => {
+    const target: VersionField = {
+      name: a.targetField,
+      storageName: a.targetField,
+      type: "uuid",
+      references: r.collection,
+      optional: false,
+      nullable: false,
+      hasDefault: false,
+      readOnly: true,
+      writeOnly: false,
+      unique: false,
+      input: false,
+      requiredInput: false,
+      output: true,
+    };
+    const sources: ColumnSource[] = [
+      // An action record is part of its target's history: it goes when the target goes.
+      { field: target, references: { collection: r.collection, onDelete: "cascade" } },
+      ...a.fields.filter((f) => f.storageName !== a.targetField).map((field) => ({ field })),
+    ];
+    return plan(a.collection, sources, [a.targetField], []);
+  });
+}
+
+/** Every stored collection of the API, in definition order, each resource followed by its actions' records. */
+export function collectionPlans(model: ApiModel): CollectionPlan[] {
+  return model.storage.flatMap((r) => [resourcePlan(r), ...actionPlans(r)]);
+}
+
+export function snapshotOf(plans: CollectionPlan[]): SchemaSnapshot {
+  const trigram = plans.some((p) => p.search.length > 0);
+  return { format: SNAPSHOT_FORMAT, extensions: trigram ? ["pg_trgm"] : [], tables: plans.map((p) => p.table) };
+}

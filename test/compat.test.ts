@@ -1,0 +1,375 @@
+// Tests of the compatibility gate (generator/compat) and of CHANGES.md. Each case copies
+// test/fixtures/compat/base, changes one thing in its YAML, and compares the v1 document the
+// changed definitions give with the one the base gives: most in-process, a handful through
+// `generate()` and the CLI.
+import assert from "node:assert/strict";
+import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { after, before, describe, test } from "node:test";
+import prettier from "prettier";
+import { compareDocuments } from "../generator/compat/compare.ts";
+import { compatibilityGate } from "../generator/compat/gate.ts";
+import type { Change, Json, JsonObject } from "../generator/compat/types.ts";
+import { OUTPUT_RULES } from "../generator/diagnostics/catalog.ts";
+import { formatDiagnostic } from "../generator/diagnostics/diagnostic.ts";
+import { changesEmitter } from "../generator/emit/changes/index.ts";
+import { createEmitContext } from "../generator/emit/index.ts";
+import { openapiDocument } from "../generator/emit/openapi/document.ts";
+import { PRETTIER_OPTIONS } from "../generator/format/format.ts";
+import { generate } from "../generator/generate.ts";
+import { runFrontEnd } from "../generator/pipeline.ts";
+import { canon, repoRoot, snapshot } from "./support/cli.ts";
+
+const base = path.join(repoRoot, "test/fixtures/compat/base");
+const tmp = path.join(repoRoot, "test", ".tmp", `compat-${process.pid}`);
+const today = "2026-11-21";
+
+type Edit = (text: string) => string | null;
+
+/** Replaces `from` (which must be there) by `to`. */
+const replace =
+  (from: string, to: string): Edit =>
+  (text) => {
+    assert.ok(text.includes(from), `the fixture contains ${JSON.stringify(from)}`);
+    return text.replace(from, to);
+  };
+const remove: Edit = () => null;
+
+/** A copy of the base definitions with some files edited (null: deleted); returns its folder. */
+function variant(name: string, edits: Record<string, Edit> = {}): string {
+  const dir = path.join(tmp, name);
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  cpSync(base, path.join(dir, "definitions"), { recursive: true });
+  for (const [file, edit] of Object.entries(edits)) {
+    const full = path.join(dir, "definitions", file);
+    let text = "";
+    try {
+      text = readFileSync(full, "utf8");
+    } catch {
+      // a new file
+    }
+    const next = edit(text);
+    if (next === null) rmSync(full);
+    else writeFileSync(full, next);
+  }
+  return dir;
+}
+
+async function frontEnd(dir: string) {
+  const front = await runFrontEnd(path.join(dir, "definitions"), { today, cwd: dir });
+  assert.ok(front.model && front.definitions, front.diagnostics.map(formatDiagnostic).join("\n"));
+  return { model: front.model, definitions: front.definitions };
+}
+
+/** The OpenAPI document of every version, as the OpenAPI emitter builds it. */
+async function documents(dir: string): Promise<Map<string, Json>> {
+  const { model } = await frontEnd(dir);
+  return new Map(model.versions.map((v) => [v.name, openapiDocument(model, v) as Json]));
+}
+
+let published: Json;
+
+async function changesOf(name: string, edits: Record<string, Edit>): Promise<Change[]> {
+  const docs = await documents(variant(name, edits));
+  return compareDocuments(published, docs.get("v1")!);
+}
+
+interface Expect {
+  kind: Change["kind"];
+  operationId?: string;
+  part?: "request" | "response" | "parameter" | "operation";
+  field?: string;
+  keyword?: string;
+}
+
+function matches(c: Change, e: Expect): boolean {
+  return (
+    c.kind === e.kind &&
+    (e.operationId === undefined || c.operation?.operationId === e.operationId) &&
+    (e.part === undefined || c.part.in === e.part) &&
+    (e.field === undefined || c.field === e.field || (c.part.in === "parameter" && c.part.name === e.field)) &&
+    (e.keyword === undefined || c.keyword === e.keyword)
+  );
+}
+
+const listing = (changes: Change[]) =>
+  changes.map((c) => `${c.breaking ? "B" : " "} ${c.kind} ${c.operation?.operationId} ${c.part.in} ${c.text}`).join("\n");
+
+const books = "books.yaml";
+const actionBlock = "actions:\n  loans:\n    fields:\n      reader: { type: string, max_length: 100 }\n";
+
+before(async () => {
+  published = (await documents(variant("base"))).get("v1")!;
+});
+after(() => rmSync(tmp, { recursive: true, force: true }));
+
+describe("breaking changes, on real pairs of definitions", () => {
+  const cases: Array<[string, Record<string, Edit>, Expect]> = [
+    ["a response field removed", { [books]: replace("  contact: { type: string }\n", "") }, { kind: "field-removed", operationId: "getBook", part: "response", field: "contact" }],
+    ["a response field renamed", { [books]: replace("  contact:", "  email:") }, { kind: "field-renamed", operationId: "getBook", part: "response", field: "contact" }],
+    ["a type changed: integer → number", { [books]: replace("pages: { type: integer", "pages: { type: number") }, { kind: "type-changed", operationId: "getBook", part: "response", field: "pages" }],
+    ["a narrower format: date → datetime", { [books]: replace("published_on: { type: date }", "published_on: { type: datetime }") }, { kind: "format-changed", operationId: "getBook", field: "published_on" }],
+    ["a format added to an input", { [books]: replace("contact: { type: string }", "contact: { type: string, format: email }") }, { kind: "format-changed", operationId: "createBook", part: "request", field: "contact" }],
+    ["an enum value removed from an input", { [books]: replace("[fiction, poetry, drama]", "[fiction, poetry]") }, { kind: "enum-value-removed", operationId: "createBook", part: "request", field: "genre" }],
+    ["an enum value removed from a query parameter", { [books]: replace("[fiction, poetry, drama]", "[fiction, poetry]") }, { kind: "enum-value-removed", operationId: "listBooks", part: "parameter", field: "genre" }],
+    ["an enum value added to a response", { [books]: replace("[fiction, poetry, drama]", "[fiction, poetry, drama, essay]") }, { kind: "enum-value-added", operationId: "getBook", part: "response", field: "genre" }],
+    ["an optional input made required", { [books]: replace("max_length: 100, optional: true }", "max_length: 100 }") }, { kind: "field-required", operationId: "createBook", part: "request", field: "note" }],
+    ["a new required input", { [books]: replace("  note:", "  edition: { type: integer }\n  note:") }, { kind: "field-added", operationId: "createBook", part: "request", field: "edition" }],
+    ["an operation removed", { [books]: replace("[list, read, create, update, delete]", "[list, read, create, update]") }, { kind: "operation-removed", operationId: "deleteBook" }],
+    ["a path removed", { "authors.yaml": remove }, { kind: "path-removed", operationId: "listAuthors" }],
+    ["a query parameter removed", { [books]: replace("filters: [genre]\n", "") }, { kind: "parameter-removed", operationId: "listBooks", field: "genre" }],
+    ["an action removed", { [books]: replace(actionBlock, "") }, { kind: "action-removed", operationId: "createBookLoan" }],
+    ["a tighter max_length on input", { [books]: replace("max_length: 200", "max_length: 150") }, { kind: "limit-tightened", operationId: "createBook", field: "title", keyword: "maxLength" }],
+    ["a tighter maximum on input", { [books]: replace("maximum: 5000", "maximum: 1000") }, { kind: "limit-tightened", operationId: "createBook", field: "pages", keyword: "maximum" }],
+    ["a tighter pattern on input", { [books]: replace("{10,17}", "{13,17}") }, { kind: "limit-tightened", operationId: "createBook", field: "isbn", keyword: "pattern" }],
+    ["the pagination mode changed", { [books]: replace("operations:", "pagination: offset\noperations:") }, { kind: "pagination-changed", operationId: "listBooks" }],
+    ["a status code removed", { [books]: replace("max_length: 100 }\n", "max_length: 100 }\n    response: 204\n") }, { kind: "status-removed", operationId: "createBookLoan" }],
+  ];
+  cases.forEach(([name, edits, expected], i) => {
+    test(name, async () => {
+      const changes = await changesOf(`break-${i}`, edits);
+      assert.ok(
+        changes.some((c) => c.breaking && matches(c, expected)),
+        `expected a breaking ${expected.kind}, got:\n${listing(changes)}`,
+      );
+      for (const c of changes) assert.ok(c.text.length > 0 && c.pointer.startsWith("#/"), "each change has words and a pointer");
+    });
+  });
+});
+
+describe("changes that break nothing", () => {
+  const cases: Array<[string, Record<string, Edit>, Expect]> = [
+    ["a new optional response field", { [books]: replace("  note:", "  subtitle: { type: string, optional: true }\n  note:") }, { kind: "field-added", operationId: "getBook", part: "response", field: "subtitle" }],
+    ["a new endpoint", { [books]: replace("[list, read, create, update, delete]", "[list, read, create, update, replace, delete]") }, { kind: "operation-added", operationId: "replaceBook" }],
+    ["a new resource", { "publishers.yaml": () => "resource: publishers\nfields:\n  name: { type: string }\n" }, { kind: "operation-added", operationId: "listPublishers" }],
+    ["a new optional input", { [books]: replace("  note:", "  rating: { type: integer, default: 0 }\n  note:") }, { kind: "field-added", operationId: "createBook", part: "request", field: "rating" }],
+    ["a looser input limit", { [books]: replace("max_length: 200", "max_length: 300") }, { kind: "limit-loosened", operationId: "createBook", field: "title", keyword: "maxLength" }],
+    ["a required input made optional", { [books]: replace("contact: { type: string }", "contact: { type: string, default: '' }") }, { kind: "field-optional", operationId: "createBook", part: "request", field: "contact" }],
+  ];
+  cases.forEach(([name, edits, expected], i) => {
+    test(name, async () => {
+      const changes = await changesOf(`safe-${i}`, edits);
+      assert.deepEqual(changes.filter((c) => c.breaking).map((c) => c.text), [], listing(changes));
+      assert.ok(changes.some((c) => matches(c, expected)), `expected ${expected.kind}, got:\n${listing(changes)}`);
+    });
+  });
+
+  test("a new version leaves the published one as it was", async () => {
+    const changes = await changesOf("new-version", { "api.yaml": replace("  v1: {}\n", "  v1: {}\n  v2: {}\n") });
+    assert.deepEqual(changes, []);
+  });
+
+  test("additionalProperties: false on a response record does not make a new optional field a break", () => {
+    const doc = published as JsonObject;
+    const schemas = ((doc.components as JsonObject).schemas as JsonObject);
+    const book = schemas.Book as JsonObject;
+    assert.equal(book.additionalProperties, false);
+    const grown = structuredClone(doc);
+    const grownBook = ((grown.components as JsonObject).schemas as JsonObject).Book as JsonObject;
+    (grownBook.properties as JsonObject).extra = { type: "string" };
+    const changes = compareDocuments(doc, grown);
+    assert.ok(changes.length > 0 && changes.every((c) => !c.breaking && c.kind === "field-added"), listing(changes));
+  });
+});
+
+/** Writes `docs` as the published output folder and runs the gate over `dir`'s definitions. */
+async function gate(dir: string, docs: Map<string, Json>, fresh: Map<string, Json>, options: { today?: string; allowBreaking?: boolean } = {}) {
+  const out = path.join(dir, "published");
+  rmSync(out, { recursive: true, force: true });
+  for (const [v, doc] of docs) {
+    mkdirSync(path.join(out, v), { recursive: true });
+    writeFileSync(path.join(out, v, "openapi.json"), JSON.stringify(doc));
+  }
+  const { model, definitions } = await frontEnd(dir);
+  const files = [...fresh].map(([v, doc]) => ({ path: `${v}/openapi.json`, content: JSON.stringify(doc, null, 2) }));
+  return compatibilityGate({ out, files, model, definitions, today: options.today ?? today, allowBreaking: options.allowBreaking ?? false });
+}
+
+function lineOf(dir: string, file: string, text: string): number {
+  const lines = readFileSync(path.join(dir, "definitions", file), "utf8").split("\n");
+  const i = lines.findIndex((l) => l.includes(text));
+  assert.ok(i >= 0, `${file} has ${text}`);
+  return i + 1;
+}
+
+describe("the gate's diagnostics point at the definition line", () => {
+  const cases: Array<[string, Record<string, Edit>, string, string, RegExp]> = [
+    ["renamed field: the new key", { [books]: replace("  contact:", "  email:") }, "  email:", "field-renamed", /renamed: \{ in: v2, from: contact \}/],
+    ["tighter limit: the option", { [books]: replace("max_length: 200", "max_length: 150") }, "max_length: 150", "limit-tightened", /add v2 to versions/],
+    ["removed operation: operations", { [books]: replace("[list, read, create, update, delete]", "[list, read, create, update]") }, "operations:", "operation-removed", /removed: v2/],
+    ["pagination: its key", { [books]: replace("operations:", "pagination: offset\noperations:") }, "pagination:", "pagination-changed", /v2/],
+    ["action response: its key", { [books]: replace("max_length: 100 }\n", "max_length: 100 }\n    response: 204\n") }, "response: 204", "status-removed", /v2/],
+  ];
+  cases.forEach(([name, edits, line, kind, fix], i) => {
+    test(name, async () => {
+      const dir = variant(`locate-${i}`, edits);
+      const result = await gate(dir, new Map([["v1", published]]), await documents(dir));
+      const d = result.diagnostics.find((x) => x.message.includes(`[${kind}]`));
+      assert.ok(d, result.diagnostics.map(formatDiagnostic).join("\n"));
+      assert.equal(d.rule, "breaking-change");
+      assert.equal(d.severity, "error");
+      assert.equal(d.location.file, "definitions/books.yaml");
+      assert.equal(d.location.line, lineOf(dir, books, line), formatDiagnostic(d));
+      assert.match(d.message, /^v1 is published/);
+      assert.match(d.fix, fix);
+      assert.deepEqual(result.broken, ["v1"]);
+    });
+  });
+
+  test("one diagnostic per break, naming every operation it reaches", async () => {
+    const dir = variant("grouped", { [books]: replace("  contact: { type: string }\n", "") });
+    const result = await gate(dir, new Map([["v1", published]]), await documents(dir));
+    assert.equal(result.diagnostics.length, 1, result.diagnostics.map(formatDiagnostic).join("\n"));
+    const [d] = result.diagnostics;
+    assert.match(d!.message, /field "contact" was removed \[field-removed\], in .*getBook.*\(response\); createBook and updateBook \(request body\)/);
+  });
+
+  test("--allow-breaking turns the breaks into warnings", async () => {
+    const dir = variant("allowed", { [books]: replace("  contact:", "  email:") });
+    const result = await gate(dir, new Map([["v1", published]]), await documents(dir), { allowBreaking: true });
+    assert.ok(result.diagnostics.length > 0 && result.diagnostics.every((d) => d.severity === "warning"));
+    assert.deepEqual(result.broken, ["v1"]);
+  });
+});
+
+describe("removing a published version", () => {
+  const deprecated = { "api.yaml": replace("  v1: {}\n", "  v1:\n    deprecated: 2026-09-01\n    sunset: 2027-06-30\n  v2: {}\n") };
+
+  test("is refused before its sunset and accepted once the sunset date has come", async () => {
+    const dir = variant("retire", deprecated);
+    const docs = await documents(dir);
+    const onlyV2 = new Map([["v2", docs.get("v2")!]]);
+    const early = await gate(dir, docs, onlyV2, { today: "2027-06-29" });
+    assert.deepEqual(early.diagnostics.map((d) => d.rule), ["version-removed-early"]);
+    assert.match(early.diagnostics[0]!.message, /v1 is published and was removed .* before its sunset on 2027-06-30 \(today is 2027-06-29\)/);
+    assert.match(early.diagnostics[0]!.fix, /until 2027-06-30/);
+    const onTime = await gate(dir, docs, onlyV2, { today: "2027-06-30" });
+    assert.deepEqual(onTime.diagnostics, []);
+    assert.deepEqual(onTime.retired, ["v1"]);
+  });
+
+  test("a version that was never deprecated cannot be removed, except with --allow-breaking", async () => {
+    const dir = variant("unpublish", { "api.yaml": replace("  v1: {}\n", "  v1: {}\n  v2: {}\n") });
+    const out = path.join(dir, "generated");
+    const first = await generate({ definitions: path.join(dir, "definitions"), out, write: true, today });
+    assert.ok(first.diff, first.diagnostics.map(formatDiagnostic).join("\n"));
+    writeFileSync(path.join(dir, "definitions", "api.yaml"), readFileSync(path.join(base, "api.yaml"), "utf8"));
+    const before = snapshot(out);
+    const refused = await generate({ definitions: path.join(dir, "definitions"), out, write: true, today });
+    assert.equal(refused.diff, null);
+    assert.deepEqual(refused.diagnostics.map((d) => [d.rule, d.severity]), [["version-removed-early", "error"]]);
+    assert.match(refused.diagnostics[0]!.message, /v2 is published .* never deprecated/);
+    assert.deepEqual(snapshot(out), before, "a refused run writes nothing");
+    const allowed = await generate({ definitions: path.join(dir, "definitions"), out, write: true, today, allowBreaking: true });
+    assert.ok(allowed.diff);
+    assert.deepEqual(allowed.diagnostics.map((d) => [d.rule, d.severity]), [["version-removed-early", "warning"]]);
+    assert.ok(allowed.diff.stale.includes("v2/openapi.json"));
+  });
+});
+
+describe("breaks that come from canon itself", () => {
+  test("a published document that an older canon wrote is held to, through generate()", async () => {
+    const dir = variant("release");
+    const definitions = path.join(dir, "definitions");
+    const out = path.join(dir, "generated");
+    assert.ok((await generate({ definitions, out, write: true, today })).diff);
+    // As if the release that published v1 had a template that allowed pages of 200 and
+    // returned a `links` object on every book: the current templates changed both.
+    const file = path.join(out, "v1", "openapi.json");
+    const doc = JSON.parse(readFileSync(file, "utf8")) as JsonObject;
+    const components = doc.components as JsonObject;
+    (((components.parameters as JsonObject).limit as JsonObject).schema as JsonObject).maximum = 200;
+    const book = (components.schemas as JsonObject).Book as JsonObject;
+    (book.properties as JsonObject).links = { type: "object" };
+    writeFileSync(file, `${JSON.stringify(doc, null, 2)}\n`);
+    const before = snapshot(out);
+    const result = await generate({ definitions, out, write: true, today });
+    assert.equal(result.diff, null, "nothing is written");
+    assert.deepEqual(snapshot(out), before);
+    const messages = result.diagnostics.map(formatDiagnostic).join("\n");
+    assert.match(messages, /breaking-change v1 is published .*query parameter "limit" has maximum 100 instead of 200 \[limit-tightened\], in listBooks/);
+    assert.match(messages, /breaking-change v1 is published .*field "links" was removed \[field-removed\]/);
+  });
+});
+
+describe("CHANGES.md", () => {
+  test("each version after the first says what a client of the one before changes", async () => {
+    const dir = variant("changes", {
+      "api.yaml": replace("  v1: {}\n", "  v1:\n    deprecated: 2026-09-01\n    sunset: 2027-06-30\n  v2: {}\n"),
+      [books]: (text) =>
+        text
+          .replace("  contact:", "  email:")
+          .replace("email: { type: string }", "email: { type: string, renamed: { in: v2, from: contact } }")
+          .replace("  note: { type: string, max_length: 100, optional: true }", "  note: { type: string, max_length: 100, optional: true, removed: v2 }\n  subtitle: { type: string, optional: true, added: v2 }"),
+    });
+    const { model } = await frontEnd(dir);
+    const files = changesEmitter.emit(model, createEmitContext());
+    assert.deepEqual(files.map((f) => f.path), ["v2/CHANGES.md"]);
+    const text = files[0]!.content;
+    // Written as is (prettier takes seconds on a large one), so it must already be in prettier's form.
+    assert.equal(await prettier.format(text, { ...PRETTIER_OPTIONS, parser: "markdown" }), text);
+    assert.match(text, /^<!-- Generated by canon/);
+    assert.match(text, /# Library API: from v1 to v2/);
+    assert.match(text, /deprecated since 2026-09-01 and goes away on 2027-06-30/);
+    const [must, rest] = text.split("## What else changed");
+    assert.match(must!, /### `GET \/v2\/books\/\{id\}` \(getBook\)\n\n- Response 200: field `contact` was renamed `email`\.\n- Response 200: field `note` was removed\./);
+    assert.match(rest!, /Response 200: field `subtitle` is new \(optional\)\./);
+    assert.doesNotMatch(rest!, /contact/);
+  });
+
+  test("the showcase's v2/CHANGES.md is committed and names the v1 → v2 changes", () => {
+    const text = readFileSync(path.join(repoRoot, "generated/v2/CHANGES.md"), "utf8");
+    assert.match(text, /^<!-- Generated by canon/);
+    assert.match(text, /field `due_cents` was renamed `amount_due_cents`/);
+    assert.match(text, /field `legacy_ref` was removed/);
+    assert.match(text, /field `gift_wrap` is new/);
+  });
+});
+
+describe("the CLI", () => {
+  test("generate and check refuse a break with the version, operation, field, kind, file:line:col and fix; --allow-breaking lets it through loudly", () => {
+    const dir = variant("cli");
+    assert.equal(canon(["generate"], dir).code, 0);
+    const out = path.join(dir, "generated");
+    const published = snapshot(out);
+    writeFileSync(path.join(dir, "definitions", books), readFileSync(path.join(base, books), "utf8").replace("  contact:", "  email:"));
+    const line = lineOf(dir, books, "  email:");
+    const diagnostic = new RegExp(
+      `definitions/books\\.yaml:${line}:3 error breaking-change v1 is published and this breaks its clients: field "contact" was renamed "email" \\[field-renamed\\], in .*getBook.*\\n  fix: .*add v2 to versions in api\\.yaml and write \`renamed: \\{ in: v2, from: contact \\}\` on "email"`,
+    );
+    const generated = canon(["generate"], dir);
+    assert.equal(generated.code, 1);
+    assert.match(generated.stderr, diagnostic);
+    assert.match(generated.stderr, /refused: published versions never break/);
+    assert.deepEqual(snapshot(out), published, "nothing written");
+    const checked = canon(["check"], dir);
+    assert.equal(checked.code, 1);
+    assert.match(checked.stderr, diagnostic);
+    const allowed = canon(["generate", "--allow-breaking"], dir);
+    assert.equal(allowed.code, 0, allowed.stderr);
+    assert.match(allowed.stderr, /warning breaking-change v1/);
+    assert.match(allowed.stderr, /WARNING: --allow-breaking: .*BREAK the published v1/);
+    assert.match(allowed.stderr, /only for a version that has never shipped/);
+  });
+
+  test("lint warns about a near sunset, and fails on it only with --fail-on-sunset", () => {
+    const fixture = path.join("test", "fixtures", "broken", "sunset-near");
+    const plain = canon(["lint", "--definitions", fixture, "--today", "2026-11-21"]);
+    assert.equal(plain.code, 0, plain.stderr);
+    assert.match(plain.stderr, /warning sunset-near the sunset of v1 is on 2026-12-01, in 10 days/);
+    const strict = canon(["lint", "--definitions", fixture, "--today", "2026-11-21", "--fail-on-sunset"]);
+    assert.equal(strict.code, 1);
+    assert.match(strict.stderr, /error sunset-near/);
+    const early = canon(["lint", "--definitions", fixture, "--today", "2026-06-01", "--fail-on-sunset"]);
+    assert.equal(early.code, 0, early.stderr);
+    assert.equal(canon(["lint", "--definitions", fixture, "--today", "2026-13-01"]).code, 2);
+  });
+});
+
+test("docs/rules.md documents the gate's rules, and docs/versioning.md the rules of versions", () => {
+  const rules = readFileSync(path.join(repoRoot, "docs/rules.md"), "utf8");
+  for (const [rule, { severity }] of Object.entries(OUTPUT_RULES)) assert.match(rules, new RegExp(`^### ${rule} \\(${severity}\\)$`, "m"), rule);
+  const versioning = readFileSync(path.join(repoRoot, "docs/versioning.md"), "utf8");
+  for (const text of ["--allow-breaking", "--fail-on-sunset", "CHANGES.md", "amount_due_cents"]) assert.ok(versioning.includes(text), text);
+});

@@ -1,0 +1,295 @@
+// SPEC §5 over real HTTP: the deprecated v1 and its headers, what each version shows of a
+// record, writes through one version read through the other, every write's event, and the
+// served documents.
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { after, before, describe, test } from "node:test";
+import { MemoryEventLog } from "../../generated/index.ts";
+import type { ApiEvent } from "../../generated/runtime/index.ts";
+import {
+  assertSchema,
+  BASE_URL,
+  call,
+  createOrder,
+  createProduct,
+  createUser,
+  detailFields,
+  expectError,
+  expectStatus,
+  orderBody,
+  productBody,
+  startApp,
+  SUNSET,
+  UNKNOWN_ID,
+  UUID_V7,
+  walk,
+  type Api,
+} from "./helpers.ts";
+
+type Obj = Record<string, any>;
+
+/** Captures every published event, and still answers /vN/events. */
+class CapturingLog extends MemoryEventLog {
+  readonly published: ApiEvent[] = [];
+  override publish(event: ApiEvent): void {
+    this.published.push(structuredClone(event));
+    super.publish(event);
+  }
+}
+
+let api: Api;
+let log: CapturingLog;
+before(async () => {
+  log = new CapturingLog();
+  api = await startApp({ events: log });
+});
+after(async () => {
+  await api.close();
+});
+
+function deprecationHeaders(res: { headers: Headers }): Obj {
+  return { deprecation: res.headers.get("deprecation"), sunset: res.headers.get("sunset"), link: res.headers.get("link") };
+}
+
+describe("v1 is deprecated", () => {
+  test("every v1 response carries Deprecation, Sunset and Link, errors included; v2 responses none", async () => {
+    const user = await createUser(api, "v1");
+    const expectV1 = (collection: string) => ({
+      deprecation: "true",
+      sunset: SUNSET,
+      link: `<${BASE_URL}/v2/${collection}>; rel="successor-version"`,
+    });
+    const v1Cases: Array<[string, string, number, string, Obj?]> = [
+      ["GET", "/v1/orders", 200, "orders"],
+      ["GET", `/v1/users/${user.id}`, 200, "users"],
+      ["GET", `/v1/orders/${UNKNOWN_ID}`, 404, "orders"],
+      ["GET", "/v1/orders/nope", 400, "orders"],
+      ["GET", "/v1/products?limit=0", 400, "products"],
+      ["POST", "/v1/orders", 422, "orders", { body: orderBody("v1", UNKNOWN_ID) }],
+      ["GET", "/v1/orders", 401, "orders", { auth: null }],
+      ["POST", "/v1/orders", 403, "orders", { auth: "dev-reader", body: orderBody("v1", user.id) }],
+      ["GET", "/v1/invoices", 200, "invoices"],
+      ["GET", "/v1/events", 200, "events"],
+      ["GET", "/v1/openapi.json", 200, "openapi.json"],
+    ];
+    for (const [method, url, status, collection, options] of v1Cases) {
+      const res = await expectStatus(api, method, url, status, options ?? {});
+      assert.deepEqual(deprecationHeaders(res), expectV1(collection), url);
+    }
+    for (const [method, url, status, options] of [
+      ["GET", "/v2/orders", 200],
+      ["GET", `/v2/orders/${UNKNOWN_ID}`, 404],
+      ["GET", "/v2/orders", 401, { auth: null }],
+      ["GET", "/v2/openapi.json", 200],
+    ] as Array<[string, string, number, Obj?]>) {
+      const res = await expectStatus(api, method, url, status, options ?? {});
+      assert.deepEqual(deprecationHeaders(res), { deprecation: null, sunset: null, link: null }, url);
+    }
+  });
+
+  test("v1 429s carry the deprecation headers too", async () => {
+    const limited = await startApp({ rateLimit: { max: 1, windowMs: 60_000 } });
+    try {
+      await expectStatus(limited, "GET", "/v1/orders", 200);
+      const res = await expectStatus(limited, "GET", "/v1/orders", 429);
+      assert.equal(res.headers.get("deprecation"), "true");
+      assert.equal(res.headers.get("sunset"), SUNSET);
+    } finally {
+      await limited.close();
+    }
+  });
+});
+
+describe("what each version shows", () => {
+  test("v1 shows due_cents and legacy_ref, no gift_wrap; v2 shows gift_wrap and amount_due_cents, no legacy_ref", async () => {
+    const user = await createUser(api);
+    const v1 = (await expectStatus(api, "POST", "/v1/orders", 201, { body: orderBody("v1", user.id, { due_cents: 700, legacy_ref: "OLD-1" }) })).body;
+    assert.equal(v1.due_cents, 700);
+    assert.equal(v1.legacy_ref, "OLD-1");
+    assert.ok(!("gift_wrap" in v1));
+    assert.ok(!("amount_due_cents" in v1));
+    assertSchema("v1", "Order", v1);
+
+    const v2 = (await expectStatus(api, "GET", `/v2/orders/${v1.id}`, 200)).body;
+    assert.equal(v2.amount_due_cents, 700, "due_cents was renamed amount_due_cents");
+    assert.equal(v2.gift_wrap, false, "the default of the added field");
+    assert.ok(!("legacy_ref" in v2));
+    assert.ok(!("due_cents" in v2));
+    for (const key of ["id", "user_id", "code", "status", "total_cents", "currency", "created_at", "updated_at"]) assert.equal(v2[key], v1[key], key);
+  });
+
+  test("a record written via v2 reads correctly via v1, and writes in one version keep what the other shows", async () => {
+    const user = await createUser(api);
+    const v2 = (await expectStatus(api, "POST", "/v2/orders", 201, { body: orderBody("v2", user.id, { amount_due_cents: 321, gift_wrap: true }) })).body;
+    assert.equal(v2.gift_wrap, true);
+    const v1 = (await expectStatus(api, "GET", `/v1/orders/${v2.id}`, 200)).body;
+    assert.equal(v1.due_cents, 321);
+    assert.ok(!("gift_wrap" in v1));
+    assert.ok(!("legacy_ref" in v1), "no legacy_ref was ever set");
+
+    // A v1 PATCH keeps gift_wrap; a v2 PATCH keeps legacy_ref.
+    await expectStatus(api, "PATCH", `/v1/orders/${v2.id}`, 200, { body: { legacy_ref: "L-9", due_cents: 50 } });
+    const afterV1 = (await expectStatus(api, "GET", `/v2/orders/${v2.id}`, 200)).body;
+    assert.equal(afterV1.gift_wrap, true);
+    assert.equal(afterV1.amount_due_cents, 50);
+    await expectStatus(api, "PATCH", `/v2/orders/${v2.id}`, 200, { body: { gift_wrap: false, amount_due_cents: 60 } });
+    const afterV2 = (await expectStatus(api, "GET", `/v1/orders/${v2.id}`, 200)).body;
+    assert.equal(afterV2.legacy_ref, "L-9");
+    assert.equal(afterV2.due_cents, 60);
+  });
+
+  test("each version refuses the other's field names", async () => {
+    const user = await createUser(api);
+    const v2 = await expectError(api, "POST", "/v2/orders", 400, "VALIDATION_ERROR", {
+      body: { ...orderBody("v2", user.id), legacy_ref: "x", due_cents: 1 },
+    });
+    assert.deepEqual(detailFields(v2), ["due_cents", "legacy_ref"]);
+    const v1 = await expectError(api, "POST", "/v1/orders", 400, "VALIDATION_ERROR", {
+      body: { ...orderBody("v1", user.id), gift_wrap: true, amount_due_cents: 1 },
+    });
+    assert.deepEqual(detailFields(v1), ["amount_due_cents", "gift_wrap"]);
+  });
+
+  test("v1 lists show the v1 shape", async () => {
+    const user = await createUser(api);
+    await createOrder(api, user.id);
+    const page = (await expectStatus(api, "GET", `/v1/users/${user.id}/orders`, 200)).body;
+    assert.equal(page.data.length, 1);
+    assert.ok("due_cents" in page.data[0]);
+    assert.ok(!("gift_wrap" in page.data[0]));
+  });
+});
+
+describe("events", () => {
+  const since = () => log.published.length;
+  const eventsFrom = (start: number) => log.published.slice(start);
+
+  function assertEvent(event: ApiEvent, type: string, data: Obj): void {
+    assert.deepEqual(Object.keys(event).sort(), ["data", "id", "occurred_at", "type"]);
+    assert.match(event.id, UUID_V7);
+    assert.equal(event.type, type);
+    assert.ok(!Number.isNaN(Date.parse(event.occurred_at)) && event.occurred_at.endsWith("Z"), event.occurred_at);
+    assert.deepEqual(event.data, data);
+  }
+
+  test("every write emits one event whose data is the record as the serving version shows it", async () => {
+    const user = await createUser(api);
+    let start = since();
+    const created = await expectStatus(api, "POST", "/v2/orders", 201, { body: orderBody("v2", user.id) });
+    assert.equal(eventsFrom(start).length, 1);
+    assertEvent(eventsFrom(start)[0]!, "order.created", created.body);
+
+    start = since();
+    const patched = await expectStatus(api, "PATCH", `/v2/orders/${created.body.id}`, 200, { body: { note: "patched" } });
+    assert.equal(eventsFrom(start).length, 1);
+    assertEvent(eventsFrom(start)[0]!, "order.updated", patched.body);
+
+    start = since();
+    const cancelled = await expectStatus(api, "POST", `/v2/orders/${created.body.id}/cancellations`, 201, { body: { reason: "late" } });
+    assert.equal(eventsFrom(start).length, 1);
+    assertEvent(eventsFrom(start)[0]!, "order.cancellation.created", cancelled.body);
+
+    const last = (await expectStatus(api, "GET", `/v2/orders/${created.body.id}`, 200)).body;
+    start = since();
+    await expectStatus(api, "DELETE", `/v2/orders/${created.body.id}`, 204);
+    assert.equal(eventsFrom(start).length, 1);
+    assertEvent(eventsFrom(start)[0]!, "order.deleted", last);
+
+    start = since();
+    const product = await createProduct(api);
+    const replaced = await expectStatus(api, "PUT", `/v2/products/${product.id}`, 200, { body: productBody({ sku: product.sku }) });
+    const productEvents = eventsFrom(start);
+    assert.deepEqual(
+      productEvents.map((e) => e.type),
+      ["product.created", "product.updated"],
+    );
+    assertEvent(productEvents[1]!, "product.updated", replaced.body);
+
+    start = since();
+    const newUser = await expectStatus(api, "POST", "/v2/users", 201, { body: { email: "ev@example.com", name: "Ev", password: "long enough secret" } });
+    assertEvent(eventsFrom(start)[0]!, "user.created", newUser.body);
+    assert.doesNotMatch(JSON.stringify(eventsFrom(start)), /long enough secret|password/, "events never carry a write-only field");
+  });
+
+  test("a write through v1 publishes the v1 view", async () => {
+    const user = await createUser(api);
+    let start = since();
+    const created = await expectStatus(api, "POST", "/v1/orders", 201, { body: orderBody("v1", user.id, { legacy_ref: "R" }) });
+    assertEvent(eventsFrom(start)[0]!, "order.created", created.body);
+    assert.ok("due_cents" in eventsFrom(start)[0]!.data);
+    start = since();
+    const patched = await expectStatus(api, "PATCH", `/v1/orders/${created.body.id}`, 200, { body: { due_cents: 9 } });
+    assertEvent(eventsFrom(start)[0]!, "order.updated", patched.body);
+    start = since();
+    await expectStatus(api, "DELETE", `/v1/orders/${created.body.id}`, 204);
+    assertEvent(eventsFrom(start)[0]!, "order.deleted", patched.body);
+  });
+
+  test("failed writes emit nothing", async () => {
+    const user = await createUser(api);
+    const order = await createOrder(api, user.id);
+    const start = since();
+    await expectError(api, "POST", "/v2/orders", 400, "VALIDATION_ERROR", { body: {} });
+    await expectError(api, "POST", "/v2/orders", 409, "CONFLICT", { body: orderBody("v2", user.id, { code: order.code }) });
+    await expectError(api, "POST", "/v2/orders", 422, "BUSINESS_RULE_VIOLATION", { body: orderBody("v2", UNKNOWN_ID) });
+    await expectError(api, "PATCH", `/v2/orders/${order.id}`, 409, "CONFLICT", { body: { note: "x" }, headers: { "if-match": '"stale"' } });
+    await expectError(api, "DELETE", `/v2/orders/${order.id}`, 403, "FORBIDDEN", { auth: "dev-reader" });
+    await expectError(api, "POST", `/v2/orders/${UNKNOWN_ID}/cancellations`, 404, "NOT_FOUND", { body: { reason: "x" } });
+    assert.deepEqual(eventsFrom(start), []);
+  });
+
+  test("GET /v2/events lists the events cursor-paginated, in order; GET /v2/events/{id} shows one", async () => {
+    const user = await createUser(api);
+    for (let i = 0; i < 5; i++) await createOrder(api, user.id);
+    const all = await walk(api, "/v2/events?limit=3");
+    assert.deepEqual(
+      all.map((e) => e.id),
+      log.published.map((e) => e.id),
+    );
+    assert.deepEqual(all, log.published.map((e) => JSON.parse(JSON.stringify(e))));
+    const one = (await expectStatus(api, "GET", `/v2/events/${all[2]!.id}`, 200)).body;
+    assert.deepEqual(one, all[2]);
+    const v1 = await walk(api, "/v1/events?limit=100");
+    assert.equal(v1.length, all.length);
+  });
+
+  test("buildApp takes any EventLog implementation", async () => {
+    const events: ApiEvent[] = [];
+    const custom = await startApp({
+      events: {
+        publish: (event) => {
+          events.push(event);
+        },
+        list: async (afterId, limit) => {
+          const rest = events.filter((e) => afterId === undefined || e.id > afterId);
+          return { events: rest.slice(0, limit), hasMore: rest.length > limit };
+        },
+        get: async (id) => events.find((e) => e.id === id) ?? null,
+      },
+    });
+    try {
+      const user = await createUser(custom);
+      assert.equal(events.length, 1);
+      assertEvent(events[0]!, "user.created", user);
+      const page = (await expectStatus(custom, "GET", "/v2/events", 200)).body;
+      assert.equal(page.data.length, 1);
+    } finally {
+      await custom.close();
+    }
+  });
+});
+
+describe("documents", () => {
+  test("GET /vN/openapi.json serves the version's document; /vN/docs answers HTML", async () => {
+    for (const version of ["v1", "v2"]) {
+      const res = await expectStatus(api, "GET", `/${version}/openapi.json`, 200, { auth: null });
+      assert.match(res.headers.get("content-type") ?? "", /^application\/json/);
+      const committed = JSON.parse(readFileSync(new URL(`../../generated/${version}/openapi.json`, import.meta.url), "utf8"));
+      assert.deepEqual(res.body, committed);
+      const docs = await call(api, "GET", `/${version}/docs`, { auth: null });
+      assert.equal(docs.status, 200);
+      assert.match(docs.headers.get("content-type") ?? "", /^text\/html/);
+      assert.match(docs.text, /<html/i);
+    }
+  });
+});

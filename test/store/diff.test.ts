@@ -1,0 +1,129 @@
+// Migrations as differences between schema snapshots: each kind of change gives the statements
+// it should, and every migration of a sequence runs on real PostgreSQL (PGlite), twice.
+import assert from "node:assert/strict";
+import { mkdirSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { after, before, describe, test } from "node:test";
+import { migrationBetween } from "../../generator/emit/sql/diff.ts";
+import { collectionPlans, identifier, snapshotOf, type SchemaSnapshot } from "../../generator/emit/sql/snapshot.ts";
+import { runFrontEnd } from "../../generator/pipeline.ts";
+import { openDriver, type SqlDriver } from "../../generated/runtime/sql-store.ts";
+import { workspace } from "../support/cli.ts";
+
+const API = "title: Diff API\nbase_url: https://api.example.com\nversions:\n  v1: {}\n";
+
+let root: string;
+let step = 0;
+/** The snapshot of definitions given as `{ file: yaml }`. */
+async function snapshotOfFiles(files: Record<string, string>): Promise<SchemaSnapshot> {
+  const dir = path.join(root, `step-${++step}`);
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(path.join(dir, "api.yaml"), API);
+  for (const [name, text] of Object.entries(files)) writeFileSync(path.join(dir, name), text);
+  const front = await runFrontEnd(dir, { today: "2026-01-01" });
+  assert.ok(front.model, front.diagnostics.map((d) => d.message).join("\n"));
+  return snapshotOf(collectionPlans(front.model));
+}
+
+const authors = (extra = "") => `resource: authors
+search: [name]
+fields:
+  name: { type: string, max_length: 100 }
+${extra}`;
+const books = (extra = "") => `resource: books
+parent: authors
+filters: [genre]
+fields:
+  author_id: { type: uuid, references: authors }
+  title: { type: string, max_length: 200 }
+  genre: { type: enum, values: [novel, poetry] }
+${extra}`;
+
+describe("migrations between snapshots", () => {
+  let db: SqlDriver;
+  before(async () => {
+    root = workspace("sql-diff");
+    db = await openDriver("pglite:memory://");
+  });
+  after(() => db.close());
+
+  /** Applies a migration twice: it must run, and running it again must change nothing. */
+  async function apply(statements: string[]): Promise<void> {
+    const text = statements.join("\n");
+    await db.exec(text);
+    await db.exec(text);
+  }
+
+  test("from nothing, then each kind of change, applied in turn on PGlite", async () => {
+    const s1 = await snapshotOfFiles({ "authors.yaml": authors(), "books.yaml": books() });
+    const m1 = migrationBetween(null, s1)!;
+    assert.equal(m1.name, "initial");
+    const text1 = m1.statements.join("\n");
+    assert.ok(text1.indexOf('create table if not exists "authors"') < text1.indexOf('create table if not exists "books"'), "referenced tables first");
+    await apply(m1.statements);
+    await db.exec(`insert into authors (id, created_at, updated_at, name) values ('01890a5d-ac96-774b-bcce-b302099a8057', now(), now(), 'Ann')`);
+    await db.exec(
+      `insert into books (id, created_at, updated_at, author_id, title, genre) values ('01890a5d-ac96-774b-bcce-b302099a8058', now(), now(), '01890a5d-ac96-774b-bcce-b302099a8057', 'T', 'novel')`,
+    );
+    assert.equal(migrationBetween(s1, s1), null, "no change, no migration");
+
+    // New fields: one required with a default, one required without (nullable for the rows that exist), one optional;
+    // changed limits and enum values; a new filter; a new unique field.
+    const s2 = await snapshotOfFiles({
+      "authors.yaml": authors("  country: { type: string, max_length: 2, default: 'NL' }\n  born: { type: date }\n"),
+      "books.yaml": books("  pages: { type: integer, minimum: 1, optional: true }\n  isbn: { type: string, unique: true, optional: true }\n")
+        .replace("max_length: 200", "max_length: 300")
+        .replace("[novel, poetry]", "[novel, poetry, essay]")
+        .replace("filters: [genre]", "filters: [genre, pages]"),
+    });
+    const m2 = migrationBetween(s1, s2)!;
+    const text2 = m2.statements.join("\n");
+    assert.match(text2, /add column if not exists "country" text not null default 'NL'/);
+    assert.match(text2, /add column if not exists "born" date[,;]/, "required without a default: nullable for the rows that exist");
+    assert.match(text2, /drop constraint if exists "books_title_check";\nalter table "books" add constraint "books_title_check" check \(char_length\("title"\) <= 300\)/);
+    assert.match(text2, /'novel', 'poetry', 'essay'/);
+    assert.match(text2, /create index if not exists "books_pages_id_idx"/);
+    assert.match(text2, /"isbn" text constraint "books_isbn_key" unique/);
+    assert.doesNotMatch(text2, /create table/);
+    await apply(m2.statements);
+    assert.deepEqual(await db.query("select country, born from authors"), [{ country: "NL", born: null }]);
+    await db.exec(`update books set genre = 'essay'`);
+
+    // A field leaves, one becomes optional, a filter goes, the search field changes, a resource leaves.
+    const s3 = await snapshotOfFiles({
+      "authors.yaml": authors("  country: { type: string, max_length: 2, default: 'NL', optional: true }\n").replace("search: [name]", "search: [country]"),
+    });
+    const m3 = migrationBetween(s2, s3)!;
+    const text3 = m3.statements.join("\n");
+    assert.match(text3, /alter table "authors" alter column "born" drop not null|-- born left the definitions/);
+    assert.match(text3, /drop index if exists "authors_name_trgm_idx"/);
+    assert.match(text3, /create index if not exists "authors_country_trgm_idx"/);
+    assert.match(text3, /-- books \(books\) left the definitions; the table and its data stay\./);
+    assert.doesNotMatch(text3, /drop table|drop column/);
+    await apply(m3.statements);
+    assert.equal((await db.query("select count(*)::int as n from books"))[0]!.n, 1, "the data stays");
+  });
+
+  test("references in a cycle: tables first, then the foreign keys", async () => {
+    const s = await snapshotOfFiles({
+      "teams.yaml": "resource: teams\nfields:\n  name: { type: string }\n  captain_id: { type: uuid, references: players, optional: true }\n",
+      "players.yaml": "resource: players\nfields:\n  name: { type: string }\n  team_id: { type: uuid, references: teams, optional: true }\n",
+    });
+    const m = migrationBetween(null, s)!;
+    const text = m.statements.join("\n");
+    assert.match(text, /alter table "(teams|players)" add constraint "(teams_captain_id|players_team_id)_fkey" foreign key/);
+    await db.exec('create schema cycle; set search_path to cycle, public');
+    try {
+      await apply(m.statements);
+    } finally {
+      await db.exec("set search_path to public");
+    }
+  });
+
+  test("long names stay within PostgreSQL's 63 bytes, distinct", () => {
+    const a = identifier(`${"x".repeat(70)}_a_key`);
+    const b = identifier(`${"x".repeat(70)}_b_key`);
+    assert.ok(a.length <= 63 && b.length <= 63 && a !== b);
+    assert.equal(identifier("orders_code_key"), "orders_code_key");
+  });
+});

@@ -1,0 +1,159 @@
+// Migrations are written once and never change: a field and a resource added to the showcase
+// give a new migration beside the old one, byte for byte unchanged; and every migration can be
+// applied twice, on PGlite and on PostgreSQL, old data and all.
+import assert from "node:assert/strict";
+import { appendFileSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+import { after, before, describe, test } from "node:test";
+import { canon, workspace } from "../support/cli.ts";
+import { dropSchemas, freshSchema, POSTGRES_URL, preparePostgres } from "./stores.ts";
+
+type Module = Record<string, any>;
+
+const REVIEWS = `resource: reviews
+description: What buyers say about a product.
+parent: products
+search: [body]
+filters: [rating]
+fields:
+  product_id: { type: uuid, references: products }
+  rating: { type: integer, minimum: 1, maximum: 5 }
+  body: { type: string, max_length: 2000, optional: true }
+`;
+
+describe("SQL migrations", () => {
+  let dir: string;
+  let sql: string;
+  let firstFiles: Record<string, string>;
+
+  before(() => {
+    dir = workspace("migrations", "definitions");
+    sql = path.join(dir, "generated", "sql");
+    const run = canon(["generate"], dir);
+    assert.equal(run.code, 0, run.stderr);
+    firstFiles = Object.fromEntries(readdirSync(sql).filter((n) => n.endsWith(".sql")).map((n) => [n, readFileSync(path.join(sql, n), "utf8")]));
+  });
+
+  test("a fresh output has one migration, 0001_initial, and a schema snapshot", () => {
+    assert.deepEqual(Object.keys(firstFiles), ["0001_initial.sql"]);
+    const initial = firstFiles["0001_initial.sql"]!;
+    for (const table of ["users", "products", "orders", "invoices", "orders__cancellations"]) {
+      assert.match(initial, new RegExp(`create table if not exists "${table}" \\(\\n  "row_id" bigint generated always as identity primary key,\\n  "id" uuid not null`));
+    }
+    assert.match(initial, /"orders_code_key" unique/);
+    assert.match(initial, /"user_id" uuid not null constraint "orders_user_id_fkey" references "users" \("id"\)/);
+    assert.match(initial, /check \("status" in \('pending', 'paid', 'shipped', 'cancelled'\)\)/);
+    assert.match(initial, /create index if not exists "orders_status_id_idx" on "orders" using btree \("status", "id"\)/);
+    assert.match(initial, /using gin \("name" gin_trgm_ops\)/);
+    assert.ok(JSON.parse(readFileSync(path.join(sql, "schema.json"), "utf8")).tables.length === 5);
+  });
+
+  test("adding a field and a resource adds a migration; existing ones stay byte-identical", () => {
+    appendFileSync(
+      path.join(dir, "definitions", "products.yaml"),
+      "  weight_g: { type: integer, minimum: 0, optional: true }\n  featured: { type: boolean, default: false }\n",
+    );
+    writeFileSync(path.join(dir, "definitions", "reviews.yaml"), REVIEWS);
+    const run = canon(["generate"], dir);
+    assert.equal(run.code, 0, run.stderr);
+    const names = readdirSync(sql).filter((n) => n.endsWith(".sql")).sort();
+    assert.equal(names.length, 2, names.join(", "));
+    assert.equal(names[0], "0001_initial.sql");
+    assert.match(names[1]!, /^0002_[a-z0-9_]+\.sql$/);
+    assert.equal(readFileSync(path.join(sql, "0001_initial.sql"), "utf8"), firstFiles["0001_initial.sql"]);
+    const second = readFileSync(path.join(sql, names[1]!), "utf8");
+    assert.match(second, /create table if not exists "reviews"/);
+    assert.match(second, /constraint "reviews_product_id_fkey" references "products" \("id"\)/);
+    assert.match(second, /alter table "products" add column if not exists "weight_g" bigint/);
+    assert.match(second, /alter table "products" add column if not exists "featured" boolean not null default false/);
+    assert.doesNotMatch(second, /create table if not exists "users"/);
+
+    // Nothing changed since: nothing is written, and check agrees.
+    const again = canon(["generate"], dir);
+    assert.equal(again.code, 0, again.stderr);
+    assert.match(again.stdout, /up to date/);
+    const check = canon(["check"], dir);
+    assert.equal(check.code, 0, check.stdout + check.stderr);
+  });
+
+  test("a migration edited by hand stays as it is (generate never rewrites one), and check still passes", () => {
+    const file = path.join(sql, "0001_initial.sql");
+    const original = readFileSync(file, "utf8");
+    writeFileSync(file, `${original}-- a note of our own\n`);
+    try {
+      const run = canon(["generate"], dir);
+      assert.equal(run.code, 0, run.stderr);
+      assert.equal(readFileSync(file, "utf8"), `${original}-- a note of our own\n`);
+      assert.equal(canon(["check"], dir).code, 0);
+    } finally {
+      writeFileSync(file, original);
+    }
+  });
+
+  for (const target of ["pglite", "postgres"] as const) {
+    describe(`applied on ${target}`, () => {
+      let mod: Module;
+      let runtime: Module;
+      let url: string;
+      let schema: string | undefined;
+      before(async () => {
+        mod = (await import(pathToFileURL(path.join(sql, "index.ts")).href)) as Module;
+        runtime = (await import(pathToFileURL(path.join(dir, "generated", "runtime", "sql-store.ts")).href)) as Module;
+        if (target === "pglite") url = `pglite:${path.join(dir, "pglite-data")}`;
+        else {
+          await preparePostgres();
+          schema = freshSchema();
+          url = POSTGRES_URL;
+        }
+      });
+      after(async () => {
+        if (schema) await dropSchemas([schema]);
+      });
+
+      test("an old database catches up; applying again is a no-op; each file is idempotent on its own", async () => {
+        const files = runtime.readMigrations(mod.migrationsFolder) as Array<{ name: string; sql: string }>;
+        assert.equal(files.length, 2);
+        const driver = await runtime.openDriver(url, schema ? { schema } : {});
+        try {
+          // The database as the first release left it, with a product in it.
+          assert.deepEqual(await runtime.migrate(driver, files.slice(0, 1)), ["0001_initial"]);
+          await driver.query(
+            `insert into products (id, created_at, updated_at, sku, name, price_cents) values ('01890a5d-ac96-774b-bcce-b302099a8057', now(), now(), 'OLD-1', 'Old', 5)`,
+          );
+          assert.deepEqual(await runtime.migrate(driver, files), [files[1]!.name]);
+          assert.deepEqual(await runtime.migrate(driver, files), []);
+          for (const file of files) {
+            await driver.exec(file.sql);
+            await driver.exec(file.sql);
+          }
+          const rows = await driver.query("select featured, weight_g from products where sku = 'OLD-1'");
+          assert.deepEqual(rows, [{ featured: false, weight_g: null }]);
+          assert.equal((await driver.query("select count(*)::int as n from canon_migrations"))[0].n, 2);
+        } finally {
+          await driver.close();
+        }
+      });
+
+      test("the store of the new output works over the migrated database", async () => {
+        const store = await mod.openStore(url, schema ? { schema } : {});
+        try {
+          const old = await store.get("products", "01890a5d-ac96-774b-bcce-b302099a8057");
+          assert.equal(old.values.featured, false);
+          assert.ok(!("weight_g" in old.values));
+          const now = new Date().toISOString();
+          const review = await store.insert(
+            "reviews",
+            { id: "01890a5d-ac96-774b-bcce-b302099a8058", created_at: now, updated_at: now, revision: 1, values: { product_id: old.id, rating: 5, body: "Great" } },
+            { unique: [] },
+          );
+          assert.deepEqual(review.values, { product_id: old.id, rating: 5, body: "Great" });
+          const found = await store.list("reviews", { where: { product_id: old.id, rating: 5 }, search: { fields: ["body"], text: "GREAT" }, limit: 5 });
+          assert.deepEqual(found.records.map((r: { id: string }) => r.id), [review.id]);
+        } finally {
+          await store.close();
+        }
+      });
+    });
+  }
+});

@@ -1,0 +1,102 @@
+// The stores every store-level and HTTP test can run against: memory, PGlite (in memory) and a
+// PostgreSQL server (a fresh schema per store, dropped on cleanup). `makeStores()` is what the
+// HTTP suite is parameterised with: `for (const s of makeStores()) { … buildApp({ store: await s.create() }) … }`.
+import type { Store } from "../../generated/runtime/store.ts";
+import { openStore } from "../../generated/sql/index.ts";
+
+/** The PostgreSQL server of the tests; `scripts/services.sh` starts it. */
+export const POSTGRES_URL = process.env.CANON_TEST_POSTGRES ?? "postgres://postgres@127.0.0.1:5432/test";
+
+export interface StoreFactory {
+  name: "memory" | "pglite" | "postgres";
+  /** A new, empty store with the current migrations applied. */
+  create(): Promise<Store>;
+  /** Closes every store this factory created and drops what they kept. */
+  cleanup(): Promise<void>;
+}
+
+let schemas = 0;
+/** A schema name no other test process uses. */
+export function freshSchema(prefix = "canon_test"): string {
+  schemas += 1;
+  return `${prefix}_${process.pid}_${schemas}_${Date.now().toString(36)}`;
+}
+
+/** Drops schemas of the test database with the given names. */
+export async function dropSchemas(names: string[]): Promise<void> {
+  if (!names.length) return;
+  const pg = (await import("pg")).default;
+  const client = new pg.Client({ connectionString: POSTGRES_URL });
+  await client.connect();
+  try {
+    for (const name of names) await client.query(`drop schema if exists "${name}" cascade`);
+  } finally {
+    await client.end();
+  }
+}
+
+/** pg_trgm lives in `public` for every test schema (a schema-local copy would go with its schema). */
+export async function preparePostgres(): Promise<void> {
+  const pg = (await import("pg")).default;
+  const client = new pg.Client({ connectionString: POSTGRES_URL });
+  await client.connect();
+  try {
+    await client.query("select pg_advisory_lock(4242)");
+    await client.query("create extension if not exists pg_trgm schema public");
+    await client.query("select pg_advisory_unlock(4242)");
+  } finally {
+    await client.end();
+  }
+}
+
+export function makeStores(): StoreFactory[] {
+  return [memoryStores(), pgliteStores(), postgresStores()];
+}
+
+export function memoryStores(): StoreFactory {
+  return { name: "memory", create: () => openStore("memory"), cleanup: async () => {} };
+}
+
+export function pgliteStores(): StoreFactory {
+  const opened: Store[] = [];
+  return {
+    name: "pglite",
+    async create() {
+      const store = await openStore("pglite:memory://");
+      opened.push(store);
+      return store;
+    },
+    async cleanup() {
+      await Promise.all(opened.splice(0).map((s) => s.close()));
+    },
+  };
+}
+
+export function postgresStores(): StoreFactory {
+  const opened: Store[] = [];
+  const names: string[] = [];
+  let prepared: Promise<void> | undefined;
+  return {
+    name: "postgres",
+    async create() {
+      prepared ??= preparePostgres();
+      await prepared;
+      const schema = freshSchema();
+      names.push(schema);
+      const store = await openStore(POSTGRES_URL, { schema });
+      opened.push(store);
+      return store;
+    },
+    async cleanup() {
+      await Promise.all(opened.splice(0).map((s) => s.close()));
+      await dropSchemas(names.splice(0));
+    },
+  };
+}
+
+/** The factory `CANON_TEST_STORE` names (memory, pglite or postgres); memory when unset. */
+export function storeFromEnvironment(name = process.env.CANON_TEST_STORE ?? "memory"): StoreFactory {
+  const factory = makeStores().find((f) => f.name === name);
+  if (!factory) throw new Error(`CANON_TEST_STORE=${name}: use memory, pglite or postgres`);
+  return factory;
+}
