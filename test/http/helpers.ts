@@ -9,6 +9,7 @@ import Ajv2020 from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
 import type { FastifyInstance } from "fastify";
 import { buildApp, devAuthenticate } from "../../generated/index.ts";
+import { storeFromEnvironment } from "../store/stores.ts";
 
 type Obj = Record<string, any>;
 type BuildOptions = Parameters<typeof buildApp>[0];
@@ -252,8 +253,21 @@ export interface Api {
 }
 
 /** Starts the showcase service on loopback, port 0. */
+/**
+ * The showcase app on loopback. Its store is the one `CANON_TEST_STORE` names (memory, pglite or
+ * postgres; memory when unset), so the whole suite runs against each store (scripts/test.ts).
+ */
 export async function startApp(options: Partial<BuildOptions> = {}): Promise<Api> {
-  return listen(await buildApp({ authenticate: devAuthenticate, rateLimit: false, ...options }), SHOWCASE);
+  const factory = options.store ? null : storeFromEnvironment();
+  const store = options.store ?? (await factory!.create());
+  const api = await listen(await buildApp({ authenticate: devAuthenticate, rateLimit: false, ...options, store }), SHOWCASE);
+  return {
+    ...api,
+    close: async () => {
+      await api.close();
+      await factory?.cleanup();
+    },
+  };
 }
 
 /** Listens on loopback with an app built by any generated `buildApp`, checked against `contract`. */
