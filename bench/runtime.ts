@@ -152,7 +152,7 @@ export async function wrk(url: string, seconds: number, connections: number, ser
 }
 
 /** Both servers must answer the same JSON, and the generated one with its conventions on. */
-async function verify(generated: Server, handwritten: Server, paths: Array<{ path: string }>): Promise<void> {
+export async function verify(generated: Server, handwritten: Server, paths: Array<{ path: string }>): Promise<void> {
   for (const { path: p } of paths) {
     const [g, h] = await Promise.all(
       [generated, handwritten].map((s) => fetch(`http://127.0.0.1:${s.port}${p}`, { headers: { authorization: "Bearer dev-reader" } })),
@@ -169,6 +169,9 @@ async function verify(generated: Server, handwritten: Server, paths: Array<{ pat
   const unauthenticated = await fetch(`http://127.0.0.1:${generated.port}/v2/products/${BENCH_ID}`);
   if (unauthenticated.status !== 401) throw new Error(`the generated service answered ${unauthenticated.status} without credentials, not 401`);
 }
+
+/** The endpoints both servers answer, compared in every run. */
+export const BENCH_PATHS = [`/v2/products/${BENCH_ID}`, "/v2/products?limit=20", `/v1/products/${BENCH_ID}`].map((path) => ({ path }));
 
 export async function benchRuntime(plan: RuntimePlan): Promise<RuntimeResult> {
   const endpoints: EndpointResult[] = [

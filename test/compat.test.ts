@@ -3,7 +3,7 @@
 // changed definitions give with the one the base gives: most in-process, a handful through
 // `generate()` and the CLI.
 import assert from "node:assert/strict";
-import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import prettier from "prettier";
@@ -18,7 +18,7 @@ import { openapiDocument } from "../generator/emit/openapi/document.ts";
 import { PRETTIER_OPTIONS } from "../generator/format/format.ts";
 import { generate } from "../generator/generate.ts";
 import { runFrontEnd } from "../generator/pipeline.ts";
-import { canon, repoRoot, snapshot } from "./support/cli.ts";
+import { canon, repoRoot, snapshot, workspace } from "./support/cli.ts";
 
 const base = path.join(repoRoot, "test/fixtures/compat/base");
 const tmp = path.join(repoRoot, "test", ".tmp", `compat-${process.pid}`);
@@ -372,4 +372,22 @@ test("docs/rules.md documents the gate's rules, and docs/versioning.md the rules
   for (const [rule, { severity }] of Object.entries(OUTPUT_RULES)) assert.match(rules, new RegExp(`^### ${rule} \\(${severity}\\)$`, "m"), rule);
   const versioning = readFileSync(path.join(repoRoot, "docs/versioning.md"), "utf8");
   for (const text of ["--allow-breaking", "--fail-on-sunset", "CHANGES.md", "amount_due_cents"]) assert.ok(versioning.includes(text), text);
+});
+
+describe("retiring a version", () => {
+  test("retired: true removes v1 only once its sunset has passed", () => {
+    const ws = workspace("retire", "definitions");
+    assert.equal(canon(["generate"], ws).code, 0);
+    const api = path.join(ws, "definitions", "api.yaml");
+    writeFileSync(api, readFileSync(api, "utf8").replace("    sunset: 2027-06-30", "    sunset: 2027-06-30\n    retired: true"));
+    const early = canon(["generate", "--today", "2026-11-21"], ws);
+    assert.equal(early.code, 1, early.stdout);
+    assert.match(early.stderr, /version-removed-early/);
+    assert.ok(existsSync(path.join(ws, "generated", "v1", "openapi.json")), "nothing was removed");
+    const late = canon(["generate", "--today", "2027-07-01"], ws);
+    assert.equal(late.code, 0, late.stderr);
+    assert.equal(existsSync(path.join(ws, "generated", "v1")), false, "v1 is gone");
+    assert.ok(existsSync(path.join(ws, "generated", "v2", "openapi.json")));
+    assert.equal(canon(["check", "--today", "2027-07-01"], ws).code, 0);
+  });
 });

@@ -181,7 +181,7 @@ describe("robustness and docs", () => {
       exportable: false, fields: [], actions: [], at, ...extra,
     });
     const odd: Definitions = {
-      title: "", baseUrl: "::", versions: [{ name: "v1.1", at }, { name: "", deprecated: "x", sunset: "2026-13-45", at }],
+      title: "", baseUrl: "::", versions: [{ name: "v1.1", retired: false, at }, { name: "", deprecated: "x", sunset: "2026-13-45", retired: false, at }],
       rateLimit: null, events: true, bodyLimit: 1, at,
       resources: [
         resource("", { parent: "", added: "v9", removed: "v0", search: ["", "nope"], filters: ["x"] }),

@@ -40,7 +40,8 @@ export function namesOf(singular: string, collection: string): Names {
  */
 export function buildModel(defs: Definitions): ApiModel {
   const resources = [...defs.resources].sort((a, b) => compareText(a.collection, b.collection));
-  const versions = defs.versions.map((v, index): VersionModel => {
+  const versions = defs.versions.flatMap((v, index): VersionModel[] => {
+    if (v.retired) return [];
     const n = versionNumber(v.name);
     const successor = defs.versions[index + 1]?.name;
     const deprecation =
@@ -52,7 +53,7 @@ export function buildModel(defs: Definitions): ApiModel {
             successor: successor ?? v.name,
           }
         : null;
-    return {
+    return [{
       name: v.name,
       number: n,
       title: defs.title,
@@ -62,7 +63,7 @@ export function buildModel(defs: Definitions): ApiModel {
       resources: resources
         .filter((r) => presentIn(n, r.added, r.removed))
         .map((r) => versionResource(defs, r, n, deprecation ? `${defs.baseUrl}/${deprecation.successor}` : null)),
-    };
+    }];
   });
   return {
     title: defs.title,

@@ -74,6 +74,8 @@ export interface VersionDef {
   name: string;
   deprecated?: string;
   sunset?: string;
+  /** Gone: listed so that numbering and references hold, but not generated or served. */
+  retired: boolean;
   at: Locator;
 }
 

@@ -96,6 +96,10 @@ export type ResourceDefinition = z.infer<typeof ResourceSchema>;
 export const VersionSchema = z.strictObject({
   deprecated: isoDate.optional().describe("Date the version was deprecated."),
   sunset: isoDate.optional().describe("Date the version goes away; at least 90 days after deprecated."),
+  retired: z
+    .boolean()
+    .optional()
+    .describe("The version is gone: no longer generated or served. Only after its sunset date; it stays listed so that numbering holds."),
 });
 
 export const ApiSchema = z

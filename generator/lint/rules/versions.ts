@@ -13,6 +13,7 @@ export function versionRules(ctx: LintContext): void {
   sunsets(ctx);
   sunsetNear(ctx);
   baseUrl(ctx);
+  retired(ctx);
 }
 
 function versionNames(ctx: LintContext): void {
@@ -110,9 +111,25 @@ function sunsets(ctx: LintContext): void {
   });
 }
 
+/** A retired version was deprecated with a sunset, comes before every live version, and is not the last. */
+function retired(ctx: LintContext): void {
+  const versions = ctx.defs.versions;
+  versions.forEach((v, i) => {
+    if (!v.retired) return;
+    if (!v.deprecated || !v.sunset) {
+      ctx.report("version-sunset", v.at("retired"), `${v.name} is retired but was never deprecated with a sunset date`, `add deprecated and sunset dates to ${v.name}; retire it once the sunset has passed`);
+    }
+    if (i === versions.length - 1) {
+      ctx.report("version-sunset", v.at("retired"), `${v.name} is the last version and cannot be retired`, "add the next version first");
+    } else if (i > 0 && !versions[i - 1]!.retired) {
+      ctx.report("version-sunset", v.at("retired"), `${v.name} is retired but ${versions[i - 1]!.name}, before it, is not`, "retire versions from the oldest on");
+    }
+  });
+}
+
 function sunsetNear(ctx: LintContext): void {
   for (const v of ctx.defs.versions) {
-    if (v.deprecated === undefined || v.sunset === undefined) continue;
+    if (v.deprecated === undefined || v.sunset === undefined || v.retired) continue;
     const days = daysBetween(ctx.today, v.sunset);
     if (days === undefined || days > sunsetWarningDays) continue;
     const when =
@@ -125,7 +142,7 @@ function sunsetNear(ctx: LintContext): void {
       "sunset-near",
       v.at("sunset"),
       `the sunset of ${v.name} ${when}`,
-      `once clients have moved to its successor, remove ${v.name} from api.yaml and from the resources' added/removed/renamed (canon serves it until then)`,
+      `once clients have moved to its successor, write retired: true on ${v.name} in api.yaml (canon serves it until then)`,
     );
   }
 }
