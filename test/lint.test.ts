@@ -134,7 +134,7 @@ describe("messages", () => {
     const [near] = await diagnosticsOf("sunset-near");
     assert.equal(near!.severity, "warning");
     assert.match(near!.message, /in 10 days/);
-    assert.match(near!.fix, /remove v1 from api\.yaml/);
+    assert.match(near!.fix, /write retired: true on v1 in api\.yaml/);
     const [passed] = await diagnosticsOf("sunset-near-passed");
     assert.match(passed!.message, /passed on 2026-09-01, 81 days ago/);
   });
