@@ -1,4 +1,5 @@
 import path from "node:path";
+import type { ApiModel } from "./model/types.ts";
 import { compatibilityGate, type GateResult } from "./compat/gate.ts";
 import type { Diagnostic } from "./diagnostics/diagnostic.ts";
 import { hasErrors, sortDiagnostics } from "./diagnostics/diagnostic.ts";
@@ -30,6 +31,8 @@ export interface GenerateResult {
   format: FormatStats;
   /** The compatibility gate over the published versions; null when it did not run. */
   gate: GateResult | null;
+  /** The model the output was emitted from; null when the definitions have errors. */
+  model: ApiModel | null;
   ms: number;
 }
 
@@ -60,7 +63,7 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
   const diagnostics = withSunsetPolicy(front.diagnostics, options.failOnSunset);
   const empty = { formatted: 0, cached: 0 };
   if (!front.model || !front.definitions || hasErrors(diagnostics)) {
-    return { diagnostics, diff: null, files: [], format: empty, gate: null, ms: performance.now() - started };
+    return { diagnostics, diff: null, files: [], format: empty, gate: null, model: null, ms: performance.now() - started };
   }
   const emitted = emitAll(front.model, createEmitContext(undefined, readOutputFolder(options.out)));
   const cacheFile = options.cacheFile === undefined ? defaultCacheFile() : options.cacheFile;
@@ -76,8 +79,8 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
   });
   const all = gate.diagnostics.length ? sortDiagnostics([...diagnostics, ...gate.diagnostics]) : diagnostics;
   if (hasErrors(gate.diagnostics)) {
-    return { diagnostics: all, diff: null, files, format: stats, gate, ms: performance.now() - started };
+    return { diagnostics: all, diff: null, files, format: stats, gate, model: front.model, ms: performance.now() - started };
   }
   if (options.write) await applyDiff(options.out, files, diff);
-  return { diagnostics: all, diff, files, format: stats, gate, ms: performance.now() - started };
+  return { diagnostics: all, diff, files, format: stats, gate, model: front.model, ms: performance.now() - started };
 }

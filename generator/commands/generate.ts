@@ -1,3 +1,4 @@
+import type { ApiModel } from "../model/types.ts";
 import { generate, todayOf, withSunsetPolicy, type GenerateResult } from "../generate.ts";
 import { ms, printDiagnostics } from "../cli/output.ts";
 import { versionList } from "../compat/messages.ts";
@@ -47,12 +48,17 @@ function reportGate(command: string, result: GenerateResult, options: OutputOpti
 
 /** `canon generate`: writes the output and prints what changed. */
 export async function generateCommand(options: OutputOptions): Promise<number> {
+  return (await generateAndReport(options)).code;
+}
+
+/** `canon generate`, also giving the model it generated from (for `serve`). */
+export async function generateAndReport(options: OutputOptions): Promise<{ code: number; model: ApiModel | null }> {
   const result = await run(options, true);
   const failed = printDiagnostics(result.diagnostics);
   reportGate("generate", result, options);
   if (failed || !result.diff) {
     process.stderr.write(`nothing written: fix the errors above and run canon generate again\n`);
-    return 1;
+    return { code: 1, model: null };
   }
   const { added, changed, stale, unchanged } = result.diff;
   for (const f of added) process.stdout.write(`  added    ${options.out}/${f}\n`);
@@ -64,7 +70,7 @@ export async function generateCommand(options: OutputOptions): Promise<number> {
       ? `canon generate: up to date, ${unchanged} files unchanged (${ms(result.ms)})\n`
       : `canon generate: ${added.length} added, ${changed.length} changed, ${stale.length} removed, ${unchanged} unchanged (${ms(result.ms)})\n`,
   );
-  return 0;
+  return { code: 0, model: result.model };
 }
 
 /** `canon check`: writes nothing; fails when the output folder is not what generate would write. */

@@ -1,7 +1,8 @@
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import type { FastifyInstance } from "fastify";
-import { generateCommand } from "./generate.ts";
+import type { ApiModel } from "../model/types.ts";
+import { generateAndReport } from "./generate.ts";
 
 export interface ServeOptions {
   definitions: string;
@@ -74,8 +75,8 @@ export async function serveCommand(options: ServeOptions): Promise<number> {
     process.stderr.write(`error --redis ${options.redis}: use redis://host:port\n`);
     return 2;
   }
-  const generated = await generateCommand(options);
-  if (generated !== 0) return generated;
+  const { code, model } = await generateAndReport(options);
+  if (code !== 0 || !model) return code;
 
   const out = path.resolve(options.out);
   const entry = (await import(pathToFileURL(path.join(out, "index.ts")).href)) as GeneratedEntry;
@@ -97,7 +98,7 @@ export async function serveCommand(options: ServeOptions): Promise<number> {
       store,
       // Several instances behind one balancer accept each other's cursors when they share the secret.
       ...(process.env.CANON_CURSOR_SECRET ? { cursorSecret: process.env.CANON_CURSOR_SECRET } : {}),
-      ...(redis ? { rateLimit: await sharedRateLimit(options.definitions, redis) } : {}),
+      ...(redis ? { rateLimit: sharedRateLimit(model, redis) } : {}),
     });
   } catch (error) {
     await store.close();
@@ -109,8 +110,7 @@ export async function serveCommand(options: ServeOptions): Promise<number> {
   process.stdout.write(
     [
       `canon serve: listening on ${address} (store: ${describeStore(target)}${redis ? `, rate limit shared through ${options.redis}` : ""})`,
-      `  try: curl -H 'Authorization: Bearer dev-writer' ${address}/v2/products`,
-      `  docs: ${address}/v2/docs`,
+      ...tryLines(model, address),
       "",
     ].join("\n"),
   );
@@ -150,8 +150,18 @@ async function connectRedis(url: string): Promise<RedisClient> {
 }
 
 /** The API's own limit (api.yaml `rate_limit`; none: no limit), counted in Redis. */
-async function sharedRateLimit(definitions: string, redis: RedisClient): Promise<{ max: number; windowMs: number; redis: unknown } | false> {
-  const { runFrontEnd } = await import("../pipeline.ts");
-  const limit = (await runFrontEnd(definitions)).model?.rateLimit;
+function sharedRateLimit(model: ApiModel, redis: RedisClient): { max: number; windowMs: number; redis: unknown } | false {
+  const limit = model.rateLimit;
   return limit ? { max: limit.requests, windowMs: limit.perSeconds * 1000, redis } : false;
+}
+
+/** How to call what was just generated: the newest version's first collection, and its docs. */
+function tryLines(model: ApiModel, address: string): string[] {
+  const latest = model.versions[model.versions.length - 1];
+  const first = latest?.resources[0];
+  if (!latest || !first) return [];
+  return [
+    `  try:  curl -H 'Authorization: Bearer dev-writer' ${address}/${latest.name}/${first.collection}`,
+    `  docs: ${address}/${latest.name}/docs`,
+  ];
 }
