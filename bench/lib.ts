@@ -43,7 +43,10 @@ const rssHook = new URL("./rss-hook.mjs", import.meta.url);
  * RSS and CPU time, from a preloaded hook that writes `process.resourceUsage()` at exit: it
  * covers every thread of the process, and needs no GNU time.
  */
-export function timeNode(args: string[], options: { cwd: string; env?: NodeJS.ProcessEnv; rss?: boolean }): Promise<ProcessRun> {
+export function timeNode(
+  args: string[],
+  options: { cwd: string; env?: NodeJS.ProcessEnv; rss?: boolean },
+): Promise<ProcessRun> {
   const dir = options.rss ? mkdtempSync(path.join(tmpdir(), "canon-bench-")) : null;
   const rssFile = dir ? path.join(dir, "rss") : "";
   const nodeArgs = dir ? ["--import", rssHook.href, ...args] : args;
@@ -51,7 +54,12 @@ export function timeNode(args: string[], options: { cwd: string; env?: NodeJS.Pr
     const started = performance.now();
     const child = spawn(process.execPath, nodeArgs, {
       cwd: options.cwd,
-      env: { ...process.env, ...options.env, NO_COLOR: "1", ...(dir ? { CANON_BENCH_RSS_FILE: rssFile } : {}) },
+      env: {
+        ...process.env,
+        ...options.env,
+        NO_COLOR: "1",
+        ...(dir ? { CANON_BENCH_RSS_FILE: rssFile } : {}),
+      },
       stdio: ["ignore", "pipe", "pipe"],
     });
     let stdout = "";
@@ -77,7 +85,11 @@ export function timeNode(args: string[], options: { cwd: string; env?: NodeJS.Pr
 }
 
 /** Runs any command; resolves with its output; rejects on a non-zero exit. */
-export function run(command: string, args: string[], options: { cwd?: string } = {}): Promise<{ ms: number; stdout: string; stderr: string }> {
+export function run(
+  command: string,
+  args: string[],
+  options: { cwd?: string } = {},
+): Promise<{ ms: number; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
     const child = spawn(command, args, { cwd: options.cwd ?? repoRoot, stdio: ["ignore", "pipe", "pipe"] });
@@ -95,12 +107,18 @@ export function run(command: string, args: string[], options: { cwd?: string } =
 
 export function fmtMs(ms: number): string {
   if (!Number.isFinite(ms)) return "–";
-  return ms >= 10_000 ? `${(ms / 1000).toFixed(1)} s` : ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${Math.round(ms)} ms`;
+  return ms >= 10_000
+    ? `${(ms / 1000).toFixed(1)} s`
+    : ms >= 1000
+      ? `${(ms / 1000).toFixed(2)} s`
+      : `${Math.round(ms)} ms`;
 }
 
 export function fmtBytes(bytes: number): string {
   if (!Number.isFinite(bytes)) return "–";
-  return bytes >= 1024 ** 3 ? `${(bytes / 1024 ** 3).toFixed(2)} GiB` : `${Math.round(bytes / 1024 ** 2)} MiB`;
+  return bytes >= 1024 ** 3
+    ? `${(bytes / 1024 ** 3).toFixed(2)} GiB`
+    : `${Math.round(bytes / 1024 ** 2)} MiB`;
 }
 
 export function fmtRatio(r: number): string {
@@ -116,7 +134,10 @@ export function fmtCount(n: number): string {
 
 /** A markdown table. */
 export function table(header: string[], rows: string[][]): string {
-  const lines = [`| ${header.join(" | ")} |`, `|${header.map((_, i) => (i === 0 ? "---" : "---:")).join("|")}|`];
+  const lines = [
+    `| ${header.join(" | ")} |`,
+    `|${header.map((_, i) => (i === 0 ? "---" : "---:")).join("|")}|`,
+  ];
   for (const row of rows) lines.push(`| ${row.join(" | ")} |`);
   return lines.join("\n");
 }

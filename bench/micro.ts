@@ -76,7 +76,9 @@ function groups(): Array<{ group: string; cases: Case[] }> {
   const unsignedCursors = ids.map(unsigned);
 
   const { productCreate } = loadValidators();
-  const document = JSON.parse(readFileSync(path.join(repoRoot, "generated", "v2", "openapi.json"), "utf8")) as {
+  const document = JSON.parse(
+    readFileSync(path.join(repoRoot, "generated", "v2", "openapi.json"), "utf8"),
+  ) as {
     components: { schemas: Record<string, object> };
   };
   const ajv = new Ajv2020({ strict: false, allErrors: true, useDefaults: true });
@@ -110,8 +112,17 @@ function groups(): Array<{ group: string; cases: Case[] }> {
       group: "UUID validation",
       cases: [
         { name: "canon `isAcceptedUuid` (regex)", fn: () => isAcceptedUuid(nextId()) },
-        { name: "`uuid` validate() + version()", fn: () => { const id = nextId(); return validate(id) && version(id) > 1; } },
-        { name: "canon `uuidSchema.safeParse` (zod, as handlers use it)", fn: () => uuidSchema.safeParse(nextId()) },
+        {
+          name: "`uuid` validate() + version()",
+          fn: () => {
+            const id = nextId();
+            return validate(id) && version(id) > 1;
+          },
+        },
+        {
+          name: "canon `uuidSchema.safeParse` (zod, as handlers use it)",
+          fn: () => uuidSchema.safeParse(nextId()),
+        },
         { name: "zod `z.uuid().safeParse`", fn: () => lax.safeParse(nextId()) },
       ],
     },
@@ -120,23 +131,38 @@ function groups(): Array<{ group: string; cases: Case[] }> {
       cases: [
         { name: "canon codec.encode (HMAC-SHA256 signed)", fn: () => codec.encode(scope, nextId()) },
         { name: "unsigned base64url JSON (no integrity)", fn: () => unsigned(nextId()) },
-        { name: "node:crypto HMAC-SHA256 alone, key as a Buffer (as canon does)", fn: () => createHmac("sha256", secret).update(nextId()).digest() },
-        { name: "node:crypto HMAC-SHA256 alone, key as a KeyObject made once", fn: () => createHmac("sha256", secretKey).update(nextId()).digest() },
+        {
+          name: "node:crypto HMAC-SHA256 alone, key as a Buffer (as canon does)",
+          fn: () => createHmac("sha256", secret).update(nextId()).digest(),
+        },
+        {
+          name: "node:crypto HMAC-SHA256 alone, key as a KeyObject made once",
+          fn: () => createHmac("sha256", secretKey).update(nextId()).digest(),
+        },
       ],
     },
     {
       group: "Cursor decode",
       cases: [
         { name: "canon codec.decode (verify + parse)", fn: () => codec.decode(scope, cursors[k++ & 255]!) },
-        { name: "unsigned base64url JSON.parse", fn: () => JSON.parse(Buffer.from(unsignedCursors[k++ & 255]!, "base64url").toString("utf8")) },
+        {
+          name: "unsigned base64url JSON.parse",
+          fn: () => JSON.parse(Buffer.from(unsignedCursors[k++ & 255]!, "base64url").toString("utf8")),
+        },
       ],
     },
     {
       group: "Validation of a typical body (product create, 8 fields)",
       cases: [
-        { name: "canon `parseBody(productCreate)` (zod 4, generated)", fn: () => parseBody(productCreate, nextBody()) },
+        {
+          name: "canon `parseBody(productCreate)` (zod 4, generated)",
+          fn: () => parseBody(productCreate, nextBody()),
+        },
         { name: "zod 4 `productCreate.safeParse`", fn: () => productCreate.safeParse(nextBody()) },
-        { name: "ajv 8 (Fastify's default validator), same schema from openapi.json", fn: () => ajvValidate(nextBody()) },
+        {
+          name: "ajv 8 (Fastify's default validator), same schema from openapi.json",
+          fn: () => ajvValidate(nextBody()),
+        },
       ],
     },
   ];
@@ -150,7 +176,9 @@ function loadValidators(): { productCreate: z.ZodType } {
 let validators: { productCreate: z.ZodType } | null = null;
 
 export async function benchMicro(quick: boolean): Promise<MicroResult[]> {
-  validators = (await import("../generated/v2/products/validators.ts")) as unknown as { productCreate: z.ZodType };
+  validators = (await import("../generated/v2/products/validators.ts")) as unknown as {
+    productCreate: z.ZodType;
+  };
   const results: MicroResult[] = [];
   for (const { group, cases } of groups()) {
     let base = NaN;
@@ -172,7 +200,9 @@ export function microMarkdown(results: MicroResult[]): string {
     out.push(
       table(
         ["", "ops/s (median)", "relative"],
-        results.filter((r) => r.group === group).map((r) => [r.name, fmtCount(r.opsPerSecond), `${r.relative.toFixed(2)}×`]),
+        results
+          .filter((r) => r.group === group)
+          .map((r) => [r.name, fmtCount(r.opsPerSecond), `${r.relative.toFixed(2)}×`]),
       ),
       "",
     );

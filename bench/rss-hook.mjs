@@ -10,7 +10,10 @@ if (file && isMainThread) {
   process.on("exit", () => {
     try {
       const usage = process.resourceUsage();
-      writeFileSync(file, JSON.stringify({ maxRSS: usage.maxRSS, cpu: usage.userCPUTime + usage.systemCPUTime }));
+      writeFileSync(
+        file,
+        JSON.stringify({ maxRSS: usage.maxRSS, cpu: usage.userCPUTime + usage.systemCPUTime }),
+      );
     } catch {
       // Measuring must never change the outcome of the run.
     }

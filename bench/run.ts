@@ -10,10 +10,25 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { benchGeneration, FULL_PLAN, generationChecks, generationMarkdown, QUICK_PLAN, type GenerationResult } from "./generation.ts";
+import {
+  benchGeneration,
+  FULL_PLAN,
+  generationChecks,
+  generationMarkdown,
+  QUICK_PLAN,
+  type GenerationResult,
+} from "./generation.ts";
 import { log, table, type Check } from "./lib.ts";
 import { benchMicro, microMarkdown, type MicroResult } from "./micro.ts";
-import { benchRuntime, FULL_RUNTIME, QUICK_RUNTIME, runtimeAvailable, runtimeChecks, runtimeMarkdown, type RuntimeResult } from "./runtime.ts";
+import {
+  benchRuntime,
+  FULL_RUNTIME,
+  QUICK_RUNTIME,
+  runtimeAvailable,
+  runtimeChecks,
+  runtimeMarkdown,
+  type RuntimeResult,
+} from "./runtime.ts";
 
 export interface Options {
   quick: boolean;
@@ -33,7 +48,9 @@ export function parseArgs(argv: string[]): Options {
   return {
     quick,
     // Quick mode checks targets; the micro-benchmarks have none, so they run in full mode (or with --only micro).
-    only: new Set(only ? only.split(",") : quick ? ["generation", "runtime"] : ["generation", "runtime", "micro"]),
+    only: new Set(
+      only ? only.split(",") : quick ? ["generation", "runtime"] : ["generation", "runtime", "micro"],
+    ),
     json: value("--json") ?? null,
     app: value("--app"),
     strict: argv.includes("--strict"),
@@ -55,7 +72,13 @@ export async function runBenchmarks(options: Options): Promise<Report> {
   const started = performance.now();
   const cpus = os.cpus();
   const machine = `${cpus.length} × ${cpus[0]?.model.trim() ?? "?"}, ${Math.round(os.totalmem() / 1024 ** 3)} GiB, Node ${process.version}, ${os.platform()} ${os.release()}`;
-  const report: Report = { mode: options.quick ? "quick" : "full", machine, checks: [], markdown: "", seconds: 0 };
+  const report: Report = {
+    mode: options.quick ? "quick" : "full",
+    machine,
+    checks: [],
+    markdown: "",
+    seconds: 0,
+  };
   const sections: string[] = [`Machine: ${machine}. Mode: ${report.mode}.`];
 
   if (options.only.has("generation")) {
@@ -71,7 +94,10 @@ export async function runBenchmarks(options: Options): Promise<Report> {
       sections.push("### Run time", `Skipped: ${missing}.`);
     } else {
       log("runtime");
-      report.runtime = await benchRuntime({ ...(options.quick ? QUICK_RUNTIME : FULL_RUNTIME), ...(options.app ? { app: options.app } : {}) });
+      report.runtime = await benchRuntime({
+        ...(options.quick ? QUICK_RUNTIME : FULL_RUNTIME),
+        ...(options.app ? { app: options.app } : {}),
+      });
       report.checks.push(...runtimeChecks(report.runtime));
       sections.push("### Run time", runtimeMarkdown(report.runtime));
     }
@@ -86,7 +112,14 @@ export async function runBenchmarks(options: Options): Promise<Report> {
       "### Targets",
       table(
         ["check", "measured", "target", "met", "quick-mode margin", "within margin"],
-        report.checks.map((c) => [c.name, c.value, c.target, c.met ? "yes" : "**no**", c.margin, c.withinMargin ? "yes" : "**no**"]),
+        report.checks.map((c) => [
+          c.name,
+          c.value,
+          c.target,
+          c.met ? "yes" : "**no**",
+          c.margin,
+          c.withinMargin ? "yes" : "**no**",
+        ]),
       ),
     );
   }
@@ -111,7 +144,9 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   }
   const failed = failures(report, options.strict);
   if (failed.length) {
-    process.stderr.write(`\nbench: ${failed.length} check(s) failed:\n${failed.map((c) => `  ${c.name}: ${c.value} (target ${c.target}, margin ${c.margin})`).join("\n")}\n`);
+    process.stderr.write(
+      `\nbench: ${failed.length} check(s) failed:\n${failed.map((c) => `  ${c.name}: ${c.value} (target ${c.target}, margin ${c.margin})`).join("\n")}\n`,
+    );
     process.exitCode = 1;
   }
 }

@@ -5,7 +5,20 @@
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 
-const words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet", "kilo", "lima"];
+const words = [
+  "alpha",
+  "bravo",
+  "charlie",
+  "delta",
+  "echo",
+  "foxtrot",
+  "golf",
+  "hotel",
+  "india",
+  "juliet",
+  "kilo",
+  "lima",
+];
 
 /** A distinct plural-noun name per index, letters only: 0 → `alpha-alpha-alpha-items`. */
 export function collectionName(i: number): string {
@@ -34,11 +47,23 @@ export function syntheticResources(n: number): SyntheticResource[] {
   }));
 }
 
-export const API_YAML = ["title: Synthetic API", "base_url: https://api.example.com", "versions:", "  v1:", "    deprecated: 2026-09-01", "    sunset: 2027-06-30", "  v2: {}", ""].join("\n");
+export const API_YAML = [
+  "title: Synthetic API",
+  "base_url: https://api.example.com",
+  "versions:",
+  "  v1:",
+  "    deprecated: 2026-09-01",
+  "    sunset: 2027-06-30",
+  "  v2: {}",
+  "",
+].join("\n");
 
 /** The YAML definition of one synthetic resource; `revision` changes its description only. */
 export function resourceYaml(r: SyntheticResource, revision = 0): string {
-  const lines = [`resource: ${r.name}`, `description: Synthetic resource ${r.index}${revision ? ` (revision ${revision})` : ""}.`];
+  const lines = [
+    `resource: ${r.name}`,
+    `description: Synthetic resource ${r.index}${revision ? ` (revision ${revision})` : ""}.`,
+  ];
   if (r.parent) lines.push(`parent: ${r.parent}`);
   lines.push(`pagination: ${r.pagination}`, "search: [title]", "filters: [state]", "fields:");
   if (r.parent) lines.push(`  parent_id: { type: uuid, references: ${r.parent} }`);
@@ -53,7 +78,8 @@ export function resourceYaml(r: SyntheticResource, revision = 0): string {
     "  flagged: { type: boolean, default: false, added: v2 }",
     "  total: { type: integer, minimum: 0, renamed: { in: v2, from: sum } }",
   );
-  if (r.action) lines.push("actions:", "  approvals:", "    fields:", "      comment: { type: string, max_length: 200 }");
+  if (r.action)
+    lines.push("actions:", "  approvals:", "    fields:", "      comment: { type: string, max_length: 200 }");
   return lines.join("\n") + "\n";
 }
 

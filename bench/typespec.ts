@@ -127,7 +127,8 @@ function resourceTsp(r: SyntheticResource): string {
   const Model = modelName(r.name);
   const Ns = pascal(r.name);
   const page = r.pagination === "cursor" ? `CursorPage<${Model}>` : `OffsetPage<${Model}>`;
-  const query = r.pagination === "cursor" ? "...CursorQuery" : "...OffsetQuery; @query @maxLength(200) q?: string";
+  const query =
+    r.pagination === "cursor" ? "...CursorQuery" : "...OffsetQuery; @query @maxLength(200) q?: string";
   const lines = [
     "",
     `@doc("Synthetic resource ${r.index}.")`,
@@ -184,7 +185,10 @@ export function typespecFiles(n: number): Map<string, string> {
   const imports = resources.map((r) => `import "./resources/${r.name}.tsp";`).join("\n");
   files.set("main.tsp", PRELUDE.replace("using Http;", `${imports}\n\nusing Http;`));
   for (const r of resources) {
-    files.set(`resources/${r.name}.tsp`, `using Http;\nusing OpenAPI;\nusing Versioning;\n\nnamespace Synthetic;\n${resourceTsp(r)}\n`);
+    files.set(
+      `resources/${r.name}.tsp`,
+      `using Http;\nusing OpenAPI;\nusing Versioning;\n\nnamespace Synthetic;\n${resourceTsp(r)}\n`,
+    );
   }
   return files;
 }

@@ -15,6 +15,7 @@ import {
   type RateLimitOptions,
   type Store,
 } from "./runtime/index.ts";
+import { ExportService, type ExportOptions } from "./runtime/exports.ts";
 import { defaultServices, type RouteContext, type Services } from "./services.ts";
 import { v1 } from "./v1/index.ts";
 import { v2 } from "./v2/index.ts";
@@ -34,6 +35,8 @@ export interface AppOptions {
   rateLimit?: RateLimitOptions | false;
   /** Secret that signs cursors; set it when several instances serve one API. Default: random per process. */
   cursorSecret?: string;
+  /** Exports (POST /vN/exports): the folder of the files, how long a link works, the queue. Default: the OS temp folder, one hour, pg-boss on a PostgreSQL server store and in the process otherwise. */
+  exports?: ExportOptions;
   /** Fastify's logger: true, false (the default) or its options, such as `{ level: "error", stream }`. Unexpected failures are logged with their original error. */
   logger?: FastifyServerOptions["logger"];
 }
@@ -41,11 +44,16 @@ export interface AppOptions {
 /** Builds the app; call `listen` on it, or `inject` in tests. */
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const store = options.store ?? new MemoryStore();
+  const exports = new ExportService(store, {
+    onError: (error, id) => app.log.error({ err: error, export: id }, "export failed"),
+    ...options.exports,
+  });
   const context: RouteContext = {
     services: { ...defaultServices(store), ...options.services },
     authorize: options.authorize ?? scopeAuthorize,
     events: options.events ?? new MemoryEventLog(),
     cursors: createCursorCodec(options.cursorSecret),
+    exports,
   };
   const app = await createApp({
     baseUrl: "https://api.example.com",
@@ -55,7 +63,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     logger: options.logger ?? false,
     versions: [v1(context), v2(context)],
   });
-  app.addHook("onClose", () => store.close());
+  // Export jobs run once the app is ready, and stop (back to pending, to run again) before the store closes.
+  app.addHook("onReady", () => exports.start());
+  app.addHook("onClose", async () => {
+    await exports.stop();
+    await store.close();
+  });
   return app;
 }
 

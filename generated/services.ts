@@ -11,6 +11,7 @@ import type {
   Store,
 } from "./runtime/index.ts";
 import { CrudService } from "./runtime/index.ts";
+import type { ExportService } from "./runtime/exports.ts";
 import type {
   InvoiceValues,
   OrderCancellationValues,
@@ -53,4 +54,6 @@ export interface RouteContext {
   authorize: Authorize;
   events: EventLog;
   cursors: CursorCodec;
+  /** Export jobs: made by POST /vN/exports, run in the background. */
+  exports: ExportService;
 }

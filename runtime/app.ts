@@ -3,7 +3,7 @@
  * with a size limit, authentication, rate limiting, deprecation headers, and one error
  * handler that answers every failure with the envelope and an exact status.
  */
-import { createServer } from "node:http";
+import { createServer, type IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import rateLimit from "@fastify/rate-limit";
 import Fastify, {
@@ -67,7 +67,13 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
     logger: options.logger ?? false,
     bodyLimit: options.bodyLimit,
     // Headers up to 64 KiB reach the app, so an over-long URL gets the envelope, not a bare 431.
-    serverFactory: (handler) => createServer({ maxHeaderSize: 65_536 }, handler),
+    // HTTP/1.1 without Host is refused in onRequest below, with the envelope; Node's own refusal is a bare 400.
+    // An `Expect` other than 100-continue is ignored (RFC 9110 §10.1.1 allows it), not a bare 417.
+    serverFactory: (handler) =>
+      createServer({ maxHeaderSize: 65_536, requireHostHeader: false }, handler).on(
+        "checkExpectation",
+        handler,
+      ),
     genReqId: (request) => {
       const given = request.headers["x-request-id"];
       return typeof given === "string" && isUuidV7(given) ? given.toLowerCase() : newId();
@@ -75,13 +81,19 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
     routerOptions: { ignoreTrailingSlash: false, caseSensitive: true, maxParamLength: maxUrlLength },
     // Requests Node's HTTP parser refuses (headers over 64 KiB, malformed HTTP, a body that
     // never arrives) answer 400 with the envelope and a request id, not Fastify's own body.
-    clientErrorHandler: answerClientError,
+    clientErrorHandler: (error, socket) => answerClientError(error, socket, options),
     // Errors of the router itself (a malformed percent-encoding, an over-long path parameter)
     // answer with the envelope and the headers of every response, not Fastify's own body.
     frameworkErrors: (error, request, reply) => {
       addStandardHeaders(reply, request, options);
-      return sendError(reply, request, toApiError(error, maxUrlLength));
+      return sendError(reply, request, toApiError(error, maxUrlLength, request.url));
     },
+  });
+  // CONNECT never reaches Fastify: Node hands the socket over, and would close it unanswered.
+  app.server.on("connect", (request: IncomingMessage, socket: Duplex) => {
+    const error = new NotFoundError("No operation answers this method and path.");
+    writeRawError(socket, 404, "Not Found", error, request.url ?? "", options);
+    socket.destroy();
   });
   app.decorateRequest("principal", null);
   app.removeContentTypeParser(["text/plain"]);
@@ -98,10 +110,19 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
   app.addHook("onRequest", async (request, reply) => {
     addStandardHeaders(reply, request, options);
     if (request.url.length > maxUrlLength) throw urlTooLong(maxUrlLength);
+    if (request.headers.host === undefined && request.raw.httpVersion === "1.1") {
+      throw new ValidationError(
+        [{ field: "Host", issue: "is required in HTTP/1.1" }],
+        "The request has no Host header.",
+      );
+    }
   });
 
   app.setErrorHandler((error: FastifyError | ApiError, request, reply) =>
-    sendError(reply, request, toApiError(error, maxUrlLength)),
+    // No operation answers this method and path: 404, even when its body could not be read.
+    request.is404 && !(error instanceof ApiError)
+      ? sendError(reply, request, new NotFoundError("No operation answers this method and path."))
+      : sendError(reply, request, toApiError(error, maxUrlLength)),
   );
   app.setNotFoundHandler((request, reply) =>
     sendError(reply, request, new NotFoundError("No operation answers this method and path.")),
@@ -143,6 +164,9 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
     });
     await app.register(async (scope) => {
       scope.addHook("onRequest", async (request, reply) => {
+        // An empty path segment where an id belongs (`/v2/orders/`) names no operation.
+        if (hasEmptyParam(request.params))
+          throw new NotFoundError("No operation answers this method and path.");
         request.principal = (await options.authenticate(request)) ?? null;
         if (limit) await limit(request, reply);
         if (!request.principal) throw new UnauthenticatedError();
@@ -153,47 +177,98 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
   return app;
 }
 
-function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
+function answerClientError(
+  error: Error & { code?: string; rawPacket?: unknown },
+  socket: Duplex,
+  options: AppOptions,
+): void {
   if (error.code === "ECONNRESET" || socket.destroyed) return;
-  if (socket.writable) {
+  // An answer already under way on this connection is not corrupted by a second one: the
+  // connection just closes.
+  const inFlight = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } | null })._httpMessage;
+  if (socket.writable && !inFlight?.headersSent) {
     const issue =
       error.code === "HPE_HEADER_OVERFLOW"
         ? { field: "url", issue: "must fit, with the other headers, in 65536 bytes" }
         : error.code === "ERR_HTTP_REQUEST_TIMEOUT"
           ? { field: "body", issue: "was not received in time" }
           : { field: "request", issue: "must be a valid HTTP request" };
-    const body = JSON.stringify(new ValidationError([issue], "The request could not be read.").toEnvelope());
-    socket.write(
-      "HTTP/1.1 400 Bad Request\r\n" +
-        `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
-        `X-Request-Id: ${newId()}\r\nConnection: close\r\n\r\n${body}`,
+    // The request line, when the parser got that far, tells the version: a deprecated one's
+    // headers are on this answer too.
+    const line = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+ (\S+) HTTP\//.exec(
+      Buffer.isBuffer(error.rawPacket) ? error.rawPacket.toString("latin1") : "",
     );
+    const error400 = new ValidationError([issue], "The request could not be read.");
+    writeRawError(socket, 400, "Bad Request", error400, line?.[1] ?? "", options);
   }
   socket.destroy(error);
+}
+
+/** An error answer written straight to a socket that Fastify never saw as a request. */
+function writeRawError(
+  socket: Duplex,
+  status: number,
+  reason: string,
+  error: ApiError,
+  url: string,
+  options: AppOptions,
+): void {
+  if (!socket.writable) return;
+  const body = JSON.stringify(error.toEnvelope());
+  const headers = [
+    "Content-Type: application/json; charset=utf-8",
+    `Content-Length: ${Buffer.byteLength(body)}`,
+    `X-Request-Id: ${newId()}`,
+    ...deprecationHeaders(options, url).map(([name, value]) => `${name}: ${value}`),
+    "Connection: close",
+  ];
+  // A header value carries no byte outside visible ASCII, whatever the request line held.
+  const head = headers.join("\r\n").replace(/[^\t\r\n\x20-\x7e]/g, (c) => encodeURIComponent(c));
+  socket.write(`HTTP/1.1 ${status} ${reason}\r\n${head}\r\n\r\n${body}`);
 }
 
 /** `X-Request-Id` on every response; `Deprecation`, `Sunset` and `Link` on every response of a deprecated version. */
 function addStandardHeaders(reply: FastifyReply, request: FastifyRequest, options: AppOptions): void {
   reply.header("x-request-id", request.id);
-  const deprecation = deprecationOf(options.versions, request.url);
-  if (deprecation) {
-    reply.header("deprecation", "true");
-    reply.header("sunset", deprecation.sunset);
-    reply.header(
+  for (const [name, value] of deprecationHeaders(options, request.url)) reply.header(name, value);
+}
+
+function deprecationHeaders(options: AppOptions, url: string): Array<[string, string]> {
+  const path = routedPath(url);
+  const match = /^\/(v[1-9]\d*)(?:\/|$)/.exec(path);
+  const deprecation = match ? (options.versions.find((v) => v.name === match[1])?.deprecation ?? null) : null;
+  if (!deprecation) return [];
+  return [
+    ["deprecation", "true"],
+    ["sunset", deprecation.sunset],
+    [
       "link",
-      `<${options.baseUrl}/${deprecation.successor}/${collectionSegment(request.url)}>; rel="successor-version"`,
-    );
-  }
+      `<${options.baseUrl}/${deprecation.successor}/${path.split("/")[2] ?? ""}>; rel="successor-version"`,
+    ],
+  ];
 }
 
-function deprecationOf(versions: VersionPlugin[], url: string): Deprecation | null {
-  const match = /^\/(v[1-9]\d*)(?:[/?]|$)/.exec(url);
-  if (!match) return null;
-  return versions.find((v) => v.name === match[1])?.deprecation ?? null;
+/**
+ * The path of a request target as the router reads it: an absolute-form target
+ * (`http://host/v1/orders`) without its scheme and authority, without query or fragment, and
+ * with percent-encoded unreserved characters decoded (`/v1/%6Frders` is `/v1/orders`).
+ */
+function routedPath(url: string): string {
+  let path = url;
+  const authority = /^https?:\/\/[^/?#]*/i.exec(path);
+  if (authority) path = path.slice(authority[0].length);
+  const end = path.search(/[?#]/);
+  if (end !== -1) path = path.slice(0, end);
+  if (!path.startsWith("/")) path = `/${path}`;
+  return path.replace(/%([0-9a-f]{2})/gi, (escape, hex: string) => {
+    const char = String.fromCharCode(parseInt(hex, 16));
+    return /^[A-Za-z0-9._~-]$/.test(char) ? char : escape;
+  });
 }
 
-function collectionSegment(url: string): string {
-  return url.split("?")[0]!.split("/")[2] ?? "";
+function hasEmptyParam(params: unknown): boolean {
+  if (!params || typeof params !== "object") return false;
+  return Object.entries(params).some(([name, value]) => name !== "*" && value === "");
 }
 
 function urlTooLong(maxUrlLength: number): ValidationError {
@@ -213,16 +288,28 @@ function isClientError(error: FastifyError): boolean {
  * Fastify's own errors (body parsing, limits, the router) become 400s; anything else that
  * is not an ApiError is an unexpected failure, answered 500 without its internals.
  */
-function toApiError(error: FastifyError | ApiError, maxUrlLength: number): ApiError {
+function toApiError(error: FastifyError | ApiError, maxUrlLength: number, url = ""): ApiError {
   if (error instanceof ApiError) return error;
   if (error.statusCode === 404) return new NotFoundError();
+  // The client closed the connection before its body arrived: its failure, not the service's.
+  if (error.code === "ECONNRESET") {
+    return new ValidationError(
+      [{ field: "body", issue: "was not received completely" }],
+      "The request body could not be read.",
+    );
+  }
   if (!isClientError(error)) return new InternalError(error);
   switch (error.code) {
     case "FST_ERR_MAX_PARAM_LENGTH":
       return urlTooLong(maxUrlLength);
     case "FST_ERR_BAD_URL":
       return new ValidationError(
-        [{ field: "url", issue: "must be a valid URL: a percent-encoding is malformed" }],
+        [
+          {
+            field: "url",
+            issue: `must be a valid URL${malformedEscape(url) ? ": a percent-encoding is malformed" : ""}`,
+          },
+        ],
         "The request URL is not valid.",
       );
   }
@@ -230,6 +317,15 @@ function toApiError(error: FastifyError | ApiError, maxUrlLength: number): ApiEr
     [{ field: "body", issue: clientIssue(error) }],
     "The request body could not be read.",
   );
+}
+
+function malformedEscape(url: string): boolean {
+  try {
+    decodeURI(url);
+    return false;
+  } catch {
+    return true;
+  }
 }
 
 function clientIssue(error: FastifyError): string {

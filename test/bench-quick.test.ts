@@ -11,7 +11,14 @@ import { existsSync, readFileSync, rmSync } from "node:fs";
 import path from "node:path";
 import { describe, test } from "node:test";
 import { repoRoot, timeNode, workRoot } from "../bench/lib.ts";
-import { BENCH_PATHS, parseWrk, runtimeAvailable, startServer, stopServer, verify } from "../bench/runtime.ts";
+import {
+  BENCH_PATHS,
+  parseWrk,
+  runtimeAvailable,
+  startServer,
+  stopServer,
+  verify,
+} from "../bench/runtime.ts";
 import { syntheticResources } from "../bench/synthetic.ts";
 import { writeTypeSpec } from "../bench/typespec.ts";
 
@@ -33,24 +40,33 @@ describe("benchmarks", () => {
     const resources = syntheticResources(n);
     const item = "AlphaAlphaEchoItem";
     assert.ok(v1.components.schemas[item]!.properties.sum && !v1.components.schemas[item]!.properties.total);
-    assert.ok(v2.components.schemas[item]!.properties.total && v2.components.schemas[item]!.properties.flagged);
-    assert.ok(v2.paths[`/${resources[3]!.name}/{id}/${resources[4]!.name}`], "the child collection is listed under its parent");
+    assert.ok(
+      v2.components.schemas[item]!.properties.total && v2.components.schemas[item]!.properties.flagged,
+    );
+    assert.ok(
+      v2.paths[`/${resources[3]!.name}/{id}/${resources[4]!.name}`],
+      "the child collection is listed under its parent",
+    );
     assert.ok(v2.paths[`/${resources[6]!.name}/{id}/approvals`], "the action is there");
     assert.equal(Object.keys(v2.paths).length, 2 * n + 2);
   });
 
-  test("the generated and hand-written servers answer the same JSON", { skip: !existsSync(path.join(repoRoot, "generated", "index.ts")) }, async () => {
-    const generated = await startServer("generated");
-    const handwritten = await startServer("handwritten").catch(async (error: unknown) => {
-      await stopServer(generated);
-      throw error;
-    });
-    try {
-      await verify(generated, handwritten, BENCH_PATHS);
-    } finally {
-      await Promise.all([stopServer(generated), stopServer(handwritten)]);
-    }
-  });
+  test(
+    "the generated and hand-written servers answer the same JSON",
+    { skip: !existsSync(path.join(repoRoot, "generated", "index.ts")) },
+    async () => {
+      const generated = await startServer("generated");
+      const handwritten = await startServer("handwritten").catch(async (error: unknown) => {
+        await stopServer(generated);
+        throw error;
+      });
+      try {
+        await verify(generated, handwritten, BENCH_PATHS);
+      } finally {
+        await Promise.all([stopServer(generated), stopServer(handwritten)]);
+      }
+    },
+  );
 
   test("wrk's report is read: requests per second, percentiles in any unit, failures", () => {
     const text = `Running 2s test @ http://127.0.0.1:1/
@@ -74,9 +90,18 @@ Requests/sec:  12500.50
 
   test(
     "quick mode: no figure falls clearly short of its target",
-    { skip: process.env.CANON_BENCH_QUICK === "1" ? (runtimeAvailable() ?? false) : "set CANON_BENCH_QUICK=1 (or run npm run bench:quick)", timeout: 150_000 },
+    {
+      skip:
+        process.env.CANON_BENCH_QUICK === "1"
+          ? (runtimeAvailable() ?? false)
+          : "set CANON_BENCH_QUICK=1 (or run npm run bench:quick)",
+      timeout: 150_000,
+    },
     () => {
-      const run = spawnSync(process.execPath, [path.join(repoRoot, "bench", "run.ts"), "--quick"], { cwd: repoRoot, encoding: "utf8" });
+      const run = spawnSync(process.execPath, [path.join(repoRoot, "bench", "run.ts"), "--quick"], {
+        cwd: repoRoot,
+        encoding: "utf8",
+      });
       assert.equal(run.status, 0, `${run.stdout}\n${run.stderr}`);
     },
   );

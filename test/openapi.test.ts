@@ -153,7 +153,7 @@ describe("openapi emitter: the showcase", () => {
     assert.deepEqual(v2.components.securitySchemes.bearerAuth, { type: "http", scheme: "bearer" });
     assert.deepEqual(
       v2.tags.map((t: Obj) => t.name),
-      ["events", "invoices", "orders", "products", "users"],
+      ["events", "exports", "invoices", "orders", "products", "users"],
     );
     assert.equal(v2.tags.find((t: Obj) => t.name === "orders").description, "Orders placed by users.");
   });
@@ -162,6 +162,9 @@ describe("openapi emitter: the showcase", () => {
     assert.deepEqual(Object.keys(v2.paths), [
       "/v2/events",
       "/v2/events/{id}",
+      "/v2/exports",
+      "/v2/exports/{id}",
+      "/v2/exports/{id}/files/{token}",
       "/v2/invoices",
       "/v2/invoices/{id}",
       "/v2/orders",

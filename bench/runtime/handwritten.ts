@@ -62,7 +62,9 @@ function decodeCursor(cursor: string): string | null {
 }
 
 function badRequest(field: string, issue: string) {
-  return { error: { code: "VALIDATION_ERROR", message: "The request is not valid.", details: [{ field, issue }] } };
+  return {
+    error: { code: "VALIDATION_ERROR", message: "The request is not valid.", details: [{ field, issue }] },
+  };
 }
 
 export async function buildHandwritten(): Promise<FastifyInstance> {
@@ -74,18 +76,23 @@ export async function buildHandwritten(): Promise<FastifyInstance> {
       const params = idParams.safeParse(request.params);
       if (!params.success) return reply.code(400).send(badRequest("id", "must be a valid UUID"));
       const record = await store.get("products", params.data.id.toLowerCase());
-      if (!record) return reply.code(404).send({ error: { code: "NOT_FOUND", message: "No product has this id." } });
+      if (!record)
+        return reply.code(404).send({ error: { code: "NOT_FOUND", message: "No product has this id." } });
       return toProduct(record);
     });
 
     app.get(`/${version}/products`, async (request, reply) => {
       const query = listQuery.safeParse(request.query);
-      if (!query.success) return reply.code(400).send(badRequest(String(query.error.issues[0]?.path[0] ?? "query"), "is not valid"));
+      if (!query.success)
+        return reply
+          .code(400)
+          .send(badRequest(String(query.error.issues[0]?.path[0] ?? "query"), "is not valid"));
       const { limit, cursor, q, category } = query.data;
       let after: string | undefined;
       if (cursor !== undefined) {
         const decoded = decodeCursor(cursor);
-        if (decoded === null) return reply.code(400).send(badRequest("cursor", "is not a cursor of this list"));
+        if (decoded === null)
+          return reply.code(400).send(badRequest("cursor", "is not a cursor of this list"));
         after = decoded;
       }
       const text = q?.trim();
@@ -98,7 +105,10 @@ export async function buildHandwritten(): Promise<FastifyInstance> {
       const last = records[records.length - 1];
       return {
         data: records.map(toProduct),
-        pagination: { next_cursor: hasMore && last ? encodeCursor(last.id) : null, has_more: hasMore && last !== undefined },
+        pagination: {
+          next_cursor: hasMore && last ? encodeCursor(last.id) : null,
+          has_more: hasMore && last !== undefined,
+        },
       };
     });
   }

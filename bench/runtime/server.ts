@@ -17,10 +17,13 @@ import { BENCH_ID, seededStore } from "./seed.ts";
 
 const [kind, ...rest] = process.argv.slice(2);
 const appIndex = rest.indexOf("--app");
-const appDir = appIndex >= 0 ? path.resolve(rest[appIndex + 1]!) : path.resolve(import.meta.dirname, "../../generated");
+const appDir =
+  appIndex >= 0 ? path.resolve(rest[appIndex + 1]!) : path.resolve(import.meta.dirname, "../../generated");
 
 async function buildGenerated(): Promise<FastifyInstance> {
-  const generated = (await import(pathToFileURL(path.join(appDir, "index.ts")).href)) as typeof import("../../generated/index.ts");
+  const generated = (await import(
+    pathToFileURL(path.join(appDir, "index.ts")).href
+  )) as typeof import("../../generated/index.ts");
   const store = await seededStore();
   return generated.buildApp({
     authenticate: generated.devAuthenticate,
@@ -34,9 +37,17 @@ async function main(): Promise<void> {
   if (kind === "ceiling") {
     const store = await seededStore();
     const record = await store.get("products", BENCH_ID);
-    const body = JSON.stringify({ id: record!.id, ...record!.values, created_at: record!.created_at, updated_at: record!.updated_at });
+    const body = JSON.stringify({
+      id: record!.id,
+      ...record!.values,
+      created_at: record!.created_at,
+      updated_at: record!.updated_at,
+    });
     const server = createServer((_request, response) => {
-      response.writeHead(200, { "content-type": "application/json; charset=utf-8", "content-length": Buffer.byteLength(body) });
+      response.writeHead(200, {
+        "content-type": "application/json; charset=utf-8",
+        "content-length": Buffer.byteLength(body),
+      });
       response.end(body);
     });
     server.listen(0, "127.0.0.1", () => {
@@ -45,7 +56,8 @@ async function main(): Promise<void> {
     });
     return;
   }
-  const app = kind === "generated" ? await buildGenerated() : kind === "handwritten" ? await buildHandwritten() : null;
+  const app =
+    kind === "generated" ? await buildGenerated() : kind === "handwritten" ? await buildHandwritten() : null;
   if (!app) throw new Error(`unknown server kind ${kind}: generated, handwritten or ceiling`);
   await app.listen({ port: 0, host: "127.0.0.1" });
   const address = app.server.address();

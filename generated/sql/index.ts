@@ -10,6 +10,7 @@
 import { MemoryStore, type Store } from "../runtime/index.ts";
 import { migrate, openDriver, SqlStore, type SqlDriver, type SqlStoreOptions } from "../runtime/sql-store.ts";
 import { sqlSchema } from "./schema.ts";
+import { setExportServer } from "../runtime/exports.ts";
 
 /** This folder: the migrations `NNNN_<name>.sql` live here. */
 export const migrationsFolder = new URL("./", import.meta.url);
@@ -24,7 +25,13 @@ export async function openStore(target: string, options: SqlStoreOptions = {}): 
     await driver.close();
     throw error;
   }
-  return new SqlStore(driver, sqlSchema);
+  const store = new SqlStore(driver, sqlSchema);
+  // Export jobs on a PostgreSQL server go through pg-boss there, shared by every instance.
+  if (driver.kind === "postgres") {
+    const [row] = await driver.query("select current_schema() as schema");
+    setExportServer(store, { connectionString: target, schema: String(row?.schema ?? "public") });
+  }
+  return store;
 }
 
 /** Applies the pending migrations of this folder to a database; returns the names it applied. */

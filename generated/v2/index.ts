@@ -4,6 +4,7 @@
 import { readDocument, registerDocs, type VersionPlugin } from "../runtime/index.ts";
 import type { RouteContext } from "../services.ts";
 import { registerEventRoutes } from "./events.ts";
+import { registerExportRoutes } from "./exports.ts";
 import { registerInvoicesRoutes } from "./invoices/routes.ts";
 import { registerOrdersRoutes } from "./orders/routes.ts";
 import { registerProductsRoutes } from "./products/routes.ts";
@@ -19,6 +20,7 @@ export function v2(context: RouteContext): VersionPlugin {
       registerProductsRoutes(app, context);
       registerUsersRoutes(app, context);
       registerEventRoutes(app, context);
+      registerExportRoutes(app, context);
     },
     docs: (app) => registerDocs(app, "v2", readDocument(new URL("./openapi.json", import.meta.url))),
   };

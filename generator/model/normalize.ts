@@ -46,7 +46,8 @@ function normalizeResource(source: SourceFile, r: ResourceDefinition): ResourceD
     pagination: r.pagination ?? "cursor",
     search: r.search ?? [],
     filters: r.filters ?? [],
-    exportable: r.export ?? false,
+    exportable: r.export !== undefined && r.export !== false,
+    exportFormats: typeof r.export === "object" && r.export.formats ? [...new Set(r.export.formats)] : ["ndjson"],
     fields: normalizeFields(source, ["fields"], r.fields),
     actions: Object.entries(r.actions ?? {}).map(
       ([name, action]): ActionDef => ({

@@ -9,6 +9,7 @@ import type {
   ResourceDef,
   StorageResource,
   VersionAction,
+  VersionExport,
   VersionField,
   VersionModel,
   VersionResource,
@@ -53,6 +54,9 @@ export function buildModel(defs: Definitions): ApiModel {
             successor: successor ?? v.name,
           }
         : null;
+    const present = resources.filter((r) => presentIn(n, r.added, r.removed));
+    const versionResources = present.map((r) => versionResource(defs, r, n, deprecation ? `${defs.baseUrl}/${deprecation.successor}` : null));
+    const exports = present.flatMap((r, i) => (r.exportable ? [versionExport(r, versionResources[i]!)] : []));
     return [{
       name: v.name,
       number: n,
@@ -60,9 +64,8 @@ export function buildModel(defs: Definitions): ApiModel {
       baseUrl: defs.baseUrl,
       deprecation,
       events: defs.events,
-      resources: resources
-        .filter((r) => presentIn(n, r.added, r.removed))
-        .map((r) => versionResource(defs, r, n, deprecation ? `${defs.baseUrl}/${deprecation.successor}` : null)),
+      resources: versionResources,
+      exports: exports.length ? exports : null,
     }];
   });
   return {
@@ -73,6 +76,7 @@ export function buildModel(defs: Definitions): ApiModel {
     events: defs.events,
     bodyLimit: defs.bodyLimit,
     storage: resources.map((r) => storageResource(r, versions)),
+    exportJobs: versions.some((v) => v.exports) ? exportJobStorage() : null,
     versions,
   };
 }
@@ -185,5 +189,74 @@ function storageResource(r: ResourceDef, versions: VersionModel[]): StorageResou
     parentField: r.parent ? (r.fields.find((f) => f.type === "uuid" && f.references === r.parent)?.name ?? null) : null,
     search: r.search,
     filters: r.filters,
+  };
+}
+
+function versionExport(r: ResourceDef, resource: VersionResource): VersionExport {
+  return {
+    collection: resource.collection,
+    names: resource.names,
+    formats: r.exportFormats?.length ? r.exportFormats : ["ndjson"],
+    filters: resource.filters,
+    search: resource.search,
+    columns: ["id", ...resource.fields.filter((f) => f.output).map((f) => f.name), "created_at", "updated_at"],
+  };
+}
+
+/** The store collection of export jobs: canon's own, named so that no resource can be called the same. */
+export const EXPORT_JOBS_COLLECTION = "canon/exports";
+
+/**
+ * What the store keeps of an export job (runtime/exports.ts reads and writes it). The owner and
+ * the version are matched exactly (a principal lists its own jobs of one version); the status
+ * finds the jobs to resume when a service starts.
+ */
+function exportJobStorage(): StorageResource {
+  const field = (name: string, type: VersionField["type"], options: Partial<VersionField> = {}): VersionField => {
+    const optional = options.optional ?? false;
+    return {
+      name,
+      storageName: name,
+      type,
+      optional,
+      nullable: false,
+      hasDefault: options.hasDefault ?? false,
+      readOnly: true,
+      writeOnly: false,
+      unique: false,
+      input: false,
+      requiredInput: false,
+      output: true,
+      ...options,
+    };
+  };
+  const fields: VersionField[] = [
+    field("version", "string", { maxLength: 16 }),
+    field("resource", "string", { maxLength: 200 }),
+    field("format", "enum", { values: ["ndjson", "csv"] }),
+    field("owner", "string", { maxLength: 1000 }),
+    field("status", "enum", { values: ["pending", "running", "succeeded", "failed"] }),
+    field("filters", "object", { fields: [] }),
+    field("q", "string", { optional: true }),
+    field("match", "object", { fields: [] }),
+    field("record_count", "integer", { minimum: 0 }),
+    field("attempts", "integer", { minimum: 0 }),
+    field("attempt", "string", { optional: true }),
+    field("token", "string", { optional: true }),
+    field("expires_at", "datetime", { optional: true }),
+    field("started_at", "datetime", { optional: true }),
+    field("finished_at", "datetime", { optional: true }),
+    field("failure_reason", "string", { optional: true }),
+  ];
+  return {
+    collection: EXPORT_JOBS_COLLECTION,
+    names: namesOf("export", "exports"),
+    fields,
+    actionRecords: [],
+    unique: [],
+    references: [],
+    parentField: null,
+    search: [],
+    filters: ["owner", "version", "status"],
   };
 }

@@ -52,6 +52,9 @@ export interface ActionDef {
 
 export type Operation = "list" | "read" | "create" | "update" | "replace" | "delete";
 
+/** File format of an export: `ndjson` (one JSON record per line) or `csv` (a header row, then one row per record). */
+export type ExportFormat = "ndjson" | "csv";
+
 export interface ResourceDef {
   file: string;
   collection: string;
@@ -65,6 +68,8 @@ export interface ResourceDef {
   search: string[];
   filters: string[];
   exportable: boolean;
+  /** Formats an export offers, the default first (absent: NDJSON only). */
+  exportFormats?: ExportFormat[];
   fields: FieldDef[];
   actions: ActionDef[];
   at: Locator;
@@ -175,6 +180,24 @@ export interface VersionResource {
   serverDefaults: Array<{ storageName: string; value: unknown }>;
 }
 
+/**
+ * One resource a version can export (`export: true`): `POST /vN/exports` with `{ resource }`
+ * makes a background job that writes every record the list would show (with the same filters
+ * and `q`) to a file, in id order, as this version shows it.
+ */
+export interface VersionExport {
+  collection: string;
+  names: Names;
+  /** Offered formats; the first is the default. */
+  formats: ExportFormat[];
+  /** The list's exact-match filters (this version's names), accepted in `filters`. */
+  filters: VersionField[];
+  /** Fields `q` matches, as on the list. */
+  search: VersionField[];
+  /** Field names of a record in the file, in order: the CSV header (id, returned fields, created_at, updated_at). */
+  columns: string[];
+}
+
 export interface VersionModel {
   name: string;
   number: number;
@@ -183,6 +206,8 @@ export interface VersionModel {
   deprecation: { deprecated: string; sunset: string; sunsetHttpDate: string; successor: string } | null;
   events: boolean;
   resources: VersionResource[];
+  /** The exportable resources of this version, by collection; null when none is (no `/vN/exports`). */
+  exports: VersionExport[] | null;
 }
 
 /** A resource as the store holds it: every field any version has, by its latest name. */
@@ -208,5 +233,10 @@ export interface ApiModel {
   events: boolean;
   bodyLimit: number;
   storage: StorageResource[];
+  /**
+   * Where export jobs are kept when some version has exports: a store collection of canon's own
+   * (`canon/exports`, never a resource's name), null otherwise. Not a resource: no service, no types.
+   */
+  exportJobs: StorageResource | null;
   versions: VersionModel[];
 }

@@ -64,6 +64,9 @@ export const FieldSchema = z
 
 export type FieldDefinition = z.infer<typeof FieldSchema>;
 
+/** File formats of an export: one record per line (NDJSON) or comma-separated values with a header row. */
+export const exportFormats = ["ndjson", "csv"] as const;
+
 export const operationNames = ["list", "read", "create", "update", "replace", "delete"] as const;
 
 export const ActionSchema = z.strictObject({
@@ -85,7 +88,19 @@ export const ResourceSchema = z
     pagination: z.enum(["cursor", "offset"]).optional().describe("cursor (default) or offset."),
     search: z.array(z.string()).optional().describe("Fields matched by ?q= (case-insensitive substring)."),
     filters: z.array(z.string()).optional().describe("Fields usable as exact-match query parameters."),
-    export: z.boolean().optional().describe("Offer a background export of the whole collection."),
+    export: z
+      .union([
+        z.boolean(),
+        z.strictObject({
+          formats: z
+            .array(z.enum(exportFormats))
+            .min(1)
+            .optional()
+            .describe("File formats offered, the first being the default: ndjson (default), csv."),
+        }),
+      ])
+      .optional()
+      .describe("Offer a background export of the collection: POST /vN/exports, a job and a download link. true: NDJSON files."),
     fields: z.record(z.string(), FieldSchema).describe("The resource's fields; id, created_at and updated_at are added."),
     actions: z.record(z.string(), ActionSchema).optional().describe("POST /vN/<resource>/{id}/<action>: plural nouns."),
   })

@@ -5,6 +5,8 @@
 // no password, no integer identifier, exact error envelope).
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
+import { Agent, request as httpRequest } from "node:http";
+import { connect } from "node:net";
 import Ajv2020 from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
 import type { FastifyInstance } from "fastify";
@@ -179,10 +181,8 @@ function headerValueMatches(schema: Obj, value: string): boolean {
   return true;
 }
 
-function checkResponse(contract: Contract, method: string, url: string, res: Res): void {
-  const path = url.split("?")[0]!;
-  const where = `${method} ${url.length > 120 ? `${url.slice(0, 120)}…` : url} → ${res.status} ${res.text.slice(0, 300)}`;
-
+/** The request id and the deprecation headers every response carries; returns the path's version. */
+function checkStandardHeaders(contract: Contract, path: string, where: string, res: Res): string | undefined {
   // Every response: a request id that is a UUID v7.
   const requestId = res.headers.get("x-request-id");
   assert.ok(requestId && UUID_V7.test(requestId), `X-Request-Id missing or not a v7 (${requestId}): ${where}`);
@@ -198,8 +198,24 @@ function checkResponse(contract: Contract, method: string, url: string, res: Res
   } else {
     for (const name of ["deprecation", "sunset", "link"]) assert.equal(res.headers.get(name), null, `${name} on a current version: ${where}`);
   }
+  return version;
+}
 
-  const isDocument = /^\/v[1-9]\d*\/openapi\.json$/.test(path);
+function describeCall(method: string, url: string, res: Res): string {
+  return `${method} ${url.length > 120 ? `${url.slice(0, 120)}…` : url} → ${res.status} ${res.text.slice(0, 300)}`;
+}
+
+/**
+ * `urlRefusable`: the request target is one the service may refuse before routing (400 naming
+ * `url`), even on a path no operation answers: an over-long URL always is.
+ */
+function checkResponse(contract: Contract, method: string, url: string, res: Res, urlRefusable = false): void {
+  const path = url.split("?")[0]!;
+  const where = describeCall(method, url, res);
+  const version = checkStandardHeaders(contract, path, where, res);
+
+  // The version's document, also at the reference page's own /vN/docs/json and /vN/docs/yaml.
+  const isDocument = /^\/v[1-9]\d*\/(openapi\.json|docs\/json|docs\/yaml)$/.test(path);
   if (!isDocument && res.status !== 204 && res.text !== "" && (res.headers.get("content-type") ?? "").includes("json")) {
     assertNoInternals(res.body);
   }
@@ -213,7 +229,7 @@ function checkResponse(contract: Contract, method: string, url: string, res: Res
   const found = doc ? findOperation(doc, method, path) : null;
   if (!found) {
     // An unknown path, version or method: 404 with the envelope. (A long URL is refused first.)
-    assert.ok(res.status === 404 || (res.status === 400 && url.length > 4096), `unlisted operation answered ${where}`);
+    assert.ok(res.status === 404 || (res.status === 400 && (url.length > 4096 || urlRefusable)), `unlisted operation answered ${where}`);
     assertErrorEnvelope(res.body, res.status === 404 ? "NOT_FOUND" : "VALIDATION_ERROR");
     const errorVersion = version && contract.documents.has(version) ? version : [...contract.documents.keys()].at(-1)!;
     assertSchema(errorVersion, "Error", res.body, contract);
@@ -394,4 +410,185 @@ export function assertCursorPage(page: Obj): void {
   assert.equal(page.pagination.next_cursor === null, page.pagination.has_more === false, JSON.stringify(page.pagination));
   const ids = (page.data as Obj[]).map((r) => r.id as string);
   assert.deepEqual(ids, [...ids].sort(), "a page is in ascending id order");
+}
+
+// ---------------------------------------------------------------------------------------
+// Raw requests (the hardening suite): exact bytes, any method, target, header and body
+
+export interface RawRequest {
+  method: string;
+  /** The request target exactly as sent: origin-form (`/v2/orders?x`), absolute-form, escapes as given. */
+  target: string;
+  /** Sent as given (an array sends the header once per value); only Host and the body's framing are added. */
+  headers?: Record<string, string | string[]>;
+  body?: Buffer | string;
+  /** How a body is framed: `Content-Length` (default) or `Transfer-Encoding: chunked`. */
+  framing?: "length" | "chunked";
+}
+
+const rawAgent = new Agent({ keepAlive: true, maxSockets: 64 });
+
+/** Sends `request` as is over HTTP/1.1 (Node's client: methods must be tokens, targets bytes 0x21–0xff). */
+export function sendRaw(api: Api, request: RawRequest, timeoutMs = 15_000): Promise<Res> {
+  const { hostname, port } = new URL(api.base);
+  const headers: Record<string, string | string[] | number> = { ...request.headers };
+  if (request.body !== undefined) {
+    if (request.framing === "chunked") headers["transfer-encoding"] = "chunked";
+    else headers["content-length"] = Buffer.byteLength(request.body);
+  }
+  return new Promise((resolve, reject) => {
+    let answered = false;
+    const req = httpRequest({ agent: rawAgent, host: hostname, port, method: request.method, path: request.target, headers, timeout: timeoutMs }, (response) => {
+      answered = true;
+      const chunks: Buffer[] = [];
+      response.on("data", (chunk: Buffer) => chunks.push(chunk));
+      response.on("error", reject);
+      response.on("end", () => {
+        const text = Buffer.concat(chunks).toString("utf8");
+        const responseHeaders = new Headers();
+        for (let i = 0; i < response.rawHeaders.length; i += 2) responseHeaders.append(response.rawHeaders[i]!, response.rawHeaders[i + 1]!);
+        let body: unknown = undefined;
+        try {
+          if (text !== "" && (responseHeaders.get("content-type") ?? "").includes("json")) body = JSON.parse(text);
+        } catch {
+          reject(new assert.AssertionError({ message: `${request.method} ${request.target.slice(0, 120)} → ${response.statusCode}: the body is not JSON: ${text.slice(0, 300)}` }));
+          return;
+        }
+        resolve({ status: response.statusCode ?? 0, headers: responseHeaders, text, body, template: null });
+      });
+    });
+    req.on("timeout", () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
+    // The server may answer (an over-large body) and close before the whole body is written.
+    req.on("error", (error) => {
+      if (!answered) reject(error);
+    });
+    if (request.body !== undefined) req.end(request.body);
+    else req.end();
+  });
+}
+
+/**
+ * The target as the service's router reads it: an absolute-form target without scheme and
+ * authority, the path ending at the first `?` or `#`, and percent-escapes of unreserved
+ * characters decoded (RFC 3986 §6.2.2.2).
+ */
+export function targetUrl(target: string): string {
+  let url = target;
+  const authority = /^https?:\/\/[^/?#]*/i.exec(url);
+  if (authority) url = url.slice(authority[0].length);
+  if (!url.startsWith("/")) url = `/${url}`;
+  const end = url.search(/[?#]/);
+  const path = end === -1 ? url : url.slice(0, end);
+  const query = end === -1 ? "" : `?${url.slice(end + 1)}`;
+  const decoded = path.replace(/%([0-9a-f]{2})/gi, (escape, hex: string) => {
+    const char = String.fromCharCode(parseInt(hex, 16));
+    return /^[A-Za-z0-9._~-]$/.test(char) ? char : escape;
+  });
+  return decoded + query;
+}
+
+/**
+ * A target the service may refuse before routing: over-long, not ASCII (not HTTP at all), with a
+ * fragment or a malformed escape, or not origin-form.
+ */
+function refusableTarget(target: string): boolean {
+  if (target.length > 4096 || /[^\x21-\x7e]/.test(target) || target.includes("#") || !target.startsWith("/")) return true;
+  try {
+    decodeURI(target);
+    return false;
+  } catch {
+    return true;
+  }
+}
+
+/**
+ * One raw request, its response checked like `call`'s against the version's document. HEAD is
+ * checked as the GET it mirrors, without a body.
+ */
+export async function callRaw(api: Api, request: RawRequest): Promise<Res> {
+  const res = await sendRaw(api, request);
+  checkRawResponse(api.contract, request, res);
+  return res;
+}
+
+/** `call`'s checks for a response to a raw request. */
+export function checkRawResponse(contract: Contract, request: RawRequest, res: Res): void {
+  const url = targetUrl(request.target);
+  if (request.method !== "HEAD") {
+    checkResponse(contract, request.method, url, res, refusableTarget(request.target));
+    return;
+  }
+  const path = url.split("?")[0]!;
+  const where = describeCall("HEAD", request.target, res);
+  const version = checkStandardHeaders(contract, path, where, res);
+  assert.equal(res.text, "", `a HEAD answer has no body: ${where}`);
+  const doc = version ? contract.documents.get(version) : undefined;
+  if (doc && (path === `/${version}/openapi.json` || path === `/${version}/docs` || path.startsWith(`/${version}/docs/`))) return;
+  const found = doc ? findOperation(doc, "GET", path) : null;
+  if (!found) {
+    assert.ok(res.status === 404 || (res.status === 400 && refusableTarget(request.target)), `HEAD of an unlisted operation answered ${where}`);
+    return;
+  }
+  res.template = found.template;
+  assert.ok(found.operation.responses[String(res.status)], `${found.template}: HEAD status ${res.status} is not documented for GET: ${where}`);
+}
+
+/** Writes `bytes` on a fresh connection and reads the first response; null when the connection closes unanswered. */
+export function sendBytes(api: Api, bytes: Buffer | string, timeoutMs = 5_000): Promise<Res | null> {
+  const { hostname, port } = new URL(api.base);
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    const socket = connect(Number(port), hostname, () => socket.end(bytes));
+    const timer = setTimeout(() => socket.destroy(), timeoutMs);
+    socket.on("data", (chunk: Buffer) => chunks.push(chunk));
+    socket.on("error", () => {});
+    socket.on("close", () => {
+      clearTimeout(timer);
+      let raw = Buffer.concat(chunks);
+      // Interim answers (100 Continue) come before the response.
+      while (/^HTTP\/1\.[01] 1\d\d /.test(raw.subarray(0, 16).toString("latin1")) && raw.includes("\r\n\r\n")) raw = raw.subarray(raw.indexOf("\r\n\r\n") + 4);
+      const split = raw.indexOf("\r\n\r\n");
+      if (raw.length === 0 || split === -1) return resolve(null);
+      const [statusLine, ...lines] = raw.subarray(0, split).toString("latin1").split("\r\n");
+      const status = /^HTTP\/1\.[01] (\d{3}) /.exec(statusLine ?? "");
+      if (!status) return reject(new assert.AssertionError({ message: `not an HTTP response: ${JSON.stringify(statusLine)}` }));
+      const headers = new Headers();
+      for (const line of lines) {
+        const colon = line.indexOf(":");
+        headers.append(line.slice(0, colon).trim(), line.slice(colon + 1).trim());
+      }
+      const length = Number(headers.get("content-length") ?? NaN);
+      const rest = raw.subarray(split + 4);
+      const text = (Number.isNaN(length) ? rest : rest.subarray(0, length)).toString("utf8");
+      let body: unknown = undefined;
+      try {
+        if (text !== "" && (headers.get("content-type") ?? "").includes("json")) body = JSON.parse(text);
+      } catch {
+        return reject(new assert.AssertionError({ message: `${statusLine}: the body is not JSON: ${text.slice(0, 300)}` }));
+      }
+      resolve({ status: Number(status[1]), headers, text, body, template: null });
+    });
+  });
+}
+
+/**
+ * The checks that hold for the answer to bytes that may not be HTTP at all: a request id, the
+ * exact envelope on an error, and when the bytes start with a request line for a deprecated
+ * version, its headers.
+ */
+export function checkBytesResponse(contract: Contract, bytes: Buffer | string, res: Res): void {
+  const line = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+ (\S+) HTTP\/1\.[01]\r\n/.exec(Buffer.from(bytes).toString("latin1"));
+  // A header carries a URI: bytes of the request line outside visible ASCII come percent-encoded.
+  const path = line ? targetUrl(line[1]!).split("?")[0]!.replace(/[^\x21-\x7e]/g, (c) => encodeURIComponent(c)) : "";
+  const where = `${JSON.stringify(Buffer.from(bytes).toString("latin1").slice(0, 120))} → ${res.status} ${res.text.slice(0, 300)}`;
+  const requestId = res.headers.get("x-request-id");
+  assert.ok(requestId && UUID_V7.test(requestId), `X-Request-Id missing or not a v7 (${requestId}): ${where}`);
+  // A message the HTTP parser refused ("could not be read") has a version only when the parser
+  // got its request line; its deprecation headers, when present, must still be right.
+  const unread = res.status === 400 && (res.body as Obj | undefined)?.error?.message === "The request could not be read.";
+  if (line && (!unread || res.headers.get("deprecation") !== null)) checkStandardHeaders(contract, path, where, res);
+  if (res.status >= 400 && res.text !== "") {
+    assertErrorEnvelope(res.body);
+    assertSchema([...contract.documents.keys()].at(-1)!, "Error", res.body, contract);
+  }
 }

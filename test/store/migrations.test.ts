@@ -46,7 +46,9 @@ describe("SQL migrations", () => {
     assert.match(initial, /check \("status" in \('pending', 'paid', 'shipped', 'cancelled'\)\)/);
     assert.match(initial, /create index if not exists "orders_status_id_idx" on "orders" using btree \("status", "id"\)/);
     assert.match(initial, /using gin \("name" gin_trgm_ops\)/);
-    assert.ok(JSON.parse(readFileSync(path.join(sql, "schema.json"), "utf8")).tables.length === 5);
+    // The five collections, and the export jobs (orders sets export).
+    assert.ok(JSON.parse(readFileSync(path.join(sql, "schema.json"), "utf8")).tables.length === 6);
+    assert.match(initial, /create table if not exists "canon__exports"/);
   });
 
   test("adding a field and a resource adds a migration; existing ones stay byte-identical", () => {

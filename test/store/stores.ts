@@ -29,7 +29,11 @@ export async function dropSchemas(names: string[]): Promise<void> {
   const client = new pg.Client({ connectionString: POSTGRES_URL });
   await client.connect();
   try {
-    for (const name of names) await client.query(`drop schema if exists "${name}" cascade`);
+    for (const name of names) {
+      await client.query(`drop schema if exists "${name}" cascade`);
+      // Export jobs of an app on this schema went through pg-boss, in a schema beside it.
+      await client.query(`drop schema if exists "${`${name}_pgboss`.slice(0, 63)}" cascade`);
+    }
   } finally {
     await client.end();
   }

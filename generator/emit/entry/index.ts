@@ -13,6 +13,7 @@ export const entryEmitter: Emitter = {
           title: model.title,
           baseUrl: model.baseUrl,
           events: model.events,
+          exports: model.exportJobs !== null,
           bodyLimit: model.bodyLimit,
           rateLimit: model.rateLimit && { ...model.rateLimit, windowMs: model.rateLimit.perSeconds * 1000 },
           versionList: model.versions.map((v) => v.name).join(", "),

@@ -1,7 +1,8 @@
-import type { ApiModel, VersionField, VersionModel, VersionResource } from "../../model/types.ts";
+import type { ApiModel, VersionExport, VersionField, VersionModel, VersionResource } from "../../model/types.ts";
 import { camelCase } from "../../util/names.ts";
 import { GENERATED_HEADER, type EmitContext, type EmittedFile, type Emitter } from "../emitter.ts";
 import { literal, propertyKey } from "../shared/code.ts";
+import { zodField } from "../validators/zod.ts";
 
 /**
  * Route handlers: per version and resource `vN/<collection>/routes.ts`, per version
@@ -17,6 +18,7 @@ export const handlersEmitter: Emitter = {
         files.push(ts(`${version.name}/${resource.collection}/routes.ts`, context.render("routes", routesView(version, resource))));
       }
       if (version.events) files.push(ts(`${version.name}/events.ts`, context.render("events", { header: GENERATED_HEADER, version: version.name })));
+      if (version.exports) files.push(ts(`${version.name}/exports.ts`, context.render("exports", exportsView(version, version.exports))));
       files.push(ts(`${version.name}/index.ts`, context.render("version", versionView(version))));
     }
     files.push(ts("services.ts", context.render("services", servicesView(model))));
@@ -149,7 +151,33 @@ function versionView(version: VersionModel) {
     version: version.name,
     deprecation: version.deprecation,
     events: version.events,
+    exports: version.exports !== null,
     resources: version.resources.map((r) => ({ collection: r.collection, pluralPascal: r.names.pluralPascal })),
+  };
+}
+
+/** `vN/exports.ts`: the exports collection of a version, over the exportable resources' own views. */
+function exportsView(version: VersionModel, exports: VersionExport[]) {
+  const quoted = (names: string[]) => names.map((n) => JSON.stringify(n)).join(", ");
+  return {
+    header: GENERATED_HEADER,
+    version: version.name,
+    collectionList: exports.map((e) => e.collection).join(", "),
+    resourceList: quoted(exports.map((e) => e.collection)),
+    resourceUnion: exports.map((e) => JSON.stringify(e.collection)).join(" | "),
+    exports: exports.map((e) => ({
+      collection: e.collection,
+      key: propertyKey(e.collection),
+      pascal: e.names.pascal,
+      camel: e.names.camel,
+      service: e.names.pluralCamel,
+      formats: quoted(e.formats),
+      defaultFormat: e.formats[0],
+      columns: quoted(e.columns),
+      filters: e.filters.map((f) => ({ key: propertyKey(f.name), zod: zodField({ ...f, nullable: false, hasDefault: false }, "update") })),
+      where: e.filters.map((f) => `${propertyKey(f.storageName)}: body.filters.${access(f.name)}`.replace(".[", "[")).join(", "),
+      searchFields: quoted(e.search.map((f) => f.storageName)),
+    })),
   };
 }
 
@@ -174,6 +202,7 @@ function servicesView(model: ApiModel) {
   return {
     header: GENERATED_HEADER,
     events: model.events,
+    exports: model.exportJobs !== null,
     services,
     valueTypes: services.map((s) => `${s.pascal}Values`).sort().join(", "),
   };

@@ -2,6 +2,7 @@ import { compareText } from "../../diagnostics/diagnostic.ts";
 import type { ApiModel, VersionModel } from "../../model/types.ts";
 import { errorResponseComponents, errorSchema } from "./errors.ts";
 import { eventOperations, eventSchemas, eventsTagObject } from "./events.ts";
+import { exportHeaderComponents, exportOperations, exportSchemas, exportsTagObject } from "./exports.ts";
 import { headerComponents } from "./headers.ts";
 import { sortedObject, type Json, type JsonObject } from "./json.ts";
 import type { PathOperation } from "./operation.ts";
@@ -36,6 +37,13 @@ export function openapiDocument(model: ApiModel, version: VersionModel): JsonObj
     schemas.push(...eventSchemas());
     tags.push(eventsTagObject());
   }
+  const headers = headerComponents(version);
+  if (version.exports) {
+    operations.push(...exportOperations(version, version.exports));
+    schemas.push(...exportSchemas(version.exports));
+    tags.push(exportsTagObject());
+    for (const [name, value] of exportHeaderComponents(version)) headers[name] = value;
+  }
   return {
     "x-generated": generatedNotice,
     openapi: "3.1.0",
@@ -45,7 +53,7 @@ export function openapiDocument(model: ApiModel, version: VersionModel): JsonObj
     tags: tags.sort((a, b) => compareText(String(a.name), String(b.name))),
     paths: pathItems(operations),
     components: {
-      headers: headerComponents(version),
+      headers: sortedObject(Object.entries(headers)),
       parameters: parameterComponents(),
       responses: errorResponseComponents(version),
       schemas: sortedObject(schemas),

@@ -49,7 +49,7 @@ export const sqlEmitter: Emitter = {
     files.push(
       { path: SNAPSHOT_PATH, content: `${JSON.stringify({ "x-generated": SNAPSHOT_NOTICE, ...next }, null, 2)}\n`, parser: "json" },
       { path: "sql/schema.ts", content: context.render("sql-schema", schemaView(model, plans)), parser: "typescript" },
-      { path: "sql/index.ts", content: context.render("sql-index", { header: GENERATED_HEADER, title: model.title }), parser: "typescript" },
+      { path: "sql/index.ts", content: context.render("sql-index", { header: GENERATED_HEADER, title: model.title, exports: model.exportJobs !== null }), parser: "typescript" },
     );
     return files;
   },

@@ -317,9 +317,12 @@ function actionPlans(r: StorageResource): CollectionPlan[] {
   });
 }
 
-/** Every stored collection of the API, in definition order, each resource followed by its actions' records. */
+/** Every stored collection of the API, in definition order, each resource followed by its actions' records; then export jobs. */
 export function collectionPlans(model: ApiModel): CollectionPlan[] {
-  return model.storage.flatMap((r) => [resourcePlan(r), ...actionPlans(r)]);
+  const plans = model.storage.flatMap((r) => [resourcePlan(r), ...actionPlans(r)]);
+  // Export jobs (when some resource sets `export: true`) are kept like any collection, after the resources.
+  if (model.exportJobs) plans.push(resourcePlan(model.exportJobs));
+  return plans;
 }
 
 export function snapshotOf(plans: CollectionPlan[]): SchemaSnapshot {
