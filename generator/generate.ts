@@ -1,4 +1,5 @@
 import path from "node:path";
+import { todayOf, withSunsetPolicy } from "./diagnostics/sunset.ts";
 import type { ApiModel } from "./model/types.ts";
 import { compatibilityGate, type GateResult } from "./compat/gate.ts";
 import type { Diagnostic } from "./diagnostics/diagnostic.ts";
@@ -34,16 +35,6 @@ export interface GenerateResult {
   /** The model the output was emitted from; null when the definitions have errors. */
   model: ApiModel | null;
   ms: number;
-}
-
-/** The date sunsets are measured against: `today`, or the current date (UTC). */
-export function todayOf(today: string | undefined): string {
-  return today ?? new Date().toISOString().slice(0, 10);
-}
-
-/** With `failOnSunset`, a near or past sunset fails the run: `sunset-near` becomes an error. */
-export function withSunsetPolicy(diagnostics: Diagnostic[], failOnSunset: boolean | undefined): Diagnostic[] {
-  return failOnSunset ? diagnostics.map((d) => (d.rule === "sunset-near" ? { ...d, severity: "error" } : d)) : diagnostics;
 }
 
 export function defaultCacheFile(cwd = process.cwd()): string {

@@ -1,7 +1,10 @@
+import path from "node:path";
 import type { ApiModel } from "../model/types.ts";
-import { generate, todayOf, withSunsetPolicy, type GenerateResult } from "../generate.ts";
+import type { GenerateResult } from "../generate.ts";
+import { formatDiagnostic, type Diagnostic } from "../diagnostics/diagnostic.ts";
+import { todayOf, withSunsetPolicy } from "../diagnostics/sunset.ts";
 import { ms, printDiagnostics } from "../cli/output.ts";
-import { versionList } from "../compat/messages.ts";
+import { currentStamp, fingerprint, stampFile, writeStamp } from "../write/stamp.ts";
 
 export interface OutputOptions {
   definitions: string;
@@ -14,7 +17,8 @@ export interface OutputOptions {
   today?: string;
 }
 
-function run(options: OutputOptions, write: boolean): Promise<GenerateResult> {
+async function run(options: OutputOptions, write: boolean): Promise<GenerateResult> {
+  const { generate } = await import("../generate.ts");
   return generate({
     definitions: options.definitions,
     out: options.out,
@@ -26,11 +30,12 @@ function run(options: OutputOptions, write: boolean): Promise<GenerateResult> {
 }
 
 /** What the compatibility gate decided, said once after the diagnostics. */
-function reportGate(command: string, result: GenerateResult, options: OutputOptions): void {
+async function reportGate(command: string, result: GenerateResult, options: OutputOptions): Promise<void> {
   const gate = result.gate;
   if (!gate) return;
   for (const v of gate.retired) process.stdout.write(`canon ${command}: ${v} retired: its sunset date has passed\n`);
   if (gate.broken.length === 0) return;
+  const { versionList } = await import("../compat/messages.ts");
   const versions = versionList(gate.broken);
   const has = gate.broken.length > 1 ? "have" : "has";
   if (options.allowBreaking) {
@@ -52,10 +57,17 @@ export async function generateCommand(options: OutputOptions): Promise<number> {
 }
 
 /** `canon generate`, also giving the model it generated from (for `serve`). */
-export async function generateAndReport(options: OutputOptions): Promise<{ code: number; model: ApiModel | null }> {
+export async function generateAndReport(options: OutputOptions, needModel = false): Promise<{ code: number; model: ApiModel | null }> {
+  const started = performance.now();
+  const stamp = await upToDate(options);
+  if (stamp && !needModel) {
+    process.stderr.write(stamp.warnings);
+    process.stdout.write(`canon generate: up to date, ${Object.keys(stamp.files).length} files unchanged (${ms(performance.now() - started)})\n`);
+    return { code: 0, model: null };
+  }
   const result = await run(options, true);
   const failed = printDiagnostics(result.diagnostics);
-  reportGate("generate", result, options);
+  await reportGate("generate", result, options);
   if (failed || !result.diff) {
     process.stderr.write(`nothing written: fix the errors above and run canon generate again\n`);
     return { code: 1, model: null };
@@ -70,14 +82,47 @@ export async function generateAndReport(options: OutputOptions): Promise<{ code:
       ? `canon generate: up to date, ${unchanged} files unchanged (${ms(result.ms)})\n`
       : `canon generate: ${added.length} added, ${changed.length} changed, ${stale.length} removed, ${unchanged} unchanged (${ms(result.ms)})\n`,
   );
+  await stampSuccess(options, result);
   return { code: 0, model: result.model };
+}
+
+/** Where the stamp of an output folder lives, and the fingerprint of this run's inputs. */
+async function stampOf(options: OutputOptions): Promise<{ file: string; print: string }> {
+  const cacheDir = path.join(process.cwd(), "node_modules", ".cache", "canon");
+  const print = await fingerprint({
+    definitions: options.definitions,
+    out: options.out,
+    options: { allowBreaking: options.allowBreaking ?? false, failOnSunset: options.failOnSunset ?? false, today: todayOf(options.today) },
+  });
+  return { file: stampFile(cacheDir, options.out), print };
+}
+
+/** The stamp of the last successful run, when nothing it depends on has changed since. */
+async function upToDate(options: OutputOptions) {
+  const { file, print } = await stampOf(options);
+  return currentStamp(file, options.out, print);
+}
+
+/** Records a successful run so that the next one with the same inputs can answer at once. */
+async function stampSuccess(options: OutputOptions, result: GenerateResult): Promise<void> {
+  const { file, print } = await stampOf(options);
+  const warnings = result.diagnostics.map((d: Diagnostic) => `${formatDiagnostic(d)}\n`).join("");
+  const summary = result.diagnostics.length ? `0 errors, ${result.diagnostics.length} warning${result.diagnostics.length === 1 ? "" : "s"}\n` : "";
+  await writeStamp(file, print, result.files, warnings + summary);
 }
 
 /** `canon check`: writes nothing; fails when the output folder is not what generate would write. */
 export async function checkCommand(options: OutputOptions): Promise<number> {
+  const started = performance.now();
+  const stamp = await upToDate(options);
+  if (stamp) {
+    process.stderr.write(stamp.warnings);
+    process.stdout.write(`canon check: ${Object.keys(stamp.files).length} files match the definitions (${ms(performance.now() - started)})\n`);
+    return 0;
+  }
   const result = await run(options, false);
   const failed = printDiagnostics(result.diagnostics);
-  reportGate("check", result, options);
+  await reportGate("check", result, options);
   if (failed || !result.diff) return 1;
   const { added, changed, stale, unchanged } = result.diff;
   const problems = [
@@ -91,6 +136,7 @@ export async function checkCommand(options: OutputOptions): Promise<number> {
     return 1;
   }
   process.stdout.write(`canon check: ${unchanged} files match the definitions (${ms(result.ms)})\n`);
+  await stampSuccess(options, result);
   return 0;
 }
 

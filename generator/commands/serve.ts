@@ -75,7 +75,7 @@ export async function serveCommand(options: ServeOptions): Promise<number> {
     process.stderr.write(`error --redis ${options.redis}: use redis://host:port\n`);
     return 2;
   }
-  const { code, model } = await generateAndReport(options);
+  const { code, model } = await generateAndReport(options, true);
   if (code !== 0 || !model) return code;
 
   const out = path.resolve(options.out);

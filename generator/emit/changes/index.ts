@@ -1,7 +1,7 @@
 import { compareDocuments } from "../../compat/compare.ts";
 import type { Json } from "../../compat/types.ts";
 import type { EmittedFile, Emitter } from "../emitter.ts";
-import { openapiDocument } from "../openapi/document.ts";
+import { versionDocument } from "../openapi/document.ts";
 import { changesMarkdown } from "./markdown.ts";
 
 /**
@@ -12,7 +12,7 @@ import { changesMarkdown } from "./markdown.ts";
 export const changesEmitter: Emitter = {
   name: "changes",
   emit(model): EmittedFile[] {
-    const documents = model.versions.map((v) => openapiDocument(model, v) as Json);
+    const documents = model.versions.map((v) => versionDocument(model, v) as Json);
     return model.versions.slice(1).map((version, i) => {
       const previous = model.versions[i]!;
       return {

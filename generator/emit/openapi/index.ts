@@ -1,5 +1,5 @@
 import type { EmittedFile, Emitter } from "../emitter.ts";
-import { openapiDocument } from "./document.ts";
+import { versionDocument } from "./document.ts";
 
 /** One OpenAPI 3.1 document per version: `vN/openapi.json`. */
 export const openapiEmitter: Emitter = {
@@ -7,7 +7,7 @@ export const openapiEmitter: Emitter = {
   emit(model): EmittedFile[] {
     return model.versions.map((version) => ({
       path: `${version.name}/openapi.json`,
-      content: `${JSON.stringify(openapiDocument(model, version), null, 2)}\n`,
+      content: `${JSON.stringify(versionDocument(model, version), null, 2)}\n`,
       parser: null,
     }));
   },

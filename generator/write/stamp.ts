@@ -1,0 +1,101 @@
+/**
+ * The up-to-date stamp: after a successful generate (or a passing check), canon records a
+ * fingerprint of everything the output depends on (canon's own sources, every definition
+ * file, the options, today's date) and a hash of every output file. A later run whose
+ * fingerprint matches, over an output folder whose files still hash the same, has nothing to
+ * do: it is answered without loading the pipeline (no YAML, zod, handlebars or prettier).
+ * Any difference (an edited, added or removed file anywhere) falls back to the full pipeline.
+ */
+import { createHash } from "node:crypto";
+import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { packageRoot } from "../util/package-root.ts";
+
+export interface Stamp {
+  fingerprint: string;
+  /** Output path → sha256 of its content. */
+  files: Record<string, string>;
+  /** Diagnostics text (warnings) the full run printed, printed again on a fast answer. */
+  warnings: string;
+}
+
+const sha = (data: string | Buffer) => createHash("sha256").update(data).digest("hex");
+
+async function filesUnder(dir: string, base = dir): Promise<string[]> {
+  let entries;
+  try {
+    entries = await readdir(dir, { withFileTypes: true });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
+    throw error;
+  }
+  const out: string[] = [];
+  for (const entry of entries) {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) out.push(...(await filesUnder(full, base)));
+    else out.push(path.relative(base, full).split(path.sep).join("/"));
+  }
+  return out.sort();
+}
+
+/** Hashes of canon's own code and templates: a different canon is a different fingerprint. */
+async function canonSources(): Promise<string> {
+  const root = packageRoot();
+  const hash = createHash("sha256");
+  for (const folder of ["generator", "dist/generator", "runtime", "templates"]) {
+    const dir = new URL(`${folder}/`, root).pathname;
+    for (const file of await filesUnder(dir)) {
+      hash.update(`${folder}/${file}\0`).update(await readFile(path.join(dir, file))).update("\0");
+    }
+  }
+  hash.update(await readFile(new URL("package.json", root)));
+  return hash.digest("hex");
+}
+
+export interface FingerprintInput {
+  definitions: string;
+  out: string;
+  /** Everything else that changes the result: flags, today's date. */
+  options: Record<string, unknown>;
+}
+
+export async function fingerprint(input: FingerprintInput): Promise<string> {
+  const hash = createHash("sha256").update(await canonSources());
+  for (const file of await filesUnder(input.definitions)) {
+    hash.update(`${file}\0`).update(await readFile(path.join(input.definitions, file))).update("\0");
+  }
+  hash.update(JSON.stringify([path.resolve(input.out), Object.entries(input.options).sort()]));
+  return hash.digest("hex");
+}
+
+export function stampFile(cacheDir: string, out: string): string {
+  return path.join(cacheDir, `stamp-${sha(path.resolve(out)).slice(0, 16)}.json`);
+}
+
+/** The stamp, when the output folder holds exactly the stamped files with the stamped contents. */
+export async function currentStamp(file: string, out: string, print: string): Promise<Stamp | null> {
+  let stamp: Stamp;
+  try {
+    stamp = JSON.parse(await readFile(file, "utf8")) as Stamp;
+  } catch {
+    return null;
+  }
+  if (stamp.fingerprint !== print) return null;
+  const present = await filesUnder(out);
+  const expected = Object.keys(stamp.files).sort();
+  if (present.length !== expected.length || present.some((f, i) => f !== expected[i])) return null;
+  for (const f of present) {
+    if (sha(await readFile(path.join(out, f))) !== stamp.files[f]) return null;
+  }
+  return stamp;
+}
+
+export async function writeStamp(file: string, print: string, files: Array<{ path: string; content: string }>, warnings: string): Promise<void> {
+  const stamp: Stamp = { fingerprint: print, files: Object.fromEntries(files.map((f) => [f.path, sha(f.content)])), warnings };
+  try {
+    await mkdir(path.dirname(file), { recursive: true });
+    await writeFile(file, JSON.stringify(stamp));
+  } catch {
+    // The stamp only saves time.
+  }
+}
