@@ -67,13 +67,16 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
     logger: options.logger ?? false,
     bodyLimit: options.bodyLimit,
     // Headers up to 64 KiB reach the app, so an over-long URL gets the envelope, not a bare 431.
-    // HTTP/1.1 without Host is refused in onRequest below, with the envelope; Node's own refusal is a bare 400.
-    // An `Expect` other than 100-continue is ignored (RFC 9110 §10.1.1 allows it), not a bare 417.
-    serverFactory: (handler) =>
-      createServer({ maxHeaderSize: 65_536, requireHostHeader: false }, handler).on(
-        "checkExpectation",
-        handler,
-      ),
+    serverFactory: (handler) => {
+      // HTTP/1.1 without Host is refused in onRequest below, with the envelope; Node's own refusal is a bare 400.
+      const server = createServer({ maxHeaderSize: 65_536, requireHostHeader: false }, handler);
+      // An `Expect` other than 100-continue is ignored (RFC 9110 §10.1.1 allows it), not a bare 417.
+      server.on("checkExpectation", handler);
+      // A client that half-closes after its request (shuts down its sending side) still gets the
+      // answer; by default Node ends the connection at once and drops the answer in progress.
+      (server as typeof server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
+      return server;
+    },
     genReqId: (request) => {
       const given = request.headers["x-request-id"];
       return typeof given === "string" && isUuidV7(given) ? given.toLowerCase() : newId();
@@ -109,6 +112,16 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
 
   app.addHook("onRequest", async (request, reply) => {
     addStandardHeaders(reply, request, options);
+    // With Upgrade, Node reads no end of stream inside the body as an error: a body cut short by
+    // the client's close would hold the connection open (half-open, see serverFactory) for good.
+    if (request.headers.upgrade !== undefined) {
+      const raw = request.raw;
+      const cutShort = () => {
+        if (!raw.complete) raw.socket.destroy();
+      };
+      if (raw.socket.readableEnded) cutShort();
+      else raw.socket.once("end", cutShort);
+    }
     if (request.url.length > maxUrlLength) throw urlTooLong(maxUrlLength);
     if (request.headers.host === undefined && request.raw.httpVersion === "1.1") {
       throw new ValidationError(

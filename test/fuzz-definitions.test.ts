@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { describe, test } from "node:test";
+import { after, beforeEach, describe, test } from "node:test";
 import fc from "fast-check";
 import { stringify } from "yaml";
 import { runFrontEnd } from "../generator/pipeline.ts";
@@ -22,9 +22,27 @@ function writeFolder(dir: string, files: Record<string, string>): void {
   for (const [name, text] of Object.entries(files)) writeFileSync(path.join(dir, name), text);
 }
 
+// What was tried, by test: printed after the run (docs/reliability.md quotes it).
+const tried = new Map<string, { cases: number; refused: number; diagnostics: number }>();
+let current = "";
+beforeEach((t) => {
+  current = t.name;
+});
+after(() => {
+  const lines = [...tried].map(([name, c]) => `  ${String(c.cases).padStart(6)} cases, ${String(c.refused).padStart(6)} refused with errors, ${String(c.diagnostics).padStart(7)} diagnostics  ${name}`);
+  const total = [...tried.values()].reduce((a, c) => a + c.cases, 0);
+  console.log(`\n== the generator under fuzzed definitions (${RUNS} runs per property): ${total} definition folders\n${lines.join("\n")}\n`);
+});
+function count(cases: number, refused: number, diagnostics: number): void {
+  const c = tried.get(current) ?? { cases: 0, refused: 0, diagnostics: 0 };
+  tried.set(current, { cases: c.cases + cases, refused: c.refused + refused, diagnostics: c.diagnostics + diagnostics });
+}
+
 /** Runs the front end; it must return diagnostics, never throw, and every diagnostic has a location. */
 async function mustDiagnose(dir: string): Promise<number> {
   const result = await runFrontEnd(dir, { today: "2026-11-21" });
+  const errors = result.diagnostics.filter((d) => d.severity === "error").length;
+  count(1, errors > 0 ? 1 : 0, result.diagnostics.length);
   for (const d of result.diagnostics) {
     assert.ok(d.location.file.length > 0 && d.location.line >= 1 && d.location.column >= 1, JSON.stringify(d));
     assert.ok(d.rule && d.message && d.fix, JSON.stringify(d));
@@ -125,6 +143,7 @@ describe("the generator under fuzzed definitions", () => {
       assert.equal(run.code, 1, run.stderr);
       assert.doesNotMatch(run.stderr, /\n\s+at .*\(.*:\d+:\d+\)/, "no stack trace");
       assert.match(run.stderr, /zzz\.yaml:\d+:\d+ error /);
+      count(1, 1, (run.stderr.match(/ error /g) ?? []).length);
     }
     assert.deepEqual(snapshot(path.join(ws, "generated")), before);
   });
@@ -175,6 +194,7 @@ describe("a generate killed at any moment", () => {
         `attempt ${attempt}: the output is exactly the old or the new output`,
       );
       assert.ok(!Object.keys(snapshot(out)).some((f) => f.includes(".canon-")), "no temporary file or journal is left");
+      count(1, 0, 0);
     }
   });
 });

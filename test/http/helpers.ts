@@ -219,6 +219,10 @@ function checkResponse(contract: Contract, method: string, url: string, res: Res
   if (!isDocument && res.status !== 204 && res.text !== "" && (res.headers.get("content-type") ?? "").includes("json")) {
     assertNoInternals(res.body);
   }
+  // An NDJSON file: each line a record, held to the same rules.
+  if (/^application\/x-ndjson/i.test(res.headers.get("content-type") ?? "")) {
+    res.text.split("\n").filter((line) => line !== "").forEach((line, i) => assertNoInternals(JSON.parse(line), `line ${i + 1}`));
+  }
   assert.ok(res.status !== 200 || !(res.body && typeof res.body === "object" && "error" in res.body), `200 with an error payload: ${where}`);
 
   const doc = version ? contract.documents.get(version) : undefined;
@@ -249,7 +253,10 @@ function checkResponse(contract: Contract, method: string, url: string, res: Res
 
   const content = response.content?.["application/json"];
   if (!content) {
-    assert.equal(res.text, "", `${res.status} must have an empty body: ${where}`);
+    // A file (an export's NDJSON or CSV): its media type is one the document lists; no content: no body.
+    const types = Object.keys(response.content ?? {});
+    if (types.length === 0) assert.equal(res.text, "", `${res.status} must have an empty body: ${where}`);
+    else assert.ok(types.includes((res.headers.get("content-type") ?? "").split(";")[0]!.trim()), `content-type is not one of ${types.join(", ")}: ${where}`);
     return;
   }
   assert.match(res.headers.get("content-type") ?? "", /^application\/json/, `content-type: ${where}`);
@@ -260,6 +267,11 @@ function checkResponse(contract: Contract, method: string, url: string, res: Res
 
 // ---------------------------------------------------------------------------------------
 // The service and a client
+
+/** A JSON document (`application/json`, `application/problem+json`), not NDJSON or another text. */
+function isJson(contentType: string | null): boolean {
+  return /^application\/([\w.-]+\+)?json\s*(;|$)/i.test(contentType ?? "");
+}
 
 export interface Api {
   app: FastifyInstance;
@@ -319,7 +331,7 @@ export async function call(api: Api, method: string, url: string, options: CallO
   const response = await fetch(api.base + url, { method, headers, ...(body === undefined ? {} : { body }) });
   const text = await response.text();
   let parsed: unknown = undefined;
-  if (text !== "" && (response.headers.get("content-type") ?? "").includes("json")) parsed = JSON.parse(text);
+  if (text !== "" && isJson(response.headers.get("content-type"))) parsed = JSON.parse(text);
   const res: Res = { status: response.status, headers: response.headers, text, body: parsed, template: null };
   checkResponse(api.contract, method, url, res);
   return res;
@@ -449,7 +461,7 @@ export function sendRaw(api: Api, request: RawRequest, timeoutMs = 15_000): Prom
         for (let i = 0; i < response.rawHeaders.length; i += 2) responseHeaders.append(response.rawHeaders[i]!, response.rawHeaders[i + 1]!);
         let body: unknown = undefined;
         try {
-          if (text !== "" && (responseHeaders.get("content-type") ?? "").includes("json")) body = JSON.parse(text);
+          if (text !== "" && isJson(responseHeaders.get("content-type"))) body = JSON.parse(text);
         } catch {
           reject(new assert.AssertionError({ message: `${request.method} ${request.target.slice(0, 120)} → ${response.statusCode}: the body is not JSON: ${text.slice(0, 300)}` }));
           return;
@@ -533,17 +545,26 @@ export function checkRawResponse(contract: Contract, request: RawRequest, res: R
   assert.ok(found.operation.responses[String(res.status)], `${found.template}: HEAD status ${res.status} is not documented for GET: ${where}`);
 }
 
-/** Writes `bytes` on a fresh connection and reads the first response; null when the connection closes unanswered. */
-export function sendBytes(api: Api, bytes: Buffer | string, timeoutMs = 5_000): Promise<Res | null> {
+/**
+ * Writes `bytes` on a fresh connection, shuts down its sending side, and reads the first response
+ * until the service closes the connection; null when it closes it unanswered. No close within
+ * `timeoutMs` is a failure: the service would hold the connection.
+ */
+export function sendBytes(api: Api, bytes: Buffer | string, timeoutMs = 15_000): Promise<Res | null> {
   const { hostname, port } = new URL(api.base);
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
+    let timedOut = false;
     const socket = connect(Number(port), hostname, () => socket.end(bytes));
-    const timer = setTimeout(() => socket.destroy(), timeoutMs);
+    const timer = setTimeout(() => {
+      timedOut = true;
+      socket.destroy();
+    }, timeoutMs);
     socket.on("data", (chunk: Buffer) => chunks.push(chunk));
     socket.on("error", () => {});
     socket.on("close", () => {
       clearTimeout(timer);
+      if (timedOut) return reject(new assert.AssertionError({ message: `the connection was neither answered nor closed within ${timeoutMs} ms` }));
       let raw = Buffer.concat(chunks);
       // Interim answers (100 Continue) come before the response.
       while (/^HTTP\/1\.[01] 1\d\d /.test(raw.subarray(0, 16).toString("latin1")) && raw.includes("\r\n\r\n")) raw = raw.subarray(raw.indexOf("\r\n\r\n") + 4);
@@ -562,7 +583,7 @@ export function sendBytes(api: Api, bytes: Buffer | string, timeoutMs = 5_000): 
       const text = (Number.isNaN(length) ? rest : rest.subarray(0, length)).toString("utf8");
       let body: unknown = undefined;
       try {
-        if (text !== "" && (headers.get("content-type") ?? "").includes("json")) body = JSON.parse(text);
+        if (text !== "" && isJson(headers.get("content-type"))) body = JSON.parse(text);
       } catch {
         return reject(new assert.AssertionError({ message: `${statusLine}: the body is not JSON: ${text.slice(0, 300)}` }));
       }
