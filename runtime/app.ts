@@ -155,10 +155,11 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
       keyGenerator: (request) =>
         request.principal ? `principal:${request.principal.id}` : `address:${request.ip}`,
       errorResponseBuilder: (_request, context) => new RateLimitedError(context.ttl / 1000),
+      // The X-RateLimit-* headers go with a 429 only: every other answer stays as small as it can.
       addHeadersOnExceeding: {
-        "x-ratelimit-limit": true,
-        "x-ratelimit-remaining": true,
-        "x-ratelimit-reset": true,
+        "x-ratelimit-limit": false,
+        "x-ratelimit-remaining": false,
+        "x-ratelimit-reset": false,
       },
       addHeaders: {
         "retry-after": true,
@@ -247,17 +248,18 @@ function addStandardHeaders(reply: FastifyReply, request: FastifyRequest, option
 }
 
 function deprecationHeaders(options: AppOptions, url: string): Array<[string, string]> {
-  const path = routedPath(url);
-  const match = /^\/(v[1-9]\d*)(?:\/|$)/.exec(path);
-  const deprecation = match ? (options.versions.find((v) => v.name === match[1])?.deprecation ?? null) : null;
-  if (!deprecation) return [];
+  // Most requests are plain `/vN/…` targets: read without regular expressions. Only an
+  // unusual target (absolute form, percent-encoding, a fragment) is parsed like the router does.
+  const plain = url.charCodeAt(0) === 47 && !url.includes("%") && !url.includes("#");
+  const query = plain ? url.indexOf("?") : -1;
+  const path = plain ? (query === -1 ? url : url.slice(0, query)) : routedPath(url);
+  const segments = path.split("/");
+  const deprecation = options.versions.find((v) => v.name === segments[1])?.deprecation ?? null;
+  if (!deprecation || segments[0] !== "") return [];
   return [
     ["deprecation", "true"],
     ["sunset", deprecation.sunset],
-    [
-      "link",
-      `<${options.baseUrl}/${deprecation.successor}/${path.split("/")[2] ?? ""}>; rel="successor-version"`,
-    ],
+    ["link", `<${options.baseUrl}/${deprecation.successor}/${segments[2] ?? ""}>; rel="successor-version"`],
   ];
 }
 

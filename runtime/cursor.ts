@@ -3,7 +3,7 @@
  * bound to the list it came from (version, collection, parent, filters and search), signed
  * with HMAC-SHA256 so that a tampered or foreign cursor is refused instead of misread.
  */
-import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import { createHmac, createSecretKey, randomBytes, timingSafeEqual } from "node:crypto";
 
 export interface CursorCodec {
   encode(scope: string, after: string): string;
@@ -12,8 +12,10 @@ export interface CursorCodec {
 }
 
 export function createCursorCodec(secret: string | Buffer = randomBytes(32)): CursorCodec {
+  // A KeyObject made once: HMAC with it is several times faster than with the raw secret.
+  const key = createSecretKey(typeof secret === "string" ? Buffer.from(secret) : secret);
   const sign = (payload: string): Buffer =>
-    createHmac("sha256", secret).update(payload).digest().subarray(0, 16);
+    createHmac("sha256", key).update(payload).digest().subarray(0, 16);
   return {
     encode(scope, after) {
       const payload = Buffer.from(JSON.stringify([scope, after])).toString("base64url");

@@ -1,7 +1,12 @@
 /**
  * An in-process store: records per collection in ascending id order (binary search for
- * cursors), with unique indexes. Each method runs without awaiting in between, so every
- * write is atomic within the process.
+ * cursors), with an index per unique field. Each method runs without awaiting in between, so
+ * every write is atomic within the process.
+ *
+ * Stored records are immutable snapshots: a write replaces a record instead of changing it, and
+ * copies the values it is given, so reads hand out the stored snapshot itself without copying.
+ * Callers must treat records they read as read-only (the generated handlers and the CRUD
+ * service only ever spread them into new objects).
  */
 import { ConflictError } from "./errors.ts";
 import type {
@@ -17,6 +22,8 @@ import type {
 interface Collection {
   ordered: StoredRecord[];
   byId: Map<string, StoredRecord>;
+  /** Unique field → value → id of the record that has it. */
+  unique: Map<string, Map<unknown, string>>;
 }
 
 export class MemoryStore implements Store {
@@ -25,7 +32,7 @@ export class MemoryStore implements Store {
   private collection(name: string): Collection {
     let c = this.collections.get(name);
     if (!c) {
-      c = { ordered: [], byId: new Map() };
+      c = { ordered: [], byId: new Map(), unique: new Map() };
       this.collections.set(name, c);
     }
     return c;
@@ -38,20 +45,19 @@ export class MemoryStore implements Store {
     for (let i = start; i < ordered.length; i++) {
       const record = ordered[i]!;
       if (!matches(record, query)) continue;
-      if (records.length === query.limit) return { records: records.map(copy), hasMore: true };
+      if (records.length === query.limit) return { records, hasMore: true };
       records.push(record);
     }
-    return { records: records.map(copy), hasMore: false };
+    return { records, hasMore: false };
   }
 
   async page(collection: string, query: OffsetQuery): Promise<{ records: StoredRecord[]; total: number }> {
     const all = this.collection(collection).ordered.filter((r) => matches(r, query));
-    return { records: all.slice(query.offset, query.offset + query.limit).map(copy), total: all.length };
+    return { records: all.slice(query.offset, query.offset + query.limit), total: all.length };
   }
 
   async get(collection: string, id: string): Promise<StoredRecord | null> {
-    const record = this.collection(collection).byId.get(id);
-    return record ? copy(record) : null;
+    return this.collection(collection).byId.get(id) ?? null;
   }
 
   async insert(
@@ -63,10 +69,11 @@ export class MemoryStore implements Store {
     if (c.byId.has(record.id))
       throw new ConflictError("A record with this id exists.", [{ field: "id", issue: "is taken" }]);
     this.checkUnique(c, record.values, constraints, null);
-    const stored = copy(record);
+    const stored: StoredRecord = { ...record, values: structuredClone(record.values) };
     c.ordered.splice(upperBound(c.ordered, stored.id), 0, stored);
     c.byId.set(stored.id, stored);
-    return copy(stored);
+    this.index(c, null, stored, constraints);
+    return stored;
   }
 
   async update(
@@ -82,10 +89,16 @@ export class MemoryStore implements Store {
     if (current.revision !== expectedRevision)
       throw new ConflictError("The record was changed by another request.");
     this.checkUnique(c, values, constraints, id);
-    current.values = structuredClone(values);
-    current.revision += 1;
-    current.updated_at = laterTimestamp(current.updated_at);
-    return copy(current);
+    const next: StoredRecord = {
+      ...current,
+      values: structuredClone(values),
+      revision: current.revision + 1,
+      updated_at: laterTimestamp(current.updated_at),
+    };
+    c.ordered[lowerBound(c.ordered, id)] = next;
+    c.byId.set(id, next);
+    this.index(c, current, next, constraints);
+    return next;
   }
 
   async delete(collection: string, id: string, expectedRevision: number): Promise<boolean> {
@@ -96,6 +109,9 @@ export class MemoryStore implements Store {
       throw new ConflictError("The record was changed by another request.");
     c.byId.delete(id);
     c.ordered.splice(lowerBound(c.ordered, id), 1);
+    for (const [field, index] of c.unique) {
+      if (index.get(current.values[field]) === id) index.delete(current.values[field]);
+    }
     return true;
   }
 
@@ -112,19 +128,32 @@ export class MemoryStore implements Store {
     for (const field of constraints.unique) {
       const value = values[field];
       if (value === undefined || value === null) continue;
-      for (const other of c.ordered) {
-        if (other.id !== self && other.values[field] === value) {
-          throw new ConflictError(`Another record has this ${field}.`, [
-            { field, issue: "is already taken" },
-          ]);
-        }
+      const holder = c.unique.get(field)?.get(value);
+      if (holder !== undefined && holder !== self) {
+        throw new ConflictError(`Another record has this ${field}.`, [{ field, issue: "is already taken" }]);
       }
     }
   }
-}
 
-function copy(record: StoredRecord): StoredRecord {
-  return { ...record, values: structuredClone(record.values) };
+  /** Moves a record's unique values in the indexes from `before` to `after`. */
+  private index(
+    c: Collection,
+    before: StoredRecord | null,
+    after: StoredRecord,
+    constraints: WriteConstraints,
+  ): void {
+    for (const field of constraints.unique) {
+      let index = c.unique.get(field);
+      if (!index) {
+        index = new Map();
+        c.unique.set(field, index);
+      }
+      const old = before?.values[field];
+      if (old !== undefined && old !== null && index.get(old) === after.id) index.delete(old);
+      const value = after.values[field];
+      if (value !== undefined && value !== null) index.set(value, after.id);
+    }
+  }
 }
 
 function matches(record: StoredRecord, match: Match): boolean {
