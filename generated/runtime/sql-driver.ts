@@ -61,7 +61,13 @@ export async function openDriver(target: string, options: SqlStoreOptions = {}):
 
 async function useSchema(driver: SqlDriver, schema: string, setPath: boolean): Promise<void> {
   if (!SCHEMA_NAME.test(schema)) throw new Error(`schema "${schema}" must be a lowercase SQL identifier`);
-  await driver.exec(`create schema if not exists "${schema}"`);
+  try {
+    await driver.exec(`create schema if not exists "${schema}"`);
+  } catch (error) {
+    // Two instances starting at once can race on "if not exists": the loser sees a duplicate.
+    const code = (error as { code?: string }).code;
+    if (code !== "23505" && code !== "42P06") throw error;
+  }
   if (setPath) await driver.exec(`set search_path to "${schema}", public`);
 }
 

@@ -46,7 +46,14 @@ describe("two instances over one PostgreSQL and one Redis", () => {
     const store = `${POSTGRES_URL}?schema=${schema}`;
     // Both start at once: both migrate, one waits for the other's lock.
     const args = ["--store", store, "--redis", "redis://127.0.0.1:6379"];
-    [a, b] = await Promise.all([serve(dir, args, env), serve(dir, args, env)]);
+    const started = await Promise.allSettled([serve(dir, args, env), serve(dir, args, env)]);
+    const failed = started.find((s) => s.status === "rejected");
+    if (failed) {
+      // Stop the one that did start, so that a failed start fails the test instead of hanging it.
+      await Promise.all(started.flatMap((s) => (s.status === "fulfilled" ? [stop(s.value)] : [])));
+      throw (failed as PromiseRejectedResult).reason;
+    }
+    [a, b] = started.map((s) => (s as PromiseFulfilledResult<Instance>).value) as [Instance, Instance];
   });
 
   after(async () => {
