@@ -1,5 +1,7 @@
 import { createHash } from "node:crypto";
-import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { createWriteStream } from "node:fs";
+import { mkdir, readFile } from "node:fs/promises";
+import { once } from "node:events";
 import { availableParallelism } from "node:os";
 import path from "node:path";
 import { Worker } from "node:worker_threads";
@@ -57,6 +59,12 @@ export async function formatFiles(files: EmittedFile[], cacheFile: string | null
   return { files: out, stats };
 }
 
+/** Old-generation heap of a formatting worker: ample for the largest file canon writes. */
+const WORKER_HEAP_MB = 384;
+
+/** Files per message to a worker. */
+const BATCH_SIZE = 32;
+
 /** Below this many files, starting workers costs more than it saves. */
 const PARALLEL_THRESHOLD = 48;
 
@@ -76,23 +84,33 @@ async function formatMany(files: Array<{ path: string; content: string; parser: 
     }
     return results;
   }
-  // Interleave files over the workers so that each gets a similar mix of sizes.
-  const batches = Array.from({ length: workers }, () => [] as number[]);
-  files.forEach((_, i) => batches[i % workers]!.push(i));
+  // Each worker takes the next small batch when it is done with one: the load stays balanced, and
+  // neither side ever holds more than a batch of files in flight.
   const results: string[] = new Array(files.length);
   const script = new URL(import.meta.url.endsWith(".ts") ? "./worker.ts" : "./worker.js", import.meta.url);
+  let next = 0;
+  let batchId = 0;
   await Promise.all(
-    batches.map(async (indexes, id) => {
-      const worker = new Worker(script);
+    Array.from({ length: workers }, async () => {
+      // A bounded heap makes each worker collect its garbage early instead of growing with the run.
+      const worker = new Worker(script, { resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB } });
       try {
-        const reply = await new Promise<FormatReply>((resolve, reject) => {
-          worker.once("message", resolve);
-          worker.once("error", reject);
-          const job: FormatJob = { id, files: indexes.map((i) => files[i]!), options: { ...PRETTIER_OPTIONS } };
-          worker.postMessage(job);
-        });
-        if ("error" in reply) throw new Error(reply.error);
-        reply.results.forEach((text, j) => (results[indexes[j]!] = text));
+        while (next < files.length) {
+          const start = next;
+          next = Math.min(files.length, next + BATCH_SIZE);
+          const job: FormatJob = { id: batchId++, files: files.slice(start, next), options: { ...PRETTIER_OPTIONS } };
+          const reply = await new Promise<FormatReply>((resolve, reject) => {
+            const onError = (error: Error) => reject(error);
+            worker.once("error", onError);
+            worker.once("message", (message: FormatReply) => {
+              worker.off("error", onError);
+              resolve(message);
+            });
+            worker.postMessage(job);
+          });
+          if ("error" in reply) throw new Error(reply.error);
+          reply.results.forEach((text, j) => (results[start + j] = text));
+        }
       } finally {
         await worker.terminate();
       }
@@ -105,19 +123,29 @@ function ensureNewline(text: string): string {
   return text.endsWith("\n") ? text : `${text}\n`;
 }
 
+/** The cache file: one `key<TAB>JSON text` line per entry, written and read entry by entry. */
 async function readCache(file: string): Promise<Map<string, string>> {
+  const cache = new Map<string, string>();
   try {
-    const entries = JSON.parse(await readFile(file, "utf8")) as Array<[string, string]>;
-    return new Map(entries);
+    for (const line of (await readFile(file, "utf8")).split("\n")) {
+      const tab = line.indexOf("\t");
+      if (tab > 0) cache.set(line.slice(0, tab), JSON.parse(line.slice(tab + 1)) as string);
+    }
   } catch {
     return new Map();
   }
+  return cache;
 }
 
 async function writeCache(file: string, cache: Map<string, string>): Promise<void> {
   try {
     await mkdir(path.dirname(file), { recursive: true });
-    await writeFile(file, JSON.stringify([...cache]));
+    const out = createWriteStream(file);
+    for (const [key, text] of cache) {
+      if (!out.write(`${key}\t${JSON.stringify(text)}\n`)) await once(out, "drain");
+    }
+    out.end();
+    await once(out, "close");
   } catch {
     // The cache only saves time; a read-only cache folder is fine.
   }

@@ -7,9 +7,11 @@
  * Any difference (an edited, added or removed file anywhere) falls back to the full pipeline.
  */
 import { createHash } from "node:crypto";
-import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
+import { compareText } from "../diagnostics/diagnostic.ts";
 import { packageRoot } from "../util/package-root.ts";
+import { listFiles } from "./write.ts";
 
 export interface Stamp {
   fingerprint: string;
@@ -21,21 +23,8 @@ export interface Stamp {
 
 const sha = (data: string | Buffer) => createHash("sha256").update(data).digest("hex");
 
-async function filesUnder(dir: string, base = dir): Promise<string[]> {
-  let entries;
-  try {
-    entries = await readdir(dir, { withFileTypes: true });
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
-    throw error;
-  }
-  const out: string[] = [];
-  for (const entry of entries) {
-    const full = path.join(dir, entry.name);
-    if (entry.isDirectory()) out.push(...(await filesUnder(full, base)));
-    else out.push(path.relative(base, full).split(path.sep).join("/"));
-  }
-  return out.sort();
+async function filesUnder(dir: string): Promise<string[]> {
+  return (await listFiles(dir)).sort(compareText);
 }
 
 /** Hashes of canon's own code and templates: a different canon is a different fingerprint. */

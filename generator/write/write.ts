@@ -21,7 +21,8 @@ function isOwnFile(relative: string): boolean {
   return relative === JOURNAL || relative.endsWith(TEMP_SUFFIX);
 }
 
-async function listFiles(dir: string, base = dir): Promise<string[]> {
+/** Every file below `dir`, relative to it with `/`; empty when the folder does not exist. */
+export async function listFiles(dir: string, base = dir): Promise<string[]> {
   let entries;
   try {
     entries = await readdir(dir, { withFileTypes: true });
