@@ -48,7 +48,7 @@ export function toOrder(record: StoredRecord<OrderValues>): Order {
   };
 }
 
-/** The stored values of a order created through v1. */
+/** The stored values of a new order, created through v1. */
 function valuesOfOrder(body: z.output<typeof orderCreate>): OrderValues {
   return {
     user_id: body.user_id,

@@ -36,7 +36,7 @@ export function toUser(record: StoredRecord<UserValues>): User {
   };
 }
 
-/** The stored values of a user created through v1. */
+/** The stored values of a new user, created through v1. */
 function valuesOfUser(body: z.output<typeof userCreate>): UserValues {
   return {
     email: body.email,

@@ -41,7 +41,7 @@ export function toInvoice(record: StoredRecord<InvoiceValues>): Invoice {
   };
 }
 
-/** The stored values of a invoice created through v2. */
+/** The stored values of a new invoice, created through v2. */
 function valuesOfInvoice(body: z.output<typeof invoiceCreate>): InvoiceValues {
   return {
     order_id: body.order_id,

@@ -47,7 +47,7 @@ export function toProduct(record: StoredRecord<ProductValues>): Product {
   };
 }
 
-/** The stored values of a product created through v2. */
+/** The stored values of a new product, created through v2. */
 function valuesOfProduct(body: z.output<typeof productCreate>): ProductValues {
   return {
     sku: body.sku,
@@ -61,7 +61,7 @@ function valuesOfProduct(body: z.output<typeof productCreate>): ProductValues {
   };
 }
 
-/** The stored values of a product replaced through v2: what v2 does not show is kept. */
+/** The stored values after a replace (PUT) through v2: what v2 does not show is kept. */
 function replacementOfProduct(current: ProductValues, body: z.output<typeof productReplace>): ProductValues {
   return {
     ...current,
