@@ -103,18 +103,13 @@ function infoDescription(model: ApiModel, version: VersionModel): string {
  * CHANGES.md emitter compares them. Keyed by the run's emit context, so the documents can be
  * collected as soon as emitting is over (at N = 1000 they are hundreds of MiB as objects).
  */
-const built = new WeakMap<object, WeakMap<ApiModel, Map<string, Record<string, unknown>>>>();
+const built = new WeakMap<object, Map<string, Record<string, unknown>>>();
 
 export function versionDocument(model: ApiModel, version: VersionModel, run: object): Record<string, unknown> {
-  let byModel = built.get(run);
-  if (!byModel) {
-    byModel = new WeakMap();
-    built.set(run, byModel);
-  }
-  let documents = byModel.get(model);
+  let documents = built.get(run);
   if (!documents) {
     documents = new Map();
-    byModel.set(model, documents);
+    built.set(run, documents);
   }
   let document = documents.get(version.name);
   if (!document) {
