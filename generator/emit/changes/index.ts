@@ -11,8 +11,8 @@ import { changesMarkdown } from "./markdown.ts";
  */
 export const changesEmitter: Emitter = {
   name: "changes",
-  emit(model, context): EmittedFile[] {
-    const documents = model.versions.map((v) => versionDocument(model, v, context) as Json);
+  emit(model): EmittedFile[] {
+    const documents = model.versions.map((v) => versionDocument(model, v) as Json);
     return model.versions.slice(1).map((version, i) => {
       const previous = model.versions[i]!;
       return {

@@ -99,17 +99,16 @@ function infoDescription(model: ApiModel, version: VersionModel): string {
 }
 
 /**
- * Each version's document, built once per emit run: the OpenAPI emitter writes them and the
- * CHANGES.md emitter compares them. Keyed by the run's emit context, so the documents can be
- * collected as soon as emitting is over (at N = 1000 they are hundreds of MiB as objects).
+ * Each version's document, built once per model: the OpenAPI emitter writes them and the
+ * CHANGES.md emitter compares them. Keyed by the model object, so nothing outlives a run.
  */
-const built = new WeakMap<object, Map<string, Record<string, unknown>>>();
+const built = new WeakMap<ApiModel, Map<string, Record<string, unknown>>>();
 
-export function versionDocument(model: ApiModel, version: VersionModel, run: object): Record<string, unknown> {
-  let documents = built.get(run);
+export function versionDocument(model: ApiModel, version: VersionModel): Record<string, unknown> {
+  let documents = built.get(model);
   if (!documents) {
     documents = new Map();
-    built.set(run, documents);
+    built.set(model, documents);
   }
   let document = documents.get(version.name);
   if (!document) {
