@@ -20,6 +20,7 @@ import { buildApp, devAuthenticate, MemoryStore } from "../generated/index.ts";
 import type { SqlStore } from "../generated/runtime/sql-store.ts";
 import type { Store, StoredRecord } from "../generated/runtime/store.ts";
 import { openStore } from "../generated/sql/index.ts";
+import { seedOrders } from "./seed-orders.ts";
 import { dropSchemas, freshSchema, POSTGRES_URL, preparePostgres } from "../test/store/stores.ts";
 
 function arg(name: string, fallback: string): string {
@@ -65,21 +66,7 @@ async function seed(): Promise<void> {
   }
   const db = (store as SqlStore).driver;
   await db.query(`insert into users (id, created_at, updated_at, email, name, role, password) values ($1, now(), now(), 'bench@example.com', 'Bench', 'customer', 'correct horse battery')`, [USER]);
-  const chunk = 100_000;
-  for (let from = 1; from <= ROWS; from += chunk) {
-    const to = Math.min(ROWS, from + chunk - 1);
-    await db.query(
-      `insert into orders (id, created_at, updated_at, user_id, code, status, total_cents, currency, gift_wrap, amount_due_cents)
-       select (lpad(to_hex($1::bigint + g), 12, '0') || '7' || lpad(to_hex(g % 4096), 3, '0') || '8' || lpad(to_hex(g), 15, '0'))::uuid,
-              to_timestamp(($1::bigint + g) / 1000.0), to_timestamp(($1::bigint + g) / 1000.0), $2::uuid,
-              'ORD-' || lpad(g::text, 7, '0'), (array['pending','paid','shipped','cancelled'])[1 + g % 4],
-              g % 100000, (array['EUR','USD','GBP'])[1 + g % 3], false, 0
-       from generate_series($3::bigint, $4::bigint) g`,
-      [start, USER, from, to],
-    );
-    log(`seeded ${to.toLocaleString("en")} of ${ROWS.toLocaleString("en")} records`);
-  }
-  await db.exec("analyze orders");
+  await seedOrders(db, ROWS, start, USER);
 }
 
 function percentile(sorted: number[], p: number): number {
