@@ -52,7 +52,7 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
   const today = todayOf(options.today);
   const front = await runFrontEnd(options.definitions, { today });
   const diagnostics = withSunsetPolicy(front.diagnostics, options.failOnSunset);
-  const empty = { formatted: 0, cached: 0 };
+  const empty = { formatted: 0, cached: 0, laidOut: 0 };
   if (!front.model || !front.definitions || hasErrors(diagnostics)) {
     return { diagnostics, diff: null, files: [], format: empty, gate: null, model: null, ms: performance.now() - started };
   }

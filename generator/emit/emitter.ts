@@ -6,6 +6,16 @@ export interface EmittedFile {
   content: string;
   /** The prettier parser that formats it; null: written as is. */
   parser: "typescript" | "json" | "markdown" | null;
+  /**
+   * TypeScript that the emitter writes in prettier's style (see format/layout.ts): the format step
+   * breaks its long lines itself and runs prettier only when it cannot be sure of the result.
+   */
+  prettierStyle?: boolean;
+}
+
+/** A TypeScript file written in prettier's style. */
+export function styledTs(path: string, content: string): EmittedFile {
+  return { path, content, parser: "typescript", prettierStyle: true };
 }
 
 /**

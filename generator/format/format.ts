@@ -6,10 +6,11 @@ import { availableParallelism } from "node:os";
 import path from "node:path";
 import { Worker } from "node:worker_threads";
 import type { EmittedFile } from "../emit/emitter.ts";
+import { isCertain, layout, PRINT_WIDTH } from "./layout.ts";
 import type { FormatJob, FormatReply } from "./worker.ts";
 
 /** Prettier options of every generated file: fixed, so output is the same on every machine. */
-export const PRETTIER_OPTIONS = { printWidth: 110, trailingComma: "all", endOfLine: "lf" } as const;
+export const PRETTIER_OPTIONS = { printWidth: PRINT_WIDTH, trailingComma: "all", endOfLine: "lf" } as const;
 
 /**
  * The prettier parser for each language. TypeScript goes through `babel-ts`: it prints the same
@@ -24,22 +25,36 @@ export interface FormattedFile {
 }
 
 export interface FormatStats {
+  /** Files prettier formatted in this run. */
   formatted: number;
+  /** Files whose prettier output came from the cache. */
   cached: number;
+  /** Prettier-style files that canon laid out itself (format/layout.ts), without prettier. */
+  laidOut: number;
 }
 
 /**
- * Formats emitted files with prettier. A cache keyed by a hash of the unformatted text means
- * an unchanged file costs no formatting, and prettier is not even loaded when every file hits.
+ * Formats emitted files. A prettier-style file is laid out by canon itself when the result is
+ * certain (format/layout.ts); every other file goes through prettier. A cache keyed by a hash of
+ * the unformatted text means an unchanged file costs no formatting, and prettier is not even
+ * loaded when every file hits.
  */
 export async function formatFiles(files: EmittedFile[], cacheFile: string | null): Promise<{ files: FormattedFile[]; stats: FormatStats }> {
   const cache = cacheFile ? await readCache(cacheFile) : new Map<string, string>();
   const next = new Map<string, string>();
-  const stats: FormatStats = { formatted: 0, cached: 0 };
+  const stats: FormatStats = { formatted: 0, cached: 0, laidOut: 0 };
   const out: FormattedFile[] = files.map((f) => ({ path: f.path, content: f.parser ? "" : ensureNewline(f.content) }));
   const misses: Array<{ index: number; key: string; file: { path: string; content: string; parser: string } }> = [];
   files.forEach((file, index) => {
     if (!file.parser) return;
+    if (file.prettierStyle) {
+      const laid = layout(file.content);
+      if (isCertain(laid)) {
+        out[index]!.content = laid;
+        stats.laidOut++;
+        return;
+      }
+    }
     const key = createHash("sha256").update(file.parser).update("\0").update(file.content).digest("base64url");
     const hit = cache.get(key);
     next.set(key, hit ?? "");

@@ -20,6 +20,7 @@ export const entryEmitter: Emitter = {
           versions: model.versions.map((v) => ({ name: v.name })),
         }),
         parser: "typescript",
+        prettierStyle: true,
       },
     ];
   },

@@ -1,6 +1,6 @@
 import type { ApiModel, VersionExport, VersionField, VersionModel, VersionResource } from "../../model/types.ts";
 import { camelCase } from "../../util/names.ts";
-import { GENERATED_HEADER, type EmitContext, type EmittedFile, type Emitter } from "../emitter.ts";
+import { GENERATED_HEADER, styledTs, type EmitContext, type EmittedFile, type Emitter } from "../emitter.ts";
 import { literal, propertyKey } from "../shared/code.ts";
 import { zodField } from "../validators/zod.ts";
 
@@ -26,9 +26,7 @@ export const handlersEmitter: Emitter = {
   },
 };
 
-function ts(path: string, content: string): EmittedFile {
-  return { path, content, parser: "typescript" };
-}
+const ts = styledTs;
 
 const access = (name: string) => (/^[A-Za-z_$][A-Za-z0-9_$]*$/.test(name) ? name : `[${JSON.stringify(name)}]`);
 

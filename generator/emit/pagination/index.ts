@@ -23,6 +23,7 @@ export const paginationEmitter: Emitter = {
         })),
       }),
       parser: "typescript",
+      prettierStyle: true,
     }));
   },
 };

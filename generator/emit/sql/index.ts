@@ -10,7 +10,7 @@
  */
 import type { ApiModel } from "../../model/types.ts";
 import { GENERATED_HEADER, type EmitContext, type EmittedFile, type Emitter } from "../emitter.ts";
-import { literal } from "../shared/code.ts";
+import { literal, propertyKey } from "../shared/code.ts";
 import { migrationBetween } from "./diff.ts";
 import { collectionPlans, snapshotOf, SNAPSHOT_FORMAT, type CollectionPlan, type SchemaSnapshot } from "./snapshot.ts";
 
@@ -48,8 +48,8 @@ export const sqlEmitter: Emitter = {
     }
     files.push(
       { path: SNAPSHOT_PATH, content: `${JSON.stringify({ "x-generated": SNAPSHOT_NOTICE, ...next }, null, 2)}\n`, parser: "json" },
-      { path: "sql/schema.ts", content: context.render("sql-schema", schemaView(model, plans)), parser: "typescript" },
-      { path: "sql/index.ts", content: context.render("sql-index", { header: GENERATED_HEADER, title: model.title, exports: model.exportJobs !== null }), parser: "typescript" },
+      { path: "sql/schema.ts", content: context.render("sql-schema", schemaView(model, plans)), parser: "typescript", prettierStyle: true },
+      { path: "sql/index.ts", content: context.render("sql-index", { header: GENERATED_HEADER, title: model.title, exports: model.exportJobs !== null }), parser: "typescript", prettierStyle: true },
     );
     return files;
   },
@@ -92,11 +92,11 @@ function schemaView(model: ApiModel, plans: CollectionPlan[]): object {
     header: GENERATED_HEADER,
     title: model.title,
     collections: plans.map((p) => ({
-      key: JSON.stringify(p.collection),
+      key: propertyKey(p.collection),
       table: JSON.stringify(p.table.name),
       columns: p.fields.map((f) => literal(f)),
       search: literal(p.search),
     })),
-    constraints: constraints.map((c) => ({ key: JSON.stringify(c.name), value: c.value })),
+    constraints: constraints.map((c) => ({ key: propertyKey(c.name), value: c.value })),
   };
 }

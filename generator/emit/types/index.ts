@@ -17,6 +17,7 @@ export const typesEmitter: Emitter = {
           path: `${version.name}/${resource.collection}/types.ts`,
           content: context.render("types", resourceView(version.name, resource)),
           parser: "typescript",
+          prettierStyle: true,
         });
       }
     }
@@ -37,6 +38,7 @@ export const typesEmitter: Emitter = {
         })),
       }),
       parser: "typescript",
+      prettierStyle: true,
     });
     return files;
   },

@@ -13,6 +13,7 @@ export const validatorsEmitter: Emitter = {
         path: `${version.name}/${resource.collection}/validators.ts`,
         content: context.render("validators", view(version.name, resource)),
         parser: "typescript" as const,
+        prettierStyle: true,
       })),
     );
   },

@@ -1,0 +1,270 @@
+/**
+ * canon's own layout of generated TypeScript: what prettier would print, for the few shapes
+ * canon's templates produce, at a tiny fraction of prettier's cost (prettier was ~85 % of a
+ * cold `canon generate`).
+ *
+ * It only applies to files whose emitter writes them in prettier's style already
+ * (`EmittedFile.prettierStyle`): one statement per line, objects and blocks opened at the end of
+ * a line, double-quoted strings, trailing commas. Such a file differs from prettier's output only
+ * where a line is longer than the print width. `layout` breaks those lines the way prettier does
+ * (import lists, function parameters, call arguments, an `if` with a short statement) and tidies
+ * blank lines and empty braces; `isCertain` then tells whether the result is surely prettier's.
+ * When it is not (a line still too long, a string prettier would quote differently, a wide
+ * character), the format step hands the original text to prettier. The tests hold every
+ * prettier-style file of the showcase, of synthetic and of fuzzed definitions to
+ * `prettier.format(text) === text`.
+ */
+
+/** prettier's `printWidth` for every generated file. */
+export const PRINT_WIDTH = 110;
+
+const INDENT = "  ";
+
+/** The text laid out as prettier would, for the shapes canon writes (see above). */
+export function layout(text: string): string {
+  const lines = tidy(text).split("\n");
+  const out: string[] = [];
+  for (const line of lines) {
+    if (line.length <= PRINT_WIDTH) out.push(line);
+    else out.push(...breakLine(line));
+  }
+  return out.join("\n");
+}
+
+/**
+ * Whether `layout`'s result is surely what prettier prints: every line fits (counting a non-ASCII
+ * character as two columns, as prettier counts wide ones); no string holds an escaped double
+ * quote (prettier may switch such a string to single quotes); and no line holds a call chain that
+ * prettier may print one call per line (three or more calls with an argument that is not simple
+ * in prettier's sense, such as a regular expression longer than five characters or a nested call).
+ */
+export function isCertain(text: string): boolean {
+  if (text.includes('\\"')) return false;
+  for (const line of text.split("\n")) {
+    // prettier prints a comment that is a whole line as it is, however long.
+    if (line.length > PRINT_WIDTH && !/^\s*(\/\/|\/\*\*?[^]*\*\/$)/.test(line)) return false;
+    if (line.length * 2 > PRINT_WIDTH && /[^\x00-\x7f]/.test(line) && width(line) > PRINT_WIDTH) return false;
+    if (line.includes(").") && mayBreakChain(line)) return false;
+  }
+  return true;
+}
+
+/**
+ * A conservative test for a call chain prettier would expand: three or more calls (two `).`) with
+ * an argument prettier does not count as simple: a regular expression longer than five
+ * characters, or anything nested three brackets deep.
+ */
+function mayBreakChain(line: string): boolean {
+  const code = line.replace(/"(?:[^"\\]|\\.)*"/g, '""');
+  if ((code.match(/\)\./g) ?? []).length < 2) return false;
+  if (/\/[^/]{6,}\//.test(code)) return true;
+  let depth = 0;
+  for (const ch of code) {
+    if (ch === "(" || ch === "[" || ch === "{") depth++;
+    else if (ch === ")" || ch === "]" || ch === "}") depth--;
+    if (depth >= 3) return true;
+  }
+  return false;
+}
+
+function width(line: string): number {
+  let w = 0;
+  for (const ch of line) w += ch.charCodeAt(0) < 0x80 ? 1 : 2;
+  return w;
+}
+
+/**
+ * Blank lines as prettier leaves them: at most one in a row, none right after an opening brace
+ * or before a closing one, none at the end; an empty `{` … `}` pair closed up; one final newline.
+ */
+function tidy(text: string): string {
+  const lines = text.replace(/\{\n[ \t]*\}/g, "{}").split("\n");
+  const out: string[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!.trimEnd();
+    if (line === "") {
+      const previous = out[out.length - 1];
+      if (previous === undefined || previous === "" || /[{([]$/.test(previous)) continue;
+      let j = i + 1;
+      while (j < lines.length && lines[j]!.trim() === "") j++;
+      if (j === lines.length || /^\s*[})\]]/.test(lines[j]!)) continue;
+    }
+    out.push(line);
+  }
+  return `${out.join("\n")}\n`;
+}
+
+/** One line that is too long, broken as prettier breaks it; unchanged when its shape is unknown. */
+function breakLine(line: string): string[] {
+  return breakImport(line) ?? breakIf(line) ?? breakSignature(line) ?? breakUnion(line) ?? breakObject(line) ?? breakCall(line) ?? [line];
+}
+
+/** `import { a, b } from "x";` → one name per line. */
+function breakImport(line: string): string[] | null {
+  const m = /^(\s*)((?:import|export)(?: type)? )\{ (.+) \}( from "[^"]*";)$/.exec(line);
+  if (!m) return null;
+  const [, indent, head, names, tail] = m as unknown as [string, string, string, string, string];
+  const items = splitTopLevel(names);
+  if (!items) return null;
+  return [`${indent}${head}{`, ...items.map((n) => `${indent}${INDENT}${n},`), `${indent}}${tail}`];
+}
+
+/** `if (condition) statement;` → the statement on its own line, indented. */
+function breakIf(line: string): string[] | null {
+  const m = /^(\s*)if \((.*)\) ((?:throw|return)\b.*;)$/.exec(line);
+  if (!m) return null;
+  const [, indent, condition, statement] = m as unknown as [string, string, string, string];
+  if (!balanced(condition)) return null;
+  const body = `${indent}${INDENT}${statement}`;
+  return [`${indent}if (${condition})`, ...(body.length > PRINT_WIDTH ? breakLine(body) : [body])];
+}
+
+/** `type A = B | C;` → the union on the next line, or one member per line after a leading `|`. */
+function breakUnion(line: string): string[] | null {
+  const m = /^(\s*)((?:export )?type [A-Za-z_$][\w$]* =) (.+);$/.exec(line);
+  if (!m) return null;
+  const [, indent, head, union] = m as unknown as [string, string, string, string];
+  const members = union.split(" | ");
+  if (members.length < 2 || !members.every((t) => /^[A-Za-z_$][\w$]*(<[\w$, ]+>)?$/.test(t))) return null;
+  const oneLine = `${indent}${INDENT}${union};`;
+  if (oneLine.length <= PRINT_WIDTH) return [`${indent}${head}`, oneLine];
+  return [`${indent}${head}`, ...members.map((t, i) => `${indent}${INDENT}| ${t}${i === members.length - 1 ? ";" : ""}`)];
+}
+
+/**
+ * An object literal that is a whole line, alone or as a property value or an array element
+ * (`key: { a: 1, b: 2 },`) → one property per line, each line then broken in turn if still long.
+ */
+function breakObject(line: string): string[] | null {
+  const m = /^(\s*)((?:[A-Za-z_$][\w$]*|"[^"\\]*"): )?\{ (.+) \}(,?)$/.exec(line);
+  if (!m) return null;
+  const [, indent, key, body, comma] = m as unknown as [string, string, string | undefined, string, string];
+  const props = splitTopLevel(body);
+  if (!props || props.length === 0 || props.some((p) => p.startsWith("..."))) return null;
+  const inner = props.flatMap((p) => {
+    const prop = `${indent}${INDENT}${p},`;
+    return prop.length > PRINT_WIDTH ? breakLine(prop) : [prop];
+  });
+  return [`${indent}${key ?? ""}{`, ...inner, `${indent}}${comma}`];
+}
+
+/** `function name(a: A, b: B): R {` → one parameter per line. */
+function breakSignature(line: string): string[] | null {
+  const m = /^(\s*)((?:export )?(?:async )?function [A-Za-z_$][\w$]*)\((.*)\)(: [^()]+)? \{$/.exec(line);
+  if (!m) return null;
+  const [, indent, head, params, returns] = m as unknown as [string, string, string, string, string | undefined];
+  const items = splitTopLevel(params);
+  // prettier hugs a lone destructured parameter instead; canon does not write one.
+  if (!items || items.length === 0 || (items.length === 1 && /^[{[]/.test(items[0]!))) return null;
+  return [`${indent}${head}(`, ...items.map((p) => `${indent}${INDENT}${p},`), `${indent})${returns ?? ""} {`];
+}
+
+/**
+ * `prefix callee(a, b, c);` → one argument per line, when prettier would not hug the first or last
+ * argument (an object, array, function or template literal): such lines are left to prettier.
+ */
+function breakCall(line: string): string[] | null {
+  const m = /^(\s*)(.*)([;,])$/.exec(line);
+  if (!m) return null;
+  const [, indent, statement, end] = m as unknown as [string, string, string, string];
+  if (!statement.endsWith(")")) return null;
+  const open = matchingOpen(statement, statement.length - 1);
+  if (open === null || open === 0) return null;
+  const head = statement.slice(0, open);
+  // The callee is a plain name or member chain, after a prefix such as `return `, `await ` or
+  // `const x = `, which must hold no open bracket of its own.
+  const callee = /(?:^|[\s(!=])((?:await )?[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*(?:<[\w$, ]+>)?)$/.exec(head);
+  if (!callee) return null;
+  const prefix = head.slice(0, head.length - callee[1]!.length);
+  if (!balanced(prefix) || /[({[]/.test(prefix)) return null;
+  const args = splitTopLevel(statement.slice(open + 1, -1));
+  if (!args || args.length === 0) return null;
+  const huggable = (a: string) => /^(async\b|function\b|\(|\{|\[|`)/.test(a) || /=>/.test(a);
+  if (huggable(args[0]!) || huggable(args[args.length - 1]!) || args.some((a) => /=>/.test(a))) return null;
+  return [`${indent}${head}(`, ...args.map((a) => `${indent}${INDENT}${a},`), `${indent})${end}`];
+}
+
+/** The index of the bracket that `close` (a `)`) closes, skipping strings; null when unmatched. */
+function matchingOpen(text: string, close: number): number | null {
+  const spans = scan(text);
+  if (!spans) return null;
+  const stack: number[] = [];
+  for (const [i, ch] of spans) {
+    if (ch === "(" || ch === "[" || ch === "{") stack.push(i);
+    else if (ch === ")" || ch === "]" || ch === "}") {
+      const at = stack.pop();
+      if (at === undefined) return null;
+      if (i === close) return at;
+    }
+  }
+  return null;
+}
+
+/** Whether every bracket in `text` (outside strings) is closed. */
+function balanced(text: string): boolean {
+  const spans = scan(text);
+  if (!spans) return false;
+  let depth = 0;
+  for (const [, ch] of spans) {
+    if (ch === "(" || ch === "[" || ch === "{") depth++;
+    else if (ch === ")" || ch === "]" || ch === "}") depth--;
+    if (depth < 0) return false;
+  }
+  return depth === 0;
+}
+
+/** `text` split at the commas outside brackets and strings, each part trimmed; null when unbalanced. */
+function splitTopLevel(text: string): string[] | null {
+  const spans = scan(text);
+  if (!spans) return null;
+  const parts: string[] = [];
+  let depth = 0;
+  let start = 0;
+  for (const [i, ch] of spans) {
+    if (ch === "(" || ch === "[" || ch === "{") depth++;
+    else if (ch === ")" || ch === "]" || ch === "}") depth--;
+    else if (ch === "," && depth === 0) {
+      parts.push(text.slice(start, i).trim());
+      start = i + 1;
+    }
+    if (depth < 0) return null;
+  }
+  if (depth !== 0) return null;
+  const last = text.slice(start).trim();
+  if (last) parts.push(last);
+  return parts.every((p) => p.length > 0) ? parts : null;
+}
+
+/**
+ * The brackets and commas of `text` outside string, template and regular-expression literals, with
+ * their index; null when a literal is not closed or the text holds something canon does not write
+ * on one line (a comment, a template literal with substitutions).
+ */
+function scan(text: string): Array<[number, string]> | null {
+  const out: Array<[number, string]> = [];
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i]!;
+    if (ch === '"' || ch === "'" || ch === "`") {
+      const end = closeQuote(text, i);
+      if (end === null) return null;
+      if (ch === "`" && text.slice(i, end).includes("${")) {
+        // `${…}` inside a template: brackets within are code, but canon's templates only put plain
+        // names and member chains there, which hold none.
+        if (/\$\{[^}]*[()[\]{,]/.test(text.slice(i, end))) return null;
+      }
+      i = end;
+    } else if (ch === "/" && (text[i + 1] === "/" || text[i + 1] === "*")) return null;
+    else if (ch === "/") return null; // a regular expression or a division: not a shape canon breaks
+    else if ("()[]{},".includes(ch)) out.push([i, ch]);
+  }
+  return out;
+}
+
+function closeQuote(text: string, start: number): number | null {
+  const quote = text[start];
+  for (let i = start + 1; i < text.length; i++) {
+    if (text[i] === "\\") i++;
+    else if (text[i] === quote) return i;
+  }
+  return null;
+}
