@@ -41,8 +41,13 @@ export function layout(text: string): string {
 export function isCertain(text: string): boolean {
   if (text.includes('\\"')) return false;
   for (const line of text.split("\n")) {
-    // prettier prints a comment that is a whole line as it is, however long.
-    if (line.length > PRINT_WIDTH && !/^\s*(\/\/|\/\*\*?[^]*\*\/$)/.test(line)) return false;
+    // prettier prints a comment that is a whole line as it is, however long, and never breaks an
+    // import of a single name.
+    if (line.length > PRINT_WIDTH && !/^\s*(\/\/|\/\*\*?[^]*\*\/$)/.test(line) && !/^import (type )?\{ [\w$]+ \} from "[^"]*";$/.test(line)) {
+      return false;
+    }
+    // prettier always breaks an array of two or more objects (or arrays) with more than one entry each.
+    if (/\[\{[^\]]*\}, \{|\[\[[^\]]*\], \[/.test(line)) return false;
     if (line.length * 2 > PRINT_WIDTH && /[^\x00-\x7f]/.test(line) && width(line) > PRINT_WIDTH) return false;
     if (line.includes(").") && mayBreakChain(line)) return false;
   }
@@ -57,7 +62,7 @@ export function isCertain(text: string): boolean {
 function mayBreakChain(line: string): boolean {
   const code = line.replace(/"(?:[^"\\]|\\.)*"/g, '""');
   if ((code.match(/\)\./g) ?? []).length < 2) return false;
-  if (/\/[^/]{6,}\//.test(code)) return true;
+  for (const [, pattern] of code.matchAll(/\/((?:[^/\\\n]|\\.)+)\//g)) if (pattern!.length > 5) return true;
   let depth = 0;
   for (const ch of code) {
     if (ch === "(" || ch === "[" || ch === "{") depth++;
@@ -96,7 +101,15 @@ function tidy(text: string): string {
 
 /** One line that is too long, broken as prettier breaks it; unchanged when its shape is unknown. */
 function breakLine(line: string): string[] {
-  return breakImport(line) ?? breakIf(line) ?? breakSignature(line) ?? breakUnion(line) ?? breakObject(line) ?? breakCall(line) ?? [line];
+  return (
+    breakImport(line) ??
+    breakIf(line) ??
+    breakSignature(line) ??
+    breakUnion(line) ??
+    breakObject(line) ??
+    breakArray(line) ??
+    breakCall(line) ?? [line]
+  );
 }
 
 /** `import { a, b } from "x";` → one name per line. */
@@ -105,7 +118,8 @@ function breakImport(line: string): string[] | null {
   if (!m) return null;
   const [, indent, head, names, tail] = m as unknown as [string, string, string, string, string];
   const items = splitTopLevel(names);
-  if (!items) return null;
+  // prettier never breaks an import of a single name, however long (see `isCertain`).
+  if (!items || items.length < 2) return null;
   return [`${indent}${head}{`, ...items.map((n) => `${indent}${INDENT}${n},`), `${indent}}${tail}`];
 }
 
@@ -146,6 +160,20 @@ function breakObject(line: string): string[] | null {
     return prop.length > PRINT_WIDTH ? breakLine(prop) : [prop];
   });
   return [`${indent}${key ?? ""}{`, ...inner, `${indent}}${comma}`];
+}
+
+/** An array literal that is a property value (`key: [a, b],`) → one element per line, each broken in turn. */
+function breakArray(line: string): string[] | null {
+  const m = /^(\s*)((?:[A-Za-z_$][\w$]*|"[^"\\]*"): )\[(.+)\](,?)$/.exec(line);
+  if (!m) return null;
+  const [, indent, key, body, comma] = m as unknown as [string, string, string, string, string];
+  const items = splitTopLevel(body);
+  if (!items || items.length === 0 || items.some((p) => !/^(\{ .* \}|"[^"\\]*")$/.test(p))) return null;
+  const inner = items.flatMap((p) => {
+    const item = `${indent}${INDENT}${p},`;
+    return item.length > PRINT_WIDTH ? breakLine(item) : [item];
+  });
+  return [`${indent}${key}[`, ...inner, `${indent}]${comma}`];
 }
 
 /** `function name(a: A, b: B): R {` → one parameter per line. */

@@ -91,7 +91,7 @@ function routesView(version: VersionModel, r: VersionResource) {
   for (const a of actions) schemas.add(`${a.camel}Create`);
   if (ops.create || ops.update || ops.replace || actions.length) runtime.add("authorizeOrThrow");
 
-  const where = r.filters.map((f) => `${propertyKey(f.storageName)}: query.${access(f.name)}`).join(", ");
+  const where = r.filters.map((f) => `${propertyKey(f.storageName)}: query.${access(f.name)}`);
   return {
     header: GENERATED_HEADER,
     version: v,
@@ -115,7 +115,7 @@ function routesView(version: VersionModel, r: VersionResource) {
     ],
     replaceValues: inputs.map((f) => ({ key: propertyKey(f.storageName), expr: bodyValue(f) })),
     patchValues: inputs.map((f) => ({ key: propertyKey(f.storageName), expr: bodyValue(f) })),
-    whereEntries: where,
+    where: objectLiteral(where),
     searchFields: r.search.map((f) => JSON.stringify(f.storageName)).join(", "),
     paths: {
       collection: `/${v}/${r.collection}`,
@@ -130,10 +130,15 @@ function routesView(version: VersionModel, r: VersionResource) {
       singular: r.parent.names.singular,
       camel: r.parent.names.camel,
       service: r.parent.names.pluralCamel,
-      field: propertyKey(r.parent.field.storageName),
+      where: objectLiteral([`${propertyKey(r.parent.field.storageName)}: id`, ...where]),
     },
     actions,
   };
+}
+
+/** An object literal of `key: value` entries on one line, as prettier prints it. */
+function objectLiteral(entries: string[]): string {
+  return entries.length ? `{ ${entries.join(", ")} }` : "{}";
 }
 
 /** Value imports first, then `type` imports, each alphabetical. */

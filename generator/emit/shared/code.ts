@@ -8,7 +8,13 @@ export function literal(value: unknown): string {
     const entries = Object.entries(value as Record<string, unknown>);
     return `{ ${entries.map(([k, v]) => `${propertyKey(k)}: ${literal(v)}`).join(", ")} }`;
   }
+  if (typeof value === "number") return numberLiteral(value);
   return JSON.stringify(value);
+}
+
+/** A number as prettier prints it: `1e21`, not `1e+21`. */
+export function numberLiteral(value: number): string {
+  return String(value).replace("e+", "e");
 }
 
 export function propertyKey(name: string): string {
@@ -49,10 +55,15 @@ function baseType(field: VersionField): string {
   }
 }
 
+/** Text that can stand inside a `/** … *\/` comment: a `*\/` in it would end the comment. */
+export function commentText(text: string): string {
+  return text.replace(/\*\//g, "*\\/").trim();
+}
+
 /** JSDoc text for a field: its description and its limits, in one line. */
 export function fieldDoc(field: VersionField): string | undefined {
   const notes: string[] = [];
-  if (field.description) notes.push(field.description.replace(/\*\//g, "*\\/").trim());
+  if (field.description) notes.push(commentText(field.description));
   if (field.type === "uuid") notes.push(field.references ? `UUID of a record of ${field.references}.` : "A UUID.");
   if (field.format) notes.push(`Format: ${field.format}.`);
   if (field.type === "date") notes.push("ISO date, YYYY-MM-DD.");

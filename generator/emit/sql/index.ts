@@ -95,6 +95,8 @@ function schemaView(model: ApiModel, plans: CollectionPlan[]): object {
       key: propertyKey(p.collection),
       table: JSON.stringify(p.table.name),
       columns: p.fields.map((f) => literal(f)),
+      // prettier always breaks an array of two or more objects; one fits on the line.
+      columnsInline: p.fields.length < 2 ? `[${p.fields.map((f) => literal(f)).join("")}]` : null,
       search: literal(p.search),
     })),
     constraints: constraints.map((c) => ({ key: propertyKey(c.name), value: c.value })),

@@ -1,6 +1,6 @@
 import type { ApiModel, VersionField, VersionResource } from "../../model/types.ts";
 import { GENERATED_HEADER, type EmitContext, type EmittedFile, type Emitter } from "../emitter.ts";
-import { fieldDoc, propertyKey, tsType } from "../shared/code.ts";
+import { commentText, fieldDoc, propertyKey, tsType } from "../shared/code.ts";
 
 /**
  * TypeScript types: per version and resource `vN/<collection>/types.ts` (the record as the
@@ -52,7 +52,7 @@ function resourceView(version: string, r: VersionResource) {
   const inputs = r.fields.filter((f) => f.input);
   return {
     header: GENERATED_HEADER,
-    description: r.description,
+    description: r.description && commentText(r.description),
     pascal: r.names.pascal,
     replace: r.operations.replace,
     record: r.fields.filter((f) => f.output).map((f) => member(f)),

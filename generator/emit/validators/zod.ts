@@ -1,5 +1,5 @@
 import type { VersionField } from "../../model/types.ts";
-import { literal, propertyKey, regexLiteral } from "../shared/code.ts";
+import { literal, numberLiteral, propertyKey, regexLiteral } from "../shared/code.ts";
 
 /** How a field is read: in a create/replace body, in a PATCH body, or nested inside another value. */
 export type ZodMode = "create" | "update" | "nested";
@@ -26,8 +26,8 @@ function zodBase(field: VersionField): string {
     case "integer":
     case "number": {
       let expr = field.type === "integer" ? "z.int()" : "z.number()";
-      if (field.minimum !== undefined) expr += `.min(${field.minimum})`;
-      if (field.maximum !== undefined) expr += `.max(${field.maximum})`;
+      if (field.minimum !== undefined) expr += `.min(${numberLiteral(field.minimum)})`;
+      if (field.maximum !== undefined) expr += `.max(${numberLiteral(field.maximum)})`;
       return expr;
     }
     case "boolean":

@@ -1,0 +1,223 @@
+import assert from "node:assert/strict";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { after, describe, test } from "node:test";
+import fc from "fast-check";
+import * as prettier from "prettier";
+import { stringify } from "yaml";
+import { createEmitContext, emitAll, readOutputFolder } from "../generator/emit/index.ts";
+import { PRETTIER_OPTIONS } from "../generator/format/format.ts";
+import { isCertain, layout } from "../generator/format/layout.ts";
+import { runFrontEnd } from "../generator/pipeline.ts";
+import { writeSynthetic } from "../bench/synthetic.ts";
+import { repoRoot } from "./support/cli.ts";
+
+// canon lays out prettier-style files itself (generator/format/layout.ts) and skips prettier
+// when it is sure of the result. Here every file it is sure of must be exactly what prettier
+// prints from the emitter's text, over the showcase, synthetic definitions whose names cross the
+// print width at every length, and fuzzed valid definitions.
+const RUNS = Number(process.env.CANON_FUZZ_RUNS ?? (process.env.CANON_FUZZ_FULL ? 600 : 40));
+const tmp = path.join(repoRoot, "test", ".tmp", `layout-${process.pid}`);
+after(() => rmSync(tmp, { recursive: true, force: true }));
+
+const seen = { laidOut: 0, prettier: 0, folders: 0, refused: 0 };
+after(() => console.log(`\n== layout: ${seen.folders} definition folders, ${seen.laidOut} files laid out by canon and checked against prettier, ${seen.prettier} left to prettier, ${seen.refused} fuzzed folders refused by lint\n`));
+
+/** Emits `dir` and checks every file canon would lay out itself; false when the definitions have errors. */
+async function checkFolder(dir: string): Promise<boolean> {
+  const front = await runFrontEnd(dir, { today: "2026-11-21" });
+  if (!front.model || front.diagnostics.some((d) => d.severity === "error")) return false;
+  seen.folders++;
+  for (const file of emitAll(front.model, createEmitContext(undefined, readOutputFolder(path.join(dir, "none"))))) {
+    if (!file.prettierStyle) continue;
+    const laid = layout(file.content);
+    if (!isCertain(laid)) {
+      seen.prettier++;
+      continue;
+    }
+    seen.laidOut++;
+    const expected = await prettier.format(file.content, { ...PRETTIER_OPTIONS, parser: "typescript" });
+    if (laid !== expected) {
+      const kept = path.join(repoRoot, "test", ".tmp", "layout-failure");
+      writeFolder(kept, { "laid.ts": laid, "prettier.ts": expected });
+      assert.fail(`${file.path} of ${dir}: canon's layout differs from prettier's (see ${kept}/laid.ts and prettier.ts)`);
+    }
+  }
+  return true;
+}
+
+describe("canon's own layout of generated TypeScript", () => {
+  test("breaks the shapes canon writes as prettier does (reviewed examples)", () => {
+    const long = "a".repeat(40);
+    assert.equal(
+      layout(`import { ${long}, ${long}B, type ${long}C } from "./x.ts";\n`),
+      `import {\n  ${long},\n  ${long}B,\n  type ${long}C,\n} from "./x.ts";\n`,
+    );
+    assert.equal(
+      layout(`function f${long}(body: z.output<typeof ${long}>): Values${long} {\n  return 1;\n}\n`),
+      `function f${long}(\n  body: z.output<typeof ${long}>,\n): Values${long} {\n  return 1;\n}\n`,
+    );
+    assert.equal(
+      layout(`    const record = found(await services.${long}.update(current, values), "${long}");\n`),
+      `    const record = found(\n      await services.${long}.update(current, values),\n      "${long}",\n    );\n`,
+    );
+    assert.equal(
+      layout(`  ${long}: { collection: "${long}", unique: [], references: [{ field: "x" }] },\n`),
+      `  ${long}: {\n    collection: "${long}",\n    unique: [],\n    references: [{ field: "x" }],\n  },\n`,
+    );
+    assert.equal(layout(`export type ${long}Page = OffsetPage<${long}> | CursorPage<${long}>;\n`), `export type ${long}Page =\n  OffsetPage<${long}> | CursorPage<${long}>;\n`);
+    // Blank lines at the end of a block go, empty braces close up.
+    assert.equal(layout(`export interface A {\n}\n\nfunction b() {\n  return 1;\n\n}\n\n\n`), `export interface A {}\n\nfunction b() {\n  return 1;\n}\n`);
+  });
+
+  test("is unsure, and leaves the file to prettier, where prettier may decide otherwise", () => {
+    assert.equal(isCertain(`const a = f(${"x, ".repeat(40)}y);\n`), false, "a line still too long");
+    assert.equal(isCertain(`const a = "say \\"hi\\"";\n`), false, "prettier may switch to single quotes");
+    assert.equal(isCertain(`  code: z.string().regex(/^ORD-[0-9]{6}$/).optional(),\n`), false, "a chain with a long regular expression");
+    assert.equal(isCertain(`  a: z.array(z.strictObject({ b: z.string() })).max(100).optional(),\n`), false, "a chain with a nested call");
+    assert.equal(isCertain(`/** ${"long ".repeat(40)} */\n`), true, "a long comment line is printed as it is");
+    assert.equal(isCertain(`  tags: z.array(z.string().max(20)).max(10).default([]),\n`), true);
+  });
+
+  test("the showcase and the fixtures", async () => {
+    mkdirSync(tmp, { recursive: true });
+    for (const dir of ["definitions", "test/fixtures/openapi", "test/fixtures/good/minimal", "test/fixtures/good/nested"]) {
+      assert.ok(await checkFolder(path.join(repoRoot, dir)), `${dir} has no errors`);
+    }
+  });
+
+  test("synthetic definitions, with names of every length around the print width", async () => {
+    const dir = path.join(tmp, "synthetic");
+    writeSynthetic(dir, 60);
+    assert.ok(await checkFolder(dir));
+    // Longer and longer collection names push each line shape across 110 columns.
+    for (let extra = 0; extra <= 48; extra += 3) {
+      const name = `${"long".repeat(Math.ceil(extra / 4) + 1).slice(0, extra + 2)}-records`;
+      writeFolder(dir, {
+        "api.yaml": stringify({ title: "Widths", base_url: "https://api.example.com", versions: { v1: null } }),
+        [`${name}.yaml`]: stringify({
+          resource: name,
+          search: ["title_of_the_record"],
+          filters: ["state_of_the_record"],
+          pagination: extra % 2 ? "offset" : "cursor",
+          operations: ["list", "read", "create", "update", "replace", "delete"],
+          fields: {
+            title_of_the_record: { type: "string", max_length: 200 },
+            state_of_the_record: { type: "enum", values: ["open", "closed_for_good", "archived"], default: "open" },
+          },
+          actions: { approvals: { fields: { note_of_the_approval: { type: "string", optional: true } } } },
+        }),
+        [`child-${name}.yaml`]: stringify({
+          resource: `child-${name}`,
+          parent: name,
+          fields: { [`${name.replace(/-/g, "_").slice(0, -1)}_id`]: { type: "uuid", references: name }, note: { type: "string" } },
+        }),
+      });
+      assert.ok(await checkFolder(dir), `names of ${name.length} characters`);
+    }
+  });
+
+  test("fuzzed valid definitions", async () => {
+    const dir = path.join(tmp, "fuzz");
+    await fc.assert(
+      fc.asyncProperty(definitions, async (files) => {
+        writeFolder(dir, files);
+        if (!(await checkFolder(dir))) seen.refused++;
+      }),
+      { numRuns: RUNS },
+    );
+    assert.ok(seen.refused < RUNS / 2, `most fuzzed folders are valid (${seen.refused} of ${RUNS} refused)`);
+  });
+});
+
+function writeFolder(dir: string, files: Record<string, string>): void {
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  for (const [name, text] of Object.entries(files)) writeFileSync(path.join(dir, name), text);
+}
+
+// Valid definitions of every shape: names of all lengths, every field type and option, text
+// with quotes, backslashes, comment ends and wide characters, numbers of every size.
+const word = fc.constantFrom("a", "ab", "note", "state", "quantity", "description", "supercalifragilistic", "x");
+const snake = fc.array(word, { minLength: 1, maxLength: 6 }).map((ws) => ws.join("_"));
+const text = fc.oneof(
+  fc.string({ maxLength: 60 }),
+  fc.string({ unit: "grapheme", maxLength: 60 }),
+  fc.constantFrom('say "hi"', "it's", "a */ b", "back\\slash", "東京の注文", "x".repeat(130), "`tick` ${x}"),
+);
+const number = fc.oneof(fc.integer({ min: -1e9, max: 1e9 }), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.constantFrom(0, -0, 1e21, 5e-7, 1.5));
+const enumValues = fc.uniqueArray(snake, { minLength: 1, maxLength: 8 });
+
+const scalarField = fc.oneof(
+  fc.record(
+    {
+      type: fc.constant("string"),
+      min_length: fc.nat({ max: 5 }),
+      max_length: fc.integer({ min: 5, max: 100000 }),
+      pattern: fc.constantFrom("^[a-z]+$", "^ab$", "^[A-Z]{3}$", "^a/b$", "^(x|y)+[0-9]{2,}$"),
+      format: fc.constantFrom("email", "uri"),
+      description: text,
+      optional: fc.boolean(),
+      nullable: fc.boolean(),
+    },
+    { requiredKeys: ["type"] },
+  ),
+  fc.record(
+    { type: fc.constantFrom("integer", "number"), minimum: number, description: text, optional: fc.boolean(), nullable: fc.boolean() },
+    { requiredKeys: ["type"] },
+  ),
+  fc.record({ type: fc.constantFrom("boolean", "date", "datetime"), description: text, optional: fc.boolean() }, { requiredKeys: ["type"] }),
+  enumValues.chain((values) =>
+    fc.record({ type: fc.constant("enum"), values: fc.constant(values), default: fc.constantFrom(...values), description: text }, { requiredKeys: ["type", "values"] }),
+  ),
+);
+const field = fc.oneof(
+  { weight: 4, arbitrary: scalarField },
+  {
+    weight: 1,
+    arbitrary: fc.record(
+      { type: fc.constant("array"), items: scalarField.map((f) => ({ ...f, optional: undefined, description: undefined })), max_items: fc.integer({ min: 1, max: 100 }), optional: fc.boolean() },
+      { requiredKeys: ["type", "items"] },
+    ),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record(
+      { type: fc.constant("object"), fields: fc.dictionary(snake, scalarField, { minKeys: 1, maxKeys: 3 }), optional: fc.boolean(), nullable: fc.boolean() },
+      { requiredKeys: ["type", "fields"] },
+    ),
+  },
+);
+
+const definitions = fc
+  .record({
+    names: fc.uniqueArray(fc.array(word, { minLength: 1, maxLength: 5 }).map((ws) => `${ws.join("-").replace(/_/g, "-")}-records`), { minLength: 1, maxLength: 3 }),
+    fields: fc.array(fc.dictionary(snake, field, { minKeys: 1, maxKeys: 6 }), { minLength: 3, maxLength: 3 }),
+    offset: fc.boolean(),
+    action: fc.boolean(),
+    child: fc.boolean(),
+    description: fc.option(text, { nil: undefined }),
+  })
+  .map(({ names, fields, offset, action, child, description }) => {
+    const files: Record<string, string> = {
+      "api.yaml": stringify({ title: "Fuzzed", base_url: "https://api.example.com", versions: { v1: { deprecated: "2026-09-01", sunset: "2027-06-30" }, v2: null } }),
+    };
+    names.forEach((name, i) => {
+      const own = Object.fromEntries(Object.entries(fields[i]!).filter(([k]) => !["id", "created_at", "updated_at"].includes(k)));
+      const stringFields = Object.entries(own).filter(([, f]) => (f as { type: string }).type === "string").map(([k]) => k);
+      const enumFields = Object.entries(own).filter(([, f]) => (f as { type: string }).type === "enum").map(([k]) => k);
+      const parent = child && i > 0 ? names[0]! : undefined;
+      const parentField = parent ? `${parent.replace(/-/g, "_").replace(/s$/, "")}_id` : undefined;
+      files[`${name}.yaml`] = stringify({
+        resource: name,
+        description,
+        parent,
+        pagination: offset ? "offset" : "cursor",
+        search: stringFields.slice(0, 2),
+        filters: enumFields.slice(0, 2),
+        fields: { ...own, ...(parentField ? { [parentField]: { type: "uuid", references: parent } } : {}), added_later: { type: "boolean", optional: true, added: "v2" } },
+        actions: action ? { approvals: { fields: { reason_given: { type: "string", optional: true } } } } : undefined,
+      });
+    });
+    return files;
+  });
