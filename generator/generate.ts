@@ -49,8 +49,10 @@ export function defaultCacheFile(cwd = process.cwd()): string {
  */
 export async function generate(options: GenerateOptions): Promise<GenerateResult> {
   const started = performance.now();
+  const phase = phaseTimer();
   const today = todayOf(options.today);
   const front = await runFrontEnd(options.definitions, { today });
+  phase("load, validate, model, lint");
   const diagnostics = withSunsetPolicy(front.diagnostics, options.failOnSunset);
   const empty = { formatted: 0, cached: 0, laidOut: 0 };
   if (!front.model || !front.definitions || hasErrors(diagnostics)) {
@@ -58,8 +60,11 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
   }
   const emitted = emitAll(front.model, createEmitContext(undefined, readOutputFolder(options.out)));
   const cacheFile = options.cacheFile === undefined ? defaultCacheFile() : options.cacheFile;
+  phase("emit");
   const { files, stats } = await formatFiles(emitted, cacheFile);
+  phase("format");
   const diff = await diffOutput(options.out, files);
+  phase("compare");
   const gate = await compatibilityGate({
     out: options.out,
     files,
@@ -68,10 +73,23 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
     today,
     allowBreaking: options.allowBreaking ?? false,
   });
+  phase("compatibility gate");
   const all = gate.diagnostics.length ? sortDiagnostics([...diagnostics, ...gate.diagnostics]) : diagnostics;
   if (hasErrors(gate.diagnostics)) {
     return { diagnostics: all, diff: null, files, format: stats, gate, model: front.model, ms: performance.now() - started };
   }
   if (options.write) await applyDiff(options.out, files, diff);
+  phase("write");
   return { diagnostics: all, diff, files, format: stats, gate, model: front.model, ms: performance.now() - started };
+}
+
+/** With CANON_TIMINGS set, prints how long each phase took to stderr (for benchmarks). */
+function phaseTimer(): (name: string) => void {
+  if (!process.env.CANON_TIMINGS) return () => {};
+  let last = performance.now();
+  return (name) => {
+    const now = performance.now();
+    process.stderr.write(`canon: ${name} ${(now - last).toFixed(0)} ms\n`);
+    last = now;
+  };
 }

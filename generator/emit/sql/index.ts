@@ -47,7 +47,8 @@ export const sqlEmitter: Emitter = {
       });
     }
     files.push(
-      { path: SNAPSHOT_PATH, content: `${JSON.stringify({ "x-generated": SNAPSHOT_NOTICE, ...next }, null, 2)}\n`, parser: "json" },
+      // Canonical `JSON.stringify` output, like the OpenAPI documents: no prettier pass on a file this large.
+      { path: SNAPSHOT_PATH, content: `${JSON.stringify({ "x-generated": SNAPSHOT_NOTICE, ...next }, null, 2)}\n`, parser: null },
       { path: "sql/schema.ts", content: context.render("sql-schema", schemaView(model, plans)), parser: "typescript", prettierStyle: true },
       { path: "sql/index.ts", content: context.render("sql-index", { header: GENERATED_HEADER, title: model.title, exports: model.exportJobs !== null }), parser: "typescript", prettierStyle: true },
     );
