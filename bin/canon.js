@@ -3,7 +3,12 @@
 // (Node 24 strips types); an installed package runs the build in dist/, because Node does
 // not strip types under node_modules.
 import { existsSync } from "node:fs";
+import module from "node:module";
 import { fileURLToPath } from "node:url";
+
+// V8's code cache for canon and its dependencies (Node's default cache folder in the OS temp
+// folder): a warm start skips compiling them. NODE_DISABLE_COMPILE_CACHE=1 turns it off.
+module.enableCompileCache?.();
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const installed = root.includes("/node_modules/");
