@@ -13,7 +13,7 @@ import Fastify, {
   type FastifyRequest,
   type FastifyServerOptions,
 } from "fastify";
-import type { Authenticate } from "./auth.ts";
+import type { Authenticate, Principal } from "./auth.ts";
 import {
   ApiError,
   InternalError,
@@ -110,7 +110,9 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
     else parseJson(request, text, done);
   });
 
-  app.addHook("onRequest", async (request, reply) => {
+  // The hooks on the way to a handler are callback hooks, synchronous when `authenticate` is:
+  // an async hook costs promises and turns of the microtask queue on every request.
+  app.addHook("onRequest", (request, reply, done) => {
     addStandardHeaders(reply, request, options);
     // With Upgrade, Node reads no end of stream inside the body as an error: a body cut short by
     // the client's close would hold the connection open (half-open, see serverFactory) for good.
@@ -122,13 +124,16 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
       if (raw.socket.readableEnded) cutShort();
       else raw.socket.once("end", cutShort);
     }
-    if (request.url.length > maxUrlLength) throw urlTooLong(maxUrlLength);
+    if (request.url.length > maxUrlLength) return done(urlTooLong(maxUrlLength));
     if (request.headers.host === undefined && request.raw.httpVersion === "1.1") {
-      throw new ValidationError(
-        [{ field: "Host", issue: "is required in HTTP/1.1" }],
-        "The request has no Host header.",
+      return done(
+        new ValidationError(
+          [{ field: "Host", issue: "is required in HTTP/1.1" }],
+          "The request has no Host header.",
+        ),
       );
     }
+    done();
   });
 
   app.setErrorHandler((error: FastifyError | ApiError, request, reply) =>
@@ -144,32 +149,7 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
   // The rate limit runs after authentication has been tried and before its outcome: a request
   // counts against its principal, or against its client address when it has none, so guessing
   // credentials is limited too.
-  let limit: ((request: FastifyRequest, reply: FastifyReply) => Promise<unknown>) | null = null;
-  if (options.rateLimit) {
-    const { max, windowMs, redis } = options.rateLimit;
-    await app.register(rateLimit, {
-      global: false,
-      max,
-      timeWindow: windowMs,
-      ...(redis ? { redis: redis as never } : {}),
-      keyGenerator: (request) =>
-        request.principal ? `principal:${request.principal.id}` : `address:${request.ip}`,
-      errorResponseBuilder: (_request, context) => new RateLimitedError(context.ttl / 1000),
-      // The X-RateLimit-* headers go with a 429 only: every other answer stays as small as it can.
-      addHeadersOnExceeding: {
-        "x-ratelimit-limit": false,
-        "x-ratelimit-remaining": false,
-        "x-ratelimit-reset": false,
-      },
-      addHeaders: {
-        "retry-after": true,
-        "x-ratelimit-limit": true,
-        "x-ratelimit-remaining": true,
-        "x-ratelimit-reset": true,
-      },
-    });
-    limit = app.rateLimit();
-  }
+  const limit = options.rateLimit ? await rateLimiter(app, options.rateLimit) : null;
 
   for (const version of options.versions) {
     await app.register(async (scope) => {
@@ -177,18 +157,151 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
       await version.docs(scope);
     });
     await app.register(async (scope) => {
-      scope.addHook("onRequest", async (request, reply) => {
+      scope.addHook("onRequest", (request, reply, done) => {
         // An empty path segment where an id belongs (`/v2/orders/`) names no operation.
         if (hasEmptyParam(request.params))
-          throw new NotFoundError("No operation answers this method and path.");
-        request.principal = (await options.authenticate(request)) ?? null;
-        if (limit) await limit(request, reply);
-        if (!request.principal) throw new UnauthenticatedError();
+          return done(new NotFoundError("No operation answers this method and path."));
+        // A synchronous `authenticate` (the usual case) is answered without waiting for a promise.
+        const principal = options.authenticate(request);
+        if (isPromise(principal)) {
+          principal.then(
+            (p) => authenticated(request, reply, p, limit, done),
+            (error: unknown) => done(error instanceof Error ? error : new InternalError(error)),
+          );
+        } else {
+          authenticated(request, reply, principal, limit, done);
+        }
       });
       await version.routes(scope);
     });
   }
   return app;
+}
+
+type Done = (error?: Error) => void;
+type Limit = (request: FastifyRequest, reply: FastifyReply, done: Done) => void;
+
+function isPromise<T>(value: T | Promise<T>): value is Promise<T> {
+  return typeof (value as { then?: unknown } | null)?.then === "function";
+}
+
+/** After `authenticate`: count the request against the rate limit, then 401 without a principal. */
+function authenticated(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  principal: Principal | null | undefined,
+  limit: Limit | null,
+  done: Done,
+): void {
+  request.principal = principal ?? null;
+  if (!limit) return done(request.principal ? undefined : new UnauthenticatedError());
+  limit(request, reply, (error) =>
+    done(error ?? (request.principal ? undefined : new UnauthenticatedError())),
+  );
+}
+
+/**
+ * The rate limiter: `max` requests per key per window, the window starting at a key's first
+ * request; a request counts against its principal, or its client address without one. In one
+ * process the counts live in memory (the 5000 most recently seen principals and as many
+ * addresses, as @fastify/rate-limit's local store keeps its keys) and the check is synchronous;
+ * with `redis`, @fastify/rate-limit counts in Redis for every instance. Either way a refused
+ * request gets `Retry-After` and the `X-RateLimit-*` headers; an allowed one gets none.
+ */
+async function rateLimiter(app: FastifyInstance, settings: RateLimitOptions): Promise<Limit> {
+  const { max, windowMs, redis } = settings;
+  if (!redis) {
+    // Read as @fastify/rate-limit reads them.
+    const limit = Number.isFinite(max) && max >= 0 ? Math.trunc(max) : 1000;
+    const window = Number.isFinite(windowMs) && windowMs >= 0 ? Math.trunc(windowMs) : 60_000;
+    // Keyed by the principal's id or the address itself: no key string is built per request.
+    const principals = new LocalWindows(limit, window);
+    const addresses = new LocalWindows(limit, window);
+    return (request, reply, done) => {
+      const principal = request.principal;
+      const refusal = principal ? principals.count(principal.id) : addresses.count(request.ip);
+      if (refusal === null) return done();
+      reply.headers({
+        "x-ratelimit-limit": refusal.max,
+        "x-ratelimit-remaining": 0,
+        "x-ratelimit-reset": refusal.ttlSeconds,
+        "retry-after": refusal.ttlSeconds,
+      });
+      done(new RateLimitedError(refusal.ttlMs / 1000));
+    };
+  }
+  await app.register(rateLimit, {
+    global: false,
+    max,
+    timeWindow: windowMs,
+    redis: redis as never,
+    keyGenerator: (request) =>
+      request.principal ? `principal:${request.principal.id}` : `address:${request.ip}`,
+    errorResponseBuilder: (_request, context) => new RateLimitedError(context.ttl / 1000),
+    // The X-RateLimit-* headers go with a 429 only: every other answer stays as small as it can.
+    addHeadersOnExceeding: {
+      "x-ratelimit-limit": false,
+      "x-ratelimit-remaining": false,
+      "x-ratelimit-reset": false,
+    },
+    addHeaders: {
+      "retry-after": true,
+      "x-ratelimit-limit": true,
+      "x-ratelimit-remaining": true,
+      "x-ratelimit-reset": true,
+    },
+  });
+  const handler = app.rateLimit();
+  return (request, reply, done) => {
+    handler.call(app, request, reply).then(
+      () => done(),
+      (error: unknown) => done(error instanceof Error ? error : new InternalError(error)),
+    );
+  };
+}
+
+interface RateWindow {
+  count: number;
+  startMs: number;
+}
+
+/** Fixed-window request counts per key, the least recently seen key forgotten beyond `capacity`. */
+class LocalWindows {
+  private readonly windows = new Map<string, RateWindow>();
+  private lastKey: string | null = null;
+  private readonly max: number;
+  private readonly windowMs: number;
+  private readonly capacity: number;
+
+  constructor(max: number, windowMs: number, capacity = 5000) {
+    this.max = max;
+    this.windowMs = windowMs;
+    this.capacity = capacity;
+  }
+
+  /** Counts one request of `key`: null when it is within the limit, else how long until the window ends. */
+  count(key: string): { max: number; ttlMs: number; ttlSeconds: number } | null {
+    const now = Date.now();
+    let window = this.windows.get(key);
+    if (window === undefined) {
+      window = { count: 0, startMs: now };
+      if (this.windows.size >= this.capacity) this.windows.delete(this.windows.keys().next().value!);
+      this.windows.set(key, window);
+    } else if (key !== this.lastKey) {
+      // Most recently seen last: Map keeps insertion order, so the first key is the least recent.
+      this.windows.delete(key);
+      this.windows.set(key, window);
+    }
+    this.lastKey = key;
+    if (window.startMs + this.windowMs <= now) {
+      window.count = 0;
+      window.startMs = now;
+    }
+    window.count += 1;
+    if (window.count <= this.max) return null;
+    const ttlMs = this.windowMs - (now - window.startMs);
+    return { max: this.max, ttlMs, ttlSeconds: Math.ceil(ttlMs / 1000) };
+  }
 }
 
 function answerClientError(
@@ -244,23 +357,56 @@ function writeRawError(
 /** `X-Request-Id` on every response; `Deprecation`, `Sunset` and `Link` on every response of a deprecated version. */
 function addStandardHeaders(reply: FastifyReply, request: FastifyRequest, options: AppOptions): void {
   reply.header("x-request-id", request.id);
-  for (const [name, value] of deprecationHeaders(options, request.url)) reply.header(name, value);
+  const deprecated = deprecatedVersion(options, request.url);
+  if (deprecated) {
+    reply.header("deprecation", "true");
+    reply.header("sunset", deprecated.deprecation.sunset);
+    reply.header("link", successorLink(options, deprecated));
+  }
 }
 
 function deprecationHeaders(options: AppOptions, url: string): Array<[string, string]> {
-  // Most requests are plain `/vN/…` targets: read without regular expressions. Only an
-  // unusual target (absolute form, percent-encoding, a fragment) is parsed like the router does.
-  const plain = url.charCodeAt(0) === 47 && !url.includes("%") && !url.includes("#");
-  const query = plain ? url.indexOf("?") : -1;
-  const path = plain ? (query === -1 ? url : url.slice(0, query)) : routedPath(url);
-  const segments = path.split("/");
-  const deprecation = options.versions.find((v) => v.name === segments[1])?.deprecation ?? null;
-  if (!deprecation || segments[0] !== "") return [];
+  const deprecated = deprecatedVersion(options, url);
+  if (!deprecated) return [];
   return [
     ["deprecation", "true"],
-    ["sunset", deprecation.sunset],
-    ["link", `<${options.baseUrl}/${deprecation.successor}/${segments[2] ?? ""}>; rel="successor-version"`],
+    ["sunset", deprecated.deprecation.sunset],
+    ["link", successorLink(options, deprecated)],
   ];
+}
+
+function successorLink(options: AppOptions, { deprecation, resource }: DeprecatedTarget): string {
+  return `<${options.baseUrl}/${deprecation.successor}/${resource}>; rel="successor-version"`;
+}
+
+interface DeprecatedTarget {
+  deprecation: Deprecation;
+  /** The path segment after the version, `orders` of `/v1/orders/…`; empty when there is none. */
+  resource: string;
+}
+
+/** The deprecated version a request target is in, with the segment after it; null in any other version. */
+function deprecatedVersion(options: AppOptions, url: string): DeprecatedTarget | null {
+  // Most requests are plain `/vN/…` targets: read without regular expressions or splitting.
+  // Only an unusual target (absolute form, percent-encoding, a fragment) is parsed like the router does.
+  let path: string | null = null;
+  for (const version of options.versions) {
+    const deprecation = version.deprecation;
+    if (!deprecation) continue;
+    if (path === null) {
+      const plain = url.charCodeAt(0) === 47 && !url.includes("%") && !url.includes("#");
+      const query = plain ? url.indexOf("?") : -1;
+      path = plain ? (query === -1 ? url : url.slice(0, query)) : routedPath(url);
+    }
+    // `path` starts with "/": its first segment is this version's name when the name is followed by "/" or the end.
+    const after = version.name.length + 1;
+    if (!path.startsWith(version.name, 1)) continue;
+    if (path.length === after) return { deprecation, resource: "" };
+    if (path.charCodeAt(after) !== 47) continue;
+    const next = path.indexOf("/", after + 1);
+    return { deprecation, resource: next === -1 ? path.slice(after + 1) : path.slice(after + 1, next) };
+  }
+  return null;
 }
 
 /**
@@ -283,7 +429,10 @@ function routedPath(url: string): string {
 
 function hasEmptyParam(params: unknown): boolean {
   if (!params || typeof params !== "object") return false;
-  return Object.entries(params).some(([name, value]) => name !== "*" && value === "");
+  for (const name in params) {
+    if (name !== "*" && (params as Record<string, unknown>)[name] === "") return true;
+  }
+  return false;
 }
 
 function urlTooLong(maxUrlLength: number): ValidationError {

@@ -36,22 +36,24 @@ export class CrudService<V extends Values> implements ResourceService<V> {
     this.spec = spec;
   }
 
-  async list(query: CursorQuery): Promise<{ records: StoredRecord<V>[]; hasMore: boolean }> {
-    return (await this.store.list(this.spec.collection, query)) as {
+  // Reads hand the store's promise on as it is: no promise of their own (one less turn of the
+  // microtask queue on every read).
+  list(query: CursorQuery): Promise<{ records: StoredRecord<V>[]; hasMore: boolean }> {
+    return this.store.list(this.spec.collection, query) as Promise<{
       records: StoredRecord<V>[];
       hasMore: boolean;
-    };
+    }>;
   }
 
-  async page(query: OffsetQuery): Promise<{ records: StoredRecord<V>[]; total: number }> {
-    return (await this.store.page(this.spec.collection, query)) as {
+  page(query: OffsetQuery): Promise<{ records: StoredRecord<V>[]; total: number }> {
+    return this.store.page(this.spec.collection, query) as Promise<{
       records: StoredRecord<V>[];
       total: number;
-    };
+    }>;
   }
 
-  async get(id: string): Promise<StoredRecord<V> | null> {
-    return (await this.store.get(this.spec.collection, id)) as StoredRecord<V> | null;
+  get(id: string): Promise<StoredRecord<V> | null> {
+    return this.store.get(this.spec.collection, id) as Promise<StoredRecord<V> | null>;
   }
 
   async create(values: V): Promise<StoredRecord<V>> {

@@ -9,6 +9,7 @@ import type { z } from "zod";
 import type { AccessAction, Authorize, Principal } from "./auth.ts";
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError, type ErrorDetail } from "./errors.ts";
 import type { Match, StoredRecord, Values } from "./store.ts";
+import { isAcceptedUuid, uuidSchema } from "./uuid.ts";
 
 declare module "fastify" {
   interface FastifyRequest {
@@ -73,11 +74,74 @@ export function parseBody<S extends z.ZodType>(
   return parsed.data;
 }
 
+const REPORT_INPUT = { reportInput: true } as const;
+
 /** Path or query parameters as `schema` reads them, or a 400 naming each bad parameter. */
 export function parseParams<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {
-  const parsed = schema.safeParse(input ?? {}, { reportInput: true });
+  // The ids of a record's path (`{ id: uuidSchema }`) are read on every request to a record:
+  // valid ones without zod, to the same value; anything else goes to zod, which names the problem.
+  let fast = idParsers.get(schema);
+  if (fast === undefined) {
+    fast = idParser(schema);
+    idParsers.set(schema, fast);
+  }
+  const ids = fast?.(input);
+  if (ids !== undefined) return ids as z.output<S>;
+  const parsed = schema.safeParse(input ?? {}, REPORT_INPUT);
   if (!parsed.success) throw new ValidationError(issuesToDetails(parsed.error.issues));
   return parsed.data;
+}
+
+type IdParser = (input: unknown) => Record<string, string> | undefined;
+
+const idParsers = new WeakMap<z.ZodType, IdParser | null>();
+
+/**
+ * For `z.strictObject({ a: uuidSchema, … })`: a check that answers what zod answers for valid
+ * input (every key present, no other key, each an accepted UUID, lowercased) and undefined for
+ * anything else. Null for every other schema.
+ */
+function idParser(schema: z.ZodType): IdParser | null {
+  const def = (schema as unknown as { _zod?: { def?: ObjectDef } })._zod?.def;
+  if (def?.type !== "object" || def.catchall?._zod.def.type !== "never") return null;
+  const keys = Object.keys(def.shape);
+  if (keys.length === 0 || keys.some((key) => def.shape[key] !== uuidSchema)) return null;
+  if (keys.length === 1) {
+    // The usual `{ id }`: one value to check, and no other key.
+    const only = keys[0]!;
+    return (input) => {
+      if (typeof input !== "object" || input === null) return undefined;
+      const values = input as Record<string, unknown>;
+      const value = values[only];
+      if (typeof value !== "string" || !isAcceptedUuid(value) || !Object.hasOwn(values, only))
+        return undefined;
+      for (const key in values) if (key !== only) return undefined;
+      return only === "id" ? { id: value.toLowerCase() } : { [only]: value.toLowerCase() };
+    };
+  }
+  return (input) => {
+    if (typeof input !== "object" || input === null) return undefined;
+    const values = input as Record<string, unknown>;
+    let count = 0;
+    for (const key in values) {
+      if (!Object.hasOwn(values, key)) return undefined;
+      count++;
+    }
+    if (count !== keys.length) return undefined;
+    const ids: Record<string, string> = {};
+    for (const key of keys) {
+      const value = values[key];
+      if (typeof value !== "string" || !isAcceptedUuid(value)) return undefined;
+      ids[key] = value.toLowerCase();
+    }
+    return ids;
+  };
+}
+
+interface ObjectDef {
+  type: string;
+  shape: Record<string, unknown>;
+  catchall?: { _zod: { def: { type: string } } };
 }
 
 export function principalOf(request: FastifyRequest): Principal {
@@ -85,20 +149,28 @@ export function principalOf(request: FastifyRequest): Principal {
   return request.principal;
 }
 
-/** Calls `authorize`; 403 when it says no. */
-export async function authorizeOrThrow(
+/**
+ * Calls `authorize`; 403 when it says no. A synchronous `authorize` (the usual case) is answered
+ * at once, without a promise; an asynchronous one returns its promise. Call it with `await`.
+ */
+export function authorizeOrThrow(
   authorize: Authorize,
   request: FastifyRequest,
   action: AccessAction,
   collection: string,
   record?: { id: string; values: object },
-): Promise<void> {
-  const allowed = await authorize({
-    principal: principalOf(request),
-    action,
-    collection,
-    ...(record ? { record } : {}),
-  });
+): void | Promise<void> {
+  const principal = principalOf(request);
+  const allowed = authorize(
+    record ? { principal, action, collection, record } : { principal, action, collection },
+  );
+  if (typeof allowed !== "boolean" && typeof (allowed as { then?: unknown })?.then === "function") {
+    return (allowed as Promise<boolean>).then(forbidUnless);
+  }
+  forbidUnless(allowed as boolean);
+}
+
+function forbidUnless(allowed: boolean): void {
   if (!allowed) throw new ForbiddenError();
 }
 
