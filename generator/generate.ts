@@ -58,8 +58,8 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
   if (!front.model || !front.definitions || hasErrors(diagnostics)) {
     return { diagnostics, diff: null, files: [], format: empty, gate: null, model: null, ms: performance.now() - started };
   }
-  const emitted = emitAll(front.model, createEmitContext(undefined, readOutputFolder(options.out)));
   const cacheFile = options.cacheFile === undefined ? defaultCacheFile() : options.cacheFile;
+  const emitted = emitAll(front.model, createEmitContext(undefined, readOutputFolder(options.out), cacheFile ? path.dirname(cacheFile) : undefined));
   phase("emit");
   const { files, stats } = await formatFiles(emitted, cacheFile);
   phase("format");

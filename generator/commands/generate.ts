@@ -59,7 +59,8 @@ export async function generateCommand(options: OutputOptions): Promise<number> {
 /** `canon generate`, also giving the model it generated from (for `serve`). */
 export async function generateAndReport(options: OutputOptions, needModel = false): Promise<{ code: number; model: ApiModel | null }> {
   const started = performance.now();
-  const stamp = await upToDate(options);
+  const stamped = await stampOf(options);
+  const stamp = await currentStamp(stamped.file, options.out, stamped.print);
   if (stamp && !needModel) {
     process.stderr.write(stamp.warnings);
     process.stdout.write(`canon generate: up to date, ${Object.keys(stamp.files).length} files unchanged (${ms(performance.now() - started)})\n`);
@@ -82,7 +83,7 @@ export async function generateAndReport(options: OutputOptions, needModel = fals
       ? `canon generate: up to date, ${unchanged} files unchanged (${ms(result.ms)})\n`
       : `canon generate: ${added.length} added, ${changed.length} changed, ${stale.length} removed, ${unchanged} unchanged (${ms(result.ms)})\n`,
   );
-  await stampSuccess(options, result);
+  await stampSuccess(stamped, result);
   return { code: 0, model: result.model };
 }
 
@@ -97,15 +98,12 @@ async function stampOf(options: OutputOptions): Promise<{ file: string; print: s
   return { file: stampFile(cacheDir, options.out), print };
 }
 
-/** The stamp of the last successful run, when nothing it depends on has changed since. */
-async function upToDate(options: OutputOptions) {
-  const { file, print } = await stampOf(options);
-  return currentStamp(file, options.out, print);
-}
-
-/** Records a successful run so that the next one with the same inputs can answer at once. */
-async function stampSuccess(options: OutputOptions, result: GenerateResult): Promise<void> {
-  const { file, print } = await stampOf(options);
+/**
+ * Records a successful run so that the next one with the same inputs can answer at once. The
+ * fingerprint is the one taken before the run: an input changed meanwhile makes the next run
+ * miss the stamp and run in full.
+ */
+async function stampSuccess({ file, print }: { file: string; print: string }, result: GenerateResult): Promise<void> {
   const warnings = result.diagnostics.map((d: Diagnostic) => `${formatDiagnostic(d)}\n`).join("");
   const summary = result.diagnostics.length ? `0 errors, ${result.diagnostics.length} warning${result.diagnostics.length === 1 ? "" : "s"}\n` : "";
   await writeStamp(file, print, result.files, warnings + summary);
@@ -114,7 +112,8 @@ async function stampSuccess(options: OutputOptions, result: GenerateResult): Pro
 /** `canon check`: writes nothing; fails when the output folder is not what generate would write. */
 export async function checkCommand(options: OutputOptions): Promise<number> {
   const started = performance.now();
-  const stamp = await upToDate(options);
+  const stamped = await stampOf(options);
+  const stamp = await currentStamp(stamped.file, options.out, stamped.print);
   if (stamp) {
     process.stderr.write(stamp.warnings);
     process.stdout.write(`canon check: ${Object.keys(stamp.files).length} files match the definitions (${ms(performance.now() - started)})\n`);
@@ -136,7 +135,7 @@ export async function checkCommand(options: OutputOptions): Promise<number> {
     return 1;
   }
   process.stdout.write(`canon check: ${unchanged} files match the definitions (${ms(result.ms)})\n`);
-  await stampSuccess(options, result);
+  await stampSuccess(stamped, result);
   return 0;
 }
 

@@ -1,4 +1,5 @@
-import { readdirSync, readFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import Handlebars from "handlebars";
 import type { ApiModel } from "../model/types.ts";
@@ -31,8 +32,12 @@ export const emitters: Emitter[] = [
 ];
 
 
-/** Templates and runtime files, each read and compiled at most once per context. */
-export function createEmitContext(root: URL = packageRoot(), previous?: PreviousOutput): EmitContext {
+/**
+ * Templates and runtime files, each read and compiled at most once per context. With a cache
+ * folder, each template's compiled form (Handlebars' precompiled JavaScript, keyed by a hash of
+ * the template and of Handlebars' version) is kept there, so that a later run skips the compiler.
+ */
+export function createEmitContext(root: URL = packageRoot(), previous?: PreviousOutput, cacheDir?: string): EmitContext {
   const compiled = new Map<string, Handlebars.TemplateDelegate>();
   const runtime = new Map<string, string>();
   const handlebars = Handlebars.create();
@@ -41,7 +46,7 @@ export function createEmitContext(root: URL = packageRoot(), previous?: Previous
       let template = compiled.get(name);
       if (!template) {
         const source = readFileSync(new URL(`templates/${name}.hbs`, root), "utf8");
-        template = handlebars.compile(source, { noEscape: true, strict: true, preventIndent: true });
+        template = cacheDir ? cachedTemplate(handlebars, source, cacheDir) : handlebars.compile(source, TEMPLATE_OPTIONS);
         compiled.set(name, template);
       }
       return template(data);
@@ -61,6 +66,28 @@ export function createEmitContext(root: URL = packageRoot(), previous?: Previous
     },
     ...(previous ? { previous } : {}),
   };
+}
+
+const TEMPLATE_OPTIONS = { noEscape: true, strict: true, preventIndent: true } as const;
+
+/** A template from its precompiled form in `cacheDir`, precompiled and kept there first when missing. */
+function cachedTemplate(handlebars: typeof Handlebars, source: string, cacheDir: string): Handlebars.TemplateDelegate {
+  const key = createHash("sha256").update(Handlebars.VERSION).update("\0").update(JSON.stringify(TEMPLATE_OPTIONS)).update("\0").update(source).digest("hex");
+  const file = path.join(cacheDir, `template-${key.slice(0, 32)}.js`);
+  let spec: string;
+  try {
+    spec = readFileSync(file, "utf8");
+  } catch {
+    spec = handlebars.precompile(source, TEMPLATE_OPTIONS) as string;
+    try {
+      mkdirSync(cacheDir, { recursive: true });
+      writeFileSync(file, spec);
+    } catch {
+      // The cache only saves time.
+    }
+  }
+  // The precompiled form is a JavaScript object literal of functions, as Handlebars.precompile wrote it.
+  return handlebars.template(new Function(`return ${spec};`)() as Parameters<typeof Handlebars.template>[0]);
 }
 
 /** The output folder `dir` as it is now, read lazily; a missing folder reads as empty. */

@@ -32,13 +32,17 @@ async function canonSources(): Promise<string> {
   const root = packageRoot();
   const hash = createHash("sha256");
   for (const folder of ["generator", "dist/generator", "runtime", "templates"]) {
-    const dir = new URL(`${folder}/`, root).pathname;
-    for (const file of await filesUnder(dir)) {
-      hash.update(`${folder}/${file}\0`).update(await readFile(path.join(dir, file))).update("\0");
-    }
+    await hashFolder(hash, new URL(`${folder}/`, root).pathname, `${folder}/`);
   }
   hash.update(await readFile(new URL("package.json", root)));
   return hash.digest("hex");
+}
+
+/** Adds every file under `dir` (name and content, in name order) to `hash`; reads them all at once. */
+async function hashFolder(hash: ReturnType<typeof createHash>, dir: string, prefix: string): Promise<void> {
+  const files = await filesUnder(dir);
+  const contents = await Promise.all(files.map((file) => readFile(path.join(dir, file))));
+  files.forEach((file, i) => hash.update(`${prefix}${file}\0`).update(contents[i]!).update("\0"));
 }
 
 export interface FingerprintInput {
@@ -50,9 +54,7 @@ export interface FingerprintInput {
 
 export async function fingerprint(input: FingerprintInput): Promise<string> {
   const hash = createHash("sha256").update(await canonSources());
-  for (const file of await filesUnder(input.definitions)) {
-    hash.update(`${file}\0`).update(await readFile(path.join(input.definitions, file))).update("\0");
-  }
+  await hashFolder(hash, input.definitions, "");
   hash.update(JSON.stringify([path.resolve(input.out), Object.entries(input.options).sort()]));
   return hash.digest("hex");
 }
@@ -73,10 +75,8 @@ export async function currentStamp(file: string, out: string, print: string): Pr
   const present = await filesUnder(out);
   const expected = Object.keys(stamp.files).sort();
   if (present.length !== expected.length || present.some((f, i) => f !== expected[i])) return null;
-  for (const f of present) {
-    if (sha(await readFile(path.join(out, f))) !== stamp.files[f]) return null;
-  }
-  return stamp;
+  const hashes = await Promise.all(present.map(async (f) => sha(await readFile(path.join(out, f)))));
+  return present.every((f, i) => hashes[i] === stamp.files[f]) ? stamp : null;
 }
 
 export async function writeStamp(file: string, print: string, files: Array<{ path: string; content: string }>, warnings: string): Promise<void> {

@@ -1,0 +1,28 @@
+import assert from "node:assert/strict";
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { test } from "node:test";
+import { createEmitContext, emitAll, readOutputFolder } from "../generator/emit/index.ts";
+import { runFrontEnd } from "../generator/pipeline.ts";
+import { repoRoot } from "./support/cli.ts";
+
+test("precompiled templates from the cache emit exactly what compiled templates emit", async (t) => {
+  const cacheDir = mkdtempSync(path.join(tmpdir(), "canon-templates-"));
+  t.after(() => rmSync(cacheDir, { recursive: true, force: true }));
+  const front = await runFrontEnd(path.join(repoRoot, "definitions"), { today: "2026-11-21" });
+  assert.ok(front.model);
+  const none = readOutputFolder(path.join(cacheDir, "none"));
+  const plain = emitAll(front.model, createEmitContext(undefined, none));
+  const first = emitAll(front.model, createEmitContext(undefined, none, cacheDir));
+  const cached = readdirSync(cacheDir).filter((f) => f.startsWith("template-"));
+  assert.ok(cached.length >= 8, `one precompiled file per template (${cached.length})`);
+  // A second context reads them instead of compiling.
+  const second = emitAll(front.model, createEmitContext(undefined, none, cacheDir));
+  assert.deepEqual(first, plain);
+  assert.deepEqual(second, plain);
+  // The cached form is really what renders: replaced by hand, the replacement shows.
+  writeFileSync(path.join(cacheDir, cached[0]!), "{ main: function () { return 'tampered'; }, compiler: [8, '>= 4.3.0'], useData: true }");
+  const third = emitAll(front.model, createEmitContext(undefined, none, cacheDir));
+  assert.ok(third.some((f) => f.content === "tampered"), "the cached form is what renders");
+});
