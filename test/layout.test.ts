@@ -20,13 +20,20 @@ const RUNS = Number(process.env.CANON_FUZZ_RUNS ?? (process.env.CANON_FUZZ_FULL 
 const tmp = path.join(repoRoot, "test", ".tmp", `layout-${process.pid}`);
 after(() => rmSync(tmp, { recursive: true, force: true }));
 
-const seen = { laidOut: 0, prettier: 0, folders: 0, refused: 0 };
-after(() => console.log(`\n== layout: ${seen.folders} definition folders, ${seen.laidOut} files laid out by canon and checked against prettier, ${seen.prettier} left to prettier, ${seen.refused} fuzzed folders refused by lint\n`));
+const seen = { laidOut: 0, prettier: 0, folders: 0, refused: 0, rules: new Map<string, number>() };
+after(() => {
+  const rules = [...seen.rules].map(([rule, n]) => `${rule} ${n}`).join(", ");
+  console.log(`\n== layout: ${seen.folders} definition folders, ${seen.laidOut} files laid out by canon and checked against prettier, ${seen.prettier} left to prettier, ${seen.refused} fuzzed folders refused by lint (${rules})\n`);
+});
 
 /** Emits `dir` and checks every file canon would lay out itself; false when the definitions have errors. */
 async function checkFolder(dir: string): Promise<boolean> {
   const front = await runFrontEnd(dir, { today: "2026-11-21" });
-  if (!front.model || front.diagnostics.some((d) => d.severity === "error")) return false;
+  const error = front.diagnostics.find((d) => d.severity === "error");
+  if (!front.model || error) {
+    seen.rules.set(error?.rule ?? "none", (seen.rules.get(error?.rule ?? "none") ?? 0) + 1);
+    return false;
+  }
   seen.folders++;
   for (const file of emitAll(front.model, createEmitContext(undefined, readOutputFolder(path.join(dir, "none"))))) {
     if (!file.prettierStyle) continue;
@@ -76,6 +83,9 @@ describe("canon's own layout of generated TypeScript", () => {
     assert.equal(isCertain(`  code: z.string().regex(/^ORD-[0-9]{6}$/).optional(),\n`), false, "a chain with a long regular expression");
     assert.equal(isCertain(`  a: z.array(z.strictObject({ b: z.string() })).max(100).optional(),\n`), false, "a chain with a nested call");
     assert.equal(isCertain(`/** ${"long ".repeat(40)} */\n`), true, "a long comment line is printed as it is");
+    assert.equal(isCertain(`  name: z.string().max(100).regex(/^"[a-z]+"$/),\n`), false, "a long regular expression holding quotes");
+    assert.equal(isCertain(`  code: z.string().max(10).regex(/^東京$/),\n`), false, "a regular expression wide in columns");
+    assert.equal(isCertain(`/** Products:\n* sold ones */\n`), false, "a comment over several lines");
     assert.equal(isCertain(`  tags: z.array(z.string().max(20)).max(10).default([]),\n`), true);
   });
 
@@ -144,6 +154,8 @@ const text = fc.oneof(
   fc.string({ maxLength: 60 }),
   fc.string({ unit: "grapheme", maxLength: 60 }),
   fc.constantFrom('say "hi"', "it's", "a */ b", "back\\slash", "東京の注文", "x".repeat(130), "`tick` ${x}"),
+  // Descriptions over several lines (YAML block scalars): lists, blank lines, braces.
+  fc.array(fc.oneof(fc.string({ maxLength: 30 }), fc.constantFrom("* sold ones", "", "{", "}", "  - nested", " * star")), { minLength: 2, maxLength: 5 }).map((lines) => lines.join("\n")),
 );
 const number = fc.oneof(fc.integer({ min: -1e9, max: 1e9 }), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.constantFrom(0, -0, 1e21, 5e-7, 1.5));
 const enumValues = fc.uniqueArray(snake, { minLength: 1, maxLength: 8 });
@@ -154,7 +166,10 @@ const scalarField = fc.oneof(
       type: fc.constant("string"),
       min_length: fc.nat({ max: 5 }),
       max_length: fc.integer({ min: 5, max: 100000 }),
-      pattern: fc.constantFrom("^[a-z]+$", "^ab$", "^[A-Z]{3}$", "^a/b$", "^(x|y)+[0-9]{2,}$"),
+      pattern: fc.oneof(
+        fc.constantFrom("^[a-z]+$", "^ab$", "^[A-Z]{3}$", "^a/b$", "^(x|y)+[0-9]{2,}$", '^"[a-z]+"$', "^東京$", "^a\"$", "^'x'$", "^[/]$"),
+        fc.stringMatching(/^\^[a-z"'\/東]{0,8}\$$/),
+      ),
       format: fc.constantFrom("email", "uri"),
       description: text,
       optional: fc.boolean(),
@@ -162,8 +177,9 @@ const scalarField = fc.oneof(
     },
     { requiredKeys: ["type"] },
   ),
+  fc.record({ type: fc.constant("number"), minimum: number, description: text, optional: fc.boolean(), nullable: fc.boolean() }, { requiredKeys: ["type"] }),
   fc.record(
-    { type: fc.constantFrom("integer", "number"), minimum: number, description: text, optional: fc.boolean(), nullable: fc.boolean() },
+    { type: fc.constant("integer"), minimum: fc.oneof(fc.integer(), fc.constantFrom(1e21, -1e21)), description: text, optional: fc.boolean() },
     { requiredKeys: ["type"] },
   ),
   fc.record({ type: fc.constantFrom("boolean", "date", "datetime"), description: text, optional: fc.boolean() }, { requiredKeys: ["type"] }),

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import Handlebars from "handlebars";
 import type { ApiModel } from "../model/types.ts";
@@ -46,7 +46,7 @@ export function createEmitContext(root: URL = packageRoot(), previous?: Previous
       let template = compiled.get(name);
       if (!template) {
         const source = readFileSync(new URL(`templates/${name}.hbs`, root), "utf8");
-        template = cacheDir ? cachedTemplate(handlebars, source, cacheDir) : handlebars.compile(source, TEMPLATE_OPTIONS);
+        template = cacheDir ? cachedTemplate(handlebars, source, cacheDir) : handlebars.compile(source, { ...TEMPLATE_OPTIONS });
         compiled.set(name, template);
       }
       return template(data);
@@ -70,23 +70,34 @@ export function createEmitContext(root: URL = packageRoot(), previous?: Previous
 
 const TEMPLATE_OPTIONS = { noEscape: true, strict: true, preventIndent: true } as const;
 
-/** A template from its precompiled form in `cacheDir`, precompiled and kept there first when missing. */
+/**
+ * A template from its precompiled form in `cacheDir`, precompiled and kept there first when
+ * missing. A cached form that does not load (a damaged file) is compiled and kept again.
+ */
 function cachedTemplate(handlebars: typeof Handlebars, source: string, cacheDir: string): Handlebars.TemplateDelegate {
   const key = createHash("sha256").update(Handlebars.VERSION).update("\0").update(JSON.stringify(TEMPLATE_OPTIONS)).update("\0").update(source).digest("hex");
   const file = path.join(cacheDir, `template-${key.slice(0, 32)}.js`);
-  let spec: string;
   try {
-    spec = readFileSync(file, "utf8");
+    return load(handlebars, readFileSync(file, "utf8"));
   } catch {
-    spec = handlebars.precompile(source, TEMPLATE_OPTIONS) as string;
-    try {
-      mkdirSync(cacheDir, { recursive: true });
-      writeFileSync(file, spec);
-    } catch {
-      // The cache only saves time.
-    }
+    // Missing or damaged: compiled below.
   }
-  // The precompiled form is a JavaScript object literal of functions, as Handlebars.precompile wrote it.
+  // Handlebars adds its own keys to the options it is given: a copy keeps the key above stable.
+  const spec = handlebars.precompile(source, { ...TEMPLATE_OPTIONS }) as string;
+  try {
+    mkdirSync(cacheDir, { recursive: true });
+    // Written aside and renamed into place: a reader never sees half a file.
+    const temp = `${file}.${process.pid}.tmp`;
+    writeFileSync(temp, spec);
+    renameSync(temp, file);
+  } catch {
+    // The cache only saves time.
+  }
+  return load(handlebars, spec);
+}
+
+/** A precompiled template: a JavaScript object literal of functions, as Handlebars.precompile wrote it. */
+function load(handlebars: typeof Handlebars, spec: string): Handlebars.TemplateDelegate {
   return handlebars.template(new Function(`return ${spec};`)() as Parameters<typeof Handlebars.template>[0]);
 }
 

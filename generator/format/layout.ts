@@ -46,6 +46,8 @@ export function isCertain(text: string): boolean {
     if (line.length > PRINT_WIDTH && !/^\s*(\/\/|\/\*\*?[^]*\*\/$)/.test(line) && !/^import (type )?\{ [\w$]+ \} from "[^"]*";$/.test(line)) {
       return false;
     }
+    // prettier re-indents a `/**` comment over several lines, which canon does not do.
+    if (/^\s*\/\*\*/.test(line) && !line.includes("*/")) return false;
     // prettier always breaks an array of two or more objects (or arrays) with more than one entry each.
     if (/\[\{[^\]]*\}, \{|\[\[[^\]]*\], \[/.test(line)) return false;
     if (line.length * 2 > PRINT_WIDTH && /[^\x00-\x7f]/.test(line) && width(line) > PRINT_WIDTH) return false;
@@ -62,7 +64,9 @@ export function isCertain(text: string): boolean {
 function mayBreakChain(line: string): boolean {
   const code = line.replace(/"(?:[^"\\]|\\.)*"/g, '""');
   if ((code.match(/\)\./g) ?? []).length < 2) return false;
-  for (const [, pattern] of code.matchAll(/\/((?:[^/\\\n]|\\.)+)\//g)) if (pattern!.length > 5) return true;
+  // Regular expressions are looked for in the line as written (a string that looks like one only
+  // makes this more cautious), and measured in columns, as prettier measures them.
+  for (const [, pattern] of line.matchAll(/\/((?:[^/\\\n]|\\.)+)\//g)) if (width(pattern!) > 5) return true;
   let depth = 0;
   for (const ch of code) {
     if (ch === "(" || ch === "[" || ch === "{") depth++;
@@ -206,7 +210,8 @@ function breakCall(line: string): string[] | null {
   const prefix = head.slice(0, head.length - callee[1]!.length);
   if (!balanced(prefix) || /[({[]/.test(prefix)) return null;
   const args = splitTopLevel(statement.slice(open + 1, -1));
-  if (!args || args.length === 0) return null;
+  // With one argument prettier may break elsewhere (after `=`, say): left to prettier.
+  if (!args || args.length < 2) return null;
   const huggable = (a: string) => /^(async\b|function\b|\(|\{|\[|`)/.test(a) || /=>/.test(a);
   if (huggable(args[0]!) || huggable(args[args.length - 1]!) || args.some((a) => /=>/.test(a))) return null;
   return [`${indent}${head}(`, ...args.map((a) => `${indent}${INDENT}${a},`), `${indent})${end}`];

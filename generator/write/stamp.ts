@@ -11,7 +11,7 @@ import { mkdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { compareText } from "../diagnostics/diagnostic.ts";
 import { packageRoot } from "../util/package-root.ts";
-import { listFiles } from "./write.ts";
+import { inParallel, listFiles } from "./write.ts";
 
 export interface Stamp {
   fingerprint: string;
@@ -41,7 +41,8 @@ async function canonSources(): Promise<string> {
 /** Adds every file under `dir` (name and content, in name order) to `hash`; reads them all at once. */
 async function hashFolder(hash: ReturnType<typeof createHash>, dir: string, prefix: string): Promise<void> {
   const files = await filesUnder(dir);
-  const contents = await Promise.all(files.map((file) => readFile(path.join(dir, file))));
+  const contents: Buffer[] = new Array(files.length);
+  await inParallel([...files.keys()], async (i) => (contents[i] = await readFile(path.join(dir, files[i]!))));
   files.forEach((file, i) => hash.update(`${prefix}${file}\0`).update(contents[i]!).update("\0"));
 }
 
@@ -75,7 +76,8 @@ export async function currentStamp(file: string, out: string, print: string): Pr
   const present = await filesUnder(out);
   const expected = Object.keys(stamp.files).sort();
   if (present.length !== expected.length || present.some((f, i) => f !== expected[i])) return null;
-  const hashes = await Promise.all(present.map(async (f) => sha(await readFile(path.join(out, f)))));
+  const hashes: string[] = new Array(present.length);
+  await inParallel([...present.keys()], async (i) => (hashes[i] = sha(await readFile(path.join(out, present[i]!)))));
   return present.every((f, i) => hashes[i] === stamp.files[f]) ? stamp : null;
 }
 

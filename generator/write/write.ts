@@ -46,17 +46,15 @@ export async function diffOutput(outDir: string, files: FormattedFile[]): Promis
   const wanted = new Map(files.map((f) => [f.path, f.content]));
   const diff: OutputDiff = { added: [], changed: [], stale: [], unchanged: 0 };
   const present = new Set(existing);
-  await Promise.all(
-    files.map(async (f) => {
-      if (!present.has(f.path)) {
-        diff.added.push(f.path);
-        return;
-      }
-      const current = await readFile(path.join(outDir, f.path), "utf8");
-      if (current === f.content) diff.unchanged++;
-      else diff.changed.push(f.path);
-    }),
-  );
+  await inParallel(files, async (f) => {
+    if (!present.has(f.path)) {
+      diff.added.push(f.path);
+      return;
+    }
+    const current = await readFile(path.join(outDir, f.path), "utf8");
+    if (current === f.content) diff.unchanged++;
+    else diff.changed.push(f.path);
+  });
   diff.stale = existing.filter((f) => !wanted.has(f));
   diff.added.sort(compareText);
   diff.changed.sort(compareText);
@@ -111,13 +109,25 @@ async function finish(outDir: string, journal: Journal): Promise<void> {
 /** File operations in flight at once: enough to keep the disk and libuv's threads busy. */
 const FILE_CONCURRENCY = 32;
 
-/** Runs `task` on every item, at most FILE_CONCURRENCY at a time; rejects with the first failure. */
-async function inParallel<T>(items: T[], task: (item: T) => Promise<unknown>): Promise<void> {
+/**
+ * Runs `task` on every item, at most FILE_CONCURRENCY at a time (so that no run opens more files
+ * at once than a process may). After a failure no new task starts; once the running ones have
+ * settled, the first failure is thrown.
+ */
+export async function inParallel<T>(items: T[], task: (item: T) => Promise<unknown>): Promise<void> {
   let next = 0;
+  let failure: { error: unknown } | null = null;
   const worker = async () => {
-    while (next < items.length) await task(items[next++]!);
+    while (next < items.length && failure === null) {
+      try {
+        await task(items[next++]!);
+      } catch (error) {
+        failure ??= { error };
+      }
+    }
   };
   await Promise.all(Array.from({ length: Math.min(FILE_CONCURRENCY, items.length) }, worker));
+  if (failure) throw (failure as { error: unknown }).error;
 }
 
 async function removeEmptyParents(root: string, dir: string): Promise<void> {

@@ -21,9 +21,28 @@ export function propertyKey(name: string): string {
   return /^[A-Za-z_$][A-Za-z0-9_$]*$/.test(name) ? name : JSON.stringify(name);
 }
 
-/** A regular-expression literal for a definition's pattern. */
+/**
+ * A regular-expression literal for a definition's pattern: every `/` that is not escaped yet is
+ * escaped (also inside a character class, where it is harmless), and line breaks are written as
+ * escapes, since a literal cannot hold them.
+ */
 export function regexLiteral(pattern: string): string {
-  return `/${pattern.replace(/(^|[^\\])\//g, "$1\\/")}/`;
+  const breaks: Record<string, string> = { "\n": "\\n", "\r": "\\r", "\u2028": "\\u2028", "\u2029": "\\u2029" };
+  let out = "";
+  let escaped = false;
+  for (const ch of pattern) {
+    if (escaped) {
+      // An escaped line break is the line break itself.
+      out = breaks[ch] ? out.slice(0, -1) + breaks[ch] : out + ch;
+      escaped = false;
+    } else if (ch === "\\") {
+      out += ch;
+      escaped = true;
+    } else {
+      out += ch === "/" ? "\\/" : (breaks[ch] ?? ch);
+    }
+  }
+  return `/${out}/`;
 }
 
 /** The TypeScript type of a field's value. */
