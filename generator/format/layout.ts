@@ -159,11 +159,7 @@ function breakObject(line: string): string[] | null {
   const [, indent, key, body, comma] = m as unknown as [string, string, string | undefined, string, string];
   const props = splitTopLevel(body);
   if (!props || props.length === 0 || props.some((p) => p.startsWith("..."))) return null;
-  const inner = props.flatMap((p) => {
-    const prop = `${indent}${INDENT}${p},`;
-    return prop.length > PRINT_WIDTH ? breakLine(prop) : [prop];
-  });
-  return [`${indent}${key ?? ""}{`, ...inner, `${indent}}${comma}`];
+  return [`${indent}${key ?? ""}{`, ...entryLines(indent, props), `${indent}}${comma}`];
 }
 
 /** An array literal that is a property value (`key: [a, b],`) → one element per line, each broken in turn. */
@@ -173,11 +169,15 @@ function breakArray(line: string): string[] | null {
   const [, indent, key, body, comma] = m as unknown as [string, string, string, string, string];
   const items = splitTopLevel(body);
   if (!items || items.length === 0 || items.some((p) => !/^(\{ .* \}|"[^"\\]*")$/.test(p))) return null;
-  const inner = items.flatMap((p) => {
-    const item = `${indent}${INDENT}${p},`;
-    return item.length > PRINT_WIDTH ? breakLine(item) : [item];
+  return [`${indent}${key}[`, ...entryLines(indent, items), `${indent}]${comma}`];
+}
+
+/** The entries of a broken object or array literal, one per line, each broken in turn if still long. */
+function entryLines(indent: string, entries: string[]): string[] {
+  return entries.flatMap((entry) => {
+    const line = `${indent}${INDENT}${entry},`;
+    return line.length > PRINT_WIDTH ? breakLine(line) : [line];
   });
-  return [`${indent}${key}[`, ...inner, `${indent}]${comma}`];
 }
 
 /** `function name(a: A, b: B): R {` → one parameter per line. */

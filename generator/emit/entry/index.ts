@@ -1,14 +1,14 @@
 import type { ApiModel } from "../../model/types.ts";
-import { GENERATED_HEADER, type EmitContext, type EmittedFile, type Emitter } from "../emitter.ts";
+import { GENERATED_HEADER, styledTs, type EmitContext, type EmittedFile, type Emitter } from "../emitter.ts";
 
 /** The entry module `index.ts`: `buildApp(options)` serves every version on one Fastify app. */
 export const entryEmitter: Emitter = {
   name: "entry",
   emit(model: ApiModel, context: EmitContext): EmittedFile[] {
     return [
-      {
-        path: "index.ts",
-        content: context.render("entry", {
+      styledTs(
+        "index.ts",
+        context.render("entry", {
           header: GENERATED_HEADER,
           title: model.title,
           baseUrl: model.baseUrl,
@@ -19,9 +19,7 @@ export const entryEmitter: Emitter = {
           versionList: model.versions.map((v) => v.name).join(", "),
           versions: model.versions.map((v) => ({ name: v.name })),
         }),
-        parser: "typescript",
-        prettierStyle: true,
-      },
+      ),
     ];
   },
 };

@@ -15,18 +15,17 @@ export const handlersEmitter: Emitter = {
     const files: EmittedFile[] = [];
     for (const version of model.versions) {
       for (const resource of version.resources) {
-        files.push(ts(`${version.name}/${resource.collection}/routes.ts`, context.render("routes", routesView(version, resource))));
+        files.push(styledTs(`${version.name}/${resource.collection}/routes.ts`, context.render("routes", routesView(version, resource))));
       }
-      if (version.events) files.push(ts(`${version.name}/events.ts`, context.render("events", { header: GENERATED_HEADER, version: version.name })));
-      if (version.exports) files.push(ts(`${version.name}/exports.ts`, context.render("exports", exportsView(version, version.exports))));
-      files.push(ts(`${version.name}/index.ts`, context.render("version", versionView(version))));
+      if (version.events) files.push(styledTs(`${version.name}/events.ts`, context.render("events", { header: GENERATED_HEADER, version: version.name })));
+      if (version.exports) files.push(styledTs(`${version.name}/exports.ts`, context.render("exports", exportsView(version, version.exports))));
+      files.push(styledTs(`${version.name}/index.ts`, context.render("version", versionView(version))));
     }
-    files.push(ts("services.ts", context.render("services", servicesView(model))));
+    files.push(styledTs("services.ts", context.render("services", servicesView(model))));
     return files;
   },
 };
 
-const ts = styledTs;
 
 const access = (name: string) => (/^[A-Za-z_$][A-Za-z0-9_$]*$/.test(name) ? name : `[${JSON.stringify(name)}]`);
 

@@ -1,5 +1,5 @@
 import type { ApiModel } from "../../model/types.ts";
-import { GENERATED_HEADER, type EmitContext, type EmittedFile, type Emitter } from "../emitter.ts";
+import { GENERATED_HEADER, styledTs, type EmitContext, type EmittedFile, type Emitter } from "../emitter.ts";
 
 const DEFAULT_PAGE_SIZE = 20;
 const MAX_PAGE_SIZE = 100;
@@ -8,9 +8,10 @@ const MAX_PAGE_SIZE = 100;
 export const paginationEmitter: Emitter = {
   name: "pagination",
   emit(model: ApiModel, context: EmitContext): EmittedFile[] {
-    return model.versions.map((version) => ({
-      path: `${version.name}/pagination.ts`,
-      content: context.render("pagination", {
+    return model.versions.map((version) =>
+      styledTs(
+        `${version.name}/pagination.ts`,
+        context.render("pagination", {
         header: GENERATED_HEADER,
         version: version.name,
         defaultSize: DEFAULT_PAGE_SIZE,
@@ -22,8 +23,7 @@ export const paginationEmitter: Emitter = {
           offset: r.pagination === "offset",
         })),
       }),
-      parser: "typescript",
-      prettierStyle: true,
-    }));
+      ),
+    );
   },
 };

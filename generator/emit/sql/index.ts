@@ -9,7 +9,7 @@
  *  - `index.ts`: `openStore(target)` for `memory`, `pglite:<dir>` and `postgres://…`.
  */
 import type { ApiModel } from "../../model/types.ts";
-import { GENERATED_HEADER, type EmitContext, type EmittedFile, type Emitter } from "../emitter.ts";
+import { GENERATED_HEADER, styledTs, type EmitContext, type EmittedFile, type Emitter } from "../emitter.ts";
 import { literal, propertyKey } from "../shared/code.ts";
 import { migrationBetween } from "./diff.ts";
 import { collectionPlans, snapshotOf, SNAPSHOT_FORMAT, type CollectionPlan, type SchemaSnapshot } from "./snapshot.ts";
@@ -49,8 +49,8 @@ export const sqlEmitter: Emitter = {
     files.push(
       // Canonical `JSON.stringify` output, like the OpenAPI documents: no prettier pass on a file this large.
       { path: SNAPSHOT_PATH, content: `${JSON.stringify({ "x-generated": SNAPSHOT_NOTICE, ...next }, null, 2)}\n`, parser: null },
-      { path: "sql/schema.ts", content: context.render("sql-schema", schemaView(model, plans)), parser: "typescript", prettierStyle: true },
-      { path: "sql/index.ts", content: context.render("sql-index", { header: GENERATED_HEADER, title: model.title, exports: model.exportJobs !== null }), parser: "typescript", prettierStyle: true },
+      styledTs("sql/schema.ts", context.render("sql-schema", schemaView(model, plans))),
+      styledTs("sql/index.ts", context.render("sql-index", { header: GENERATED_HEADER, title: model.title, exports: model.exportJobs !== null })),
     );
     return files;
   },
@@ -92,14 +92,17 @@ function schemaView(model: ApiModel, plans: CollectionPlan[]): object {
   return {
     header: GENERATED_HEADER,
     title: model.title,
-    collections: plans.map((p) => ({
-      key: propertyKey(p.collection),
-      table: JSON.stringify(p.table.name),
-      columns: p.fields.map((f) => literal(f)),
-      // prettier always breaks an array of two or more objects; one fits on the line.
-      columnsInline: p.fields.length < 2 ? `[${p.fields.map((f) => literal(f)).join("")}]` : null,
-      search: literal(p.search),
-    })),
+    collections: plans.map((p) => {
+      const columns = p.fields.map((f) => literal(f));
+      return {
+        key: propertyKey(p.collection),
+        table: JSON.stringify(p.table.name),
+        columns,
+        // prettier always breaks an array of two or more objects; one fits on the line.
+        columnsInline: columns.length < 2 ? `[${columns.join("")}]` : null,
+        search: literal(p.search),
+      };
+    }),
     constraints: constraints.map((c) => ({ key: propertyKey(c.name), value: c.value })),
   };
 }

@@ -1,5 +1,5 @@
 import type { ApiModel, VersionField, VersionResource } from "../../model/types.ts";
-import { GENERATED_HEADER, type EmitContext, type EmittedFile, type Emitter } from "../emitter.ts";
+import { GENERATED_HEADER, styledTs, type EmitContext, type EmittedFile, type Emitter } from "../emitter.ts";
 import { commentText, fieldDoc, propertyKey, tsType } from "../shared/code.ts";
 
 /**
@@ -13,33 +13,24 @@ export const typesEmitter: Emitter = {
     const files: EmittedFile[] = [];
     for (const version of model.versions) {
       for (const resource of version.resources) {
-        files.push({
-          path: `${version.name}/${resource.collection}/types.ts`,
-          content: context.render("types", resourceView(version.name, resource)),
-          parser: "typescript",
-          prettierStyle: true,
-        });
+        files.push(styledTs(`${version.name}/${resource.collection}/types.ts`, context.render("types", resourceView(version.name, resource))));
       }
     }
-    files.push({
-      path: "values.ts",
-      content: context.render("values", {
-        header: GENERATED_HEADER,
-        resources: model.storage.map((r) => ({
-          pascal: r.names.pascal,
-          collection: r.collection,
-          fields: r.fields.map((f) => member(f)),
-          actions: r.actionRecords.map((a) => ({
-            pascal: a.names.pascal,
-            collection: a.collection,
-            targetField: a.targetField,
-            fields: a.fields.map((f) => member(f)),
-          })),
+    const values = {
+      header: GENERATED_HEADER,
+      resources: model.storage.map((r) => ({
+        pascal: r.names.pascal,
+        collection: r.collection,
+        fields: r.fields.map((f) => member(f)),
+        actions: r.actionRecords.map((a) => ({
+          pascal: a.names.pascal,
+          collection: a.collection,
+          targetField: a.targetField,
+          fields: a.fields.map((f) => member(f)),
         })),
-      }),
-      parser: "typescript",
-      prettierStyle: true,
-    });
+      })),
+    };
+    files.push(styledTs("values.ts", context.render("values", values)));
     return files;
   },
 };

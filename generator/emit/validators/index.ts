@@ -1,6 +1,6 @@
 import type { ApiModel, VersionField, VersionResource } from "../../model/types.ts";
 import { camelCase } from "../../util/names.ts";
-import { GENERATED_HEADER, type EmitContext, type EmittedFile, type Emitter } from "../emitter.ts";
+import { GENERATED_HEADER, styledTs, type EmitContext, type EmittedFile, type Emitter } from "../emitter.ts";
 import { propertyKey } from "../shared/code.ts";
 import { zodField, zodQuery, type ZodMode } from "./zod.ts";
 
@@ -9,12 +9,7 @@ export const validatorsEmitter: Emitter = {
   name: "validators",
   emit(model: ApiModel, context: EmitContext): EmittedFile[] {
     return model.versions.flatMap((version) =>
-      version.resources.map((resource) => ({
-        path: `${version.name}/${resource.collection}/validators.ts`,
-        content: context.render("validators", view(version.name, resource)),
-        parser: "typescript" as const,
-        prettierStyle: true,
-      })),
+      version.resources.map((resource) => styledTs(`${version.name}/${resource.collection}/validators.ts`, context.render("validators", view(version.name, resource)))),
     );
   },
 };
