@@ -72,7 +72,7 @@ export function config(port: number, socket: string, backends: Backend[]): strin
     "  http-check send meth GET uri /v2/openapi.json",
     "  http-check expect status 200",
     "  http-response set-header X-Served-By %s",
-    ...backends.map((b) => `  server ${b.name} 127.0.0.1:${b.port} check inter 300ms fall 1 rise 1`),
+    ...backends.map((b) => `  server ${b.name} 127.0.0.1:${b.port} check inter 300ms fall 3 rise 1`),
     "",
   ].join("\n");
 }
