@@ -5,13 +5,9 @@
  * compare-and-set on a revision. Every query is parameterized; every query names the columns
  * it reads, and `row_id` is never among them.
  *
- * The tables come from the generated migrations (`sql/NNNN_<name>.sql`), which `migrate`
- * applies in order; `sql/schema.ts` tells the store which column holds which field and how.
+ * The tables come from the generated migrations (sql-migrations.ts applies them);
+ * `sql/schema.ts` tells the store which column holds which field and how (sql-schema.ts).
  */
-import { createHash } from "node:crypto";
-import { readdirSync, readFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
-import { BusinessRuleError, ConflictError, ValidationError } from "./errors.ts";
 import type {
   CursorQuery,
   Match,
@@ -21,109 +17,23 @@ import type {
   Values,
   WriteConstraints,
 } from "./store.ts";
+import { ConflictError } from "./errors.ts";
+import {
+  containsPattern,
+  decodeRecord,
+  parameter,
+  quoteIdentifier as q,
+  readExpression,
+  SYSTEM_SELECT,
+} from "./sql-codec.ts";
 import type { Row, SqlDriver, SqlQueryable } from "./sql-driver.ts";
+import { translateSqlError, type SqlOperation } from "./sql-errors.ts";
+import { isJsonKind, type SqlColumn, type SqlSchema } from "./sql-schema.ts";
 
 export { openDriver, type SqlDriver, type SqlQueryable, type SqlStoreOptions } from "./sql-driver.ts";
+export { migrate, readMigrations, type MigrationFile } from "./sql-migrations.ts";
+export type { ColumnKind, SqlCollection, SqlColumn, SqlConstraint, SqlSchema } from "./sql-schema.ts";
 
-/**
- * How a column keeps its field's value: in its own SQL type, or as jsonb (`json`: arrays and
- * objects; `wrapped`: a scalar that may be both absent, SQL NULL, and null, JSON null).
- */
-export type ColumnKind = "text" | "integer" | "number" | "boolean" | "uuid" | "date" | "json" | "wrapped";
-
-export interface SqlColumn {
-  field: string;
-  column: string;
-  kind: ColumnKind;
-  /** SQL NULL reads as an absent value; otherwise as null. */
-  optional: boolean;
-}
-
-export interface SqlCollection {
-  table: string;
-  columns: SqlColumn[];
-  /** Columns with a trigram index for `?q=`. */
-  search: string[];
-}
-
-export interface SqlConstraint {
-  collection: string;
-  field: string;
-  kind: "unique" | "references";
-  /** The referenced collection. */
-  references?: string;
-}
-
-export interface SqlSchema {
-  collections: Record<string, SqlCollection>;
-  constraints: Record<string, SqlConstraint>;
-}
-
-/* ---------- migrations ---------- */
-
-export interface MigrationFile {
-  /** `0002_add_orders_priority`. */
-  name: string;
-  sql: string;
-  checksum: string;
-}
-
-const MIGRATION_FILE = /^\d{4}_[a-z0-9_]+\.sql$/;
-
-/** The migrations of a folder, in order. */
-export function readMigrations(folder: URL | string): MigrationFile[] {
-  const dir = typeof folder === "string" ? folder : fileURLToPath(folder);
-  return readdirSync(dir)
-    .filter((n) => MIGRATION_FILE.test(n))
-    .sort()
-    .map((file) => {
-      const sql = readFileSync(`${dir}/${file}`, "utf8");
-      return { name: file.slice(0, -4), sql, checksum: createHash("sha256").update(sql).digest("hex") };
-    });
-}
-
-/**
- * Applies the migrations not yet applied, in order, in one transaction, and records each in
- * `canon_migrations`; returns their names. An advisory lock keeps two instances starting at
- * once from both applying. A recorded migration whose file changed is refused: migrations
- * never change once applied.
- */
-export async function migrate(db: SqlDriver, folder: URL | string | MigrationFile[]): Promise<string[]> {
-  const files = Array.isArray(folder) ? folder : readMigrations(folder);
-  return db.transaction(async (tx) => {
-    await tx.query(
-      "select pg_advisory_xact_lock(hashtext(coalesce(current_schema(), '') || '.canon_migrations'))",
-    );
-    await tx.exec(
-      "create table if not exists canon_migrations (name text primary key, checksum text not null, applied_at timestamptz not null default now())",
-    );
-    const rows = await tx.query("select name, checksum from canon_migrations");
-    const applied = new Map(rows.map((r) => [String(r.name), String(r.checksum)]));
-    const done: string[] = [];
-    for (const file of files) {
-      const checksum = applied.get(file.name);
-      if (checksum !== undefined) {
-        if (checksum !== file.checksum) {
-          throw new Error(
-            `migration ${file.name} was applied with other content: applied migrations never change (restore sql/${file.name}.sql from version control)`,
-          );
-        }
-        continue;
-      }
-      await tx.exec(file.sql);
-      await tx.query("insert into canon_migrations (name, checksum) values ($1, $2)", [
-        file.name,
-        file.checksum,
-      ]);
-      done.push(file.name);
-    }
-    return done;
-  });
-}
-
-/* ---------- the store ---------- */
-
-const TIMESTAMP = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 interface Prepared {
@@ -131,42 +41,6 @@ interface Prepared {
   select: string;
   columns: Map<string, SqlColumn>;
   list: SqlColumn[];
-}
-
-function q(name: string): string {
-  return `"${name.replace(/"/g, '""')}"`;
-}
-
-/** The SQL that reads a column as the value the store returns. */
-function readExpression(column: SqlColumn): string {
-  const c = q(column.column);
-  if (column.kind === "date") return `to_char(${c}, 'YYYY-MM-DD') as ${c}`;
-  // As text, parsed here: a JSON null ('null') stays apart from SQL NULL (absent).
-  if (column.kind === "json" || column.kind === "wrapped") return `${c}::text as ${c}`;
-  return c;
-}
-
-/** A parameter placeholder for a value of this column, and the parameter itself. */
-function parameter(column: SqlColumn, value: unknown, params: unknown[]): string {
-  if (column.kind === "json" || column.kind === "wrapped") {
-    params.push(value === undefined ? null : JSON.stringify(value));
-    return `$${params.length}::jsonb`;
-  }
-  params.push(value === undefined ? null : value);
-  return `$${params.length}`;
-}
-
-function decode(column: SqlColumn, raw: unknown): unknown {
-  if (raw === null || raw === undefined) return column.optional ? undefined : null;
-  if (column.kind === "integer" || column.kind === "number") return Number(raw);
-  if (column.kind === "json" || column.kind === "wrapped")
-    return typeof raw === "string" ? JSON.parse(raw) : raw;
-  return raw;
-}
-
-/** `%text%` for ILIKE, with the pattern characters of the text escaped. */
-function containsPattern(text: string): string {
-  return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 }
 
 export class SqlStore implements Store {
@@ -190,15 +64,9 @@ export class SqlStore implements Store {
     if (!p) {
       const c = this.schema.collections[name];
       if (!c) throw new Error(`the SQL schema has no collection "${name}"`);
-      const system = [
-        `"id"`,
-        `to_char("created_at" at time zone 'UTC', ${TIMESTAMP}) as "created_at"`,
-        `to_char("updated_at" at time zone 'UTC', ${TIMESTAMP}) as "updated_at"`,
-        `"_revision"`,
-      ];
       p = {
         table: q(c.table),
-        select: [...system, ...c.columns.map(readExpression)].join(", "),
+        select: [...SYSTEM_SELECT, ...c.columns.map(readExpression)].join(", "),
         columns: new Map(c.columns.map((col) => [col.field, col])),
         list: c.columns,
       };
@@ -208,18 +76,7 @@ export class SqlStore implements Store {
   }
 
   private toRecord(p: Prepared, row: Row): StoredRecord {
-    const values: Values = {};
-    for (const column of p.list) {
-      const value = decode(column, row[column.column]);
-      if (value !== undefined) values[column.field] = value;
-    }
-    return {
-      id: String(row.id),
-      created_at: String(row.created_at),
-      updated_at: String(row.updated_at),
-      revision: Number(row._revision),
-      values,
-    };
+    return decodeRecord(p.list, row);
   }
 
   private column(p: Prepared, field: string): SqlColumn {
@@ -234,8 +91,7 @@ export class SqlStore implements Store {
     for (const [field, value] of Object.entries(match.where)) {
       if (value === undefined) continue;
       const column = this.column(p, field);
-      if (value === null && column.kind !== "wrapped" && column.kind !== "json")
-        out.push(`${q(column.column)} is null`);
+      if (value === null && !isJsonKind(column.kind)) out.push(`${q(column.column)} is null`);
       else out.push(`${q(column.column)} = ${parameter(column, value, params)}`);
     }
     if (match.search) {
@@ -399,58 +255,13 @@ export class SqlStore implements Store {
   /** Runs a statement and turns constraint violations into the API's errors. */
   private async run(
     collection: string,
-    op: "read" | "write" | "delete",
+    op: SqlOperation,
     fn: (db: SqlQueryable) => Promise<Row[]>,
   ): Promise<Row[]> {
     try {
       return await fn(this.db);
     } catch (error) {
-      throw this.translate(error, collection, op);
-    }
-  }
-
-  private translate(error: unknown, collection: string, op: "read" | "write" | "delete"): unknown {
-    const e = error as { code?: unknown; constraint?: unknown; column?: unknown; detail?: unknown };
-    if (typeof e?.code !== "string") return error;
-    const constraint = typeof e.constraint === "string" ? this.schema.constraints[e.constraint] : undefined;
-    switch (e.code) {
-      case "23505": {
-        const field = constraint?.field ?? /^Key \(([^)]+)\)/.exec(String(e.detail ?? ""))?.[1] ?? "id";
-        if (field === "id")
-          return new ConflictError("A record with this id exists.", [{ field: "id", issue: "is taken" }]);
-        return new ConflictError(`Another record has this ${field}.`, [{ field, issue: "is already taken" }]);
-      }
-      case "23503": {
-        if (op === "delete" || (constraint && constraint.collection !== collection)) {
-          const by = constraint?.collection ?? "another collection";
-          return new BusinessRuleError(`Records of ${by} still refer to this record.`, [
-            { field: "id", issue: `is referred to by records of ${by}` },
-          ]);
-        }
-        const field = constraint?.field ?? "id";
-        const target = constraint?.references ?? "another collection";
-        return new BusinessRuleError(`${field} names no existing record of ${target}.`, [
-          { field, issue: `must name an existing record of ${target}` },
-        ]);
-      }
-      case "23502":
-        return new ValidationError([
-          { field: typeof e.column === "string" ? e.column : "body", issue: "is required" },
-        ]);
-      case "23514": {
-        const name = typeof e.constraint === "string" ? e.constraint : "";
-        const table = this.schema.collections[collection]?.table ?? "";
-        const field =
-          name.startsWith(`${table}_`) && name.endsWith("_check")
-            ? name.slice(table.length + 1, -"_check".length)
-            : "body";
-        return new ValidationError([{ field, issue: "is outside the limits of this field" }]);
-      }
-      default:
-        // Class 22, data exceptions: a value PostgreSQL cannot hold (a date out of its range, …).
-        if (e.code.startsWith("22"))
-          return new ValidationError([{ field: "body", issue: "holds a value the database cannot store" }]);
-        return error;
+      throw translateSqlError(error, this.schema, collection, op);
     }
   }
 }

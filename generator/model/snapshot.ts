@@ -1,3 +1,4 @@
+import { EXPORT_JOB_FIELDS, EXPORT_JOB_FILTERS, EXPORT_JOBS, type ExportJobField } from "../../runtime/exports-job.ts";
 import { compareText } from "../diagnostics/diagnostic.ts";
 import { camelCase, pascalCase, singularOf, snakeCase } from "../util/names.ts";
 import type {
@@ -203,53 +204,32 @@ function versionExport(r: ResourceDef, resource: VersionResource): VersionExport
   };
 }
 
-/** The store collection of export jobs: canon's own, named so that no resource can be called the same. */
-export const EXPORT_JOBS_COLLECTION = "canon/exports";
-
 /**
- * What the store keeps of an export job (runtime/exports.ts reads and writes it). The owner and
- * the version are matched exactly (a principal lists its own jobs of one version); the status
- * finds the jobs to resume when a service starts.
+ * What the store keeps of an export job: the fields runtime/exports-job.ts defines, which the
+ * runtime reads and writes. The owner, the version and the status are matched exactly (a
+ * principal lists its own jobs of one version; a starting service finds the jobs to resume).
  */
 function exportJobStorage(): StorageResource {
-  const field = (name: string, type: VersionField["type"], options: Partial<VersionField> = {}): VersionField => {
-    const optional = options.optional ?? false;
-    return {
-      name,
-      storageName: name,
-      type,
-      optional,
-      nullable: false,
-      hasDefault: options.hasDefault ?? false,
-      readOnly: true,
-      writeOnly: false,
-      unique: false,
-      input: false,
-      requiredInput: false,
-      output: true,
-      ...options,
-    };
-  };
-  const fields: VersionField[] = [
-    field("version", "string", { maxLength: 16 }),
-    field("resource", "string", { maxLength: 200 }),
-    field("format", "enum", { values: ["ndjson", "csv"] }),
-    field("owner", "string", { maxLength: 1000 }),
-    field("status", "enum", { values: ["pending", "running", "succeeded", "failed"] }),
-    field("filters", "object", { fields: [] }),
-    field("q", "string", { optional: true }),
-    field("match", "object", { fields: [] }),
-    field("record_count", "integer", { minimum: 0 }),
-    field("attempts", "integer", { minimum: 0 }),
-    field("attempt", "string", { optional: true }),
-    field("token", "string", { optional: true }),
-    field("expires_at", "datetime", { optional: true }),
-    field("started_at", "datetime", { optional: true }),
-    field("finished_at", "datetime", { optional: true }),
-    field("failure_reason", "string", { optional: true }),
-  ];
+  const fields = Object.entries(EXPORT_JOB_FIELDS).map(([name, spec]: [string, ExportJobField]): VersionField => ({
+    name,
+    storageName: name,
+    type: spec.type,
+    optional: spec.optional ?? false,
+    nullable: false,
+    hasDefault: false,
+    readOnly: true,
+    writeOnly: false,
+    unique: false,
+    input: false,
+    requiredInput: false,
+    output: true,
+    ...(spec.maxLength === undefined ? {} : { maxLength: spec.maxLength }),
+    ...(spec.minimum === undefined ? {} : { minimum: spec.minimum }),
+    ...(spec.values ? { values: [...spec.values] } : {}),
+    ...(spec.type === "object" ? { fields: [] } : {}),
+  }));
   return {
-    collection: EXPORT_JOBS_COLLECTION,
+    collection: EXPORT_JOBS,
     names: namesOf("export", "exports"),
     fields,
     actionRecords: [],
@@ -257,6 +237,6 @@ function exportJobStorage(): StorageResource {
     references: [],
     parentField: null,
     search: [],
-    filters: ["owner", "version", "status"],
+    filters: [...EXPORT_JOB_FILTERS],
   };
 }

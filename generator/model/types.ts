@@ -1,3 +1,4 @@
+import type { ExportFormat } from "../../runtime/exports-job.ts";
 import type { SourceLocation } from "../diagnostics/diagnostic.ts";
 
 /**
@@ -53,7 +54,7 @@ export interface ActionDef {
 export type Operation = "list" | "read" | "create" | "update" | "replace" | "delete";
 
 /** File format of an export: `ndjson` (one JSON record per line) or `csv` (a header row, then one row per record). */
-export type ExportFormat = "ndjson" | "csv";
+export type { ExportFormat };
 
 export interface ResourceDef {
   file: string;
