@@ -7,7 +7,7 @@ import { describe, test } from "node:test";
 import { check, generate, lint } from "../generator/api.ts";
 import { canon, repoRoot, snapshot, workspace } from "./support/cli.ts";
 
-const broken = path.join(repoRoot, "test", "fixtures", "broken", "schema-and-lint");
+const broken = path.join(repoRoot, "test", "fixtures", "schema-and-lint");
 
 /** A workspace whose definitions have a schema problem and lint problems in one file. */
 function brokenWorkspace(name: string): string {
