@@ -1,6 +1,7 @@
 import { EXPORT_JOB_FIELDS, EXPORT_JOB_FILTERS, EXPORT_JOBS, type ExportJobField } from "../../runtime/exports-job.ts";
 import { compareText } from "../diagnostics/diagnostic.ts";
 import { camelCase, pascalCase, singularOf, snakeCase } from "../util/names.ts";
+import { actionSymbols, resourceSymbols } from "./symbols.ts";
 import type {
   ApiModel,
   Definitions,
@@ -97,6 +98,7 @@ function versionResource(defs: Definitions, r: ResourceDef, n: number, successor
   return {
     collection: r.collection,
     names,
+    symbols: resourceSymbols(names),
     description: r.description,
     operations,
     pagination: r.pagination,
@@ -108,7 +110,12 @@ function versionResource(defs: Definitions, r: ResourceDef, n: number, successor
     filters: r.filters.flatMap((s) => byStorage.get(s) ?? []),
     parent:
       parentDef && parentField
-        ? { collection: parentDef.collection, names: namesOf(parentDef.singular, parentDef.collection), field: parentField }
+        ? {
+            collection: parentDef.collection,
+            names: namesOf(parentDef.singular, parentDef.collection),
+            symbols: resourceSymbols(namesOf(parentDef.singular, parentDef.collection)),
+            field: parentField,
+          }
         : null,
     actions: r.actions.map((a): VersionAction => {
       const singular = singularOf(a.name);
@@ -116,6 +123,7 @@ function versionResource(defs: Definitions, r: ResourceDef, n: number, successor
         name: a.name,
         singular,
         names: namesOf(singular, a.name),
+        symbols: actionSymbols(r.singular, singular, a.name),
         description: a.description,
         fields: a.fields.map((f) => versionField(f, n)),
         response: a.response,
@@ -177,11 +185,13 @@ function storageResource(r: ResourceDef, versions: VersionModel[]): StorageResou
   return {
     collection: r.collection,
     names,
+    symbols: resourceSymbols(names),
     fields: r.fields.map((f) => ({ ...versionField(f, Number.POSITIVE_INFINITY), optional: mayBeAbsent(f, lifetime) })),
     actionRecords: r.actions.map((a) => ({
       name: a.name,
       collection: `${r.collection}/${a.name}`,
       names: namesOf(`${r.singular}-${singularOf(a.name)}`, `${r.singular}-${a.name}`),
+      symbols: actionSymbols(r.singular, singularOf(a.name), a.name),
       targetField: `${snakeCase(r.singular)}_id`,
       fields: a.fields.map((f) => versionField(f, Number.POSITIVE_INFINITY)),
     })),
@@ -197,6 +207,7 @@ function versionExport(r: ResourceDef, resource: VersionResource): VersionExport
   return {
     collection: resource.collection,
     names: resource.names,
+    symbols: resource.symbols,
     formats: r.exportFormats?.length ? r.exportFormats : ["ndjson"],
     filters: resource.filters,
     search: resource.search,
@@ -231,6 +242,7 @@ function exportJobStorage(): StorageResource {
   return {
     collection: EXPORT_JOBS,
     names: namesOf("export", "exports"),
+    symbols: resourceSymbols(namesOf("export", "exports")),
     fields,
     actionRecords: [],
     unique: [],
