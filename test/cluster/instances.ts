@@ -48,7 +48,10 @@ export async function startInstances(dir: string, names: string[], store: string
 /** SIGTERM, and the exit code (0: it closed cleanly); an instance already gone gives its code (null: killed by a signal). */
 export async function stopInstance(named: Named): Promise<number | null> {
   if (named.instance.process.signalCode !== null) return null;
+  // One that has not closed after 60 s is killed (its code is then null, and the test says so).
+  const timer = setTimeout(() => named.instance.process.kill("SIGKILL"), 60_000);
   const code = await stop(named.instance);
+  clearTimeout(timer);
   running.delete(named.instance);
   return code;
 }
