@@ -2,6 +2,7 @@ import type { ApiModel, VersionExport, VersionField, VersionModel, VersionResour
 import { camelCase } from "../../util/names.ts";
 import { GENERATED_HEADER, styledTs, type EmitContext, type EmittedFile, type Emitter } from "../emitter.ts";
 import { literal, propertyKey } from "../shared/code.ts";
+import { IMPORTS, runtimeSource, source, withImports, type ImportSource } from "../shared/imports.ts";
 import { zodField } from "../validators/zod.ts";
 
 /**
@@ -19,7 +20,7 @@ export const handlersEmitter: Emitter = {
       }
       if (version.events) files.push(styledTs(`${version.name}/events.ts`, context.render("events", { header: GENERATED_HEADER, version: version.name })));
       if (version.exports) files.push(styledTs(`${version.name}/exports.ts`, context.render("exports", exportsView(version, version.exports))));
-      files.push(styledTs(`${version.name}/index.ts`, context.render("version", versionView(version))));
+      files.push(styledTs(`${version.name}/index.ts`, withImports(context.render("version", versionView(version)), versionSources(context, version))));
     }
     files.push(styledTs("services.ts", context.render("services", servicesView(model))));
     return files;
@@ -98,6 +99,7 @@ function routesView(version: VersionModel, r: VersionResource) {
     singular: r.names.singular,
     pascal,
     pluralPascal: r.names.pluralPascal,
+    symbols: r.symbols,
     camel,
     service,
     operations: ops,
@@ -150,12 +152,24 @@ function sortImports(names: string[]): string {
 function versionView(version: VersionModel) {
   return {
     header: GENERATED_HEADER,
+    imports: IMPORTS,
     version: version.name,
     deprecation: version.deprecation,
     events: version.events,
     exports: version.exports !== null,
-    resources: version.resources.map((r) => ({ collection: r.collection, pluralPascal: r.names.pluralPascal })),
+    resources: version.resources.map((r) => ({ register: r.symbols.register })),
   };
+}
+
+/** What `vN/index.ts` may import: the runtime, the route context, and every route registration. */
+function versionSources(context: EmitContext, version: VersionModel): ImportSource[] {
+  return [
+    runtimeSource(context, "index.ts", 1),
+    source("../services.ts", { RouteContext: "type" }),
+    source("./events.ts", { registerEventRoutes: "value" }),
+    source("./exports.ts", { registerExportRoutes: "value" }),
+    ...version.resources.map((r) => source(`./${r.collection}/routes.ts`, { [r.symbols.register]: "value" })),
+  ];
 }
 
 /** `vN/exports.ts`: the exports collection of a version, over the exportable resources' own views. */
