@@ -69,3 +69,15 @@ test("the runtime's exports are read from canon's runtime files, with their kind
   assert.equal(names.get("CursorPage"), "type");
   assert.equal(names.get("newId"), "value");
 });
+
+test("ROUTE_CONTEXT names every member of the generated RouteContext", async () => {
+  const { readFileSync } = await import("node:fs");
+  const path = await import("node:path");
+  const { ROUTE_CONTEXT } = await import("../generator/emit/shared/route-context.ts");
+  const { repoRoot } = await import("./support/cli.ts");
+  const services = readFileSync(path.join(repoRoot, "generated", "services.ts"), "utf8");
+  const body = /export interface RouteContext \{([^}]*)\}/.exec(services)?.[1] ?? "";
+  const members = [...body.matchAll(/^\s*(\w+)\??:/gm)].map((m) => m[1]!);
+  assert.ok(members.length >= 4, `RouteContext found in generated/services.ts (${members.join(", ")})`);
+  for (const member of members) assert.ok(ROUTE_CONTEXT.includes(member), `${member} is in ROUTE_CONTEXT`);
+});
