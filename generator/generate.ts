@@ -79,7 +79,7 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
   });
   phase("compatibility gate");
   // A file canon did not write is never overwritten or removed: nothing is written while one is there.
-  const foreign = foreignFileDiagnostics(options.out, diff, new Set(files.map((f) => f.path)));
+  const foreign = foreignFileDiagnostics(options.out, diff, new Set(files.map((f) => f.path)), options.cwd);
   const refused = [...gate.diagnostics, ...foreign];
   const all = refused.length ? sortDiagnostics([...diagnostics, ...refused]) : diagnostics;
   if (hasErrors(refused)) {

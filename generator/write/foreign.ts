@@ -5,9 +5,9 @@ import { GENERATED_MARK } from "../util/generated.ts";
 import type { OutputDiff } from "./write.ts";
 
 /** One error per file in the output folder that canon did not write (`foreign-file`). */
-export function foreignFileDiagnostics(outDir: string, diff: OutputDiff, wanted: ReadonlySet<string>): Diagnostic[] {
+export function foreignFileDiagnostics(outDir: string, diff: OutputDiff, wanted: ReadonlySet<string>, cwd = process.cwd()): Diagnostic[] {
   return diff.foreign.map((file) => {
-    const shown = path.join(outDir, file).split(path.sep).join("/");
+    const shown = path.relative(cwd, path.join(path.resolve(cwd, outDir), file)).split(path.sep).join("/");
     const where = wanted.has(file) ? "where canon would write its own file" : "beside canon's files";
     return diagnostic(
       "foreign-file",
