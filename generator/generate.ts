@@ -54,7 +54,7 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
   const front = await runFrontEnd(options.definitions, { today });
   phase("load, validate, model, lint");
   const diagnostics = withSunsetPolicy(front.diagnostics, options.failOnSunset);
-  const empty = { formatted: 0, cached: 0, laidOut: 0 };
+  const empty = { formatted: 0, cached: 0, laidOut: 0, prettier: 0 };
   if (!front.model || !front.definitions || hasErrors(diagnostics)) {
     return { diagnostics, diff: null, files: [], format: empty, gate: null, model: null, ms: performance.now() - started };
   }
@@ -62,7 +62,7 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
   const emitted = emitAll(front.model, createEmitContext(undefined, readOutputFolder(options.out), cacheFile ? path.dirname(cacheFile) : undefined));
   phase("emit");
   const { files, stats } = await formatFiles(emitted, cacheFile);
-  phase("format");
+  phase(`format (${stats.laidOut} laid out by canon, ${stats.prettier} through prettier: ${stats.formatted} formatted, ${stats.cached} cached)`);
   const diff = await diffOutput(options.out, files);
   phase("compare");
   const gate = await compatibilityGate({

@@ -2,11 +2,12 @@ import { createHash } from "node:crypto";
 import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import Handlebars from "handlebars";
-import type { ApiModel } from "../model/types.ts";
+import type { ApiModel, VersionModel } from "../model/types.ts";
 import { packageRoot } from "../util/package-root.ts";
 import { compareText } from "../diagnostics/diagnostic.ts";
 import { changesEmitter } from "./changes/index.ts";
 import type { EmitContext, EmittedFile, Emitter, PreviousOutput } from "./emitter.ts";
+import { openapiDocument } from "./openapi/document.ts";
 import { entryEmitter } from "./entry/index.ts";
 import { errorsEmitter } from "./errors/index.ts";
 import { handlersEmitter } from "./handlers/index.ts";
@@ -41,6 +42,9 @@ export function createEmitContext(root: URL = packageRoot(), previous?: Previous
   const compiled = new Map<string, Handlebars.TemplateDelegate>();
   const runtime = new Map<string, string>();
   const handlebars = Handlebars.create();
+  // Keyed by the model object: one context may serve several models (tests do), and nothing
+  // outlives the context.
+  const documents = new WeakMap<ApiModel, Map<VersionModel, Record<string, unknown>>>();
   return {
     render(name, data) {
       let template = compiled.get(name);
@@ -63,6 +67,13 @@ export function createEmitContext(root: URL = packageRoot(), previous?: Previous
       return readdirSync(new URL("runtime/", root))
         .filter((n) => n.endsWith(".ts") && !n.endsWith(".test.ts"))
         .sort(compareText);
+    },
+    openapiDocument(model, version) {
+      let built = documents.get(model);
+      if (!built) documents.set(model, (built = new Map()));
+      let document = built.get(version);
+      if (!document) built.set(version, (document = openapiDocument(model, version) as Record<string, unknown>));
+      return document;
     },
     ...(previous ? { previous } : {}),
   };

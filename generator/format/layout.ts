@@ -14,9 +14,7 @@
  * prettier-style file of the showcase, of synthetic and of fuzzed definitions to
  * `prettier.format(text) === text`.
  */
-
-/** prettier's `printWidth` for every generated file. */
-export const PRINT_WIDTH = 110;
+import { PRINT_WIDTH } from "./prettier.ts";
 
 const INDENT = "  ";
 

@@ -1,4 +1,8 @@
+import type { ExportFormat } from "../../runtime/exports-job.ts";
 import type { SourceLocation } from "../diagnostics/diagnostic.ts";
+import type { RecordSymbols, ResourceSymbols } from "./symbols.ts";
+
+export type { RecordSymbols, ResourceSymbols } from "./symbols.ts";
 
 /**
  * The model: the one checked, normalized description of an API that every lint rule and
@@ -53,7 +57,7 @@ export interface ActionDef {
 export type Operation = "list" | "read" | "create" | "update" | "replace" | "delete";
 
 /** File format of an export: `ndjson` (one JSON record per line) or `csv` (a header row, then one row per record). */
-export type ExportFormat = "ndjson" | "csv";
+export type { ExportFormat };
 
 export interface ResourceDef {
   file: string;
@@ -151,6 +155,8 @@ export interface VersionAction {
   name: string;
   singular: string;
   names: Names;
+  /** Names of its records across the generated files (`OrderCancellation`, `orderCancellationCreate`). */
+  symbols: RecordSymbols;
   description?: string;
   fields: VersionField[];
   response: 201 | 204;
@@ -163,13 +169,15 @@ export interface VersionAction {
 export interface VersionResource {
   collection: string;
   names: Names;
+  /** Names that cross generated files (types, validators, mapper, service, routes, page). */
+  symbols: ResourceSymbols;
   description?: string;
   operations: Record<Operation, boolean>;
   pagination: "cursor" | "offset";
   fields: VersionField[];
   search: VersionField[];
   filters: VersionField[];
-  parent: { collection: string; names: Names; field: VersionField } | null;
+  parent: { collection: string; names: Names; symbols: ResourceSymbols; field: VersionField } | null;
   actions: VersionAction[];
   /** Link header value on a deprecated version, null otherwise. */
   successorLink: string | null;
@@ -188,6 +196,8 @@ export interface VersionResource {
 export interface VersionExport {
   collection: string;
   names: Names;
+  /** The exported resource's symbols (its mapper and service). */
+  symbols: ResourceSymbols;
   /** Offered formats; the first is the default. */
   formats: ExportFormat[];
   /** The list's exact-match filters (this version's names), accepted in `filters`. */
@@ -214,10 +224,12 @@ export interface VersionModel {
 export interface StorageResource {
   collection: string;
   names: Names;
+  /** Its service and stored-values type. */
+  symbols: RecordSymbols;
   /** Every field any version has, named by storage name; `optional` when some record may lack it. */
   fields: VersionField[];
   /** The records of its actions. */
-  actionRecords: Array<{ name: string; collection: string; names: Names; targetField: string; fields: VersionField[] }>;
+  actionRecords: Array<{ name: string; collection: string; names: Names; symbols: RecordSymbols; targetField: string; fields: VersionField[] }>;
   unique: string[];
   references: Array<{ field: string; collection: string }>;
   parentField: string | null;

@@ -97,23 +97,3 @@ function infoDescription(model: ApiModel, version: VersionModel): string {
   parts.push(`Errors are \`{ "error": { "code", "message", "details"? } }\`.`);
   return parts.filter(Boolean).join("\n\n");
 }
-
-/**
- * Each version's document, built once per model: the OpenAPI emitter writes them and the
- * CHANGES.md emitter compares them. Keyed by the model object, so nothing outlives a run.
- */
-const built = new WeakMap<ApiModel, Map<string, Record<string, unknown>>>();
-
-export function versionDocument(model: ApiModel, version: VersionModel): Record<string, unknown> {
-  let documents = built.get(model);
-  if (!documents) {
-    documents = new Map();
-    built.set(model, documents);
-  }
-  let document = documents.get(version.name);
-  if (!document) {
-    document = openapiDocument(model, version) as Record<string, unknown>;
-    documents.set(version.name, document);
-  }
-  return document;
-}
