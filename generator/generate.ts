@@ -22,6 +22,8 @@ export interface GenerateOptions {
   allowBreaking?: boolean;
   /** A sunset that is near or past (`sunset-near`) is an error instead of a warning. */
   failOnSunset?: boolean;
+  /** The folder diagnostics name files relative to (default: the working directory). */
+  cwd?: string;
 }
 
 export interface GenerateResult {
@@ -51,7 +53,7 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
   const started = performance.now();
   const phase = phaseTimer();
   const today = todayOf(options.today);
-  const front = await runFrontEnd(options.definitions, { today });
+  const front = await runFrontEnd(options.definitions, { today, cwd: options.cwd });
   phase("load, validate, model, lint");
   const diagnostics = withSunsetPolicy(front.diagnostics, options.failOnSunset);
   const empty = { formatted: 0, cached: 0, laidOut: 0, prettier: 0 };
