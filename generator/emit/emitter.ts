@@ -32,6 +32,8 @@ export interface Emitter {
 export interface EmitContext {
   /** Renders `templates/<name>.hbs` with `data`; each template is compiled once per run. */
   render(name: string, data: object): string;
+  /** The text of `templates/<name>` as it is: fixed code that an emitter places whole (`client/core.ts`). */
+  templateText(name: string): string;
   /** The text of `runtime/<name>`, the tested runtime code copied into the output. */
   runtimeFile(name: string): string;
   /** Names of the runtime files. */
