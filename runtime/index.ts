@@ -1,8 +1,10 @@
 /** The runtime of a generated service: everything that is the same for every API. */
 export * from "./app.ts";
 export * from "./auth.ts";
+export type { CorsOptions } from "./cors.ts";
 export * from "./crud-service.ts";
 export * from "./cursor.ts";
+export type { Deprecation } from "./deprecation.ts";
 export * from "./docs.ts";
 export * from "./errors.ts";
 export * from "./events.ts";
@@ -10,5 +12,6 @@ export * from "./http.ts";
 export * from "./lists.ts";
 export * from "./memory-store.ts";
 export * from "./pagination.ts";
+export type { RateLimitOptions } from "./rate-limit.ts";
 export * from "./store.ts";
 export * from "./uuid.ts";

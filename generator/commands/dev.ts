@@ -15,7 +15,7 @@ import {
   type ServeOptions,
 } from "./serve.ts";
 
-export type DevOptions = Omit<ServeOptions, "redis">;
+export type DevOptions = Omit<ServeOptions, "redis" | "cors">;
 
 /** The events of an HTTP server that carry requests to an app; `dev` moves them to each new app. */
 const REQUEST_EVENTS = ["request", "checkExpectation", "clientError", "connect"] as const;
