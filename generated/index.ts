@@ -11,6 +11,7 @@ import {
   scopeAuthorize,
   type Authenticate,
   type Authorize,
+  type ConnectionOptions,
   type EventLog,
   type RateLimitOptions,
   type Store,
@@ -37,6 +38,8 @@ export interface AppOptions {
   cursorSecret?: string;
   /** Exports (POST /vN/exports): the folder of the files, how long a link works, the queue. Default: the OS temp folder, one hour, pg-boss on a PostgreSQL server store and in the process otherwise. */
   exports?: ExportOptions;
+  /** Slow and idle connections: `{ headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 5_000, maxConnections: 10_000 }` by default. */
+  connections?: ConnectionOptions;
   /** Fastify's logger: true, false (the default) or its options, such as `{ level: "error", stream }`. Unexpected failures are logged with their original error. */
   logger?: FastifyServerOptions["logger"];
 }
@@ -60,6 +63,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     authenticate: options.authenticate,
     rateLimit: options.rateLimit ?? { max: 600, windowMs: 60000 },
     bodyLimit: 65536,
+    connections: options.connections,
     logger: options.logger ?? false,
     versions: [v1(context), v2(context)],
   });
