@@ -3,7 +3,7 @@
 //   npm run bench              full mode (several minutes; run by hand, figures go to docs/benchmarks.md)
 //   npm run bench:quick        quick mode (under a minute, for CI): fails when a figure falls
 //                              clearly short of its target, beyond what noise alone does
-//   node bench/run.ts [--quick] [--only generation,runtime,events,micro] [--json <file>] [--app <generated dir>]
+//   node bench/run.ts [--quick] [--only generation,runtime,postgres,events,micro] [--json <file>] [--app <generated dir>]
 //
 // Prints progress to stderr and a markdown report to stdout; exits 1 when a check fails (in
 // quick mode: falls outside its margin; in full mode: misses its target, with --strict).
@@ -21,6 +21,13 @@ import {
 import { benchEvents, EVENTS_PLAN, eventsMarkdown, type EventsResult } from "./events.ts";
 import { log, table, type Check } from "./lib.ts";
 import { benchMicro, microMarkdown, type MicroResult } from "./micro.ts";
+import {
+  benchPostgres,
+  FULL_POSTGRES,
+  postgresChecks,
+  postgresMarkdown,
+  QUICK_POSTGRES,
+} from "./postgres.ts";
 import {
   benchRuntime,
   FULL_RUNTIME,
@@ -54,8 +61,8 @@ export function parseArgs(argv: string[]): Options {
       only
         ? only.split(",")
         : quick
-          ? ["generation", "runtime"]
-          : ["generation", "runtime", "events", "micro"],
+          ? ["generation", "runtime", "postgres"]
+          : ["generation", "runtime", "postgres", "events", "micro"],
     ),
     json: value("--json") ?? null,
     app: value("--app"),
@@ -68,6 +75,7 @@ export interface Report {
   machine: string;
   generation?: GenerationResult;
   runtime?: RuntimeResult;
+  postgres?: RuntimeResult;
   events?: EventsResult;
   micro?: MicroResult[];
   checks: Check[];
@@ -107,6 +115,21 @@ export async function runBenchmarks(options: Options): Promise<Report> {
       });
       report.checks.push(...runtimeChecks(report.runtime));
       sections.push("### Run time", runtimeMarkdown(report.runtime));
+    }
+  }
+  if (options.only.has("postgres")) {
+    const missing = runtimeAvailable();
+    if (missing) {
+      log(`postgres: skipped, ${missing}`);
+      sections.push("### Run time on PostgreSQL", `Skipped: ${missing}.`);
+    } else {
+      log("postgres");
+      report.postgres = await benchPostgres({
+        ...(options.quick ? QUICK_POSTGRES : FULL_POSTGRES),
+        ...(options.app ? { app: options.app } : {}),
+      });
+      report.checks.push(...postgresChecks(report.postgres));
+      sections.push("### Run time on PostgreSQL", postgresMarkdown(report.postgres));
     }
   }
   if (options.only.has("events")) {

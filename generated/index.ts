@@ -12,6 +12,7 @@ import {
   type Authenticate,
   type Authorize,
   type ConnectionOptions,
+  type CorsOptions,
   type EventLog,
   type RateLimitOptions,
   type Store,
@@ -42,6 +43,8 @@ export interface AppOptions {
   connections?: ConnectionOptions;
   /** Fastify's logger: true, false (the default) or its options, such as `{ level: "error", stream }`. Unexpected failures are logged with their original error. */
   logger?: FastifyServerOptions["logger"];
+  /** Browser pages of these origins may call the service: `{ origins: ["https://app.example.com"] }` (CORS; docs/client.md). Default: none. */
+  cors?: CorsOptions;
 }
 
 /** Builds the app; call `listen` on it, or `inject` in tests. */
@@ -65,6 +68,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     bodyLimit: 65536,
     connections: options.connections,
     logger: options.logger ?? false,
+    cors: options.cors,
     versions: [v1(context), v2(context)],
   });
   // Export jobs run once the app is ready, and stop (back to pending, to run again) before the store closes.

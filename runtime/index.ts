@@ -2,6 +2,7 @@
 export * from "./app.ts";
 export * from "./auth.ts";
 export type { ConnectionOptions } from "./connections.ts";
+export type { CorsOptions } from "./cors.ts";
 export * from "./crud-service.ts";
 export * from "./cursor.ts";
 export type { Deprecation } from "./deprecation.ts";

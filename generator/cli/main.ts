@@ -96,6 +96,7 @@ export async function main(argv: string[]): Promise<number> {
     .option("--host <host>", "address to listen on", "127.0.0.1")
     .option("--store <store>", "memory, pglite:<dir> or postgres://…", "pglite:.canon-data")
     .option("--redis <url>", "share the rate limit of several instances through Redis (redis://host:port)")
+    .option("--cors <origin>", "let browser pages of this origin call the service (repeat for more)", (v: string, all: string[]) => [...all, v], [])
     .addOption(definitions())
     .addOption(out())
     .action(async (o) => {

@@ -1,6 +1,7 @@
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import type { FastifyInstance } from "fastify";
+import { corsOrigin } from "../../runtime/cors.ts";
 import type { ApiModel } from "../model/types.ts";
 import { generateAndReport } from "./generate.ts";
 
@@ -13,6 +14,8 @@ export interface ServeOptions {
   store: string;
   /** `redis://…`: one rate limit shared by every instance that names this Redis. */
   redis?: string;
+  /** Origins whose browser pages may call the service (CORS): `--cors https://app.example.com`, repeated. */
+  cors?: string[];
 }
 
 /** The default store: embedded PostgreSQL in a folder under the working directory. */
@@ -25,6 +28,7 @@ interface GeneratedEntry {
     logger?: boolean;
     cursorSecret?: string;
     rateLimit?: { max: number; windowMs: number; redis?: unknown } | false;
+    cors?: { origins: string[] };
   }): Promise<FastifyInstance>;
   devAuthenticate: unknown;
 }
@@ -75,6 +79,15 @@ export async function serveCommand(options: ServeOptions): Promise<number> {
     process.stderr.write(`error --redis ${options.redis}: use redis://host:port\n`);
     return 2;
   }
+  const origins: string[] = [];
+  for (const origin of options.cors ?? []) {
+    try {
+      origins.push(corsOrigin(origin));
+    } catch (error) {
+      process.stderr.write(`error --cors: ${(error as Error).message}\n`);
+      return 2;
+    }
+  }
   const { code, model } = await generateAndReport(options, true);
   if (code !== 0 || !model) return code;
 
@@ -99,6 +112,7 @@ export async function serveCommand(options: ServeOptions): Promise<number> {
       // Several instances behind one balancer accept each other's cursors when they share the secret.
       ...(process.env.CANON_CURSOR_SECRET ? { cursorSecret: process.env.CANON_CURSOR_SECRET } : {}),
       ...(redis ? { rateLimit: sharedRateLimit(model, redis) } : {}),
+      ...(origins.length ? { cors: { origins } } : {}),
     });
   } catch (error) {
     await store.close();
@@ -109,7 +123,7 @@ export async function serveCommand(options: ServeOptions): Promise<number> {
   const address = await app.listen({ port, host: options.host });
   process.stdout.write(
     [
-      `canon serve: listening on ${address} (store: ${describeStore(target)}${redis ? `, rate limit shared through ${options.redis}` : ""})`,
+      `canon serve: listening on ${address} (store: ${describeStore(target)}${redis ? `, rate limit shared through ${options.redis}` : ""}${origins.length ? `, CORS for ${origins.join(", ")}` : ""})`,
       ...tryLines(model, address),
       "",
     ].join("\n"),

@@ -57,7 +57,7 @@ export function buildModel(defs: Definitions): ApiModel {
           }
         : null;
     const present = resources.filter((r) => presentIn(n, r.added, r.removed));
-    const versionResources = present.map((r) => versionResource(defs, r, n, deprecation ? `${defs.baseUrl}/${deprecation.successor}` : null));
+    const versionResources = present.map((r) => versionResource(defs, r, v.name, deprecation ? `${defs.baseUrl}/${deprecation.successor}` : null));
     const exports = present.flatMap((r, i) => (r.exportable ? [versionExport(r, versionResources[i]!)] : []));
     return [{
       name: v.name,
@@ -66,6 +66,7 @@ export function buildModel(defs: Definitions): ApiModel {
       baseUrl: defs.baseUrl,
       deprecation,
       events: defs.events,
+      eventsPath: defs.events ? `/${v.name}/events` : null,
       resources: versionResources,
       exports: exports.length ? exports : null,
     }];
@@ -83,7 +84,9 @@ export function buildModel(defs: Definitions): ApiModel {
   };
 }
 
-function versionResource(defs: Definitions, r: ResourceDef, n: number, successorBase: string | null): VersionResource {
+function versionResource(defs: Definitions, r: ResourceDef, version: string, successorBase: string | null): VersionResource {
+  const n = versionNumber(version);
+  const collectionPath = `/${version}/${r.collection}`;
   const lifetime = defs.versions.map((v) => versionNumber(v.name)).filter((v) => presentIn(v, r.added, r.removed));
   const fields = r.fields
     .filter((f) => presentIn(n, f.added, f.removed))
@@ -115,6 +118,7 @@ function versionResource(defs: Definitions, r: ResourceDef, n: number, successor
             names: namesOf(parentDef.singular, parentDef.collection),
             symbols: resourceSymbols(namesOf(parentDef.singular, parentDef.collection)),
             field: parentField,
+            path: `/${version}/${parentDef.collection}/{id}/${r.collection}`,
           }
         : null,
     actions: r.actions.map((a): VersionAction => {
@@ -129,8 +133,10 @@ function versionResource(defs: Definitions, r: ResourceDef, n: number, successor
         response: a.response,
         eventType: `${r.singular}.${singular}.created`,
         targetField: `${snakeCase(r.singular)}_id`,
+        path: `${collectionPath}/{id}/${a.name}`,
       };
     }),
+    paths: { collection: collectionPath, item: `${collectionPath}/{id}` },
     successorLink: successorBase ? `<${successorBase}/${r.collection}>; rel="successor-version"` : null,
     serverDefaults: r.fields
       .filter((f) => f.hasDefault && (f.readOnly || !presentIn(n, f.added, f.removed)))

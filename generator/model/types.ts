@@ -164,6 +164,8 @@ export interface VersionAction {
   eventType: string;
   /** Name of the field that holds the target's id in the action record, `order_id`. */
   targetField: string;
+  /** `/v2/orders/{id}/cancellations` (OpenAPI's form of a path parameter). */
+  path: string;
 }
 
 export interface VersionResource {
@@ -177,8 +179,11 @@ export interface VersionResource {
   fields: VersionField[];
   search: VersionField[];
   filters: VersionField[];
-  parent: { collection: string; names: Names; symbols: ResourceSymbols; field: VersionField } | null;
+  /** Its parent, and its list under it: `path` is `/v2/users/{id}/orders`. */
+  parent: { collection: string; names: Names; symbols: ResourceSymbols; field: VersionField; path: string } | null;
   actions: VersionAction[];
+  /** `/v2/orders` and `/v2/orders/{id}` (OpenAPI's form of a path parameter). */
+  paths: { collection: string; item: string };
   /** Link header value on a deprecated version, null otherwise. */
   successorLink: string | null;
   /**
@@ -215,6 +220,8 @@ export interface VersionModel {
   baseUrl: string;
   deprecation: { deprecated: string; sunset: string; sunsetHttpDate: string; successor: string } | null;
   events: boolean;
+  /** `/v2/events` when events are on (`/v2/events/{id}` reads one), else null. */
+  eventsPath: string | null;
   resources: VersionResource[];
   /** The exportable resources of this version, by collection; null when none is (no `/vN/exports`). */
   exports: VersionExport[] | null;
