@@ -3,7 +3,7 @@
 //   npm run bench              full mode (several minutes; run by hand, figures go to docs/benchmarks.md)
 //   npm run bench:quick        quick mode (under a minute, for CI): fails when a figure falls
 //                              clearly short of its target, beyond what noise alone does
-//   node bench/run.ts [--quick] [--only generation,runtime,postgres,events,micro] [--json <file>] [--app <generated dir>]
+//   node bench/run.ts [--quick] [--only generation,runtime,postgres,dev,events,micro] [--json <file>] [--app <generated dir>]
 //
 // Prints progress to stderr and a markdown report to stdout; exits 1 when a check fails (in
 // quick mode: falls outside its margin; in full mode: misses its target, with --strict).
@@ -18,6 +18,7 @@ import {
   QUICK_PLAN,
   type GenerationResult,
 } from "./generation.ts";
+import { benchDev, DEV_PLAN, devChecks, devMarkdown, type DevResult } from "./dev.ts";
 import { benchEvents, EVENTS_PLAN, eventsMarkdown, type EventsResult } from "./events.ts";
 import { log, table, type Check } from "./lib.ts";
 import { benchMicro, microMarkdown, type MicroResult } from "./micro.ts";
@@ -56,13 +57,14 @@ export function parseArgs(argv: string[]): Options {
   return {
     quick,
     // Quick mode checks targets; the micro-benchmarks and the event cost (about a minute) have
-    // none, so they run in full mode (or with --only micro,events).
+    // none, so they run in full mode (or with --only micro,events), as does the dev loop (its
+    // start over PGlite alone takes longer than quick mode allows; --only dev runs it).
     only: new Set(
       only
         ? only.split(",")
         : quick
           ? ["generation", "runtime", "postgres"]
-          : ["generation", "runtime", "postgres", "events", "micro"],
+          : ["generation", "runtime", "postgres", "dev", "events", "micro"],
     ),
     json: value("--json") ?? null,
     app: value("--app"),
@@ -76,6 +78,7 @@ export interface Report {
   generation?: GenerationResult;
   runtime?: RuntimeResult;
   postgres?: RuntimeResult;
+  dev?: DevResult;
   events?: EventsResult;
   micro?: MicroResult[];
   checks: Check[];
@@ -131,6 +134,12 @@ export async function runBenchmarks(options: Options): Promise<Report> {
       report.checks.push(...postgresChecks(report.postgres));
       sections.push("### Run time on PostgreSQL", postgresMarkdown(report.postgres));
     }
+  }
+  if (options.only.has("dev")) {
+    log("dev");
+    report.dev = await benchDev(DEV_PLAN);
+    report.checks.push(...devChecks(report.dev));
+    sections.push("### canon dev: from a save to the new route", devMarkdown(report.dev));
   }
   if (options.only.has("events")) {
     const missing = runtimeAvailable();

@@ -104,6 +104,19 @@ export async function main(argv: string[]): Promise<number> {
       code = await serveCommand(o);
     });
 
+  program
+    .command("dev")
+    .description("serve, and on every save of a definition regenerate and serve the new code over the same store")
+    .option("--port <port>", "port to listen on", "3000")
+    .option("--host <host>", "address to listen on", "127.0.0.1")
+    .option("--store <store>", "memory, pglite:<dir> or postgres://…", "pglite:.canon-data")
+    .addOption(definitions())
+    .addOption(out())
+    .action(async (o) => {
+      const { devCommand } = await import("../commands/dev.ts");
+      code = await devCommand(o);
+    });
+
   program.hook("preAction", (_program, command) => {
     if (WITHOUT_SETUP.has(command.name())) return;
     const out = command.getOptionValue("out") as string | undefined;
