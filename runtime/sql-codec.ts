@@ -30,14 +30,15 @@ export function readExpression(column: SqlColumn): string {
   return c;
 }
 
-/** A parameter placeholder for a value of this column, and the parameter itself. */
+/** The placeholder of parameter `n` holding a value of this column. */
+export function placeholder(column: SqlColumn, n: number): string {
+  return isJsonKind(column.kind) ? `$${n}::jsonb` : `$${n}`;
+}
+
+/** Appends the parameter of a value of this column to `params`; returns its placeholder. */
 export function parameter(column: SqlColumn, value: unknown, params: unknown[]): string {
-  if (isJsonKind(column.kind)) {
-    params.push(value === undefined ? null : JSON.stringify(value));
-    return `$${params.length}::jsonb`;
-  }
-  params.push(value === undefined ? null : value);
-  return `$${params.length}`;
+  params.push(value === undefined ? null : isJsonKind(column.kind) ? JSON.stringify(value) : value);
+  return placeholder(column, params.length);
 }
 
 /** A column's value as the store returns it; `undefined` is absent. */

@@ -16,6 +16,7 @@ const methods = ["get", "put", "post", "patch", "delete"];
 /** The OpenAPI emitter reads only the model: a context that it would use fails the test. */
 const noContext: EmitContext = {
   render: () => assert.fail("the openapi emitter renders no template"),
+  templateText: () => assert.fail("the openapi emitter places no template"),
   runtimeFile: () => assert.fail("the openapi emitter copies no runtime file"),
   runtimeFiles: () => assert.fail("the openapi emitter copies no runtime file"),
   // The document is built from the model alone; the real context only keeps it for the run.

@@ -10,6 +10,7 @@
 import { Readable } from "node:stream";
 import type { ExportFileName, ExportFileWriter, ExportFiles } from "./exports-files.ts";
 import type { SqlQueryable } from "./sql-driver.ts";
+import { namedStatement } from "./sql-statements.ts";
 
 /** The table of the chunks, as the generated migrations create it. */
 export const EXPORT_CHUNKS_TABLE = {
@@ -39,6 +40,20 @@ export const EXPORT_CHUNKS_TABLE = {
 const T = `"${EXPORT_CHUNKS_TABLE.name}"`;
 const JOBS = `"${EXPORT_CHUNKS_TABLE.columns[1].references.table}"`;
 
+/** Every statement here is fixed: each is prepared once per connection. */
+const WRITE = namedStatement(
+  `insert into ${T} ("job_id", "attempt", "seq", "bytes") values ($1, $2, $3, $4)`,
+);
+const SIZE = namedStatement(
+  `select count(*)::integer as "chunks", coalesce(sum(octet_length("bytes")), 0)::bigint as "size" from ${T} where "job_id" = $1 and "attempt" = $2`,
+);
+const READ = namedStatement(`select "bytes" from ${T} where "job_id" = $1 and "attempt" = $2 and "seq" = $3`);
+const REMOVE = namedStatement(`delete from ${T} where "job_id" = $1 and "attempt" = $2`);
+/** The chunks no job serves or is writing: of a job that failed, whose link expired, that is gone, or of an attempt no longer the job's. */
+const SWEEP = namedStatement(
+  `delete from ${T} c where not exists (select 1 from ${JOBS} j where j."id" = c."job_id" and j."attempt" = c."attempt" and (j."status" in ('pending', 'running') or (j."status" = 'succeeded' and j."expires_at" > $1)))`,
+);
+
 /** Bytes per chunk, by default: 256 KiB. */
 export const CHUNK_BYTES = 256 * 1024;
 
@@ -63,12 +78,7 @@ export class DatabaseExportFiles implements ExportFiles {
       const bytes = Buffer.from(parts.join(""), "utf8");
       parts = [];
       size = 0;
-      await db.query(`insert into ${T} ("job_id", "attempt", "seq", "bytes") values ($1, $2, $3, $4)`, [
-        file.id,
-        file.attempt,
-        seq,
-        bytes,
-      ]);
+      await db.query(WRITE, [file.id, file.attempt, seq, bytes]);
       seq += 1;
     };
     return {
@@ -87,23 +97,17 @@ export class DatabaseExportFiles implements ExportFiles {
   async publish(_file: ExportFileName): Promise<void> {}
 
   async remove(file: ExportFileName): Promise<void> {
-    await this.db.query(`delete from ${T} where "job_id" = $1 and "attempt" = $2`, [file.id, file.attempt]);
+    await this.db.query(REMOVE, [file.id, file.attempt]);
   }
 
   async open(file: ExportFileName): Promise<{ stream: Readable; size: number } | null> {
-    const [row] = await this.db.query(
-      `select count(*)::integer as "chunks", coalesce(sum(octet_length("bytes")), 0)::bigint as "size" from ${T} where "job_id" = $1 and "attempt" = $2`,
-      [file.id, file.attempt],
-    );
+    const [row] = await this.db.query(SIZE, [file.id, file.attempt]);
     const chunks = Number(row?.chunks ?? 0);
     if (chunks === 0) return null;
     const db = this.db;
     async function* read(): AsyncGenerator<Buffer> {
       for (let seq = 0; seq < chunks; seq++) {
-        const [chunk] = await db.query(
-          `select "bytes" from ${T} where "job_id" = $1 and "attempt" = $2 and "seq" = $3`,
-          [file.id, file.attempt, seq],
-        );
+        const [chunk] = await db.query(READ, [file.id, file.attempt, seq]);
         // Swept meanwhile (the link expired): the response ends short of its length.
         if (!chunk) throw new Error(`chunk ${seq} of export ${file.id} is gone`);
         const bytes = chunk.bytes as Uint8Array;
@@ -117,14 +121,8 @@ export class DatabaseExportFiles implements ExportFiles {
     };
   }
 
-  /**
-   * Removes the chunks that no job serves or is writing: those of a job that failed, whose link
-   * has expired, that is gone, or of an attempt that is no longer the job's.
-   */
+  /** A link expires at its job's `expires_at`: its chunks go at once. */
   async sweep(now: number, _linkTtlMs: number): Promise<void> {
-    await this.db.query(
-      `delete from ${T} c where not exists (select 1 from ${JOBS} j where j."id" = c."job_id" and j."attempt" = c."attempt" and (j."status" in ('pending', 'running') or (j."status" = 'succeeded' and j."expires_at" > $1)))`,
-      [new Date(now).toISOString()],
-    );
+    await this.db.query(SWEEP, [new Date(now).toISOString()]);
   }
 }

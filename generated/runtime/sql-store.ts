@@ -23,13 +23,15 @@ import {
   containsPattern,
   decodeRecord,
   parameter,
+  placeholder,
   quoteIdentifier as q,
   readExpression,
   SYSTEM_SELECT,
 } from "./sql-codec.ts";
-import type { Row, SqlDriver, SqlQueryable } from "./sql-driver.ts";
+import type { Row, SqlDriver, SqlQueryable, Statement } from "./sql-driver.ts";
 import { translateSqlError, type SqlOperation } from "./sql-errors.ts";
 import { isJsonKind, type SqlColumn, type SqlSchema } from "./sql-schema.ts";
+import { StatementCache } from "./sql-statements.ts";
 
 export { openDriver, type SqlDriver, type SqlQueryable, type SqlStoreOptions } from "./sql-driver.ts";
 export { migrate, readMigrations, type MigrationFile } from "./sql-migrations.ts";
@@ -41,13 +43,21 @@ interface Prepared {
   table: string;
   select: string;
   columns: Map<string, SqlColumn>;
+  /** Position of each field in the table: conditions are written in this order, whatever the query's. */
+  order: Map<string, number>;
   list: SqlColumn[];
+  /** The statements every request of one kind runs. */
+  get: Statement | string;
+  update: Statement | string;
+  delete: Statement | string;
+  revision: Statement | string;
 }
 
 export class SqlStore implements Store {
   private readonly db: SqlDriver;
   private readonly schema: SqlSchema;
   private readonly prepared = new Map<string, Prepared>();
+  private readonly statements = new StatementCache();
   private closing: Promise<void> | undefined;
 
   constructor(db: SqlDriver, schema: SqlSchema) {
@@ -65,11 +75,27 @@ export class SqlStore implements Store {
     if (!p) {
       const c = this.schema.collections[name];
       if (!c) throw new Error(`the SQL schema has no collection "${name}"`);
+      const table = q(c.table);
+      const select = [...SYSTEM_SELECT, ...c.columns.map(readExpression)].join(", ");
+      const sets = c.columns.map((column, i) => `${q(column.column)} = ${placeholder(column, i + 4)}`);
+      sets.push(
+        `"_revision" = "_revision" + 1`,
+        `"updated_at" = greatest($3::timestamptz, "updated_at" + interval '1 millisecond')`,
+      );
       p = {
-        table: q(c.table),
-        select: [...SYSTEM_SELECT, ...c.columns.map(readExpression)].join(", "),
+        table,
+        select,
         columns: new Map(c.columns.map((col) => [col.field, col])),
+        order: new Map(c.columns.map((col, i) => [col.field, i])),
         list: c.columns,
+        get: this.statements.get(`select ${select} from ${table} where "id" = $1`),
+        update: this.statements.get(
+          `update ${table} set ${sets.join(", ")} where "id" = $1 and "_revision" = $2 returning ${select}`,
+        ),
+        delete: this.statements.get(
+          `delete from ${table} where "id" = $1 and "_revision" = $2 returning "id"`,
+        ),
+        revision: this.statements.get(`select "_revision" from ${table} where "id" = $1`),
       };
       this.prepared.set(name, p);
     }
@@ -89,7 +115,10 @@ export class SqlStore implements Store {
   /** The WHERE conditions of a match; parameters are appended to `params`. */
   private conditions(p: Prepared, match: Match, params: unknown[]): string[] {
     const out: string[] = [];
-    for (const [field, value] of Object.entries(match.where)) {
+    const fields = Object.keys(match.where);
+    if (fields.length > 1) fields.sort((a, b) => (p.order.get(a) ?? -1) - (p.order.get(b) ?? -1));
+    for (const field of fields) {
+      const value = match.where[field];
       if (value === undefined) continue;
       const column = this.column(p, field);
       if (value === null && !isJsonKind(column.kind)) out.push(`${q(column.column)} is null`);
@@ -132,7 +161,9 @@ export class SqlStore implements Store {
     params.push(query.limit + 1);
     const rows = await this.run(collection, "read", (db) =>
       db.query(
-        `select ${p.select} from ${p.table}${where.length ? ` where ${where.join(" and ")}` : ""} order by "id" limit $${params.length}`,
+        this.statements.get(
+          `select ${p.select} from ${p.table}${where.length ? ` where ${where.join(" and ")}` : ""} order by "id" limit $${params.length}`,
+        ),
         params,
       ),
     );
@@ -152,9 +183,11 @@ export class SqlStore implements Store {
     // the offset are walked on the id index only; columns are read for the page's rows alone.
     const rows = await this.run(collection, "read", (db) =>
       db.query(
-        `select t._total, p.* from (select count(*) as _total from ${p.table}${filter}) t ` +
-          `left join (select ${p.select} from ${p.table} where "id" in ` +
-          `(select "id" from ${p.table}${filter} order by "id" limit ${limit} offset ${offset})) p on true order by p."id"`,
+        this.statements.get(
+          `select t._total, p.* from (select count(*) as _total from ${p.table}${filter}) t ` +
+            `left join (select ${p.select} from ${p.table} where "id" in ` +
+            `(select "id" from ${p.table}${filter} order by "id" limit ${limit} offset ${offset})) p on true order by p."id"`,
+        ),
         params,
       ),
     );
@@ -168,9 +201,7 @@ export class SqlStore implements Store {
   async get(collection: string, id: string): Promise<StoredRecord | null> {
     const p = this.collection(collection);
     if (!UUID.test(id)) return null;
-    const rows = await this.run(collection, "read", (db) =>
-      db.query(`select ${p.select} from ${p.table} where "id" = $1`, [id]),
-    );
+    const rows = await this.run(collection, "read", (db) => db.query(p.get, [id]));
     return rows[0] ? this.toRecord(p, rows[0]) : null;
   }
 
@@ -192,7 +223,9 @@ export class SqlStore implements Store {
     }
     const rows = await this.run(collection, "write", (db) =>
       db.query(
-        `insert into ${p.table} (${names.join(", ")}) values (${slots.join(", ")}) returning ${p.select}`,
+        this.statements.get(
+          `insert into ${p.table} (${names.join(", ")}) values (${slots.join(", ")}) returning ${p.select}`,
+        ),
         params,
       ),
     );
@@ -209,31 +242,15 @@ export class SqlStore implements Store {
     const p = this.collection(collection);
     for (const field of Object.keys(values)) this.column(p, field);
     const params: unknown[] = [id, expectedRevision, new Date().toISOString()];
-    const sets = p.list.map(
-      (column) => `${q(column.column)} = ${parameter(column, values[column.field], params)}`,
-    );
-    sets.push(
-      `"_revision" = "_revision" + 1`,
-      `"updated_at" = greatest($3::timestamptz, "updated_at" + interval '1 millisecond')`,
-    );
-    const rows = await this.run(collection, "write", (db) =>
-      db.query(
-        `update ${p.table} set ${sets.join(", ")} where "id" = $1 and "_revision" = $2 returning ${p.select}`,
-        params,
-      ),
-    );
+    for (const column of p.list) parameter(column, values[column.field], params);
+    const rows = await this.run(collection, "write", (db) => db.query(p.update, params));
     if (rows[0]) return this.toRecord(p, rows[0]);
     return this.missingOrChanged(collection, p, id, null);
   }
 
   async delete(collection: string, id: string, expectedRevision: number): Promise<boolean> {
     const p = this.collection(collection);
-    const rows = await this.run(collection, "delete", (db) =>
-      db.query(`delete from ${p.table} where "id" = $1 and "_revision" = $2 returning "id"`, [
-        id,
-        expectedRevision,
-      ]),
-    );
+    const rows = await this.run(collection, "delete", (db) => db.query(p.delete, [id, expectedRevision]));
     if (rows.length) return true;
     return this.missingOrChanged(collection, p, id, false);
   }
@@ -246,9 +263,7 @@ export class SqlStore implements Store {
 
   /** After a write matched no row: `gone` when the record does not exist, else a revision conflict. */
   private async missingOrChanged<T>(collection: string, p: Prepared, id: string, gone: T): Promise<T> {
-    const rows = await this.run(collection, "read", (db) =>
-      db.query(`select "_revision" from ${p.table} where "id" = $1`, [id]),
-    );
+    const rows = await this.run(collection, "read", (db) => db.query(p.revision, [id]));
     if (!rows.length) return gone;
     throw new ConflictError("The record was changed by another request.");
   }

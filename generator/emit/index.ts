@@ -6,6 +6,7 @@ import type { ApiModel, VersionModel } from "../model/types.ts";
 import { packageRoot } from "../util/package-root.ts";
 import { compareText } from "../diagnostics/diagnostic.ts";
 import { changesEmitter } from "./changes/index.ts";
+import { clientEmitter } from "./client/index.ts";
 import type { EmitContext, EmittedFile, Emitter, PreviousOutput } from "./emitter.ts";
 import { openapiDocument } from "./openapi/document.ts";
 import { entryEmitter } from "./entry/index.ts";
@@ -30,6 +31,7 @@ export const emitters: Emitter[] = [
   runtimeEmitter,
   entryEmitter,
   sqlEmitter,
+  clientEmitter,
 ];
 
 
@@ -41,6 +43,7 @@ export const emitters: Emitter[] = [
 export function createEmitContext(root: URL = packageRoot(), previous?: PreviousOutput, cacheDir?: string): EmitContext {
   const compiled = new Map<string, Handlebars.TemplateDelegate>();
   const runtime = new Map<string, string>();
+  const texts = new Map<string, string>();
   const handlebars = Handlebars.create();
   // Keyed by the model object: one context may serve several models (tests do), and nothing
   // outlives the context.
@@ -54,6 +57,14 @@ export function createEmitContext(root: URL = packageRoot(), previous?: Previous
         compiled.set(name, template);
       }
       return template(data);
+    },
+    templateText(name) {
+      let text = texts.get(name);
+      if (text === undefined) {
+        text = readFileSync(new URL(`templates/${name}`, root), "utf8");
+        texts.set(name, text);
+      }
+      return text;
     },
     runtimeFile(name) {
       let text = runtime.get(name);

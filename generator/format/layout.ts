@@ -178,15 +178,20 @@ function entryLines(indent: string, entries: string[]): string[] {
   });
 }
 
-/** `function name(a: A, b: B): R {` → one parameter per line. */
+/**
+ * `function name(a: A, b: B): R {`, a method `name(a: A, b: B): R {`, or a method's overload
+ * `name(a: A, b: B): R;` → one parameter per line.
+ */
 function breakSignature(line: string): string[] | null {
-  const m = /^(\s*)((?:export )?(?:async )?function [A-Za-z_$][\w$]*)\((.*)\)(: [^()]+)? \{$/.exec(line);
+  const m =
+    /^(\s*)((?:export )?(?:async )?function [A-Za-z_$][\w$]*)\((.*)\)(: [^()]+)? \{$/.exec(line) ??
+    /^(\s+)([A-Za-z_$][\w$]*)\((.*)\)(: [^()]+)( \{|;)$/.exec(line);
   if (!m) return null;
-  const [, indent, head, params, returns] = m as unknown as [string, string, string, string, string | undefined];
+  const [, indent, head, params, returns, end = " {"] = m as unknown as [string, string, string, string, string | undefined, string?];
   const items = splitTopLevel(params);
   // prettier hugs a lone destructured parameter instead; canon does not write one.
   if (!items || items.length === 0 || (items.length === 1 && /^[{[]/.test(items[0]!))) return null;
-  return [`${indent}${head}(`, ...items.map((p) => `${indent}${INDENT}${p},`), `${indent})${returns ?? ""} {`];
+  return [`${indent}${head}(`, ...items.map((p) => `${indent}${INDENT}${p},`), `${indent})${returns ?? ""}${end}`];
 }
 
 /**

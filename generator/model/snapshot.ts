@@ -1,6 +1,7 @@
 import { EXPORT_JOB_FIELDS, EXPORT_JOB_FILTERS, EXPORT_JOBS, type ExportJobField } from "../../runtime/exports-job.ts";
 import { compareText } from "../diagnostics/diagnostic.ts";
 import { camelCase, pascalCase, singularOf, snakeCase } from "../util/names.ts";
+import { actionSymbols, resourceSymbols } from "./symbols.ts";
 import type {
   ApiModel,
   Definitions,
@@ -56,7 +57,7 @@ export function buildModel(defs: Definitions): ApiModel {
           }
         : null;
     const present = resources.filter((r) => presentIn(n, r.added, r.removed));
-    const versionResources = present.map((r) => versionResource(defs, r, n, deprecation ? `${defs.baseUrl}/${deprecation.successor}` : null));
+    const versionResources = present.map((r) => versionResource(defs, r, v.name, deprecation ? `${defs.baseUrl}/${deprecation.successor}` : null));
     const exports = present.flatMap((r, i) => (r.exportable ? [versionExport(r, versionResources[i]!)] : []));
     return [{
       name: v.name,
@@ -65,6 +66,7 @@ export function buildModel(defs: Definitions): ApiModel {
       baseUrl: defs.baseUrl,
       deprecation,
       events: defs.events,
+      eventsPath: defs.events ? `/${v.name}/events` : null,
       resources: versionResources,
       exports: exports.length ? exports : null,
     }];
@@ -82,7 +84,9 @@ export function buildModel(defs: Definitions): ApiModel {
   };
 }
 
-function versionResource(defs: Definitions, r: ResourceDef, n: number, successorBase: string | null): VersionResource {
+function versionResource(defs: Definitions, r: ResourceDef, version: string, successorBase: string | null): VersionResource {
+  const n = versionNumber(version);
+  const collectionPath = `/${version}/${r.collection}`;
   const lifetime = defs.versions.map((v) => versionNumber(v.name)).filter((v) => presentIn(v, r.added, r.removed));
   const fields = r.fields
     .filter((f) => presentIn(n, f.added, f.removed))
@@ -97,6 +101,7 @@ function versionResource(defs: Definitions, r: ResourceDef, n: number, successor
   return {
     collection: r.collection,
     names,
+    symbols: resourceSymbols(names),
     description: r.description,
     operations,
     pagination: r.pagination,
@@ -108,7 +113,13 @@ function versionResource(defs: Definitions, r: ResourceDef, n: number, successor
     filters: r.filters.flatMap((s) => byStorage.get(s) ?? []),
     parent:
       parentDef && parentField
-        ? { collection: parentDef.collection, names: namesOf(parentDef.singular, parentDef.collection), field: parentField }
+        ? {
+            collection: parentDef.collection,
+            names: namesOf(parentDef.singular, parentDef.collection),
+            symbols: resourceSymbols(namesOf(parentDef.singular, parentDef.collection)),
+            field: parentField,
+            path: `/${version}/${parentDef.collection}/{id}/${r.collection}`,
+          }
         : null,
     actions: r.actions.map((a): VersionAction => {
       const singular = singularOf(a.name);
@@ -116,13 +127,16 @@ function versionResource(defs: Definitions, r: ResourceDef, n: number, successor
         name: a.name,
         singular,
         names: namesOf(singular, a.name),
+        symbols: actionSymbols(r.singular, singular, a.name),
         description: a.description,
         fields: a.fields.map((f) => versionField(f, n)),
         response: a.response,
         eventType: `${r.singular}.${singular}.created`,
         targetField: `${snakeCase(r.singular)}_id`,
+        path: `${collectionPath}/{id}/${a.name}`,
       };
     }),
+    paths: { collection: collectionPath, item: `${collectionPath}/{id}` },
     successorLink: successorBase ? `<${successorBase}/${r.collection}>; rel="successor-version"` : null,
     serverDefaults: r.fields
       .filter((f) => f.hasDefault && (f.readOnly || !presentIn(n, f.added, f.removed)))
@@ -177,11 +191,13 @@ function storageResource(r: ResourceDef, versions: VersionModel[]): StorageResou
   return {
     collection: r.collection,
     names,
+    symbols: resourceSymbols(names),
     fields: r.fields.map((f) => ({ ...versionField(f, Number.POSITIVE_INFINITY), optional: mayBeAbsent(f, lifetime) })),
     actionRecords: r.actions.map((a) => ({
       name: a.name,
       collection: `${r.collection}/${a.name}`,
       names: namesOf(`${r.singular}-${singularOf(a.name)}`, `${r.singular}-${a.name}`),
+      symbols: actionSymbols(r.singular, singularOf(a.name), a.name),
       targetField: `${snakeCase(r.singular)}_id`,
       fields: a.fields.map((f) => versionField(f, Number.POSITIVE_INFINITY)),
     })),
@@ -197,6 +213,7 @@ function versionExport(r: ResourceDef, resource: VersionResource): VersionExport
   return {
     collection: resource.collection,
     names: resource.names,
+    symbols: resource.symbols,
     formats: r.exportFormats?.length ? r.exportFormats : ["ndjson"],
     filters: resource.filters,
     search: resource.search,
@@ -231,6 +248,7 @@ function exportJobStorage(): StorageResource {
   return {
     collection: EXPORT_JOBS,
     names: namesOf("export", "exports"),
+    symbols: resourceSymbols(namesOf("export", "exports")),
     fields,
     actionRecords: [],
     unique: [],

@@ -24,9 +24,10 @@ const CHUNK = 256 * 1024;
 function countChunkReads(driver: SqlDriver): { reads: number } {
   const counter = { reads: 0 };
   const query = driver.query.bind(driver);
-  driver.query = (text, params) => {
+  driver.query = (statement, params) => {
+    const text = typeof statement === "string" ? statement : statement.text;
     if (text.startsWith('select "bytes" from "canon__export_chunks"')) counter.reads += 1;
-    return query(text, params);
+    return query(statement, params);
   };
   return counter;
 }

@@ -44,6 +44,11 @@ export interface SchemaSnapshot {
   format: number;
   extensions: string[];
   tables: SnapshotTable[];
+  /**
+   * The migrations (file names in `sql/`) that create this schema, in order: the only ones the
+   * next run carries over. Absent in a snapshot written before canon listed them.
+   */
+  migrations?: string[];
 }
 
 /** Store metadata of a field column: what `sql/schema.ts` carries for the runtime (runtime/sql-schema.ts). */
