@@ -40,9 +40,9 @@ export const EXPORT_CHUNKS_TABLE = {
 const T = `"${EXPORT_CHUNKS_TABLE.name}"`;
 const JOBS = `"${EXPORT_CHUNKS_TABLE.columns[1].references.table}"`;
 
-/** Every statement here is fixed: each is prepared once per connection. */
+/** Every statement here is fixed: each is prepared once per connection. A chunk goes in as text, kept as its UTF-8 bytes. */
 const WRITE = namedStatement(
-  `insert into ${T} ("job_id", "attempt", "seq", "bytes") values ($1, $2, $3, $4)`,
+  `insert into ${T} ("job_id", "attempt", "seq", "bytes") values ($1, $2, $3, convert_to($4, 'UTF8'))`,
 );
 const SIZE = namedStatement(
   `select count(*)::integer as "chunks", coalesce(sum(octet_length("bytes")), 0)::bigint as "size" from ${T} where "job_id" = $1 and "attempt" = $2`,
@@ -75,10 +75,10 @@ export class DatabaseExportFiles implements ExportFiles {
     let size = 0;
     let seq = 0;
     const flush = async () => {
-      const bytes = Buffer.from(parts.join(""), "utf8");
+      const text = parts.join("");
       parts = [];
       size = 0;
-      await db.query(WRITE, [file.id, file.attempt, seq, bytes]);
+      await db.query(WRITE, [file.id, file.attempt, seq, text]);
       seq += 1;
     };
     return {

@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import http from "node:http";
 import { after, before, describe, test } from "node:test";
+import pg from "pg";
 import { DatabaseExportFiles } from "../../generated/runtime/exports-files-sql.ts";
 import { openDriver, type SqlDriver } from "../../generated/runtime/sql-driver.ts";
 import { migrate } from "../../generated/runtime/sql-migrations.ts";
@@ -49,13 +50,20 @@ describe("PostgreSQL: an export made on one instance downloads from another", ()
     b = await startApp({ store: storeB, authenticate: principals, exports: { pgBoss: FAST_PGBOSS } });
     const user = await createUser(a);
     // 40,000 orders with a 400-character note: a file of about 28 MB, a hundred-odd chunks.
+    // In one statement, on a connection of its own: longer than the store's statement timeout.
     const ids = Array.from({ length: ROWS }, () => newId());
-    await driverA.query(
-      `insert into "orders" ("id", "created_at", "updated_at", "user_id", "code", "total_cents", "currency", "note", "amount_due_cents")
-       select o.id, now(), now(), $2, 'ORD-' || lpad(o.n::text, 6, '0'), o.n, 'EUR', repeat('x', 400), 0
-       from unnest($1::uuid[]) with ordinality as o(id, n)`,
-      [ids, user.id],
-    );
+    const client = new pg.Client({ connectionString: POSTGRES_URL, options: `-c search_path=${schema}` });
+    await client.connect();
+    try {
+      await client.query(
+        `insert into "orders" ("id", "created_at", "updated_at", "user_id", "code", "total_cents", "currency", "note", "amount_due_cents")
+         select o.id, now(), now(), $2, 'ORD-' || lpad(o.n::text, 6, '0'), o.n, 'EUR', repeat('x', 400), 0
+         from unnest($1::uuid[]) with ordinality as o(id, n)`,
+        [ids, user.id],
+      );
+    } finally {
+      await client.end();
+    }
   });
   after(async () => {
     await a?.close();
