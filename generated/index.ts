@@ -11,6 +11,7 @@ import {
   scopeAuthorize,
   type Authenticate,
   type Authorize,
+  type CorsOptions,
   type EventLog,
   type RateLimitOptions,
   type Store,
@@ -39,6 +40,8 @@ export interface AppOptions {
   exports?: ExportOptions;
   /** Fastify's logger: true, false (the default) or its options, such as `{ level: "error", stream }`. Unexpected failures are logged with their original error. */
   logger?: FastifyServerOptions["logger"];
+  /** Browser pages of these origins may call the service: `{ origins: ["https://app.example.com"] }` (CORS; docs/client.md). Default: none. */
+  cors?: CorsOptions;
 }
 
 /** Builds the app; call `listen` on it, or `inject` in tests. */
@@ -61,6 +64,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     rateLimit: options.rateLimit ?? { max: 600, windowMs: 60000 },
     bodyLimit: 65536,
     logger: options.logger ?? false,
+    cors: options.cors,
     versions: [v1(context), v2(context)],
   });
   // Export jobs run once the app is ready, and stop (back to pending, to run again) before the store closes.

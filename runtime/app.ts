@@ -12,6 +12,7 @@ import Fastify, {
   type FastifyServerOptions,
 } from "fastify";
 import type { Authenticate, Principal } from "./auth.ts";
+import { type CorsOptions, registerCors } from "./cors.ts";
 import { addDeprecationHeaders, type Deprecation } from "./deprecation.ts";
 import { noOperation, sendError, toApiError, urlTooLong } from "./error-mapping.ts";
 import { ApiError, InternalError, UnauthenticatedError, ValidationError } from "./errors.ts";
@@ -38,6 +39,8 @@ export interface AppOptions {
   maxUrlLength?: number;
   /** Fastify's logger: true, false, or its options (`{ level, stream }`). Unexpected failures are logged with the original error. */
   logger?: FastifyServerOptions["logger"];
+  /** Browser pages of these origins may call the service (CORS); none when absent. */
+  cors?: CorsOptions;
   versions: VersionPlugin[];
 }
 
@@ -114,6 +117,8 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
     }
     done();
   });
+  // After the headers of every answer, so that a preflight carries them too.
+  if (options.cors) await registerCors(app, options.cors);
 
   app.setErrorHandler((error: FastifyError | ApiError, request, reply) =>
     // No operation answers this method and path: 404, even when its body could not be read.
