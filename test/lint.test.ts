@@ -212,7 +212,7 @@ describe("robustness and docs", () => {
     });
     const odd: Definitions = {
       title: "", baseUrl: "::", versions: [{ name: "v1.1", retired: false, at }, { name: "", deprecated: "x", sunset: "2026-13-45", retired: false, at }],
-      rateLimit: null, events: true, bodyLimit: 1, at,
+      rateLimit: null, events: true, bodyLimit: 1, searchMinLength: 3, at,
       resources: [
         resource("", { parent: "", added: "v9", removed: "v0", search: ["", "nope"], filters: ["x"] }),
         resource("a/b/c", { parent: "a/b/c", actions: [{ name: "", fields: [field("", { renamed: { in: "v7", from: "" } })], response: 204, at }] }),

@@ -67,6 +67,7 @@ export function buildModel(defs: Definitions): ApiModel {
       deprecation,
       events: defs.events,
       eventsPath: defs.events ? `/${v.name}/events` : null,
+      searchMinLength: defs.searchMinLength,
       resources: versionResources,
       exports: exports.length ? exports : null,
     }];
@@ -78,6 +79,7 @@ export function buildModel(defs: Definitions): ApiModel {
     rateLimit: defs.rateLimit,
     events: defs.events,
     bodyLimit: defs.bodyLimit,
+    searchMinLength: defs.searchMinLength,
     storage: resources.map((r) => storageResource(r, versions)),
     exportJobs: versions.some((v) => v.exports) ? exportJobStorage() : null,
     versions,
