@@ -70,6 +70,7 @@ export function buildModel(defs: Definitions): ApiModel {
       searchMinLength: defs.searchMinLength,
       resources: versionResources,
       exports: exports.length ? exports : null,
+      exportsPath: exports.length ? `/${v.name}/exports` : null,
     }];
   });
   return {
