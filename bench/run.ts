@@ -3,7 +3,7 @@
 //   npm run bench              full mode (several minutes; run by hand, figures go to docs/benchmarks.md)
 //   npm run bench:quick        quick mode (under a minute, for CI): fails when a figure falls
 //                              clearly short of its target, beyond what noise alone does
-//   node bench/run.ts [--quick] [--only generation,runtime,postgres,dev,events,micro] [--json <file>] [--app <generated dir>]
+//   node bench/run.ts [--quick] [--only generation,runtime,postgres,dev,events,micro,client] [--json <file>] [--app <generated dir>]
 //
 // Prints progress to stderr and a markdown report to stdout; exits 1 when a check fails (in
 // quick mode: falls outside its margin; in full mode: misses its target, with --strict).
@@ -18,6 +18,7 @@ import {
   QUICK_PLAN,
   type GenerationResult,
 } from "./generation.ts";
+import { benchClient, CLIENT_PLAN, clientMarkdown, type ClientResult } from "./client.ts";
 import { benchDev, DEV_PLAN, devChecks, devMarkdown, type DevResult } from "./dev.ts";
 import { benchEvents, EVENTS_PLAN, eventsMarkdown, type EventsResult } from "./events.ts";
 import { log, table, type Check } from "./lib.ts";
@@ -56,15 +57,16 @@ export function parseArgs(argv: string[]): Options {
   const quick = argv.includes("--quick");
   return {
     quick,
-    // Quick mode checks targets; the micro-benchmarks and the event cost (about a minute) have
-    // none, so they run in full mode (or with --only micro,events), as does the dev loop (its
-    // start over PGlite alone takes longer than quick mode allows; --only dev runs it).
+    // Quick mode checks targets; the micro-benchmarks, the event cost (about a minute) and the
+    // client's overhead have none, so they run in full mode (or with --only micro,events,client),
+    // as does the dev loop (its start over PGlite alone takes longer than quick mode allows;
+    // --only dev runs it).
     only: new Set(
       only
         ? only.split(",")
         : quick
           ? ["generation", "runtime", "postgres"]
-          : ["generation", "runtime", "postgres", "dev", "events", "micro"],
+          : ["generation", "runtime", "postgres", "dev", "events", "micro", "client"],
     ),
     json: value("--json") ?? null,
     app: value("--app"),
@@ -81,6 +83,7 @@ export interface Report {
   dev?: DevResult;
   events?: EventsResult;
   micro?: MicroResult[];
+  client?: ClientResult;
   checks: Check[];
   markdown: string;
   seconds: number;
@@ -156,6 +159,11 @@ export async function runBenchmarks(options: Options): Promise<Report> {
     log("micro");
     report.micro = await benchMicro(options.quick);
     sections.push("### Micro", microMarkdown(report.micro));
+  }
+  if (options.only.has("client")) {
+    log("client");
+    report.client = await benchClient(CLIENT_PLAN);
+    sections.push("### The generated client beside a bare fetch", clientMarkdown(report.client));
   }
   if (report.checks.length) {
     sections.push(

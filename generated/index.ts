@@ -11,6 +11,7 @@ import {
   scopeAuthorize,
   type Authenticate,
   type Authorize,
+  type ConnectionOptions,
   type CorsOptions,
   type EventLog,
   type RateLimitOptions,
@@ -36,8 +37,10 @@ export interface AppOptions {
   rateLimit?: RateLimitOptions | false;
   /** Secret that signs cursors; set it when several instances serve one API. Default: random per process. */
   cursorSecret?: string;
-  /** Exports (POST /vN/exports): the folder of the files, how long a link works, the queue. Default: the OS temp folder, one hour, pg-boss on a PostgreSQL server store and in the process otherwise. */
+  /** Exports (POST /vN/exports): how long a link works, jobs per principal, retention, the queue, the folder of the files. Default: one hour, 3, 7 days; on a PostgreSQL server store pg-boss and files in the database, otherwise in the process and a private folder in the OS temp folder. */
   exports?: ExportOptions;
+  /** Slow and idle connections: `{ headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 5_000, maxConnections: 10_000 }` by default. */
+  connections?: ConnectionOptions;
   /** Fastify's logger: true, false (the default) or its options, such as `{ level: "error", stream }`. Unexpected failures are logged with their original error. */
   logger?: FastifyServerOptions["logger"];
   /** Browser pages of these origins may call the service: `{ origins: ["https://app.example.com"] }` (CORS; docs/client.md). Default: none. */
@@ -63,6 +66,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     authenticate: options.authenticate,
     rateLimit: options.rateLimit ?? { max: 600, windowMs: 60000 },
     bodyLimit: 65536,
+    connections: options.connections,
     logger: options.logger ?? false,
     cors: options.cors,
     versions: [v1(context), v2(context)],

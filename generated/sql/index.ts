@@ -38,10 +38,11 @@ export async function openStore(target: string, options: SqlStoreOptions = {}): 
 export async function storeOn(driver: SqlDriver, target: string): Promise<Store> {
   await migrate(driver, migrationsFolder);
   const store = new SqlStore(driver, sqlSchema);
-  // Export jobs on a PostgreSQL server go through pg-boss there, shared by every instance.
+  // Export jobs on a PostgreSQL server go through pg-boss there, and their files are kept in
+  // the database: every instance runs jobs and serves every file.
   if (driver.kind === "postgres") {
     const [row] = await driver.query("select current_schema() as schema");
-    setExportServer(store, { connectionString: target, schema: String(row?.schema ?? "public") });
+    setExportServer(store, { connectionString: target, schema: String(row?.schema ?? "public"), driver });
   }
   return store;
 }

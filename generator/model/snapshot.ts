@@ -71,6 +71,7 @@ export function buildModel(defs: Definitions): ApiModel {
       searchMinLength: defs.searchMinLength,
       resources: versionResources,
       exports: exports.length ? exports : null,
+      exportsPath: exports.length ? `/${v.name}/exports` : null,
     }];
   });
   const storage = resources.map((r) => storageResource(r, versions));

@@ -227,6 +227,8 @@ export interface VersionModel {
   events: boolean;
   /** `/v2/events` when events are on (`/v2/events/{id}` reads one), else null. */
   eventsPath: string | null;
+  /** `/v2/exports` when some resource of the version can be exported, else null. */
+  exportsPath: string | null;
   /** Fewest characters of `?q=` on every list and export of the version. */
   searchMinLength: number;
   resources: VersionResource[];

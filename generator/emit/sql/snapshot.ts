@@ -5,6 +5,7 @@
  * it to write the next migration (see diff.ts). Pure: the same model gives the same snapshot.
  */
 import { createHash } from "node:crypto";
+import { EXPORT_CHUNKS_TABLE } from "../../../runtime/exports-files-sql.ts";
 import type { OnDelete } from "../../../runtime/references.ts";
 import { COLUMN_SQL_TYPES, isJsonKind, type ColumnKind, type SqlColumn } from "../../../runtime/sql-schema.ts";
 import type { ApiModel, StorageResource, VersionField } from "../../model/types.ts";
@@ -302,7 +303,29 @@ export function collectionPlans(model: ApiModel): CollectionPlan[] {
   return plans;
 }
 
-export function snapshotOf(plans: CollectionPlan[]): SchemaSnapshot {
+/**
+ * Tables of canon's own that hold no collection, as the runtime defines them: with exports, the
+ * chunks of export files (runtime/exports-files-sql.ts), which belong to their job's row.
+ */
+export function systemTables(model: ApiModel): SnapshotTable[] {
+  if (!model.exportJobs) return [];
+  const chunks = EXPORT_CHUNKS_TABLE;
+  // The runtime's queries name the jobs' table as its definition does: it must be the one planned here.
+  const jobs = tableName(model.exportJobs.collection);
+  if (chunks.columns.some((c) => "references" in c && c.references.table !== jobs)) {
+    throw new Error(`${chunks.name} must reference ${jobs} (runtime/exports-files-sql.ts)`);
+  }
+  return [
+    {
+      name: chunks.name,
+      collection: chunks.collection,
+      columns: chunks.columns.map((c): SnapshotColumn => ("references" in c ? { ...c, references: { ...c.references } } : { ...c })),
+      indexes: chunks.indexes.map((i) => ({ ...i })),
+    },
+  ];
+}
+
+export function snapshotOf(plans: CollectionPlan[], system: SnapshotTable[] = []): SchemaSnapshot {
   const trigram = plans.some((p) => p.search.length > 0);
-  return { format: SNAPSHOT_FORMAT, extensions: trigram ? ["pg_trgm"] : [], tables: plans.map((p) => p.table) };
+  return { format: SNAPSHOT_FORMAT, extensions: trigram ? ["pg_trgm"] : [], tables: [...plans.map((p) => p.table), ...system] };
 }
