@@ -311,18 +311,29 @@ class Transport {
     return new ListCall((q) => this.#send<P>("GET", path, q, undefined, options), query as Query);
   }
 
+  /** A GET whose answer is text (a file), at a path of the API or an absolute URL it gave. */
+  text(url: string | undefined, options: CallOptions = {}): ApiCall<string> {
+    if (url === undefined) return new ApiCall(Promise.reject(new Error("There is no file to download yet.")));
+    return new ApiCall(this.#send<string>("GET", url, undefined, undefined, options, true));
+  }
+
   async #send<T>(
     method: string,
     path: string,
     query: Query | undefined,
     body: unknown,
     options: CallOptions,
+    text = false,
   ): Promise<WithResponse<T>> {
     const requestId = options.requestId ?? uuidv7();
     const token = this.#options.token;
     const bearer = typeof token === "function" ? await token() : token;
     const headers = this.#headers(requestId, bearer, body !== undefined, options);
-    const url = this.#base + path + queryString(query);
+    if (text) headers.accept = "*/*";
+    const absolute = /^https?:\/\//.test(path);
+    // The credentials go only to this API: an absolute URL elsewhere gets none.
+    if (absolute && !path.startsWith(`${this.#base}/`)) delete headers.authorization;
+    const url = (absolute ? path : this.#base + path) + queryString(query);
     const init: RequestInit = {
       method,
       headers,
@@ -358,7 +369,7 @@ class Transport {
           continue;
         }
       }
-      return answer<T>(response, requestId, method, path);
+      return answer<T>(response, requestId, method, path, text);
     }
   }
 
@@ -401,6 +412,7 @@ async function answer<T>(
   sent: string,
   method: string,
   path: string,
+  text: boolean,
 ): Promise<WithResponse<T>> {
   const info: ResponseInfo = {
     status: response.status,
@@ -408,9 +420,9 @@ async function answer<T>(
     requestId: response.headers.get("x-request-id") ?? sent,
     etag: response.headers.get("etag"),
   };
-  let text: string;
+  let raw: string;
   try {
-    text = await response.text();
+    raw = await response.text();
   } catch (error) {
     const message = `${method} ${path}: the answer could not be read: ${String(error)}`;
     throw new NetworkError({
@@ -421,9 +433,10 @@ async function answer<T>(
       cause: error,
     });
   }
-  const body = parseJson(text);
+  if (text && response.ok) return { ...info, data: raw as T };
+  const body = parseJson(raw);
   if (response.ok) {
-    if (text !== "" && body === undefined) {
+    if (raw !== "" && body === undefined) {
       throw new ApiError({
         ...info,
         code: `HTTP_${response.status}`,
@@ -438,7 +451,7 @@ async function answer<T>(
     const details = Array.isArray(error.details) ? error.details : [];
     throw new ErrorClass({ ...info, code: error.code, message: error.message, details });
   }
-  const excerpt = text.length > 200 ? `${text.slice(0, 200)}…` : text;
+  const excerpt = raw.length > 200 ? `${raw.slice(0, 200)}…` : raw;
   const status = `${response.status} ${response.statusText}`.trim();
   const message = `${method} ${path} answered ${status}${excerpt ? `: ${excerpt}` : ""}`;
   throw new ErrorClass({ ...info, code: `HTTP_${response.status}`, message });

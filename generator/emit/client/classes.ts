@@ -201,3 +201,36 @@ export function eventsClass(path: string): ClassView {
     ],
   };
 }
+
+/** `api.exports`: background exports of whole collections, and their files. */
+export function exportsClass(path: string): ClassView {
+  const method = (doc: string, signature: string, call: string): MethodView => ({ overloads: [], doc, signature, call });
+  return {
+    name: "ExportsClient",
+    doc: `Exports of whole collections (a background job, then a file): ${path}.`,
+    property: "exports",
+    members: [],
+    methods: [
+      method(
+        `POST ${path}: a new export job, pending; \`get\` it until it has succeeded, then \`download\` it.`,
+        `create(body: ExportCreate, ${OPTIONS}): ApiCall<ExportJob>`,
+        `call("POST", ${JSON.stringify(path)}, body, options)`,
+      ),
+      method(
+        `GET ${path}: your export jobs; \`await\` it for a page, \`for await\` it for every job.`,
+        `list(query: ExportsListQuery = {}, ${OPTIONS}): ListCall<ExportJob, CursorPage<ExportJob>>`,
+        `list(${JSON.stringify(path)}, query, options)`,
+      ),
+      method(`GET ${path}/{id}: one export job.`, `get(id: string, ${OPTIONS}): ApiCall<ExportJob>`, `call("GET", ${pathExpression(`${path}/{id}`)}, undefined, options)`),
+      method(
+        "The file of a succeeded job (its `download_url`), as text: NDJSON or CSV; an error before.",
+        `download(job: Pick<ExportJob, "download_url">, ${OPTIONS}): ApiCall<string>`,
+        "text(job.download_url, options)",
+      ),
+    ],
+  };
+}
+
+export function exportsQuery(path: string): QueryView {
+  return { ...eventsQuery(path), name: "ExportsListQuery" };
+}
