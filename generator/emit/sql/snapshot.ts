@@ -6,6 +6,7 @@
  */
 import { createHash } from "node:crypto";
 import { EXPORT_CHUNKS_TABLE } from "../../../runtime/exports-files-sql.ts";
+import type { OnDelete } from "../../../runtime/references.ts";
 import { COLUMN_SQL_TYPES, isJsonKind, type ColumnKind, type SqlColumn } from "../../../runtime/sql-schema.ts";
 import type { ApiModel, StorageResource, VersionField } from "../../model/types.ts";
 
@@ -23,7 +24,7 @@ export interface SnapshotColumn {
   /** Name of the column's unique constraint. */
   unique?: string;
   check?: { name: string; expression: string };
-  references?: { name: string; table: string; onDelete: "cascade" | "restrict" };
+  references?: { name: string; table: string; onDelete: OnDelete };
 }
 
 export interface SnapshotIndex {
@@ -190,7 +191,7 @@ function defaultLiteral(field: VersionField, kind: ColumnKind): string | undefin
 interface ColumnSource {
   field: VersionField;
   /** Collection it references, and whether its records go with the referenced record. */
-  references?: { collection: string; onDelete: "cascade" | "restrict" };
+  references?: { collection: string; onDelete: OnDelete };
 }
 
 function fieldColumn(table: string, source: ColumnSource): { column: SnapshotColumn; meta: FieldColumn } {
@@ -261,9 +262,8 @@ function resourcePlan(r: StorageResource): CollectionPlan {
   const sources: ColumnSource[] = r.fields.map((field) => {
     const reference = r.references.find((x) => x.field === field.storageName);
     if (!reference) return { field };
-    // A child belongs to its parent: deleting the parent deletes it (it could no longer be listed).
-    // Any other reference keeps the referenced record from being deleted (422).
-    return { field, references: { collection: reference.collection, onDelete: reference.field === r.parentField ? "cascade" : "restrict" } };
+    // on_delete as the model settled it: cascade for a child's parent field unless declared, else restrict (422).
+    return { field, references: { collection: reference.collection, onDelete: reference.onDelete } };
   });
   const indexed = [...(r.parentField ? [r.parentField] : []), ...r.references.map((x) => x.field), ...r.filters];
   return plan(r.collection, sources, indexed, r.search);
