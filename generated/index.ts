@@ -18,7 +18,7 @@ import {
   type Store,
 } from "./runtime/index.ts";
 import { ExportService, type ExportOptions } from "./runtime/exports.ts";
-import { defaultServices, type RouteContext, type Services } from "./services.ts";
+import { defaultServices, storeReferences, type RouteContext, type Services } from "./services.ts";
 import { v1 } from "./v1/index.ts";
 import { v2 } from "./v2/index.ts";
 
@@ -49,7 +49,7 @@ export interface AppOptions {
 
 /** Builds the app; call `listen` on it, or `inject` in tests. */
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
-  const store = options.store ?? new MemoryStore();
+  const store = options.store ?? new MemoryStore({ references: storeReferences });
   const exports = new ExportService(store, {
     onError: (error, id) => app.log.error({ err: error, export: id }, "export failed"),
     ...options.exports,

@@ -19,7 +19,7 @@ import { randomBytes } from "node:crypto";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import type { Readable } from "node:stream";
-import { ApiError, ConflictError } from "./errors.ts";
+import { ConflictError } from "./errors.ts";
 import { FolderExportFiles, SWEEP_MS, type ExportFileName, type ExportFiles } from "./exports-files.ts";
 import { DatabaseExportFiles } from "./exports-files-sql.ts";
 import {
@@ -29,6 +29,7 @@ import {
   type ExportJob,
   type ExportJobValues,
 } from "./exports-job.ts";
+import { deleteFinishedJobs, keepWithinLimit } from "./exports-limits.ts";
 import type { PgBossExportQueue, PgBossQueueOptions } from "./exports-pgboss.ts";
 import { InProcessExportQueue, type ExportQueue } from "./exports-queue.ts";
 import { writeRecords, type ExportSource } from "./exports-writing.ts";
@@ -74,8 +75,6 @@ class ClaimLost extends Error {}
 
 const NO_CONSTRAINTS = { unique: [] };
 const PROGRESS_MS = 1000;
-/** What a principal at its limit of running jobs is told to wait before trying again. */
-export const EXPORT_RETRY_AFTER_SECONDS = 10;
 
 export class ExportService {
   readonly directory: string;
@@ -153,34 +152,10 @@ export class ExportService {
       { id: newId(), created_at: now, updated_at: now, revision: 1, values },
       NO_CONSTRAINTS,
     )) as ExportJob;
-    await this.withinLimit(job);
+    await keepWithinLimit(this.store, job, this.maxJobsPerPrincipal);
     // Before start(), the job waits: start() queues every pending job.
     if (this.started && this.queue) await this.queue.enqueue(job.id);
     return job;
-  }
-
-  /**
-   * Keeps a new job only when it is among the owner's first `maxJobsPerPrincipal` jobs pending
-   * or running, in id order; else deletes it and throws 429. Checked after the insert, so that
-   * requests racing on several instances cannot all pass: the earliest jobs stay.
-   */
-  private async withinLimit(job: ExportJob): Promise<void> {
-    const max = this.maxJobsPerPrincipal;
-    const active: string[] = [];
-    // Pending first: a job moves from pending to running, so it is seen in one list or the other.
-    for (const status of ["pending", "running"] as const) {
-      const page = await this.list({ where: { owner: job.values.owner, status }, limit: max + 1 });
-      active.push(...page.records.map((r) => r.id));
-    }
-    if (active.sort().slice(0, max).includes(job.id)) return;
-    await this.store.delete(EXPORT_JOBS, job.id, job.revision);
-    throw new ApiError(
-      429,
-      "RATE_LIMITED",
-      `You have ${max} exports pending or running: retry once one has finished.`,
-      undefined,
-      { "Retry-After": String(EXPORT_RETRY_AFTER_SECONDS) },
-    );
   }
 
   async get(id: string): Promise<ExportJob | null> {
@@ -222,25 +197,7 @@ export class ExportService {
    * that died. Every instance sweeps; what one deletes, the others find gone.
    */
   async sweep(now = Date.now()): Promise<void> {
-    const before = new Date(now - this.retentionMs).toISOString();
-    // A job finishes after it is created, so only jobs created before the cutoff can be due: ids
-    // are UUID v7, in creation order, so each walk stops at the first later one.
-    const cutoff = idAt(now - this.retentionMs);
-    for (const status of ["succeeded", "failed"] as const) {
-      let after: string | undefined;
-      walk: for (;;) {
-        const page = await this.list({ where: { status }, limit: 500, ...(after ? { after } : {}) });
-        for (const job of page.records) {
-          if (job.id >= cutoff) break walk;
-          const ended = status === "succeeded" ? job.values.expires_at : job.values.finished_at;
-          if (ended !== undefined && ended < before) {
-            await this.store.delete(EXPORT_JOBS, job.id, job.revision).catch(() => false);
-          }
-        }
-        if (!page.hasMore || page.records.length === 0) break;
-        after = page.records[page.records.length - 1]!.id;
-      }
-    }
+    await deleteFinishedJobs(this.store, now, this.retentionMs);
     await this.files.sweep(now, this.linkTtlMs);
   }
 
@@ -376,12 +333,6 @@ export class ExportService {
   private async settle(job: ExportJob, outcome: { status: "failed"; failure_reason: string }): Promise<void> {
     await this.claim(job, { ...job.values, ...outcome, finished_at: new Date().toISOString() });
   }
-}
-
-/** The smallest UUID v7 of a millisecond: every id made later sorts after it. */
-function idAt(ms: number): string {
-  const hex = Math.max(0, Math.floor(ms)).toString(16).padStart(12, "0");
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-7000-8000-000000000000`;
 }
 
 interface ExportServer {

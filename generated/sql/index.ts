@@ -11,6 +11,7 @@ import { MemoryStore, type Store } from "../runtime/index.ts";
 import { openDriver, type SqlDriver, type SqlStoreOptions } from "../runtime/sql-driver.ts";
 import { migrate } from "../runtime/sql-migrations.ts";
 import { SqlStore } from "../runtime/sql-store.ts";
+import { storeReferences } from "../services.ts";
 import { sqlSchema } from "./schema.ts";
 import { setExportServer } from "../runtime/exports.ts";
 
@@ -19,7 +20,7 @@ export const migrationsFolder = new URL("./", import.meta.url);
 
 /** Opens the store `target` names, migrated to the current schema. */
 export async function openStore(target: string, options: SqlStoreOptions = {}): Promise<Store> {
-  if (target === "memory") return new MemoryStore();
+  if (target === "memory") return new MemoryStore({ references: storeReferences });
   const driver = await openDriver(target, options);
   try {
     return await storeOn(driver, target);
