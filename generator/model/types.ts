@@ -25,6 +25,8 @@ export interface FieldDef {
   maxLength?: number;
   pattern?: string;
   format?: "email" | "uri";
+  /** With format uri: the URL schemes accepted, as the definition gives them. */
+  schemes?: string[];
   minimum?: number;
   maximum?: number;
   references?: string;
@@ -127,6 +129,8 @@ export interface VersionField {
   maxLength?: number;
   pattern?: string;
   format?: "email" | "uri";
+  /** With format uri: the URL schemes accepted (http and https unless the definition says otherwise). */
+  schemes?: string[];
   minimum?: number;
   maximum?: number;
   references?: string;
