@@ -7,8 +7,15 @@
  * copies the values it is given, so reads hand out the stored snapshot itself without copying.
  * Callers must treat records they read as read-only (the generated handlers and the CRUD
  * service only ever spread them into new objects).
+ *
+ * References between collections (`options.references`, the generated `storeReferences`) behave
+ * as the SQL store's foreign keys: deleting a record deletes the records that refer to it with
+ * `cascade`, and is refused (422 naming the collection) while a record that is not deleted with
+ * it refers to it with `restrict`. A store made without them checks no references on delete.
  */
 import { ConflictError } from "./errors.ts";
+import { referencedError, type StoreReference } from "./references.ts";
+import { uniqueKey } from "./unique.ts";
 import type {
   CursorQuery,
   Match,
@@ -22,12 +29,27 @@ import type {
 interface Collection {
   ordered: StoredRecord[];
   byId: Map<string, StoredRecord>;
-  /** Unique field → value → id of the record that has it. */
+  /** Unique field → its values' keys (`uniqueKey`) → id of the record that has it. */
   unique: Map<string, Map<unknown, string>>;
+}
+
+export interface MemoryStoreOptions {
+  /** References between collections and their delete behaviour: the generated `storeReferences`. */
+  references?: readonly StoreReference[];
 }
 
 export class MemoryStore implements Store {
   private readonly collections = new Map<string, Collection>();
+  /** By referenced collection: the references to it. */
+  private readonly referrers = new Map<string, StoreReference[]>();
+
+  constructor(options: MemoryStoreOptions = {}) {
+    for (const reference of options.references ?? []) {
+      const list = this.referrers.get(reference.references) ?? [];
+      list.push(reference);
+      this.referrers.set(reference.references, list);
+    }
+  }
 
   private collection(name: string): Collection {
     let c = this.collections.get(name);
@@ -107,12 +129,61 @@ export class MemoryStore implements Store {
     if (!current) return false;
     if (current.revision !== expectedRevision)
       throw new ConflictError("The record was changed by another request.");
-    c.byId.delete(id);
-    c.ordered.splice(lowerBound(c.ordered, id), 1);
-    for (const [field, index] of c.unique) {
-      if (index.get(current.values[field]) === id) index.delete(current.values[field]);
+    const doomed = this.cascade(collection, current);
+    this.checkRestricted(doomed);
+    for (const [name, records] of doomed) {
+      for (const record of records.values()) this.remove(this.collection(name), record);
     }
     return true;
+  }
+
+  /** The record and every record that goes with it through `cascade` references, by collection. */
+  private cascade(collection: string, record: StoredRecord): Map<string, Map<string, StoredRecord>> {
+    const doomed = new Map<string, Map<string, StoredRecord>>([[collection, new Map([[record.id, record]])]]);
+    const queue: Array<[string, StoredRecord]> = [[collection, record]];
+    for (let next = queue.pop(); next; next = queue.pop()) {
+      const [name, parent] = next;
+      for (const reference of this.referrers.get(name) ?? []) {
+        if (reference.onDelete !== "cascade") continue;
+        for (const child of this.referring(reference, parent.id)) {
+          let set = doomed.get(reference.collection);
+          if (!set) doomed.set(reference.collection, (set = new Map()));
+          if (set.has(child.id)) continue;
+          set.set(child.id, child);
+          queue.push([reference.collection, child]);
+        }
+      }
+    }
+    return doomed;
+  }
+
+  /** 422 when a record that is not deleted refers to a deleted one through a `restrict` reference. */
+  private checkRestricted(doomed: Map<string, Map<string, StoredRecord>>): void {
+    for (const [name, records] of doomed) {
+      for (const reference of this.referrers.get(name) ?? []) {
+        if (reference.onDelete !== "restrict") continue;
+        for (const id of records.keys()) {
+          for (const holder of this.referring(reference, id)) {
+            if (!doomed.get(reference.collection)?.has(holder.id))
+              throw referencedError(reference.collection);
+          }
+        }
+      }
+    }
+  }
+
+  /** The records whose `reference.field` names `id`. */
+  private referring(reference: StoreReference, id: string): StoredRecord[] {
+    return this.collection(reference.collection).ordered.filter((r) => r.values[reference.field] === id);
+  }
+
+  private remove(c: Collection, record: StoredRecord): void {
+    c.byId.delete(record.id);
+    c.ordered.splice(lowerBound(c.ordered, record.id), 1);
+    // A delete is given no constraints (which fields are emails), so the record's keys are found by id.
+    for (const index of c.unique.values()) {
+      for (const [key, id] of index) if (id === record.id) index.delete(key);
+    }
   }
 
   async close(): Promise<void> {
@@ -128,7 +199,7 @@ export class MemoryStore implements Store {
     for (const field of constraints.unique) {
       const value = values[field];
       if (value === undefined || value === null) continue;
-      const holder = c.unique.get(field)?.get(value);
+      const holder = c.unique.get(field)?.get(keyOf(field, value, constraints));
       if (holder !== undefined && holder !== self) {
         throw new ConflictError(`Another record has this ${field}.`, [{ field, issue: "is already taken" }]);
       }
@@ -149,11 +220,19 @@ export class MemoryStore implements Store {
         c.unique.set(field, index);
       }
       const old = before?.values[field];
-      if (old !== undefined && old !== null && index.get(old) === after.id) index.delete(old);
+      if (old !== undefined && old !== null) {
+        const key = keyOf(field, old, constraints);
+        if (index.get(key) === after.id) index.delete(key);
+      }
       const value = after.values[field];
-      if (value !== undefined && value !== null) index.set(value, after.id);
+      if (value !== undefined && value !== null) index.set(keyOf(field, value, constraints), after.id);
     }
   }
+}
+
+/** The key a unique value is indexed by. */
+function keyOf(field: string, value: unknown, constraints: WriteConstraints): unknown {
+  return uniqueKey(value, constraints.emails?.includes(field) ? "email" : "text");
 }
 
 function matches(record: StoredRecord, match: Match): boolean {

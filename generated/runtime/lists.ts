@@ -6,6 +6,7 @@
 import type { ResourceService } from "./crud-service.ts";
 import { listScope, type CursorCodec } from "./cursor.ts";
 import { ValidationError } from "./errors.ts";
+import { ISSUES } from "./messages.ts";
 import { offsetPagination, type CursorPage, type OffsetPage } from "./pagination.ts";
 import type { Match, StoredRecord, Values } from "./store.ts";
 
@@ -32,9 +33,7 @@ export async function listByCursor<V extends Values, T>(
   if (params.cursor !== undefined) {
     const decoded = codec.decode(scope, params.cursor);
     if (decoded === null) {
-      throw new ValidationError([
-        { field: "cursor", issue: "is not a cursor of this list: use next_cursor as returned" },
-      ]);
+      throw new ValidationError([{ field: "cursor", issue: ISSUES.foreignCursor }]);
     }
     after = decoded;
   }
@@ -65,4 +64,18 @@ export async function listByOffset<V extends Values, T>(
     limit: params.per_page,
   });
   return { data: records.map(view), pagination: offsetPagination(params.page, params.per_page, total) };
+}
+
+/**
+ * An offset list answers in one mode per request: `page` and `per_page` without `q`, `limit`
+ * and `cursor` with it (a search is always cursor mode). A parameter of the other mode would be
+ * ignored, so it answers 400 naming it, like any parameter the list does not take.
+ */
+export function checkListMode(query: unknown, search: boolean): void {
+  if (typeof query !== "object" || query === null) return;
+  const other = search ? ["page", "per_page"] : ["limit", "cursor"];
+  const given = other.filter((name) => Object.hasOwn(query, name));
+  if (given.length === 0) return;
+  const issue = search ? ISSUES.listMode.search : ISSUES.listMode.offset;
+  throw new ValidationError(given.map((field) => ({ field, issue })));
 }

@@ -46,7 +46,7 @@ export async function devCommand(options: DevOptions): Promise<number> {
   const settings = listenSettings(options);
   if (!settings) return 2;
   const { port, target } = settings;
-  const first = await generateAndReport(options, true);
+  const first = await generateAndReport(options, { model: true, stamp: false });
   if (first.code !== 0 || !first.model) return first.code;
 
   loadGeneratedFrom(options.out);
@@ -116,7 +116,7 @@ export async function devCommand(options: DevOptions): Promise<number> {
   let running: Promise<void> | null = null;
   let again = false;
   const rebuild = async (changedAt: number): Promise<void> => {
-    const result = await generateAndReport(options, true);
+    const result = await generateAndReport(options, { model: true, stamp: false });
     if (result.code !== 0) {
       process.stderr.write(`canon dev: the definitions have errors; still serving the last good version\n`);
       return;

@@ -8,6 +8,7 @@
  * Nothing is ever dropped with its data: a column that leaves the definitions stays, only its
  * NOT NULL is lifted so that new rows may lack it; a table that leaves stays as it is.
  */
+import type { OnDelete } from "../../../runtime/references.ts";
 import { quote, type SchemaSnapshot, type SnapshotColumn, type SnapshotIndex, type SnapshotTable } from "./snapshot.ts";
 
 export interface Migration {
@@ -35,11 +36,21 @@ function columnDefinition(column: SnapshotColumn, options: { inlineReference: bo
 }
 
 function referenceClause(reference: NonNullable<SnapshotColumn["references"]>): string {
-  return `constraint ${quote(reference.name)} references ${quote(reference.table)} ("id") on delete ${reference.onDelete}`;
+  return `constraint ${quote(reference.name)} references ${quote(reference.table)} ("id") ${onDeleteAction(reference.onDelete)}`;
+}
+
+/**
+ * `restrict` is written `on delete no action`: checked once the statement is done, so a record
+ * deleted by the same cascade does not hold its referenced record, as in the memory store.
+ * (Migrations written before this kept `on delete restrict`; the answers differ only when one
+ * delete's cascade both removes a record and a record referring to it.)
+ */
+function onDeleteAction(onDelete: OnDelete): string {
+  return onDelete === "cascade" ? "on delete cascade" : "on delete no action";
 }
 
 function createIndex(table: string, index: SnapshotIndex): string {
-  return `create index if not exists ${quote(index.name)} on ${quote(table)} ${index.definition};`;
+  return `create ${index.unique ? "unique " : ""}index if not exists ${quote(index.name)} on ${quote(table)} ${index.definition};`;
 }
 
 /** Drop-then-add: idempotent as a pair. */
@@ -53,7 +64,7 @@ function replaceConstraint(table: string, name: string, definition: string | nul
 
 function foreignKey(column: SnapshotColumn): string {
   const r = column.references!;
-  return `foreign key (${quote(column.name)}) references ${quote(r.table)} ("id") on delete ${r.onDelete}`;
+  return `foreign key (${quote(column.name)}) references ${quote(r.table)} ("id") ${onDeleteAction(r.onDelete)}`;
 }
 
 /**
@@ -150,7 +161,7 @@ function alterTable(before: SnapshotTable, after: SnapshotTable): Change[] {
   const newIndexes = new Map(after.indexes.map((i) => [i.name, i]));
   for (const index of after.indexes) {
     const previous = oldIndexes.get(index.name);
-    if (previous && previous.definition === index.definition) continue;
+    if (previous && previous.definition === index.definition && previous.unique === index.unique) continue;
     changes.push({
       words: `index_${index.name}`,
       statements: [...(previous ? [`drop index if exists ${quote(index.name)};`] : []), createIndex(after.name, index)],

@@ -16,7 +16,7 @@ import { GENERATED_MARK } from "../../util/generated.ts";
 import { GENERATED_HEADER, styledTs, type EmitContext, type EmittedFile, type Emitter } from "../emitter.ts";
 import { literal, propertyKey } from "../shared/code.ts";
 import { migrationBetween } from "./diff.ts";
-import { collectionPlans, snapshotOf, SNAPSHOT_FORMAT, type CollectionPlan, type SchemaSnapshot } from "./snapshot.ts";
+import { collectionPlans, snapshotOf, SNAPSHOT_FORMAT, systemTables, type CollectionPlan, type SchemaSnapshot } from "./snapshot.ts";
 
 export const MIGRATION_FILE = /^(\d{4})_[a-z0-9_]+\.sql$/;
 const SNAPSHOT_PATH = "sql/schema.json";
@@ -26,7 +26,7 @@ export const sqlEmitter: Emitter = {
   name: "sql",
   emit(model: ApiModel, context: EmitContext): EmittedFile[] {
     const plans = collectionPlans(model);
-    const next = snapshotOf(plans);
+    const next = snapshotOf(plans, systemTables(model));
     const present = (context.previous?.list("sql") ?? []).filter((n) => MIGRATION_FILE.test(n)).sort();
     const before = present.length ? previousSnapshot(context) : null;
     // A snapshot written before canon listed its migrations: every migration present is carried.
@@ -88,6 +88,9 @@ function schemaView(model: ApiModel, plans: CollectionPlan[]): object {
   const tableToCollection = new Map(plans.map((p) => [p.table.name, p.collection]));
   const constraints: Array<{ name: string; value: string }> = [];
   for (const plan of plans) {
+    for (const index of plan.table.indexes) {
+      if (index.unique) constraints.push({ name: index.name, value: literal({ collection: plan.collection, field: index.unique, kind: "unique" }) });
+    }
     for (const column of plan.table.columns) {
       if (column.unique) {
         constraints.push({ name: column.unique, value: literal({ collection: plan.collection, field: column.name, kind: "unique" }) });

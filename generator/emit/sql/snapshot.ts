@@ -5,6 +5,10 @@
  * it to write the next migration (see diff.ts). Pure: the same model gives the same snapshot.
  */
 import { createHash } from "node:crypto";
+import { EXPORT_CHUNKS_TABLE } from "../../../runtime/exports-files-sql.ts";
+import type { OnDelete } from "../../../runtime/references.ts";
+import { uniqueKeySql } from "../../../runtime/unique.ts";
+import { uniqueKindOf } from "../../model/unique.ts";
 import { COLUMN_SQL_TYPES, isJsonKind, type ColumnKind, type SqlColumn } from "../../../runtime/sql-schema.ts";
 import type { ApiModel, StorageResource, VersionField } from "../../model/types.ts";
 
@@ -22,11 +26,13 @@ export interface SnapshotColumn {
   /** Name of the column's unique constraint. */
   unique?: string;
   check?: { name: string; expression: string };
-  references?: { name: string; table: string; onDelete: "cascade" | "restrict" };
+  references?: { name: string; table: string; onDelete: OnDelete };
 }
 
 export interface SnapshotIndex {
   name: string;
+  /** A unique index: the column whose values it keeps unique (a unique string field, compared normalized). */
+  unique?: string;
   /** What follows `on <table>`: `using btree ("status", "id")`. */
   definition: string;
 }
@@ -189,17 +195,26 @@ function defaultLiteral(field: VersionField, kind: ColumnKind): string | undefin
 interface ColumnSource {
   field: VersionField;
   /** Collection it references, and whether its records go with the referenced record. */
-  references?: { collection: string; onDelete: "cascade" | "restrict" };
+  references?: { collection: string; onDelete: OnDelete };
 }
 
-function fieldColumn(table: string, source: ColumnSource): { column: SnapshotColumn; meta: FieldColumn } {
+function fieldColumn(table: string, source: ColumnSource): { column: SnapshotColumn; meta: FieldColumn; index?: SnapshotIndex } {
   const { field } = source;
   const name = field.storageName;
   const kind = kindOf(field);
   const column: SnapshotColumn = { name, type: COLUMN_SQL_TYPES[kind], notNull: !field.optional && !field.nullable };
   const fallback = defaultLiteral(field, kind);
   if (fallback !== undefined) column.default = fallback;
-  if (field.unique) column.unique = identifier(`${table}_${name}_key`);
+  // A unique string is unique by its normalized key (an index on an expression); others by value.
+  const uniqueKind = uniqueKindOf(field);
+  const index: SnapshotIndex | undefined = uniqueKind
+    ? {
+        name: identifier(`${table}_${name}_key`),
+        unique: name,
+        definition: `using btree ((${uniqueKeySql(kind === "wrapped" ? `(${quote(name)} #>> '{}')` : quote(name), uniqueKind)}))`,
+      }
+    : undefined;
+  if (field.unique && !uniqueKind) column.unique = identifier(`${table}_${name}_key`);
   const check = checkExpression(field, name, kind);
   if (check) column.check = { name: identifier(`${table}_${name}_check`), expression: check };
   if (source.references && kind === "uuid") {
@@ -209,7 +224,7 @@ function fieldColumn(table: string, source: ColumnSource): { column: SnapshotCol
       onDelete: source.references.onDelete,
     };
   }
-  return { column, meta: { field: name, column: name, kind, optional: field.optional } };
+  return { column, meta: { field: name, column: name, kind, optional: field.optional }, ...(index ? { index } : {}) };
 }
 
 function btreeIndex(table: string, column: string): SnapshotIndex {
@@ -230,12 +245,13 @@ function plan(
   const table = tableName(collection);
   const columns = systemColumns(table);
   const fields: FieldColumn[] = [];
+  const indexes: SnapshotIndex[] = [];
   for (const source of sources) {
-    const { column, meta } = fieldColumn(table, source);
+    const { column, meta, index } = fieldColumn(table, source);
     columns.push(column);
     fields.push(meta);
+    if (index) indexes.push(index);
   }
-  const indexes: SnapshotIndex[] = [];
   const seen = new Set<string>();
   const kinds = new Map(fields.map((f) => [f.column, f.kind]));
   for (const name of indexed) {
@@ -260,9 +276,8 @@ function resourcePlan(r: StorageResource): CollectionPlan {
   const sources: ColumnSource[] = r.fields.map((field) => {
     const reference = r.references.find((x) => x.field === field.storageName);
     if (!reference) return { field };
-    // A child belongs to its parent: deleting the parent deletes it (it could no longer be listed).
-    // Any other reference keeps the referenced record from being deleted (422).
-    return { field, references: { collection: reference.collection, onDelete: reference.field === r.parentField ? "cascade" : "restrict" } };
+    // on_delete as the model settled it: cascade for a child's parent field unless declared, else restrict (422).
+    return { field, references: { collection: reference.collection, onDelete: reference.onDelete } };
   });
   const indexed = [...(r.parentField ? [r.parentField] : []), ...r.references.map((x) => x.field), ...r.filters];
   return plan(r.collection, sources, indexed, r.search);
@@ -302,7 +317,29 @@ export function collectionPlans(model: ApiModel): CollectionPlan[] {
   return plans;
 }
 
-export function snapshotOf(plans: CollectionPlan[]): SchemaSnapshot {
+/**
+ * Tables of canon's own that hold no collection, as the runtime defines them: with exports, the
+ * chunks of export files (runtime/exports-files-sql.ts), which belong to their job's row.
+ */
+export function systemTables(model: ApiModel): SnapshotTable[] {
+  if (!model.exportJobs) return [];
+  const chunks = EXPORT_CHUNKS_TABLE;
+  // The runtime's queries name the jobs' table as its definition does: it must be the one planned here.
+  const jobs = tableName(model.exportJobs.collection);
+  if (chunks.columns.some((c) => "references" in c && c.references.table !== jobs)) {
+    throw new Error(`${chunks.name} must reference ${jobs} (runtime/exports-files-sql.ts)`);
+  }
+  return [
+    {
+      name: chunks.name,
+      collection: chunks.collection,
+      columns: chunks.columns.map((c): SnapshotColumn => ("references" in c ? { ...c, references: { ...c.references } } : { ...c })),
+      indexes: chunks.indexes.map((i) => ({ ...i })),
+    },
+  ];
+}
+
+export function snapshotOf(plans: CollectionPlan[], system: SnapshotTable[] = []): SchemaSnapshot {
   const trigram = plans.some((p) => p.search.length > 0);
-  return { format: SNAPSHOT_FORMAT, extensions: trigram ? ["pg_trgm"] : [], tables: plans.map((p) => p.table) };
+  return { format: SNAPSHOT_FORMAT, extensions: trigram ? ["pg_trgm"] : [], tables: [...plans.map((p) => p.table), ...system] };
 }
