@@ -4,31 +4,10 @@
  */
 import { z } from "zod";
 import { ISSUES } from "./messages.ts";
+import { MAX_PAGE_SIZE, DEFAULT_PAGE_SIZE, type OffsetPagination } from "./pages.ts";
 
-export const DEFAULT_PAGE_SIZE = 20;
-export const MAX_PAGE_SIZE = 100;
-
-export interface CursorPagination {
-  next_cursor: string | null;
-  has_more: boolean;
-}
-
-export interface OffsetPagination {
-  page: number;
-  per_page: number;
-  total: number;
-  total_pages: number;
-}
-
-export interface CursorPage<T> {
-  data: T[];
-  pagination: CursorPagination;
-}
-
-export interface OffsetPage<T> {
-  data: T[];
-  pagination: OffsetPagination;
-}
+export { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from "./pages.ts";
+export type { CursorPage, CursorPagination, OffsetPage, OffsetPagination } from "./pages.ts";
 
 const integerText = (issue: string) =>
   z

@@ -1,7 +1,10 @@
 // ---------------------------------------------------------------------------------------
 // The part of the client that is the same for every API (canon's templates/client/core.ts):
 // errors, requests with retries and request ids, deprecation notices, and list pagination.
-// It needs nothing but the platform's fetch, so it runs in Node 24 and in browsers.
+// It needs nothing but the platform's fetch, so it runs in Node 24 and in browsers. The page
+// types come from runtime/pages.ts, whose text the client holds too; the import below is
+// canon's own and not placed into the client.
+import type { CursorPagination, OffsetPagination } from "../../runtime/pages.ts";
 
 /** One problem of a request, as the service lists it: a body path or a parameter name, and what is wrong. */
 export interface ErrorDetail {
@@ -149,30 +152,6 @@ export interface ResponseInfo {
 /** A call's result with its answer's status, headers, request id and ETag. */
 export interface WithResponse<T> extends ResponseInfo {
   data: T;
-}
-
-/** Cursor mode (conventions §4.5): follow `next_cursor` until it is null. */
-export interface CursorPagination {
-  next_cursor: string | null;
-  has_more: boolean;
-}
-
-/** Offset mode: `page` of `total_pages`. */
-export interface OffsetPagination {
-  page: number;
-  per_page: number;
-  total: number;
-  total_pages: number;
-}
-
-export interface CursorPage<T> {
-  data: T[];
-  pagination: CursorPagination;
-}
-
-export interface OffsetPage<T> {
-  data: T[];
-  pagination: OffsetPagination;
 }
 
 type Query = Record<string, string | number | boolean | undefined>;

@@ -1,7 +1,7 @@
 import type { VersionField, VersionModel, VersionResource } from "../../model/types.ts";
 import { camelCase } from "../../util/names.ts";
 import { commentText, propertyKey, tsType } from "../shared/code.ts";
-import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from "../shared/page-size.ts";
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from "../../../runtime/pages.ts";
 
 /** A class of the client: a collection, a child collection under its parent, or an action. */
 export interface ClassView {

@@ -15,9 +15,12 @@ import { eventsClass, eventsQuery, exportsClass, exportsQuery, resourceClasses, 
 export const clientEmitter: Emitter = {
   name: "client",
   emit(model: ApiModel, context: EmitContext): EmittedFile[] {
-    const core = context.templateText("client/core.ts");
+    // The page types (runtime/pages.ts, imports nothing), then the fixed part without the import
+    // of them that lets canon type-check it on its own.
+    const pages = context.runtimeFile("pages.ts");
+    const core = context.templateText("client/core.ts").replace(/^import type .*\n/m, "");
     return model.versions.map((version) => {
-      const rendered = context.render("client/client", clientView(model, version, core));
+      const rendered = context.render("client/client", clientView(model, version, `${pages.trimEnd()}\n\n${core}`));
       return styledTs(`${version.name}/client.ts`, withImports(rendered, typeSources(version)));
     });
   },
