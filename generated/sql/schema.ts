@@ -96,9 +96,9 @@ export const sqlSchema: SqlSchema = {
       kind: "references",
       references: "orders",
     },
+    orders_code_key: { collection: "orders", field: "code", kind: "unique" },
     orders_id_key: { collection: "orders", field: "id", kind: "unique" },
     orders_user_id_fkey: { collection: "orders", field: "user_id", kind: "references", references: "users" },
-    orders_code_key: { collection: "orders", field: "code", kind: "unique" },
     orders__cancellations_id_key: { collection: "orders/cancellations", field: "id", kind: "unique" },
     orders__cancellations_order_id_fkey: {
       collection: "orders/cancellations",
@@ -106,10 +106,10 @@ export const sqlSchema: SqlSchema = {
       kind: "references",
       references: "orders",
     },
-    products_id_key: { collection: "products", field: "id", kind: "unique" },
     products_sku_key: { collection: "products", field: "sku", kind: "unique" },
-    users_id_key: { collection: "users", field: "id", kind: "unique" },
+    products_id_key: { collection: "products", field: "id", kind: "unique" },
     users_email_key: { collection: "users", field: "email", kind: "unique" },
+    users_id_key: { collection: "users", field: "id", kind: "unique" },
     canon__exports_id_key: { collection: "canon/exports", field: "id", kind: "unique" },
   },
 };

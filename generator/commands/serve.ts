@@ -111,7 +111,7 @@ export async function serveCommand(options: ServeOptions): Promise<number> {
       return 2;
     }
   }
-  const { code, model } = await generateAndReport(options, true);
+  const { code, model } = await generateAndReport(options, { model: true });
   if (code !== 0 || !model) return code;
 
   loadGeneratedFrom(options.out);
