@@ -77,7 +77,8 @@ function keep(all: Map<string, Backtracking | null>): void {
     const file = cacheFile();
     mkdirSync(path.dirname(file), { recursive: true });
     const temp = `${file}.${process.pid}.tmp`;
-    writeFileSync(temp, JSON.stringify(Object.fromEntries(all)));
+    const settled = [...all].filter(([, v]) => v?.complexity !== "unknown");
+    writeFileSync(temp, JSON.stringify(Object.fromEntries(settled)));
     renameSync(temp, file);
   } catch {
     // The cache only saves time.
@@ -91,7 +92,8 @@ export function backtrackingOf(pattern: string): Backtracking | null {
   if (verdict === undefined) {
     verdict = analyse(pattern);
     all.set(pattern, verdict);
-    keep(all);
+    // An unsettled verdict (the checker ran out of time) may settle on a faster run: not kept.
+    if (verdict?.complexity !== "unknown") keep(all);
   }
   return verdict;
 }
