@@ -10,6 +10,7 @@ import type { AccessAction, Authorize, Principal } from "./auth.ts";
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError, type ErrorDetail } from "./errors.ts";
 import type { Match, StoredRecord, Values } from "./store.ts";
 import { detailIssue, ISSUES, validationMessage } from "./messages.ts";
+import { unstorableFields } from "./storable.ts";
 import { isAcceptedUuid, uuidSchema } from "./uuid.ts";
 
 declare module "fastify" {
@@ -59,8 +60,19 @@ export function parseBody<S extends z.ZodType>(
     );
   }
   const parsed = schema.safeParse(body, PARSE);
-  if (!parsed.success) throw new ValidationError(issuesToDetails(parsed.error.issues, readOnly));
+  const unstorable = unstorableFields(body);
+  if (!parsed.success || unstorable.length) {
+    throw new ValidationError(
+      withDetails(parsed.success ? [] : issuesToDetails(parsed.error.issues, readOnly), unstorable),
+    );
+  }
   return parsed.data;
+}
+
+/** `details`, then each of `more` whose field none of them names. */
+function withDetails(details: ErrorDetail[], more: ErrorDetail[]): ErrorDetail[] {
+  const named = new Set(details.map((d) => d.field));
+  return [...details, ...more.filter((d) => !named.has(d.field))];
 }
 
 /** Every parse reports the input (to tell a missing value from a wrong one) and speaks canon's words (./messages.ts). */
@@ -78,7 +90,12 @@ export function parseParams<S extends z.ZodType>(schema: S, input: unknown): z.o
   const ids = fast?.(input);
   if (ids !== undefined) return ids as z.output<S>;
   const parsed = schema.safeParse(input ?? {}, PARSE);
-  if (!parsed.success) throw new ValidationError(issuesToDetails(parsed.error.issues));
+  const unstorable = unstorableFields(input);
+  if (!parsed.success || unstorable.length) {
+    throw new ValidationError(
+      withDetails(parsed.success ? [] : issuesToDetails(parsed.error.issues), unstorable),
+    );
+  }
   return parsed.data;
 }
 

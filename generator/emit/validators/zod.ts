@@ -35,7 +35,7 @@ function zodBase(field: VersionField): string {
     case "uuid":
       return "uuidSchema";
     case "date":
-      return "z.iso.date()";
+      return "dateSchema";
     case "datetime":
       return "z.iso.datetime({ offset: true })";
     case "enum":
@@ -59,7 +59,7 @@ export function zodQuery(field: VersionField): string {
     case "enum":
       return `z.enum([${(field.values ?? []).map((v) => JSON.stringify(v)).join(", ")}])`;
     case "date":
-      return "z.iso.date()";
+      return "dateSchema";
     default:
       return zodBase(field);
   }
