@@ -193,12 +193,15 @@ export function etagOf(record: StoredRecord<Values>): string {
   return `"${record.id}.${record.revision.toString(36)}"`;
 }
 
-/** 409 when `If-Match` is present and names neither `*` nor the record's current ETag. */
+/**
+ * 409 when `If-Match` is present and names neither `*` nor the record's current ETag. The
+ * comparison is strong (RFC 9110 §13.1.1): a weak tag (`W/"…"`) never matches.
+ */
 export function checkIfMatch(request: FastifyRequest, record: StoredRecord<Values>): void {
   const header = request.headers["if-match"];
   if (header === undefined) return;
   const current = etagOf(record);
-  const candidates = header.split(",").map((t) => t.trim().replace(/^W\//, ""));
+  const candidates = header.split(",").map((t) => t.trim());
   if (!candidates.includes("*") && !candidates.includes(current)) {
     throw new ConflictError("The record has changed: If-Match does not match its current ETag.", [
       { field: "If-Match", issue: ISSUES.ifMatch },
