@@ -10,7 +10,9 @@ import path from "node:path";
 import { dropSchemas, freshSchema, POSTGRES_URL, preparePostgres } from "../test/store/stores.ts";
 import { workRoot, type Check } from "./lib.ts";
 import {
+  FULL_RUNTIME,
   measureRound,
+  QUICK_RUNTIME,
   ratioChecks,
   runtimeMarkdown,
   startServer,
@@ -24,22 +26,9 @@ import {
 } from "./runtime.ts";
 import { BENCH_ID, PRODUCT_COUNT, productRecord } from "./runtime/seed.ts";
 
-export const FULL_POSTGRES: RuntimePlan = {
-  rounds: 5,
-  seconds: 6,
-  warmupSeconds: 3,
-  connections: 32,
-  v1: false,
-  ceiling: false,
-};
-export const QUICK_POSTGRES: RuntimePlan = {
-  rounds: 3,
-  seconds: 2,
-  warmupSeconds: 1,
-  connections: 32,
-  v1: false,
-  ceiling: false,
-};
+/** As the in-memory comparison, without v1 and the ceiling. */
+export const FULL_POSTGRES: RuntimePlan = { ...FULL_RUNTIME, v1: false, ceiling: false };
+export const QUICK_POSTGRES: RuntimePlan = { ...QUICK_RUNTIME, v1: false, ceiling: false };
 
 /** A wrk script: GET /v2/products/{id}, the id drawn at random among the seeded products. */
 function randomIdScript(): string {
