@@ -7,11 +7,26 @@
  *
  * The tables come from the generated migrations (`sql/NNNN_<name>.sql`), which `migrate`
  * applies in order; `sql/schema.ts` tells the store which column holds which field and how.
+ *
+ * A write given `publish` runs in one transaction with its event (the `canon__events` table,
+ * see sql-events.ts): both commit or neither does. `transaction(fn)` runs more statements in
+ * one; a write that changes more records (a cascade) keeps their events with
+ * `insertEvents(tx, events)` there, and hands them to `published(events)` after the commit.
  */
 import { createHash } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import type { CursorKey } from "./cursor-keys.ts";
 import { BusinessRuleError, ConflictError, ValidationError } from "./errors.ts";
+import {
+  EventSinks,
+  type ApiEvent,
+  type EventOf,
+  type EventScope,
+  type EventSink,
+  type StoredEvent,
+} from "./events.ts";
+import { cursorKeys, getEvent, insertEvents, listEvents, rotateCursorKey } from "./sql-events.ts";
 import type {
   CursorQuery,
   Match,
@@ -57,6 +72,8 @@ export interface SqlConstraint {
 export interface SqlSchema {
   collections: Record<string, SqlCollection>;
   constraints: Record<string, SqlConstraint>;
+  /** Whether the migrations create the event table (`events: true` in api.yaml). */
+  events: boolean;
 }
 
 /* ---------- migrations ---------- */
@@ -173,6 +190,7 @@ export class SqlStore implements Store {
   private readonly db: SqlDriver;
   private readonly schema: SqlSchema;
   private readonly prepared = new Map<string, Prepared>();
+  private readonly sinks = new EventSinks();
   private closing: Promise<void> | undefined;
 
   constructor(db: SqlDriver, schema: SqlSchema) {
@@ -322,6 +340,7 @@ export class SqlStore implements Store {
     collection: string,
     record: StoredRecord,
     _constraints?: WriteConstraints,
+    publish?: EventOf<StoredRecord>,
   ): Promise<StoredRecord> {
     const p = this.collection(collection);
     const params: unknown[] = [record.id, record.created_at, record.updated_at, record.revision];
@@ -333,13 +352,14 @@ export class SqlStore implements Store {
       names.push(q(column.column));
       slots.push(parameter(column, value, params));
     }
-    const rows = await this.run(collection, "write", (db) =>
-      db.query(
+    return this.write(collection, "write", publish, async (db) => {
+      const rows = await db.query(
         `insert into ${p.table} (${names.join(", ")}) values (${slots.join(", ")}) returning ${p.select}`,
         params,
-      ),
-    );
-    return this.toRecord(p, rows[0]!);
+      );
+      const written = this.toRecord(p, rows[0]!);
+      return { result: written, written };
+    });
   }
 
   async update(
@@ -348,6 +368,7 @@ export class SqlStore implements Store {
     values: Values,
     expectedRevision: number,
     _constraints?: WriteConstraints,
+    publish?: EventOf<StoredRecord>,
   ): Promise<StoredRecord | null> {
     const p = this.collection(collection);
     for (const field of Object.keys(values)) this.column(p, field);
@@ -359,26 +380,110 @@ export class SqlStore implements Store {
       `"_revision" = "_revision" + 1`,
       `"updated_at" = greatest($3::timestamptz, "updated_at" + interval '1 millisecond')`,
     );
-    const rows = await this.run(collection, "write", (db) =>
-      db.query(
+    return this.write(collection, "write", publish, async (db) => {
+      const rows = await db.query(
         `update ${p.table} set ${sets.join(", ")} where "id" = $1 and "_revision" = $2 returning ${p.select}`,
         params,
-      ),
-    );
-    if (rows[0]) return this.toRecord(p, rows[0]);
-    return this.missingOrChanged(collection, p, id, null);
+      );
+      if (!rows[0]) return { result: await this.missingOrChanged(db, p, id, null), written: null };
+      const written = this.toRecord(p, rows[0]);
+      return { result: written, written };
+    });
   }
 
-  async delete(collection: string, id: string, expectedRevision: number): Promise<boolean> {
+  async delete(
+    collection: string,
+    id: string,
+    expectedRevision: number,
+    publish?: EventOf<StoredRecord>,
+  ): Promise<boolean> {
     const p = this.collection(collection);
-    const rows = await this.run(collection, "delete", (db) =>
-      db.query(`delete from ${p.table} where "id" = $1 and "_revision" = $2 returning "id"`, [
-        id,
-        expectedRevision,
-      ]),
-    );
-    if (rows.length) return true;
-    return this.missingOrChanged(collection, p, id, false);
+    return this.write(collection, "delete", publish, async (db) => {
+      // The record as it was: the event of a delete shows it.
+      const rows = await db.query(
+        `delete from ${p.table} where "id" = $1 and "_revision" = $2 returning ${publish ? p.select : `"id"`}`,
+        [id, expectedRevision],
+      );
+      if (!rows[0]) return { result: await this.missingOrChanged(db, p, id, false), written: null };
+      return { result: true, written: publish ? this.toRecord(p, rows[0]) : null };
+    });
+  }
+
+  /**
+   * Runs `fn` in one transaction: committed when it resolves, rolled back when it throws. Events
+   * kept there with `insertEvents(tx, events)` go to `published(events)` once it has committed.
+   */
+  transaction<T>(fn: (tx: SqlQueryable) => Promise<T>): Promise<T> {
+    return this.db.transaction(fn);
+  }
+
+  /** Hands events that have committed to the sinks of `subscribe`. */
+  published(events: StoredEvent[]): Promise<void> {
+    return this.sinks.publish(events);
+  }
+
+  listEvents(
+    scope: EventScope,
+    after: string | undefined,
+    limit: number,
+  ): Promise<{ events: ApiEvent[]; hasMore: boolean }> {
+    return listEvents(this.db, scope, after, limit);
+  }
+
+  getEvent(scope: EventScope, id: string): Promise<ApiEvent | null> {
+    return getEvent(this.db, scope, id);
+  }
+
+  async appendEvents(events: StoredEvent[]): Promise<void> {
+    if (this.schema.events) await insertEvents(this.db, events);
+    await this.sinks.publish(events);
+  }
+
+  subscribe(sink: EventSink): () => void {
+    return this.sinks.add(sink);
+  }
+
+  cursorKeys(): Promise<CursorKey[]> {
+    return cursorKeys(this.db);
+  }
+
+  rotateCursorKey(): Promise<void> {
+    return rotateCursorKey(this.db);
+  }
+
+  /**
+   * A write: `fn` gives its result and the record whose event `publish` makes (none: no event).
+   * With `publish` and an event table, the write and its event run in one transaction. The event
+   * goes to the sinks after the commit; constraint violations become the API's errors.
+   */
+  private async write<T>(
+    collection: string,
+    op: "write" | "delete",
+    publish: EventOf<StoredRecord> | undefined,
+    fn: (db: SqlQueryable) => Promise<{ result: T; written: StoredRecord | null }>,
+  ): Promise<T> {
+    const events: StoredEvent[] = [];
+    let result: T;
+    try {
+      if (publish && this.schema.events) {
+        result = await this.db.transaction(async (tx) => {
+          const out = await fn(tx);
+          if (out.written) {
+            events.push(publish(out.written, collection));
+            await insertEvents(tx, events);
+          }
+          return out.result;
+        });
+      } else {
+        const out = await fn(this.db);
+        result = out.result;
+        if (publish && out.written) events.push(publish(out.written, collection));
+      }
+    } catch (error) {
+      throw this.translate(error, collection, op);
+    }
+    await this.sinks.publish(events);
+    return result;
   }
 
   /** Closes the driver; closing again does nothing. */
@@ -388,10 +493,8 @@ export class SqlStore implements Store {
   }
 
   /** After a write matched no row: `gone` when the record does not exist, else a revision conflict. */
-  private async missingOrChanged<T>(collection: string, p: Prepared, id: string, gone: T): Promise<T> {
-    const rows = await this.run(collection, "read", (db) =>
-      db.query(`select "_revision" from ${p.table} where "id" = $1`, [id]),
-    );
+  private async missingOrChanged<T>(db: SqlQueryable, p: Prepared, id: string, gone: T): Promise<T> {
+    const rows = await db.query(`select "_revision" from ${p.table} where "id" = $1`, [id]);
     if (!rows.length) return gone;
     throw new ConflictError("The record was changed by another request.");
   }
@@ -399,7 +502,7 @@ export class SqlStore implements Store {
   /** Runs a statement and turns constraint violations into the API's errors. */
   private async run(
     collection: string,
-    op: "read" | "write" | "delete",
+    op: "read",
     fn: (db: SqlQueryable) => Promise<Row[]>,
   ): Promise<Row[]> {
     try {

@@ -3,6 +3,7 @@
 export * from "./app.ts";
 export * from "./auth.ts";
 export * from "./crud-service.ts";
+export * from "./cursor-keys.ts";
 export * from "./cursor.ts";
 export * from "./docs.ts";
 export * from "./errors.ts";

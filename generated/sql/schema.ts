@@ -112,4 +112,5 @@ export const sqlSchema: SqlSchema = {
     users_email_key: { collection: "users", field: "email", kind: "unique" },
     canon__exports_id_key: { collection: "canon/exports", field: "id", kind: "unique" },
   },
+  events: true,
 };

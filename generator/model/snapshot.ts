@@ -1,3 +1,4 @@
+import { EXPORT_EVENTS } from "../../runtime/events.ts";
 import { compareText } from "../diagnostics/diagnostic.ts";
 import { camelCase, pascalCase, singularOf, snakeCase } from "../util/names.ts";
 import type {
@@ -68,6 +69,12 @@ export function buildModel(defs: Definitions): ApiModel {
       exports: exports.length ? exports : null,
     }];
   });
+  const storage = resources.map((r) => storageResource(r, versions));
+  const exportJobs = versions.some((v) => v.exports) ? exportJobStorage() : null;
+  const eventCollections = [
+    ...storage.flatMap((r) => [r.collection, ...r.actionRecords.map((a) => a.collection)]),
+    ...(exportJobs ? [EXPORT_EVENTS] : []),
+  ].sort(compareText);
   return {
     title: defs.title,
     description: defs.description,
@@ -75,8 +82,9 @@ export function buildModel(defs: Definitions): ApiModel {
     rateLimit: defs.rateLimit,
     events: defs.events,
     bodyLimit: defs.bodyLimit,
-    storage: resources.map((r) => storageResource(r, versions)),
-    exportJobs: versions.some((v) => v.exports) ? exportJobStorage() : null,
+    storage,
+    exportJobs,
+    eventCollections,
     versions,
   };
 }

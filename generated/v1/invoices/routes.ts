@@ -7,8 +7,8 @@ import type { z } from "zod";
 import {
   authorizeOrThrow,
   checkIfMatch,
-  createEvent,
   definedOnly,
+  eventOf,
   found,
   listByCursor,
   matchOf,
@@ -63,7 +63,7 @@ function changesOfInvoice(body: z.output<typeof invoiceUpdate>): Partial<Invoice
 
 export function registerInvoicesRoutes(
   app: FastifyInstance,
-  { authorize, cursors, events, services }: RouteContext,
+  { authorize, cursors, services }: RouteContext,
 ): void {
   app.get("/v1/invoices", async (request) => {
     await authorizeOrThrow(authorize, request, "list", "invoices");
@@ -92,11 +92,12 @@ export function registerInvoicesRoutes(
   app.post("/v1/invoices", async (request, reply) => {
     await authorizeOrThrow(authorize, request, "create", "invoices");
     const body = parseBody(invoiceCreate, request.body, invoiceReadOnly);
-    const record = await services.invoices.create(valuesOfInvoice(body));
-    const view = toInvoice(record);
-    await events.publish(createEvent("invoice.created", view));
+    const record = await services.invoices.create(
+      valuesOfInvoice(body),
+      eventOf("invoice.created", "invoices", toInvoice),
+    );
     reply.header("location", `/v1/invoices/${record.id}`);
-    return sendRecord(reply, 201, record, view);
+    return sendRecord(reply, 201, record, toInvoice(record));
   });
 
   app.patch("/v1/invoices/:id", async (request, reply) => {
@@ -106,9 +107,10 @@ export function registerInvoicesRoutes(
     checkIfMatch(request, current);
     const body = parseBody(invoiceUpdate, request.body, invoiceReadOnly);
     const values = { ...current.values, ...changesOfInvoice(body) };
-    const record = found(await services.invoices.update(current, values), "invoice");
-    const view = toInvoice(record);
-    await events.publish(createEvent("invoice.updated", view));
-    return sendRecord(reply, 200, record, view);
+    const record = found(
+      await services.invoices.update(current, values, eventOf("invoice.updated", "invoices", toInvoice)),
+      "invoice",
+    );
+    return sendRecord(reply, 200, record, toInvoice(record));
   });
 }

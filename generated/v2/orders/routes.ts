@@ -8,8 +8,8 @@ import {
   NotFoundError,
   authorizeOrThrow,
   checkIfMatch,
-  createEvent,
   definedOnly,
+  eventOf,
   found,
   listByCursor,
   matchOf,
@@ -89,7 +89,7 @@ export function toOrderCancellation(record: StoredRecord<OrderCancellationValues
 
 export function registerOrdersRoutes(
   app: FastifyInstance,
-  { authorize, cursors, events, services }: RouteContext,
+  { authorize, cursors, services }: RouteContext,
 ): void {
   app.get("/v2/orders", async (request) => {
     await authorizeOrThrow(authorize, request, "list", "orders");
@@ -118,11 +118,12 @@ export function registerOrdersRoutes(
   app.post("/v2/orders", async (request, reply) => {
     await authorizeOrThrow(authorize, request, "create", "orders");
     const body = parseBody(orderCreate, request.body, orderReadOnly);
-    const record = await services.orders.create(valuesOfOrder(body));
-    const view = toOrder(record);
-    await events.publish(createEvent("order.created", view));
+    const record = await services.orders.create(
+      valuesOfOrder(body),
+      eventOf("order.created", "orders", toOrder),
+    );
     reply.header("location", `/v2/orders/${record.id}`);
-    return sendRecord(reply, 201, record, view);
+    return sendRecord(reply, 201, record, toOrder(record));
   });
 
   app.patch("/v2/orders/:id", async (request, reply) => {
@@ -132,10 +133,11 @@ export function registerOrdersRoutes(
     checkIfMatch(request, current);
     const body = parseBody(orderUpdate, request.body, orderReadOnly);
     const values = { ...current.values, ...changesOfOrder(body) };
-    const record = found(await services.orders.update(current, values), "order");
-    const view = toOrder(record);
-    await events.publish(createEvent("order.updated", view));
-    return sendRecord(reply, 200, record, view);
+    const record = found(
+      await services.orders.update(current, values, eventOf("order.updated", "orders", toOrder)),
+      "order",
+    );
+    return sendRecord(reply, 200, record, toOrder(record));
   });
 
   app.delete("/v2/orders/:id", async (request, reply) => {
@@ -143,8 +145,8 @@ export function registerOrdersRoutes(
     const current = found(await services.orders.get(id), "order");
     await authorizeOrThrow(authorize, request, "delete", "orders", current);
     checkIfMatch(request, current);
-    if (!(await services.orders.remove(current))) throw new NotFoundError("No order has this id.");
-    await events.publish(createEvent("order.deleted", toOrder(current)));
+    if (!(await services.orders.remove(current, eventOf("order.deleted", "orders", toOrder))))
+      throw new NotFoundError("No order has this id.");
     return reply.code(204).send();
   });
 
@@ -156,9 +158,7 @@ export function registerOrdersRoutes(
     const record = await services.orderCancellations.create({
       order_id: order.id,
       reason: body.reason,
-    });
-    const view = toOrderCancellation(record);
-    await events.publish(createEvent("order.cancellation.created", view));
-    return reply.code(201).send(view);
+    }, eventOf("order.cancellation.created", "orders/cancellations", toOrderCancellation));
+    return reply.code(201).send(toOrderCancellation(record));
   });
 }

@@ -8,8 +8,8 @@ import {
   NotFoundError,
   authorizeOrThrow,
   checkIfMatch,
-  createEvent,
   definedOnly,
+  eventOf,
   found,
   listByCursor,
   matchOf,
@@ -92,7 +92,7 @@ function changesOfProduct(body: z.output<typeof productUpdate>): Partial<Product
 
 export function registerProductsRoutes(
   app: FastifyInstance,
-  { authorize, cursors, events, services }: RouteContext,
+  { authorize, cursors, services }: RouteContext,
 ): void {
   app.get("/v2/products", async (request) => {
     await authorizeOrThrow(authorize, request, "list", "products");
@@ -111,11 +111,12 @@ export function registerProductsRoutes(
   app.post("/v2/products", async (request, reply) => {
     await authorizeOrThrow(authorize, request, "create", "products");
     const body = parseBody(productCreate, request.body, productReadOnly);
-    const record = await services.products.create(valuesOfProduct(body));
-    const view = toProduct(record);
-    await events.publish(createEvent("product.created", view));
+    const record = await services.products.create(
+      valuesOfProduct(body),
+      eventOf("product.created", "products", toProduct),
+    );
     reply.header("location", `/v2/products/${record.id}`);
-    return sendRecord(reply, 201, record, view);
+    return sendRecord(reply, 201, record, toProduct(record));
   });
 
   app.patch("/v2/products/:id", async (request, reply) => {
@@ -125,10 +126,11 @@ export function registerProductsRoutes(
     checkIfMatch(request, current);
     const body = parseBody(productUpdate, request.body, productReadOnly);
     const values = { ...current.values, ...changesOfProduct(body) };
-    const record = found(await services.products.update(current, values), "product");
-    const view = toProduct(record);
-    await events.publish(createEvent("product.updated", view));
-    return sendRecord(reply, 200, record, view);
+    const record = found(
+      await services.products.update(current, values, eventOf("product.updated", "products", toProduct)),
+      "product",
+    );
+    return sendRecord(reply, 200, record, toProduct(record));
   });
 
   app.put("/v2/products/:id", async (request, reply) => {
@@ -138,10 +140,11 @@ export function registerProductsRoutes(
     checkIfMatch(request, current);
     const body = parseBody(productReplace, request.body, productReadOnly);
     const values = replacementOfProduct(current.values, body);
-    const record = found(await services.products.update(current, values), "product");
-    const view = toProduct(record);
-    await events.publish(createEvent("product.updated", view));
-    return sendRecord(reply, 200, record, view);
+    const record = found(
+      await services.products.update(current, values, eventOf("product.updated", "products", toProduct)),
+      "product",
+    );
+    return sendRecord(reply, 200, record, toProduct(record));
   });
 
   app.delete("/v2/products/:id", async (request, reply) => {
@@ -149,8 +152,8 @@ export function registerProductsRoutes(
     const current = found(await services.products.get(id), "product");
     await authorizeOrThrow(authorize, request, "delete", "products", current);
     checkIfMatch(request, current);
-    if (!(await services.products.remove(current))) throw new NotFoundError("No product has this id.");
-    await events.publish(createEvent("product.deleted", toProduct(current)));
+    if (!(await services.products.remove(current, eventOf("product.deleted", "products", toProduct))))
+      throw new NotFoundError("No product has this id.");
     return reply.code(204).send();
   });
 }

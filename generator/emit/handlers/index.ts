@@ -17,7 +17,7 @@ export const handlersEmitter: Emitter = {
       for (const resource of version.resources) {
         files.push(styledTs(`${version.name}/${resource.collection}/routes.ts`, context.render("routes", routesView(version, resource))));
       }
-      if (version.events) files.push(styledTs(`${version.name}/events.ts`, context.render("events", { header: GENERATED_HEADER, version: version.name })));
+      if (version.events) files.push(styledTs(`${version.name}/events.ts`, context.render("events", { header: GENERATED_HEADER, version: version.name, collections: model.eventCollections.map((c) => JSON.stringify(c)).join(", ") })));
       if (version.exports) files.push(styledTs(`${version.name}/exports.ts`, context.render("exports", exportsView(version, version.exports))));
       files.push(styledTs(`${version.name}/index.ts`, context.render("version", versionView(version))));
     }
@@ -74,10 +74,7 @@ function routesView(version: VersionModel, r: VersionResource) {
   }
   if (ops.read || ops.create || ops.update || ops.replace) runtime.add("sendRecord");
   if (ops.create || ops.update || ops.replace || actions.length) runtime.add("parseBody");
-  if (ops.create || ops.update || ops.replace || ops.delete || actions.length) {
-    runtime.add("createEvent");
-    contextNames.add("events");
-  }
+  if (ops.create || ops.update || ops.replace || ops.delete || actions.length) runtime.add("eventOf");
   if (ops.create) schemas.add(`${camel}Create`);
   if (ops.create || ops.update || ops.replace) schemas.add(`${camel}ReadOnly`);
   if (ops.update) {

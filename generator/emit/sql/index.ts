@@ -12,7 +12,7 @@ import type { ApiModel } from "../../model/types.ts";
 import { GENERATED_HEADER, styledTs, type EmitContext, type EmittedFile, type Emitter } from "../emitter.ts";
 import { literal, propertyKey } from "../shared/code.ts";
 import { migrationBetween } from "./diff.ts";
-import { collectionPlans, snapshotOf, SNAPSHOT_FORMAT, type CollectionPlan, type SchemaSnapshot } from "./snapshot.ts";
+import { collectionPlans, snapshotOf, systemTables, SNAPSHOT_FORMAT, type CollectionPlan, type SchemaSnapshot } from "./snapshot.ts";
 
 export const MIGRATION_FILE = /^(\d{4})_[a-z0-9_]+\.sql$/;
 const SNAPSHOT_PATH = "sql/schema.json";
@@ -23,7 +23,7 @@ export const sqlEmitter: Emitter = {
   name: "sql",
   emit(model: ApiModel, context: EmitContext): EmittedFile[] {
     const plans = collectionPlans(model);
-    const next = snapshotOf(plans);
+    const next = snapshotOf(plans, systemTables(model));
     const existing = (context.previous?.list("sql") ?? []).filter((n) => MIGRATION_FILE.test(n)).sort();
     const carried: EmittedFile[] = existing.map((name) => ({ path: `sql/${name}`, content: context.previous!.read(`sql/${name}`) ?? "", parser: null }));
     // Without migrations there is nothing to build on: start from an empty database.
@@ -104,5 +104,6 @@ function schemaView(model: ApiModel, plans: CollectionPlan[]): object {
       };
     }),
     constraints: constraints.map((c) => ({ key: propertyKey(c.name), value: c.value })),
+    events: model.events,
   };
 }

@@ -5,6 +5,7 @@
  * it to write the next migration (see diff.ts). Pure: the same model gives the same snapshot.
  */
 import { createHash } from "node:crypto";
+import { cursorKeyTable, eventTable, type SystemTable } from "../../../runtime/sql-events.ts";
 import type { ApiModel, StorageResource, VersionField } from "../../model/types.ts";
 
 export const SNAPSHOT_FORMAT = 1;
@@ -325,7 +326,16 @@ export function collectionPlans(model: ApiModel): CollectionPlan[] {
   return plans;
 }
 
-export function snapshotOf(plans: CollectionPlan[]): SchemaSnapshot {
+/**
+ * canon's own tables, defined by the runtime that reads them (runtime/sql-events.ts): the
+ * cursor keys always, the events when `events: true`.
+ */
+export function systemTables(model: ApiModel): SnapshotTable[] {
+  const tables: SystemTable[] = [cursorKeyTable, ...(model.events ? [eventTable] : [])];
+  return tables.map((t) => ({ name: t.name, collection: t.collection, columns: t.columns.map((c) => ({ ...c })), indexes: [] }));
+}
+
+export function snapshotOf(plans: CollectionPlan[], system: SnapshotTable[]): SchemaSnapshot {
   const trigram = plans.some((p) => p.search.length > 0);
-  return { format: SNAPSHOT_FORMAT, extensions: trigram ? ["pg_trgm"] : [], tables: plans.map((p) => p.table) };
+  return { format: SNAPSHOT_FORMAT, extensions: trigram ? ["pg_trgm"] : [], tables: [...plans.map((p) => p.table), ...system] };
 }
