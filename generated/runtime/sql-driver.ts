@@ -7,6 +7,7 @@
  */
 import { mkdirSync } from "node:fs";
 import path from "node:path";
+import { lockFolder, type FolderLock } from "./folder-lock.ts";
 
 export type Row = Record<string, unknown>;
 
@@ -94,12 +95,21 @@ async function openPglite(where: string): Promise<SqlDriver> {
   const { PGlite } = (await import(pgliteModule)) as { PGlite: PgliteConstructor };
   const { pg_trgm } = (await import(trigramModule)) as { pg_trgm: unknown };
   let dataDir = where;
+  let lock: FolderLock | null = null;
   if (!/^[a-z]+:\/\//.test(where)) {
     dataDir = path.resolve(where);
     mkdirSync(dataDir, { recursive: true });
+    // One process per folder: a second one stops here, having written nothing.
+    lock = lockFolder(dataDir);
   }
-  const db = new PGlite(dataDir, { extensions: { pg_trgm } });
-  await db.waitReady;
+  let db: PgliteDb;
+  try {
+    db = new PGlite(dataDir, { extensions: { pg_trgm } });
+    await db.waitReady;
+  } catch (error) {
+    lock?.release();
+    throw error;
+  }
   const wrap = (q: PgliteTx): SqlQueryable => ({
     async query(text, params = []) {
       return (await q.query(text, [...params])).rows;
@@ -112,7 +122,13 @@ async function openPglite(where: string): Promise<SqlDriver> {
     kind: "pglite",
     ...wrap(db),
     transaction: (fn) => db.transaction((tx) => fn(wrap(tx))),
-    close: () => db.close(),
+    close: async () => {
+      try {
+        await db.close();
+      } finally {
+        lock?.release();
+      }
+    },
   };
 }
 

@@ -1,6 +1,8 @@
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import type { FastifyInstance } from "fastify";
+import { checkCursorSecret } from "../../runtime/cursor-keys.ts";
+import { folderHolder, FolderInUseError } from "../../runtime/folder-lock.ts";
 import type { ApiModel } from "../model/types.ts";
 import { generateAndReport } from "./generate.ts";
 
@@ -75,6 +77,22 @@ export async function serveCommand(options: ServeOptions): Promise<number> {
     process.stderr.write(`error --redis ${options.redis}: use redis://host:port\n`);
     return 2;
   }
+  const secret = process.env.CANON_CURSOR_SECRET || undefined;
+  if (secret !== undefined) {
+    try {
+      checkCursorSecret(secret, "CANON_CURSOR_SECRET");
+    } catch (error) {
+      process.stderr.write(`error ${(error as Error).message}\n`);
+      return 2;
+    }
+  }
+  // A PGlite folder another process has open: refuse before generating or writing anything.
+  const folder = /^pglite:(?![a-z]+:\/\/)(.+)$/.exec(target)?.[1];
+  const holder = folder === undefined ? null : folderHolder(path.resolve(folder));
+  if (holder !== null) {
+    process.stderr.write(`error --store ${target}: ${new FolderInUseError(path.resolve(folder!), holder).message}\n`);
+    return 1;
+  }
   const { code, model } = await generateAndReport(options, true);
   if (code !== 0 || !model) return code;
 
@@ -96,8 +114,8 @@ export async function serveCommand(options: ServeOptions): Promise<number> {
     app = await entry.buildApp({
       authenticate: entry.devAuthenticate,
       store,
-      // Several instances behind one balancer accept each other's cursors when they share the secret.
-      ...(process.env.CANON_CURSOR_SECRET ? { cursorSecret: process.env.CANON_CURSOR_SECRET } : {}),
+      // Cursors are signed with the store's keys, shared by every instance over one database; the secret overrides them.
+      ...(secret !== undefined ? { cursorSecret: secret } : {}),
       ...(redis ? { rateLimit: sharedRateLimit(model, redis) } : {}),
     });
   } catch (error) {
