@@ -3,7 +3,7 @@
 //   npm run bench              full mode (several minutes; run by hand, figures go to docs/benchmarks.md)
 //   npm run bench:quick        quick mode (under a minute, for CI): fails when a figure falls
 //                              clearly short of its target, beyond what noise alone does
-//   node bench/run.ts [--quick] [--only generation,runtime,micro] [--json <file>] [--app <generated dir>]
+//   node bench/run.ts [--quick] [--only generation,runtime,events,micro] [--json <file>] [--app <generated dir>]
 //
 // Prints progress to stderr and a markdown report to stdout; exits 1 when a check fails (in
 // quick mode: falls outside its margin; in full mode: misses its target, with --strict).
@@ -18,6 +18,7 @@ import {
   QUICK_PLAN,
   type GenerationResult,
 } from "./generation.ts";
+import { benchEvents, EVENTS_PLAN, eventsMarkdown, type EventsResult } from "./events.ts";
 import { log, table, type Check } from "./lib.ts";
 import { benchMicro, microMarkdown, type MicroResult } from "./micro.ts";
 import {
@@ -47,9 +48,14 @@ export function parseArgs(argv: string[]): Options {
   const quick = argv.includes("--quick");
   return {
     quick,
-    // Quick mode checks targets; the micro-benchmarks have none, so they run in full mode (or with --only micro).
+    // Quick mode checks targets; the micro-benchmarks and the event cost (about a minute) have
+    // none, so they run in full mode (or with --only micro,events).
     only: new Set(
-      only ? only.split(",") : quick ? ["generation", "runtime"] : ["generation", "runtime", "micro"],
+      only
+        ? only.split(",")
+        : quick
+          ? ["generation", "runtime"]
+          : ["generation", "runtime", "events", "micro"],
     ),
     json: value("--json") ?? null,
     app: value("--app"),
@@ -62,6 +68,7 @@ export interface Report {
   machine: string;
   generation?: GenerationResult;
   runtime?: RuntimeResult;
+  events?: EventsResult;
   micro?: MicroResult[];
   checks: Check[];
   markdown: string;
@@ -100,6 +107,17 @@ export async function runBenchmarks(options: Options): Promise<Report> {
       });
       report.checks.push(...runtimeChecks(report.runtime));
       sections.push("### Run time", runtimeMarkdown(report.runtime));
+    }
+  }
+  if (options.only.has("events")) {
+    const missing = runtimeAvailable();
+    if (missing) {
+      log(`events: skipped, ${missing}`);
+      sections.push("### What events cost a write", `Skipped: ${missing}.`);
+    } else {
+      log("events");
+      report.events = await benchEvents(EVENTS_PLAN);
+      sections.push("### What events cost a write", eventsMarkdown(report.events));
     }
   }
   if (options.only.has("micro")) {

@@ -6,6 +6,20 @@ import { existsSync } from "node:fs";
 import module from "node:module";
 import { fileURLToPath } from "node:url";
 
+//
+// This file is plain JavaScript that parses and runs on Node 18 and later, so that an older
+// Node gets one line saying what to change instead of a stack trace.
+
+const MINIMUM_NODE = 24;
+const major = Number(process.versions.node.split(".")[0]);
+if (!(major >= MINIMUM_NODE)) {
+  process.stderr.write(
+    `canon: needs Node.js ${MINIMUM_NODE} or newer, this is Node.js ${process.versions.node}: ` +
+      `run \`npm install --save-dev node@${MINIMUM_NODE}\` in your project (npx and npm run then use it) or install Node.js ${MINIMUM_NODE}\n`,
+  );
+  process.exit(2);
+}
+
 // V8's code cache for canon and its dependencies (Node's default cache folder in the OS temp
 // folder): a warm start skips compiling them. NODE_DISABLE_COMPILE_CACHE=1 turns it off.
 module.enableCompileCache?.();

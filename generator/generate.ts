@@ -7,6 +7,7 @@ import { hasErrors, sortDiagnostics } from "./diagnostics/diagnostic.ts";
 import { createEmitContext, emitAll, readOutputFolder } from "./emit/index.ts";
 import { formatFiles, type FormatStats, type FormattedFile } from "./format/format.ts";
 import { runFrontEnd } from "./pipeline.ts";
+import { foreignFileDiagnostics } from "./write/foreign.ts";
 import { applyDiff, diffOutput, type OutputDiff } from "./write/write.ts";
 
 export interface GenerateOptions {
@@ -22,6 +23,8 @@ export interface GenerateOptions {
   allowBreaking?: boolean;
   /** A sunset that is near or past (`sunset-near`) is an error instead of a warning. */
   failOnSunset?: boolean;
+  /** The folder diagnostics name files relative to (default: the working directory). */
+  cwd?: string;
 }
 
 export interface GenerateResult {
@@ -45,16 +48,17 @@ export function defaultCacheFile(cwd = process.cwd()): string {
  * The whole pipeline: load → validate → model → lint → emit → format → gate → (compare | write).
  * `check` runs exactly this with `write: false`, so it compares the same formatted files. The
  * gate compares each published version's new OpenAPI document with the one in the output
- * folder; a breaking change (or a version removed before its sunset) writes nothing.
+ * folder; a breaking change (or a version removed before its sunset) writes nothing, and so does
+ * a file in the output folder that canon did not write (`foreign-file`).
  */
 export async function generate(options: GenerateOptions): Promise<GenerateResult> {
   const started = performance.now();
   const phase = phaseTimer();
   const today = todayOf(options.today);
-  const front = await runFrontEnd(options.definitions, { today });
+  const front = await runFrontEnd(options.definitions, { today, cwd: options.cwd });
   phase("load, validate, model, lint");
   const diagnostics = withSunsetPolicy(front.diagnostics, options.failOnSunset);
-  const empty = { formatted: 0, cached: 0, laidOut: 0 };
+  const empty = { formatted: 0, cached: 0, laidOut: 0, prettier: 0 };
   if (!front.model || !front.definitions || hasErrors(diagnostics)) {
     return { diagnostics, diff: null, files: [], format: empty, gate: null, model: null, ms: performance.now() - started };
   }
@@ -62,7 +66,7 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
   const emitted = emitAll(front.model, createEmitContext(undefined, readOutputFolder(options.out), cacheFile ? path.dirname(cacheFile) : undefined));
   phase("emit");
   const { files, stats } = await formatFiles(emitted, cacheFile);
-  phase("format");
+  phase(`format (${stats.laidOut} laid out by canon, ${stats.prettier} through prettier: ${stats.formatted} formatted, ${stats.cached} cached)`);
   const diff = await diffOutput(options.out, files);
   phase("compare");
   const gate = await compatibilityGate({
@@ -74,8 +78,11 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
     allowBreaking: options.allowBreaking ?? false,
   });
   phase("compatibility gate");
-  const all = gate.diagnostics.length ? sortDiagnostics([...diagnostics, ...gate.diagnostics]) : diagnostics;
-  if (hasErrors(gate.diagnostics)) {
+  // A file canon did not write is never overwritten or removed: nothing is written while one is there.
+  const foreign = foreignFileDiagnostics(options.out, diff, new Set(files.map((f) => f.path)), options.cwd);
+  const refused = [...gate.diagnostics, ...foreign];
+  const all = refused.length ? sortDiagnostics([...diagnostics, ...refused]) : diagnostics;
+  if (hasErrors(refused)) {
     return { diagnostics: all, diff: null, files, format: stats, gate, model: front.model, ms: performance.now() - started };
   }
   if (options.write) await applyDiff(options.out, files, diff);

@@ -11,6 +11,7 @@ import type { CursorKey } from "./cursor-keys.ts";
 import { newCursorSecret } from "./cursor-keys.ts";
 import type { ApiEvent, EventScope, StoredEvent } from "./events.ts";
 import type { SqlQueryable } from "./sql-driver.ts";
+import { namedStatement } from "./sql-statements.ts";
 
 /** A table of canon's own, as the generated migrations create it (the generator's SQL emitter reads these). */
 export interface SystemTable {
@@ -63,10 +64,34 @@ export const cursorKeyTable: SystemTable = {
 const TIMESTAMP = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const SELECT_EVENT = `select "id", "type", to_char("occurred_at" at time zone 'UTC', ${TIMESTAMP}) as "occurred_at", "data"::text as "data" from "${EVENT_TABLE}"`;
+/**
+ * The events a scope may see: in the collections it may read (`$1`, a JSON array of names: a
+ * string parameter reads the same through both drivers' prepared statements), nobody's or its own.
+ */
+const VISIBLE = `$1::jsonb ? "collection" and ("owner" is null or "owner" = $2)`;
+// The statements of the feed, prepared once per connection like the store's own.
+const INSERT_ONE = namedStatement(
+  `insert into "${EVENT_TABLE}" ("id", "type", "collection", "owner", "occurred_at", "data") values ($1, $2, $3, $4, $5::timestamptz, $6::json)`,
+);
+const LIST_FIRST = namedStatement(`${SELECT_EVENT} where ${VISIBLE} order by "id" limit $3`);
+const LIST_AFTER = namedStatement(`${SELECT_EVENT} where ${VISIBLE} and "id" > $3 order by "id" limit $4`);
+const GET = namedStatement(`${SELECT_EVENT} where ${VISIBLE} and "id" = $3`);
 
 /** Keeps events; call it with the transaction of their write. */
 export async function insertEvents(db: SqlQueryable, events: readonly StoredEvent[]): Promise<void> {
   if (!events.length) return;
+  if (events.length === 1) {
+    const { event, collection, owner } = events[0]!;
+    await db.query(INSERT_ONE, [
+      event.id,
+      event.type,
+      collection,
+      owner,
+      event.occurred_at,
+      JSON.stringify(event.data),
+    ]);
+    return;
+  }
   const params: unknown[] = [];
   const rows = events.map(({ event, collection, owner }) => {
     params.push(event.id, event.type, collection, owner, event.occurred_at, JSON.stringify(event.data));
@@ -77,12 +102,6 @@ export async function insertEvents(db: SqlQueryable, events: readonly StoredEven
     `insert into "${EVENT_TABLE}" ("id", "type", "collection", "owner", "occurred_at", "data") values ${rows.join(", ")}`,
     params,
   );
-}
-
-/** The condition of the events `scope` may see; its parameters are appended to `params`. */
-function visible(scope: EventScope, params: unknown[]): string {
-  params.push([...scope.collections], scope.principal);
-  return `"collection" = any($${params.length - 1}::text[]) and ("owner" is null or "owner" = $${params.length})`;
 }
 
 function toEvent(row: Record<string, unknown>): ApiEvent {
@@ -101,24 +120,17 @@ export async function listEvents(
   limit: number,
 ): Promise<{ events: ApiEvent[]; hasMore: boolean }> {
   if (!scope.collections.length) return { events: [], hasMore: false };
-  const params: unknown[] = [];
-  const where = [visible(scope, params)];
-  if (after !== undefined) {
-    params.push(after);
-    where.push(`"id" > $${params.length}`);
-  }
-  params.push(limit + 1);
-  const rows = await db.query(
-    `${SELECT_EVENT} where ${where.join(" and ")} order by "id" limit $${params.length}`,
-    params,
-  );
+  const visible = [JSON.stringify(scope.collections), scope.principal];
+  const rows =
+    after === undefined
+      ? await db.query(LIST_FIRST, [...visible, limit + 1])
+      : await db.query(LIST_AFTER, [...visible, after, limit + 1]);
   return { events: rows.slice(0, limit).map(toEvent), hasMore: rows.length > limit };
 }
 
 export async function getEvent(db: SqlQueryable, scope: EventScope, id: string): Promise<ApiEvent | null> {
   if (!UUID.test(id) || !scope.collections.length) return null;
-  const params: unknown[] = [id];
-  const rows = await db.query(`${SELECT_EVENT} where "id" = $1 and ${visible(scope, params)}`, params);
+  const rows = await db.query(GET, [JSON.stringify(scope.collections), scope.principal, id]);
   return rows[0] ? toEvent(rows[0]) : null;
 }
 

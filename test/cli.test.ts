@@ -3,6 +3,7 @@ import { appendFileSync, existsSync, readFileSync, rmSync, statSync, writeFileSy
 import path from "node:path";
 import { describe, test } from "node:test";
 import { canon, snapshot, workspace } from "./support/cli.ts";
+import { GENERATED_HEADER } from "../generator/emit/emitter.ts";
 
 describe("canon CLI", () => {
   test("--help lists every command", () => {
@@ -53,7 +54,7 @@ describe("canon CLI", () => {
     const out = path.join(dir, "generated");
     appendFileSync(path.join(out, "v2", "orders", "types.ts"), "// edited\n");
     rmSync(path.join(out, "v1", "pagination.ts"));
-    writeFileSync(path.join(out, "v2", "leftover.ts"), "export {};\n");
+    writeFileSync(path.join(out, "v2", "leftover.ts"), `${GENERATED_HEADER}\nexport {};\n`); // a file canon wrote earlier
     const before = snapshot(out);
     const run = canon(["check"], dir);
     assert.equal(run.code, 1);

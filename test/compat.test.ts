@@ -173,6 +173,109 @@ describe("changes that break nothing", () => {
   });
 });
 
+/** Every JSON Schema 2020-12 and OpenAPI 3.1 keyword, and the words of an OpenAPI document: each is also a field name. */
+const KEYWORDS = [
+  "$schema", "$id", "$ref", "$anchor", "$dynamicRef", "$dynamicAnchor", "$defs", "$comment", "$vocabulary",
+  "allOf", "anyOf", "oneOf", "not", "if", "then", "else", "dependentSchemas", "prefixItems", "items", "contains",
+  "properties", "patternProperties", "additionalProperties", "propertyNames", "unevaluatedItems", "unevaluatedProperties",
+  "type", "enum", "const", "multipleOf", "maximum", "exclusiveMaximum", "minimum", "exclusiveMinimum", "maxLength",
+  "minLength", "pattern", "maxItems", "minItems", "uniqueItems", "maxContains", "minContains", "maxProperties",
+  "minProperties", "required", "dependentRequired", "format", "contentEncoding", "contentMediaType", "contentSchema",
+  "title", "description", "default", "deprecated", "readOnly", "writeOnly", "examples", "example", "summary",
+  "nullable", "discriminator", "xml", "externalDocs", "definitions", "additionalItems",
+  "operationId", "parameters", "requestBody", "responses", "content", "schema", "headers", "servers", "tags", "in",
+  "name", "style", "explode", "allowReserved", "components", "paths", "security", "callbacks", "links", "mapping",
+  "propertyName", "x-generated",
+];
+
+describe("the gate compares every field by name, whatever the name", () => {
+  const schemasOf = (doc: Json) => ((doc as JsonObject).components as JsonObject).schemas as JsonObject;
+  /** `doc` with `edit` applied to the properties of Book (the response) and BookCreate (the request body). */
+  const edited = (doc: Json, edit: (properties: JsonObject, schema: JsonObject) => void): Json => {
+    const copy = structuredClone(doc);
+    for (const name of ["Book", "BookCreate"]) {
+      const schema = schemasOf(copy)[name] as JsonObject;
+      edit(schema.properties as JsonObject, schema);
+    }
+    return copy;
+  };
+  const breaks = (changes: Change[], kind: Change["kind"], field: string) =>
+    changes.some((c) => c.breaking && c.kind === kind && c.field === field);
+
+  for (const keyword of KEYWORDS) {
+    test(`a published field named ${JSON.stringify(keyword)}: removing it and retyping it are refused, at the top and nested`, () => {
+      const withField = edited(published, (properties, schema) => {
+        properties[keyword] = { type: "string", description: "A field named after a keyword." };
+        properties.meta = { type: "object", properties: { [keyword]: { type: "string" } }, required: [keyword] };
+        schema.required = [...((schema.required as Json[] | undefined) ?? []), keyword, "meta"];
+      });
+      const removed = edited(withField, (properties, schema) => {
+        delete properties[keyword];
+        delete (properties.meta as JsonObject).properties;
+        delete (properties.meta as JsonObject).required;
+        (properties.meta as JsonObject).properties = { other: { type: "integer" } };
+        schema.required = (schema.required as Json[]).filter((r) => r !== keyword);
+      });
+      const retyped = edited(withField, (properties) => {
+        properties[keyword] = { type: "integer", description: "A field named after a keyword." };
+        (((properties.meta as JsonObject).properties as JsonObject)[keyword] as JsonObject).type = "integer";
+      });
+      for (const [name, now, kind] of [["removed", removed, "field-removed"], ["retyped", retyped, "type-changed"]] as const) {
+        const changes = compareDocuments(withField, now);
+        for (const field of [keyword, `meta.${keyword}`]) {
+          assert.ok(breaks(changes, kind, field), `${name} ${field}: expected a breaking ${kind}, got:\n${listing(changes)}`);
+          assert.ok(
+            changes.some((c) => c.breaking && c.kind === kind && c.field === field && c.operation?.operationId === "createBook"),
+            `${name} ${field} in the request body:\n${listing(changes)}`,
+          );
+        }
+      }
+      assert.deepEqual(compareDocuments(withField, structuredClone(withField)), [], "the same document changes nothing");
+    });
+  }
+
+  test("definitions with fields named after keywords: removing or retyping any of them is a breaking change", async () => {
+    const names = KEYWORDS.filter((k) => /^[a-z][a-z0-9]*(_[a-z0-9]+)*$/.test(k));
+    assert.ok(names.length >= 30 && ["description", "summary", "example", "examples", "type", "properties", "items", "required", "enum", "format", "pattern", "default", "nullable", "title"].every((n) => names.includes(n)));
+    // books.yaml already has `title`; every other name is added.
+    const titleLine = "  title: { type: string, max_length: 200 }\n";
+    const block = (type: string) =>
+      names
+        .filter((n) => n !== "title")
+        .map((n) => `  ${n}: { type: ${type}, description: A field named ${n}. }\n`)
+        .join("");
+    const withFields = { [books]: replace("  note:", `${block("string")}  note:`) };
+    const publishedWith = (await documents(variant("keywords", withFields))).get("v1")!;
+    const removed = await documents(variant("keywords-removed", { [books]: replace(titleLine, "") }));
+    const retyped = await documents(
+      variant("keywords-retyped", { [books]: (text) => replace("  note:", `${block("integer")}  note:`)(replace(titleLine, "  title: { type: integer }\n")(text)!)! }),
+    );
+    // One at a time as well: the words the gate once skipped, each the only change.
+    const alone = await Promise.all(
+      ["description", "summary", "example", "examples"].map(async (n) => {
+        const only = (type: string) => `  ${n}: { type: ${type}, description: A field named ${n}. }\n`;
+        const from = `${block("string")}  note:`;
+        return [
+          [await documents(variant(`keyword-${n}-removed`, { [books]: replace("  note:", from.replace(only("string"), "")) })), "field-removed", [n]],
+          [await documents(variant(`keyword-${n}-retyped`, { [books]: replace("  note:", from.replace(only("string"), only("integer"))) })), "type-changed", [n]],
+        ] as const;
+      }),
+    );
+    for (const [docs, kind, only] of [[removed, "field-removed", names], [retyped, "type-changed", names], ...alone.flat()] as const) {
+      const changes = compareDocuments(publishedWith, docs.get("v1")!);
+      if (only !== names) assert.equal(changes.filter((c) => c.breaking).length > 0, true, listing(changes));
+      for (const n of only) {
+        for (const operationId of ["getBook", "listBooks", "createBook"]) {
+          assert.ok(
+            changes.some((c) => c.breaking && c.kind === kind && c.field?.replace(/^data\[\]\./, "") === n && c.operation?.operationId === operationId),
+            `${kind} of "${n}" in ${operationId}:\n${listing(changes)}`,
+          );
+        }
+      }
+    }
+  });
+});
+
 /** Writes `docs` as the published output folder and runs the gate over `dir`'s definitions. */
 async function gate(dir: string, docs: Map<string, Json>, fresh: Map<string, Json>, options: { today?: string; allowBreaking?: boolean } = {}) {
   const out = path.join(dir, "published");

@@ -73,6 +73,15 @@ describe("canon's own layout of generated TypeScript", () => {
       `  ${long}: {\n    collection: "${long}",\n    unique: [],\n    references: [{ field: "x" }],\n  },\n`,
     );
     assert.equal(layout(`export type ${long}Page = OffsetPage<${long}> | CursorPage<${long}>;\n`), `export type ${long}Page =\n  OffsetPage<${long}> | CursorPage<${long}>;\n`);
+    // A method and a method's overload, as the clients hold them.
+    assert.equal(
+      layout(`  list(${long}Id: string, query: ${long}Query = {}, options?: CallOptions): ListCall<${long}> {\n`),
+      `  list(\n    ${long}Id: string,\n    query: ${long}Query = {},\n    options?: CallOptions,\n  ): ListCall<${long}> {\n`,
+    );
+    assert.equal(
+      layout(`  list(${long}Id: string, query: ${long}Query, options?: CallOptions): ListCall<${long}>;\n`),
+      `  list(\n    ${long}Id: string,\n    query: ${long}Query,\n    options?: CallOptions,\n  ): ListCall<${long}>;\n`,
+    );
     // Blank lines at the end of a block go, empty braces close up.
     assert.equal(layout(`export interface A {\n}\n\nfunction b() {\n  return 1;\n\n}\n\n\n`), `export interface A {}\n\nfunction b() {\n  return 1;\n}\n`);
   });

@@ -4,6 +4,7 @@ import { Validator } from "@seriousme/openapi-schema-validator";
 import Ajv2020 from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
 import { openapiEmitter } from "../generator/emit/openapi/index.ts";
+import { openapiDocument } from "../generator/emit/openapi/document.ts";
 import type { EmitContext, EmittedFile } from "../generator/emit/emitter.ts";
 import type { ApiModel } from "../generator/model/types.ts";
 import { runFrontEnd } from "../generator/pipeline.ts";
@@ -15,8 +16,11 @@ const methods = ["get", "put", "post", "patch", "delete"];
 /** The OpenAPI emitter reads only the model: a context that it would use fails the test. */
 const noContext: EmitContext = {
   render: () => assert.fail("the openapi emitter renders no template"),
+  templateText: () => assert.fail("the openapi emitter places no template"),
   runtimeFile: () => assert.fail("the openapi emitter copies no runtime file"),
   runtimeFiles: () => assert.fail("the openapi emitter copies no runtime file"),
+  // The document is built from the model alone; the real context only keeps it for the run.
+  openapiDocument: (model, version) => openapiDocument(model, version) as Record<string, unknown>,
 };
 
 function emit(model: ApiModel): EmittedFile[] {

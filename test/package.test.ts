@@ -21,7 +21,7 @@ test("canon works when packed and installed into another project", { timeout: 30
   spawnSync("mkdir", ["-p", project]);
   writeFileSync(path.join(project, "package.json"), JSON.stringify({ name: "consumer", private: true, type: "module" }));
   npm(["install", "--prefer-offline", "--no-audit", "--no-fund", path.join(dir, tarball)], project);
-  assert.ok(existsSync(path.join(project, "node_modules", "canon", "dist", "generator", "cli", "main.js")), "the build ships");
+  assert.ok(existsSync(path.join(project, "node_modules", "canon-codegen", "dist", "generator", "cli", "main.js")), "the build ships");
 
   const bin = path.join(project, "node_modules", ".bin", "canon");
   const run = (args: string[]) => spawnSync(process.execPath, [bin, ...args], { cwd: project, encoding: "utf8" });

@@ -12,7 +12,7 @@
  * The export job's id is the pg-boss job's id, so queueing a job twice queues it once. The
  * package is imported only when this queue starts, so services on other stores never load it.
  */
-import type { ExportQueue } from "./exports.ts";
+import type { ExportQueue } from "./exports-queue.ts";
 
 export interface PgBossQueueOptions {
   /** The server, as `postgres://…` (a `schema` query parameter is ignored: see `schema`). */

@@ -8,7 +8,9 @@
 //   postgres://…        a PostgreSQL server through `pg`; `?schema=<name>` keeps the tables in a schema
 // The SQL drivers are loaded only when a SQL target is opened.
 import { MemoryStore, type Store } from "../runtime/index.ts";
-import { migrate, openDriver, SqlStore, type SqlDriver, type SqlStoreOptions } from "../runtime/sql-store.ts";
+import { openDriver, type SqlDriver, type SqlStoreOptions } from "../runtime/sql-driver.ts";
+import { migrate } from "../runtime/sql-migrations.ts";
+import { SqlStore } from "../runtime/sql-store.ts";
 import { sqlSchema } from "./schema.ts";
 import { setExportServer } from "../runtime/exports.ts";
 

@@ -3,7 +3,7 @@
 // The tables of the Storefront API in SQL, as the SQL store reads and writes them: per collection
 // its table and field columns (with how each value is kept), and the constraints a failed write
 // names, so that a duplicate answers 409 and a missing reference 422 naming the field.
-import type { SqlSchema } from "../runtime/sql-store.ts";
+import type { SqlSchema } from "../runtime/sql-schema.ts";
 
 export const sqlSchema: SqlSchema = {
   collections: {

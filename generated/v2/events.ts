@@ -7,6 +7,7 @@
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import {
+  ValidationError,
   authorizeOrThrow,
   cursorParam,
   eventScope,
@@ -16,7 +17,6 @@ import {
   parseParams,
   principalOf,
   uuidSchema,
-  ValidationError,
 } from "../runtime/index.ts";
 import type { RouteContext } from "../services.ts";
 

@@ -1,10 +1,20 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
+import { canonPackage } from "../util/package-root.ts";
+import { packageProblem } from "./environment.ts";
+import { FORMATS } from "./output.ts";
+
+/** A setup canon cannot run in: one line, exit 2. */
+class SetupError extends Error {}
+
+/** Commands that work before the project is set up: `init` sets it up. */
+const WITHOUT_SETUP = new Set(["init"]);
 
 /** Runs the canon CLI with `argv` (without node and script); resolves to the exit code. */
 export async function main(argv: string[]): Promise<number> {
   let code = 0;
   const program = new Command("canon")
     .description("Generate a convention-following HTTP API (Fastify, zod, OpenAPI 3.1) from resource definitions.")
+    .version(canonPackage().version, "-V, --version", "print canon's version")
     .exitOverride()
     .configureOutput({ writeErr: (text) => process.stderr.write(text) })
     .showHelpAfterError("(run canon --help for usage)");
@@ -14,6 +24,7 @@ export async function main(argv: string[]): Promise<number> {
   const allowBreaking = () =>
     new Option("--allow-breaking", "let breaking changes to published versions through, as warnings: only for a version that has never shipped");
   const failOnSunset = () => new Option("--fail-on-sunset", "fail when a deprecated version's sunset date is near or past (default: a warning)");
+  const format = () => new Option("--format <format>", "how diagnostics are printed: text, json (one array on stdout) or github (Actions annotations)").choices(FORMATS).default("text");
   const today = () =>
     new Option("--today <YYYY-MM-DD>", "the date sunsets are measured against (default: today, UTC)").argParser((value: string) => {
       const ms = Date.parse(`${value}T00:00:00Z`);
@@ -28,7 +39,7 @@ export async function main(argv: string[]): Promise<number> {
     .description("write a starter api.yaml and one resource")
     .addOption(definitions())
     .action(async (dir: string | undefined, o) => {
-      const { initCommand } = await import("../commands/scaffold.ts");
+      const { initCommand } = await import("../commands/init.ts");
       code = await initCommand(dir ?? ".", o);
     });
   program
@@ -49,6 +60,7 @@ export async function main(argv: string[]): Promise<number> {
     .addOption(allowBreaking())
     .addOption(failOnSunset())
     .addOption(today())
+    .addOption(format())
     .action(async (o) => {
       const { generateCommand } = await import("../commands/generate.ts");
       code = await generateCommand(o);
@@ -61,6 +73,7 @@ export async function main(argv: string[]): Promise<number> {
     .addOption(allowBreaking())
     .addOption(failOnSunset())
     .addOption(today())
+    .addOption(format())
     .action(async (o) => {
       const { checkCommand } = await import("../commands/generate.ts");
       code = await checkCommand(o);
@@ -71,6 +84,7 @@ export async function main(argv: string[]): Promise<number> {
     .addOption(definitions())
     .addOption(failOnSunset())
     .addOption(today())
+    .addOption(format())
     .action(async (o) => {
       const { lintCommand } = await import("../commands/generate.ts");
       code = await lintCommand(o);
@@ -89,9 +103,20 @@ export async function main(argv: string[]): Promise<number> {
       code = await serveCommand(o);
     });
 
+  program.hook("preAction", (_program, command) => {
+    if (WITHOUT_SETUP.has(command.name())) return;
+    const out = command.getOptionValue("out") as string | undefined;
+    const problem = packageProblem(out === undefined ? ["."] : [".", out]);
+    if (problem) throw new SetupError(problem);
+  });
+
   try {
     await program.parseAsync(argv, { from: "user" });
   } catch (error) {
+    if (error instanceof SetupError) {
+      process.stderr.write(`canon: ${error.message}\n`);
+      return 2;
+    }
     if (error instanceof CommanderError) {
       return error.exitCode === 0 ? 0 : 2;
     }

@@ -3,7 +3,8 @@ import type { ApiModel } from "../model/types.ts";
 import type { GenerateResult } from "../generate.ts";
 import { formatDiagnostic, type Diagnostic } from "../diagnostics/diagnostic.ts";
 import { todayOf, withSunsetPolicy } from "../diagnostics/sunset.ts";
-import { ms, printDiagnostics } from "../cli/output.ts";
+import { ms, Reporter, type Format } from "../cli/output.ts";
+import { driftDiagnostics } from "../write/drift.ts";
 import { currentStamp, fingerprint, stampFile, writeStamp } from "../write/stamp.ts";
 
 export interface OutputOptions {
@@ -15,6 +16,8 @@ export interface OutputOptions {
   failOnSunset?: boolean;
   /** YYYY-MM-DD: the date sunsets are measured against. */
   today?: string;
+  /** How diagnostics are printed (default text). */
+  format?: Format;
 }
 
 async function run(options: OutputOptions, write: boolean): Promise<GenerateResult> {
@@ -30,58 +33,74 @@ async function run(options: OutputOptions, write: boolean): Promise<GenerateResu
 }
 
 /** What the compatibility gate decided, said once after the diagnostics. */
-async function reportGate(command: string, result: GenerateResult, options: OutputOptions): Promise<void> {
+async function reportGate(command: string, result: GenerateResult, options: OutputOptions, report: Reporter): Promise<void> {
   const gate = result.gate;
   if (!gate) return;
-  for (const v of gate.retired) process.stdout.write(`canon ${command}: ${v} retired: its sunset date has passed\n`);
+  for (const v of gate.retired) report.info(`canon ${command}: ${v} retired: its sunset date has passed`);
   if (gate.broken.length === 0) return;
   const { versionList } = await import("../compat/messages.ts");
   const versions = versionList(gate.broken);
   const has = gate.broken.length > 1 ? "have" : "has";
   if (options.allowBreaking) {
-    process.stderr.write(
+    report.error(
       `\n*** WARNING: --allow-breaking: the changes above BREAK the published ${versions}. Every client of ${versions} that relies on them breaks.\n` +
         `*** Use --allow-breaking only for a version that has never shipped; otherwise add a new version (see docs/versioning.md).\n\n`,
     );
     return;
   }
-  process.stderr.write(
+  report.error(
     `canon ${command}: refused: published versions never break (${versions}). Make the change in a new version, as each fix says (docs/versioning.md).\n` +
       `  A break that no change of the definitions explains comes from canon itself: keep the canon release that published ${versions}, or pass --allow-breaking if ${versions} ${has} never shipped.\n`,
   );
 }
 
+/**
+ * The stamp of the last successful run, when the inputs have not changed since: the command
+ * answers at once. The stamp keeps warnings as text, so only the text format uses it.
+ */
+async function upToDate(options: OutputOptions, stamped: { file: string; print: string }) {
+  if ((options.format ?? "text") !== "text") return null;
+  return currentStamp(stamped.file, options.out, stamped.print);
+}
+
 /** `canon generate`: writes the output and prints what changed. */
 export async function generateCommand(options: OutputOptions): Promise<number> {
-  return (await generateAndReport(options)).code;
+  const report = new Reporter(options.format);
+  const { code } = await generateAndReport(options, false, report);
+  report.finish();
+  return code;
 }
 
 /** `canon generate`, also giving the model it generated from (for `serve`). */
-export async function generateAndReport(options: OutputOptions, needModel = false): Promise<{ code: number; model: ApiModel | null }> {
+export async function generateAndReport(
+  options: OutputOptions,
+  needModel = false,
+  report = new Reporter(options.format),
+): Promise<{ code: number; model: ApiModel | null }> {
   const started = performance.now();
   const stamped = await stampOf(options);
-  const stamp = await currentStamp(stamped.file, options.out, stamped.print);
-  if (stamp && !needModel) {
+  const stamp = needModel ? null : await upToDate(options, stamped);
+  if (stamp) {
     process.stderr.write(stamp.warnings);
-    process.stdout.write(`canon generate: up to date, ${Object.keys(stamp.files).length} files unchanged (${ms(performance.now() - started)})\n`);
+    report.info(`canon generate: up to date, ${Object.keys(stamp.files).length} files unchanged (${ms(performance.now() - started)})`);
     return { code: 0, model: null };
   }
   const result = await run(options, true);
-  const failed = printDiagnostics(result.diagnostics);
-  await reportGate("generate", result, options);
+  const failed = report.diagnostics(result.diagnostics);
+  await reportGate("generate", result, options, report);
   if (failed || !result.diff) {
-    process.stderr.write(`nothing written: fix the errors above and run canon generate again\n`);
+    report.error(`nothing written: fix the errors above and run canon generate again`);
     return { code: 1, model: null };
   }
   const { added, changed, stale, unchanged } = result.diff;
-  for (const f of added) process.stdout.write(`  added    ${options.out}/${f}\n`);
-  for (const f of changed) process.stdout.write(`  changed  ${options.out}/${f}\n`);
-  for (const f of stale) process.stdout.write(`  removed  ${options.out}/${f}\n`);
+  for (const f of added) report.info(`  added    ${options.out}/${f}`);
+  for (const f of changed) report.info(`  changed  ${options.out}/${f}`);
+  for (const f of stale) report.info(`  removed  ${options.out}/${f}`);
   const touched = added.length + changed.length + stale.length;
-  process.stdout.write(
+  report.info(
     touched === 0
-      ? `canon generate: up to date, ${unchanged} files unchanged (${ms(result.ms)})\n`
-      : `canon generate: ${added.length} added, ${changed.length} changed, ${stale.length} removed, ${unchanged} unchanged (${ms(result.ms)})\n`,
+      ? `canon generate: up to date, ${unchanged} files unchanged (${ms(result.ms)})`
+      : `canon generate: ${added.length} added, ${changed.length} changed, ${stale.length} removed, ${unchanged} unchanged (${ms(result.ms)})`,
   );
   await stampSuccess(stamped, result);
   return { code: 0, model: result.model };
@@ -111,39 +130,50 @@ async function stampSuccess({ file, print }: { file: string; print: string }, re
 
 /** `canon check`: writes nothing; fails when the output folder is not what generate would write. */
 export async function checkCommand(options: OutputOptions): Promise<number> {
+  const report = new Reporter(options.format);
+  const code = await checkAndReport(options, report);
+  report.finish();
+  return code;
+}
+
+async function checkAndReport(options: OutputOptions, report: Reporter): Promise<number> {
   const started = performance.now();
   const stamped = await stampOf(options);
-  const stamp = await currentStamp(stamped.file, options.out, stamped.print);
+  const stamp = await upToDate(options, stamped);
   if (stamp) {
     process.stderr.write(stamp.warnings);
-    process.stdout.write(`canon check: ${Object.keys(stamp.files).length} files match the definitions (${ms(performance.now() - started)})\n`);
+    report.info(`canon check: ${Object.keys(stamp.files).length} files match the definitions (${ms(performance.now() - started)})`);
     return 0;
   }
   const result = await run(options, false);
-  const failed = printDiagnostics(result.diagnostics);
-  await reportGate("check", result, options);
-  if (failed || !result.diff) return 1;
-  const { added, changed, stale, unchanged } = result.diff;
+  const diff = result.diff;
+  // In the machine formats, every file that does not match is a diagnostic too.
+  const drift = diff && report.format !== "text" ? await driftDiagnostics(options.out, diff, result.files) : [];
+  const failed = report.diagnostics([...result.diagnostics, ...drift]);
+  await reportGate("check", result, options, report);
+  if (failed || !diff) return 1;
   const problems = [
-    ...added.map((f) => `  missing  ${options.out}/${f}`),
-    ...changed.map((f) => `  differs  ${options.out}/${f}`),
-    ...stale.map((f) => `  stale    ${options.out}/${f}`),
+    ...diff.added.map((f) => `  missing  ${options.out}/${f}`),
+    ...diff.changed.map((f) => `  differs  ${options.out}/${f}`),
+    ...diff.stale.map((f) => `  stale    ${options.out}/${f}`),
   ];
   if (problems.length > 0) {
-    process.stderr.write(`canon check: ${options.out} does not match the definitions:\n${problems.join("\n")}\n`);
-    process.stderr.write(`fix: run canon generate and commit ${options.out}\n`);
+    report.error(`canon check: ${options.out} does not match the definitions:\n${problems.join("\n")}`);
+    report.error(`fix: run canon generate and commit ${options.out}`);
     return 1;
   }
-  process.stdout.write(`canon check: ${unchanged} files match the definitions (${ms(result.ms)})\n`);
+  report.info(`canon check: ${diff.unchanged} files match the definitions (${ms(result.ms)})`);
   await stampSuccess(stamped, result);
   return 0;
 }
 
 /** `canon lint`: diagnostics only. */
-export async function lintCommand(options: { definitions: string; today?: string; failOnSunset?: boolean }): Promise<number> {
+export async function lintCommand(options: { definitions: string; today?: string; failOnSunset?: boolean; format?: Format }): Promise<number> {
+  const report = new Reporter(options.format);
   const { runFrontEnd } = await import("../pipeline.ts");
   const result = await runFrontEnd(options.definitions, { today: todayOf(options.today) });
-  const failed = printDiagnostics(withSunsetPolicy(result.diagnostics, options.failOnSunset));
-  if (!failed) process.stdout.write(`canon lint: no errors in ${options.definitions}\n`);
+  const failed = report.diagnostics(withSunsetPolicy(result.diagnostics, options.failOnSunset));
+  if (!failed) report.info(`canon lint: no errors in ${options.definitions}`);
+  report.finish();
   return failed ? 1 : 0;
 }

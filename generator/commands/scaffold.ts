@@ -1,9 +1,10 @@
-import { access, mkdir, readdir, writeFile } from "node:fs/promises";
+import { access, mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { checkCollectionName } from "../lint/naming.ts";
 import { singularOf, snakeCase } from "../util/names.ts";
+import { canonPackage } from "../util/package-root.ts";
 
-async function exists(file: string): Promise<boolean> {
+export async function exists(file: string): Promise<boolean> {
   try {
     await access(file);
     return true;
@@ -12,10 +13,22 @@ async function exists(file: string): Promise<boolean> {
   }
 }
 
+/**
+ * The first line of a definition file: it points editors at the JSON Schema in canon's
+ * installed package, relative to the definitions folder.
+ */
+export function schemaLine(definitions: string, project: string, kind: "api" | "resource"): string {
+  const schema = path.join(path.resolve(project), "node_modules", canonPackage().name, "schema", `${kind}.schema.json`);
+  return `# yaml-language-server: $schema=${path.relative(path.resolve(definitions), schema).split(path.sep).join("/")}`;
+}
+
 /** The text of a new resource definition; it generates cleanly as it is. */
-export function resourceTemplate(collection: string, options: { parent?: string; pagination?: "cursor" | "offset" }): string {
+export function resourceTemplate(
+  collection: string,
+  options: { parent?: string; pagination?: "cursor" | "offset"; schema: string },
+): string {
   const lines = [
-    "# yaml-language-server: $schema=../node_modules/canon/schema/resource.schema.json",
+    options.schema,
     `resource: ${collection}`,
     `description: ${collection.replace(/-/g, " ")}. Describe what a record is.`,
   ];
@@ -58,35 +71,13 @@ export async function newCommand(
     return 1;
   }
   await mkdir(options.definitions, { recursive: true });
-  await writeFile(file, resourceTemplate(collection, { parent: options.parent, pagination: options.pagination as "cursor" | "offset" | undefined }), {
+  await writeFile(file, resourceTemplate(collection, {
+      parent: options.parent,
+      pagination: options.pagination as "cursor" | "offset" | undefined,
+      schema: schemaLine(options.definitions, ".", "resource"),
+    }), {
     flag: "wx",
   });
   process.stdout.write(`wrote ${file}\nnext: edit its fields, then run canon generate\n`);
-  return 0;
-}
-
-/** `canon init [dir]`: a starter api.yaml and one resource in an empty definitions folder. */
-export async function initCommand(dir: string, options: { definitions: string }): Promise<number> {
-  const definitions = path.resolve(dir, options.definitions);
-  const present = (await exists(definitions)) ? (await readdir(definitions)).filter((n) => /\.ya?ml$/.test(n)) : [];
-  if (present.length > 0) {
-    process.stderr.write(`error ${definitions} already holds definitions (${present.join(", ")}); canon init starts a new API only\n`);
-    return 1;
-  }
-  await mkdir(definitions, { recursive: true });
-  const api = [
-    "# yaml-language-server: $schema=../node_modules/canon/schema/api.schema.json",
-    "title: My API",
-    "base_url: https://api.example.com",
-    "versions:",
-    "  v1: {}",
-    "rate_limit:",
-    "  requests: 100",
-    "  per_seconds: 60",
-    "",
-  ].join("\n");
-  await writeFile(path.join(definitions, "api.yaml"), api, { flag: "wx" });
-  await writeFile(path.join(definitions, "notes.yaml"), resourceTemplate("notes", {}), { flag: "wx" });
-  process.stdout.write(`wrote ${path.join(definitions, "api.yaml")} and ${path.join(definitions, "notes.yaml")}\nnext: canon generate, then canon serve\n`);
   return 0;
 }

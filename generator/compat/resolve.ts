@@ -74,27 +74,70 @@ export function typesOf(schema: JsonObject): { types: string[]; nullable: boolea
   return { types: names.filter((t) => t !== "null").sort(), nullable: names.includes("null") || enumNull };
 }
 
-/** Structural equality of JSON values, ignoring `description`, `summary` and `example`. */
+/** Exact structural equality of JSON values: enum members, defaults, examples. */
 export function sameJson(a: Json | undefined, b: Json | undefined): boolean {
   if (a === b) return true;
   if (Array.isArray(a) || Array.isArray(b)) {
     return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => sameJson(x, b[i]));
   }
   if (!isObject(a) || !isObject(b)) return false;
-  const keys = (o: JsonObject) => Object.keys(o).filter((k) => !ignored.has(k)).sort();
-  const ka = keys(a);
-  const kb = keys(b);
-  return ka.length === kb.length && ka.every((k, i) => k === kb[i] && sameJson(a[k], b[k]));
+  const ka = Object.keys(a);
+  if (ka.length !== Object.keys(b).length) return false;
+  return ka.every((k) => Object.hasOwn(b, k) && sameJson(a[k], b[k]));
 }
 
-const ignored = new Set(["description", "summary", "example", "examples"]);
+/**
+ * What a value inside a JSON Schema is: a schema (its keywords are read as keywords), a map of
+ * names to schemas (`properties`: its keys are field names, compared whatever they are), a list
+ * of schemas (`oneOf`), or data (`enum`, `default`, `required`: compared exactly).
+ */
+type Role = "schema" | "names" | "schemas" | "data";
+
+/** Keywords that only say something to a reader: a change to one never breaks a client. */
+const ANNOTATIONS = new Set(["description", "summary", "title", "example", "examples", "$comment"]);
+const NAME_MAPS = new Set(["properties", "patternProperties", "$defs", "definitions", "dependentSchemas"]);
+const SCHEMA_VALUED = new Set([
+  "additionalProperties",
+  "unevaluatedProperties",
+  "propertyNames",
+  "items",
+  "additionalItems",
+  "unevaluatedItems",
+  "contains",
+  "not",
+  "if",
+  "then",
+  "else",
+  "contentSchema",
+]);
+const SCHEMA_LISTS = new Set(["allOf", "anyOf", "oneOf", "prefixItems"]);
+
+/** The role of the value under `key` of a schema. */
+function roleOf(key: string, value: Json): Role {
+  if (NAME_MAPS.has(key)) return "names";
+  if (SCHEMA_LISTS.has(key)) return "schemas";
+  if (SCHEMA_VALUED.has(key)) return Array.isArray(value) ? "schemas" : "schema";
+  return "data";
+}
 
 /**
- * Do two schemas (one per document) mean the same, following `$ref`s on both sides? Words are
- * ignored. Answers for referenced components are kept in `memo`, so each pair of components is
+ * Do two schemas (one per document) mean the same, following `$ref`s on both sides? Annotation
+ * keywords of a schema (`description`, `example`, …) are ignored; everything else is compared,
+ * and the keys of `properties` are names: a field called `description` is a field like any
+ * other. Answers for referenced components are kept in `memo`, so each pair of components is
  * compared once per pair of documents.
  */
-export function identical(oldDoc: JsonObject, newDoc: JsonObject, a: Json | undefined, b: Json | undefined, memo: Map<string, boolean>): boolean {
+export function identical(oldDoc: JsonObject, newDoc: JsonObject, a: Json | undefined, b: Json | undefined, memo: Map<string, boolean>, role: Role = "schema"): boolean {
+  if (role === "data") return sameJson(a, b);
+  if (role === "schemas") {
+    return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => identical(oldDoc, newDoc, x, b[i], memo));
+  }
+  if (role === "names") {
+    if (!isObject(a) || !isObject(b)) return sameJson(a, b);
+    const names = Object.keys(a);
+    if (names.length !== Object.keys(b).length) return false;
+    return names.every((k) => Object.hasOwn(b, k) && identical(oldDoc, newDoc, a[k], b[k], memo));
+  }
   const aRef = isObject(a) && typeof a.$ref === "string" ? a.$ref : undefined;
   const bRef = isObject(b) && typeof b.$ref === "string" ? b.$ref : undefined;
   if (aRef !== undefined || bRef !== undefined) {
@@ -107,14 +150,11 @@ export function identical(oldDoc: JsonObject, newDoc: JsonObject, a: Json | unde
     return answer;
   }
   if (a === b) return true;
-  if (Array.isArray(a) || Array.isArray(b)) {
-    return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => identical(oldDoc, newDoc, x, b[i], memo));
-  }
-  if (!isObject(a) || !isObject(b)) return false;
-  const ka = Object.keys(a).filter((k) => !ignored.has(k));
-  const kb = Object.keys(b).filter((k) => !ignored.has(k));
+  if (!isObject(a) || !isObject(b)) return sameJson(a, b);
+  const ka = Object.keys(a).filter((k) => !ANNOTATIONS.has(k));
+  const kb = Object.keys(b).filter((k) => !ANNOTATIONS.has(k));
   if (ka.length !== kb.length) return false;
-  return ka.every((k) => k in b && !ignored.has(k) && identical(oldDoc, newDoc, a[k], b[k], memo));
+  return ka.every((k) => Object.hasOwn(b, k) && !ANNOTATIONS.has(k) && identical(oldDoc, newDoc, a[k], b[k], memo, roleOf(k, a[k]!)));
 }
 
 /** Text of a value for messages. */

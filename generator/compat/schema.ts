@@ -219,7 +219,7 @@ function compareObject(ctx: SchemaContext, old: JsonObject, now: JsonObject, her
   // A property that disappeared while one with the same schema appeared was renamed.
   const renamed = new Map<string, string>();
   for (const r of removed) {
-    const match = added.find((x) => ![...renamed.values()].includes(x) && aReq.has(r) === bReq.has(x) && sameJson(a[r], b[x]));
+    const match = added.find((x) => ![...renamed.values()].includes(x) && aReq.has(r) === bReq.has(x) && identical(ctx.oldDoc, ctx.newDoc, a[r], b[x], ctx.memo));
     if (match !== undefined) renamed.set(r, match);
   }
   for (const r of removed) {

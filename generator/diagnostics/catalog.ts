@@ -42,7 +42,9 @@ export const RULES = {
  */
 export const OUTPUT_RULES = {
   "breaking-change": { severity: "error", doc: "A published version's OpenAPI document would change in a way that breaks its clients (conventions 9.7)." },
+  "output-drift": { severity: "error", doc: "A file in the output folder is not what canon generate would write: edited by hand, missing or stale (canon check)." },
   "version-removed-early": { severity: "error", doc: "A published version was removed from the definitions before its sunset date passed (conventions 9.9)." },
+  "foreign-file": { severity: "error", doc: "A file in the output folder that canon did not write: generate never overwrites or removes it, and refuses to run while it is there." },
 } as const satisfies Record<string, { severity: Severity; doc: string }>;
 
 export type RuleId = keyof typeof RULES | keyof typeof OUTPUT_RULES;

@@ -15,6 +15,25 @@ export interface Diagnostic {
   location: SourceLocation;
 }
 
+/**
+ * A diagnostic as plain data for tools: `--format json` prints an array of these, and the
+ * programmatic API returns them.
+ */
+export interface DiagnosticRecord {
+  file: string;
+  line: number;
+  column: number;
+  severity: Severity;
+  rule: string;
+  message: string;
+  fix: string;
+}
+
+export function toRecord(d: Diagnostic): DiagnosticRecord {
+  const { file, line, column } = d.location;
+  return { file, line, column, severity: d.severity, rule: d.rule, message: d.message, fix: d.fix };
+}
+
 export function formatDiagnostic(d: Diagnostic): string {
   const { file, line, column } = d.location;
   return `${file}:${line}:${column} ${d.severity} ${d.rule} ${d.message}\n  fix: ${d.fix}`;

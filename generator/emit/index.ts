@@ -2,11 +2,13 @@ import { createHash } from "node:crypto";
 import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import Handlebars from "handlebars";
-import type { ApiModel } from "../model/types.ts";
+import type { ApiModel, VersionModel } from "../model/types.ts";
 import { packageRoot } from "../util/package-root.ts";
 import { compareText } from "../diagnostics/diagnostic.ts";
 import { changesEmitter } from "./changes/index.ts";
+import { clientEmitter } from "./client/index.ts";
 import type { EmitContext, EmittedFile, Emitter, PreviousOutput } from "./emitter.ts";
+import { openapiDocument } from "./openapi/document.ts";
 import { entryEmitter } from "./entry/index.ts";
 import { errorsEmitter } from "./errors/index.ts";
 import { handlersEmitter } from "./handlers/index.ts";
@@ -29,6 +31,7 @@ export const emitters: Emitter[] = [
   runtimeEmitter,
   entryEmitter,
   sqlEmitter,
+  clientEmitter,
 ];
 
 
@@ -40,7 +43,11 @@ export const emitters: Emitter[] = [
 export function createEmitContext(root: URL = packageRoot(), previous?: PreviousOutput, cacheDir?: string): EmitContext {
   const compiled = new Map<string, Handlebars.TemplateDelegate>();
   const runtime = new Map<string, string>();
+  const texts = new Map<string, string>();
   const handlebars = Handlebars.create();
+  // Keyed by the model object: one context may serve several models (tests do), and nothing
+  // outlives the context.
+  const documents = new WeakMap<ApiModel, Map<VersionModel, Record<string, unknown>>>();
   return {
     render(name, data) {
       let template = compiled.get(name);
@@ -50,6 +57,14 @@ export function createEmitContext(root: URL = packageRoot(), previous?: Previous
         compiled.set(name, template);
       }
       return template(data);
+    },
+    templateText(name) {
+      let text = texts.get(name);
+      if (text === undefined) {
+        text = readFileSync(new URL(`templates/${name}`, root), "utf8");
+        texts.set(name, text);
+      }
+      return text;
     },
     runtimeFile(name) {
       let text = runtime.get(name);
@@ -63,6 +78,13 @@ export function createEmitContext(root: URL = packageRoot(), previous?: Previous
       return readdirSync(new URL("runtime/", root))
         .filter((n) => n.endsWith(".ts") && !n.endsWith(".test.ts"))
         .sort(compareText);
+    },
+    openapiDocument(model, version) {
+      let built = documents.get(model);
+      if (!built) documents.set(model, (built = new Map()));
+      let document = built.get(version);
+      if (!document) built.set(version, (document = openapiDocument(model, version) as Record<string, unknown>));
+      return document;
     },
     ...(previous ? { previous } : {}),
   };

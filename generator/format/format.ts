@@ -1,23 +1,16 @@
 import { createHash } from "node:crypto";
 import { createWriteStream } from "node:fs";
-import { mkdir, readFile } from "node:fs/promises";
+import { mkdir, readFile, rename, rm } from "node:fs/promises";
 import { once } from "node:events";
 import { availableParallelism } from "node:os";
 import path from "node:path";
 import { Worker } from "node:worker_threads";
 import type { EmittedFile } from "../emit/emitter.ts";
-import { isCertain, layout, PRINT_WIDTH } from "./layout.ts";
+import { isCertain, layout } from "./layout.ts";
+import { formatterIdentity, PRETTIER_OPTIONS, PRETTIER_PARSERS } from "./prettier.ts";
 import type { FormatJob, FormatReply } from "./worker.ts";
 
-/** Prettier options of every generated file: fixed, so output is the same on every machine. */
-export const PRETTIER_OPTIONS = { printWidth: PRINT_WIDTH, trailingComma: "all", endOfLine: "lf" } as const;
-
-/**
- * The prettier parser for each language. TypeScript goes through `babel-ts`: it prints the same
- * code as the `typescript` parser (the tests check the output with the `typescript` parser too),
- * and loads and parses faster, which is most of the cost of regenerating a few files.
- */
-const PRETTIER_PARSERS = { typescript: "babel-ts", json: "json", markdown: "markdown" } as const;
+export { PRETTIER_OPTIONS } from "./prettier.ts";
 
 export interface FormattedFile {
   path: string;
@@ -31,6 +24,8 @@ export interface FormatStats {
   cached: number;
   /** Prettier-style files that canon laid out itself (format/layout.ts), without prettier. */
   laidOut: number;
+  /** Files that needed prettier: formatted in this run or taken from the cache. */
+  prettier: number;
 }
 
 /**
@@ -42,7 +37,8 @@ export interface FormatStats {
 export async function formatFiles(files: EmittedFile[], cacheFile: string | null): Promise<{ files: FormattedFile[]; stats: FormatStats }> {
   const cache = cacheFile ? await readCache(cacheFile) : new Map<string, string>();
   const next = new Map<string, string>();
-  const stats: FormatStats = { formatted: 0, cached: 0, laidOut: 0 };
+  const stats: FormatStats = { formatted: 0, cached: 0, laidOut: 0, prettier: 0 };
+  const identity = formatterIdentity();
   const out: FormattedFile[] = files.map((f) => ({ path: f.path, content: f.parser ? "" : ensureNewline(f.content) }));
   const misses: Array<{ index: number; key: string; file: { path: string; content: string; parser: string } }> = [];
   files.forEach((file, index) => {
@@ -55,7 +51,7 @@ export async function formatFiles(files: EmittedFile[], cacheFile: string | null
         return;
       }
     }
-    const key = createHash("sha256").update(file.parser).update("\0").update(file.content).digest("base64url");
+    const key = createHash("sha256").update(identity).update("\0").update(file.parser).update("\0").update(file.content).digest("base64url");
     const hit = cache.get(key);
     next.set(key, hit ?? "");
     if (hit === undefined) misses.push({ index, key, file: { path: file.path, content: file.content, parser: PRETTIER_PARSERS[file.parser] } });
@@ -70,6 +66,7 @@ export async function formatFiles(files: EmittedFile[], cacheFile: string | null
     next.set(m.key, formatted[i]!);
   });
   stats.formatted = misses.length;
+  stats.prettier = stats.formatted + stats.cached;
   if (cacheFile && stats.formatted > 0) await writeCache(cacheFile, next);
   return { files: out, stats };
 }
@@ -152,16 +149,23 @@ async function readCache(file: string): Promise<Map<string, string>> {
   return cache;
 }
 
+/**
+ * Writes the cache beside its place and renames it over the old one: a reader (another canon
+ * run at the same time) sees the old cache or the new one, never half of one.
+ */
 async function writeCache(file: string, cache: Map<string, string>): Promise<void> {
+  const temporary = `${file}.${process.pid}.tmp`;
   try {
     await mkdir(path.dirname(file), { recursive: true });
-    const out = createWriteStream(file);
+    const out = createWriteStream(temporary);
     for (const [key, text] of cache) {
       if (!out.write(`${key}\t${JSON.stringify(text)}\n`)) await once(out, "drain");
     }
     out.end();
     await once(out, "close");
+    await rename(temporary, file);
   } catch {
     // The cache only saves time; a read-only cache folder is fine.
+    await rm(temporary, { force: true }).catch(() => {});
   }
 }

@@ -14,9 +14,7 @@
  * prettier-style file of the showcase, of synthetic and of fuzzed definitions to
  * `prettier.format(text) === text`.
  */
-
-/** prettier's `printWidth` for every generated file. */
-export const PRINT_WIDTH = 110;
+import { PRINT_WIDTH } from "./prettier.ts";
 
 const INDENT = "  ";
 
@@ -180,15 +178,20 @@ function entryLines(indent: string, entries: string[]): string[] {
   });
 }
 
-/** `function name(a: A, b: B): R {` → one parameter per line. */
+/**
+ * `function name(a: A, b: B): R {`, a method `name(a: A, b: B): R {`, or a method's overload
+ * `name(a: A, b: B): R;` → one parameter per line.
+ */
 function breakSignature(line: string): string[] | null {
-  const m = /^(\s*)((?:export )?(?:async )?function [A-Za-z_$][\w$]*)\((.*)\)(: [^()]+)? \{$/.exec(line);
+  const m =
+    /^(\s*)((?:export )?(?:async )?function [A-Za-z_$][\w$]*)\((.*)\)(: [^()]+)? \{$/.exec(line) ??
+    /^(\s+)([A-Za-z_$][\w$]*)\((.*)\)(: [^()]+)( \{|;)$/.exec(line);
   if (!m) return null;
-  const [, indent, head, params, returns] = m as unknown as [string, string, string, string, string | undefined];
+  const [, indent, head, params, returns, end = " {"] = m as unknown as [string, string, string, string, string | undefined, string?];
   const items = splitTopLevel(params);
   // prettier hugs a lone destructured parameter instead; canon does not write one.
   if (!items || items.length === 0 || (items.length === 1 && /^[{[]/.test(items[0]!))) return null;
-  return [`${indent}${head}(`, ...items.map((p) => `${indent}${INDENT}${p},`), `${indent})${returns ?? ""} {`];
+  return [`${indent}${head}(`, ...items.map((p) => `${indent}${INDENT}${p},`), `${indent})${returns ?? ""}${end}`];
 }
 
 /**

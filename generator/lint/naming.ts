@@ -42,6 +42,34 @@ const nounFor: Record<string, string> = {
   perform: "executions", process: "processings",
 };
 
+/**
+ * Verbs that name an action without being on the verb list, with the plural noun of the
+ * record the action creates: `complete` reads as `completions`, not `completes`.
+ */
+const actionNouns: Record<string, string> = {
+  complete: "completions", confirm: "confirmations", publish: "publications", unpublish: "unpublications",
+  ship: "shipments", pay: "payments", assign: "assignments", close: "closures", accept: "acceptances",
+  decline: "declines", subscribe: "subscriptions", unsubscribe: "unsubscriptions", invite: "invitations",
+  redeem: "redemptions", deliver: "deliveries", fulfill: "fulfillments", fulfil: "fulfilments",
+  suspend: "suspensions", resume: "resumptions", expire: "expirations", authorize: "authorizations",
+  authenticate: "authentications", notify: "notifications", reserve: "reservations", book: "bookings",
+  promote: "promotions", demote: "demotions", escalate: "escalations", resolve: "resolutions",
+  reopen: "reopenings", sign: "signatures", rate: "ratings", open: "openings", transfer: "transfers",
+  dispute: "disputes", withdraw: "withdrawals", deposit: "deposits", acknowledge: "acknowledgements",
+  dismiss: "dismissals", revoke: "revocations", renew: "renewals", extend: "extensions", grant: "grants",
+  apply: "applications", enroll: "enrollments", join: "memberships", leave: "departures", upgrade: "upgrades",
+  downgrade: "downgrades", duplicate: "duplicates", copy: "copies", move: "moves", rename: "renames",
+  lock: "locks", unlock: "unlocks", block: "blocks", unblock: "unblocks", mark: "marks", pause: "pauses",
+  follow: "follows", unfollow: "unfollows", like: "likes", vote: "votes", review: "reviews", reply: "replies",
+  return: "returns", exchange: "exchanges", schedule: "schedules", reschedule: "reschedulings",
+};
+
+/** The plural noun to suggest for the last word of a name: an action's record, or the word's plural. */
+export function pluralNounFor(word: string): string {
+  const noun = actionNouns[word];
+  return noun ?? pluralWord(word);
+}
+
 const irregularPluralOf: Record<string, string> = {
   person: "people", child: "children", datum: "data", medium: "media", criterion: "criteria", setting: "settings",
 };
@@ -113,7 +141,7 @@ function checkSegment(segment: string, what: string): NameProblem[] {
   }
   const last = words[words.length - 1]!;
   if (!pathVerbs.has(last) && !isPluralWord(last)) {
-    const plural = [...words.slice(0, -1), pluralWord(last)].join("-");
+    const plural = [...words.slice(0, -1), pluralNounFor(last)].join("-");
     problems.push({
       rule: "path-plural",
       message: `${what} name ${quoted} is not plural: its last word "${last}" ${last.endsWith("ss") ? "ends in ss" : "does not end in s"}`,

@@ -21,7 +21,7 @@ export interface Loaded {
 }
 
 export async function loadDefinitions(dir: string, cwd = process.cwd()): Promise<Loaded> {
-  const names = (await readdir(dir)).filter((n) => /\.ya?ml$/.test(n)).sort(compareText);
+  const names = (await listFolder(dir)).filter((n) => /\.ya?ml$/.test(n)).sort(compareText);
   const diagnostics: Diagnostic[] = [];
   let api: SourceFile | null = null;
   const resources: SourceFile[] = [];
@@ -40,6 +40,16 @@ export async function loadDefinitions(dir: string, cwd = process.cwd()): Promise
     );
   }
   return { api, resources, diagnostics };
+}
+
+/** The names in a folder; none when it does not exist (then `missing-api` says what to do). */
+async function listFolder(dir: string): Promise<string[]> {
+  try {
+    return await readdir(dir);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
+    throw error;
+  }
 }
 
 export function parseSource(file: string, kind: SourceFile["kind"], text: string, diagnostics: Diagnostic[]): SourceFile {

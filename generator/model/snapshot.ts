@@ -1,6 +1,8 @@
 import { EXPORT_EVENTS } from "../../runtime/events.ts";
+import { EXPORT_JOB_FIELDS, EXPORT_JOB_FILTERS, EXPORT_JOBS, type ExportJobField } from "../../runtime/exports-job.ts";
 import { compareText } from "../diagnostics/diagnostic.ts";
 import { camelCase, pascalCase, singularOf, snakeCase } from "../util/names.ts";
+import { actionSymbols, resourceSymbols } from "./symbols.ts";
 import type {
   ApiModel,
   Definitions,
@@ -56,7 +58,7 @@ export function buildModel(defs: Definitions): ApiModel {
           }
         : null;
     const present = resources.filter((r) => presentIn(n, r.added, r.removed));
-    const versionResources = present.map((r) => versionResource(defs, r, n, deprecation ? `${defs.baseUrl}/${deprecation.successor}` : null));
+    const versionResources = present.map((r) => versionResource(defs, r, v.name, deprecation ? `${defs.baseUrl}/${deprecation.successor}` : null));
     const exports = present.flatMap((r, i) => (r.exportable ? [versionExport(r, versionResources[i]!)] : []));
     return [{
       name: v.name,
@@ -65,6 +67,7 @@ export function buildModel(defs: Definitions): ApiModel {
       baseUrl: defs.baseUrl,
       deprecation,
       events: defs.events,
+      eventsPath: defs.events ? `/${v.name}/events` : null,
       resources: versionResources,
       exports: exports.length ? exports : null,
     }];
@@ -89,7 +92,9 @@ export function buildModel(defs: Definitions): ApiModel {
   };
 }
 
-function versionResource(defs: Definitions, r: ResourceDef, n: number, successorBase: string | null): VersionResource {
+function versionResource(defs: Definitions, r: ResourceDef, version: string, successorBase: string | null): VersionResource {
+  const n = versionNumber(version);
+  const collectionPath = `/${version}/${r.collection}`;
   const lifetime = defs.versions.map((v) => versionNumber(v.name)).filter((v) => presentIn(v, r.added, r.removed));
   const fields = r.fields
     .filter((f) => presentIn(n, f.added, f.removed))
@@ -104,6 +109,7 @@ function versionResource(defs: Definitions, r: ResourceDef, n: number, successor
   return {
     collection: r.collection,
     names,
+    symbols: resourceSymbols(names),
     description: r.description,
     operations,
     pagination: r.pagination,
@@ -115,7 +121,13 @@ function versionResource(defs: Definitions, r: ResourceDef, n: number, successor
     filters: r.filters.flatMap((s) => byStorage.get(s) ?? []),
     parent:
       parentDef && parentField
-        ? { collection: parentDef.collection, names: namesOf(parentDef.singular, parentDef.collection), field: parentField }
+        ? {
+            collection: parentDef.collection,
+            names: namesOf(parentDef.singular, parentDef.collection),
+            symbols: resourceSymbols(namesOf(parentDef.singular, parentDef.collection)),
+            field: parentField,
+            path: `/${version}/${parentDef.collection}/{id}/${r.collection}`,
+          }
         : null,
     actions: r.actions.map((a): VersionAction => {
       const singular = singularOf(a.name);
@@ -123,13 +135,16 @@ function versionResource(defs: Definitions, r: ResourceDef, n: number, successor
         name: a.name,
         singular,
         names: namesOf(singular, a.name),
+        symbols: actionSymbols(r.singular, singular, a.name),
         description: a.description,
         fields: a.fields.map((f) => versionField(f, n)),
         response: a.response,
         eventType: `${r.singular}.${singular}.created`,
         targetField: `${snakeCase(r.singular)}_id`,
+        path: `${collectionPath}/{id}/${a.name}`,
       };
     }),
+    paths: { collection: collectionPath, item: `${collectionPath}/{id}` },
     successorLink: successorBase ? `<${successorBase}/${r.collection}>; rel="successor-version"` : null,
     serverDefaults: r.fields
       .filter((f) => f.hasDefault && (f.readOnly || !presentIn(n, f.added, f.removed)))
@@ -184,11 +199,13 @@ function storageResource(r: ResourceDef, versions: VersionModel[]): StorageResou
   return {
     collection: r.collection,
     names,
+    symbols: resourceSymbols(names),
     fields: r.fields.map((f) => ({ ...versionField(f, Number.POSITIVE_INFINITY), optional: mayBeAbsent(f, lifetime) })),
     actionRecords: r.actions.map((a) => ({
       name: a.name,
       collection: `${r.collection}/${a.name}`,
       names: namesOf(`${r.singular}-${singularOf(a.name)}`, `${r.singular}-${a.name}`),
+      symbols: actionSymbols(r.singular, singularOf(a.name), a.name),
       targetField: `${snakeCase(r.singular)}_id`,
       fields: a.fields.map((f) => versionField(f, Number.POSITIVE_INFINITY)),
     })),
@@ -204,6 +221,7 @@ function versionExport(r: ResourceDef, resource: VersionResource): VersionExport
   return {
     collection: resource.collection,
     names: resource.names,
+    symbols: resource.symbols,
     formats: r.exportFormats?.length ? r.exportFormats : ["ndjson"],
     filters: resource.filters,
     search: resource.search,
@@ -211,60 +229,40 @@ function versionExport(r: ResourceDef, resource: VersionResource): VersionExport
   };
 }
 
-/** The store collection of export jobs: canon's own, named so that no resource can be called the same. */
-export const EXPORT_JOBS_COLLECTION = "canon/exports";
-
 /**
- * What the store keeps of an export job (runtime/exports.ts reads and writes it). The owner and
- * the version are matched exactly (a principal lists its own jobs of one version); the status
- * finds the jobs to resume when a service starts.
+ * What the store keeps of an export job: the fields runtime/exports-job.ts defines, which the
+ * runtime reads and writes. The owner, the version and the status are matched exactly (a
+ * principal lists its own jobs of one version; a starting service finds the jobs to resume).
  */
 function exportJobStorage(): StorageResource {
-  const field = (name: string, type: VersionField["type"], options: Partial<VersionField> = {}): VersionField => {
-    const optional = options.optional ?? false;
-    return {
-      name,
-      storageName: name,
-      type,
-      optional,
-      nullable: false,
-      hasDefault: options.hasDefault ?? false,
-      readOnly: true,
-      writeOnly: false,
-      unique: false,
-      input: false,
-      requiredInput: false,
-      output: true,
-      ...options,
-    };
-  };
-  const fields: VersionField[] = [
-    field("version", "string", { maxLength: 16 }),
-    field("resource", "string", { maxLength: 200 }),
-    field("format", "enum", { values: ["ndjson", "csv"] }),
-    field("owner", "string", { maxLength: 1000 }),
-    field("status", "enum", { values: ["pending", "running", "succeeded", "failed"] }),
-    field("filters", "object", { fields: [] }),
-    field("q", "string", { optional: true }),
-    field("match", "object", { fields: [] }),
-    field("record_count", "integer", { minimum: 0 }),
-    field("attempts", "integer", { minimum: 0 }),
-    field("attempt", "string", { optional: true }),
-    field("token", "string", { optional: true }),
-    field("expires_at", "datetime", { optional: true }),
-    field("started_at", "datetime", { optional: true }),
-    field("finished_at", "datetime", { optional: true }),
-    field("failure_reason", "string", { optional: true }),
-  ];
+  const fields = Object.entries(EXPORT_JOB_FIELDS).map(([name, spec]: [string, ExportJobField]): VersionField => ({
+    name,
+    storageName: name,
+    type: spec.type,
+    optional: spec.optional ?? false,
+    nullable: false,
+    hasDefault: false,
+    readOnly: true,
+    writeOnly: false,
+    unique: false,
+    input: false,
+    requiredInput: false,
+    output: true,
+    ...(spec.maxLength === undefined ? {} : { maxLength: spec.maxLength }),
+    ...(spec.minimum === undefined ? {} : { minimum: spec.minimum }),
+    ...(spec.values ? { values: [...spec.values] } : {}),
+    ...(spec.type === "object" ? { fields: [] } : {}),
+  }));
   return {
-    collection: EXPORT_JOBS_COLLECTION,
+    collection: EXPORT_JOBS,
     names: namesOf("export", "exports"),
+    symbols: resourceSymbols(namesOf("export", "exports")),
     fields,
     actionRecords: [],
     unique: [],
     references: [],
     parentField: null,
     search: [],
-    filters: ["owner", "version", "status"],
+    filters: [...EXPORT_JOB_FILTERS],
   };
 }

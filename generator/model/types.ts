@@ -1,4 +1,8 @@
+import type { ExportFormat } from "../../runtime/exports-job.ts";
 import type { SourceLocation } from "../diagnostics/diagnostic.ts";
+import type { RecordSymbols, ResourceSymbols } from "./symbols.ts";
+
+export type { RecordSymbols, ResourceSymbols } from "./symbols.ts";
 
 /**
  * The model: the one checked, normalized description of an API that every lint rule and
@@ -53,7 +57,7 @@ export interface ActionDef {
 export type Operation = "list" | "read" | "create" | "update" | "replace" | "delete";
 
 /** File format of an export: `ndjson` (one JSON record per line) or `csv` (a header row, then one row per record). */
-export type ExportFormat = "ndjson" | "csv";
+export type { ExportFormat };
 
 export interface ResourceDef {
   file: string;
@@ -151,6 +155,8 @@ export interface VersionAction {
   name: string;
   singular: string;
   names: Names;
+  /** Names of its records across the generated files (`OrderCancellation`, `orderCancellationCreate`). */
+  symbols: RecordSymbols;
   description?: string;
   fields: VersionField[];
   response: 201 | 204;
@@ -158,19 +164,26 @@ export interface VersionAction {
   eventType: string;
   /** Name of the field that holds the target's id in the action record, `order_id`. */
   targetField: string;
+  /** `/v2/orders/{id}/cancellations` (OpenAPI's form of a path parameter). */
+  path: string;
 }
 
 export interface VersionResource {
   collection: string;
   names: Names;
+  /** Names that cross generated files (types, validators, mapper, service, routes, page). */
+  symbols: ResourceSymbols;
   description?: string;
   operations: Record<Operation, boolean>;
   pagination: "cursor" | "offset";
   fields: VersionField[];
   search: VersionField[];
   filters: VersionField[];
-  parent: { collection: string; names: Names; field: VersionField } | null;
+  /** Its parent, and its list under it: `path` is `/v2/users/{id}/orders`. */
+  parent: { collection: string; names: Names; symbols: ResourceSymbols; field: VersionField; path: string } | null;
   actions: VersionAction[];
+  /** `/v2/orders` and `/v2/orders/{id}` (OpenAPI's form of a path parameter). */
+  paths: { collection: string; item: string };
   /** Link header value on a deprecated version, null otherwise. */
   successorLink: string | null;
   /**
@@ -188,6 +201,8 @@ export interface VersionResource {
 export interface VersionExport {
   collection: string;
   names: Names;
+  /** The exported resource's symbols (its mapper and service). */
+  symbols: ResourceSymbols;
   /** Offered formats; the first is the default. */
   formats: ExportFormat[];
   /** The list's exact-match filters (this version's names), accepted in `filters`. */
@@ -205,6 +220,8 @@ export interface VersionModel {
   baseUrl: string;
   deprecation: { deprecated: string; sunset: string; sunsetHttpDate: string; successor: string } | null;
   events: boolean;
+  /** `/v2/events` when events are on (`/v2/events/{id}` reads one), else null. */
+  eventsPath: string | null;
   resources: VersionResource[];
   /** The exportable resources of this version, by collection; null when none is (no `/vN/exports`). */
   exports: VersionExport[] | null;
@@ -214,10 +231,12 @@ export interface VersionModel {
 export interface StorageResource {
   collection: string;
   names: Names;
+  /** Its service and stored-values type. */
+  symbols: RecordSymbols;
   /** Every field any version has, named by storage name; `optional` when some record may lack it. */
   fields: VersionField[];
   /** The records of its actions. */
-  actionRecords: Array<{ name: string; collection: string; names: Names; targetField: string; fields: VersionField[] }>;
+  actionRecords: Array<{ name: string; collection: string; names: Names; symbols: RecordSymbols; targetField: string; fields: VersionField[] }>;
   unique: string[];
   references: Array<{ field: string; collection: string }>;
   parentField: string | null;

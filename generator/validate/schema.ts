@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { EXPORT_FORMATS } from "../../runtime/exports-job.ts";
 
 /**
  * The definition format (SPEC §2) as zod schemas. The same schemas validate every file and
@@ -65,7 +66,7 @@ export const FieldSchema = z
 export type FieldDefinition = z.infer<typeof FieldSchema>;
 
 /** File formats of an export: one record per line (NDJSON) or comma-separated values with a header row. */
-export const exportFormats = ["ndjson", "csv"] as const;
+export const exportFormats = EXPORT_FORMATS;
 
 export const operationNames = ["list", "read", "create", "update", "replace", "delete"] as const;
 

@@ -3,6 +3,7 @@ import { diagnostic } from "../diagnostics/catalog.ts";
 import type { Diagnostic } from "../diagnostics/diagnostic.ts";
 import type { SourceFile } from "../load/load.ts";
 import { closest } from "../util/suggest.ts";
+import { repairToSchema } from "./repair.ts";
 import { ActionSchema, ApiSchema, FieldSchema, ResourceSchema, VersionSchema, type ApiDefinition, type ResourceDefinition } from "./schema.ts";
 
 export interface Validated {
@@ -11,20 +12,33 @@ export interface Validated {
   diagnostics: Diagnostic[];
 }
 
-/** Checks every loaded file against its zod schema and reports every issue found. */
+/**
+ * Checks every loaded file against its zod schema and reports every issue found. A file that
+ * parses but breaks the schema goes on to the later checks with the refused parts cut away
+ * (repair.ts), so one run reports its schema and lint problems together; only a file that is
+ * not valid YAML stops its own later checks.
+ */
 export function validateSources(api: SourceFile | null, resources: SourceFile[]): Validated {
   const diagnostics: Diagnostic[] = [];
   const result: Validated = { api: null, resources: [], diagnostics };
   if (api && api.doc.errors.length === 0) {
     const parsed = ApiSchema.safeParse(api.value ?? undefined, { reportInput: true });
     if (parsed.success) result.api = { source: api, value: parsed.data };
-    else diagnostics.push(...issuesToDiagnostics(api, parsed.error.issues));
+    else {
+      diagnostics.push(...issuesToDiagnostics(api, parsed.error.issues));
+      const value = repairToSchema(ApiSchema, api.value, parsed.error.issues);
+      if (value) result.api = { source: api, value };
+    }
   }
   for (const source of resources) {
     if (source.doc.errors.length > 0) continue;
     const parsed = ResourceSchema.safeParse(source.value ?? undefined, { reportInput: true });
     if (parsed.success) result.resources.push({ source, value: parsed.data });
-    else diagnostics.push(...issuesToDiagnostics(source, parsed.error.issues));
+    else {
+      diagnostics.push(...issuesToDiagnostics(source, parsed.error.issues));
+      const value = repairToSchema(ResourceSchema, source.value, parsed.error.issues);
+      if (value) result.resources.push({ source, value });
+    }
   }
   return result;
 }

@@ -7,9 +7,10 @@
  * Any difference (an edited, added or removed file anywhere) falls back to the full pipeline.
  */
 import { createHash } from "node:crypto";
-import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { compareText } from "../diagnostics/diagnostic.ts";
+import { formatterIdentity } from "../format/prettier.ts";
 import { packageRoot } from "../util/package-root.ts";
 import { inParallel, listFiles } from "./write.ts";
 
@@ -35,6 +36,8 @@ async function canonSources(): Promise<string> {
     await hashFolder(hash, new URL(`${folder}/`, root).pathname, `${folder}/`);
   }
   hash.update(await readFile(new URL("package.json", root)));
+  // The installed prettier, not only the range package.json names: it decides the output.
+  hash.update(formatterIdentity());
   return hash.digest("hex");
 }
 
@@ -83,10 +86,14 @@ export async function currentStamp(file: string, out: string, print: string): Pr
 
 export async function writeStamp(file: string, print: string, files: Array<{ path: string; content: string }>, warnings: string): Promise<void> {
   const stamp: Stamp = { fingerprint: print, files: Object.fromEntries(files.map((f) => [f.path, sha(f.content)])), warnings };
+  // Written beside its place and renamed over it: a concurrent run reads the old stamp or the new one.
+  const temporary = `${file}.${process.pid}.tmp`;
   try {
     await mkdir(path.dirname(file), { recursive: true });
-    await writeFile(file, JSON.stringify(stamp));
+    await writeFile(temporary, JSON.stringify(stamp));
+    await rename(temporary, file);
   } catch {
     // The stamp only saves time.
+    await rm(temporary, { force: true }).catch(() => {});
   }
 }

@@ -1,15 +1,21 @@
 import { randomBytes } from "node:crypto";
-import { mkdir, readdir, readFile, rename, rm, rmdir, writeFile } from "node:fs/promises";
+import { mkdir, open, readdir, readFile, rename, rm, rmdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { compareText } from "../diagnostics/diagnostic.ts";
 import type { FormattedFile } from "../format/format.ts";
+import { GENERATED_PREFIX_BYTES, isGenerated } from "../util/generated.ts";
 
 /** How the output folder differs from what canon would write. */
 export interface OutputDiff {
   added: string[];
   changed: string[];
-  /** Files in the output folder that canon would not write. */
+  /** Files canon wrote earlier (they carry its notice) and would not write now: generate removes them. */
   stale: string[];
+  /**
+   * Files canon did not write (no notice), where it would write or beside what it writes:
+   * generate refuses to run while there is one. Dot-files and dot-folders are never listed.
+   */
+  foreign: string[];
   unchanged: number;
 }
 
@@ -21,7 +27,11 @@ function isOwnFile(relative: string): boolean {
   return relative === JOURNAL || relative.endsWith(TEMP_SUFFIX);
 }
 
-/** Every file below `dir`, relative to it with `/`; empty when the folder does not exist. */
+/**
+ * Every file below `dir`, relative to it with `/`; empty when the folder does not exist. Entries
+ * whose name starts with a dot (`.git/`, `.notes`, `.gitkeep`) are left out, at every depth:
+ * canon never reads, compares or removes them.
+ */
 export async function listFiles(dir: string, base = dir): Promise<string[]> {
   let entries;
   try {
@@ -32,6 +42,7 @@ export async function listFiles(dir: string, base = dir): Promise<string[]> {
   }
   const out: string[] = [];
   for (const entry of entries) {
+    if (entry.name.startsWith(".")) continue;
     const full = path.join(dir, entry.name);
     if (entry.isDirectory()) out.push(...(await listFiles(full, base)));
     else out.push(path.relative(base, full).split(path.sep).join("/"));
@@ -44,7 +55,7 @@ export async function diffOutput(outDir: string, files: FormattedFile[]): Promis
   await recover(outDir);
   const existing = (await listFiles(outDir)).filter((f) => !isOwnFile(f));
   const wanted = new Map(files.map((f) => [f.path, f.content]));
-  const diff: OutputDiff = { added: [], changed: [], stale: [], unchanged: 0 };
+  const diff: OutputDiff = { added: [], changed: [], stale: [], foreign: [], unchanged: 0 };
   const present = new Set(existing);
   await inParallel(files, async (f) => {
     if (!present.has(f.path)) {
@@ -53,13 +64,27 @@ export async function diffOutput(outDir: string, files: FormattedFile[]): Promis
     }
     const current = await readFile(path.join(outDir, f.path), "utf8");
     if (current === f.content) diff.unchanged++;
-    else diff.changed.push(f.path);
+    else if (isGenerated(current)) diff.changed.push(f.path);
+    else diff.foreign.push(f.path);
   });
-  diff.stale = existing.filter((f) => !wanted.has(f));
-  diff.added.sort(compareText);
-  diff.changed.sort(compareText);
-  diff.stale.sort(compareText);
+  await inParallel(
+    existing.filter((f) => !wanted.has(f)),
+    async (f) => (isGenerated(await head(path.join(outDir, f))) ? diff.stale : diff.foreign).push(f),
+  );
+  for (const list of [diff.added, diff.changed, diff.stale, diff.foreign]) list.sort(compareText);
   return diff;
+}
+
+/** The first bytes of a file, enough to tell whether canon wrote it. */
+async function head(file: string): Promise<string> {
+  const handle = await open(file, "r");
+  try {
+    const buffer = Buffer.alloc(GENERATED_PREFIX_BYTES);
+    const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
+    return buffer.subarray(0, bytesRead).toString("utf8");
+  } finally {
+    await handle.close();
+  }
 }
 
 interface Journal {
@@ -74,6 +99,7 @@ interface Journal {
  * finishes it; temporary files without a journal are thrown away.
  */
 export async function applyDiff(outDir: string, files: FormattedFile[], diff: OutputDiff): Promise<void> {
+  if (diff.foreign.length > 0) throw new Error(`canon did not write ${diff.foreign.join(", ")}: nothing written`);
   const toWrite = new Set([...diff.added, ...diff.changed]);
   if (toWrite.size === 0 && diff.stale.length === 0) return;
   const tag = randomBytes(4).toString("hex");

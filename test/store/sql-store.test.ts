@@ -190,7 +190,8 @@ const sqlTargets: Array<{ name: string; open(): Promise<{ driver: SqlDriver; don
     async open() {
       await preparePostgres();
       const schema = freshSchema();
-      const driver = await openDriver(POSTGRES_URL, { schema });
+      // One connection: pg_prepared_statements shows what this connection prepared.
+      const driver = await openDriver(POSTGRES_URL, { schema, poolSize: 1 });
       return {
         driver,
         async done() {
@@ -206,7 +207,7 @@ for (const target of sqlTargets) {
   describe(`SQL store: ${target.name}`, () => {
     let driver: SqlDriver;
     let done: () => Promise<void>;
-    const statements: Array<{ text: string; params: readonly unknown[] }> = [];
+    const statements: Array<{ text: string; name?: string; params: readonly unknown[] }> = [];
     let store: SqlStore;
     before(async () => {
       ({ driver, done } = await target.open());
@@ -214,9 +215,9 @@ for (const target of sqlTargets) {
       // A driver that records every statement the store sends.
       const spy: SqlDriver = {
         kind: driver.kind,
-        query: (text, params = []) => {
-          statements.push({ text, params });
-          return driver.query(text, params);
+        query: (statement, params = []) => {
+          statements.push(typeof statement === "string" ? { text: statement, params } : { ...statement, params });
+          return driver.query(statement, params);
         },
         exec: (text) => {
           statements.push({ text, params: [] });
@@ -256,6 +257,32 @@ for (const target of sqlTargets) {
         assert.doesNotMatch(text, /select \*|returning \*/i, `an unnamed column list: ${text}`);
       }
       assert.equal((await driver.query("select count(*)::int as n from users where name = $1", [evil]))[0]!.n, 0);
+    });
+
+    test("every statement is named by its text and prepared once per connection; only values vary per request", async () => {
+      statements.length = 0;
+      const shapes = async (i: number) => {
+        const u = await store.insert("users", record(user()), UNIQUE.users);
+        await store.get("users", u.id);
+        await store.list("users", { where: {}, limit: 20 });
+        await store.list("users", { where: { role: "customer" }, search: { fields: ["name"], text: `x${i}` }, limit: 5, after: u.id });
+        await store.page("users", { where: { role: "customer" }, search: { fields: ["name", "email"], text: `y${i}` }, offset: 10 * i, limit: 5 });
+        await store.update("users", u.id, { ...u.values, name: `renamed ${i}` }, 1, UNIQUE.users);
+        await store.delete("users", u.id, 2);
+      };
+      await shapes(1);
+      const first = statements.splice(0);
+      await shapes(2);
+      const second = statements.splice(0);
+      assert.equal(first.length, 7);
+      assert.deepEqual(second.map((s) => s.name), first.map((s) => s.name), "the same shapes, the same statements");
+      for (const s of first) {
+        assert.match(s.name ?? "", /^canon_[\w-]{22}$/, `an unnamed statement: ${s.text}`);
+      }
+      assert.equal(new Set(first.map((s) => s.name)).size, 7, "one name per text");
+      // The driver prepared each once on its connection (PGlite has one; this pool has one too).
+      const names = new Set((await driver.query("select name from pg_prepared_statements")).map((r) => String(r.name)));
+      for (const s of first) assert.ok(names.has(s.name!), `${s.name} is not prepared: ${s.text}`);
     });
 
     test("the tables have row_id as an identity primary key and id as a unique uuid", async () => {

@@ -155,10 +155,13 @@ export function registerOrdersRoutes(
     const order = found(await services.orders.get(id), "order");
     await authorizeOrThrow(authorize, request, "action", "orders/cancellations", order);
     const body = parseBody(orderCancellationCreate, request.body);
-    const record = await services.orderCancellations.create({
-      order_id: order.id,
-      reason: body.reason,
-    }, eventOf("order.cancellation.created", "orders/cancellations", toOrderCancellation));
+    const record = await services.orderCancellations.create(
+      {
+        order_id: order.id,
+        reason: body.reason,
+      },
+      eventOf("order.cancellation.created", "orders/cancellations", toOrderCancellation),
+    );
     return reply.code(201).send(toOrderCancellation(record));
   });
 }

@@ -46,7 +46,7 @@ export interface OrderUpdate {
   amount_due_cents?: number;
 }
 
-/** The record of a cancellation of a order. */
+/** The record of a cancellation of an order. */
 export interface OrderCancellation {
   /** UUID v7, assigned by the server. */
   id: string;

@@ -1,18 +1,17 @@
 import { compareDocuments } from "../../compat/compare.ts";
 import type { Json } from "../../compat/types.ts";
 import type { EmittedFile, Emitter } from "../emitter.ts";
-import { versionDocument } from "../openapi/document.ts";
 import { changesMarkdown } from "./markdown.ts";
 
 /**
  * `vN/CHANGES.md` for every version after the first: what a client of vN-1 changes to use vN,
- * from comparing the two OpenAPI documents the OpenAPI emitter writes, with the same comparison
- * that guards published versions.
+ * from comparing the two OpenAPI documents the OpenAPI emitter writes (the context hands them
+ * over, built once), with the same comparison that guards published versions.
  */
 export const changesEmitter: Emitter = {
   name: "changes",
-  emit(model): EmittedFile[] {
-    const documents = model.versions.map((v) => versionDocument(model, v) as Json);
+  emit(model, context): EmittedFile[] {
+    const documents = model.versions.map((v) => context.openapiDocument(model, v) as Json);
     return model.versions.slice(1).map((version, i) => {
       const previous = model.versions[i]!;
       return {

@@ -1,6 +1,5 @@
 import type { ApiModel } from "../../model/types.ts";
-import type { EmitContext, EmittedFile, Emitter } from "../emitter.ts";
-import { copyRuntimeFile } from "../runtime/index.ts";
+import { copyRuntimeFile, type EmitContext, type EmittedFile, type Emitter } from "../emitter.ts";
 
 /**
  * The error classes: one per status of conventions §4.4, all rendering the one envelope of

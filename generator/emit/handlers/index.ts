@@ -2,6 +2,8 @@ import type { ApiModel, VersionExport, VersionField, VersionModel, VersionResour
 import { camelCase } from "../../util/names.ts";
 import { GENERATED_HEADER, styledTs, type EmitContext, type EmittedFile, type Emitter } from "../emitter.ts";
 import { literal, propertyKey } from "../shared/code.ts";
+import { IMPORTS, runtimeSource, source, usedIdentifiers, withImports, type ImportSource } from "../shared/imports.ts";
+import { ROUTE_CONTEXT } from "../shared/route-context.ts";
 import { zodField } from "../validators/zod.ts";
 
 /**
@@ -15,11 +17,12 @@ export const handlersEmitter: Emitter = {
     const files: EmittedFile[] = [];
     for (const version of model.versions) {
       for (const resource of version.resources) {
-        files.push(styledTs(`${version.name}/${resource.collection}/routes.ts`, context.render("routes", routesView(version, resource))));
+        const rendered = context.render("routes", routesView(version, resource));
+        files.push(styledTs(`${version.name}/${resource.collection}/routes.ts`, plannedRoutes(rendered, routesSources(context, resource))));
       }
-      if (version.events) files.push(styledTs(`${version.name}/events.ts`, context.render("events", { header: GENERATED_HEADER, version: version.name, collections: model.eventCollections.map((c) => JSON.stringify(c)).join(", ") })));
+      if (version.events) files.push(styledTs(`${version.name}/events.ts`, withImports(context.render("events", eventsView(model, version)), eventsSources(context))));
       if (version.exports) files.push(styledTs(`${version.name}/exports.ts`, context.render("exports", exportsView(version, version.exports))));
-      files.push(styledTs(`${version.name}/index.ts`, context.render("version", versionView(version))));
+      files.push(styledTs(`${version.name}/index.ts`, withImports(context.render("version", versionView(version)), versionSources(context, version))));
     }
     files.push(styledTs("services.ts", context.render("services", servicesView(model))));
     return files;
@@ -57,36 +60,6 @@ function routesView(version: VersionModel, r: VersionResource) {
     };
   });
 
-  const runtime = new Set(["type StoredRecord"]);
-  const schemas = new Set<string>();
-  const contextNames = new Set(["services"]);
-  const listing = ops.list || r.parent !== null;
-  if (listing) {
-    for (const name of ["authorizeOrThrow", "parseParams", "matchOf", "listByCursor"]) runtime.add(name);
-    if (r.pagination === "offset") runtime.add("listByOffset");
-    schemas.add(`${camel}ListQuery`);
-    contextNames.add("authorize").add("cursors");
-  }
-  if (r.parent || ops.read || ops.update || ops.replace || ops.delete || actions.length) {
-    for (const name of ["authorizeOrThrow", "parseParams", "found"]) runtime.add(name);
-    schemas.add(`${camel}IdParams`);
-    contextNames.add("authorize");
-  }
-  if (ops.read || ops.create || ops.update || ops.replace) runtime.add("sendRecord");
-  if (ops.create || ops.update || ops.replace || actions.length) runtime.add("parseBody");
-  if (ops.create || ops.update || ops.replace || ops.delete || actions.length) runtime.add("eventOf");
-  if (ops.create) schemas.add(`${camel}Create`);
-  if (ops.create || ops.update || ops.replace) schemas.add(`${camel}ReadOnly`);
-  if (ops.update) {
-    schemas.add(`${camel}Update`);
-    runtime.add("definedOnly");
-  }
-  if (ops.replace) schemas.add(`${camel}Replace`);
-  if (ops.update || ops.replace || ops.delete) runtime.add("checkIfMatch");
-  if (ops.delete) runtime.add("NotFoundError");
-  for (const a of actions) schemas.add(`${a.camel}Create`);
-  if (ops.create || ops.update || ops.replace || actions.length) runtime.add("authorizeOrThrow");
-
   const where = r.filters.map((f) => `${propertyKey(f.storageName)}: query.${access(f.name)}`);
   return {
     header: GENERATED_HEADER,
@@ -95,15 +68,13 @@ function routesView(version: VersionModel, r: VersionResource) {
     singular: r.names.singular,
     pascal,
     pluralPascal: r.names.pluralPascal,
+    symbols: r.symbols,
     camel,
     service,
     operations: ops,
     offset: r.pagination === "offset",
-    runtimeImports: sortImports([...runtime]),
-    valueTypes: [`${pascal}Values`, ...actions.map((a) => `${a.pascal}Values`)].sort().join(", "),
-    viewTypes: [pascal, ...actions.map((a) => a.pascal)].sort().join(", "),
-    schemaImports: [...schemas].sort().join(", "),
-    contextNames: [...contextNames].sort().join(", "),
+    imports: IMPORTS,
+    contextNames: CONTEXT_NAMES,
     view: r.fields.filter((f) => f.output).map((f) => ({ key: propertyKey(f.name), source: access(f.storageName) })),
     createValues: [
       ...inputs.map((f) => ({ key: propertyKey(f.storageName), expr: bodyValue(f) })),
@@ -137,22 +108,70 @@ function objectLiteral(entries: string[]): string {
   return entries.length ? `{ ${entries.join(", ")} }` : "{}";
 }
 
-/** Value imports first, then `type` imports, each alphabetical. */
-function sortImports(names: string[]): string {
-  const plain = names.filter((n) => !n.startsWith("type ")).sort();
-  const types = names.filter((n) => n.startsWith("type ")).sort();
-  return [...plain, ...types].join(", ");
+/** What `vN/<collection>/routes.ts` may import: the runtime, and the names of its resource and actions. */
+function routesSources(context: EmitContext, r: VersionResource): ImportSource[] {
+  const records = [r.symbols, ...r.actions.map((a) => a.symbols)];
+  const schemas = [r.symbols.idParams, r.symbols.listQuery, r.symbols.readOnly, r.symbols.updateSchema, r.symbols.replaceSchema];
+  return [
+    source("fastify", { FastifyInstance: "type" }),
+    source("zod", { z: "type" }),
+    runtimeSource(context, "index.ts", 2),
+    source("../../services.ts", { RouteContext: "type" }),
+    source("../../values.ts", Object.fromEntries(records.map((s) => [s.values, "type" as const]))),
+    source("./types.ts", Object.fromEntries(records.map((s) => [s.type, "type" as const]))),
+    source("./validators.ts", Object.fromEntries([...schemas, ...records.map((s) => s.createSchema)].map((n) => [n, "value" as const]))),
+  ];
+}
+
+/** Where the template writes the route context's members its handlers use. */
+const CONTEXT_NAMES = "/*<canon:context>*/";
+
+/**
+ * The rendered routes with its imports planned from use, and the members of `RouteContext` it
+ * destructures cut to those its handlers use (`ROUTE_CONTEXT`, in alphabetical order).
+ */
+function plannedRoutes(rendered: string, sources: ImportSource[]): string {
+  const at = rendered.indexOf(CONTEXT_NAMES);
+  const used = usedIdentifiers(rendered.slice(at + CONTEXT_NAMES.length));
+  const members = ROUTE_CONTEXT.filter((m) => used.has(m)).sort();
+  return withImports(rendered.replace(CONTEXT_NAMES, members.join(", ")), sources);
 }
 
 function versionView(version: VersionModel) {
   return {
     header: GENERATED_HEADER,
+    imports: IMPORTS,
     version: version.name,
     deprecation: version.deprecation,
     events: version.events,
     exports: version.exports !== null,
-    resources: version.resources.map((r) => ({ collection: r.collection, pluralPascal: r.names.pluralPascal })),
+    resources: version.resources.map((r) => ({ register: r.symbols.register })),
   };
+}
+
+/** What `vN/index.ts` may import: the runtime, the route context, and every route registration. */
+/** `vN/events.ts`: the feed, over the collections whose writes publish events (the model's list). */
+function eventsView(model: ApiModel, version: VersionModel) {
+  return { header: GENERATED_HEADER, imports: IMPORTS, version: version.name, collections: model.eventCollections.map((c) => JSON.stringify(c)).join(", ") };
+}
+
+function eventsSources(context: EmitContext): ImportSource[] {
+  return [
+    source("fastify", { FastifyInstance: "type" }),
+    source("zod", { z: "value" }),
+    runtimeSource(context, "index.ts", 1),
+    source("../services.ts", { RouteContext: "type" }),
+  ];
+}
+
+function versionSources(context: EmitContext, version: VersionModel): ImportSource[] {
+  return [
+    runtimeSource(context, "index.ts", 1),
+    source("../services.ts", { RouteContext: "type" }),
+    source("./events.ts", { registerEventRoutes: "value" }),
+    source("./exports.ts", { registerExportRoutes: "value" }),
+    ...version.resources.map((r) => source(`./${r.collection}/routes.ts`, { [r.symbols.register]: "value" })),
+  ];
 }
 
 /** `vN/exports.ts`: the exports collection of a version, over the exportable resources' own views. */

@@ -1,3 +1,4 @@
+import { EXPORT_FORMATS, EXPORT_MEDIA_TYPES, EXPORT_STATUSES } from "../../../runtime/exports-job.ts";
 import type { ExportFormat, VersionExport, VersionModel } from "../../model/types.ts";
 import { commonErrors, errorResponses, lookupErrors, writeErrors } from "./errors.ts";
 import { fieldSchema } from "./fieldSchema.ts";
@@ -16,16 +17,11 @@ import { closedObject, cursorPageSchema, idSchema } from "./schemas.ts";
 
 export const exportsTag = "exports";
 
-const statuses = ["pending", "running", "succeeded", "failed"];
-
-/** Media type of each file format. */
-export const exportMediaTypes: Record<ExportFormat, string> = { ndjson: "application/x-ndjson", csv: "text/csv" };
-
 const timestamp: JsonObject = { type: "string", format: "date-time" };
 
 function formatsOf(exports: VersionExport[]): ExportFormat[] {
   const all = new Set(exports.flatMap((e) => e.formats));
-  return (["ndjson", "csv"] as const).filter((f) => all.has(f));
+  return EXPORT_FORMATS.filter((f) => all.has(f));
 }
 
 function names(e: VersionExport) {
@@ -43,7 +39,7 @@ export function exportSchemas(exports: VersionExport[]): Array<[string, Json]> {
         "status",
         {
           type: "string",
-          enum: statuses,
+          enum: [...EXPORT_STATUSES],
           description: "`pending` (queued), `running`, `succeeded` (the file is ready: `download_url`) or `failed` (`failure_reason`).",
         },
       ],
@@ -140,7 +136,7 @@ export function exportOperations(version: VersionModel, exports: VersionExport[]
       headers: responseHeaders(version, exportsTag, ["Content-Disposition"]),
       content: Object.fromEntries(
         formats.map((f) => [
-          exportMediaTypes[f],
+          EXPORT_MEDIA_TYPES[f],
           {
             schema: {
               type: "string",

@@ -1,29 +1,30 @@
 import type { ApiModel } from "../../model/types.ts";
 import { GENERATED_HEADER, styledTs, type EmitContext, type EmittedFile, type Emitter } from "../emitter.ts";
-
-const DEFAULT_PAGE_SIZE = 20;
-const MAX_PAGE_SIZE = 100;
+import { IMPORTS, runtimeSource, source, withImports } from "../shared/imports.ts";
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from "../shared/page-size.ts";
 
 /** Pagination types: `vN/pagination.ts`, the page type of every list of the version. */
 export const paginationEmitter: Emitter = {
   name: "pagination",
   emit(model: ApiModel, context: EmitContext): EmittedFile[] {
-    return model.versions.map((version) =>
-      styledTs(
-        `${version.name}/pagination.ts`,
-        context.render("pagination", {
+    return model.versions.map((version) => {
+      const rendered = context.render("pagination", {
         header: GENERATED_HEADER,
+        imports: IMPORTS,
         version: version.name,
         defaultSize: DEFAULT_PAGE_SIZE,
         maxSize: MAX_PAGE_SIZE,
         resources: version.resources.map((r) => ({
           collection: r.collection,
-          pascal: r.names.pascal,
-          pluralPascal: r.names.pluralPascal,
+          symbols: r.symbols,
           offset: r.pagination === "offset",
         })),
-      }),
-      ),
-    );
+      });
+      const sources = [
+        runtimeSource(context, "index.ts", 1),
+        ...version.resources.map((r) => source(`./${r.collection}/types.ts`, { [r.symbols.type]: "type" })),
+      ];
+      return styledTs(`${version.name}/pagination.ts`, withImports(rendered, sources));
+    });
   },
 };

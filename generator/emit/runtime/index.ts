@@ -1,5 +1,5 @@
 import type { ApiModel } from "../../model/types.ts";
-import { GENERATED_HEADER, type EmitContext, type EmittedFile, type Emitter } from "../emitter.ts";
+import { copyRuntimeFile, type EmitContext, type EmittedFile, type Emitter } from "../emitter.ts";
 
 /** Files of `runtime/` owned by other emitters (errors.ts is the errors emitter's). */
 const OWNED_ELSEWHERE = new Set(["errors.ts"]);
@@ -18,11 +18,3 @@ export const runtimeEmitter: Emitter = {
       .map((name) => copyRuntimeFile(context, name));
   },
 };
-
-/**
- * Runtime files are kept prettier-formatted in canon's repository (with the options of
- * generated code, `.prettierrc.json`; a test checks the output), so they are copied unformatted.
- */
-export function copyRuntimeFile(context: EmitContext, name: string): EmittedFile {
-  return { path: `runtime/${name}`, content: `${GENERATED_HEADER}\n${context.runtimeFile(name)}`, parser: null };
-}

@@ -6,12 +6,10 @@
  */
 import { createHash } from "node:crypto";
 import { cursorKeyTable, eventTable, type SystemTable } from "../../../runtime/sql-events.ts";
+import { COLUMN_SQL_TYPES, isJsonKind, type ColumnKind, type SqlColumn } from "../../../runtime/sql-schema.ts";
 import type { ApiModel, StorageResource, VersionField } from "../../model/types.ts";
 
 export const SNAPSHOT_FORMAT = 1;
-
-/** How the SQL store reads and writes a column's value. */
-export type ColumnKind = "text" | "integer" | "number" | "boolean" | "uuid" | "date" | "json" | "wrapped";
 
 export interface SnapshotColumn {
   name: string;
@@ -46,16 +44,15 @@ export interface SchemaSnapshot {
   format: number;
   extensions: string[];
   tables: SnapshotTable[];
+  /**
+   * The migrations (file names in `sql/`) that create this schema, in order: the only ones the
+   * next run carries over. Absent in a snapshot written before canon listed them.
+   */
+  migrations?: string[];
 }
 
-/** Store metadata of a field column (what `sql/schema.ts` carries for the runtime). */
-export interface FieldColumn {
-  field: string;
-  column: string;
-  kind: ColumnKind;
-  /** SQL NULL reads as an absent value (else as null). */
-  optional: boolean;
-}
+/** Store metadata of a field column: what `sql/schema.ts` carries for the runtime (runtime/sql-schema.ts). */
+export type FieldColumn = SqlColumn;
 
 /** One stored collection as the emitter sees it: a table and its field columns. */
 export interface CollectionPlan {
@@ -124,26 +121,6 @@ function kindOf(field: VersionField): ColumnKind {
   }
 }
 
-function sqlType(kind: ColumnKind): string {
-  switch (kind) {
-    case "json":
-    case "wrapped":
-      return "jsonb";
-    case "integer":
-      return "bigint";
-    case "number":
-      return "double precision";
-    case "boolean":
-      return "boolean";
-    case "uuid":
-      return "uuid";
-    case "date":
-      return "date";
-    case "text":
-      return "text";
-  }
-}
-
 function numberLiteral(n: number): string {
   return Number.isFinite(n) ? String(n) : "null";
 }
@@ -202,7 +179,7 @@ function scalarChecks(field: VersionField, text: string, number: string): string
 function defaultLiteral(field: VersionField, kind: ColumnKind): string | undefined {
   if (!field.hasDefault || field.default === undefined) return undefined;
   const value = field.default;
-  if (kind === "json" || kind === "wrapped") return `${stringLiteral(JSON.stringify(value))}::jsonb`;
+  if (isJsonKind(kind)) return `${stringLiteral(JSON.stringify(value))}::jsonb`;
   if (value === null) return "null";
   if (typeof value === "string") return stringLiteral(value);
   if (typeof value === "number") return numberLiteral(value);
@@ -220,7 +197,7 @@ function fieldColumn(table: string, source: ColumnSource): { column: SnapshotCol
   const { field } = source;
   const name = field.storageName;
   const kind = kindOf(field);
-  const column: SnapshotColumn = { name, type: sqlType(kind), notNull: !field.optional && !field.nullable };
+  const column: SnapshotColumn = { name, type: COLUMN_SQL_TYPES[kind], notNull: !field.optional && !field.nullable };
   const fallback = defaultLiteral(field, kind);
   if (fallback !== undefined) column.default = fallback;
   if (field.unique) column.unique = identifier(`${table}_${name}_key`);

@@ -1,6 +1,6 @@
 import type { ApiModel, VersionField, VersionResource } from "../../model/types.ts";
 import { GENERATED_HEADER, styledTs, type EmitContext, type EmittedFile, type Emitter } from "../emitter.ts";
-import { commentText, fieldDoc, propertyKey, tsType } from "../shared/code.ts";
+import { commentText, fieldDoc, propertyKey, tsType, withArticle } from "../shared/code.ts";
 
 /**
  * TypeScript types: per version and resource `vN/<collection>/types.ts` (the record as the
@@ -19,11 +19,11 @@ export const typesEmitter: Emitter = {
     const values = {
       header: GENERATED_HEADER,
       resources: model.storage.map((r) => ({
-        pascal: r.names.pascal,
+        values: r.symbols.values,
         collection: r.collection,
         fields: r.fields.map((f) => member(f)),
         actions: r.actionRecords.map((a) => ({
-          pascal: a.names.pascal,
+          values: a.symbols.values,
           collection: a.collection,
           targetField: a.targetField,
           fields: a.fields.map((f) => member(f)),
@@ -44,14 +44,14 @@ function resourceView(version: string, r: VersionResource) {
   return {
     header: GENERATED_HEADER,
     description: r.description && commentText(r.description),
-    pascal: r.names.pascal,
+    symbols: r.symbols,
     replace: r.operations.replace,
     record: r.fields.filter((f) => f.output).map((f) => member(f)),
     create: inputs.map((f) => member(f, !f.requiredInput)),
     update: inputs.map((f) => member(f)),
     actions: r.actions.map((a) => ({
-      pascal: `${r.names.pascal}${a.names.pascal}`,
-      description: `a ${a.singular} of a ${r.names.singular}`,
+      symbols: a.symbols,
+      description: `${withArticle(a.singular)} of ${withArticle(r.names.singular)}`,
       targetSingular: r.names.singular,
       targetField: a.targetField,
       path: `/${version}/${r.collection}/{id}/${a.name}`,

@@ -1,7 +1,7 @@
 import type { ApiModel, VersionField, VersionResource } from "../../model/types.ts";
-import { camelCase } from "../../util/names.ts";
 import { GENERATED_HEADER, styledTs, type EmitContext, type EmittedFile, type Emitter } from "../emitter.ts";
 import { propertyKey } from "../shared/code.ts";
+import { IMPORTS, runtimeSource, source, withImports } from "../shared/imports.ts";
 import { zodField, zodQuery, type ZodMode } from "./zod.ts";
 
 /** zod validators: per version and resource `vN/<collection>/validators.ts`. */
@@ -9,7 +9,11 @@ export const validatorsEmitter: Emitter = {
   name: "validators",
   emit(model: ApiModel, context: EmitContext): EmittedFile[] {
     return model.versions.flatMap((version) =>
-      version.resources.map((resource) => styledTs(`${version.name}/${resource.collection}/validators.ts`, context.render("validators", view(version.name, resource)))),
+      version.resources.map((resource) => {
+        const rendered = context.render("validators", view(version.name, resource));
+        const sources = [source("zod", { z: "value" }), runtimeSource(context, "index.ts", 2)];
+        return styledTs(`${version.name}/${resource.collection}/validators.ts`, withImports(rendered, sources));
+      }),
     );
   },
 };
@@ -20,15 +24,11 @@ function entries(fields: VersionField[], mode: ZodMode) {
 
 function view(version: string, r: VersionResource) {
   const offset = r.pagination === "offset";
-  const filterKinds = new Set(r.filters.map((f) => zodQuery(f)));
-  const runtime = ["cursorParam", "pageSizeParam", "searchParam", "uuidSchema"];
-  if (offset) runtime.push("pageParam");
-  for (const name of ["queryBoolean", "queryInteger", "queryNumber"]) if (filterKinds.has(name)) runtime.push(name);
   return {
     header: GENERATED_HEADER,
-    runtimeImports: runtime.sort().join(", "),
+    imports: IMPORTS,
+    symbols: r.symbols,
     singular: r.names.singular,
-    camel: r.names.camel,
     offset,
     listPath: `/${version}/${r.collection}`,
     filters: r.filters.map((f) => ({ key: propertyKey(f.name), schema: zodQuery(f) })),
@@ -39,6 +39,6 @@ function view(version: string, r: VersionResource) {
     create: entries(r.fields, "create"),
     replace: r.operations.replace,
     update: entries(r.fields, "update"),
-    actions: r.actions.map((a) => ({ camel: camelCase(`${r.names.singular}-${a.singular}`), create: entries(a.fields, "create") })),
+    actions: r.actions.map((a) => ({ symbols: a.symbols, create: entries(a.fields, "create") })),
   };
 }

@@ -23,7 +23,7 @@ export function toSnakeCase(name: string): string {
 export function fieldRules(ctx: LintContext): void {
   for (const r of ctx.defs.resources) {
     for (const { field, place, path } of walkFields(r)) {
-      if (place !== "items") checkName(ctx, field, place === "object" ? path : field.name);
+      if (place !== "items") checkName(ctx, field, place === "object" ? path : field.name, place === "object" ? null : r.singular);
       const reserved = place !== "items" && checkReserved(ctx, field, place);
       if (!reserved) checkIdType(ctx, field);
       checkReferences(ctx, field);
@@ -33,14 +33,19 @@ export function fieldRules(ctx: LintContext): void {
   }
 }
 
-function checkName(ctx: LintContext, field: FieldDef, shown: string): void {
+/**
+ * The fix names a valid field: when the snake_case spelling is one canon provides
+ * (`createdAt` → `created_at`), the field is removed or gets a name of its own.
+ */
+function checkName(ctx: LintContext, field: FieldDef, shown: string, owner: string | null): void {
   if (snakeCasePattern.test(field.name)) return;
-  ctx.report(
-    "field-name",
-    field.at(),
-    `field name ${q(shown)} is not snake_case (lowercase letters and digits, words joined by single underscores)`,
-    `rename it ${q(toSnakeCase(field.name))}`,
-  );
+  const snake = toSnakeCase(field.name);
+  const own = `${toSnakeCase(owner ?? "")}_${snake.replace(/_id$/, "_ref")}`;
+  const fix =
+    owner !== null && (provided.has(snake) || snake === "row_id")
+      ? `remove it: canon adds ${q(snake)} to every record${snake === "row_id" ? " (never returned)" : ""}; if it means something else, rename it ${q(own)}`
+      : `rename it ${q(snake)}`;
+  ctx.report("field-name", field.at(), `field name ${q(shown)} is not snake_case (lowercase letters and digits, words joined by single underscores)`, fix);
 }
 
 function checkReserved(ctx: LintContext, field: FieldDef, place: string): boolean {

@@ -1,0 +1,227 @@
+// What the event table costs a write (issue 13): POST /v2/products answered by `canon serve` over
+// the PostgreSQL server, with `events: true` (each create also inserts its event, in the same
+// transaction) and with `events: false`, measured with wrk. Both services are the showcase with
+// no rate limit, generated into folders of their own under .bench/, each over a fresh schema
+// (dropped afterwards). Within a round the two run back to back (alternating which goes first);
+// the ratio is taken within a round, and the median of the rounds is reported. Every request
+// creates a new product (a unique sku from a wrk script); a response other than 201 fails the run.
+//
+//   node bench/run.ts --only events
+import { spawn, type ChildProcess } from "node:child_process";
+import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { dropSchemas, freshSchema, POSTGRES_URL, preparePostgres } from "../test/store/stores.ts";
+import { fmtCount, log, median, repoRoot, run, table, workRoot } from "./lib.ts";
+import { parseWrk, type WrkResult } from "./runtime.ts";
+
+export interface EventsPlan {
+  rounds: number;
+  /** Seconds per measured wrk run. */
+  seconds: number;
+  warmupSeconds: number;
+  connections: number;
+}
+
+export const EVENTS_PLAN: EventsPlan = { rounds: 5, seconds: 5, warmupSeconds: 2, connections: 16 };
+
+type Variant = "with events" | "without events";
+
+export interface EventsResult {
+  with: WrkResult[];
+  without: WrkResult[];
+  /** with ÷ without requests per second, per round. */
+  ratios: number[];
+  /** Rows in the schema's event table after the runs, per variant: every 201 has its event, and none without events. */
+  eventRows: Record<Variant, number>;
+  connections: number;
+  seconds: number;
+}
+
+interface Service {
+  variant: Variant;
+  schema: string;
+  child: ChildProcess;
+  base: string;
+}
+
+const canonBin = path.join(repoRoot, "bin", "canon.js");
+
+/** The showcase's definitions with no rate limit and `events` as given. */
+function prepare(variant: Variant): string {
+  const dir = path.join(workRoot, `events-${variant === "with events" ? "on" : "off"}`);
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  cpSync(path.join(repoRoot, "definitions"), path.join(dir, "definitions"), { recursive: true });
+  const api = path.join(dir, "definitions", "api.yaml");
+  const yaml = readFileSync(api, "utf8")
+    .replace(/^rate_limit:\n(?: {2}.*\n)+/m, "")
+    .replace(/^events: .*$/m, `events: ${variant === "with events"}`);
+  writeFileSync(api, yaml);
+  return dir;
+}
+
+function serve(dir: string, variant: Variant, schema: string): Promise<Service> {
+  const store = `${POSTGRES_URL}?schema=${schema}`;
+  const child = spawn(
+    process.execPath,
+    [canonBin, "serve", "--port", "0", "--host", "127.0.0.1", "--store", store],
+    {
+      cwd: dir,
+      env: { ...process.env, NO_COLOR: "1" },
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
+  let output = "";
+  return new Promise((resolve, reject) => {
+    const onData = (d: Buffer) => {
+      output += d.toString();
+      const m = /listening on (http:\/\/[\d.]+:\d+)/.exec(output);
+      if (m) resolve({ variant, schema, child, base: m[1]! });
+    };
+    child.stdout!.on("data", onData);
+    child.stderr!.on("data", onData);
+    child.on("exit", (code) => reject(new Error(`canon serve (${variant}) exited (${code}):\n${output}`)));
+  });
+}
+
+function stop(service: Service): Promise<void> {
+  return new Promise((resolve) => {
+    if (service.child.exitCode !== null) return resolve();
+    service.child.removeAllListeners("exit");
+    service.child.once("exit", () => resolve());
+    service.child.kill("SIGTERM");
+    setTimeout(() => service.child.kill("SIGKILL"), 5000).unref();
+  });
+}
+
+let scripts = 0;
+/** A wrk script whose every request creates a product with a sku no other request of the run uses. */
+function createScript(): string {
+  scripts += 1;
+  const prefix = `B${process.pid.toString(36).toUpperCase()}${scripts}-`;
+  const file = path.join(workRoot, `events-create-${scripts}.lua`);
+  writeFileSync(
+    file,
+    [
+      "local n = 0",
+      "request = function()",
+      "  n = n + 1",
+      `  local body = '{"sku":"${prefix}' .. n .. '","name":"Bench","price_cents":1}'`,
+      '  return wrk.format("POST", "/v2/products", { ["Content-Type"] = "application/json", ["Authorization"] = "Bearer dev-writer" }, body)',
+      "end",
+      "",
+    ].join("\n"),
+  );
+  return file;
+}
+
+async function wrkCreates(service: Service, seconds: number, connections: number): Promise<WrkResult> {
+  const script = createScript();
+  const { stdout } = await run("wrk", [
+    "-t1",
+    `-c${connections}`,
+    `-d${seconds}s`,
+    "--latency",
+    "-s",
+    script,
+    `${service.base}/v2/products`,
+  ]);
+  rmSync(script, { force: true });
+  const result = parseWrk(stdout);
+  if (!Number.isFinite(result.rps)) throw new Error(`wrk printed no result:\n${stdout}`);
+  if (result.errors > 0)
+    throw new Error(`${service.variant}: ${result.errors} requests did not answer 201:\n${stdout}`);
+  return result;
+}
+
+/** Rows of the event table in a schema (the table whose name holds "event"), 0 when it has none. */
+async function eventRows(schema: string): Promise<number> {
+  const pg = (await import("pg")).default;
+  const client = new pg.Client({ connectionString: POSTGRES_URL });
+  await client.connect();
+  try {
+    const tables = await client.query<{ table_name: string }>(
+      "select table_name from information_schema.tables where table_schema = $1 and table_name like '%event%'",
+      [schema],
+    );
+    let rows = 0;
+    for (const { table_name } of tables.rows) {
+      const counted = await client.query<{ n: string }>(
+        `select count(*) as n from "${schema}"."${table_name}"`,
+      );
+      rows += Number(counted.rows[0]!.n);
+    }
+    return rows;
+  } finally {
+    await client.end();
+  }
+}
+
+export async function benchEvents(plan: EventsPlan): Promise<EventsResult> {
+  await preparePostgres();
+  mkdirSync(workRoot, { recursive: true });
+  const services: Service[] = [];
+  const schemas: string[] = [];
+  try {
+    for (const variant of ["with events", "without events"] as const) {
+      const dir = prepare(variant);
+      await run(process.execPath, [canonBin, "generate"], { cwd: dir });
+      const schema = freshSchema("canon_bench_events");
+      schemas.push(schema);
+      services.push(await serve(dir, variant, schema));
+    }
+    const [on, off] = services as [Service, Service];
+    const result: EventsResult = {
+      with: [],
+      without: [],
+      ratios: [],
+      eventRows: { "with events": 0, "without events": 0 },
+      connections: plan.connections,
+      seconds: plan.seconds,
+    };
+    for (const s of [on, off]) await wrkCreates(s, plan.warmupSeconds, plan.connections);
+    for (let round = 0; round < plan.rounds; round++) {
+      const order = round % 2 === 0 ? [on, off] : [off, on];
+      const got = new Map<Service, WrkResult>();
+      for (const s of order) got.set(s, await wrkCreates(s, plan.seconds, plan.connections));
+      result.with.push(got.get(on)!);
+      result.without.push(got.get(off)!);
+      result.ratios.push(got.get(on)!.rps / got.get(off)!.rps);
+      log(
+        `  round ${round + 1}/${plan.rounds}: with events ${fmtCount(got.get(on)!.rps)} creates/s (p99 ${got.get(on)!.p99.toFixed(1)} ms), ` +
+          `without ${fmtCount(got.get(off)!.rps)} creates/s (p99 ${got.get(off)!.p99.toFixed(1)} ms) → ${(result.ratios.at(-1)! * 100).toFixed(0)} %`,
+      );
+    }
+    for (const s of services) result.eventRows[s.variant] = await eventRows(s.schema);
+    return result;
+  } finally {
+    await Promise.all(services.map(stop));
+    await dropSchemas(schemas);
+  }
+}
+
+export function eventsMarkdown(r: EventsResult): string {
+  const row = (name: string, runs: WrkResult[]) => [
+    name,
+    fmtCount(median(runs.map((x) => x.rps))),
+    `${median(runs.map((x) => x.p50)).toFixed(1)} ms`,
+    `${median(runs.map((x) => x.p99)).toFixed(1)} ms`,
+    runs.map((x) => fmtCount(x.rps)).join(", "),
+  ];
+  const ratio = median(r.ratios);
+  return [
+    table(
+      ["POST /v2/products on PostgreSQL", "creates/s (median)", "p50", "p99", "each round"],
+      [
+        row("with events (event row in the write's transaction)", r.with),
+        row("without events (`events: false`)", r.without),
+      ],
+    ),
+    `With events ÷ without: **${(ratio * 100).toFixed(0)} %** of the write throughput (each round: ${r.ratios.map((x) => (x * 100).toFixed(0)).join(", ")}); ` +
+      `the event costs a write about ${((1 / ratio - 1) * 100).toFixed(0)} % more time. ` +
+      `Event rows after the runs: ${r.eventRows["with events"]} with events, ${r.eventRows["without events"]} without.`,
+    `One \`canon serve\` process per variant over the PostgreSQL server (pool of 10), wrk -t1 -c${r.connections} -d${r.seconds}s, ` +
+      `medians of ${r.ratios.length} rounds, the two variants back to back within a round. Nothing pinned: the service, PostgreSQL and wrk share the machine's cores, ` +
+      `so the figures move with whatever else runs; the ratio within a round is the figure to read.`,
+  ].join("\n\n");
+}

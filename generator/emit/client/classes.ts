@@ -1,0 +1,203 @@
+import type { VersionField, VersionModel, VersionResource } from "../../model/types.ts";
+import { camelCase } from "../../util/names.ts";
+import { commentText, propertyKey, tsType } from "../shared/code.ts";
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from "../shared/page-size.ts";
+
+/** A class of the client: a collection, a child collection under its parent, or an action. */
+export interface ClassView {
+  name: string;
+  doc: string;
+  /** Its property on the client (`orders`), for a top-level collection; null for a nested one. */
+  property: string | null;
+  /** Nested classes: child collections and actions (`api.orders.cancellations`). */
+  members: Array<{ property: string; className: string; doc: string }>;
+  methods: MethodView[];
+}
+
+interface MethodView {
+  /** Overload signatures, each with its doc, before the implementation (offset lists). */
+  overloads: Array<{ doc: string; signature: string }>;
+  /** Doc of the implementation; empty when overloads carry the docs. */
+  doc: string;
+  signature: string;
+  /** What the implementation returns: a call of the transport, `this.#http.…`. */
+  call: string;
+}
+
+/** A query interface of a list. */
+export interface QueryView {
+  name: string;
+  doc: string;
+  members: Array<{ key: string; type: string; optional: boolean; doc: string }>;
+}
+
+const OPTIONS = "options?: CallOptions";
+const PAGE_SIZE = `Records per page, 1 to ${MAX_PAGE_SIZE}; ${DEFAULT_PAGE_SIZE} when absent.`;
+const CURSOR = "`next_cursor` of the page before; the first page when absent.";
+
+/** A path of the model (`/v2/orders/{id}`) as a TypeScript expression, `{id}` filled with `id`. */
+function pathExpression(path: string, id = "id"): string {
+  return path.includes("{id}") ? `\`${path.replace("{id}", `\${encodeURIComponent(${id})}`)}\`` : JSON.stringify(path);
+}
+
+function queryNames(r: VersionResource) {
+  return { list: `${r.names.pluralPascal}ListQuery`, search: `${r.names.pluralPascal}SearchQuery` };
+}
+
+/** The query interfaces of a resource's lists: one in cursor mode; in offset mode, one more for a search. */
+export function resourceQueries(r: VersionResource): QueryView[] {
+  if (!r.operations.list && !r.parent) return [];
+  const names = queryNames(r);
+  const paths = [r.operations.list ? `GET ${r.paths.collection}` : null, r.parent ? `GET ${r.parent.path}` : null].filter(Boolean);
+  const filters = r.filters.map((f) => ({ key: propertyKey(f.name), type: tsType({ ...f, nullable: false }), optional: true, doc: filterDoc(f) }));
+  const searched = r.search.map((f) => f.name).join(", ");
+  const q = (optional: boolean) => ({ key: "q", type: "string", optional, doc: `Text to find (case-insensitive) in ${searched || "no field"}; always cursor mode.` });
+  const cursorMembers = [
+    { key: "limit", type: "number", optional: true, doc: PAGE_SIZE },
+    { key: "cursor", type: "string", optional: true, doc: CURSOR },
+  ];
+  if (r.pagination === "cursor") {
+    return [{ name: names.list, doc: `Query of ${paths.join(" and ")}.`, members: [...cursorMembers, q(true), ...filters] }];
+  }
+  return [
+    {
+      name: names.list,
+      doc: `Query of ${paths.join(" and ")}: offset mode.`,
+      members: [
+        { key: "page", type: "number", optional: true, doc: "Page number, from 1; 1 when absent." },
+        { key: "per_page", type: "number", optional: true, doc: PAGE_SIZE },
+        ...filters,
+      ],
+    },
+    { name: names.search, doc: `Query of a search of ${r.collection}: cursor mode.`, members: [q(false), ...cursorMembers, ...filters] },
+  ];
+}
+
+function filterDoc(f: VersionField): string {
+  return `Only records whose ${f.name} is this value.`;
+}
+
+/** The list methods of a resource's list, at `path` with `{id}` the parent's id (`userId`). */
+function listMethod(r: VersionResource, path: string, doc: string, parentId?: string): MethodView {
+  const record = r.symbols.type;
+  const names = queryNames(r);
+  const idParam = parentId ? `${parentId}: string, ` : "";
+  const call = `list(${pathExpression(path, parentId)}, query, options)`;
+  if (r.pagination === "cursor") {
+    const signature = `list(${idParam}query: ${names.list} = {}, ${OPTIONS}): ListCall<${record}, CursorPage<${record}>>`;
+    return { overloads: [], doc, signature, call };
+  }
+  const both = `${names.list} | Partial<${names.search}>`;
+  const pages = `OffsetPage<${record}> | CursorPage<${record}>`;
+  return {
+    overloads: [
+      { doc: `${doc} With \`q\`: a search, in cursor mode.`, signature: `list(${idParam}query: ${names.search}, ${OPTIONS}): ListCall<${record}, CursorPage<${record}>>` },
+      { doc: `${doc} Offset mode: \`page\` and \`per_page\`.`, signature: `list(${idParam}query?: ${names.list}, ${OPTIONS}): ListCall<${record}, OffsetPage<${record}>>` },
+      { doc: `${doc} Offset mode, or cursor mode with \`q\`.`, signature: `list(${idParam}query?: ${both}, ${OPTIONS}): ListCall<${record}, ${pages}>` },
+    ],
+    doc: "",
+    signature: `list(${idParam}query: ${both} = {}, ${OPTIONS}): ListCall<${record}, ${pages}>`,
+    call,
+  };
+}
+
+/** The classes of one resource: its own, then one per child collection it is the parent of… */
+export function resourceClasses(version: VersionModel, r: VersionResource): ClassView[] {
+  const record = () => r.symbols.type;
+  const one = r.names.singular.replace(/-/g, " ");
+  const ops = r.operations;
+  const methods: MethodView[] = [];
+  const item = (id = "id") => pathExpression(r.paths.item, id);
+  const method = (doc: string, signature: string, call: string): MethodView => ({ overloads: [], doc, signature, call });
+  const listDoc = `GET ${r.paths.collection}: \`await\` it for a page, \`for await\` it for every record, or \`.pages()\`.`;
+  if (ops.list) methods.push(listMethod(r, r.paths.collection, listDoc));
+  if (ops.read) {
+    methods.push(method(`GET ${r.paths.item}: one ${one}; \`.withResponse()\` gives its ETag too.`, `get(id: string, ${OPTIONS}): ApiCall<${record()}>`, `call("GET", ${item()}, undefined, options)`));
+  }
+  if (ops.create) {
+    const body = r.symbols.createBody;
+    methods.push(method(`POST ${r.paths.collection}: a new ${one}.`, `create(body: ${body}, ${OPTIONS}): ApiCall<${record()}>`, `call("POST", ${JSON.stringify(r.paths.collection)}, body, options)`));
+  }
+  if (ops.update) {
+    const body = r.symbols.updateBody;
+    methods.push(method(`PATCH ${r.paths.item}: changes the fields given; \`ifMatch\` makes it conditional.`, `update(id: string, body: ${body}, ${OPTIONS}): ApiCall<${record()}>`, `call("PATCH", ${item()}, body, options)`));
+  }
+  if (ops.replace) {
+    const body = r.symbols.replaceBody;
+    methods.push(method(`PUT ${r.paths.item}: replaces every field; \`ifMatch\` makes it conditional.`, `replace(id: string, body: ${body}, ${OPTIONS}): ApiCall<${record()}>`, `call("PUT", ${item()}, body, options)`));
+  }
+  if (ops.delete) {
+    methods.push(method(`DELETE ${r.paths.item}; \`ifMatch\` makes it conditional.`, `delete(id: string, ${OPTIONS}): ApiCall<void>`, `call("DELETE", ${item()}, undefined, options)`));
+  }
+  const targetId = `${camelCase(r.names.singular)}Id`;
+  const actions: ClassView[] = r.actions.map((a) => {
+    const result = a.response === 204 ? "void" : a.symbols.type;
+    const body = a.symbols.createBody;
+    const doc = a.description ? ` ${commentText(a.description)}` : "";
+    return {
+      name: `${a.names.pluralPascal}Of${r.names.pascal}Client`,
+      doc: `${a.names.pluralPascal.replace(/([a-z])([A-Z])/g, "$1 $2")} of one ${one}: POST ${a.path}.${doc}`,
+      property: null,
+      members: [],
+      methods: [method(`POST ${a.path}: a new ${a.singular.replace(/-/g, " ")} of the ${one} \`${targetId}\`.`, `create(${targetId}: string, body: ${body}, ${OPTIONS}): ApiCall<${result}>`, `call("POST", ${pathExpression(a.path, targetId)}, body, options)`)],
+    };
+  });
+  const children = version.resources.filter((c) => c.parent?.collection === r.collection);
+  const childClasses: ClassView[] = children.map((c) => {
+    const path = c.parent!.path;
+    return {
+      name: `${c.names.pluralPascal}Of${r.names.pascal}Client`,
+      doc: `The ${c.collection.replace(/-/g, " ")} of one ${one}: GET ${path}.`,
+      property: null,
+      members: [],
+      methods: [listMethod(c, path, `GET ${path}: the ${c.collection.replace(/-/g, " ")} of the ${one} \`${targetId}\`.`, targetId)],
+    };
+  });
+  const members = [
+    ...childClasses.map((c, i) => ({ property: children[i]!.names.pluralCamel, className: c.name, doc: c.doc })),
+    ...actions.map((a, i) => ({ property: r.actions[i]!.names.pluralCamel, className: a.name, doc: a.doc })),
+  ];
+  const own: ClassView = {
+    name: `${r.names.pluralPascal}Client`,
+    doc: r.description ? commentText(r.description) : `The operations on ${r.collection}.`,
+    property: r.names.pluralCamel,
+    members,
+    methods,
+  };
+  return [own, ...childClasses, ...actions];
+}
+
+/** `api.events`: every write's event, in the order they occurred. */
+export function eventsQuery(path: string): QueryView {
+  return {
+    name: "EventsListQuery",
+    doc: `Query of GET ${path}.`,
+    members: [
+      { key: "limit", type: "number", optional: true, doc: PAGE_SIZE },
+      { key: "cursor", type: "string", optional: true, doc: CURSOR },
+    ],
+  };
+}
+
+export function eventsClass(path: string): ClassView {
+  return {
+    name: "EventsClient",
+    doc: `The events of every write, oldest first: GET ${path}.`,
+    property: "events",
+    members: [],
+    methods: [
+      {
+        overloads: [],
+        doc: `GET ${path}: \`await\` it for a page, \`for await\` it for every event, or \`.pages()\`.`,
+        signature: `list(query: EventsListQuery = {}, ${OPTIONS}): ListCall<ApiEvent, CursorPage<ApiEvent>>`,
+        call: `list(${JSON.stringify(path)}, query, options)`,
+      },
+      {
+        overloads: [],
+        doc: `GET ${path}/{id}: one event.`,
+        signature: `get(id: string, ${OPTIONS}): ApiCall<ApiEvent>`,
+        call: `call("GET", ${pathExpression(`${path}/{id}`)}, undefined, options)`,
+      },
+    ],
+  };
+}

@@ -1,0 +1,86 @@
+/**
+ * Writing an export's file: the records of a job, walked with the collection's cursor `list` a
+ * page at a time, each shown as the job's version shows it, serialised as NDJSON (one JSON
+ * record per line) or CSV (RFC 4180, a header row), and handed to a sink page by page. Where
+ * the text goes (a file in a folder, chunks in the database) is the sink's business
+ * (exports-files.ts).
+ */
+import { setImmediate as nextTurn } from "node:timers/promises";
+import type { ExportFormat, ExportJob } from "./exports-job.ts";
+import type { CursorQuery, StoredRecord, Values } from "./store.ts";
+
+/** One exportable collection of one version: how its records are read and shown. */
+export interface ExportSource<V extends Values = Values> {
+  version: string;
+  resource: string;
+  /** Field names of a record as the version shows it, in order: the CSV header. */
+  columns: readonly string[];
+  /** The store's cursor list of the collection (ascending id). */
+  list(query: CursorQuery): Promise<{ records: StoredRecord<V>[]; hasMore: boolean }>;
+  /** The version's own view of a record: what its read operation answers. */
+  view(record: StoredRecord<V>): object;
+}
+
+/** Where the text of a file goes; `write` resolves when the sink can take more. */
+export interface ExportSink {
+  write(text: string): Promise<void>;
+}
+
+/** The first line of a file (the CSV header), and the line of each record. */
+export function recordLines(
+  format: ExportFormat,
+  columns: readonly string[],
+): { header: string; line: (view: Record<string, unknown>) => string } {
+  if (format === "csv") {
+    return {
+      header: `${columns.map(csvValue).join(",")}\r\n`,
+      line: (view) => `${columns.map((c) => csvValue(view[c])).join(",")}\r\n`,
+    };
+  }
+  return { header: "", line: (view) => `${JSON.stringify(view)}\n` };
+}
+
+/**
+ * Writes the records of a job into `sink`: every record the list would show, in ascending id
+ * order, up to the job's own id (so records created after the export was requested are not in
+ * it). A page at a time; `onPage` is told the count after every page, and the event loop gets a
+ * turn. Returns the count.
+ */
+export async function writeRecords(
+  sink: ExportSink,
+  job: ExportJob,
+  source: ExportSource,
+  pageSize: number,
+  onPage: (written: number) => Promise<void>,
+): Promise<number> {
+  const { header, line } = recordLines(job.values.format, source.columns);
+  let count = 0;
+  if (header) await sink.write(header);
+  let after: string | undefined;
+  for (;;) {
+    const page = await source.list({ ...job.values.match, limit: pageSize, ...(after ? { after } : {}) });
+    let chunk = "";
+    let done = !page.hasMore || page.records.length === 0;
+    for (const record of page.records) {
+      if (record.id > job.id) {
+        done = true;
+        break;
+      }
+      chunk += line(source.view(record) as Record<string, unknown>);
+      count += 1;
+    }
+    if (chunk) await sink.write(chunk);
+    if (done) break;
+    after = page.records[page.records.length - 1]!.id;
+    await onPage(count);
+    await nextTurn();
+  }
+  return count;
+}
+
+/** RFC 4180: quoted when it holds a comma, quote or line break (or edge spaces); arrays and objects as JSON. */
+export function csvValue(value: unknown): string {
+  if (value === undefined || value === null) return "";
+  const text = typeof value === "object" ? JSON.stringify(value) : String(value);
+  return /[",\r\n]/.test(text) || text !== text.trim() ? `"${text.replace(/"/g, '""')}"` : text;
+}

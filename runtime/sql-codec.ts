@@ -1,0 +1,71 @@
+/**
+ * Between a field's value and its column: the SQL that reads a column as the value the store
+ * returns, the parameter that writes one, and the decoding of a row into a stored record.
+ */
+import { isJsonKind, type SqlColumn } from "./sql-schema.ts";
+import type { StoredRecord, Values } from "./store.ts";
+import type { Row } from "./sql-driver.ts";
+
+const TIMESTAMP = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
+
+/** `"name"`, quotes doubled. */
+export function quoteIdentifier(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`;
+}
+
+/** The system columns every table has, read as the store returns them. */
+export const SYSTEM_SELECT = [
+  `"id"`,
+  `to_char("created_at" at time zone 'UTC', ${TIMESTAMP}) as "created_at"`,
+  `to_char("updated_at" at time zone 'UTC', ${TIMESTAMP}) as "updated_at"`,
+  `"_revision"`,
+];
+
+/** The SQL that reads a column as the value the store returns. */
+export function readExpression(column: SqlColumn): string {
+  const c = quoteIdentifier(column.column);
+  if (column.kind === "date") return `to_char(${c}, 'YYYY-MM-DD') as ${c}`;
+  // As text, parsed here: a JSON null ('null') stays apart from SQL NULL (absent).
+  if (isJsonKind(column.kind)) return `${c}::text as ${c}`;
+  return c;
+}
+
+/** The placeholder of parameter `n` holding a value of this column. */
+export function placeholder(column: SqlColumn, n: number): string {
+  return isJsonKind(column.kind) ? `$${n}::jsonb` : `$${n}`;
+}
+
+/** Appends the parameter of a value of this column to `params`; returns its placeholder. */
+export function parameter(column: SqlColumn, value: unknown, params: unknown[]): string {
+  params.push(value === undefined ? null : isJsonKind(column.kind) ? JSON.stringify(value) : value);
+  return placeholder(column, params.length);
+}
+
+/** A column's value as the store returns it; `undefined` is absent. */
+export function decode(column: SqlColumn, raw: unknown): unknown {
+  if (raw === null || raw === undefined) return column.optional ? undefined : null;
+  if (column.kind === "integer" || column.kind === "number") return Number(raw);
+  if (isJsonKind(column.kind)) return typeof raw === "string" ? JSON.parse(raw) : raw;
+  return raw;
+}
+
+/** A row read with `SYSTEM_SELECT` and the columns' read expressions, as a stored record. */
+export function decodeRecord(columns: readonly SqlColumn[], row: Row): StoredRecord {
+  const values: Values = {};
+  for (const column of columns) {
+    const value = decode(column, row[column.column]);
+    if (value !== undefined) values[column.field] = value;
+  }
+  return {
+    id: String(row.id),
+    created_at: String(row.created_at),
+    updated_at: String(row.updated_at),
+    revision: Number(row._revision),
+    values,
+  };
+}
+
+/** `%text%` for ILIKE, with the pattern characters of the text escaped. */
+export function containsPattern(text: string): string {
+  return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}

@@ -1,0 +1,83 @@
+/**
+ * The `pg` driver: a pool of connections to a PostgreSQL server. A named `Statement` goes as
+ * `{ name, text, values }`: `pg` prepares it on a connection the first time that connection
+ * runs it, and from then on only binds and executes it, in the same single round trip.
+ */
+import type { Row, SqlDriver, SqlQueryable, Statement } from "./sql-driver.ts";
+
+interface PgResult {
+  rows: Row[];
+}
+type PgQuery = string | { name: string; text: string; values: unknown[] };
+interface PgClient {
+  query(query: PgQuery, params?: unknown[]): Promise<PgResult>;
+  release(error?: Error | boolean): void;
+}
+interface PgPool {
+  query(query: PgQuery, params?: unknown[]): Promise<PgResult>;
+  connect(): Promise<PgClient>;
+  end(): Promise<void>;
+  on(event: "error", listener: (error: Error) => void): void;
+}
+type PgPoolConstructor = new (config: { connectionString: string; max: number; options?: string }) => PgPool;
+
+export interface PostgresOptions {
+  schema: string | undefined;
+  max: number;
+  statementTimeoutMs: number;
+}
+
+function request(statement: string | Statement, params: readonly unknown[]): PgQuery {
+  return typeof statement === "string"
+    ? statement
+    : { name: statement.name, text: statement.text, values: [...params] };
+}
+
+function queryable(target: PgClient | PgPool): SqlQueryable {
+  return {
+    async query(statement, params = []) {
+      return typeof statement === "string"
+        ? (await target.query(statement, [...params])).rows
+        : (await target.query(request(statement, params))).rows;
+    },
+    async exec(text) {
+      await target.query(text);
+    },
+  };
+}
+
+export async function openPostgres(connectionString: string, options: PostgresOptions): Promise<SqlDriver> {
+  const pgModule: string = "pg";
+  const pg = (await import(pgModule)) as { default: { Pool: PgPoolConstructor } };
+  // Settings travel in the startup message: no statement of their own on any request.
+  const settings = [`-c statement_timeout=${options.statementTimeoutMs}`];
+  if (options.schema) settings.push(`-c search_path=${options.schema},public`);
+  const pool = new pg.default.Pool({ connectionString, max: options.max, options: settings.join(" ") });
+  // A connection that breaks while idle is dropped by the pool; the next query opens another.
+  pool.on("error", () => {});
+  // Fail now, with the server's message, rather than on the first request.
+  await pool.query("select 1");
+  return {
+    kind: "postgres",
+    ...queryable(pool),
+    async transaction(fn) {
+      const client = await pool.connect();
+      try {
+        await client.query("begin");
+        const result = await fn(queryable(client));
+        await client.query("commit");
+        client.release();
+        return result;
+      } catch (error) {
+        try {
+          await client.query("rollback");
+          client.release();
+        } catch {
+          client.release(true);
+        }
+        throw error;
+      }
+    },
+    close: () => pool.end(),
+  };
+}

@@ -1,0 +1,60 @@
+/**
+ * The contract between canon's SQL emitter and the SQL store: how each field's value is kept in
+ * its column, and what `sql/schema.ts` tells the store about every table. The generator imports
+ * these definitions (generator/emit/sql/snapshot.ts) to write the migrations and `schema.ts`;
+ * the store imports them to read and write the rows. One definition, both sides.
+ */
+
+/**
+ * How a column keeps its field's value: in its own SQL type, or as jsonb (`json`: arrays and
+ * objects; `wrapped`: a scalar that may be both absent, SQL NULL, and null, JSON null).
+ */
+export type ColumnKind = "text" | "integer" | "number" | "boolean" | "uuid" | "date" | "json" | "wrapped";
+
+/** The SQL type of the column that keeps each kind of value. */
+export const COLUMN_SQL_TYPES: Readonly<Record<ColumnKind, string>> = {
+  text: "text",
+  integer: "bigint",
+  number: "double precision",
+  boolean: "boolean",
+  uuid: "uuid",
+  date: "date",
+  json: "jsonb",
+  wrapped: "jsonb",
+};
+
+/** Whether values of this kind are kept as jsonb (sent as JSON text, read back as JSON text). */
+export function isJsonKind(kind: ColumnKind): boolean {
+  return kind === "json" || kind === "wrapped";
+}
+
+/** One field's column, as the store reads and writes it. */
+export interface SqlColumn {
+  field: string;
+  column: string;
+  kind: ColumnKind;
+  /** SQL NULL reads as an absent value; otherwise as null. */
+  optional: boolean;
+}
+
+export interface SqlCollection {
+  table: string;
+  columns: SqlColumn[];
+  /** Columns with a trigram index for `?q=`. */
+  search: string[];
+}
+
+export interface SqlConstraint {
+  collection: string;
+  field: string;
+  kind: "unique" | "references";
+  /** The referenced collection. */
+  references?: string;
+}
+
+export interface SqlSchema {
+  collections: Record<string, SqlCollection>;
+  constraints: Record<string, SqlConstraint>;
+  /** Whether the migrations create the event table (`events: true` in api.yaml; see sql-events.ts). */
+  events: boolean;
+}

@@ -1,0 +1,497 @@
+// ---------------------------------------------------------------------------------------
+// The part of the client that is the same for every API (canon's templates/client/core.ts):
+// errors, requests with retries and request ids, deprecation notices, and list pagination.
+// It needs nothing but the platform's fetch, so it runs in Node 24 and in browsers.
+
+/** One problem of a request, as the service lists it: a body path or a parameter name, and what is wrong. */
+export interface ErrorDetail {
+  field: string;
+  issue: string;
+}
+
+/** What an `ApiError` is made from. */
+export interface ApiErrorInit {
+  status: number;
+  code: string;
+  message: string;
+  details?: ErrorDetail[];
+  requestId: string;
+  headers?: Headers;
+  cause?: unknown;
+}
+
+// A failed call: an answer outside 2xx (the service's error envelope: `code`, `message`,
+// `details`), an answer that is not what the service sends, or no answer at all (status 0).
+// Catch a subclass to handle one status: `ValidationError` (400), `NotFoundError` (404), …
+export class ApiError extends Error {
+  /** The HTTP status; 0 when no answer came (`NetworkError`). */
+  readonly status: number;
+  /** The envelope's `code` (`VALIDATION_ERROR`, `NOT_FOUND`, …), or `HTTP_<status>` for another body. */
+  readonly code: string;
+  /** One entry per problem (400); empty when the answer has none. */
+  readonly details: ErrorDetail[];
+  /** The answer's `X-Request-Id`, or the one sent when there was no answer. */
+  readonly requestId: string;
+  /** The answer's headers; empty when there was no answer. */
+  readonly headers: Headers;
+
+  constructor(init: ApiErrorInit) {
+    super(init.message, init.cause === undefined ? undefined : { cause: init.cause });
+    this.name = new.target.name;
+    this.status = init.status;
+    this.code = init.code;
+    this.details = init.details ?? [];
+    this.requestId = init.requestId;
+    this.headers = init.headers ?? new Headers();
+  }
+}
+
+/** 400: the request is not valid; `details` names every problem. */
+export class ValidationError extends ApiError {}
+
+/** 401: credentials are missing or wrong. */
+export class UnauthenticatedError extends ApiError {}
+
+/** 403: the credentials do not allow this. */
+export class ForbiddenError extends ApiError {}
+
+/** 404: no such record (or parent, or path). */
+export class NotFoundError extends ApiError {}
+
+/** 409: a duplicate of a unique field, or an `If-Match` that is not the record's current ETag. */
+export class ConflictError extends ApiError {}
+
+/** 422: valid input that breaks a business rule, such as a reference to a record that does not exist. */
+export class BusinessRuleError extends ApiError {}
+
+/** 429: too many requests, still refused after the client's retries. */
+export class RateLimitedError extends ApiError {
+  /** Seconds the service asked to wait (`Retry-After`); null when it did not say. */
+  readonly retryAfterSeconds: number | null;
+
+  constructor(init: ApiErrorInit) {
+    super(init);
+    const ms = retryAfterMs(this.headers);
+    this.retryAfterSeconds = ms === null ? null : Math.ceil(ms / 1000);
+  }
+}
+
+/** 500: the service failed; the message says nothing of why, the request id finds it in the logs. */
+export class InternalError extends ApiError {}
+
+/** No answer: the connection failed (after the retries of a GET) or the answer could not be read. */
+export class NetworkError extends ApiError {}
+
+const ERROR_CLASSES: Record<number, typeof ApiError> = {
+  400: ValidationError,
+  401: UnauthenticatedError,
+  403: ForbiddenError,
+  404: NotFoundError,
+  409: ConflictError,
+  422: BusinessRuleError,
+  429: RateLimitedError,
+  500: InternalError,
+};
+
+/** What `onDeprecation` is told: the version, its sunset and its successor. */
+export interface DeprecationNotice {
+  /** The deprecated version this client calls, `v1`. */
+  version: string;
+  /** When the version goes away (`Sunset`); null when the answer did not say. */
+  sunset: Date | null;
+  /** Where the same collection lives in the next version (`Link: <…>; rel="successor-version"`). */
+  successor: string | null;
+  /** The call that got the answer. */
+  method: string;
+  path: string;
+}
+
+/** Options of `createClient`. */
+export interface ClientOptions {
+  /** Where the service is, without the version: `https://api.example.com`; `""` for the page's own origin. */
+  baseUrl: string;
+  /** Sent as `Authorization: Bearer <token>`; a function is asked before every request. */
+  token?: string | (() => string | null | undefined | Promise<string | null | undefined>);
+  /** Headers sent with every request. */
+  headers?: Record<string, string>;
+  /** Retries of a 429 (after `Retry-After`) and of a GET whose connection failed; default 2. */
+  maxRetries?: number;
+  /** The longest `Retry-After` the client waits for; a 429 asking for more is thrown at once. Default 60000. */
+  maxRetryDelayMs?: number;
+  /** Called for every answer with `Deprecation`; default: one console warning per version per process. */
+  onDeprecation?: (notice: DeprecationNotice) => void;
+  /** The fetch to call; default: the platform's. */
+  fetch?: (input: string, init: RequestInit) => Promise<Response>;
+}
+
+/** Options of one call. */
+export interface CallOptions {
+  /** `X-Request-Id` to send (a UUID v7, or the service makes its own); default: a new UUID v7. */
+  requestId?: string;
+  /** `If-Match`: the ETag of the record as you read it (`withResponse()`); a stale one throws `ConflictError`. */
+  ifMatch?: string;
+  /** Headers of this call, over the client's. */
+  headers?: Record<string, string>;
+  /** Cancels the call, its retries and waits included. */
+  signal?: AbortSignal;
+}
+
+/** What a call's answer carried besides its body. */
+export interface ResponseInfo {
+  status: number;
+  headers: Headers;
+  /** The answer's `X-Request-Id`. */
+  requestId: string;
+  /** The record's ETag (reads and writes of one record): send it back as `ifMatch`. */
+  etag: string | null;
+}
+
+/** A call's result with its answer's status, headers, request id and ETag. */
+export interface WithResponse<T> extends ResponseInfo {
+  data: T;
+}
+
+/** Cursor mode (conventions §4.5): follow `next_cursor` until it is null. */
+export interface CursorPagination {
+  next_cursor: string | null;
+  has_more: boolean;
+}
+
+/** Offset mode: `page` of `total_pages`. */
+export interface OffsetPagination {
+  page: number;
+  per_page: number;
+  total: number;
+  total_pages: number;
+}
+
+export interface CursorPage<T> {
+  data: T[];
+  pagination: CursorPagination;
+}
+
+export interface OffsetPage<T> {
+  data: T[];
+  pagination: OffsetPagination;
+}
+
+type Query = Record<string, string | number | boolean | undefined>;
+
+// A call under way, started at once: `await` it for the result, or `.withResponse()` for the
+// result with its answer's status, headers, request id and ETag. A Promise (so `instanceof
+// Promise` and every API that takes one accept it) whose result comes from the call.
+export class ApiCall<T> extends Promise<T> {
+  readonly #response: Promise<WithResponse<T>>;
+
+  constructor(response: Promise<WithResponse<T>>) {
+    super((resolve) => resolve(undefined as T));
+    this.#response = response;
+  }
+
+  static override get [Symbol.species](): PromiseConstructor {
+    return Promise;
+  }
+
+  override then<A = T, B = never>(
+    onfulfilled?: ((value: T) => A | PromiseLike<A>) | null,
+    onrejected?: ((reason: unknown) => B | PromiseLike<B>) | null,
+  ): Promise<A | B> {
+    return this.#response.then((r) => r.data).then(onfulfilled, onrejected);
+  }
+
+  override catch<B = never>(onrejected?: ((reason: unknown) => B | PromiseLike<B>) | null): Promise<T | B> {
+    return this.then(undefined, onrejected);
+  }
+
+  override finally(onfinally?: (() => void) | null): Promise<T> {
+    return this.then().finally(onfinally);
+  }
+
+  /** The result with its answer's status, headers, request id and ETag. */
+  withResponse(): Promise<WithResponse<T>> {
+    return this.#response;
+  }
+}
+
+// A list: `await` it for one page as the service answers it (one request), iterate it with
+// `for await` for every record, or `.pages()` for every page; both follow `next_cursor` (cursor
+// mode) or `page` (offset mode), one request per page. Nothing is requested until then.
+export class ListCall<T, P extends { data: T[] }> extends Promise<P> implements AsyncIterable<T> {
+  readonly #fetchPage: (query: Query) => Promise<WithResponse<P>>;
+  readonly #query: Query;
+  #first: Promise<WithResponse<P>> | undefined;
+
+  constructor(fetchPage: (query: Query) => Promise<WithResponse<P>>, query: Query) {
+    super((resolve) => resolve(undefined as unknown as P));
+    this.#fetchPage = fetchPage;
+    this.#query = query;
+  }
+
+  static override get [Symbol.species](): PromiseConstructor {
+    return Promise;
+  }
+
+  override then<A = P, B = never>(
+    onfulfilled?: ((value: P) => A | PromiseLike<A>) | null,
+    onrejected?: ((reason: unknown) => B | PromiseLike<B>) | null,
+  ): Promise<A | B> {
+    return this.withResponse()
+      .then((r) => r.data)
+      .then(onfulfilled, onrejected);
+  }
+
+  override catch<B = never>(onrejected?: ((reason: unknown) => B | PromiseLike<B>) | null): Promise<P | B> {
+    return this.then(undefined, onrejected);
+  }
+
+  override finally(onfinally?: (() => void) | null): Promise<P> {
+    return this.then().finally(onfinally);
+  }
+
+  /** The first page with its answer's status, headers and request id. */
+  withResponse(): Promise<WithResponse<P>> {
+    this.#first ??= this.#fetchPage(this.#query);
+    return this.#first;
+  }
+
+  /** Every page, from the query's on: one request each. */
+  async *pages(): AsyncGenerator<P, void, undefined> {
+    let query: Query | null = this.#query;
+    while (query !== null) {
+      const page: P = (await this.#fetchPage(query)).data;
+      yield page;
+      query = nextPage(query, (page as { pagination?: unknown }).pagination);
+    }
+  }
+
+  /** Every record, page after page. */
+  async *[Symbol.asyncIterator](): AsyncGenerator<T, void, undefined> {
+    for await (const page of this.pages()) yield* page.data;
+  }
+}
+
+/** The query of the page after one with `pagination`; null after the last. */
+function nextPage(query: Query, pagination: unknown): Query | null {
+  const p = (pagination ?? {}) as Partial<CursorPagination & OffsetPagination>;
+  if (typeof p.next_cursor === "string") return { ...query, cursor: p.next_cursor };
+  if (typeof p.page === "number" && typeof p.total_pages === "number" && p.page < p.total_pages) {
+    return { ...query, page: p.page + 1 };
+  }
+  return null;
+}
+
+const warnedVersions = new Set<string>();
+
+function warnOnce(notice: DeprecationNotice): void {
+  if (warnedVersions.has(notice.version)) return;
+  warnedVersions.add(notice.version);
+  const sunset = notice.sunset ? ` and goes away on ${notice.sunset.toISOString().slice(0, 10)}` : "";
+  const successor = notice.successor ? `; its successor: ${notice.successor}` : "";
+  console.warn(`The API's ${notice.version} is deprecated${sunset}${successor}.`);
+}
+
+/** Sends the requests of one version's client: headers, retries, answers and errors. */
+class Transport {
+  readonly #options: ClientOptions;
+  readonly #version: string;
+  readonly #base: string;
+
+  constructor(options: ClientOptions, version: string) {
+    this.#options = options;
+    this.#version = version;
+    this.#base = options.baseUrl.replace(/\/+$/, "");
+  }
+
+  /** A call with an optional JSON body; its answer's JSON body (undefined for 204) is the result. */
+  call<T>(method: string, path: string, body: unknown, options: CallOptions = {}): ApiCall<T> {
+    return new ApiCall(this.#send<T>(method, path, undefined, body, options));
+  }
+
+  list<T, P extends { data: T[] }>(path: string, query: object, options: CallOptions = {}): ListCall<T, P> {
+    return new ListCall((q) => this.#send<P>("GET", path, q, undefined, options), query as Query);
+  }
+
+  async #send<T>(
+    method: string,
+    path: string,
+    query: Query | undefined,
+    body: unknown,
+    options: CallOptions,
+  ): Promise<WithResponse<T>> {
+    const requestId = options.requestId ?? uuidv7();
+    const headers = await this.#headers(requestId, body !== undefined, options);
+    const url = this.#base + path + queryString(query);
+    const init: RequestInit = {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+    };
+    if (options.signal) init.signal = options.signal;
+    const maxRetries = this.#options.maxRetries ?? 2;
+    const fetcher = this.#options.fetch ?? fetch;
+    for (let attempt = 0; ; attempt++) {
+      let response: Response;
+      try {
+        response = await fetcher(url, init);
+      } catch (error) {
+        if (options.signal?.aborted) throw error;
+        if (method === "GET" && attempt < maxRetries) {
+          await delay(200 * 2 ** attempt, options.signal);
+          continue;
+        }
+        throw new NetworkError({
+          status: 0,
+          code: "NETWORK_ERROR",
+          message: `${method} ${path}: ${String(error)}`,
+          requestId,
+          cause: error,
+        });
+      }
+      if (response.headers.has("deprecation")) this.#deprecated(response.headers, method, path);
+      if (response.status === 429 && attempt < maxRetries) {
+        const wait = retryAfterMs(response.headers) ?? 1000;
+        if (wait <= (this.#options.maxRetryDelayMs ?? 60_000)) {
+          await response.body?.cancel();
+          await delay(wait, options.signal);
+          continue;
+        }
+      }
+      return answer<T>(response, requestId, method, path);
+    }
+  }
+
+  async #headers(requestId: string, json: boolean, options: CallOptions): Promise<Record<string, string>> {
+    const headers: Record<string, string> = {
+      accept: "application/json",
+      ...this.#options.headers,
+      ...options.headers,
+    };
+    const token =
+      typeof this.#options.token === "function" ? await this.#options.token() : this.#options.token;
+    if (token) headers.authorization = `Bearer ${token}`;
+    if (json) headers["content-type"] = "application/json";
+    if (options.ifMatch !== undefined) headers["if-match"] = options.ifMatch;
+    headers["x-request-id"] = requestId;
+    return headers;
+  }
+
+  #deprecated(headers: Headers, method: string, path: string): void {
+    const sunset = headers.get("sunset");
+    const date = sunset === null ? null : new Date(sunset);
+    const link = /<([^>]*)>\s*;[^,]*rel="?successor-version"?/.exec(headers.get("link") ?? "");
+    const notice: DeprecationNotice = {
+      version: this.#version,
+      sunset: date === null || Number.isNaN(date.getTime()) ? null : date,
+      successor: link ? link[1]! : null,
+      method,
+      path,
+    };
+    (this.#options.onDeprecation ?? warnOnce)(notice);
+  }
+}
+
+/** The result of an answer, or its error. */
+async function answer<T>(
+  response: Response,
+  sent: string,
+  method: string,
+  path: string,
+): Promise<WithResponse<T>> {
+  const info: ResponseInfo = {
+    status: response.status,
+    headers: response.headers,
+    requestId: response.headers.get("x-request-id") ?? sent,
+    etag: response.headers.get("etag"),
+  };
+  let text: string;
+  try {
+    text = await response.text();
+  } catch (error) {
+    const message = `${method} ${path}: the answer could not be read: ${String(error)}`;
+    throw new NetworkError({
+      status: 0,
+      code: "NETWORK_ERROR",
+      message,
+      requestId: info.requestId,
+      cause: error,
+    });
+  }
+  const body = parseJson(text);
+  if (response.ok) {
+    if (text !== "" && body === undefined) {
+      throw new ApiError({
+        ...info,
+        code: `HTTP_${response.status}`,
+        message: `${method} ${path}: the answer is not JSON.`,
+      });
+    }
+    return { ...info, data: body as T };
+  }
+  const error = (body as { error?: Partial<ApiErrorInit> } | undefined)?.error;
+  const ErrorClass = ERROR_CLASSES[response.status] ?? ApiError;
+  if (error && typeof error.code === "string" && typeof error.message === "string") {
+    const details = Array.isArray(error.details) ? error.details : [];
+    throw new ErrorClass({ ...info, code: error.code, message: error.message, details });
+  }
+  const excerpt = text.length > 200 ? `${text.slice(0, 200)}…` : text;
+  const status = `${response.status} ${response.statusText}`.trim();
+  const message = `${method} ${path} answered ${status}${excerpt ? `: ${excerpt}` : ""}`;
+  throw new ErrorClass({ ...info, code: `HTTP_${response.status}`, message });
+}
+
+function parseJson(text: string): unknown {
+  if (text === "") return undefined;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+/** `Retry-After` in milliseconds: seconds, or an HTTP date; null when absent or unreadable. */
+function retryAfterMs(headers: Headers): number | null {
+  const value = headers.get("retry-after");
+  if (value === null) return null;
+  if (/^\d+$/.test(value.trim())) return Number(value) * 1000;
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? null : Math.max(0, date - Date.now());
+}
+
+function delay(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const timer = setTimeout(done, ms);
+    function done(): void {
+      signal?.removeEventListener("abort", abort);
+      resolve();
+    }
+    function abort(): void {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    }
+    signal?.addEventListener("abort", abort, { once: true });
+  });
+}
+
+function queryString(query: Query | undefined): string {
+  if (!query) return "";
+  const params = new URLSearchParams();
+  for (const [name, value] of Object.entries(query))
+    if (value !== undefined) params.append(name, String(value));
+  const text = params.toString();
+  return text ? `?${text}` : "";
+}
+
+/** A UUID v7 (RFC 9562): 48 bits of Unix milliseconds, then random bits. */
+function uuidv7(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  let ms = Date.now();
+  for (let i = 5; i >= 0; i--) {
+    bytes[i] = ms % 256;
+    ms = Math.floor(ms / 256);
+  }
+  bytes[6] = (bytes[6]! & 0x0f) | 0x70;
+  bytes[8] = (bytes[8]! & 0x3f) | 0x80;
+  const hex = Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}

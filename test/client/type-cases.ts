@@ -1,0 +1,89 @@
+// Type tests of the generated clients: never run, only compiled (test/client/types.test.ts runs
+// tsc over this file). Each `@ts-expect-error` marks a call that must not compile: if it ever
+// compiled, tsc would report the directive as unused and the test would fail.
+import * as v1 from "../../generated/v1/client.ts";
+import * as v2 from "../../generated/v2/client.ts";
+import type { Order as V2Order } from "../../generated/v2/orders/types.ts";
+import type { OrdersPage, UsersPage } from "../../generated/v2/pagination.ts";
+import type { User } from "../../generated/v2/users/types.ts";
+
+declare const api: v2.Client;
+declare const old: v1.Client;
+declare const id: string;
+
+export async function cases(): Promise<void> {
+  const order = { user_id: id, code: "ORD-000001", total_cents: 1, currency: "EUR", amount_due_cents: 1 };
+  const created: V2Order = await api.orders.create(order);
+  await api.orders.create({ ...order, gift_wrap: true });
+  // @ts-expect-error legacy_ref was removed in v2
+  await api.orders.create({ ...order, legacy_ref: "L-1" });
+  // @ts-expect-error due_cents is called amount_due_cents in v2
+  await api.orders.create({ user_id: id, code: "ORD-000001", total_cents: 1, currency: "EUR", due_cents: 1 });
+  // @ts-expect-error total_cents is a number
+  await api.orders.create({ ...order, total_cents: "1" });
+  // @ts-expect-error status is read-only: not in a body
+  await api.orders.update(id, { status: "paid" });
+  // @ts-expect-error a required field is missing
+  await api.orders.create({ user_id: id, code: "ORD-000001", total_cents: 1, currency: "EUR" });
+  // @ts-expect-error gift_wrap is v2 only
+  await old.orders.create({ user_id: id, code: "ORD-000001", total_cents: 1, currency: "EUR", due_cents: 1, gift_wrap: true });
+  await old.orders.create({ user_id: id, code: "ORD-000001", total_cents: 1, currency: "EUR", due_cents: 1, legacy_ref: "x" });
+  // @ts-expect-error password is write-only: never in a record
+  (await api.users.get(id)).password;
+  // @ts-expect-error an enum takes its values only
+  await api.users.update(id, { role: "root" });
+  void created.gift_wrap;
+
+  // Methods exist exactly for the operations a version has: invoices have no delete or replace,
+  // orders no replace; products have every operation.
+  // @ts-expect-error invoices cannot be deleted
+  api.invoices.delete(id);
+  // @ts-expect-error orders have no PUT
+  api.orders.replace(id, order);
+  await api.products.replace(id, { sku: "SKU-1", name: "n", price_cents: 1 });
+  // @ts-expect-error a product's replace needs every required field
+  await api.products.replace(id, { name: "n" });
+  // @ts-expect-error users are no child of orders
+  api.orders.users;
+
+  // Child lists under their parent, actions under their resource.
+  const mine: v2.CursorPage<V2Order> = await api.users.orders.list(id, { limit: 5, status: "paid" });
+  const cancellation = await api.orders.cancellations.create(id, { reason: "r" });
+  const target: string = cancellation.order_id;
+  // @ts-expect-error an action body has its own fields
+  await api.orders.cancellations.create(id, { note: "r" });
+  // @ts-expect-error a child list needs the parent's id
+  api.users.orders.list({ limit: 5 });
+
+  // Lists: one page when awaited, every record when iterated; typed queries.
+  const page: OrdersPage = await api.orders.list({ status: "shipped", currency: "EUR", q: "gift", limit: 10 });
+  const same: v2.CursorPage<V2Order> = page;
+  for await (const o of api.orders.list()) void (o.amount_due_cents satisfies number);
+  for await (const p of api.orders.list().pages()) void (p.pagination.next_cursor satisfies string | null);
+  // @ts-expect-error status takes the enum's values
+  api.orders.list({ status: "lost" });
+  // @ts-expect-error page size is a number
+  api.orders.list({ limit: "10" });
+  // @ts-expect-error orders are cursor-paginated: no page
+  api.orders.list({ page: 2 });
+  // Offset mode: an offset page without q, a cursor page with it.
+  const users: v2.OffsetPage<User> = await api.users.list({ per_page: 10, page: 2, role: "admin" });
+  const total: number = users.pagination.total;
+  const search: v2.CursorPage<unknown> = await api.users.list({ q: "ann", limit: 5 });
+  const either: UsersPage = await api.users.list({ q: Math.random() > 0.5 ? "ann" : undefined });
+  // @ts-expect-error an offset page is not a cursor page
+  const wrong: v2.CursorPage<unknown> = await api.users.list({ per_page: 10 });
+
+  // Results carry their answer; errors are typed.
+  const { data, etag, requestId, status } = await api.orders.get(id).withResponse();
+  await api.orders.update(id, { note: data.note ?? "" }, { ifMatch: etag ?? "", requestId });
+  try {
+    await api.orders.get(id);
+  } catch (error) {
+    if (error instanceof v2.ValidationError) void error.details.map((d) => d.field + d.issue);
+    if (error instanceof v2.RateLimitedError) void (error.retryAfterSeconds satisfies number | null);
+    if (error instanceof v2.ApiError) void [error.status, error.code, error.message, error.requestId];
+  }
+  v1.createClient({ baseUrl: "", onDeprecation: (n) => void [n.sunset?.getTime(), n.successor, n.version] });
+  void [same, mine, target, page, total, search, either, wrong, status];
+}

@@ -1,0 +1,73 @@
+// Answers written straight to the connection for requests Node's HTTP parser refuses: the
+// envelope, a request id and, when the request line names a deprecated version, its headers,
+// however the request's bytes were split into chunks.
+import assert from "node:assert/strict";
+import { connect } from "node:net";
+import { after, before, describe, test } from "node:test";
+import { type Api, BASE_URL, SHOWCASE, SUNSET, checkBytesResponse, sendBytes, startApp } from "./helpers.ts";
+
+let api: Api;
+before(async () => {
+  api = await startApp();
+});
+after(async () => {
+  await api?.close();
+});
+
+async function refused(pieces: string[]) {
+  const res = await sendBytes(api, pieces);
+  assert.ok(res, "answered");
+  checkBytesResponse(SHOWCASE, pieces.join(""), res);
+  assert.equal(res.status, 400);
+  assert.equal((res.body as { error: { code: string } }).error.code, "VALIDATION_ERROR");
+  return res;
+}
+
+function deprecation(res: { headers: Headers }) {
+  return { deprecation: res.headers.get("deprecation"), sunset: res.headers.get("sunset"), link: res.headers.get("link") };
+}
+
+describe("raw 400s for what the HTTP parser refuses", () => {
+  test("a malformed request target whose request line came in two chunks keeps v1's headers", async () => {
+    const res = await refused(["GET /v1/ord", "ers/\x01 HTTP/1.1\r\nHost: x\r\n\r\n"]);
+    assert.deepEqual(deprecation(res), { deprecation: "true", sunset: SUNSET, link: `<${BASE_URL}/v2/orders>; rel="successor-version"` });
+  });
+
+  test("a malformed header after the request line, in a later chunk, keeps v1's headers", async () => {
+    const res = await refused(["GET /v1/users HTTP/1.1\r\nHost: x\r\n", "Bad Header\r\n\r\n"]);
+    assert.deepEqual(deprecation(res), { deprecation: "true", sunset: SUNSET, link: `<${BASE_URL}/v2/users>; rel="successor-version"` });
+  });
+
+  test("headers over 64 KiB arriving in several chunks keep v1's headers", async () => {
+    const big = "a".repeat(40_000);
+    const res = await refused(["GET /v1/products HTTP/1.1\r\nHost: x\r\n", `X-Big: ${big}`, `${big}\r\n\r\n`]);
+    assert.deepEqual(deprecation(res), { deprecation: "true", sunset: SUNSET, link: `<${BASE_URL}/v2/products>; rel="successor-version"` });
+  });
+
+  test("the same refusals in v2 carry no deprecation headers", async () => {
+    const res = await refused(["GET /v2/ord", "ers/\x01 HTTP/1.1\r\nHost: x\r\n\r\n"]);
+    assert.deepEqual(deprecation(res), { deprecation: null, sunset: null, link: null });
+  });
+
+  test("a request line in one chunk, as before", async () => {
+    const res = await refused(["GET /v1/invoices/\x01 HTTP/1.1\r\nHost: x\r\n\r\n"]);
+    assert.equal(res.headers.get("link"), `<${BASE_URL}/v2/invoices>; rel="successor-version"`);
+  });
+
+  test("a malformed request pipelined behind one being answered is answered after it, with its own version's headers", async () => {
+    const { port } = new URL(api.base);
+    const text = await new Promise<string>((resolve, reject) => {
+      const chunks: Buffer[] = [];
+      const socket = connect(Number(port), "127.0.0.1", () =>
+        socket.end("GET /v2/products HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer dev-writer\r\n\r\nGET /v1/orders/\x01 HTTP/1.1\r\nHost: x\r\n\r\n"),
+      );
+      socket.on("data", (chunk: Buffer) => chunks.push(chunk));
+      socket.on("error", reject);
+      socket.on("close", () => resolve(Buffer.concat(chunks).toString("latin1")));
+    });
+    const statuses = [...text.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => m[1]);
+    assert.deepEqual(statuses, ["200", "400"], text.slice(0, 500));
+    const second = text.slice(text.lastIndexOf("HTTP/1.1 400"));
+    assert.match(second, /\r\nlink: <https:\/\/api\.example\.com\/v2\/orders>; rel="successor-version"\r\n/i);
+  });
+});
