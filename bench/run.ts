@@ -3,7 +3,7 @@
 //   npm run bench              full mode (several minutes; run by hand, figures go to docs/benchmarks.md)
 //   npm run bench:quick        quick mode (under a minute, for CI): fails when a figure falls
 //                              clearly short of its target, beyond what noise alone does
-//   node bench/run.ts [--quick] [--only generation,runtime,events,micro] [--json <file>] [--app <generated dir>]
+//   node bench/run.ts [--quick] [--only generation,runtime,postgres,dev,events,micro,client] [--json <file>] [--app <generated dir>]
 //
 // Prints progress to stderr and a markdown report to stdout; exits 1 when a check fails (in
 // quick mode: falls outside its margin; in full mode: misses its target, with --strict).
@@ -18,9 +18,18 @@ import {
   QUICK_PLAN,
   type GenerationResult,
 } from "./generation.ts";
+import { benchClient, CLIENT_PLAN, clientMarkdown, type ClientResult } from "./client.ts";
+import { benchDev, DEV_PLAN, devChecks, devMarkdown, type DevResult } from "./dev.ts";
 import { benchEvents, EVENTS_PLAN, eventsMarkdown, type EventsResult } from "./events.ts";
 import { log, table, type Check } from "./lib.ts";
 import { benchMicro, microMarkdown, type MicroResult } from "./micro.ts";
+import {
+  benchPostgres,
+  FULL_POSTGRES,
+  postgresChecks,
+  postgresMarkdown,
+  QUICK_POSTGRES,
+} from "./postgres.ts";
 import {
   benchRuntime,
   FULL_RUNTIME,
@@ -48,14 +57,16 @@ export function parseArgs(argv: string[]): Options {
   const quick = argv.includes("--quick");
   return {
     quick,
-    // Quick mode checks targets; the micro-benchmarks and the event cost (about a minute) have
-    // none, so they run in full mode (or with --only micro,events).
+    // Quick mode checks targets; the micro-benchmarks, the event cost (about a minute) and the
+    // client's overhead have none, so they run in full mode (or with --only micro,events,client),
+    // as does the dev loop (its start over PGlite alone takes longer than quick mode allows;
+    // --only dev runs it).
     only: new Set(
       only
         ? only.split(",")
         : quick
-          ? ["generation", "runtime"]
-          : ["generation", "runtime", "events", "micro"],
+          ? ["generation", "runtime", "postgres"]
+          : ["generation", "runtime", "postgres", "dev", "events", "micro", "client"],
     ),
     json: value("--json") ?? null,
     app: value("--app"),
@@ -68,8 +79,11 @@ export interface Report {
   machine: string;
   generation?: GenerationResult;
   runtime?: RuntimeResult;
+  postgres?: RuntimeResult;
+  dev?: DevResult;
   events?: EventsResult;
   micro?: MicroResult[];
+  client?: ClientResult;
   checks: Check[];
   markdown: string;
   seconds: number;
@@ -109,6 +123,27 @@ export async function runBenchmarks(options: Options): Promise<Report> {
       sections.push("### Run time", runtimeMarkdown(report.runtime));
     }
   }
+  if (options.only.has("postgres")) {
+    const missing = runtimeAvailable();
+    if (missing) {
+      log(`postgres: skipped, ${missing}`);
+      sections.push("### Run time on PostgreSQL", `Skipped: ${missing}.`);
+    } else {
+      log("postgres");
+      report.postgres = await benchPostgres({
+        ...(options.quick ? QUICK_POSTGRES : FULL_POSTGRES),
+        ...(options.app ? { app: options.app } : {}),
+      });
+      report.checks.push(...postgresChecks(report.postgres));
+      sections.push("### Run time on PostgreSQL", postgresMarkdown(report.postgres));
+    }
+  }
+  if (options.only.has("dev")) {
+    log("dev");
+    report.dev = await benchDev(DEV_PLAN);
+    report.checks.push(...devChecks(report.dev));
+    sections.push("### canon dev: from a save to the new route", devMarkdown(report.dev));
+  }
   if (options.only.has("events")) {
     const missing = runtimeAvailable();
     if (missing) {
@@ -124,6 +159,11 @@ export async function runBenchmarks(options: Options): Promise<Report> {
     log("micro");
     report.micro = await benchMicro(options.quick);
     sections.push("### Micro", microMarkdown(report.micro));
+  }
+  if (options.only.has("client")) {
+    log("client");
+    report.client = await benchClient(CLIENT_PLAN);
+    sections.push("### The generated client beside a bare fetch", clientMarkdown(report.client));
   }
   if (report.checks.length) {
     sections.push(

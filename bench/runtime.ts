@@ -39,7 +39,7 @@ export const QUICK_RUNTIME: RuntimePlan = {
   ceiling: false,
 };
 
-export type Kind = "generated" | "handwritten" | "ceiling";
+export type Kind = "generated" | "handwritten" | "ceiling" | "generated-pg" | "handwritten-pg";
 
 export interface Server {
   kind: Kind;
@@ -61,6 +61,8 @@ export interface WrkResult {
 export interface EndpointResult {
   name: string;
   path: string;
+  /** wrk's Lua script for this endpoint (a random id per request), if any. */
+  script?: string;
   handwritten: WrkResult[];
   generated: WrkResult[];
   /** generated ÷ hand-written requests per second, per round. */
@@ -93,11 +95,12 @@ function pinned(core: number, command: string, args: string[]): [string, string[
   return has("taskset") ? ["taskset", ["-c", String(core), command, ...args]] : [command, args];
 }
 
-export function startServer(kind: Kind, app?: string): Promise<Server> {
+export function startServer(kind: Kind, app?: string, extra: string[] = []): Promise<Server> {
   const [command, args] = pinned(0, process.execPath, [
     path.join(repoRoot, "bench", "runtime", "server.ts"),
     kind,
     ...(app ? ["--app", app] : []),
+    ...extra,
   ]);
   const child = spawn(command, args, { cwd: repoRoot, stdio: ["ignore", "pipe", "inherit"] });
   return new Promise((resolve, reject) => {
@@ -161,12 +164,16 @@ function processCpu(pid: number | undefined): number {
   }
 }
 
-/** One wrk run against `url`; with `server`, also the server's CPU time per request. */
+/**
+ * One wrk run against `url`; with `server`, also the server's CPU time per request; with
+ * `script`, wrk's Lua script (which may choose each request's path).
+ */
 export async function wrk(
   url: string,
   seconds: number,
   connections: number,
   server?: Server,
+  script?: string,
 ): Promise<WrkResult> {
   const cpuBefore = processCpu(server?.child.pid);
   const [command, args] = pinned(1, "wrk", [
@@ -176,6 +183,7 @@ export async function wrk(
     "--latency",
     "-H",
     AUTH,
+    ...(script ? ["-s", script] : []),
     url,
   ]);
   const child = spawn(command, args, { stdio: ["ignore", "pipe", "pipe"] });
@@ -284,21 +292,7 @@ export async function benchRuntime(plan: RuntimePlan): Promise<RuntimeResult> {
         await wrk(url(s, e.path), plan.warmupSeconds, plan.connections);
     if (ceiling) await wrk(url(ceiling, "/"), plan.warmupSeconds, plan.connections);
     for (let round = 0; round < plan.rounds; round++) {
-      for (const e of endpoints) {
-        const order = round % 2 === 0 ? [handwritten, generated] : [generated, handwritten];
-        const got: Partial<Record<Kind, WrkResult>> = {};
-        for (const s of order) got[s.kind] = await wrk(url(s, e.path), plan.seconds, plan.connections, s);
-        e.handwritten.push(got.handwritten!);
-        e.generated.push(got.generated!);
-        e.rpsRatios.push(got.generated!.rps / got.handwritten!.rps);
-        e.p99Ratios.push(got.generated!.p99 / got.handwritten!.p99);
-        e.cpuRatios.push(got.handwritten!.cpuUs / got.generated!.cpuUs);
-        log(
-          `  round ${round + 1}/${plan.rounds} ${e.name}: hand-written ${fmtCount(got.handwritten!.rps)} req/s p99 ${got.handwritten!.p99.toFixed(2)} ms, ` +
-            `generated ${fmtCount(got.generated!.rps)} req/s p99 ${got.generated!.p99.toFixed(2)} ms → ${pct(got.generated!.rps / got.handwritten!.rps)}; ` +
-            `CPU per request ${got.handwritten!.cpuUs.toFixed(1)} µs vs ${got.generated!.cpuUs.toFixed(1)} µs → ${pct(got.handwritten!.cpuUs / got.generated!.cpuUs)}`,
-        );
-      }
+      for (const e of endpoints) await measureRound(e, round, plan, generated, handwritten);
       if (ceiling) {
         const c = await wrk(url(ceiling, "/"), plan.seconds, plan.connections, ceiling);
         result.ceiling.push(c);
@@ -311,7 +305,36 @@ export async function benchRuntime(plan: RuntimePlan): Promise<RuntimeResult> {
   return result;
 }
 
-function pct(ratio: number): string {
+/**
+ * One round of one endpoint: hand-written and generated back to back (alternating which goes
+ * first), their ratios appended to `e`. `e.script`, when set, is wrk's Lua script.
+ */
+export async function measureRound(
+  e: EndpointResult,
+  round: number,
+  plan: { rounds: number; seconds: number; connections: number },
+  generated: Server,
+  handwritten: Server,
+): Promise<void> {
+  const order = round % 2 === 0 ? [handwritten, generated] : [generated, handwritten];
+  const got = new Map<Server, WrkResult>();
+  for (const s of order)
+    got.set(s, await wrk(`http://127.0.0.1:${s.port}${e.path}`, plan.seconds, plan.connections, s, e.script));
+  const h = got.get(handwritten)!;
+  const g = got.get(generated)!;
+  e.handwritten.push(h);
+  e.generated.push(g);
+  e.rpsRatios.push(g.rps / h.rps);
+  e.p99Ratios.push(g.p99 / h.p99);
+  e.cpuRatios.push(h.cpuUs / g.cpuUs);
+  log(
+    `  round ${round + 1}/${plan.rounds} ${e.name}: hand-written ${fmtCount(h.rps)} req/s p99 ${h.p99.toFixed(2)} ms, ` +
+      `generated ${fmtCount(g.rps)} req/s p99 ${g.p99.toFixed(2)} ms → ${pct(g.rps / h.rps)}; ` +
+      `CPU per request ${h.cpuUs.toFixed(1)} µs vs ${g.cpuUs.toFixed(1)} µs → ${pct(h.cpuUs / g.cpuUs)}`,
+  );
+}
+
+export function pct(ratio: number): string {
   return Number.isFinite(ratio) ? `${(ratio * 100).toFixed(0)} %` : "–";
 }
 

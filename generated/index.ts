@@ -11,6 +11,8 @@ import {
   storeCursorCodec,
   type Authenticate,
   type Authorize,
+  type ConnectionOptions,
+  type CorsOptions,
   type EventSink,
   type RateLimitOptions,
   type Store,
@@ -37,8 +39,12 @@ export interface AppOptions {
   cursorSecret?: string;
   /** Exports (POST /vN/exports): the folder of the files, how long a link works, the queue. Default: the OS temp folder, one hour, pg-boss on a PostgreSQL server store and in the process otherwise. */
   exports?: ExportOptions;
+  /** Slow and idle connections: `{ headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 5_000, maxConnections: 10_000 }` by default. */
+  connections?: ConnectionOptions;
   /** Fastify's logger: true, false (the default) or its options, such as `{ level: "error", stream }`. Unexpected failures are logged with their original error. */
   logger?: FastifyServerOptions["logger"];
+  /** Browser pages of these origins may call the service: `{ origins: ["https://app.example.com"] }` (CORS; docs/client.md). Default: none. */
+  cors?: CorsOptions;
 }
 
 /** Builds the app; call `listen` on it, or `inject` in tests. */
@@ -61,7 +67,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     authenticate: options.authenticate,
     rateLimit: options.rateLimit ?? { max: 600, windowMs: 60000 },
     bodyLimit: 65536,
+    connections: options.connections,
     logger: options.logger ?? false,
+    cors: options.cors,
     versions: [v1(context), v2(context)],
   });
   const unsubscribe = options.events

@@ -6,7 +6,7 @@
 import { readFileSync } from "node:fs";
 import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, FastifyRequest } from "fastify";
 
 /** Reads a version's committed OpenAPI document. */
 export function readDocument(url: URL): Record<string, unknown> {
@@ -27,5 +27,31 @@ export async function registerDocs(
     routePrefix: `/${version}/docs`,
     uiConfig: { docExpansion: "list", deepLinking: true },
     staticCSP: true,
+    transformSpecification: (spec, request) => withServingOrigin(spec, request),
   });
+}
+
+/** A well-formed Host header (name or address, optional port): nothing else is echoed back. */
+const HOST = /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
+
+/**
+ * The page's copy of the document lists the origin that served it first among its servers,
+ * so "Try it out" calls this service; `base_url` stays listed after it. The document served
+ * at `/vN/openapi.json` is the committed one, unchanged.
+ */
+function withServingOrigin(
+  spec: Readonly<Record<string, unknown>>,
+  request: FastifyRequest,
+): Record<string, unknown> {
+  const host = request.headers.host;
+  if (!host || !HOST.test(host)) return { ...spec };
+  const origin = `${request.protocol}://${host}`;
+  const servers = Array.isArray(spec.servers) ? (spec.servers as Array<{ url?: unknown }>) : [];
+  return {
+    ...spec,
+    servers: [
+      { url: origin, description: "this server" },
+      ...servers.filter((server) => server.url !== origin),
+    ],
+  };
 }

@@ -5,6 +5,7 @@
 import type { ResourceService } from "./crud-service.ts";
 import { listScope, type CursorCodec } from "./cursor.ts";
 import { ValidationError } from "./errors.ts";
+import { LIST_MODE_ISSUES } from "./messages.ts";
 import { offsetPagination, type CursorPage, type OffsetPage } from "./pagination.ts";
 import type { Match, StoredRecord, Values } from "./store.ts";
 
@@ -64,4 +65,18 @@ export async function listByOffset<V extends Values, T>(
     limit: params.per_page,
   });
   return { data: records.map(view), pagination: offsetPagination(params.page, params.per_page, total) };
+}
+
+/**
+ * An offset list answers in one mode per request: `page` and `per_page` without `q`, `limit`
+ * and `cursor` with it (a search is always cursor mode). A parameter of the other mode would be
+ * ignored, so it answers 400 naming it, like any parameter the list does not take.
+ */
+export function checkListMode(query: unknown, search: boolean): void {
+  if (typeof query !== "object" || query === null) return;
+  const other = search ? ["page", "per_page"] : ["limit", "cursor"];
+  const given = other.filter((name) => Object.hasOwn(query, name));
+  if (given.length === 0) return;
+  const issue = search ? LIST_MODE_ISSUES.search : LIST_MODE_ISSUES.offset;
+  throw new ValidationError(given.map((field) => ({ field, issue })));
 }

@@ -32,22 +32,28 @@ export function answerClientError(
   settings: DeprecationSettings,
 ): void {
   if (error.code === "ECONNRESET" || socket.destroyed) return;
-  const issue =
-    error.code === "HPE_HEADER_OVERFLOW"
-      ? { field: "url", issue: "must fit, with the other headers, in 65536 bytes" }
-      : error.code === "ERR_HTTP_REQUEST_TIMEOUT"
-        ? { field: "body", issue: "was not received in time" }
-        : { field: "request", issue: "must be a valid HTTP request" };
+  const reading = (socket as WatchedSocket)[HEAD]?.reading;
+  const inFlight = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
+  let issue = { field: "request", issue: "must be a valid HTTP request" };
+  if (error.code === "HPE_HEADER_OVERFLOW") {
+    issue = { field: "url", issue: "must fit, with the other headers, in 65536 bytes" };
+  } else if (error.code === "ERR_HTTP_REQUEST_TIMEOUT") {
+    // Past the head or request timeout (see connections.ts): a head still coming in, or the body
+    // of the request being answered. A connection that began no request is just closed.
+    if (!reading && !inFlight) return void socket.destroy();
+    issue = reading
+      ? { field: "request", issue: "was not received in time" }
+      : { field: "body", issue: "was not received in time" };
+  }
   const url = requestTarget(socket, error);
   const answer = () => {
     const error400 = new ValidationError([issue], "The request could not be read.");
     writeRawError(socket, 400, "Bad Request", error400, url, settings);
     socket.destroy(error);
   };
-  const inFlight = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
   if (!inFlight) return answer();
   // A later request pipelined behind one being answered: its answer comes after that one.
-  if ((socket as WatchedSocket)[HEAD]?.reading && !inFlight.writableFinished) {
+  if (reading && !inFlight.writableFinished) {
     finished(inFlight, answer);
     return;
   }

@@ -138,6 +138,36 @@ describe("messages", () => {
     const [passed] = await diagnosticsOf("sunset-near-passed");
     assert.match(passed!.message, /passed on 2026-09-01, 81 days ago/);
   });
+
+  test("a pattern that can backtrack catastrophically is refused at its position, with a safe rewrite as the fix", async () => {
+    const list = await diagnosticsOf("pattern-backtracking");
+    const at = (line: number) => list.find((d) => d.location.line === line)!;
+    // Issue 14's example: 31 characters and a "!" held the event loop for 55 s.
+    const title = at(4);
+    assert.deepEqual([title.location.line, title.location.column], [4, 35]);
+    assert.match(title.message, /^pattern '\^\(\\w\+\\s\?\)\*\$' of "title" can backtrack catastrophically: its part '\(\\w\+\\s\?\)\*' .* exponential/);
+    assert.equal(title.fix, String.raw`use pattern: '^(\w+(\s\w+)*\s?)?$', which matches the same strings and reads each character one way only`);
+    assert.match(at(5).fix, /'\^\[A-Z\]\+\(-\[A-Z\]\+\)\*-\?\$'/);
+    assert.match(at(6).message, /polynomial/);
+    assert.match(at(6).fix, /each character can be matched one way only/);
+    // Every rewrite offered is itself linear, and matches what the pattern matched.
+    for (const d of list) {
+      const offered = /^use pattern: '(.*)', which/.exec(d.fix)?.[1];
+      if (offered === undefined) continue;
+      const original = new RegExp(/^pattern '(.*?)' of/.exec(d.message)![1]!);
+      const rewrite = new RegExp(offered);
+      for (const sample of ["", "a", "ab cd", "ab  cd", "AB-CD", "AB--CD", "AB-", "12", "a b ", " a", "x!"]) {
+        assert.equal(rewrite.test(sample), original.test(sample), `${offered} and ${original.source} on ${JSON.stringify(sample)}`);
+      }
+    }
+  });
+
+  test("the patterns of the showcase and the fixtures pass the backtracking check", async () => {
+    const { backtrackingOf } = await import("../generator/lint/patterns/backtracking.ts");
+    for (const pattern of ["^[A-Z0-9-]{3,32}$", "^ORD-[0-9]{6}$", "^[A-Z]{3}$", "^[0-9]{5}$", "^[0-9-]{10,17}$", "^[a-z0-9]+(-[a-z0-9]+)*$", "^(?:[a-z]+\\.)*[a-z]+$", "^\\w+(\\s\\w+)*\\s?$"]) {
+      assert.equal(backtrackingOf(pattern), null, pattern);
+    }
+  });
 });
 
 describe("clean definitions", () => {
@@ -182,7 +212,7 @@ describe("robustness and docs", () => {
     });
     const odd: Definitions = {
       title: "", baseUrl: "::", versions: [{ name: "v1.1", retired: false, at }, { name: "", deprecated: "x", sunset: "2026-13-45", retired: false, at }],
-      rateLimit: null, events: true, bodyLimit: 1, at,
+      rateLimit: null, events: true, bodyLimit: 1, searchMinLength: 3, at,
       resources: [
         resource("", { parent: "", added: "v9", removed: "v0", search: ["", "nope"], filters: ["x"] }),
         resource("a/b/c", { parent: "a/b/c", actions: [{ name: "", fields: [field("", { renamed: { in: "v7", from: "" } })], response: 204, at }] }),

@@ -42,7 +42,7 @@ describe("canon in a project", () => {
   test("in a CommonJS package every command but init stops with one line; init makes it a module", () => {
     const dir = workspace("project-cjs");
     writeFileSync(path.join(dir, "package.json"), JSON.stringify({ name: "legacy", version: "1.0.0", type: "commonjs" }, null, 2));
-    for (const args of [["new", "orders"], ["generate"], ["check"], ["lint"], ["serve", "--port", "0"]]) {
+    for (const args of [["new", "orders"], ["generate"], ["check"], ["lint"], ["serve", "--port", "0"], ["dev", "--port", "0"]]) {
       const run = canon(args, dir);
       assert.equal(run.code, 2, `${args[0]}: ${run.stdout}${run.stderr}`);
       assert.equal(run.stderr.trimEnd().split("\n").length, 1, `one line: ${run.stderr}`);

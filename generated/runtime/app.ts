@@ -13,6 +13,8 @@ import Fastify, {
   type FastifyServerOptions,
 } from "fastify";
 import type { Authenticate, Principal } from "./auth.ts";
+import { type ConnectionOptions, connectionLimits, serverTimeouts } from "./connections.ts";
+import { type CorsOptions, registerCors } from "./cors.ts";
 import { addDeprecationHeaders, type Deprecation } from "./deprecation.ts";
 import { noOperation, sendError, toApiError, urlTooLong } from "./error-mapping.ts";
 import { ApiError, InternalError, UnauthenticatedError, ValidationError } from "./errors.ts";
@@ -37,13 +39,18 @@ export interface AppOptions {
   bodyLimit: number;
   /** Longest request target (path and query) in characters; longer ones answer 400. */
   maxUrlLength?: number;
+  /** Timeouts of slow and idle connections and the cap on open ones; see ConnectionOptions for the defaults. */
+  connections?: ConnectionOptions;
   /** Fastify's logger: true, false, or its options (`{ level, stream }`). Unexpected failures are logged with the original error. */
   logger?: FastifyServerOptions["logger"];
+  /** Browser pages of these origins may call the service (CORS); none when absent. */
+  cors?: CorsOptions;
   versions: VersionPlugin[];
 }
 
 export async function createApp(options: AppOptions): Promise<FastifyInstance> {
   const maxUrlLength = options.maxUrlLength ?? 4096;
+  const limits = connectionLimits(options.connections);
   const app = Fastify({
     logger: options.logger ?? false,
     bodyLimit: options.bodyLimit,
@@ -51,9 +58,10 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
     serverFactory: (handler) => {
       // HTTP/1.1 without Host is refused in onRequest below, with the envelope; Node's own refusal is a bare 400.
       const server = createServer(
-        { maxHeaderSize: 65_536, requireHostHeader: false },
+        { maxHeaderSize: 65_536, requireHostHeader: false, ...serverTimeouts(limits) },
         completingHeads(handler),
       );
+      server.maxConnections = limits.maxConnections;
       // An `Expect` other than 100-continue is ignored (RFC 9110 §10.1.1 allows it), not a bare 417.
       server.on("checkExpectation", completingHeads(handler));
       // A client that half-closes after its request (shuts down its sending side) still gets the
@@ -115,6 +123,8 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
     }
     done();
   });
+  // After the headers of every answer, so that a preflight carries them too.
+  if (options.cors) await registerCors(app, options.cors);
 
   app.setErrorHandler((error: FastifyError | ApiError, request, reply) =>
     // No operation answers this method and path: 404, even when its body could not be read.

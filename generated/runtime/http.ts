@@ -9,6 +9,7 @@ import type { z } from "zod";
 import type { AccessAction, Authorize, Principal } from "./auth.ts";
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError, type ErrorDetail } from "./errors.ts";
 import type { Match, StoredRecord, Values } from "./store.ts";
+import { detailIssue, validationMessage } from "./messages.ts";
 import { isAcceptedUuid, uuidSchema } from "./uuid.ts";
 
 declare module "fastify" {
@@ -32,25 +33,13 @@ export function issuesToDetails(
       for (const key of issue.keys) {
         const field = base ? `${base}.${key}` : key;
         const serverOwned = base === "" && (SERVER_KEYS.has(key) || readOnly.has(key));
-        details.push({ field, issue: serverOwned ? "is read-only" : "is not an allowed field" });
+        details.push({ field, issue: serverOwned ? "is read-only" : issue.message });
       }
       continue;
     }
-    details.push({ field: base || "body", issue: issueText(issue) });
+    details.push({ field: base || "body", issue: detailIssue(issue) });
   }
   return details;
-}
-
-function issueText(issue: z.core.$ZodIssue): string {
-  if (issue.code === "invalid_type") {
-    if (issue.input === undefined) return "is required";
-    return issue.message.startsWith("Invalid input") ? `must be ${article(issue.expected)}` : issue.message;
-  }
-  return issue.message;
-}
-
-function article(expected: string): string {
-  return /^[aeiou]/.test(expected) ? `an ${expected}` : `a ${expected}`;
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -69,12 +58,13 @@ export function parseBody<S extends z.ZodType>(
       "The request body must be a JSON object.",
     );
   }
-  const parsed = schema.safeParse(body, { reportInput: true });
+  const parsed = schema.safeParse(body, PARSE);
   if (!parsed.success) throw new ValidationError(issuesToDetails(parsed.error.issues, readOnly));
   return parsed.data;
 }
 
-const REPORT_INPUT = { reportInput: true } as const;
+/** Every parse reports the input (to tell a missing value from a wrong one) and speaks canon's words (./messages.ts). */
+const PARSE = { reportInput: true, error: validationMessage } as const;
 
 /** Path or query parameters as `schema` reads them, or a 400 naming each bad parameter. */
 export function parseParams<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {
@@ -87,7 +77,7 @@ export function parseParams<S extends z.ZodType>(schema: S, input: unknown): z.o
   }
   const ids = fast?.(input);
   if (ids !== undefined) return ids as z.output<S>;
-  const parsed = schema.safeParse(input ?? {}, REPORT_INPUT);
+  const parsed = schema.safeParse(input ?? {}, PARSE);
   if (!parsed.success) throw new ValidationError(issuesToDetails(parsed.error.issues));
   return parsed.data;
 }

@@ -2,6 +2,8 @@
 /** The runtime of a generated service: everything that is the same for every API. */
 export * from "./app.ts";
 export * from "./auth.ts";
+export type { ConnectionOptions } from "./connections.ts";
+export type { CorsOptions } from "./cors.ts";
 export * from "./crud-service.ts";
 export * from "./cursor-keys.ts";
 export * from "./cursor.ts";

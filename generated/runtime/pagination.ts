@@ -55,10 +55,20 @@ export const cursorParam = z
   .string({ error: "must be a cursor from next_cursor" })
   .max(1024, { error: "must be a cursor from next_cursor" });
 
-/** `q`: search text. */
-export const searchParam = z
-  .string({ error: "must be text" })
-  .max(200, { error: "must be at most 200 characters" });
+/** The longest `q`. */
+export const SEARCH_MAX_LENGTH = 200;
+
+/**
+ * `q`: search text of at least `minLength` characters (code points, surrounding spaces not
+ * counted: the text searched is trimmed) and at most 200.
+ */
+export function searchParam(minLength: number) {
+  const issue = `must be at least ${minLength} characters`;
+  return z
+    .string({ error: "must be text" })
+    .max(SEARCH_MAX_LENGTH, { error: `must be at most ${SEARCH_MAX_LENGTH} characters` })
+    .refine((q) => [...q.trim()].length >= minLength, { error: issue });
+}
 
 /** Query-string forms of scalar field types, for filters. */
 export const queryInteger = z

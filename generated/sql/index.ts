@@ -22,11 +22,20 @@ export async function openStore(target: string, options: SqlStoreOptions = {}): 
   if (target === "memory") return new MemoryStore();
   const driver = await openDriver(target, options);
   try {
-    await migrate(driver, migrationsFolder);
+    return await storeOn(driver, target);
   } catch (error) {
     await driver.close();
     throw error;
   }
+}
+
+/**
+ * A store over a driver that is already open (for `target`), migrated to the current schema
+ * first. `canon dev` keeps one driver across regenerations and hands each new app a store made
+ * by this, so the data stays.
+ */
+export async function storeOn(driver: SqlDriver, target: string): Promise<Store> {
+  await migrate(driver, migrationsFolder);
   const store = new SqlStore(driver, sqlSchema);
   // Export jobs on a PostgreSQL server go through pg-boss there, shared by every instance.
   if (driver.kind === "postgres") {

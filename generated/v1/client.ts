@@ -341,7 +341,9 @@ class Transport {
     options: CallOptions,
   ): Promise<WithResponse<T>> {
     const requestId = options.requestId ?? uuidv7();
-    const headers = await this.#headers(requestId, body !== undefined, options);
+    const token = this.#options.token;
+    const bearer = typeof token === "function" ? await token() : token;
+    const headers = this.#headers(requestId, bearer, body !== undefined, options);
     const url = this.#base + path + queryString(query);
     const init: RequestInit = {
       method,
@@ -382,14 +384,17 @@ class Transport {
     }
   }
 
-  async #headers(requestId: string, json: boolean, options: CallOptions): Promise<Record<string, string>> {
+  #headers(
+    requestId: string,
+    token: string | null | undefined,
+    json: boolean,
+    options: CallOptions,
+  ): Record<string, string> {
     const headers: Record<string, string> = {
       accept: "application/json",
       ...this.#options.headers,
       ...options.headers,
     };
-    const token =
-      typeof this.#options.token === "function" ? await this.#options.token() : this.#options.token;
     if (token) headers.authorization = `Bearer ${token}`;
     if (json) headers["content-type"] = "application/json";
     if (options.ifMatch !== undefined) headers["if-match"] = options.ifMatch;
@@ -514,9 +519,13 @@ function uuidv7(): string {
   }
   bytes[6] = (bytes[6]! & 0x0f) | 0x70;
   bytes[8] = (bytes[8]! & 0x3f) | 0x80;
-  const hex = Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+  let text = "";
+  for (let i = 0; i < 16; i++)
+    text += (i === 4 || i === 6 || i === 8 || i === 10 ? "-" : "") + HEX[bytes[i]!];
+  return text;
 }
+
+const HEX = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, "0"));
 
 /** An event: every create, update, replace, delete and action records one. */
 export interface ApiEvent {

@@ -37,7 +37,7 @@ const exportResource = exportResourceSchema(["orders"]);
 const orderExportCreate = z.strictObject({
   resource: z.literal("orders"),
   format: z.enum(["ndjson", "csv"]).default("ndjson"),
-  q: searchParam.optional(),
+  q: searchParam(3).optional(),
   filters: z
     .strictObject({
       status: z.enum(["pending", "paid", "shipped", "cancelled"]).optional(),

@@ -96,11 +96,25 @@ export async function main(argv: string[]): Promise<number> {
     .option("--host <host>", "address to listen on", "127.0.0.1")
     .option("--store <store>", "memory, pglite:<dir> or postgres://…", "pglite:.canon-data")
     .option("--redis <url>", "share the rate limit of several instances through Redis (redis://host:port)")
+    .option("--cors <origin>", "let browser pages of this origin call the service (repeat for more)", (v: string, all: string[]) => [...all, v], [])
     .addOption(definitions())
     .addOption(out())
     .action(async (o) => {
       const { serveCommand } = await import("../commands/serve.ts");
       code = await serveCommand(o);
+    });
+
+  program
+    .command("dev")
+    .description("serve, and on every save of a definition regenerate and serve the new code over the same store")
+    .option("--port <port>", "port to listen on", "3000")
+    .option("--host <host>", "address to listen on", "127.0.0.1")
+    .option("--store <store>", "memory, pglite:<dir> or postgres://…", "pglite:.canon-data")
+    .addOption(definitions())
+    .addOption(out())
+    .action(async (o) => {
+      const { devCommand } = await import("../commands/dev.ts");
+      code = await devCommand(o);
     });
 
   program.hook("preAction", (_program, command) => {

@@ -5,6 +5,7 @@ import { formatDiagnostic, type Diagnostic } from "../diagnostics/diagnostic.ts"
 import { todayOf, withSunsetPolicy } from "../diagnostics/sunset.ts";
 import { ms, Reporter, type Format } from "../cli/output.ts";
 import { driftDiagnostics } from "../write/drift.ts";
+import type { FormattedFile } from "../format/format.ts";
 import { currentStamp, fingerprint, stampFile, writeStamp } from "../write/stamp.ts";
 
 export interface OutputOptions {
@@ -76,21 +77,21 @@ export async function generateAndReport(
   options: OutputOptions,
   needModel = false,
   report = new Reporter(options.format),
-): Promise<{ code: number; model: ApiModel | null }> {
+): Promise<{ code: number; model: ApiModel | null; files: FormattedFile[] }> {
   const started = performance.now();
   const stamped = await stampOf(options);
   const stamp = needModel ? null : await upToDate(options, stamped);
   if (stamp) {
     process.stderr.write(stamp.warnings);
     report.info(`canon generate: up to date, ${Object.keys(stamp.files).length} files unchanged (${ms(performance.now() - started)})`);
-    return { code: 0, model: null };
+    return { code: 0, model: null, files: [] };
   }
   const result = await run(options, true);
   const failed = report.diagnostics(result.diagnostics);
   await reportGate("generate", result, options, report);
   if (failed || !result.diff) {
     report.error(`nothing written: fix the errors above and run canon generate again`);
-    return { code: 1, model: null };
+    return { code: 1, model: null, files: [] };
   }
   const { added, changed, stale, unchanged } = result.diff;
   for (const f of added) report.info(`  added    ${options.out}/${f}`);
@@ -103,7 +104,7 @@ export async function generateAndReport(
       : `canon generate: ${added.length} added, ${changed.length} changed, ${stale.length} removed, ${unchanged} unchanged (${ms(result.ms)})`,
   );
   await stampSuccess(stamped, result);
-  return { code: 0, model: result.model };
+  return { code: 0, model: result.model, files: result.files };
 }
 
 /** Where the stamp of an output folder lives, and the fingerprint of this run's inputs. */

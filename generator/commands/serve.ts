@@ -1,10 +1,11 @@
 import path from "node:path";
-import { pathToFileURL } from "node:url";
 import type { FastifyInstance } from "fastify";
+import { corsOrigin } from "../../runtime/cors.ts";
 import { checkCursorSecret } from "../../runtime/cursor-keys.ts";
 import { folderHolder, FolderInUseError } from "../../runtime/folder-lock.ts";
 import type { ApiModel } from "../model/types.ts";
 import { generateAndReport } from "./generate.ts";
+import { importGenerated, loadGeneratedFrom } from "./generated-modules.ts";
 
 export interface ServeOptions {
   definitions: string;
@@ -15,28 +16,33 @@ export interface ServeOptions {
   store: string;
   /** `redis://…`: one rate limit shared by every instance that names this Redis. */
   redis?: string;
+  /** Origins whose browser pages may call the service (CORS): `--cors https://app.example.com`, repeated. */
+  cors?: string[];
 }
 
 /** The default store: embedded PostgreSQL in a folder under the working directory. */
 export const DEFAULT_STORE = "pglite:.canon-data";
 
-interface GeneratedEntry {
+export interface GeneratedEntry {
   buildApp(options: {
     authenticate: unknown;
     store?: unknown;
     logger?: boolean;
     cursorSecret?: string;
     rateLimit?: { max: number; windowMs: number; redis?: unknown } | false;
+    cors?: { origins: string[] };
   }): Promise<FastifyInstance>;
   devAuthenticate: unknown;
 }
 
-interface ClosableStore {
+export interface ClosableStore {
   close(): Promise<void>;
 }
 
-interface GeneratedStores {
+export interface GeneratedStores {
   openStore(target: string): Promise<ClosableStore>;
+  /** A store over an open driver, migrated first (`canon dev`). */
+  storeOn(driver: ClosableStore, target: string): Promise<ClosableStore>;
 }
 
 interface RedisClient {
@@ -46,7 +52,7 @@ interface RedisClient {
 }
 
 /** Where a store target keeps its data, for the banner (no password of a URL). */
-function describeStore(target: string): string {
+export function describeStore(target: string): string {
   if (!/^postgres(ql)?:\/\//.test(target)) return target;
   const url = new URL(target);
   if (url.password) url.password = "***";
@@ -57,27 +63,57 @@ function storeIsValid(target: string): boolean {
   return target === "memory" || /^pglite:.+/.test(target) || /^postgres(ql)?:\/\/.+/.test(target);
 }
 
-/**
- * `canon serve`: generates, then serves every version on one port with the dev credentials,
- * over the store `--store` names (default `pglite:.canon-data`). SQL stores are migrated to the
- * current schema first. SIGTERM or SIGINT closes the server, then the store.
- */
-export async function serveCommand(options: ServeOptions): Promise<number> {
+/** The port and store a `serve` or `dev` command names; a usage problem is printed (exit 2). */
+export function listenSettings(options: Pick<ServeOptions, "port" | "store" | "redis">): { port: number; target: string } | null {
   const port = Number(options.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     process.stderr.write(`error --port must be a port number, not "${options.port}"\n`);
-    return 2;
+    return null;
   }
   const target = options.store || DEFAULT_STORE;
   if (!storeIsValid(target)) {
     process.stderr.write(`error --store ${target}: use memory, pglite:<dir> (default ${DEFAULT_STORE}) or postgres://user@host:port/database\n`);
-    return 2;
+    return null;
   }
   if (options.redis !== undefined && !/^rediss?:\/\/.+/.test(options.redis)) {
     process.stderr.write(`error --redis ${options.redis}: use redis://host:port\n`);
-    return 2;
+    return null;
   }
-  const secret = process.env.CANON_CURSOR_SECRET || undefined;
+  return { port, target };
+}
+
+/**
+ * Why a server could not listen, in one line: a busy port names the port and `--port`. Null for
+ * a failure that is not about the address (then it is reported as it is).
+ */
+export function listenProblem(error: unknown, command: string, port: number, host: string): string | null {
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code === "EADDRINUSE") {
+    return `canon ${command}: port ${port} on ${host} is in use: stop what listens there, or pass --port <another port> (--port 0 picks a free one)`;
+  }
+  if (code === "EACCES") return `canon ${command}: no permission to listen on port ${port} on ${host}: pass --port with a port above 1023`;
+  if (code === "EADDRNOTAVAIL" || code === "ENOTFOUND") return `canon ${command}: cannot listen on host ${host}: pass --host with an address of this machine (default 127.0.0.1)`;
+  return null;
+}
+
+/** `CANON_CURSOR_SECRET`, when set (an empty value is unset): it signs cursors instead of the store's keys. */
+export function cursorSecretFromEnvironment(): string | undefined {
+  return process.env.CANON_CURSOR_SECRET || undefined;
+}
+
+/** buildApp's `cursorSecret` from the environment, or nothing. */
+export function cursorSecretOption(): { cursorSecret?: string } {
+  const secret = cursorSecretFromEnvironment();
+  return secret === undefined ? {} : { cursorSecret: secret };
+}
+
+/**
+ * What must hold before anything is generated or opened, each refused with one line: a
+ * `CANON_CURSOR_SECRET` long enough to sign with (else 2), and a PGlite folder no other process
+ * has open (else 1: that process keeps it, and this one writes nothing). Null when all holds.
+ */
+export function startProblem(target: string): number | null {
+  const secret = cursorSecretFromEnvironment();
   if (secret !== undefined) {
     try {
       checkCursorSecret(secret, "CANON_CURSOR_SECRET");
@@ -86,19 +122,41 @@ export async function serveCommand(options: ServeOptions): Promise<number> {
       return 2;
     }
   }
-  // A PGlite folder another process has open: refuse before generating or writing anything.
   const folder = /^pglite:(?![a-z]+:\/\/)(.+)$/.exec(target)?.[1];
   const holder = folder === undefined ? null : folderHolder(path.resolve(folder));
   if (holder !== null) {
     process.stderr.write(`error --store ${target}: ${new FolderInUseError(path.resolve(folder!), holder).message}\n`);
     return 1;
   }
+  return null;
+}
+
+/**
+ * `canon serve`: generates, then serves every version on one port with the dev credentials,
+ * over the store `--store` names (default `pglite:.canon-data`). SQL stores are migrated to the
+ * current schema first. SIGTERM or SIGINT closes the server, then the store.
+ */
+export async function serveCommand(options: ServeOptions): Promise<number> {
+  const settings = listenSettings(options);
+  if (!settings) return 2;
+  const { port, target } = settings;
+  const origins: string[] = [];
+  for (const origin of options.cors ?? []) {
+    try {
+      origins.push(corsOrigin(origin));
+    } catch (error) {
+      process.stderr.write(`error --cors: ${(error as Error).message}\n`);
+      return 2;
+    }
+  }
+  const problem = startProblem(target);
+  if (problem !== null) return problem;
   const { code, model } = await generateAndReport(options, true);
   if (code !== 0 || !model) return code;
 
-  const out = path.resolve(options.out);
-  const entry = (await import(pathToFileURL(path.join(out, "index.ts")).href)) as GeneratedEntry;
-  const stores = (await import(pathToFileURL(path.join(out, "sql", "index.ts")).href)) as GeneratedStores;
+  loadGeneratedFrom(options.out);
+  const entry = await importGenerated<GeneratedEntry>(options.out, "index.ts");
+  const stores = await importGenerated<GeneratedStores>(options.out, "sql/index.ts");
   let store: ClosableStore;
   try {
     store = await stores.openStore(target);
@@ -114,9 +172,10 @@ export async function serveCommand(options: ServeOptions): Promise<number> {
     app = await entry.buildApp({
       authenticate: entry.devAuthenticate,
       store,
-      // Cursors are signed with the store's keys, shared by every instance over one database; the secret overrides them.
-      ...(secret !== undefined ? { cursorSecret: secret } : {}),
+      // Cursors are signed with the store's keys, shared by every instance over one database; a secret overrides them.
+      ...cursorSecretOption(),
       ...(redis ? { rateLimit: sharedRateLimit(model, redis) } : {}),
+      ...(origins.length ? { cors: { origins } } : {}),
     });
   } catch (error) {
     await store.close();
@@ -124,10 +183,20 @@ export async function serveCommand(options: ServeOptions): Promise<number> {
     process.stderr.write(`error ${(error as Error).message}\n`);
     return 1;
   }
-  const address = await app.listen({ port, host: options.host });
+  let address: string;
+  try {
+    address = await app.listen({ port, host: options.host });
+  } catch (error) {
+    const problem = listenProblem(error, "serve", port, options.host);
+    if (!problem) throw error;
+    process.stderr.write(`${problem}\n`);
+    await app.close();
+    redis?.disconnect();
+    return 1;
+  }
   process.stdout.write(
     [
-      `canon serve: listening on ${address} (store: ${describeStore(target)}${redis ? `, rate limit shared through ${options.redis}` : ""})`,
+      `canon serve: listening on ${address} (store: ${describeStore(target)}${redis ? `, rate limit shared through ${options.redis}` : ""}${origins.length ? `, CORS for ${origins.join(", ")}` : ""})`,
       ...tryLines(model, address),
       "",
     ].join("\n"),
@@ -174,7 +243,7 @@ function sharedRateLimit(model: ApiModel, redis: RedisClient): { max: number; wi
 }
 
 /** How to call what was just generated: the newest version's first collection, and its docs. */
-function tryLines(model: ApiModel, address: string): string[] {
+export function tryLines(model: ApiModel, address: string): string[] {
   const latest = model.versions[model.versions.length - 1];
   const first = latest?.resources[0];
   if (!latest || !first) return [];

@@ -20,6 +20,7 @@ export const RULES = {
   "field-id-type": { severity: "error", doc: "A field named id or ending in _id is a uuid (conventions 2.2.4-5)." },
   "field-option": { severity: "error", doc: "An option that does not apply to the field's type, or contradicts another option." },
   "field-default": { severity: "error", doc: "A default value that does not fit its field." },
+  "pattern-backtracking": { severity: "error", doc: "A pattern runs in time linear in its input: one that can backtrack catastrophically would let one request hold the service." },
   "array-max-items": { severity: "error", doc: "An array holds at most 100 items (conventions 8)." },
   "version-name": { severity: "error", doc: "Versions are v1, v2, ... consecutive from v1, no minor versions (conventions 9.2-9.4, 9.6)." },
   "version-sunset": { severity: "error", doc: "A deprecated version names a sunset at least 90 days after its deprecation (conventions 8, 9.9)." },

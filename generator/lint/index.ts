@@ -5,6 +5,7 @@ import { fieldRules } from "./rules/fields.ts";
 import { filterRules } from "./rules/filters.ts";
 import { optionRules } from "./rules/options.ts";
 import { parentRules } from "./rules/parents.ts";
+import { patternRules } from "./rules/patterns.ts";
 import { pathRules } from "./rules/paths.ts";
 import { resourceRules } from "./rules/resources.ts";
 import { versionRefRules } from "./rules/version-refs.ts";
@@ -18,7 +19,7 @@ export interface LintOptions {
 }
 
 /** Every rule, one per concern. Each reports through the context and never throws on odd input. */
-const rules: Rule[] = [versionRules, pathRules, resourceRules, parentRules, fieldRules, optionRules, versionRefRules, filterRules];
+const rules: Rule[] = [versionRules, pathRules, resourceRules, parentRules, fieldRules, optionRules, patternRules, versionRefRules, filterRules];
 
 /** Runs every lint rule over the normalized definitions and returns every problem found. */
 export function lint(defs: Definitions, options: LintOptions): Diagnostic[] {

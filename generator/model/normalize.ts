@@ -3,6 +3,9 @@ import type { ApiDefinition, FieldDefinition, ResourceDefinition } from "../vali
 import { singularOf } from "../util/names.ts";
 import type { ActionDef, Definitions, FieldDef, Locator, Operation, ResourceDef } from "./types.ts";
 
+/** The shortest `?q=` by default: the shortest text a trigram index serves. */
+export const DEFAULT_SEARCH_MIN_LENGTH = 3;
+
 const defaultOperations: Operation[] = ["list", "read", "create", "update", "delete"];
 const operationOrder: Operation[] = ["list", "read", "create", "update", "replace", "delete"];
 
@@ -27,6 +30,7 @@ export function normalize(
     rateLimit: a.rate_limit ? { requests: a.rate_limit.requests, perSeconds: a.rate_limit.per_seconds } : null,
     events: a.events ?? false,
     bodyLimit: a.body_limit ?? 65_536,
+    searchMinLength: a.search_min_length ?? DEFAULT_SEARCH_MIN_LENGTH,
     resources: resources.map(({ source, value }) => normalizeResource(source, value)),
     at: locateApi,
   };

@@ -68,6 +68,7 @@ export function buildModel(defs: Definitions): ApiModel {
       deprecation,
       events: defs.events,
       eventsPath: defs.events ? `/${v.name}/events` : null,
+      searchMinLength: defs.searchMinLength,
       resources: versionResources,
       exports: exports.length ? exports : null,
     }];
@@ -85,6 +86,7 @@ export function buildModel(defs: Definitions): ApiModel {
     rateLimit: defs.rateLimit,
     events: defs.events,
     bodyLimit: defs.bodyLimit,
+    searchMinLength: defs.searchMinLength,
     storage,
     exportJobs,
     eventCollections,

@@ -96,6 +96,8 @@ export interface Definitions {
   rateLimit: { requests: number; perSeconds: number } | null;
   events: boolean;
   bodyLimit: number;
+  /** Fewest characters of `?q=` (surrounding spaces not counted); default 3. */
+  searchMinLength: number;
   resources: ResourceDef[];
   at: Locator;
 }
@@ -222,6 +224,8 @@ export interface VersionModel {
   events: boolean;
   /** `/v2/events` when events are on (`/v2/events/{id}` reads one), else null. */
   eventsPath: string | null;
+  /** Fewest characters of `?q=` on every list and export of the version. */
+  searchMinLength: number;
   resources: VersionResource[];
   /** The exportable resources of this version, by collection; null when none is (no `/vN/exports`). */
   exports: VersionExport[] | null;
@@ -251,6 +255,8 @@ export interface ApiModel {
   rateLimit: { requests: number; perSeconds: number } | null;
   events: boolean;
   bodyLimit: number;
+  /** Fewest characters of `?q=`. */
+  searchMinLength: number;
   storage: StorageResource[];
   /**
    * Where export jobs are kept when some version has exports: a store collection of canon's own

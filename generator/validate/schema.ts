@@ -131,6 +131,12 @@ export const ApiSchema = z
       .describe("Requests allowed per principal (or client address) per window."),
     events: z.boolean().optional().describe("Serve GET /vN/events and /vN/events/{id}."),
     body_limit: z.int().min(1024).max(10_485_760).optional().describe("Largest request body in bytes (default 65536)."),
+    search_min_length: z
+      .int()
+      .min(1)
+      .max(200)
+      .optional()
+      .describe("Fewest characters of ?q= (default 3, the shortest a trigram index serves); a shorter q answers 400."),
   })
   .describe("The api.yaml of a canon API.");
 

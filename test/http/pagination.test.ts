@@ -63,7 +63,7 @@ describe("page sizes", () => {
 
   for (const value of ["101", "0", "-1", "abc", "1.5", "", "1e2", "99999999999"]) {
     test(`limit=${value} answers 400 naming limit (cursor lists, child lists, events, v1)`, async () => {
-      for (const path of ["/v2/orders", "/v2/products", `/v2/users/${walker.id}/orders`, "/v2/events", "/v1/orders", "/v2/users?q=a"]) {
+      for (const path of ["/v2/orders", "/v2/products", `/v2/users/${walker.id}/orders`, "/v2/events", "/v1/orders", "/v2/users?q=abc"]) {
         const error = await expectError(api, "GET", `${path}${path.includes("?") ? "&" : "?"}limit=${value}`, 400, "VALIDATION_ERROR");
         assert.deepEqual(detailFields(error), ["limit"], path);
       }
@@ -263,6 +263,19 @@ describe("offset lists and search", () => {
     assert.deepEqual(ids(byEmail.data), [walker.id]);
     const many = await walk(api, "/v2/users?q=example.com&limit=1");
     assert.ok(many.length >= 2);
+  });
+
+  test("a q shorter than the search minimum (3 characters, surrounding spaces not counted) answers 400 naming q; the document says minLength", async () => {
+    for (const q of ["", "a", "ab", "  ab  ", "é"]) {
+      for (const path of ["/v2/products", "/v2/users", `/v2/users/${walker.id}/orders`, "/v1/orders"]) {
+        const error = await expectError(api, "GET", `${path}?q=${encodeURIComponent(q)}`, 400, "VALIDATION_ERROR");
+        assert.deepEqual(detailFields(error), ["q"], `${path} q=${JSON.stringify(q)}`);
+      }
+    }
+    // Three characters (code points, not UTF-16 units) are enough.
+    for (const q of ["abc", "日本語", "😀ab"]) await expectStatus(api, "GET", `/v2/products?q=${encodeURIComponent(q)}`, 200);
+    const doc = (await expectStatus(api, "GET", "/v2/openapi.json", 200)).body;
+    assert.deepEqual(doc.components.parameters.q.schema, { type: "string", minLength: 3, maxLength: 200 });
   });
 
   test("?q= on products matches name and description case-insensitively, in cursor mode", async () => {

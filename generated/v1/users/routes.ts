@@ -8,6 +8,7 @@ import {
   NotFoundError,
   authorizeOrThrow,
   checkIfMatch,
+  checkListMode,
   definedOnly,
   eventOf,
   found,
@@ -64,6 +65,7 @@ export function registerUsersRoutes(
     await authorizeOrThrow(authorize, request, "list", "users");
     const query = parseParams(userListQuery, request.query);
     const match = matchOf({ role: query.role }, ["name", "email"], query.q);
+    checkListMode(request.query, match.search !== undefined);
     if (match.search) {
       return listByCursor(services.users, cursors, "v1/users", query, match, toUser);
     }

@@ -9,7 +9,7 @@ export const invoiceIdParams = z.strictObject({ id: uuidSchema });
 export const invoiceListQuery = z.strictObject({
   limit: pageSizeParam,
   cursor: cursorParam.optional(),
-  q: searchParam.optional(),
+  q: searchParam(3).optional(),
   status: z.enum(["draft", "issued", "paid", "void"]).optional(),
 });
 

@@ -9,7 +9,7 @@ export const orderIdParams = z.strictObject({ id: uuidSchema });
 export const orderListQuery = z.strictObject({
   limit: pageSizeParam,
   cursor: cursorParam.optional(),
-  q: searchParam.optional(),
+  q: searchParam(3).optional(),
   status: z.enum(["pending", "paid", "shipped", "cancelled"]).optional(),
   currency: z
     .string()

@@ -9,7 +9,7 @@ export const productIdParams = z.strictObject({ id: uuidSchema });
 export const productListQuery = z.strictObject({
   limit: pageSizeParam,
   cursor: cursorParam.optional(),
-  q: searchParam.optional(),
+  q: searchParam(3).optional(),
   category: z.enum(["books", "games", "tools", "other"]).optional(),
 });
 

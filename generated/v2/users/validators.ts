@@ -11,7 +11,7 @@ export const userListQuery = z.strictObject({
   per_page: pageSizeParam,
   limit: pageSizeParam,
   cursor: cursorParam.optional(),
-  q: searchParam.optional(),
+  q: searchParam(3).optional(),
   role: z.enum(["customer", "admin"]).optional(),
 });
 

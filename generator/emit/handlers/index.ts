@@ -180,6 +180,7 @@ function exportsView(version: VersionModel, exports: VersionExport[]) {
   return {
     header: GENERATED_HEADER,
     version: version.name,
+    searchMinLength: version.searchMinLength,
     collectionList: exports.map((e) => e.collection).join(", "),
     resourceList: quoted(exports.map((e) => e.collection)),
     resourceUnion: exports.map((e) => JSON.stringify(e.collection)).join(" | "),

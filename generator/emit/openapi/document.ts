@@ -40,7 +40,7 @@ export function openapiDocument(model: ApiModel, version: VersionModel): JsonObj
   const headers = headerComponents(version);
   if (version.exports) {
     operations.push(...exportOperations(version, version.exports));
-    schemas.push(...exportSchemas(version.exports));
+    schemas.push(...exportSchemas(version.exports, version.searchMinLength));
     tags.push(exportsTagObject());
     for (const [name, value] of exportHeaderComponents(version)) headers[name] = value;
   }
@@ -54,7 +54,7 @@ export function openapiDocument(model: ApiModel, version: VersionModel): JsonObj
     paths: pathItems(operations),
     components: {
       headers: sortedObject(Object.entries(headers)),
-      parameters: parameterComponents(),
+      parameters: parameterComponents(version.searchMinLength),
       responses: errorResponseComponents(version),
       schemas: sortedObject(schemas),
       securitySchemes: { bearerAuth: { type: "http", scheme: "bearer" } },

@@ -1,3 +1,4 @@
+import { SEARCH_MAX_LENGTH } from "../../../runtime/pagination.ts";
 import { EXPORT_FORMATS, EXPORT_MEDIA_TYPES, EXPORT_STATUSES } from "../../../runtime/exports-job.ts";
 import type { ExportFormat, VersionExport, VersionModel } from "../../model/types.ts";
 import { commonErrors, errorResponses, lookupErrors, writeErrors } from "./errors.ts";
@@ -28,7 +29,7 @@ function names(e: VersionExport) {
   return { create: `${e.names.pascal}ExportCreate`, filters: `${e.names.pascal}ExportFilters` };
 }
 
-export function exportSchemas(exports: VersionExport[]): Array<[string, Json]> {
+export function exportSchemas(exports: VersionExport[], searchMinLength: number): Array<[string, Json]> {
   const collections = exports.map((e) => e.collection);
   const job = closedObject(
     [
@@ -85,7 +86,8 @@ export function exportSchemas(exports: VersionExport[]): Array<[string, Json]> {
           "q",
           {
             type: "string",
-            maxLength: 200,
+            minLength: searchMinLength,
+            maxLength: SEARCH_MAX_LENGTH,
             description: e.search.length
               ? `Only the records whose ${e.search.map((f) => `\`${f.name}\``).join(", ")} contains this text (case-insensitive), as \`q\` on the list.`
               : "As `q` on the list.",

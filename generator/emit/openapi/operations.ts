@@ -128,7 +128,7 @@ function listResponse(version: VersionModel, resource: VersionResource): [string
 function listDescription(resource: VersionResource): string {
   const mode =
     resource.pagination === "offset"
-      ? "Offset pages (`page`, `per_page`). A search (`q`) answers in cursor mode, paged with `limit` and `cursor`."
+      ? "Offset pages (`page`, `per_page`). A search (`q`) answers in cursor mode, paged with `limit` and `cursor`. A parameter of the other mode answers 400 naming it."
       : "Cursor pages in ascending id order: follow `next_cursor`.";
   if (!resource.search.length) return mode;
   const fields = resource.search.map((f) => `\`${f.name}\``).join(", ");

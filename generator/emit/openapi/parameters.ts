@@ -1,4 +1,5 @@
 import type { VersionResource } from "../../model/types.ts";
+import { SEARCH_MAX_LENGTH } from "../../../runtime/pagination.ts";
 import { fieldSchema } from "./fieldSchema.ts";
 import { ref, sortedObject, type Json, type JsonObject } from "./json.ts";
 
@@ -7,7 +8,7 @@ import { ref, sortedObject, type Json, type JsonObject } from "./json.ts";
  * `components/parameters`, and the per-operation path id and filter parameters.
  */
 
-export function parameterComponents(): JsonObject {
+export function parameterComponents(searchMinLength: number): JsonObject {
   const pageSize: JsonObject = { type: "integer", minimum: 1, maximum: 100, default: 20 };
   const entries: Array<[string, Json]> = [
     ["limit", query("limit", "Page size in cursor mode (at most 100).", pageSize)],
@@ -16,8 +17,8 @@ export function parameterComponents(): JsonObject {
       "q",
       query(
         "q",
-        "Case-insensitive substring match over the resource's searchable fields. A search always answers in cursor mode.",
-        { type: "string" },
+        `Case-insensitive substring match over the resource's searchable fields, at least ${searchMinLength} characters (surrounding spaces not counted). A search always answers in cursor mode.`,
+        { type: "string", minLength: searchMinLength, maxLength: SEARCH_MAX_LENGTH },
       ),
     ],
     ["page", query("page", "Page number in offset mode, from 1.", { type: "integer", minimum: 1, default: 1 })],

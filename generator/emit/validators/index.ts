@@ -10,7 +10,7 @@ export const validatorsEmitter: Emitter = {
   emit(model: ApiModel, context: EmitContext): EmittedFile[] {
     return model.versions.flatMap((version) =>
       version.resources.map((resource) => {
-        const rendered = context.render("validators", view(version.name, resource));
+        const rendered = context.render("validators", view(version.name, version.searchMinLength, resource));
         const sources = [source("zod", { z: "value" }), runtimeSource(context, "index.ts", 2)];
         return styledTs(`${version.name}/${resource.collection}/validators.ts`, withImports(rendered, sources));
       }),
@@ -22,9 +22,10 @@ function entries(fields: VersionField[], mode: ZodMode) {
   return fields.filter((f) => f.input).map((f) => ({ key: propertyKey(f.name), schema: zodField(f, mode) }));
 }
 
-function view(version: string, r: VersionResource) {
+function view(version: string, searchMinLength: number, r: VersionResource) {
   const offset = r.pagination === "offset";
   return {
+    searchMinLength,
     header: GENERATED_HEADER,
     imports: IMPORTS,
     symbols: r.symbols,

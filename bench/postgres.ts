@@ -1,0 +1,192 @@
+// The PostgreSQL comparison (issue 15): the generated service on the SQL store over a PostgreSQL
+// server, every convention on, against a hand-written Fastify 5 + zod + `pg` server whose
+// queries are named (prepared) statements, over the very same tables (made by the generated
+// migrations in a fresh schema, seeded with 1000 products, dropped afterwards). Endpoints: GET by
+// id with a random id among the 1000 on every request (a wrk Lua script), and the cursor list of
+// 20. Servers are pinned to core 0 and wrk to core 1 as in bench/runtime.ts; PostgreSQL runs
+// wherever the OS puts it. Ratios are taken within a round; medians of the rounds are reported.
+import { mkdirSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { dropSchemas, freshSchema, POSTGRES_URL, preparePostgres } from "../test/store/stores.ts";
+import { fmtRatio, log, median, workRoot, type Check } from "./lib.ts";
+import {
+  measureRound,
+  pct,
+  runtimeMarkdown,
+  startServer,
+  stopServer,
+  verify,
+  wrk,
+  type EndpointResult,
+  type RuntimePlan,
+  type RuntimeResult,
+  type Server,
+} from "./runtime.ts";
+import { BENCH_ID, PRODUCT_COUNT, productRecord } from "./runtime/seed.ts";
+
+export const FULL_POSTGRES: RuntimePlan = {
+  rounds: 5,
+  seconds: 6,
+  warmupSeconds: 3,
+  connections: 32,
+  v1: false,
+  ceiling: false,
+};
+export const QUICK_POSTGRES: RuntimePlan = {
+  rounds: 3,
+  seconds: 2,
+  warmupSeconds: 1,
+  connections: 32,
+  v1: false,
+  ceiling: false,
+};
+
+/** A wrk script: GET /v2/products/{id}, the id drawn at random among the seeded products. */
+function randomIdScript(): string {
+  mkdirSync(workRoot, { recursive: true });
+  const file = path.join(workRoot, "postgres-random-id.lua");
+  const prefix = BENCH_ID.slice(0, -12);
+  writeFileSync(
+    file,
+    [
+      "-- GET /v2/products/{id} with an id drawn at random among the seeded products (bench/runtime/seed.ts).",
+      "math.randomseed(os.time())",
+      "request = function()",
+      `  return wrk.format("GET", string.format("/v2/products/${prefix}%012x", math.random(0, ${PRODUCT_COUNT - 1})))`,
+      "end",
+      "",
+    ].join("\n"),
+  );
+  return file;
+}
+
+/** Migrates a fresh schema with the generated migrations and inserts the benchmark's products. */
+async function seed(url: string, app?: string): Promise<void> {
+  const dir = app ?? path.join(import.meta.dirname, "..", "generated");
+  const sql = (await import(path.join(dir, "sql", "index.ts"))) as typeof import("../generated/sql/index.ts");
+  const store = await sql.openStore(url);
+  try {
+    // 50 at a time: the pool's connections insert side by side.
+    for (let i = 0; i < PRODUCT_COUNT; i += 50)
+      await Promise.all(
+        Array.from({ length: Math.min(50, PRODUCT_COUNT - i) }, (_, k) =>
+          store.insert("products", productRecord(i + k), { unique: ["sku"] }),
+        ),
+      );
+  } finally {
+    await store.close();
+  }
+}
+
+function endpoint(name: string, p: string, script?: string): EndpointResult {
+  return {
+    name,
+    path: p,
+    ...(script ? { script } : {}),
+    handwritten: [],
+    generated: [],
+    rpsRatios: [],
+    p99Ratios: [],
+    cpuRatios: [],
+  };
+}
+
+export interface PostgresServers {
+  generated: Server;
+  handwritten: Server;
+  /** Stops both servers and drops the schema. */
+  stop(): Promise<void>;
+}
+
+/** Both servers over one freshly migrated and seeded schema. */
+export async function startPostgresServers(app?: string): Promise<PostgresServers> {
+  await preparePostgres();
+  const schema = freshSchema("canon_bench");
+  const url = `${POSTGRES_URL}?schema=${schema}`;
+  const servers: Server[] = [];
+  const stop = async () => {
+    await Promise.all(servers.map(stopServer));
+    await dropSchemas([schema]);
+  };
+  try {
+    await seed(url, app);
+    servers.push(await startServer("generated-pg", app, ["--store", url]));
+    servers.push(await startServer("handwritten-pg", undefined, ["--store", url]));
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return { generated: servers[0]!, handwritten: servers[1]!, stop };
+}
+
+/** The endpoints both PostgreSQL servers answer, compared in every run. */
+export const POSTGRES_PATHS = [`/v2/products/${BENCH_ID}`, "/v2/products?limit=20"].map((path) => ({ path }));
+
+export async function benchPostgres(plan: RuntimePlan): Promise<RuntimeResult> {
+  const endpoints = [
+    endpoint("PostgreSQL: GET one record (random id of 1000)", POSTGRES_PATHS[0]!.path, randomIdScript()),
+    endpoint("PostgreSQL: cursor list of 20", POSTGRES_PATHS[1]!.path),
+  ];
+  const result: RuntimeResult = {
+    endpoints,
+    ceiling: [],
+    pinned: true,
+    connections: plan.connections,
+    seconds: plan.seconds,
+  };
+  const { generated, handwritten, stop } = await startPostgresServers(plan.app);
+  try {
+    await verify(generated, handwritten, endpoints);
+    for (const e of endpoints)
+      for (const s of [handwritten, generated])
+        await wrk(
+          `http://127.0.0.1:${s.port}${e.path}`,
+          plan.warmupSeconds,
+          plan.connections,
+          undefined,
+          e.script,
+        );
+    for (let round = 0; round < plan.rounds; round++)
+      for (const e of endpoints) await measureRound(e, round, plan, generated, handwritten);
+  } finally {
+    await stop();
+  }
+  return result;
+}
+
+export function postgresChecks(r: RuntimeResult): Check[] {
+  const checks: Check[] = [];
+  for (const e of r.endpoints) {
+    const rps = median(e.rpsRatios);
+    const cpu = median(e.cpuRatios);
+    const p99 = median(e.p99Ratios);
+    // As in bench/runtime.ts, quick mode fails only when the req/s ratio and the CPU-time ratio
+    // are both clearly short. PostgreSQL shares the machine with the server and wrk, so a round
+    // moves more than on the memory store: the margins leave room for that, not for a regression
+    // such as unnamed statements (0.6× on GET by id when this benchmark was written).
+    checks.push({
+      name: `${e.name}: generated ÷ hand-written req/s (CPU-time ratio)`,
+      value: `${pct(rps)} (${pct(cpu)})`,
+      target: "≥ 100 %",
+      met: rps >= 1,
+      margin: "≥ 80 %",
+      withinMargin: rps >= 0.8 || cpu >= 0.8,
+    });
+    checks.push({
+      name: `${e.name}: generated ÷ hand-written p99`,
+      value: fmtRatio(p99),
+      target: "≤ 1.00×",
+      met: p99 <= 1,
+      margin: "≤ 3.00×",
+      withinMargin: p99 <= 3,
+    });
+  }
+  return checks;
+}
+
+export function postgresMarkdown(r: RuntimeResult): string {
+  return runtimeMarkdown(r).replace(
+    /wrk -t1/,
+    `1000 products in a fresh schema of the PostgreSQL server at ${new URL(POSTGRES_URL).host} (the generated migrations), pool of 10 connections on each side; wrk -t1`,
+  );
+}

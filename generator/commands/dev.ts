@@ -1,0 +1,217 @@
+import { watch, type FSWatcher } from "node:fs";
+import type { Server } from "node:http";
+import type { FastifyInstance } from "fastify";
+import { ms } from "../cli/output.ts";
+import { generateAndReport } from "./generate.ts";
+import { importGenerated, loadGeneratedFrom, setModuleVersions } from "./generated-modules.ts";
+import {
+  cursorSecretOption,
+  describeStore,
+  listenProblem,
+  listenSettings,
+  startProblem,
+  tryLines,
+  type ClosableStore,
+  type GeneratedEntry,
+  type GeneratedStores,
+  type ServeOptions,
+} from "./serve.ts";
+
+export type DevOptions = Omit<ServeOptions, "redis" | "cors">;
+
+/** The events of an HTTP server that carry requests to an app; `dev` moves them to each new app. */
+const REQUEST_EVENTS = ["request", "checkExpectation", "clientError", "connect"] as const;
+
+/**
+ * The store every app of a `dev` session is given: the one opened at start. An app closes its
+ * store when it closes; this one stays open until `dev` ends, so closing is left out.
+ */
+function borrowed<T extends ClosableStore>(store: T): T {
+  return new Proxy(store, {
+    get(target, key) {
+      if (key === "close") return async () => {};
+      const value: unknown = Reflect.get(target, key, target);
+      return typeof value === "function" ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+}
+
+/**
+ * `canon dev`: `serve` that watches the definitions. A save regenerates the output; when it
+ * has no error, the new code is loaded (only the changed modules and those importing them, see
+ * generated-modules.ts), a new app is built over the same store (a SQL store is migrated first;
+ * its driver, and so the PGlite data, stays open) and takes over the listening server's
+ * requests; the previous app is closed. A definition error is printed with its position and
+ * the last good app keeps answering.
+ */
+export async function devCommand(options: DevOptions): Promise<number> {
+  const settings = listenSettings(options);
+  if (!settings) return 2;
+  const { port, target } = settings;
+  const problem = startProblem(target);
+  if (problem !== null) return problem;
+  const first = await generateAndReport(options, true);
+  if (first.code !== 0 || !first.model) return first.code;
+
+  loadGeneratedFrom(options.out);
+  setModuleVersions(options.out, first.files);
+  // One store for the whole session: the memory store itself, or for SQL the open driver,
+  // over which each generation makes its store (with its own table map).
+  const stores = await importGenerated<GeneratedStores>(options.out, "sql/index.ts");
+  let shared: ClosableStore;
+  try {
+    shared = target === "memory" ? await stores.openStore(target) : await openDriver(options.out, target);
+  } catch (error) {
+    process.stderr.write(`error --store ${describeStore(target)}: ${(error as Error).message}\n`);
+    return 1;
+  }
+  const storeFor = async (generation: GeneratedStores) =>
+    borrowed(target === "memory" ? shared : await generation.storeOn(shared, target));
+
+  const build = async (): Promise<FastifyInstance> => {
+    const phase = phaseTimer();
+    const entry = await importGenerated<GeneratedEntry>(options.out, "index.ts");
+    const generation = await importGenerated<GeneratedStores>(options.out, "sql/index.ts");
+    phase("import the changed modules");
+    const store = await storeFor(generation);
+    phase("migrate the store");
+    const app = await entry.buildApp({
+      authenticate: entry.devAuthenticate,
+      store,
+      ...cursorSecretOption(),
+    });
+    phase("build the app");
+    await app.ready();
+    phase("app ready");
+    return app;
+  };
+
+  let current: FastifyInstance;
+  try {
+    current = await build();
+  } catch (error) {
+    await shared.close();
+    process.stderr.write(`error ${(error as Error).message}\n`);
+    return 1;
+  }
+  // The first app's server listens for the whole session (canon calls listen on the server,
+  // not on the app, so closing an app never closes it); each new app's request handlers are
+  // moved onto it.
+  const server: Server = current.server;
+  let address: string;
+  try {
+    address = await listen(server, port, options.host);
+  } catch (error) {
+    await current.close();
+    await shared.close();
+    const problem = listenProblem(error, "dev", port, options.host);
+    if (!problem) throw error;
+    process.stderr.write(`${problem}\n`);
+    return 1;
+  }
+  process.stdout.write(
+    [
+      `canon dev: listening on ${address} (store: ${describeStore(target)}); watching ${options.definitions} for changes`,
+      ...tryLines(first.model, address),
+      "",
+    ].join("\n"),
+  );
+
+  let running: Promise<void> | null = null;
+  let again = false;
+  const rebuild = async (changedAt: number): Promise<void> => {
+    const result = await generateAndReport(options, true);
+    if (result.code !== 0) {
+      process.stderr.write(`canon dev: the definitions have errors; still serving the last good version\n`);
+      return;
+    }
+    try {
+      setModuleVersions(options.out, result.files);
+      const next = await build();
+      for (const event of REQUEST_EVENTS) {
+        server.removeAllListeners(event);
+        for (const listener of next.server.listeners(event)) server.on(event, listener as (...args: unknown[]) => void);
+      }
+      const previous = current;
+      current = next;
+      process.stdout.write(`canon dev: serving the new code (${ms(performance.now() - changedAt)} after the change)\n`);
+      await previous.close();
+    } catch (error) {
+      process.stderr.write(`canon dev: the new code did not start (${(error as Error).message}); still serving the last good version\n`);
+    }
+  };
+  const schedule = () => {
+    const changedAt = performance.now();
+    if (running) {
+      again = true;
+      return;
+    }
+    running = (async () => {
+      let at = changedAt;
+      do {
+        again = false;
+        await rebuild(at);
+        at = performance.now();
+      } while (again);
+      running = null;
+    })();
+  };
+  let timer: NodeJS.Timeout | undefined;
+  const watcher: FSWatcher = watch(options.definitions, (_event, name) => {
+    if (name && !/\.ya?ml$/.test(String(name))) return;
+    // An editor's save is often several events (truncate, write, rename): one rebuild for all.
+    clearTimeout(timer);
+    timer = setTimeout(schedule, 15);
+  });
+
+  await new Promise<void>((resolve) => {
+    const stop = () => {
+      watcher.close();
+      clearTimeout(timer);
+      void (async () => {
+        await running;
+        await current.close();
+        await new Promise<void>((done) => server.close(() => done()));
+        await shared.close();
+      })()
+        .catch((error: unknown) => process.stderr.write(`canon dev: while closing: ${(error as Error).message}\n`))
+        .finally(resolve);
+    };
+    process.once("SIGTERM", stop);
+    process.once("SIGINT", stop);
+  });
+  process.stdout.write("canon dev: closed\n");
+  return 0;
+}
+
+/** With CANON_TIMINGS set, prints how long each step of a reload took to stderr (for benchmarks). */
+function phaseTimer(): (name: string) => void {
+  if (!process.env.CANON_TIMINGS) return () => {};
+  let last = performance.now();
+  return (name) => {
+    const now = performance.now();
+    process.stderr.write(`canon dev: ${name} ${(now - last).toFixed(0)} ms\n`);
+    last = now;
+  };
+}
+
+/** Opens the SQL driver of a target with the generated runtime (closed when `dev` ends). */
+async function openDriver(out: string, target: string): Promise<ClosableStore> {
+  const { openDriver } = await importGenerated<{ openDriver(target: string): Promise<ClosableStore> }>(out, "runtime/sql-driver.ts");
+  return openDriver(target);
+}
+
+/** Listens on the server itself; resolves with the address as `http://host:port`. */
+function listen(server: Server, port: number, host: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const failed = (error: Error) => reject(error);
+    server.once("error", failed);
+    server.listen(port, host, () => {
+      server.off("error", failed);
+      const address = server.address();
+      if (!address || typeof address === "string") return resolve(String(address));
+      const shown = address.family === "IPv6" ? `[${address.address}]` : address.address;
+      resolve(`http://${shown}:${address.port}`);
+    });
+  });
+}

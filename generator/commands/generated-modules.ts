@@ -1,0 +1,106 @@
+import { createHash } from "node:crypto";
+import module from "node:module";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+import { packageRoot } from "../util/package-root.ts";
+
+/**
+ * How `canon serve` and `canon dev` load the generated code into canon's own process, with
+ * one module hook (Node's `module.registerHooks`, in this thread) over the output folder:
+ *
+ * - Dependencies: generated code imports canon's runtime dependencies (fastify, zod, pg,
+ *   PGlite …) by bare name, which Node resolves from the output folder upwards. Inside the
+ *   project they are found in its node_modules; an output folder elsewhere (`--out /tmp/api`)
+ *   has none above it. Then, and only then, the name is resolved again from canon's own
+ *   package, whose package.json declares every one of them: the same versions the code was
+ *   generated and tested for, wherever canon is installed (hoisted or not).
+ * - Versions (`canon dev`): every generated file is loaded under a URL that carries a hash of
+ *   its content and of everything it imports, so a regenerated file, and every file that
+ *   imports it, is loaded anew while unchanged files are reused from Node's module cache.
+ */
+interface HookState {
+  /** The output folder as a file URL ending in `/`. */
+  out: string;
+  /** Version of each generated module, by file URL without query; empty for `serve`. */
+  versions: Map<string, string>;
+}
+
+let state: HookState | null = null;
+
+/** Installs the hook for `out` (once per process; `serve` and `dev` use one output folder). */
+export function loadGeneratedFrom(out: string): void {
+  const url = pathToFileURL(`${path.resolve(out)}${path.sep}`).href;
+  if (state) {
+    state.out = url;
+    return;
+  }
+  state = { out: url, versions: new Map() };
+  const canon = new URL("package.json", packageRoot()).href;
+  const current = state;
+  module.registerHooks({
+    resolve(specifier, context, nextResolve) {
+      const fromOutput = context.parentURL?.startsWith(current.out) ?? false;
+      let resolved;
+      try {
+        resolved = nextResolve(specifier, context);
+      } catch (error) {
+        const bare = !/^(\.|\/|[a-z][a-z0-9+.-]*:)/i.test(specifier);
+        if (!fromOutput || !bare || (error as NodeJS.ErrnoException).code !== "ERR_MODULE_NOT_FOUND") throw error;
+        return nextResolve(specifier, { ...context, parentURL: canon });
+      }
+      if (!resolved.url.startsWith(current.out)) return resolved;
+      const bareUrl = resolved.url.split("?")[0]!;
+      const version = current.versions.get(bareUrl);
+      return version ? { ...resolved, url: `${bareUrl}?v=${version}` } : resolved;
+    },
+  });
+}
+
+/**
+ * Sets the version of every generated module from the files just written: a hash of the
+ * file's content and of the versions of the generated files it imports (relative imports).
+ */
+export function setModuleVersions(out: string, files: ReadonlyArray<{ path: string; content: string }>): void {
+  if (!state) throw new Error("loadGeneratedFrom must run first");
+  const base = `${path.resolve(out)}${path.sep}`;
+  const byPath = new Map(files.filter((f) => f.path.endsWith(".ts")).map((f) => [f.path, f.content]));
+  const versions = new Map<string, string>();
+  const visiting = new Set<string>();
+  const versionOf = (file: string): string => {
+    const known = versions.get(file);
+    if (known) return known;
+    const content = byPath.get(file) ?? "";
+    if (visiting.has(file)) return hash(content);
+    visiting.add(file);
+    const hasher = createHash("sha256").update(content);
+    for (const dependency of relativeImports(file, content)) {
+      if (byPath.has(dependency)) hasher.update(versionOf(dependency));
+    }
+    visiting.delete(file);
+    const version = hasher.digest("hex").slice(0, 16);
+    versions.set(file, version);
+    return version;
+  };
+  state.versions.clear();
+  for (const file of byPath.keys()) state.versions.set(pathToFileURL(base + file).href, versionOf(file));
+}
+
+/** Imports a generated module (`index.ts`, `sql/index.ts`) at its current version. */
+export async function importGenerated<T>(out: string, file: string): Promise<T> {
+  const url = pathToFileURL(path.join(path.resolve(out), file)).href;
+  const version = state?.versions.get(url);
+  return (await import(version ? `${url}?v=${version}` : url)) as T;
+}
+
+function hash(text: string): string {
+  return createHash("sha256").update(text).digest("hex").slice(0, 16);
+}
+
+/** The output files a file imports by relative path (static and dynamic imports, re-exports). */
+function relativeImports(file: string, content: string): string[] {
+  const found: string[] = [];
+  for (const match of content.matchAll(/(?:\bfrom|\bimport)\s*\(?\s*"(\.\.?\/[^"]+)"/g)) {
+    found.push(path.posix.normalize(path.posix.join(path.posix.dirname(file), match[1]!)));
+  }
+  return found;
+}

@@ -1,0 +1,104 @@
+/**
+ * canon's words for every validation problem, in one place. zod says what failed; this error
+ * map says it to the client, the same way for every field and parameter, naming the limit:
+ * "must be at least 0", "must be at most 500 characters", "must match ^ORD-[0-9]{6}$". A
+ * message a schema sets itself (`{ error: "must be a valid UUID" }`) comes first, as zod
+ * ranks a schema's own error above the map given to `safeParse`.
+ */
+import type { z } from "zod";
+
+/** What a JSON value of each type is called in a message. */
+const TYPE_NAMES: Record<string, string> = {
+  string: "a string",
+  number: "a number",
+  int: "an integer",
+  boolean: "true or false",
+  array: "an array",
+  object: "an object",
+  date: "a date",
+};
+
+/** What a string of each zod format must be. */
+const FORMATS: Record<string, string> = {
+  email: "must be an email address",
+  url: "must be a URL",
+  uuid: "must be a valid UUID",
+  date: "must be a date (YYYY-MM-DD)",
+  datetime: "must be a date-time with a time zone (YYYY-MM-DDTHH:MM:SSZ)",
+};
+
+/** Parameters of the other mode of an offset list (./lists.ts). */
+export const LIST_MODE_ISSUES = {
+  search: "is not allowed in a search (with q): pages of a search take limit and cursor",
+  offset: "is not allowed without q: pages of this list take page and per_page",
+} as const;
+
+/** The message of one issue: canon's error map, given to every `safeParse` of ./http.ts. */
+export function validationMessage(issue: z.core.$ZodRawIssue): string {
+  switch (issue.code) {
+    case "invalid_type": {
+      if (issue.input === undefined) return "is required";
+      const expected = TYPE_NAMES[isInteger(issue.inst) ? "int" : issue.expected] ?? issue.expected;
+      return issue.input === null ? `must be ${expected}, not null` : `must be ${expected}`;
+    }
+    case "too_small":
+      return bound("least", issue.origin, issue.minimum, issue.inclusive);
+    case "too_big":
+      return bound("most", issue.origin, issue.maximum, issue.inclusive);
+    case "invalid_format":
+      if (issue.format === "regex") return `must match ${patternText(issue.pattern)}`;
+      return FORMATS[issue.format] ?? `must be in the format ${issue.format}`;
+    case "invalid_value":
+      return issue.values.length === 1
+        ? `must be ${show(issue.values[0])}`
+        : `must be one of: ${issue.values.map(show).join(", ")}`;
+    case "not_multiple_of":
+      return `must be a multiple of ${String(issue.divisor)}`;
+    case "unrecognized_keys":
+      return "is not allowed";
+    default:
+      return "is not valid";
+  }
+}
+
+/**
+ * The issue of a detail: its message, except that a missing value is always "is required",
+ * even where a schema sets its own message for wrong values (`uuidSchema`).
+ */
+export function detailIssue(issue: z.core.$ZodIssue): string {
+  return issue.code === "invalid_type" && issue.input === undefined ? "is required" : issue.message;
+}
+
+/** Is this schema `z.int()` (an integer format of number)? */
+function isInteger(inst: unknown): boolean {
+  const def = (inst as { _zod?: { def?: { type?: string; format?: string } } } | undefined)?._zod?.def;
+  return (
+    def?.type === "number" && (def.format === "safeint" || def.format === "int32" || def.format === "uint32")
+  );
+}
+
+/** "must be at least 0", "must be at most 500 characters", "must have at most 100 items". */
+function bound(side: "least" | "most", origin: string, limit: number | bigint, inclusive = true): string {
+  const n = String(limit);
+  switch (origin) {
+    case "string":
+      return `must be at ${side} ${n} character${n === "1" ? "" : "s"}`;
+    case "array":
+    case "set":
+      return `must have at ${side} ${n} item${n === "1" ? "" : "s"}`;
+    default:
+      if (!inclusive) return `must be ${side === "least" ? "greater" : "less"} than ${n}`;
+      return `must be at ${side} ${n}`;
+  }
+}
+
+/** `/^A$/` (as zod reports a pattern) → `^A$`. */
+function patternText(pattern: string | undefined): string {
+  if (!pattern) return "the pattern";
+  const m = /^\/(.*)\/[a-z]*$/s.exec(pattern);
+  return m ? m[1]! : pattern;
+}
+
+function show(value: unknown): string {
+  return typeof value === "string" ? value : JSON.stringify(value);
+}

@@ -1,0 +1,91 @@
+// `canon dev`: a save regenerates and serves the new code over the same store (PGlite, opened
+// once: its data stays); a definition error is printed with its position and the last good
+// service keeps answering.
+import assert from "node:assert/strict";
+import { spawn, type ChildProcess } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { test } from "node:test";
+import { bin, canon, workspace } from "./support/cli.ts";
+
+const headers = { authorization: "Bearer dev-writer", "content-type": "application/json" };
+
+function startDev(dir: string): Promise<{ child: ChildProcess; base: string; output: () => string }> {
+  const child = spawn(process.execPath, [bin, "dev", "--port", "0"], { cwd: dir, env: { ...process.env, NO_COLOR: "1" }, stdio: ["ignore", "pipe", "pipe"] });
+  let output = "";
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`dev did not start:\n${output}`)), 120_000);
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = /listening on (http:\/\/[\d.]+:\d+)/.exec(output);
+      if (match) {
+        clearTimeout(timer);
+        resolve({ child, base: match[1]!, output: () => output });
+      }
+    };
+    child.stdout!.on("data", onData);
+    child.stderr!.on("data", onData);
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`dev exited (${code}):\n${output}`));
+    });
+  });
+}
+
+async function eventually(what: string, check: () => Promise<boolean> | boolean, output: () => string): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`${what} did not happen:\n${output()}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+test("canon dev serves each saved definition without restarting the store, and keeps the last good one on an error", { timeout: 300_000 }, async () => {
+  const dir = workspace("dev");
+  assert.equal(canon(["init"], dir).code, 0);
+  const users = path.join(dir, "definitions", "users.yaml");
+  const dev = await startDev(dir);
+  try {
+    const created = await fetch(`${dev.base}/v1/users`, { method: "POST", headers, body: JSON.stringify({ email: "ann@example.com", name: "Ann" }) });
+    assert.equal(created.status, 201);
+    const ann = (await created.json()) as { id: string };
+
+    // A new optional field: the new code answers once the save is picked up.
+    writeFileSync(users, readFileSync(users, "utf8").replace(/(  name: .*\n)/, "$1  nickname: { type: string, max_length: 40, optional: true }\n"));
+    const withNickname = () =>
+      fetch(`${dev.base}/v1/users`, { method: "POST", headers, body: JSON.stringify({ email: "bo@example.com", name: "Bo", nickname: "b" }) });
+    let bo: { id: string; nickname?: string } | undefined;
+    await eventually(
+      "the new field",
+      async () => {
+        const response = await withNickname();
+        if (response.status === 201) bo = (await response.json()) as { id: string };
+        else await response.arrayBuffer();
+        return response.status === 201;
+      },
+      dev.output,
+    );
+    assert.equal(bo!.nickname, "b");
+    assert.match(dev.output(), /canon dev: serving the new code \(\d+ ms after the change\)/);
+    // The store was not restarted: the record made before the change is still there.
+    const read = await fetch(`${dev.base}/v1/users/${ann.id}`, { headers });
+    assert.equal(read.status, 200);
+
+    // A definition error: printed with its position; the last good service keeps answering.
+    writeFileSync(users, `${readFileSync(users, "utf8")}  age: { type: numbr }\n`);
+    await eventually("the error report", () => /still serving the last good version/.test(dev.output()), dev.output);
+    assert.match(dev.output(), /definitions\/users\.yaml:\d+:\d+ error schema fields\.age\.type/);
+    const list = await fetch(`${dev.base}/v1/users`, { headers });
+    assert.equal(list.status, 200);
+    assert.deepEqual(
+      ((await list.json()) as { data: Array<{ id: string }> }).data.map((u) => u.id),
+      [ann.id, bo!.id],
+    );
+  } finally {
+    dev.child.removeAllListeners("exit");
+    const exited = new Promise<number | null>((resolve) => dev.child.once("exit", resolve));
+    dev.child.kill("SIGTERM");
+    assert.equal(await exited, 0, dev.output());
+  }
+  assert.match(dev.output(), /canon dev: closed/);
+});
