@@ -18,7 +18,7 @@ import {
   type Store,
 } from "./runtime/index.ts";
 import { ExportService, type ExportOptions } from "./runtime/exports.ts";
-import { defaultServices, type RouteContext, type Services } from "./services.ts";
+import { defaultServices, storeReferences, type RouteContext, type Services } from "./services.ts";
 import { v1 } from "./v1/index.ts";
 import { v2 } from "./v2/index.ts";
 
@@ -37,7 +37,7 @@ export interface AppOptions {
   rateLimit?: RateLimitOptions | false;
   /** Secret that signs cursors instead of the store's keys; at least 32 bytes. Default: the store's keys, which every instance over one database shares. */
   cursorSecret?: string;
-  /** Exports (POST /vN/exports): the folder of the files, how long a link works, the queue. Default: the OS temp folder, one hour, pg-boss on a PostgreSQL server store and in the process otherwise. */
+  /** Exports (POST /vN/exports): how long a link works, jobs per principal, retention, the queue, the folder of the files. Default: one hour, 3, 7 days; on a PostgreSQL server store pg-boss and files in the database, otherwise in the process and a private folder in the OS temp folder. */
   exports?: ExportOptions;
   /** Slow and idle connections: `{ headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 5_000, maxConnections: 10_000 }` by default. */
   connections?: ConnectionOptions;
@@ -49,7 +49,7 @@ export interface AppOptions {
 
 /** Builds the app; call `listen` on it, or `inject` in tests. */
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
-  const store = options.store ?? new MemoryStore();
+  const store = options.store ?? new MemoryStore({ references: storeReferences });
   const cursors = await storeCursorCodec(store, options.cursorSecret);
   const exports = new ExportService(store, {
     onError: (error, id) => app.log.error({ err: error, export: id }, "export failed"),

@@ -9,6 +9,7 @@ import type {
   ResourceService,
   ResourceSpec,
   Store,
+  StoreReference,
 } from "./runtime/index.ts";
 import { CrudService } from "./runtime/index.ts";
 import type { ExportService } from "./runtime/exports.ts";
@@ -36,6 +37,13 @@ export const resourceSpecs = {
   products: { collection: "products", unique: ["sku"], references: [] },
   users: { collection: "users", unique: ["email"], references: [] },
 } satisfies Record<keyof Services, ResourceSpec>;
+
+/** Every reference between stored collections, and what deleting the referenced record does (`on_delete`). */
+export const storeReferences: StoreReference[] = [
+  { collection: "invoices", field: "order_id", references: "orders", onDelete: "cascade" },
+  { collection: "orders", field: "user_id", references: "users", onDelete: "cascade" },
+  { collection: "orders/cancellations", field: "order_id", references: "orders", onDelete: "cascade" },
+];
 
 /** The default service of every resource: CRUD over `store`. */
 export function defaultServices(store: Store): Services {

@@ -2,11 +2,13 @@
  * Where export files are kept. Each attempt at a job writes a file of its own; the file becomes
  * the job's (`publish`) only when complete, so a file never holds two attempts' records and a
  * half-written one is never served. `ExportFiles` is the interface; `FolderExportFiles` keeps
- * the files in a folder of this machine.
+ * the files in a private folder of this machine (the memory store and PGlite, one process), and
+ * `DatabaseExportFiles` (exports-files-sql.ts) in the database (a PostgreSQL server, where every
+ * instance serves every file).
  */
 import { once } from "node:events";
-import { createWriteStream, mkdirSync, type WriteStream } from "node:fs";
-import { open, readdir, rename, rm, stat } from "node:fs/promises";
+import { constants, lstatSync, mkdirSync, type WriteStream } from "node:fs";
+import { lstat, open, readdir, rename, rm } from "node:fs/promises";
 import path from "node:path";
 import type { Readable } from "node:stream";
 import { finished } from "node:stream/promises";
@@ -39,8 +41,8 @@ export interface ExportFiles {
   remove(file: ExportFileName): Promise<void>;
   /** A published file, for reading, or null when it is no longer kept. */
   open(file: ExportFileName): Promise<{ stream: Readable; size: number } | null>;
-  /** Removes files whose link expired more than `linkTtlMs` ago and attempts that died. */
-  sweep(linkTtlMs: number): Promise<void>;
+  /** Removes, as of `now`, the files of links that have expired (`linkTtlMs` after they were made) and of attempts that died. */
+  sweep(now: number, linkTtlMs: number): Promise<void>;
 }
 
 /** A `.part` file nobody has written to for this long belongs to an attempt that died. */
@@ -48,7 +50,15 @@ export const ABANDONED_MS = 15 * 60_000;
 /** How often a service sweeps its files. */
 export const SWEEP_MS = 60_000;
 
-/** Files in a folder: `<id>.<attempt>.part` while written, then `<id>.<attempt>.<format>`. */
+/** Opened without following a symbolic link: one planted in the folder is refused (ELOOP). */
+const WRITE_NEW = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
+const READ = constants.O_RDONLY | constants.O_NOFOLLOW;
+
+/**
+ * Files in a private folder: `<id>.<attempt>.part` while written, then `<id>.<attempt>.<format>`,
+ * each `0600`. The folder is created `0700`; at start, one that is a symbolic link, belongs to
+ * another user or is open to the group or to others is refused, and the service does not start.
+ */
 export class FolderExportFiles implements ExportFiles {
   readonly directory: string;
 
@@ -57,13 +67,13 @@ export class FolderExportFiles implements ExportFiles {
   }
 
   async start(): Promise<void> {
-    // Only this user may read the files (the OS temp folder is shared).
     mkdirSync(this.directory, { recursive: true, mode: 0o700 });
+    checkPrivateFolder(this.directory);
   }
 
   async create(file: ExportFileName): Promise<ExportFileWriter> {
     const part = this.partOf(file);
-    const out = createWriteStream(part, { flags: "wx", mode: 0o600 });
+    const out = (await open(part, WRITE_NEW, 0o600)).createWriteStream();
     out.on("error", () => {});
     return {
       write: (text) => write(out, text),
@@ -89,21 +99,27 @@ export class FolderExportFiles implements ExportFiles {
   async open(file: ExportFileName): Promise<{ stream: Readable; size: number } | null> {
     let handle: Awaited<ReturnType<typeof open>> | undefined;
     try {
-      handle = await open(this.pathOf(file), "r");
-      const { size } = await handle.stat();
-      return { stream: handle.createReadStream(), size };
+      handle = await open(this.pathOf(file), READ);
+      const info = await handle.stat();
+      if (!info.isFile()) {
+        await handle.close();
+        return null;
+      }
+      return { stream: handle.createReadStream(), size: info.size };
     } catch (error) {
       await handle?.close();
-      if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
+      // Gone, or a symbolic link put in its place: not a file this service wrote.
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === "ENOENT" || code === "ELOOP") return null;
       throw error;
     }
   }
 
-  async sweep(linkTtlMs: number): Promise<void> {
-    const now = Date.now();
+  /** A file's age is all a folder knows: one older than a link's lifetime (and a minute) has expired. */
+  async sweep(now: number, linkTtlMs: number): Promise<void> {
     for (const name of await readdir(this.directory)) {
       const file = path.join(this.directory, name);
-      const info = await stat(file).catch(() => null);
+      const info = await lstat(file).catch(() => null);
       if (!info?.isFile()) continue;
       const age = now - info.mtimeMs;
       if (name.endsWith(".part") ? age > ABANDONED_MS : age > linkTtlMs + SWEEP_MS) {
@@ -118,6 +134,29 @@ export class FolderExportFiles implements ExportFiles {
 
   private pathOf(file: ExportFileName): string {
     return path.join(this.directory, `${file.id}.${file.attempt}.${file.format}`);
+  }
+}
+
+/** Throws, saying what to change, unless `directory` is a real folder of this user that only it can use. */
+export function checkPrivateFolder(directory: string): void {
+  const info = lstatSync(directory);
+  const refuse = (why: string, fix: string) => {
+    throw new Error(
+      `the exports folder ${directory} ${why}: ${fix} (exports.directory or CANON_EXPORTS_DIR)`,
+    );
+  };
+  if (info.isSymbolicLink()) refuse("is a symbolic link", "give the real folder");
+  if (!info.isDirectory()) refuse("is not a folder", "give a folder");
+  const uid = process.getuid?.();
+  if (uid !== undefined && info.uid !== uid) {
+    refuse(`belongs to user ${info.uid}, not to this process's user ${uid}`, "give a folder of this user");
+  }
+  const mode = info.mode & 0o777;
+  if (mode & 0o077) {
+    refuse(
+      `is open to other users (mode ${mode.toString(8).padStart(4, "0")})`,
+      "chmod 700 it, or give another",
+    );
   }
 }
 

@@ -11,7 +11,9 @@
  * server (exports-pgboss.ts), where instances share the work and a job whose runner died is run
  * again. Every attempt claims the job with a compare-and-set on its revision and writes a file
  * of its own (exports-files.ts), made the job's only when complete: an attempt that lost its
- * claim stops at its next write, and a file never holds two attempts' records.
+ * claim stops at its next write, and a file never holds two attempts' records. Files are kept in
+ * the database on a PostgreSQL server (every instance serves every link) and in a private folder
+ * otherwise. Every minute, files past their link and jobs past their retention are swept.
  */
 import { randomBytes } from "node:crypto";
 import { tmpdir } from "node:os";
@@ -19,6 +21,7 @@ import path from "node:path";
 import type { Readable } from "node:stream";
 import { ConflictError } from "./errors.ts";
 import { FolderExportFiles, SWEEP_MS, type ExportFileName, type ExportFiles } from "./exports-files.ts";
+import { DatabaseExportFiles } from "./exports-files-sql.ts";
 import {
   EXPORT_JOBS,
   EXPORT_MEDIA_TYPES,
@@ -26,17 +29,28 @@ import {
   type ExportJob,
   type ExportJobValues,
 } from "./exports-job.ts";
+import { deleteFinishedJobs, keepWithinLimit } from "./exports-limits.ts";
 import type { PgBossExportQueue, PgBossQueueOptions } from "./exports-pgboss.ts";
 import { InProcessExportQueue, type ExportQueue } from "./exports-queue.ts";
 import { writeRecords, type ExportSource } from "./exports-writing.ts";
+import type { SqlDriver } from "./sql-driver.ts";
 import type { CursorQuery, Match, Store, Values } from "./store.ts";
 import { newId } from "./uuid.ts";
 
 export interface ExportOptions {
-  /** Folder of the files. Default: `CANON_EXPORTS_DIR`, else `canon-exports` in the OS temp folder. Instances that share jobs must share it. */
+  /**
+   * Folder of the files on the memory store and PGlite (on a PostgreSQL server they are kept in
+   * the database). Default: `CANON_EXPORTS_DIR`, else `canon-exports-<uid>` in the OS temp
+   * folder. Created `0700`; the service refuses to start on one that is a symbolic link, belongs
+   * to another user, or is open to the group or to others.
+   */
   directory?: string;
   /** How long a download link works after the job succeeded. Default 3600 (one hour). */
   linkTtlSeconds?: number;
+  /** How long a finished job is kept once it failed, or once its link expired, in seconds. Default 604800 (7 days). */
+  retentionSeconds?: number;
+  /** Pending or running jobs one principal may have at once; one more answers 429 with `Retry-After`. Default 3. */
+  maxJobsPerPrincipal?: number;
   /** Records read per page of the store's list. Default 500. */
   pageSize?: number;
   /** Jobs one instance runs at once. Default 1. */
@@ -67,6 +81,8 @@ export class ExportService {
   private readonly store: Store;
   private readonly files: ExportFiles;
   private readonly linkTtlMs: number;
+  private readonly retentionMs: number;
+  private readonly maxJobsPerPrincipal: number;
   private readonly pageSize: number;
   private readonly concurrency: number;
   private readonly onError: (error: unknown, jobId: string) => void;
@@ -80,10 +96,15 @@ export class ExportService {
   constructor(store: Store, options: ExportOptions = {}) {
     this.store = store;
     this.directory = path.resolve(
-      options.directory ?? process.env.CANON_EXPORTS_DIR ?? path.join(tmpdir(), "canon-exports"),
+      options.directory ??
+        process.env.CANON_EXPORTS_DIR ??
+        path.join(tmpdir(), `canon-exports-${process.getuid?.() ?? "user"}`),
     );
-    this.files = new FolderExportFiles(this.directory);
+    const server = servers.get(store);
+    this.files = server ? new DatabaseExportFiles(server.driver) : new FolderExportFiles(this.directory);
     this.linkTtlMs = (options.linkTtlSeconds ?? 3600) * 1000;
+    this.retentionMs = (options.retentionSeconds ?? 7 * 24 * 60 * 60) * 1000;
+    this.maxJobsPerPrincipal = Math.max(1, options.maxJobsPerPrincipal ?? 3);
     this.pageSize = options.pageSize ?? 500;
     this.concurrency = options.concurrency ?? 1;
     this.queue = options.queue;
@@ -96,7 +117,10 @@ export class ExportService {
     this.sources.set(`${source.version}/${source.resource}`, source as unknown as ExportSource);
   }
 
-  /** Stores a job, `pending`, and queues it. */
+  /**
+   * Stores a job, `pending`, and queues it. When the owner has `maxJobsPerPrincipal` jobs
+   * pending or running already, the job is taken back and the request answers 429.
+   */
   async create(input: {
     owner: string;
     version: string;
@@ -128,6 +152,7 @@ export class ExportService {
       { id: newId(), created_at: now, updated_at: now, revision: 1, values },
       NO_CONSTRAINTS,
     )) as ExportJob;
+    await keepWithinLimit(this.store, job, this.maxJobsPerPrincipal);
     // Before start(), the job waits: start() queues every pending job.
     if (this.started && this.queue) await this.queue.enqueue(job.id);
     return job;
@@ -159,8 +184,21 @@ export class ExportService {
         after = page.records[page.records.length - 1]!.id;
       }
     }
-    this.sweeper = setInterval(() => void this.files.sweep(this.linkTtlMs).catch(() => {}), SWEEP_MS);
+    this.sweeper = setInterval(
+      () => void this.sweep().catch((error) => this.onError(error, "sweep")),
+      SWEEP_MS,
+    );
     this.sweeper.unref();
+  }
+
+  /**
+   * Deletes the jobs that finished more than `retentionSeconds` ago (a succeeded one counts from
+   * its link's expiry), then the files no job serves any longer: links that expired, attempts
+   * that died. Every instance sweeps; what one deletes, the others find gone.
+   */
+  async sweep(now = Date.now()): Promise<void> {
+    await deleteFinishedJobs(this.store, now, this.retentionMs);
+    await this.files.sweep(now, this.linkTtlMs);
   }
 
   /** Stops: running jobs stop at their next page and go back to `pending`. */
@@ -297,12 +335,20 @@ export class ExportService {
   }
 }
 
-const servers = new WeakMap<Store, { connectionString: string; schema: string }>();
+interface ExportServer {
+  connectionString: string;
+  schema: string;
+  /** The store's driver: export files are kept in its database. */
+  driver: SqlDriver;
+}
+
+const servers = new WeakMap<Store, ExportServer>();
 
 /**
  * Tells exports which PostgreSQL server (and schema) a store keeps its records on, so that its
- * jobs go through pg-boss there. The generated `openStore` calls it for `postgres://` targets.
+ * jobs go through pg-boss there and its files are kept in its database. The generated
+ * `openStore` calls it for `postgres://` targets.
  */
-export function setExportServer(store: Store, server: { connectionString: string; schema: string }): void {
+export function setExportServer(store: Store, server: ExportServer): void {
   servers.set(store, server);
 }

@@ -14,6 +14,7 @@ export * from "./http.ts";
 export * from "./lists.ts";
 export * from "./memory-store.ts";
 export * from "./pagination.ts";
+export * from "./references.ts";
 export type { RateLimitOptions } from "./rate-limit.ts";
 export * from "./store.ts";
 export * from "./uuid.ts";

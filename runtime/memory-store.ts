@@ -8,6 +8,11 @@
  * Callers must treat records they read as read-only (the generated handlers and the CRUD
  * service only ever spread them into new objects).
  *
+ * References between collections (`options.references`, the generated `storeReferences`) behave
+ * as the SQL store's foreign keys: deleting a record deletes the records that refer to it with
+ * `cascade`, and is refused (422 naming the collection) while a record that is not deleted with
+ * it refers to it with `restrict`. A store made without them checks no references on delete.
+ *
  * Events go to a `MemoryEventLog` bounded by count and bytes (`new MemoryStore({ events: {
  * maxEvents, maxBytes } })`); cursors are signed with a key made for this process.
  */
@@ -23,6 +28,7 @@ import {
   type MemoryEventLogOptions,
   type StoredEvent,
 } from "./events.ts";
+import { referencedError, type StoreReference } from "./references.ts";
 import type {
   CursorQuery,
   Match,
@@ -41,6 +47,8 @@ interface Collection {
 }
 
 export interface MemoryStoreOptions {
+  /** References between collections and their delete behaviour: the generated `storeReferences`. */
+  references?: readonly StoreReference[];
   /** Bounds of the event log. */
   events?: MemoryEventLogOptions;
 }
@@ -50,9 +58,16 @@ export class MemoryStore implements Store {
   private readonly log: MemoryEventLog;
   private readonly sinks = new EventSinks();
   private keys: CursorKey[] = [{ secret: newCursorSecret(), created_at: new Date().toISOString() }];
+  /** By referenced collection: the references to it. */
+  private readonly referrers = new Map<string, StoreReference[]>();
 
   constructor(options: MemoryStoreOptions = {}) {
     this.log = new MemoryEventLog(options.events);
+    for (const reference of options.references ?? []) {
+      const list = this.referrers.get(reference.references) ?? [];
+      list.push(reference);
+      this.referrers.set(reference.references, list);
+    }
   }
 
   /** The event log, to read its size. */
@@ -150,14 +165,63 @@ export class MemoryStore implements Store {
     if (!current) return false;
     if (current.revision !== expectedRevision)
       throw new ConflictError("The record was changed by another request.");
+    const doomed = this.cascade(collection, current);
+    this.checkRestricted(doomed);
+    // The event is made before anything changes: a producer that throws leaves the records as they were.
     const event = publish?.(current, collection);
-    c.byId.delete(id);
-    c.ordered.splice(lowerBound(c.ordered, id), 1);
-    for (const [field, index] of c.unique) {
-      if (index.get(current.values[field]) === id) index.delete(current.values[field]);
+    for (const [name, records] of doomed) {
+      for (const record of records.values()) this.remove(this.collection(name), record);
     }
     if (event) await this.keep(event);
     return true;
+  }
+
+  /** The record and every record that goes with it through `cascade` references, by collection. */
+  private cascade(collection: string, record: StoredRecord): Map<string, Map<string, StoredRecord>> {
+    const doomed = new Map<string, Map<string, StoredRecord>>([[collection, new Map([[record.id, record]])]]);
+    const queue: Array<[string, StoredRecord]> = [[collection, record]];
+    for (let next = queue.pop(); next; next = queue.pop()) {
+      const [name, parent] = next;
+      for (const reference of this.referrers.get(name) ?? []) {
+        if (reference.onDelete !== "cascade") continue;
+        for (const child of this.referring(reference, parent.id)) {
+          let set = doomed.get(reference.collection);
+          if (!set) doomed.set(reference.collection, (set = new Map()));
+          if (set.has(child.id)) continue;
+          set.set(child.id, child);
+          queue.push([reference.collection, child]);
+        }
+      }
+    }
+    return doomed;
+  }
+
+  /** 422 when a record that is not deleted refers to a deleted one through a `restrict` reference. */
+  private checkRestricted(doomed: Map<string, Map<string, StoredRecord>>): void {
+    for (const [name, records] of doomed) {
+      for (const reference of this.referrers.get(name) ?? []) {
+        if (reference.onDelete !== "restrict") continue;
+        for (const id of records.keys()) {
+          for (const holder of this.referring(reference, id)) {
+            if (!doomed.get(reference.collection)?.has(holder.id))
+              throw referencedError(reference.collection);
+          }
+        }
+      }
+    }
+  }
+
+  /** The records whose `reference.field` names `id`. */
+  private referring(reference: StoreReference, id: string): StoredRecord[] {
+    return this.collection(reference.collection).ordered.filter((r) => r.values[reference.field] === id);
+  }
+
+  private remove(c: Collection, record: StoredRecord): void {
+    c.byId.delete(record.id);
+    c.ordered.splice(lowerBound(c.ordered, record.id), 1);
+    for (const [field, index] of c.unique) {
+      if (index.get(record.values[field]) === record.id) index.delete(record.values[field]);
+    }
   }
 
   async close(): Promise<void> {

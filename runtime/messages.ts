@@ -2,10 +2,36 @@
  * canon's words for every validation problem, in one place. zod says what failed; this error
  * map says it to the client, the same way for every field and parameter, naming the limit:
  * "must be at least 0", "must be at most 500 characters", "must match ^ORD-[0-9]{6}$". A
- * message a schema sets itself (`{ error: "must be a valid UUID" }`) comes first, as zod
- * ranks a schema's own error above the map given to `safeParse`.
+ * message a schema sets itself comes first, as zod ranks a schema's own error above the map
+ * given to `safeParse`: those messages are the ISSUES below, so that every word a client reads
+ * in a detail is written here.
  */
 import type { z } from "zod";
+
+/** The issues that schemas and handlers name themselves (page sizes, cursors, UUIDs, …). */
+export const ISSUES = {
+  required: "is required",
+  notAllowed: "is not allowed",
+  readOnly: "is read-only",
+  uuid: "must be a valid UUID",
+  integer: "must be an integer",
+  number: "must be a number",
+  boolean: "must be true or false",
+  text: "must be a string",
+  jsonObject: "must be a JSON object",
+  page: "must be an integer of 1 or more",
+  pageSize: (max: number) => `must be an integer from 1 to ${max}`,
+  cursor: "must be a cursor from next_cursor",
+  foreignCursor: "is not a cursor of this list: use next_cursor as returned",
+  ifMatch: "does not match the current ETag",
+  /** A text's length: "must be at least 3 characters". */
+  length: (side: "least" | "most", limit: number) => bound(side, "string", limit),
+  /** Parameters of the other mode of an offset list (./lists.ts). */
+  listMode: {
+    search: "is not allowed in a search (with q): pages of a search take limit and cursor",
+    offset: "is not allowed without q: pages of this list take page and per_page",
+  },
+} as const;
 
 /** What a JSON value of each type is called in a message. */
 const TYPE_NAMES: Record<string, string> = {
@@ -22,22 +48,16 @@ const TYPE_NAMES: Record<string, string> = {
 const FORMATS: Record<string, string> = {
   email: "must be an email address",
   url: "must be a URL",
-  uuid: "must be a valid UUID",
+  uuid: ISSUES.uuid,
   date: "must be a date (YYYY-MM-DD)",
   datetime: "must be a date-time with a time zone (YYYY-MM-DDTHH:MM:SSZ)",
 };
-
-/** Parameters of the other mode of an offset list (./lists.ts). */
-export const LIST_MODE_ISSUES = {
-  search: "is not allowed in a search (with q): pages of a search take limit and cursor",
-  offset: "is not allowed without q: pages of this list take page and per_page",
-} as const;
 
 /** The message of one issue: canon's error map, given to every `safeParse` of ./http.ts. */
 export function validationMessage(issue: z.core.$ZodRawIssue): string {
   switch (issue.code) {
     case "invalid_type": {
-      if (issue.input === undefined) return "is required";
+      if (issue.input === undefined) return ISSUES.required;
       const expected = TYPE_NAMES[isInteger(issue.inst) ? "int" : issue.expected] ?? issue.expected;
       return issue.input === null ? `must be ${expected}, not null` : `must be ${expected}`;
     }
@@ -55,7 +75,7 @@ export function validationMessage(issue: z.core.$ZodRawIssue): string {
     case "not_multiple_of":
       return `must be a multiple of ${String(issue.divisor)}`;
     case "unrecognized_keys":
-      return "is not allowed";
+      return ISSUES.notAllowed;
     default:
       return "is not valid";
   }
@@ -66,7 +86,7 @@ export function validationMessage(issue: z.core.$ZodRawIssue): string {
  * even where a schema sets its own message for wrong values (`uuidSchema`).
  */
 export function detailIssue(issue: z.core.$ZodIssue): string {
-  return issue.code === "invalid_type" && issue.input === undefined ? "is required" : issue.message;
+  return issue.code === "invalid_type" && issue.input === undefined ? ISSUES.required : issue.message;
 }
 
 /** Is this schema `z.int()` (an integer format of number)? */

@@ -3,31 +3,11 @@
  * (default 20, maximum 100, anything else answered with 400).
  */
 import { z } from "zod";
+import { ISSUES } from "./messages.ts";
+import { MAX_PAGE_SIZE, DEFAULT_PAGE_SIZE, type OffsetPagination } from "./pages.ts";
 
-export const DEFAULT_PAGE_SIZE = 20;
-export const MAX_PAGE_SIZE = 100;
-
-export interface CursorPagination {
-  next_cursor: string | null;
-  has_more: boolean;
-}
-
-export interface OffsetPagination {
-  page: number;
-  per_page: number;
-  total: number;
-  total_pages: number;
-}
-
-export interface CursorPage<T> {
-  data: T[];
-  pagination: CursorPagination;
-}
-
-export interface OffsetPage<T> {
-  data: T[];
-  pagination: OffsetPagination;
-}
+export { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from "./pages.ts";
+export type { CursorPage, CursorPagination, OffsetPage, OffsetPagination } from "./pages.ts";
 
 const integerText = (issue: string) =>
   z
@@ -35,14 +15,14 @@ const integerText = (issue: string) =>
     .regex(/^-?\d{1,9}$/, { error: issue })
     .transform(Number);
 
-const PAGE_SIZE_ISSUE = `must be an integer from 1 to ${MAX_PAGE_SIZE}`;
+const PAGE_SIZE_ISSUE = ISSUES.pageSize(MAX_PAGE_SIZE);
 
 /** `limit` and `per_page`: an integer from 1 to 100, 20 when absent. */
 export const pageSizeParam = integerText(PAGE_SIZE_ISSUE)
   .pipe(z.number().min(1, { error: PAGE_SIZE_ISSUE }).max(MAX_PAGE_SIZE, { error: PAGE_SIZE_ISSUE }))
   .default(DEFAULT_PAGE_SIZE);
 
-const PAGE_ISSUE = "must be an integer of 1 or more";
+const PAGE_ISSUE = ISSUES.page;
 
 /** `page`: an integer of 1 or more, 1 when absent. */
 export const pageParam = integerText(PAGE_ISSUE)
@@ -50,9 +30,7 @@ export const pageParam = integerText(PAGE_ISSUE)
   .default(1);
 
 /** `cursor`: opaque text; its validity is checked by the cursor codec. */
-export const cursorParam = z
-  .string({ error: "must be a cursor from next_cursor" })
-  .max(1024, { error: "must be a cursor from next_cursor" });
+export const cursorParam = z.string({ error: ISSUES.cursor }).max(1024, { error: ISSUES.cursor });
 
 /** The longest `q`. */
 export const SEARCH_MAX_LENGTH = 200;
@@ -62,26 +40,26 @@ export const SEARCH_MAX_LENGTH = 200;
  * counted: the text searched is trimmed) and at most 200.
  */
 export function searchParam(minLength: number) {
-  const issue = `must be at least ${minLength} characters`;
+  const issue = ISSUES.length("least", minLength);
   return z
-    .string({ error: "must be text" })
-    .max(SEARCH_MAX_LENGTH, { error: `must be at most ${SEARCH_MAX_LENGTH} characters` })
+    .string({ error: ISSUES.text })
+    .max(SEARCH_MAX_LENGTH, { error: ISSUES.length("most", SEARCH_MAX_LENGTH) })
     .refine((q) => [...q.trim()].length >= minLength, { error: issue });
 }
 
 /** Query-string forms of scalar field types, for filters. */
 export const queryInteger = z
-  .string({ error: "must be an integer" })
-  .regex(/^-?\d{1,15}$/, { error: "must be an integer" })
+  .string({ error: ISSUES.integer })
+  .regex(/^-?\d{1,15}$/, { error: ISSUES.integer })
   .transform(Number);
 
 export const queryNumber = z
-  .string({ error: "must be a number" })
-  .regex(/^-?\d{1,15}(\.\d{1,15})?$/, { error: "must be a number" })
+  .string({ error: ISSUES.number })
+  .regex(/^-?\d{1,15}(\.\d{1,15})?$/, { error: ISSUES.number })
   .transform(Number);
 
 export const queryBoolean = z
-  .enum(["true", "false"], { error: "must be true or false" })
+  .enum(["true", "false"], { error: ISSUES.boolean })
   .transform((v) => v === "true");
 
 export function offsetPagination(page: number, perPage: number, total: number): OffsetPagination {

@@ -1,6 +1,5 @@
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
-import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, test } from "node:test";
 import Ajv2020 from "ajv/dist/2020.js";
@@ -9,6 +8,7 @@ import * as prettier from "prettier";
 import { PRETTIER_OPTIONS } from "../generator/format/format.ts";
 import { definitionJsonSchemas } from "../generator/validate/json-schema.ts";
 import { canon, repoRoot, workspace } from "./support/cli.ts";
+import { SPEC_COMPILER_OPTIONS, tsc } from "./support/tsc.ts";
 
 function files(dir: string): string[] {
   return readdirSync(dir, { recursive: true, withFileTypes: true })
@@ -19,28 +19,9 @@ function files(dir: string): string[] {
 /** Type-checks a generated folder with the compiler options of SPEC §4. */
 function typecheck(dir: string): { code: number; output: string } {
   const config = path.join(dir, "..", `tsconfig.${path.basename(dir)}.json`);
-  writeFileSync(
-    config,
-    JSON.stringify({
-      compilerOptions: {
-        strict: true,
-        module: "nodenext",
-        moduleResolution: "nodenext",
-        target: "es2023",
-        allowImportingTsExtensions: true,
-        noEmit: true,
-        skipLibCheck: true,
-        types: ["node"],
-        // Beyond SPEC §4's settings: imports follow use (the import planner), so none is unused,
-        // and generated code has no dead locals.
-        noUnusedLocals: true,
-      },
-      include: [path.basename(dir)],
-    }),
-  );
-  const tsc = path.join(repoRoot, "node_modules", ".bin", "tsc");
-  const result = spawnSync(tsc, ["-p", config], { encoding: "utf8" });
-  return { code: result.status ?? -1, output: result.stdout + result.stderr };
+  // Beyond SPEC §4's settings: imports follow use (the import planner), so none is unused, and
+  // generated code has no dead locals.
+  return tsc(config, { ...SPEC_COMPILER_OPTIONS, noUnusedLocals: true }, [dir]);
 }
 
 describe("generated code", () => {

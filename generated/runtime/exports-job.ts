@@ -80,7 +80,11 @@ export type ExportJobValues = { -readonly [K in Exclude<RequiredName, "match">]:
 
 export type ExportJob = StoredRecord<ExportJobValues>;
 
-/** A job as the API shows it (the `Export` schema). */
+/**
+ * A job as the API shows it: the `Export` schema of every version's OpenAPI document, whose
+ * emitter documents each of these fields (generator/emit/openapi/exports.ts) and takes the
+ * required ones from `EXPORT_VIEW_REQUIRED` and `EXPORT_VIEW_WHEN_SUCCEEDED`.
+ */
 export interface ExportView {
   id: string;
   resource: string;
@@ -97,6 +101,27 @@ export interface ExportView {
   started_at?: string;
   finished_at?: string;
 }
+
+type RequiredOf<T> = { [K in keyof T]-?: {} extends Pick<T, K> ? never : K }[keyof T];
+
+/** The fields every job shows. */
+export const EXPORT_VIEW_REQUIRED = [
+  "id",
+  "resource",
+  "format",
+  "status",
+  "filters",
+  "record_count",
+  "created_at",
+  "updated_at",
+] as const satisfies readonly RequiredOf<ExportView>[];
+
+/** The fields a succeeded job shows too. */
+export const EXPORT_VIEW_WHEN_SUCCEEDED = [
+  "download_url",
+  "expires_at",
+  "finished_at",
+] as const satisfies readonly (keyof ExportView)[];
 
 export function exportView(job: ExportJob): ExportView {
   const v = job.values;

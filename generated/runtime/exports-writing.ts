@@ -79,9 +79,21 @@ export async function writeRecords(
   return count;
 }
 
-/** RFC 4180: quoted when it holds a comma, quote or line break (or edge spaces); arrays and objects as JSON. */
+/**
+ * A text cell that a spreadsheet would take for a formula: one that begins with `=`, `+`, `-`,
+ * `@`, a tab or a carriage return (OWASP, "CSV Injection").
+ */
+const FORMULA_START = /^[=+\-@\t\r]/;
+
+/**
+ * One CSV cell. RFC 4180: quoted when it holds a comma, quote or line break (or edge spaces);
+ * arrays and objects as JSON. A string that a spreadsheet would run as a formula is neutralised
+ * with a leading `'` (`=HYPERLINK(…)` is written `'=HYPERLINK(…)`), as OWASP recommends; numbers
+ * are written as they are (`-5` stays a number).
+ */
 export function csvValue(value: unknown): string {
   if (value === undefined || value === null) return "";
-  const text = typeof value === "object" ? JSON.stringify(value) : String(value);
+  let text = typeof value === "object" ? JSON.stringify(value) : String(value);
+  if (typeof value === "string" && FORMULA_START.test(text)) text = `'${text}`;
   return /[",\r\n]/.test(text) || text !== text.trim() ? `"${text.replace(/"/g, '""')}"` : text;
 }

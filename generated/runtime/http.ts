@@ -9,7 +9,7 @@ import type { z } from "zod";
 import type { AccessAction, Authorize, Principal } from "./auth.ts";
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError, type ErrorDetail } from "./errors.ts";
 import type { Match, StoredRecord, Values } from "./store.ts";
-import { detailIssue, validationMessage } from "./messages.ts";
+import { detailIssue, ISSUES, validationMessage } from "./messages.ts";
 import { isAcceptedUuid, uuidSchema } from "./uuid.ts";
 
 declare module "fastify" {
@@ -33,7 +33,7 @@ export function issuesToDetails(
       for (const key of issue.keys) {
         const field = base ? `${base}.${key}` : key;
         const serverOwned = base === "" && (SERVER_KEYS.has(key) || readOnly.has(key));
-        details.push({ field, issue: serverOwned ? "is read-only" : issue.message });
+        details.push({ field, issue: serverOwned ? ISSUES.readOnly : issue.message });
       }
       continue;
     }
@@ -54,7 +54,7 @@ export function parseBody<S extends z.ZodType>(
 ): z.output<S> {
   if (!isPlainObject(body)) {
     throw new ValidationError(
-      [{ field: "body", issue: "must be a JSON object" }],
+      [{ field: "body", issue: ISSUES.jsonObject }],
       "The request body must be a JSON object.",
     );
   }
@@ -184,7 +184,7 @@ export function checkIfMatch(request: FastifyRequest, record: StoredRecord<Value
   const candidates = header.split(",").map((t) => t.trim().replace(/^W\//, ""));
   if (!candidates.includes("*") && !candidates.includes(current)) {
     throw new ConflictError("The record has changed: If-Match does not match its current ETag.", [
-      { field: "If-Match", issue: "does not match the current ETag" },
+      { field: "If-Match", issue: ISSUES.ifMatch },
     ]);
   }
 }

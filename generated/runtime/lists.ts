@@ -6,7 +6,7 @@
 import type { ResourceService } from "./crud-service.ts";
 import { listScope, type CursorCodec } from "./cursor.ts";
 import { ValidationError } from "./errors.ts";
-import { LIST_MODE_ISSUES } from "./messages.ts";
+import { ISSUES } from "./messages.ts";
 import { offsetPagination, type CursorPage, type OffsetPage } from "./pagination.ts";
 import type { Match, StoredRecord, Values } from "./store.ts";
 
@@ -33,9 +33,7 @@ export async function listByCursor<V extends Values, T>(
   if (params.cursor !== undefined) {
     const decoded = codec.decode(scope, params.cursor);
     if (decoded === null) {
-      throw new ValidationError([
-        { field: "cursor", issue: "is not a cursor of this list: use next_cursor as returned" },
-      ]);
+      throw new ValidationError([{ field: "cursor", issue: ISSUES.foreignCursor }]);
     }
     after = decoded;
   }
@@ -78,6 +76,6 @@ export function checkListMode(query: unknown, search: boolean): void {
   const other = search ? ["page", "per_page"] : ["limit", "cursor"];
   const given = other.filter((name) => Object.hasOwn(query, name));
   if (given.length === 0) return;
-  const issue = search ? LIST_MODE_ISSUES.search : LIST_MODE_ISSUES.offset;
+  const issue = search ? ISSUES.listMode.search : ISSUES.listMode.offset;
   throw new ValidationError(given.map((field) => ({ field, issue })));
 }

@@ -14,6 +14,7 @@
  */
 import { randomFillSync } from "node:crypto";
 import { z } from "zod";
+import { ISSUES } from "./messages.ts";
 
 const POOL_SIZE = 16 * 1024;
 const pool = Buffer.allocUnsafe(POOL_SIZE);
@@ -88,7 +89,7 @@ export function isUuidV7(value: string): boolean {
   return V7.test(value);
 }
 
-export const UUID_ISSUE = "must be a valid UUID";
+export const UUID_ISSUE = ISSUES.uuid;
 
 /** zod schema of an id in a path, body or query: validated for format, then lowercased. */
 export const uuidSchema = z

@@ -11,6 +11,7 @@ import { MemoryStore, type Store } from "../runtime/index.ts";
 import { openDriver, type SqlDriver, type SqlStoreOptions } from "../runtime/sql-driver.ts";
 import { migrate } from "../runtime/sql-migrations.ts";
 import { SqlStore } from "../runtime/sql-store.ts";
+import { storeReferences } from "../services.ts";
 import { sqlSchema } from "./schema.ts";
 import { setExportServer } from "../runtime/exports.ts";
 
@@ -19,7 +20,7 @@ export const migrationsFolder = new URL("./", import.meta.url);
 
 /** Opens the store `target` names, migrated to the current schema. */
 export async function openStore(target: string, options: SqlStoreOptions = {}): Promise<Store> {
-  if (target === "memory") return new MemoryStore();
+  if (target === "memory") return new MemoryStore({ references: storeReferences });
   const driver = await openDriver(target, options);
   try {
     return await storeOn(driver, target);
@@ -37,10 +38,11 @@ export async function openStore(target: string, options: SqlStoreOptions = {}): 
 export async function storeOn(driver: SqlDriver, target: string): Promise<Store> {
   await migrate(driver, migrationsFolder);
   const store = new SqlStore(driver, sqlSchema);
-  // Export jobs on a PostgreSQL server go through pg-boss there, shared by every instance.
+  // Export jobs on a PostgreSQL server go through pg-boss there, and their files are kept in
+  // the database: every instance runs jobs and serves every file.
   if (driver.kind === "postgres") {
     const [row] = await driver.query("select current_schema() as schema");
-    setExportServer(store, { connectionString: target, schema: String(row?.schema ?? "public") });
+    setExportServer(store, { connectionString: target, schema: String(row?.schema ?? "public"), driver });
   }
   return store;
 }

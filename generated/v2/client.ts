@@ -20,10 +20,45 @@ import type {
 import type { Product, ProductCreate, ProductReplace, ProductUpdate } from "./products/types.ts";
 import type { User, UserCreate, UserUpdate } from "./users/types.ts";
 
+// The list envelopes of conventions §4.5 and the page sizes of §8, defined once: the runtime's
+// lists answer with them, the generator documents them, and every generated client holds this
+// file's text as it is (it imports nothing, so a client stays one file).
+
+/** Records in a page when the query names no size. */
+export const DEFAULT_PAGE_SIZE = 20;
+/** The most records a page holds; a larger page size is answered with 400. */
+export const MAX_PAGE_SIZE = 100;
+
+/** Cursor mode: follow `next_cursor` until it is null (`has_more` false). */
+export interface CursorPagination {
+  next_cursor: string | null;
+  has_more: boolean;
+}
+
+/** Offset mode: `page` of `total_pages`. */
+export interface OffsetPagination {
+  page: number;
+  per_page: number;
+  total: number;
+  total_pages: number;
+}
+
+export interface CursorPage<T> {
+  data: T[];
+  pagination: CursorPagination;
+}
+
+export interface OffsetPage<T> {
+  data: T[];
+  pagination: OffsetPagination;
+}
+
 // ---------------------------------------------------------------------------------------
 // The part of the client that is the same for every API (canon's templates/client/core.ts):
 // errors, requests with retries and request ids, deprecation notices, and list pagination.
-// It needs nothing but the platform's fetch, so it runs in Node 24 and in browsers.
+// It needs nothing but the platform's fetch, so it runs in Node 24 and in browsers. The page
+// types come from runtime/pages.ts, whose text the client holds too; the import below is
+// canon's own and not placed into the client.
 
 /** One problem of a request, as the service lists it: a body path or a parameter name, and what is wrong. */
 export interface ErrorDetail {
@@ -173,30 +208,6 @@ export interface WithResponse<T> extends ResponseInfo {
   data: T;
 }
 
-/** Cursor mode (conventions §4.5): follow `next_cursor` until it is null. */
-export interface CursorPagination {
-  next_cursor: string | null;
-  has_more: boolean;
-}
-
-/** Offset mode: `page` of `total_pages`. */
-export interface OffsetPagination {
-  page: number;
-  per_page: number;
-  total: number;
-  total_pages: number;
-}
-
-export interface CursorPage<T> {
-  data: T[];
-  pagination: CursorPagination;
-}
-
-export interface OffsetPage<T> {
-  data: T[];
-  pagination: OffsetPagination;
-}
-
 type Query = Record<string, string | number | boolean | undefined>;
 
 // A call under way, started at once: `await` it for the result, or `.withResponse()` for the
@@ -333,18 +344,29 @@ class Transport {
     return new ListCall((q) => this.#send<P>("GET", path, q, undefined, options), query as Query);
   }
 
+  /** A GET whose answer is text (a file), at a path of the API or an absolute URL it gave. */
+  text(url: string | undefined, options: CallOptions = {}): ApiCall<string> {
+    if (url === undefined) return new ApiCall(Promise.reject(new Error("There is no file to download yet.")));
+    return new ApiCall(this.#send<string>("GET", url, undefined, undefined, options, true));
+  }
+
   async #send<T>(
     method: string,
     path: string,
     query: Query | undefined,
     body: unknown,
     options: CallOptions,
+    text = false,
   ): Promise<WithResponse<T>> {
     const requestId = options.requestId ?? uuidv7();
     const token = this.#options.token;
     const bearer = typeof token === "function" ? await token() : token;
     const headers = this.#headers(requestId, bearer, body !== undefined, options);
-    const url = this.#base + path + queryString(query);
+    if (text) headers.accept = "*/*";
+    const absolute = /^https?:\/\//.test(path);
+    // The credentials go only to this API: an absolute URL elsewhere gets none.
+    if (absolute && !path.startsWith(`${this.#base}/`)) delete headers.authorization;
+    const url = (absolute ? path : this.#base + path) + queryString(query);
     const init: RequestInit = {
       method,
       headers,
@@ -380,7 +402,7 @@ class Transport {
           continue;
         }
       }
-      return answer<T>(response, requestId, method, path);
+      return answer<T>(response, requestId, method, path, text);
     }
   }
 
@@ -423,6 +445,7 @@ async function answer<T>(
   sent: string,
   method: string,
   path: string,
+  text: boolean,
 ): Promise<WithResponse<T>> {
   const info: ResponseInfo = {
     status: response.status,
@@ -430,9 +453,9 @@ async function answer<T>(
     requestId: response.headers.get("x-request-id") ?? sent,
     etag: response.headers.get("etag"),
   };
-  let text: string;
+  let raw: string;
   try {
-    text = await response.text();
+    raw = await response.text();
   } catch (error) {
     const message = `${method} ${path}: the answer could not be read: ${String(error)}`;
     throw new NetworkError({
@@ -443,9 +466,10 @@ async function answer<T>(
       cause: error,
     });
   }
-  const body = parseJson(text);
+  if (text && response.ok) return { ...info, data: raw as T };
+  const body = parseJson(raw);
   if (response.ok) {
-    if (text !== "" && body === undefined) {
+    if (raw !== "" && body === undefined) {
       throw new ApiError({
         ...info,
         code: `HTTP_${response.status}`,
@@ -460,7 +484,7 @@ async function answer<T>(
     const details = Array.isArray(error.details) ? error.details : [];
     throw new ErrorClass({ ...info, code: error.code, message: error.message, details });
   }
-  const excerpt = text.length > 200 ? `${text.slice(0, 200)}…` : text;
+  const excerpt = raw.length > 200 ? `${raw.slice(0, 200)}…` : raw;
   const status = `${response.status} ${response.statusText}`.trim();
   const message = `${method} ${path} answered ${status}${excerpt ? `: ${excerpt}` : ""}`;
   throw new ErrorClass({ ...info, code: `HTTP_${response.status}`, message });
@@ -539,6 +563,48 @@ export interface ApiEvent {
   data: Record<string, unknown>;
 }
 
+/** An export job: every record of a collection that its list would show, written in the background to one file. */
+export interface ExportJob {
+  /** UUID v7. */
+  id: string;
+  resource: "orders";
+  format: "ndjson" | "csv";
+  /** `succeeded`: the file is ready at `download_url`; `failed`: see `failure_reason`. */
+  status: "pending" | "running" | "succeeded" | "failed";
+  /** The filters it was made with. */
+  filters: Record<string, unknown>;
+  /** The search it was made with. */
+  q?: string;
+  /** Records written so far; once succeeded, every record in the file. */
+  record_count: number;
+  /** Once succeeded: the file, for `api.exports.download(job)`; it works until `expires_at`. */
+  download_url?: string;
+  expires_at?: string;
+  failure_reason?: string;
+  started_at?: string;
+  finished_at?: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/** Body of POST /v2/exports: the collection, and the filters and `q` of its list. */
+export type ExportCreate = OrderExportCreate;
+
+/** An export of orders. */
+export interface OrderExportCreate {
+  resource: "orders";
+  format?: "ndjson" | "csv";
+  /** Only the records whose note contains this text (case-insensitive), as `q` on the list. */
+  q?: string;
+  filters?: OrderExportFilters;
+}
+
+/** Exact-match filters of orders, as on its list. */
+export interface OrderExportFilters {
+  status?: "pending" | "paid" | "shipped" | "cancelled";
+  currency?: string;
+}
+
 /** Query of GET /v2/invoices and GET /v2/orders/{id}/invoices. */
 export interface InvoicesListQuery {
   /** Records per page, 1 to 100; 20 when absent. */
@@ -601,6 +667,14 @@ export interface UsersSearchQuery {
 
 /** Query of GET /v2/events. */
 export interface EventsListQuery {
+  /** Records per page, 1 to 100; 20 when absent. */
+  limit?: number;
+  /** `next_cursor` of the page before; the first page when absent. */
+  cursor?: string;
+}
+
+/** Query of GET /v2/exports. */
+export interface ExportsListQuery {
   /** Records per page, 1 to 100; 20 when absent. */
   limit?: number;
   /** `next_cursor` of the page before; the first page when absent. */
@@ -832,6 +906,35 @@ export class EventsClient {
   }
 }
 
+/** Exports of whole collections (a background job, then a file): /v2/exports. */
+export class ExportsClient {
+  readonly #http: Transport;
+
+  constructor(http: Transport) {
+    this.#http = http;
+  }
+
+  /** POST /v2/exports: a new export job, pending; `get` it until it has succeeded, then `download` it. */
+  create(body: ExportCreate, options?: CallOptions): ApiCall<ExportJob> {
+    return this.#http.call("POST", "/v2/exports", body, options);
+  }
+
+  /** GET /v2/exports: your export jobs; `await` it for a page, `for await` it for every job. */
+  list(query: ExportsListQuery = {}, options?: CallOptions): ListCall<ExportJob, CursorPage<ExportJob>> {
+    return this.#http.list("/v2/exports", query, options);
+  }
+
+  /** GET /v2/exports/{id}: one export job. */
+  get(id: string, options?: CallOptions): ApiCall<ExportJob> {
+    return this.#http.call("GET", `/v2/exports/${encodeURIComponent(id)}`, undefined, options);
+  }
+
+  /** The file of a succeeded job (its `download_url`), as text: NDJSON or CSV; an error before. */
+  download(job: Pick<ExportJob, "download_url">, options?: CallOptions): ApiCall<string> {
+    return this.#http.text(job.download_url, options);
+  }
+}
+
 /** The collections of v2, each with the operations it has. */
 export interface Client {
   /** Invoices issued for an order. */
@@ -844,6 +947,8 @@ export interface Client {
   readonly users: UsersClient;
   /** The events of every write, oldest first: GET /v2/events. */
   readonly events: EventsClient;
+  /** Exports of whole collections (a background job, then a file): /v2/exports. */
+  readonly exports: ExportsClient;
 }
 
 /** A client of v2: `createClient({ baseUrl: "https://api.example.com", token: "…" })`. */
@@ -855,5 +960,6 @@ export function createClient(options: ClientOptions): Client {
     products: new ProductsClient(http),
     users: new UsersClient(http),
     events: new EventsClient(http),
+    exports: new ExportsClient(http),
   };
 }

@@ -82,6 +82,7 @@ function normalizeField(source: SourceFile, at: PropertyKey[], name: string, f: 
     minimum: f.minimum,
     maximum: f.maximum,
     references: f.references,
+    onDelete: f.on_delete,
     values: f.values,
     items: f.items ? normalizeField(source, [...at, "items"], "items", f.items) : undefined,
     maxItems: f.type === "array" ? (f.max_items ?? 100) : f.max_items,

@@ -1,4 +1,5 @@
 import { EXPORT_EVENTS } from "../../runtime/events.ts";
+import type { StoreReference } from "../../runtime/references.ts";
 import { EXPORT_JOB_FIELDS, EXPORT_JOB_FILTERS, EXPORT_JOBS, type ExportJobField } from "../../runtime/exports-job.ts";
 import { compareText } from "../diagnostics/diagnostic.ts";
 import { camelCase, pascalCase, singularOf, snakeCase } from "../util/names.ts";
@@ -71,6 +72,7 @@ export function buildModel(defs: Definitions): ApiModel {
       searchMinLength: defs.searchMinLength,
       resources: versionResources,
       exports: exports.length ? exports : null,
+      exportsPath: exports.length ? `/${v.name}/exports` : null,
     }];
   });
   const storage = resources.map((r) => storageResource(r, versions));
@@ -88,6 +90,7 @@ export function buildModel(defs: Definitions): ApiModel {
     bodyLimit: defs.bodyLimit,
     searchMinLength: defs.searchMinLength,
     storage,
+    references: storeReferences(storage),
     exportJobs,
     eventCollections,
     versions,
@@ -197,6 +200,7 @@ function mayBeAbsent(f: FieldDef, lifetime: number[]): boolean {
 
 function storageResource(r: ResourceDef, versions: VersionModel[]): StorageResource {
   const names = namesOf(r.singular, r.collection);
+  const parentField = r.parent ? (r.fields.find((f) => f.type === "uuid" && f.references === r.parent)?.name ?? null) : null;
   const lifetime = versions.map((v) => v.number).filter((n) => presentIn(n, r.added, r.removed));
   return {
     collection: r.collection,
@@ -212,11 +216,27 @@ function storageResource(r: ResourceDef, versions: VersionModel[]): StorageResou
       fields: a.fields.map((f) => versionField(f, Number.POSITIVE_INFINITY)),
     })),
     unique: r.fields.filter((f) => f.unique).map((f) => f.name),
-    references: r.fields.flatMap((f) => (f.type === "uuid" && f.references ? [{ field: f.name, collection: f.references }] : [])),
-    parentField: r.parent ? (r.fields.find((f) => f.type === "uuid" && f.references === r.parent)?.name ?? null) : null,
+    references: r.fields.flatMap((f) =>
+      f.type === "uuid" && f.references
+        ? [{ field: f.name, collection: f.references, onDelete: f.onDelete ?? (f.name === parentField ? "cascade" : "restrict") }]
+        : [],
+    ),
+    parentField,
     search: r.search,
     filters: r.filters,
   };
+}
+
+/**
+ * Every reference between stored collections: each resource's (a child's parent field cascades
+ * by default, any other reference restricts), then each action record's target, which always
+ * cascades: an action record is part of its target's history.
+ */
+function storeReferences(storage: StorageResource[]): StoreReference[] {
+  return storage.flatMap((r) => [
+    ...r.references.map((ref) => ({ collection: r.collection, field: ref.field, references: ref.collection, onDelete: ref.onDelete })),
+    ...r.actionRecords.map((a) => ({ collection: a.collection, field: a.targetField, references: r.collection, onDelete: "cascade" as const })),
+  ]);
 }
 
 function versionExport(r: ResourceDef, resource: VersionResource): VersionExport {

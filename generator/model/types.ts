@@ -1,3 +1,4 @@
+import type { OnDelete, StoreReference } from "../../runtime/references.ts";
 import type { ExportFormat } from "../../runtime/exports-job.ts";
 import type { SourceLocation } from "../diagnostics/diagnostic.ts";
 import type { RecordSymbols, ResourceSymbols } from "./symbols.ts";
@@ -28,6 +29,8 @@ export interface FieldDef {
   minimum?: number;
   maximum?: number;
   references?: string;
+  /** With `references`: what deleting the referenced record does; undefined: the default (cascade for a parent field, else restrict). */
+  onDelete?: OnDelete;
   values?: string[];
   items?: FieldDef;
   maxItems?: number;
@@ -224,6 +227,8 @@ export interface VersionModel {
   events: boolean;
   /** `/v2/events` when events are on (`/v2/events/{id}` reads one), else null. */
   eventsPath: string | null;
+  /** `/v2/exports` when some resource of the version can be exported, else null. */
+  exportsPath: string | null;
   /** Fewest characters of `?q=` on every list and export of the version. */
   searchMinLength: number;
   resources: VersionResource[];
@@ -242,7 +247,7 @@ export interface StorageResource {
   /** The records of its actions. */
   actionRecords: Array<{ name: string; collection: string; names: Names; symbols: RecordSymbols; targetField: string; fields: VersionField[] }>;
   unique: string[];
-  references: Array<{ field: string; collection: string }>;
+  references: Array<{ field: string; collection: string; onDelete: OnDelete }>;
   parentField: string | null;
   search: string[];
   filters: string[];
@@ -258,6 +263,8 @@ export interface ApiModel {
   /** Fewest characters of `?q=`. */
   searchMinLength: number;
   storage: StorageResource[];
+  /** Every reference between stored collections (resources' and action records'), with its delete behaviour. */
+  references: StoreReference[];
   /**
    * Where export jobs are kept when some version has exports: a store collection of canon's own
    * (`canon/exports`, never a resource's name), null otherwise. Not a resource: no service, no types.

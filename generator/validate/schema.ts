@@ -40,6 +40,12 @@ export const FieldSchema = z
     minimum: z.number().optional().describe("integer or number: smallest value."),
     maximum: z.number().optional().describe("integer or number: largest value."),
     references: z.string().optional().describe("uuid: the collection whose record this id names."),
+    on_delete: z
+      .enum(["restrict", "cascade"])
+      .optional()
+      .describe(
+        "With references: what deleting the referenced record does. restrict (the default): refused with 422 naming this collection; cascade: this record is deleted too (the default for a child's parent field).",
+      ),
     values: z.array(z.string()).min(1).optional().describe("enum: the allowed values."),
     get items() {
       return FieldSchema.optional().describe("array: the type of each item.");

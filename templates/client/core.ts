@@ -1,7 +1,10 @@
 // ---------------------------------------------------------------------------------------
 // The part of the client that is the same for every API (canon's templates/client/core.ts):
 // errors, requests with retries and request ids, deprecation notices, and list pagination.
-// It needs nothing but the platform's fetch, so it runs in Node 24 and in browsers.
+// It needs nothing but the platform's fetch, so it runs in Node 24 and in browsers. The page
+// types come from runtime/pages.ts, whose text the client holds too; the import below is
+// canon's own and not placed into the client.
+import type { CursorPagination, OffsetPagination } from "../../runtime/pages.ts";
 
 /** One problem of a request, as the service lists it: a body path or a parameter name, and what is wrong. */
 export interface ErrorDetail {
@@ -151,30 +154,6 @@ export interface WithResponse<T> extends ResponseInfo {
   data: T;
 }
 
-/** Cursor mode (conventions §4.5): follow `next_cursor` until it is null. */
-export interface CursorPagination {
-  next_cursor: string | null;
-  has_more: boolean;
-}
-
-/** Offset mode: `page` of `total_pages`. */
-export interface OffsetPagination {
-  page: number;
-  per_page: number;
-  total: number;
-  total_pages: number;
-}
-
-export interface CursorPage<T> {
-  data: T[];
-  pagination: CursorPagination;
-}
-
-export interface OffsetPage<T> {
-  data: T[];
-  pagination: OffsetPagination;
-}
-
 type Query = Record<string, string | number | boolean | undefined>;
 
 // A call under way, started at once: `await` it for the result, or `.withResponse()` for the
@@ -311,18 +290,29 @@ class Transport {
     return new ListCall((q) => this.#send<P>("GET", path, q, undefined, options), query as Query);
   }
 
+  /** A GET whose answer is text (a file), at a path of the API or an absolute URL it gave. */
+  text(url: string | undefined, options: CallOptions = {}): ApiCall<string> {
+    if (url === undefined) return new ApiCall(Promise.reject(new Error("There is no file to download yet.")));
+    return new ApiCall(this.#send<string>("GET", url, undefined, undefined, options, true));
+  }
+
   async #send<T>(
     method: string,
     path: string,
     query: Query | undefined,
     body: unknown,
     options: CallOptions,
+    text = false,
   ): Promise<WithResponse<T>> {
     const requestId = options.requestId ?? uuidv7();
     const token = this.#options.token;
     const bearer = typeof token === "function" ? await token() : token;
     const headers = this.#headers(requestId, bearer, body !== undefined, options);
-    const url = this.#base + path + queryString(query);
+    if (text) headers.accept = "*/*";
+    const absolute = /^https?:\/\//.test(path);
+    // The credentials go only to this API: an absolute URL elsewhere gets none.
+    if (absolute && !path.startsWith(`${this.#base}/`)) delete headers.authorization;
+    const url = (absolute ? path : this.#base + path) + queryString(query);
     const init: RequestInit = {
       method,
       headers,
@@ -358,7 +348,7 @@ class Transport {
           continue;
         }
       }
-      return answer<T>(response, requestId, method, path);
+      return answer<T>(response, requestId, method, path, text);
     }
   }
 
@@ -401,6 +391,7 @@ async function answer<T>(
   sent: string,
   method: string,
   path: string,
+  text: boolean,
 ): Promise<WithResponse<T>> {
   const info: ResponseInfo = {
     status: response.status,
@@ -408,9 +399,9 @@ async function answer<T>(
     requestId: response.headers.get("x-request-id") ?? sent,
     etag: response.headers.get("etag"),
   };
-  let text: string;
+  let raw: string;
   try {
-    text = await response.text();
+    raw = await response.text();
   } catch (error) {
     const message = `${method} ${path}: the answer could not be read: ${String(error)}`;
     throw new NetworkError({
@@ -421,9 +412,10 @@ async function answer<T>(
       cause: error,
     });
   }
-  const body = parseJson(text);
+  if (text && response.ok) return { ...info, data: raw as T };
+  const body = parseJson(raw);
   if (response.ok) {
-    if (text !== "" && body === undefined) {
+    if (raw !== "" && body === undefined) {
       throw new ApiError({
         ...info,
         code: `HTTP_${response.status}`,
@@ -438,7 +430,7 @@ async function answer<T>(
     const details = Array.isArray(error.details) ? error.details : [];
     throw new ErrorClass({ ...info, code: error.code, message: error.message, details });
   }
-  const excerpt = text.length > 200 ? `${text.slice(0, 200)}…` : text;
+  const excerpt = raw.length > 200 ? `${raw.slice(0, 200)}…` : raw;
   const status = `${response.status} ${response.statusText}`.trim();
   const message = `${method} ${path} answered ${status}${excerpt ? `: ${excerpt}` : ""}`;
   throw new ErrorClass({ ...info, code: `HTTP_${response.status}`, message });

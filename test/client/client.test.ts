@@ -65,6 +65,31 @@ describe("the generated client, every operation of both versions", () => {
     assert.equal((await api.events.get(created.id)).type, "order.cancellation.created");
   });
 
+  test("v2 exports: create a job, wait for it, download its file; list the jobs", async () => {
+    const api = v2.createClient({ baseUrl: service.base, token: "dev-writer" });
+    const user = await api.users.create(userBody());
+    const codes = [orderCode(), orderCode()];
+    for (const code of codes) await api.orders.create({ user_id: user.id, code, total_cents: 7, currency: "JPY", amount_due_cents: 7 });
+    await assert.rejects(api.exports.download({}), /no file to download yet/);
+    for (const format of ["ndjson", "csv"] as const) {
+      let job = await api.exports.create({ resource: "orders", format, filters: { currency: "JPY" } });
+      assert.deepEqual([job.status, job.format, job.resource], ["pending", format, "orders"]);
+      for (let i = 0; job.status !== "succeeded" && i < 100; i++) {
+        await new Promise((r) => setTimeout(r, 50));
+        job = await api.exports.get(job.id);
+      }
+      assert.equal(job.status, "succeeded", JSON.stringify(job));
+      assert.equal(job.record_count, 2);
+      const file = await api.exports.download(job);
+      const lines = file.trimEnd().split("\n");
+      if (format === "ndjson") assert.deepEqual(lines.map((l) => JSON.parse(l).code), codes);
+      else assert.deepEqual([lines.length, lines[0]!.split(",")[0]], [3, "id"]);
+    }
+    const jobs: string[] = [];
+    for await (const job of api.exports.list({ limit: 1 })) jobs.push(job.format);
+    assert.deepEqual(jobs, ["ndjson", "csv"]);
+  });
+
   test("v1: its own shapes (due_cents, legacy_ref) on every operation", async () => {
     const notices: v1.DeprecationNotice[] = [];
     const api = v1.createClient({ baseUrl: service.base, token: "dev-writer", onDeprecation: (n) => notices.push(n) });

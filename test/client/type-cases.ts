@@ -74,6 +74,15 @@ export async function cases(): Promise<void> {
   // @ts-expect-error an offset page is not a cursor page
   const wrong: v2.CursorPage<unknown> = await api.users.list({ per_page: 10 });
 
+  // Exports: the body names an exportable collection and takes its list's filters.
+  const job = await api.exports.create({ resource: "orders", format: "csv", q: "gift", filters: { status: "paid" } });
+  const file: string = await api.exports.download(job);
+  // @ts-expect-error users are not exportable
+  api.exports.create({ resource: "users" });
+  // @ts-expect-error the filters are the list's
+  api.exports.create({ resource: "orders", filters: { code: "ORD-000001" } });
+  void file;
+
   // Results carry their answer; errors are typed.
   const { data, etag, requestId, status } = await api.orders.get(id).withResponse();
   await api.orders.update(id, { note: data.note ?? "" }, { ifMatch: etag ?? "", requestId });

@@ -3,41 +3,29 @@
 // erasable syntax), and the client of other definitions (hyphenated names, an offset child list,
 // an action answering 204, PUT).
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, test } from "node:test";
 import { canon, repoRoot, workspace } from "../support/cli.ts";
+import { SPEC_COMPILER_OPTIONS, tsc } from "../support/tsc.ts";
 
-const SPEC_OPTIONS = {
-  strict: true,
-  module: "nodenext",
-  moduleResolution: "nodenext",
-  target: "es2023",
-  allowImportingTsExtensions: true,
-  noEmit: true,
-  skipLibCheck: true,
-  types: ["node"],
-};
+const SPEC_OPTIONS = SPEC_COMPILER_OPTIONS;
 
 /** Runs tsc over `files` with `options`; the config is written in `dir`. */
-function tsc(dir: string, name: string, options: object, files: string[]): { code: number; output: string } {
-  mkdirSync(dir, { recursive: true });
-  const config = path.join(dir, `tsconfig.${name}.json`);
-  writeFileSync(config, JSON.stringify({ compilerOptions: options, files: files.map((f) => path.relative(dir, f)) }));
-  const result = spawnSync(path.join(repoRoot, "node_modules", ".bin", "tsc"), ["-p", config], { encoding: "utf8" });
-  return { code: result.status ?? -1, output: result.stdout + result.stderr };
+function tscOver(dir: string, name: string, options: object, files: string[]): { code: number; output: string } {
+  return tsc(path.join(dir, `tsconfig.${name}.json`), options, files);
 }
 
 describe("the generated clients through tsc", () => {
   const tmp = path.join(repoRoot, "test", ".tmp", `client-types-${process.pid}`);
 
   test("type tests: bodies and results use the version's own types (every @ts-expect-error holds)", () => {
-    const result = tsc(tmp, "cases", SPEC_OPTIONS, [path.join(repoRoot, "test", "client", "type-cases.ts")]);
+    const result = tscOver(tmp, "cases", SPEC_OPTIONS, [path.join(repoRoot, "test", "client", "type-cases.ts")]);
     assert.equal(result.code, 0, result.output);
   });
 
   test("a body with a field the version removed fails to compile, naming the field", () => {
+    mkdirSync(tmp, { recursive: true });
     const file = path.join(tmp, "wrong.ts");
     writeFileSync(
       file,
@@ -45,7 +33,7 @@ describe("the generated clients through tsc", () => {
         `const api = createClient({ baseUrl: "" });\n` +
         `await api.orders.create({ user_id: "x", code: "ORD-000001", total_cents: 1, currency: "EUR", amount_due_cents: 1, legacy_ref: "x" });\n`,
     );
-    const result = tsc(tmp, "wrong", SPEC_OPTIONS, [file]);
+    const result = tscOver(tmp, "wrong", SPEC_OPTIONS, [file]);
     assert.notEqual(result.code, 0);
     assert.match(result.output, /legacy_ref/);
   });
@@ -53,7 +41,7 @@ describe("the generated clients through tsc", () => {
   for (const version of ["v1", "v2"]) {
     test(`${version}/client.ts type-checks in a browser's settings: DOM, no Node types, erasable syntax only`, () => {
       const options = { ...SPEC_OPTIONS, types: [], lib: ["es2023", "dom", "dom.iterable"], erasableSyntaxOnly: true, verbatimModuleSyntax: true };
-      const result = tsc(tmp, `browser-${version}`, options, [path.join(repoRoot, "generated", version, "client.ts")]);
+      const result = tscOver(tmp, `browser-${version}`, options, [path.join(repoRoot, "generated", version, "client.ts")]);
       assert.equal(result.code, 0, result.output);
     });
   }
@@ -86,7 +74,7 @@ describe("the generated clients through tsc", () => {
         ``,
       ].join("\n"),
     );
-    const result = tsc(dir, "cases", SPEC_OPTIONS, [cases]);
+    const result = tscOver(dir, "cases", SPEC_OPTIONS, [cases]);
     assert.equal(result.code, 0, result.output);
   });
 });

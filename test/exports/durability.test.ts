@@ -2,13 +2,15 @@
 // stopping service, or left running by a killed one, runs again when the service starts. A
 // PostgreSQL server: jobs go through pg-boss, two instances split them, and a job whose instance
 // was killed (SIGKILL) is run again by the other once its heartbeat has stopped. Every file holds
-// each record once: it equals a cursor walk of the same list.
+// each record once: it equals a cursor walk of the same list, and one attempt's file is kept (in
+// the folder on PGlite, as chunks in the database on a PostgreSQL server).
 import assert from "node:assert/strict";
 import { spawn, type ChildProcess } from "node:child_process";
 import { readdirSync } from "node:fs";
 import path from "node:path";
 import { after, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
+import pg from "pg";
 import { buildApp } from "../../generated/index.ts";
 import type { Store } from "../../generated/runtime/store.ts";
 import { openStore } from "../../generated/sql/index.ts";
@@ -27,7 +29,7 @@ async function instance(store: Store, directory: string, delay: number, onList?:
     store,
     rateLimit: false,
     services: { orders: slowOrders(store, delay, onList) },
-    exports: { directory, pageSize: 5, pgBoss: FAST_PGBOSS },
+    exports: { directory, pageSize: 5, maxJobsPerPrincipal: 10, pgBoss: FAST_PGBOSS },
   });
   return listen(app, SHOWCASE);
 }
@@ -71,14 +73,33 @@ async function kill(proc: ChildProcess): Promise<void> {
   await exited;
 }
 
-/** The file of a succeeded job equals a walk of the list; the folder holds one finished file of it. */
-async function assertExported(api: Api, job: Obj, directory: string, url = "/v2/orders?limit=100"): Promise<void> {
+/** The finished files of a job in a folder (PGlite). */
+function inFolder(directory: string): (id: string) => Promise<string[]> {
+  return async (id) => readdirSync(directory).filter((n) => n.startsWith(`${id}.`) && !n.endsWith(".part"));
+}
+
+/** The attempts whose chunks of a job are in the database (a PostgreSQL server). */
+function inDatabase(schema: string): (id: string) => Promise<string[]> {
+  return async (id) => {
+    const client = new pg.Client({ connectionString: POSTGRES_URL });
+    await client.connect();
+    try {
+      const { rows } = await client.query(`select distinct "attempt" from "${schema}"."canon__export_chunks" where "job_id" = $1`, [id]);
+      return rows.map((r) => String(r.attempt));
+    } finally {
+      await client.end();
+    }
+  };
+}
+
+/** The file of a succeeded job equals a walk of the list; one attempt's file of it is kept. */
+async function assertExported(api: Api, job: Obj, kept: (id: string) => Promise<string[]>, url = "/v2/orders?limit=100"): Promise<void> {
   assert.equal(job.status, "succeeded", JSON.stringify(job));
   const records = ndjson((await download(api, job.download_url, "alice")).text);
   const listed = await walk(api, url);
   assert.deepEqual(records, listed);
   assert.equal(job.record_count, listed.length);
-  const files = readdirSync(directory).filter((n) => n.startsWith(`${job.id}.`) && !n.endsWith(".part"));
+  const files = await kept(job.id);
   assert.equal(files.length, 1, files.join(", "));
 }
 
@@ -97,7 +118,7 @@ describe("PGlite: jobs run in the process and survive it", () => {
     api = await instance(await openStore(`pglite:${data}`), folder.directory, 0);
     try {
       const done = await settled(api, "v2", job.id, "alice");
-      await assertExported(api, done, folder.directory);
+      await assertExported(api, done, inFolder(folder.directory));
       assert.ok(done.started_at > job.created_at);
     } finally {
       await api.close();
@@ -118,7 +139,7 @@ describe("PGlite: jobs run in the process and survive it", () => {
     const api = await instance(await openStore(`pglite:${data}`), folder.directory, 0);
     try {
       const done = await settled(api, "v2", job.id, "alice");
-      await assertExported(api, done, folder.directory);
+      await assertExported(api, done, inFolder(folder.directory));
     } finally {
       await api.close();
     }
@@ -150,7 +171,7 @@ describe("PostgreSQL: jobs go through pg-boss, shared by every instance", () => 
       }
       const done = await Promise.all(jobs.map((j, i) => settled(i % 2 ? a : b, "v2", j.id, "alice")));
       assert.ok(lists[0]! > 0 && lists[1]! > 0, `both instances ran exports (pages read: ${lists.join(" and ")})`);
-      for (const job of done) await assertExported(a, job, folder.directory);
+      for (const job of done) await assertExported(a, job, inDatabase(schema));
     } finally {
       await a.close();
       await b.close();
@@ -175,7 +196,7 @@ describe("PostgreSQL: jobs go through pg-boss, shared by every instance", () => 
       const running = (await expectStatus(api, "GET", `/v2/exports/${job.id}`, 200, { auth: "alice" })).body as Obj;
       assert.equal(running.status, "running", "the killed instance's claim is still there");
       const done = await settled(api, "v2", job.id, "alice", 90_000);
-      await assertExported(api, done, folder.directory);
+      await assertExported(api, done, inDatabase(schema));
       assert.ok(done.started_at > running.started_at, "a second attempt ran it");
     } finally {
       await api.close();

@@ -216,7 +216,8 @@ describe("creating and listing exports", () => {
   const folder = exportsFolder();
 
   before(async () => {
-    api = await startApp({ authenticate: principals, exports: { directory: folder.directory } });
+    // More jobs at once than a principal may have by default.
+    api = await startApp({ authenticate: principals, exports: { directory: folder.directory, maxJobsPerPrincipal: 10 } });
   });
   after(async () => {
     await api.close();

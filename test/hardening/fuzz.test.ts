@@ -80,9 +80,12 @@ async function seed(api: Api, state: FuzzState): Promise<void> {
   for (const op of operations.filter((o) => o.method === "GET" && o.query.some((p) => p.name === "limit"))) {
     const path = op.template.replace("{id}", op.idCollection ? parentOf[op.idCollection]! : "");
     const enumFilter = op.query.find((p) => Array.isArray(p.schema.enum));
-    const queries = ["limit=1"];
-    if (op.query.some((p) => p.name === "q")) queries.push("limit=1&q=e");
-    if (enumFilter) queries.push(`limit=1&${enumFilter.name}=${enumFilter.schema.enum[0]}`);
+    // An offset list pages with per_page, and a search with limit (a parameter of the other mode is a 400).
+    const size = op.query.some((p) => p.name === "per_page") ? "per_page=1" : "limit=1";
+    const search = op.query.find((p) => p.name === "q");
+    const queries = [size];
+    if (search) queries.push(`limit=1&q=${"e".repeat(Number(search.schema.minLength ?? 1))}`);
+    if (enumFilter) queries.push(`${size}&${enumFilter.name}=${enumFilter.schema.enum[0]}`);
     for (const query of queries) {
       const page = (await expectStatus(api, "GET", `${path}?${query}`, 200)).body;
       if (typeof page.pagination?.next_cursor === "string") state.addCursor(op.template, page.pagination.next_cursor);

@@ -1,7 +1,7 @@
 import type { VersionField, VersionModel, VersionResource } from "../../model/types.ts";
 import { camelCase } from "../../util/names.ts";
 import { commentText, propertyKey, tsType } from "../shared/code.ts";
-import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from "../shared/page-size.ts";
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from "../../../runtime/pages.ts";
 
 /** A class of the client: a collection, a child collection under its parent, or an action. */
 export interface ClassView {
@@ -200,4 +200,37 @@ export function eventsClass(path: string): ClassView {
       },
     ],
   };
+}
+
+/** `api.exports`: background exports of whole collections, and their files. */
+export function exportsClass(path: string): ClassView {
+  const method = (doc: string, signature: string, call: string): MethodView => ({ overloads: [], doc, signature, call });
+  return {
+    name: "ExportsClient",
+    doc: `Exports of whole collections (a background job, then a file): ${path}.`,
+    property: "exports",
+    members: [],
+    methods: [
+      method(
+        `POST ${path}: a new export job, pending; \`get\` it until it has succeeded, then \`download\` it.`,
+        `create(body: ExportCreate, ${OPTIONS}): ApiCall<ExportJob>`,
+        `call("POST", ${JSON.stringify(path)}, body, options)`,
+      ),
+      method(
+        `GET ${path}: your export jobs; \`await\` it for a page, \`for await\` it for every job.`,
+        `list(query: ExportsListQuery = {}, ${OPTIONS}): ListCall<ExportJob, CursorPage<ExportJob>>`,
+        `list(${JSON.stringify(path)}, query, options)`,
+      ),
+      method(`GET ${path}/{id}: one export job.`, `get(id: string, ${OPTIONS}): ApiCall<ExportJob>`, `call("GET", ${pathExpression(`${path}/{id}`)}, undefined, options)`),
+      method(
+        "The file of a succeeded job (its `download_url`), as text: NDJSON or CSV; an error before.",
+        `download(job: Pick<ExportJob, "download_url">, ${OPTIONS}): ApiCall<string>`,
+        "text(job.download_url, options)",
+      ),
+    ],
+  };
+}
+
+export function exportsQuery(path: string): QueryView {
+  return { ...eventsQuery(path), name: "ExportsListQuery" };
 }

@@ -1,8 +1,9 @@
-import type { ApiModel, VersionModel } from "../../model/types.ts";
+import type { ApiModel, VersionExport, VersionModel } from "../../model/types.ts";
 import { GENERATED_HEADER, styledTs, type EmitContext, type EmittedFile, type Emitter } from "../emitter.ts";
-import { commentText } from "../shared/code.ts";
+import { commentText, propertyKey, tsType } from "../shared/code.ts";
 import { IMPORTS, source, withImports, type ImportSource } from "../shared/imports.ts";
-import { eventsClass, eventsQuery, resourceClasses, resourceQueries, type ClassView } from "./classes.ts";
+import { EXPORT_STATUSES } from "../../../runtime/exports-job.ts";
+import { eventsClass, eventsQuery, exportsClass, exportsQuery, resourceClasses, resourceQueries, type ClassView } from "./classes.ts";
 
 /**
  * The typed client of every version, `vN/client.ts` (SPEC §9): one file that needs only the
@@ -14,9 +15,12 @@ import { eventsClass, eventsQuery, resourceClasses, resourceQueries, type ClassV
 export const clientEmitter: Emitter = {
   name: "client",
   emit(model: ApiModel, context: EmitContext): EmittedFile[] {
-    const core = context.templateText("client/core.ts");
+    // The page types (runtime/pages.ts, imports nothing), then the fixed part without the import
+    // of them that lets canon type-check it on its own.
+    const pages = context.runtimeFile("pages.ts");
+    const core = context.templateText("client/core.ts").replace(/^import type .*\n/m, "");
     return model.versions.map((version) => {
-      const rendered = context.render("client/client", clientView(model, version, core));
+      const rendered = context.render("client/client", clientView(model, version, `${pages.trimEnd()}\n\n${core}`));
       return styledTs(`${version.name}/client.ts`, withImports(rendered, typeSources(version)));
     });
   },
@@ -31,12 +35,37 @@ function typeSources(version: VersionModel): ImportSource[] {
   });
 }
 
+const union = (values: readonly string[]) => values.map((v) => JSON.stringify(v)).join(" | ");
+
+/** The export job and the bodies of POST /vN/exports, one per exportable collection. */
+function exportsView(exports: VersionExport[]) {
+  return {
+    resources: union(exports.map((e) => e.collection)),
+    formats: union([...new Set(exports.flatMap((e) => e.formats))]),
+    statuses: union(EXPORT_STATUSES),
+    createNames: exports.map((e) => `${e.names.pascal}ExportCreate`).join(" | "),
+    bodies: exports.map((e) => ({
+      collection: e.collection,
+      create: `${e.names.pascal}ExportCreate`,
+      filters: `${e.names.pascal}ExportFilters`,
+      resource: JSON.stringify(e.collection),
+      formats: union(e.formats),
+      search: e.search.map((f) => f.name).join(", "),
+      members: e.filters.map((f) => ({ key: propertyKey(f.name), type: tsType({ ...f, nullable: false }) })),
+    })),
+  };
+}
+
 function clientView(model: ApiModel, version: VersionModel, core: string) {
   const queries = version.resources.flatMap((r) => resourceQueries(r));
   const classes: ClassView[] = version.resources.flatMap((r) => resourceClasses(version, r));
   if (version.eventsPath) {
     queries.push(eventsQuery(version.eventsPath));
     classes.push(eventsClass(version.eventsPath));
+  }
+  if (version.exportsPath) {
+    queries.push(exportsQuery(version.exportsPath));
+    classes.push(exportsClass(version.exportsPath));
   }
   // A collection without any operation has nothing to call.
   const entries = classes.filter((c) => c.property !== null && (c.methods.length > 0 || c.members.length > 0));
@@ -47,6 +76,7 @@ function clientView(model: ApiModel, version: VersionModel, core: string) {
     imports: IMPORTS,
     core: core.trimEnd(),
     events: version.eventsPath !== null,
+    exports: version.exports && exportsView(version.exports),
     queries,
     classes: classes.filter((c) => c.methods.length > 0 || c.members.length > 0),
     client: entries.map((c) => ({ property: c.property, className: c.name, doc: c.doc })),

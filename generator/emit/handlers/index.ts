@@ -223,6 +223,10 @@ function servicesView(model: ApiModel) {
     events: model.events,
     exports: model.exportJobs !== null,
     services,
+    references: model.references.map(
+      (r) =>
+        `{ collection: ${JSON.stringify(r.collection)}, field: ${JSON.stringify(r.field)}, references: ${JSON.stringify(r.references)}, onDelete: ${JSON.stringify(r.onDelete)} }`,
+    ),
     valueTypes: services.map((s) => `${s.pascal}Values`).sort().join(", "),
   };
 }

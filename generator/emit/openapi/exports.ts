@@ -1,5 +1,12 @@
 import { SEARCH_MAX_LENGTH } from "../../../runtime/pagination.ts";
-import { EXPORT_FORMATS, EXPORT_MEDIA_TYPES, EXPORT_STATUSES } from "../../../runtime/exports-job.ts";
+import {
+  EXPORT_FORMATS,
+  EXPORT_MEDIA_TYPES,
+  EXPORT_STATUSES,
+  EXPORT_VIEW_REQUIRED,
+  EXPORT_VIEW_WHEN_SUCCEEDED,
+  type ExportView,
+} from "../../../runtime/exports-job.ts";
 import type { ExportFormat, VersionExport, VersionModel } from "../../model/types.ts";
 import { commonErrors, errorResponses, lookupErrors, writeErrors } from "./errors.ts";
 import { fieldSchema } from "./fieldSchema.ts";
@@ -31,45 +38,38 @@ function names(e: VersionExport) {
 
 export function exportSchemas(exports: VersionExport[], searchMinLength: number): Array<[string, Json]> {
   const collections = exports.map((e) => e.collection);
+  // Every field the runtime's view shows (a field added there must be documented here).
+  const properties: Record<keyof ExportView, Json> = {
+    id: idSchema,
+    resource: { type: "string", enum: collections, description: "The collection exported." },
+    format: { type: "string", enum: formatsOf(exports), description: "The file's format." },
+    status: {
+      type: "string",
+      enum: [...EXPORT_STATUSES],
+      description: "`pending` (queued), `running`, `succeeded` (the file is ready: `download_url`) or `failed` (`failure_reason`).",
+    },
+    filters: { anyOf: exports.map((e) => ref("schemas", names(e).filters)), description: "The filters the export was made with." },
+    q: { type: "string", description: "The search the export was made with, if any." },
+    record_count: { type: "integer", minimum: 0, description: "Records written to the file so far; once succeeded, every record in it." },
+    download_url: {
+      type: "string",
+      description:
+        "Once succeeded: where to download the file, `/vN/exports/{id}/files/{token}` (a path on this API, with the same credentials). It carries an unguessable token and works until `expires_at`.",
+    },
+    expires_at: { ...timestamp, description: "Once succeeded: when the download link stops working." },
+    failure_reason: { type: "string", description: "Once failed: what went wrong." },
+    created_at: timestamp,
+    updated_at: timestamp,
+    started_at: { ...timestamp, description: "When the job last started running." },
+    finished_at: { ...timestamp, description: "When the job succeeded or failed." },
+  };
   const job = closedObject(
-    [
-      ["id", idSchema],
-      ["resource", { type: "string", enum: collections, description: "The collection exported." }],
-      ["format", { type: "string", enum: formatsOf(exports), description: "The file's format." }],
-      [
-        "status",
-        {
-          type: "string",
-          enum: [...EXPORT_STATUSES],
-          description: "`pending` (queued), `running`, `succeeded` (the file is ready: `download_url`) or `failed` (`failure_reason`).",
-        },
-      ],
-      ["filters", { anyOf: exports.map((e) => ref("schemas", names(e).filters)), description: "The filters the export was made with." }],
-      ["q", { type: "string", description: "The search the export was made with, if any." }],
-      [
-        "record_count",
-        { type: "integer", minimum: 0, description: "Records written to the file so far; once succeeded, every record in it." },
-      ],
-      [
-        "download_url",
-        {
-          type: "string",
-          description:
-            "Once succeeded: where to download the file, `/vN/exports/{id}/files/{token}` (a path on this API, with the same credentials). It carries an unguessable token and works until `expires_at`.",
-        },
-      ],
-      ["expires_at", { ...timestamp, description: "Once succeeded: when the download link stops working." }],
-      ["failure_reason", { type: "string", description: "Once failed: what went wrong." }],
-      ["created_at", timestamp],
-      ["updated_at", timestamp],
-      ["started_at", { ...timestamp, description: "When the job last started running." }],
-      ["finished_at", { ...timestamp, description: "When the job succeeded or failed." }],
-    ],
-    ["id", "resource", "format", "status", "filters", "record_count", "created_at", "updated_at"],
+    Object.entries(properties),
+    [...EXPORT_VIEW_REQUIRED],
     "An export job: every record of a collection that the list would show (with the same filters and `q`), written in the background to one file, in ascending id order, as this version shows it. Only the principal who created it can see it.",
   );
   job.if = { properties: { status: { const: "succeeded" } }, required: ["status"] };
-  job.then = { required: ["download_url", "expires_at", "finished_at"] };
+  job.then = { required: [...EXPORT_VIEW_WHEN_SUCCEEDED] };
 
   const variants = exports.map((e): Array<[string, Json]> => {
     const n = names(e);

@@ -1,7 +1,7 @@
 import type { ApiModel } from "../../model/types.ts";
 import { GENERATED_HEADER, styledTs, type EmitContext, type EmittedFile, type Emitter } from "../emitter.ts";
 import { IMPORTS, runtimeSource, source, withImports } from "../shared/imports.ts";
-import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from "../shared/page-size.ts";
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from "../../../runtime/pages.ts";
 
 /** Pagination types: `vN/pagination.ts`, the page type of every list of the version. */
 export const paginationEmitter: Emitter = {

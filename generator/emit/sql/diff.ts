@@ -8,6 +8,7 @@
  * Nothing is ever dropped with its data: a column that leaves the definitions stays, only its
  * NOT NULL is lifted so that new rows may lack it; a table that leaves stays as it is.
  */
+import type { OnDelete } from "../../../runtime/references.ts";
 import { quote, type SchemaSnapshot, type SnapshotColumn, type SnapshotIndex, type SnapshotTable } from "./snapshot.ts";
 
 export interface Migration {
@@ -35,7 +36,17 @@ function columnDefinition(column: SnapshotColumn, options: { inlineReference: bo
 }
 
 function referenceClause(reference: NonNullable<SnapshotColumn["references"]>): string {
-  return `constraint ${quote(reference.name)} references ${quote(reference.table)} ("id") on delete ${reference.onDelete}`;
+  return `constraint ${quote(reference.name)} references ${quote(reference.table)} ("id") ${onDeleteAction(reference.onDelete)}`;
+}
+
+/**
+ * `restrict` is written `on delete no action`: checked once the statement is done, so a record
+ * deleted by the same cascade does not hold its referenced record, as in the memory store.
+ * (Migrations written before this kept `on delete restrict`; the answers differ only when one
+ * delete's cascade both removes a record and a record referring to it.)
+ */
+function onDeleteAction(onDelete: OnDelete): string {
+  return onDelete === "cascade" ? "on delete cascade" : "on delete no action";
 }
 
 function createIndex(table: string, index: SnapshotIndex): string {
@@ -53,7 +64,7 @@ function replaceConstraint(table: string, name: string, definition: string | nul
 
 function foreignKey(column: SnapshotColumn): string {
   const r = column.references!;
-  return `foreign key (${quote(column.name)}) references ${quote(r.table)} ("id") on delete ${r.onDelete}`;
+  return `foreign key (${quote(column.name)}) references ${quote(r.table)} ("id") ${onDeleteAction(r.onDelete)}`;
 }
 
 /**

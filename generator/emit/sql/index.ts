@@ -16,7 +16,7 @@ import { GENERATED_MARK } from "../../util/generated.ts";
 import { GENERATED_HEADER, styledTs, type EmitContext, type EmittedFile, type Emitter } from "../emitter.ts";
 import { literal, propertyKey } from "../shared/code.ts";
 import { migrationBetween } from "./diff.ts";
-import { collectionPlans, snapshotOf, systemTables, SNAPSHOT_FORMAT, type CollectionPlan, type SchemaSnapshot } from "./snapshot.ts";
+import { collectionPlans, snapshotOf, SNAPSHOT_FORMAT, systemTables, type CollectionPlan, type SchemaSnapshot } from "./snapshot.ts";
 
 export const MIGRATION_FILE = /^(\d{4})_[a-z0-9_]+\.sql$/;
 const SNAPSHOT_PATH = "sql/schema.json";

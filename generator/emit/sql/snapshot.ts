@@ -5,6 +5,8 @@
  * it to write the next migration (see diff.ts). Pure: the same model gives the same snapshot.
  */
 import { createHash } from "node:crypto";
+import { EXPORT_CHUNKS_TABLE } from "../../../runtime/exports-files-sql.ts";
+import type { OnDelete } from "../../../runtime/references.ts";
 import { cursorKeyTable, eventTable, type SystemTable } from "../../../runtime/sql-events.ts";
 import { COLUMN_SQL_TYPES, isJsonKind, type ColumnKind, type SqlColumn } from "../../../runtime/sql-schema.ts";
 import type { ApiModel, StorageResource, VersionField } from "../../model/types.ts";
@@ -23,7 +25,7 @@ export interface SnapshotColumn {
   /** Name of the column's unique constraint. */
   unique?: string;
   check?: { name: string; expression: string };
-  references?: { name: string; table: string; onDelete: "cascade" | "restrict" };
+  references?: { name: string; table: string; onDelete: OnDelete };
 }
 
 export interface SnapshotIndex {
@@ -190,7 +192,7 @@ function defaultLiteral(field: VersionField, kind: ColumnKind): string | undefin
 interface ColumnSource {
   field: VersionField;
   /** Collection it references, and whether its records go with the referenced record. */
-  references?: { collection: string; onDelete: "cascade" | "restrict" };
+  references?: { collection: string; onDelete: OnDelete };
 }
 
 function fieldColumn(table: string, source: ColumnSource): { column: SnapshotColumn; meta: FieldColumn } {
@@ -261,9 +263,8 @@ function resourcePlan(r: StorageResource): CollectionPlan {
   const sources: ColumnSource[] = r.fields.map((field) => {
     const reference = r.references.find((x) => x.field === field.storageName);
     if (!reference) return { field };
-    // A child belongs to its parent: deleting the parent deletes it (it could no longer be listed).
-    // Any other reference keeps the referenced record from being deleted (422).
-    return { field, references: { collection: reference.collection, onDelete: reference.field === r.parentField ? "cascade" : "restrict" } };
+    // on_delete as the model settled it: cascade for a child's parent field unless declared, else restrict (422).
+    return { field, references: { collection: reference.collection, onDelete: reference.onDelete } };
   });
   const indexed = [...(r.parentField ? [r.parentField] : []), ...r.references.map((x) => x.field), ...r.filters];
   return plan(r.collection, sources, indexed, r.search);
@@ -304,15 +305,32 @@ export function collectionPlans(model: ApiModel): CollectionPlan[] {
 }
 
 /**
- * canon's own tables, defined by the runtime that reads them (runtime/sql-events.ts): the
- * cursor keys always, the events when `events: true`.
+ * Tables of canon's own that hold no collection, as the runtime defines them: with exports, the
+ * chunks of export files (runtime/exports-files-sql.ts), which belong to their job's row; the
+ * cursor keys always, and the events with `events: true` (runtime/sql-events.ts).
  */
 export function systemTables(model: ApiModel): SnapshotTable[] {
-  const tables: SystemTable[] = [cursorKeyTable, ...(model.events ? [eventTable] : [])];
-  return tables.map((t) => ({ name: t.name, collection: t.collection, columns: t.columns.map((c) => ({ ...c })), indexes: [] }));
+  const own: SystemTable[] = [cursorKeyTable, ...(model.events ? [eventTable] : [])];
+  const tables = own.map((t): SnapshotTable => ({ name: t.name, collection: t.collection, columns: t.columns.map((c) => ({ ...c })), indexes: [] }));
+  if (!model.exportJobs) return tables;
+  const chunks = EXPORT_CHUNKS_TABLE;
+  // The runtime's queries name the jobs' table as its definition does: it must be the one planned here.
+  const jobs = tableName(model.exportJobs.collection);
+  if (chunks.columns.some((c) => "references" in c && c.references.table !== jobs)) {
+    throw new Error(`${chunks.name} must reference ${jobs} (runtime/exports-files-sql.ts)`);
+  }
+  return [
+    {
+      name: chunks.name,
+      collection: chunks.collection,
+      columns: chunks.columns.map((c): SnapshotColumn => ("references" in c ? { ...c, references: { ...c.references } } : { ...c })),
+      indexes: chunks.indexes.map((i) => ({ ...i })),
+    },
+    ...tables,
+  ];
 }
 
-export function snapshotOf(plans: CollectionPlan[], system: SnapshotTable[]): SchemaSnapshot {
+export function snapshotOf(plans: CollectionPlan[], system: SnapshotTable[] = []): SchemaSnapshot {
   const trigram = plans.some((p) => p.search.length > 0);
   return { format: SNAPSHOT_FORMAT, extensions: trigram ? ["pg_trgm"] : [], tables: [...plans.map((p) => p.table), ...system] };
 }

@@ -63,6 +63,9 @@ function checkOptions(ctx: LintContext, f: FieldDef, place: FieldPlace, path: st
   for (const [type, prop, key, example] of required) {
     if (f.type === type && f[prop] === undefined) report("type", `${q(path)} is type ${type} and needs ${key}`, `add ${example}`);
   }
+  if (f.onDelete !== undefined && f.references === undefined) {
+    report("on_delete", `on_delete of ${q(path)} applies to a field with references`, "add references: <collection>, or remove on_delete");
+  }
   if (f.type === "object" && f.fields && f.fields.length === 0) report("fields", `object field ${q(path)} has no fields`, "declare its fields, or remove the field");
   if (f.type === "enum" && f.values) {
     const dup = f.values.find((v, i) => f.values!.indexOf(v) !== i);

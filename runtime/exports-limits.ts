@@ -1,0 +1,75 @@
+/**
+ * The limits on export jobs: how many one principal may have pending or running at once (one
+ * more answers 429), and how long a finished job is kept before the sweep deletes it.
+ */
+import { ApiError } from "./errors.ts";
+import { EXPORT_JOBS, type ExportJob } from "./exports-job.ts";
+import type { Store } from "./store.ts";
+
+/** What a principal at its limit of running jobs is told to wait before trying again. */
+export const EXPORT_RETRY_AFTER_SECONDS = 10;
+
+async function jobs(
+  store: Store,
+  where: Record<string, string>,
+  limit: number,
+  after?: string,
+): Promise<{ records: ExportJob[]; hasMore: boolean }> {
+  const query = { where, limit, ...(after ? { after } : {}) };
+  return (await store.list(EXPORT_JOBS, query)) as { records: ExportJob[]; hasMore: boolean };
+}
+
+/**
+ * Keeps a new job only when it is among its owner's first `max` jobs pending or running, in id
+ * order; else deletes it and throws 429 with `Retry-After`. Checked after the insert, so that
+ * requests racing on several instances cannot all pass: the earliest jobs stay.
+ */
+export async function keepWithinLimit(store: Store, job: ExportJob, max: number): Promise<void> {
+  const active: string[] = [];
+  // Pending first: a job moves from pending to running, so it is seen in one list or the other.
+  for (const status of ["pending", "running"] as const) {
+    const page = await jobs(store, { owner: job.values.owner, status }, max + 1);
+    active.push(...page.records.map((r) => r.id));
+  }
+  if (active.sort().slice(0, max).includes(job.id)) return;
+  await store.delete(EXPORT_JOBS, job.id, job.revision);
+  throw new ApiError(
+    429,
+    "RATE_LIMITED",
+    `You have ${max} exports pending or running: retry once one has finished.`,
+    undefined,
+    { "Retry-After": String(EXPORT_RETRY_AFTER_SECONDS) },
+  );
+}
+
+/**
+ * Deletes, as of `now`, the jobs that finished more than `retentionMs` earlier: a failed one from
+ * when it failed, a succeeded one from when its link expired. Jobs pending or running stay.
+ */
+export async function deleteFinishedJobs(store: Store, now: number, retentionMs: number): Promise<void> {
+  const before = new Date(now - retentionMs).toISOString();
+  // A job finishes after it is created, so only jobs created before the cutoff can be due: ids
+  // are UUID v7, in creation order, so each walk stops at the first later one.
+  const cutoff = idAt(now - retentionMs);
+  for (const status of ["succeeded", "failed"] as const) {
+    let after: string | undefined;
+    for (;;) {
+      const page = await jobs(store, { status }, 500, after);
+      const due = page.records.filter((job) => job.id < cutoff);
+      for (const job of due) {
+        const ended = status === "succeeded" ? job.values.expires_at : job.values.finished_at;
+        // Another instance may have deleted it meanwhile: that is fine.
+        if (ended !== undefined && ended < before)
+          await store.delete(EXPORT_JOBS, job.id, job.revision).catch(() => false);
+      }
+      if (due.length < page.records.length || !page.hasMore || page.records.length === 0) break;
+      after = page.records[page.records.length - 1]!.id;
+    }
+  }
+}
+
+/** The smallest UUID v7 of a millisecond: every id made later sorts after it. */
+function idAt(ms: number): string {
+  const hex = Math.max(0, Math.floor(ms)).toString(16).padStart(12, "0");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-7000-8000-000000000000`;
+}

@@ -1,0 +1,32 @@
+// The list envelopes of conventions §4.5 and the page sizes of §8, defined once: the runtime's
+// lists answer with them, the generator documents them, and every generated client holds this
+// file's text as it is (it imports nothing, so a client stays one file).
+
+/** Records in a page when the query names no size. */
+export const DEFAULT_PAGE_SIZE = 20;
+/** The most records a page holds; a larger page size is answered with 400. */
+export const MAX_PAGE_SIZE = 100;
+
+/** Cursor mode: follow `next_cursor` until it is null (`has_more` false). */
+export interface CursorPagination {
+  next_cursor: string | null;
+  has_more: boolean;
+}
+
+/** Offset mode: `page` of `total_pages`. */
+export interface OffsetPagination {
+  page: number;
+  per_page: number;
+  total: number;
+  total_pages: number;
+}
+
+export interface CursorPage<T> {
+  data: T[];
+  pagination: CursorPagination;
+}
+
+export interface OffsetPage<T> {
+  data: T[];
+  pagination: OffsetPagination;
+}

@@ -1,0 +1,32 @@
+/**
+ * References between stored collections and what deleting a referenced record does to the
+ * records that refer to it — one behaviour on every store. The generator computes the list
+ * from the definitions (`storeReferences` in the generated `services.ts`); the memory store
+ * enforces it itself, the SQL store through the foreign keys of the generated migrations
+ * (`on delete restrict` / `on delete cascade`), with the same answers.
+ */
+import { BusinessRuleError } from "./errors.ts";
+
+/**
+ * `restrict` (the default): a referenced record cannot be deleted while a record refers to it
+ * (422 naming the referring collection). `cascade`: deleting it deletes the records that refer
+ * to it (the default for a child collection's parent field, and an action record's target).
+ */
+export type OnDelete = "restrict" | "cascade";
+
+export interface StoreReference {
+  /** The collection whose records hold the reference: `orders`, `orders/cancellations`. */
+  collection: string;
+  /** Its storage field holding the referenced record's id. */
+  field: string;
+  /** The referenced collection. */
+  references: string;
+  onDelete: OnDelete;
+}
+
+/** The 422 of deleting a record that records of `collection` still refer to (restrict). */
+export function referencedError(collection: string): BusinessRuleError {
+  return new BusinessRuleError(`Records of ${collection} still refer to this record.`, [
+    { field: "id", issue: `is referred to by records of ${collection}` },
+  ]);
+}

@@ -1,0 +1,117 @@
+// The store contract over HTTP on every store (memory, PGlite, a PostgreSQL server), on the
+// service generated from test/fixtures/clubs: references with each on_delete behaviour, unique
+// text compared normalized, and odd input, each answered the same way on every store.
+import assert from "node:assert/strict";
+import path from "node:path";
+import { after, before, describe, test } from "node:test";
+import { pathToFileURL } from "node:url";
+import { canon, workspace } from "../support/cli.ts";
+import { detailFields, expectError, expectStatus, listen, loadContract, type Api } from "../http/helpers.ts";
+import { dropSchemas, freshSchema, POSTGRES_URL, preparePostgres } from "./stores.ts";
+
+type Obj = Record<string, any>;
+
+let out: URL;
+before(() => {
+  const dir = workspace("store-contract", "test/fixtures/clubs");
+  const run = canon(["generate"], dir);
+  assert.equal(run.code, 0, run.stderr);
+  out = pathToFileURL(path.join(dir, "generated") + path.sep);
+});
+
+const schemas: string[] = [];
+after(() => dropSchemas(schemas));
+
+const targets: Array<{ name: string; target(): Promise<{ url: string; options: Obj }> }> = [
+  { name: "memory", target: async () => ({ url: "memory", options: {} }) },
+  { name: "pglite", target: async () => ({ url: "pglite:memory://", options: {} }) },
+  {
+    name: "postgres",
+    async target() {
+      await preparePostgres();
+      const schema = freshSchema();
+      schemas.push(schema);
+      return { url: POSTGRES_URL, options: { schema } };
+    },
+  },
+];
+
+let n = Math.floor(Math.random() * 100_000);
+const next = () => ++n;
+
+for (const target of targets) {
+  describe(`store contract over HTTP: ${target.name}`, () => {
+    let api: Api;
+    before(async () => {
+      const entry = (await import(new URL("index.ts", out).href)) as Obj;
+      const sql = (await import(new URL("sql/index.ts", out).href)) as Obj;
+      const { url, options } = await target.target();
+      const store = await sql.openStore(url, options);
+      api = await listen(await entry.buildApp({ authenticate: entry.devAuthenticate, rateLimit: false, store }), loadContract(`clubs-${target.name}`, out, ["v1"]));
+    });
+    after(() => api?.close());
+
+    const team = async (extra: Obj = {}) => (await expectStatus(api, "POST", "/v1/teams", 201, { body: { name: `Team ${next()}`, ...extra } })).body as Obj;
+    const member = async (teamId: string) => (await expectStatus(api, "POST", "/v1/members", 201, { body: { team_id: teamId, name: `Member ${next()}` } })).body as Obj;
+    const project = async (leadId: string, sponsorId?: string) =>
+      (await expectStatus(api, "POST", "/v1/projects", 201, { body: { lead_id: leadId, title: `Project ${next()}`, ...(sponsorId ? { sponsor_id: sponsorId } : {}) } })).body as Obj;
+
+    describe("on_delete", () => {
+      test("restrict (the default): deleting a record another still refers to answers 422 naming the referring collection; nothing is deleted", async () => {
+        const t = await team();
+        const lead = await member(t.id);
+        const p = await project(lead.id);
+        const error = await expectError(api, "DELETE", `/v1/members/${lead.id}`, 422, "BUSINESS_RULE_VIOLATION");
+        assert.match(error.message, /projects/);
+        assert.deepEqual(error.details, [{ field: "id", issue: "is referred to by records of projects" }]);
+        await expectStatus(api, "GET", `/v1/members/${lead.id}`, 200);
+        // Through a cascade too: deleting the team would delete the member a project leads.
+        const viaTeam = await expectError(api, "DELETE", `/v1/teams/${t.id}`, 422, "BUSINESS_RULE_VIOLATION");
+        assert.deepEqual(viaTeam.details, [{ field: "id", issue: "is referred to by records of projects" }]);
+        await expectStatus(api, "GET", `/v1/teams/${t.id}`, 200);
+        await expectStatus(api, "GET", `/v1/members/${lead.id}`, 200);
+        // Once nothing refers to it, it goes.
+        await expectStatus(api, "DELETE", `/v1/projects/${p.id}`, 204);
+        await expectStatus(api, "DELETE", `/v1/members/${lead.id}`, 204);
+        await expectStatus(api, "GET", `/v1/members/${lead.id}`, 404);
+      });
+
+      test("restrict declared on a parent field: a member with badges cannot be deleted, nor its team", async () => {
+        const t = await team();
+        const m = await member(t.id);
+        const badge = (await expectStatus(api, "POST", "/v1/badges", 201, { body: { member_id: m.id, label: "gold" } })).body as Obj;
+        const error = await expectError(api, "DELETE", `/v1/members/${m.id}`, 422, "BUSINESS_RULE_VIOLATION");
+        assert.deepEqual(error.details, [{ field: "id", issue: "is referred to by records of badges" }]);
+        await expectError(api, "DELETE", `/v1/teams/${t.id}`, 422, "BUSINESS_RULE_VIOLATION");
+        await expectStatus(api, "DELETE", `/v1/badges/${badge.id}`, 204);
+        await expectStatus(api, "DELETE", `/v1/teams/${t.id}`, 204);
+        await expectStatus(api, "GET", `/v1/members/${m.id}`, 404);
+      });
+
+      test("cascade: a parent's children go with it (the default for a parent field), and so do records declaring on_delete: cascade", async () => {
+        const t = await team();
+        const other = await team();
+        const members = [await member(t.id), await member(t.id)];
+        const otherLead = await member(other.id);
+        const sponsored = await project(otherLead.id, t.id);
+        const unsponsored = await project(otherLead.id);
+        await expectStatus(api, "DELETE", `/v1/teams/${t.id}`, 204);
+        await expectStatus(api, "GET", `/v1/teams/${t.id}`, 404);
+        for (const m of members) await expectStatus(api, "GET", `/v1/members/${m.id}`, 404);
+        await expectStatus(api, "GET", `/v1/projects/${sponsored.id}`, 404);
+        await expectStatus(api, "GET", `/v1/projects/${unsponsored.id}`, 200);
+        await expectStatus(api, "GET", `/v1/members/${otherLead.id}`, 200);
+        assert.deepEqual(((await expectStatus(api, "GET", `/v1/teams/${t.id}/members`, 404)).body as Obj).error.code, "NOT_FOUND");
+      });
+
+      test("a record both cascaded and restricting within one delete does not hold it: a project sponsored by the team and led by its member goes with the team", async () => {
+        const t = await team();
+        const lead = await member(t.id);
+        const p = await project(lead.id, t.id);
+        await expectStatus(api, "DELETE", `/v1/teams/${t.id}`, 204);
+        await expectStatus(api, "GET", `/v1/projects/${p.id}`, 404);
+        await expectStatus(api, "GET", `/v1/members/${lead.id}`, 404);
+      });
+    });
+  });
+}

@@ -1,0 +1,27 @@
+// tsc over generated code, with the compiler options of SPEC §4 (or others), from a config file
+// written beside what it checks.
+import { spawnSync } from "node:child_process";
+import { mkdirSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { repoRoot } from "./cli.ts";
+
+/** The compiler options of SPEC §4. */
+export const SPEC_COMPILER_OPTIONS = {
+  strict: true,
+  module: "nodenext",
+  moduleResolution: "nodenext",
+  target: "es2023",
+  allowImportingTsExtensions: true,
+  noEmit: true,
+  skipLibCheck: true,
+  types: ["node"],
+};
+
+/** Runs tsc with `compilerOptions` over `include` (folders or files), the config written as `config`. */
+export function tsc(config: string, compilerOptions: object, include: string[]): { code: number; output: string } {
+  mkdirSync(path.dirname(config), { recursive: true });
+  const dir = path.dirname(config);
+  writeFileSync(config, JSON.stringify({ compilerOptions, include: include.map((p) => path.relative(dir, p)) }));
+  const result = spawnSync(path.join(repoRoot, "node_modules", ".bin", "tsc"), ["-p", config], { encoding: "utf8" });
+  return { code: result.status ?? -1, output: result.stdout + result.stderr };
+}
