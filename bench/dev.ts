@@ -5,7 +5,7 @@
 // over PGlite (the default store), opened once: the record the rounds post to is created once
 // and stays.
 import { spawn, type ChildProcess } from "node:child_process";
-import { rmSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fmtMs, log, median, repoRoot, table, workRoot, type Check } from "./lib.ts";
 import { resourceYaml, syntheticResources, writeSynthetic } from "./synthetic.ts";
@@ -24,6 +24,17 @@ export interface DevResult {
   /** Milliseconds from the save to the new route's first 201, per round. */
   rounds: number[];
   median: number;
+  /** CPU time of the dev process over each round (user + system, Linux /proc; NaN elsewhere). */
+  cpu: number[];
+  cpuMedian: number;
+}
+
+/** CPU time a process has used so far, in milliseconds (Linux: /proc/<pid>/stat, 100 ticks a second). */
+function cpuOf(pid: number | undefined): number {
+  const file = `/proc/${pid}/stat`;
+  if (pid === undefined || !existsSync(file)) return NaN;
+  const fields = readFileSync(file, "utf8").replace(/^.*\) /, "").split(" ");
+  return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
 /** Plural nouns, one new action per round. */
@@ -48,6 +59,7 @@ export async function benchDev(plan: DevPlan): Promise<DevResult> {
     if (created.status !== 201) throw new Error(`create answered ${created.status}: ${await created.text()}`);
     const { id } = (await created.json()) as { id: string };
     const rounds: number[] = [];
+    const cpu: number[] = [];
     const added: string[] = [];
     for (let i = 0; i < plan.rounds; i++) {
       const action = ACTIONS[i % ACTIONS.length]!;
@@ -56,6 +68,7 @@ export async function benchDev(plan: DevPlan): Promise<DevResult> {
         resourceYaml(resource) +
         ["actions:", ...added.flatMap((a) => [`  ${a}:`, "    fields:", "      comment: { type: string, max_length: 200 }"])].join("\n") +
         "\n";
+      const cpuBefore = cpuOf(dev.process.pid);
       const started = performance.now();
       writeFileSync(file, text);
       await until(async () => {
@@ -68,10 +81,11 @@ export async function benchDev(plan: DevPlan): Promise<DevResult> {
         return response.status === 201;
       }, 20_000, () => dev.output());
       rounds.push(performance.now() - started);
+      cpu.push(cpuOf(dev.process.pid) - cpuBefore);
       if (process.env.CANON_BENCH_DEV_TIMINGS) log(dev.output().split("\n").filter((l) => /^canon( dev)?: /.test(l)).slice(-14).join("\n"));
-      log(`  dev round ${i + 1}: ${fmtMs(rounds[rounds.length - 1]!)}`);
+      log(`  dev round ${i + 1}: ${fmtMs(rounds[rounds.length - 1]!)} (CPU ${fmtMs(cpu[cpu.length - 1]!)})`);
     }
-    return { n: plan.n, store: plan.store, rounds, median: median(rounds) };
+    return { n: plan.n, store: plan.store, rounds, median: median(rounds), cpu, cpuMedian: median(cpu) };
   } finally {
     await stop(dev.process);
   }
@@ -144,7 +158,7 @@ export function devChecks(r: DevResult): Check[] {
 
 export function devMarkdown(r: DevResult): string {
   return table(
-    ["N", "store", "save → new route answering (median)", "every round"],
-    [[String(r.n), r.store, fmtMs(r.median), r.rounds.map(fmtMs).join(", ")]],
+    ["N", "store", "save → new route answering (median)", "CPU of the dev process (median)", "every round"],
+    [[String(r.n), r.store, fmtMs(r.median), fmtMs(r.cpuMedian), r.rounds.map(fmtMs).join(", ")]],
   );
 }

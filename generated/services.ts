@@ -35,7 +35,7 @@ export const resourceSpecs = {
   orderCancellations: { collection: "orders/cancellations", unique: [], references: [] },
   orders: { collection: "orders", unique: ["code"], references: [{ field: "user_id", collection: "users" }] },
   products: { collection: "products", unique: ["sku"], references: [] },
-  users: { collection: "users", unique: ["email"], references: [] },
+  users: { collection: "users", unique: ["email"], emails: ["email"], references: [] },
 } satisfies Record<keyof Services, ResourceSpec>;
 
 /** Every reference between stored collections, and what deleting the referenced record does (`on_delete`). */

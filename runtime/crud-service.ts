@@ -12,8 +12,10 @@ import { newId } from "./uuid.ts";
 export interface ResourceSpec {
   /** Store collection: `orders`, or `orders/cancellations` for an action's records. */
   collection: string;
-  /** Storage fields whose values are unique. */
+  /** Storage fields whose values are unique (text compared normalized: runtime/unique.ts). */
   unique: string[];
+  /** Of `unique`, the `format: email` fields (also compared without regard to ASCII case). */
+  emails?: string[];
   /** uuid fields that must name an existing record of another collection. */
   references: Array<{ field: string; collection: string }>;
 }

@@ -29,6 +29,7 @@ import {
   type StoredEvent,
 } from "./events.ts";
 import { referencedError, type StoreReference } from "./references.ts";
+import { uniqueKey } from "./unique.ts";
 import type {
   CursorQuery,
   Match,
@@ -42,7 +43,7 @@ import type {
 interface Collection {
   ordered: StoredRecord[];
   byId: Map<string, StoredRecord>;
-  /** Unique field → value → id of the record that has it. */
+  /** Unique field → its values' keys (`uniqueKey`) → id of the record that has it. */
   unique: Map<string, Map<unknown, string>>;
 }
 
@@ -219,8 +220,9 @@ export class MemoryStore implements Store {
   private remove(c: Collection, record: StoredRecord): void {
     c.byId.delete(record.id);
     c.ordered.splice(lowerBound(c.ordered, record.id), 1);
-    for (const [field, index] of c.unique) {
-      if (index.get(record.values[field]) === record.id) index.delete(record.values[field]);
+    // A delete is given no constraints (which fields are emails), so the record's keys are found by id.
+    for (const index of c.unique.values()) {
+      for (const [key, id] of index) if (id === record.id) index.delete(key);
     }
   }
 
@@ -271,7 +273,7 @@ export class MemoryStore implements Store {
     for (const field of constraints.unique) {
       const value = values[field];
       if (value === undefined || value === null) continue;
-      const holder = c.unique.get(field)?.get(value);
+      const holder = c.unique.get(field)?.get(keyOf(field, value, constraints));
       if (holder !== undefined && holder !== self) {
         throw new ConflictError(`Another record has this ${field}.`, [{ field, issue: "is already taken" }]);
       }
@@ -292,11 +294,19 @@ export class MemoryStore implements Store {
         c.unique.set(field, index);
       }
       const old = before?.values[field];
-      if (old !== undefined && old !== null && index.get(old) === after.id) index.delete(old);
+      if (old !== undefined && old !== null) {
+        const key = keyOf(field, old, constraints);
+        if (index.get(key) === after.id) index.delete(key);
+      }
       const value = after.values[field];
-      if (value !== undefined && value !== null) index.set(value, after.id);
+      if (value !== undefined && value !== null) index.set(keyOf(field, value, constraints), after.id);
     }
   }
+}
+
+/** The key a unique value is indexed by. */
+function keyOf(field: string, value: unknown, constraints: WriteConstraints): unknown {
+  return uniqueKey(value, constraints.emails?.includes(field) ? "email" : "text");
 }
 
 function matches(record: StoredRecord, match: Match): boolean {

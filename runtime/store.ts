@@ -49,8 +49,13 @@ export interface OffsetQuery extends Match {
 }
 
 export interface WriteConstraints {
-  /** Storage fields whose values are unique in the collection. */
+  /**
+   * Storage fields whose values are unique in the collection. Text compares by its normalized
+   * key (trimmed, NFC; runtime/unique.ts); the value kept is the value sent.
+   */
   unique: string[];
+  /** Of `unique`, the `format: email` fields: compared also without regard to ASCII case. */
+  emails?: string[];
 }
 
 export interface Store extends EventFeed, CursorKeyStore {

@@ -9,7 +9,7 @@ describe("canon CLI", () => {
   test("--help lists every command", () => {
     const run = canon(["--help"]);
     assert.equal(run.code, 0);
-    for (const command of ["init", "new", "generate", "check", "lint", "serve"]) {
+    for (const command of ["init", "new", "generate", "check", "lint", "serve", "dev"]) {
       assert.match(run.stdout, new RegExp(`^  ${command}\\b`, "m"), `--help lists ${command}`);
     }
   });

@@ -10,13 +10,18 @@ import { bin, canon, workspace } from "./support/cli.ts";
 
 const headers = { authorization: "Bearer dev-writer", "content-type": "application/json" };
 
-function startDev(dir: string): Promise<{ child: ChildProcess; base: string; output: () => string }> {
-  const child = spawn(process.execPath, [bin, "dev", "--port", "0"], { cwd: dir, env: { ...process.env, NO_COLOR: "1" }, stdio: ["ignore", "pipe", "pipe"] });
+function startDev(
+  dir: string,
+  args: string[] = [],
+  onOutput: (output: string) => void = () => {},
+): Promise<{ child: ChildProcess; base: string; output: () => string }> {
+  const child = spawn(process.execPath, [bin, "dev", "--port", "0", ...args], { cwd: dir, env: { ...process.env, NO_COLOR: "1" }, stdio: ["ignore", "pipe", "pipe"] });
   let output = "";
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`dev did not start:\n${output}`)), 120_000);
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
+      onOutput(output);
       const match = /listening on (http:\/\/[\d.]+:\d+)/.exec(output);
       if (match) {
         clearTimeout(timer);
@@ -88,4 +93,30 @@ test("canon dev serves each saved definition without restarting the store, and k
     assert.equal(await exited, 0, dev.output());
   }
   assert.match(dev.output(), /canon dev: closed/);
+});
+
+test("canon dev started on definitions with errors waits for a save that fixes them", { timeout: 300_000 }, async () => {
+  const dir = workspace("dev-broken");
+  assert.equal(canon(["init"], dir).code, 0);
+  const users = path.join(dir, "definitions", "users.yaml");
+  const good = readFileSync(users, "utf8");
+  writeFileSync(users, good.replace("type: string, format: email", "type: strng, format: email"));
+  let fixed = false;
+  // It prints the error and waits; the save that fixes it starts the service.
+  const dev = await startDev(dir, ["--store", "memory"], (output) => {
+    if (!fixed && /waiting for a save that fixes the definitions/.test(output)) {
+      fixed = true;
+      writeFileSync(users, good);
+    }
+  });
+  try {
+    assert.ok(fixed);
+    assert.match(dev.output(), /definitions\/users\.yaml:\d+:\d+ error schema fields\.email\.type/);
+    assert.equal((await fetch(`${dev.base}/v1/users`, { headers })).status, 200);
+  } finally {
+    dev.child.removeAllListeners("exit");
+    const exited = new Promise<number | null>((resolve) => dev.child.once("exit", resolve));
+    dev.child.kill("SIGTERM");
+    assert.equal(await exited, 0);
+  }
 });

@@ -2,6 +2,8 @@ import { watch, type FSWatcher } from "node:fs";
 import type { Server } from "node:http";
 import type { FastifyInstance } from "fastify";
 import { ms } from "../cli/output.ts";
+import type { FormattedFile } from "../format/format.ts";
+import type { ApiModel } from "../model/types.ts";
 import { generateAndReport } from "./generate.ts";
 import { importGenerated, loadGeneratedFrom, setModuleVersions } from "./generated-modules.ts";
 import {
@@ -42,7 +44,7 @@ function borrowed<T extends ClosableStore>(store: T): T {
  * generated-modules.ts), a new app is built over the same store (a SQL store is migrated first;
  * its driver, and so the PGlite data, stays open) and takes over the listening server's
  * requests; the previous app is closed. A definition error is printed with its position and
- * the last good app keeps answering.
+ * the last good app keeps answering; at start, `dev` waits for a save that fixes them.
  */
 export async function devCommand(options: DevOptions): Promise<number> {
   const settings = listenSettings(options);
@@ -50,8 +52,8 @@ export async function devCommand(options: DevOptions): Promise<number> {
   const { port, target } = settings;
   const problem = startProblem(target);
   if (problem !== null) return problem;
-  const first = await generateAndReport(options, true);
-  if (first.code !== 0 || !first.model) return first.code;
+  const first = await firstGoodGeneration(options);
+  if (!first) return 1;
 
   loadGeneratedFrom(options.out);
   setModuleVersions(options.out, first.files);
@@ -120,7 +122,7 @@ export async function devCommand(options: DevOptions): Promise<number> {
   let running: Promise<void> | null = null;
   let again = false;
   const rebuild = async (changedAt: number): Promise<void> => {
-    const result = await generateAndReport(options, true);
+    const result = await generateAndReport(options, { model: true, stamp: false });
     if (result.code !== 0) {
       process.stderr.write(`canon dev: the definitions have errors; still serving the last good version\n`);
       return;
@@ -182,6 +184,41 @@ export async function devCommand(options: DevOptions): Promise<number> {
   });
   process.stdout.write("canon dev: closed\n");
   return 0;
+}
+
+/**
+ * The first generation that succeeds: when the definitions have errors at start, each save is
+ * tried until one has none. Null when the process is stopped first.
+ */
+async function firstGoodGeneration(options: DevOptions): Promise<{ model: ApiModel; files: FormattedFile[] } | null> {
+  for (;;) {
+    const result = await generateAndReport(options, { model: true, stamp: false });
+    if (result.code === 0 && result.model) return { model: result.model, files: result.files };
+    process.stderr.write(`canon dev: waiting for a save that fixes the definitions (Ctrl-C stops)\n`);
+    if (!(await nextSave(options.definitions))) return null;
+  }
+}
+
+/** Resolves true on the next save of a definition, false when the process is told to stop. */
+function nextSave(definitions: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    let timer: NodeJS.Timeout | undefined;
+    const done = (saved: boolean) => {
+      watcher.close();
+      clearTimeout(timer);
+      process.off("SIGTERM", stopped);
+      process.off("SIGINT", stopped);
+      resolve(saved);
+    };
+    const stopped = () => done(false);
+    const watcher = watch(definitions, (_event, name) => {
+      if (name && !/\.ya?ml$/.test(String(name))) return;
+      clearTimeout(timer);
+      timer = setTimeout(() => done(true), 15);
+    });
+    process.once("SIGTERM", stopped);
+    process.once("SIGINT", stopped);
+  });
 }
 
 /** With CANON_TIMINGS set, prints how long each step of a reload took to stderr (for benchmarks). */

@@ -67,20 +67,23 @@ async function upToDate(options: OutputOptions, stamped: { file: string; print: 
 /** `canon generate`: writes the output and prints what changed. */
 export async function generateCommand(options: OutputOptions): Promise<number> {
   const report = new Reporter(options.format);
-  const { code } = await generateAndReport(options, false, report);
+  const { code } = await generateAndReport(options, { report });
   report.finish();
   return code;
 }
 
-/** `canon generate`, also giving the model it generated from (for `serve`). */
+/**
+ * `canon generate`, also giving the model and files it generated (for `serve` and `dev`, which
+ * need them: `model` skips the up-to-date answer). `dev` regenerates in one process again and
+ * again, so it keeps no stamp (`stamp: false`).
+ */
 export async function generateAndReport(
   options: OutputOptions,
-  needModel = false,
-  report = new Reporter(options.format),
+  { model: needModel = false, stamp: keepStamp = true, report = new Reporter(options.format) }: { model?: boolean; stamp?: boolean; report?: Reporter } = {},
 ): Promise<{ code: number; model: ApiModel | null; files: FormattedFile[] }> {
   const started = performance.now();
-  const stamped = await stampOf(options);
-  const stamp = needModel ? null : await upToDate(options, stamped);
+  const stamped = keepStamp ? await stampOf(options) : null;
+  const stamp = needModel || !stamped ? null : await upToDate(options, stamped);
   if (stamp) {
     process.stderr.write(stamp.warnings);
     report.info(`canon generate: up to date, ${Object.keys(stamp.files).length} files unchanged (${ms(performance.now() - started)})`);
@@ -103,7 +106,7 @@ export async function generateAndReport(
       ? `canon generate: up to date, ${unchanged} files unchanged (${ms(result.ms)})`
       : `canon generate: ${added.length} added, ${changed.length} changed, ${stale.length} removed, ${unchanged} unchanged (${ms(result.ms)})`,
   );
-  await stampSuccess(stamped, result);
+  if (stamped) await stampSuccess(stamped, result);
   return { code: 0, model: result.model, files: result.files };
 }
 

@@ -151,7 +151,7 @@ export async function serveCommand(options: ServeOptions): Promise<number> {
   }
   const problem = startProblem(target);
   if (problem !== null) return problem;
-  const { code, model } = await generateAndReport(options, true);
+  const { code, model } = await generateAndReport(options, { model: true });
   if (code !== 0 || !model) return code;
 
   loadGeneratedFrom(options.out);

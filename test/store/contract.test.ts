@@ -56,6 +56,43 @@ for (const target of targets) {
     const project = async (leadId: string, sponsorId?: string) =>
       (await expectStatus(api, "POST", "/v1/projects", 201, { body: { lead_id: leadId, title: `Project ${next()}`, ...(sponsorId ? { sponsor_id: sponsorId } : {}) } })).body as Obj;
 
+    describe("unique text compares normalized: NFC, surrounding white space trimmed, emails without ASCII case", () => {
+      test("café in NFC then in NFD, or with spaces around it, answers 409 naming the field; the value kept is the value sent", async () => {
+        const tag = next();
+        const nfc = `Caf\u00e9 ${tag}`;
+        const first = await team({ name: nfc });
+        assert.equal(first.name, nfc);
+        for (const name of [`Cafe\u0301 ${tag}`, `  ${nfc}\u00a0`, `\u3000Cafe\u0301 ${tag}\n`]) {
+          const error = await expectError(api, "POST", "/v1/teams", 409, "CONFLICT", { body: { name } });
+          assert.deepEqual(detailFields(error), ["name"], JSON.stringify(name));
+        }
+        // Other text is other text: case matters outside emails.
+        const upper = await team({ name: `CAF\u00c9 ${tag}` });
+        assert.equal(upper.name, `CAF\u00c9 ${tag}`);
+        // An update to a taken value conflicts too; to its own value (renormalized) it does not.
+        const error = await expectError(api, "PATCH", `/v1/teams/${upper.id}`, 409, "CONFLICT", { body: { name: `Cafe\u0301 ${tag}` } });
+        assert.deepEqual(detailFields(error), ["name"]);
+        const renamed = await expectStatus(api, "PATCH", `/v1/teams/${first.id}`, 200, { body: { name: `Cafe\u0301 ${tag}` } });
+        assert.equal((renamed.body as Obj).name, `Cafe\u0301 ${tag}`);
+      });
+
+      test("Ann@X.org after ann@x.org answers 409; the stored email keeps its case", async () => {
+        const tag = next();
+        const first = await team({ contact: `ann${tag}@x.org` });
+        assert.equal(first.contact, `ann${tag}@x.org`);
+        for (const contact of [`Ann${tag}@X.org`, `ANN${tag}@X.ORG`]) {
+          const error = await expectError(api, "POST", "/v1/teams", 409, "CONFLICT", { body: { name: `Team ${next()}`, contact } });
+          assert.deepEqual(detailFields(error), ["contact"], contact);
+        }
+        const other = await team({ contact: `Bob${tag}@X.org` });
+        assert.equal(other.contact, `Bob${tag}@X.org`);
+        // Once the first is deleted, its email is free again, in any case.
+        await expectStatus(api, "DELETE", `/v1/teams/${first.id}`, 204);
+        const again = await team({ contact: `ANN${tag}@x.org` });
+        assert.equal(again.contact, `ANN${tag}@x.org`);
+      });
+    });
+
     describe("on_delete", () => {
       test("restrict (the default): deleting a record another still refers to answers 422 naming the referring collection; nothing is deleted", async () => {
         const t = await team();

@@ -1,4 +1,5 @@
 import type { ApiModel, VersionExport, VersionField, VersionModel, VersionResource } from "../../model/types.ts";
+import { uniqueKindOf } from "../../model/unique.ts";
 import { camelCase } from "../../util/names.ts";
 import { GENERATED_HEADER, styledTs, type EmitContext, type EmittedFile, type Emitter } from "../emitter.ts";
 import { literal, propertyKey } from "../shared/code.ts";
@@ -207,6 +208,10 @@ function servicesView(model: ApiModel) {
       pascal: r.names.pascal,
       collection: r.collection,
       unique: r.unique.map((u) => JSON.stringify(u)).join(", "),
+      emails: r.fields
+        .filter((f) => uniqueKindOf(f) === "email")
+        .map((f) => JSON.stringify(f.storageName))
+        .join(", "),
       references: r.references.map((ref) => `{ field: ${JSON.stringify(ref.field)}, collection: ${JSON.stringify(ref.collection)} }`).join(", "),
     },
     ...r.actionRecords.map((a) => ({
@@ -214,6 +219,7 @@ function servicesView(model: ApiModel) {
       pascal: a.names.pascal,
       collection: a.collection,
       unique: "",
+      emails: "",
       references: "",
     })),
   ]);

@@ -213,5 +213,20 @@ export function runtimeFileExports(context: EmitContext, file: string, seen = ne
  * imports it: `runtime/index.ts` (everything the runtime's index re-exports) or one file of it.
  */
 export function runtimeSource(context: EmitContext, file: string, depth: number): ImportSource {
-  return { from: `${depth === 0 ? "./" : "../".repeat(depth)}runtime/${file}`, names: runtimeFileExports(context, file) };
+  return { from: `${depth === 0 ? "./" : "../".repeat(depth)}runtime/${file}`, names: exportsOf(context, file) };
+}
+
+/**
+ * The exports of a runtime file, read once per emit context (an emit run): every generated file
+ * that imports the runtime asks, and scanning the runtime's files again for each was a large
+ * part of emitting.
+ */
+const runtimeExports = new WeakMap<EmitContext, Map<string, ReadonlyMap<string, SymbolKind>>>();
+
+function exportsOf(context: EmitContext, file: string): ReadonlyMap<string, SymbolKind> {
+  let files = runtimeExports.get(context);
+  if (!files) runtimeExports.set(context, (files = new Map()));
+  let names = files.get(file);
+  if (!names) files.set(file, (names = runtimeFileExports(context, file)));
+  return names;
 }

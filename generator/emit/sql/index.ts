@@ -88,6 +88,9 @@ function schemaView(model: ApiModel, plans: CollectionPlan[]): object {
   const tableToCollection = new Map(plans.map((p) => [p.table.name, p.collection]));
   const constraints: Array<{ name: string; value: string }> = [];
   for (const plan of plans) {
+    for (const index of plan.table.indexes) {
+      if (index.unique) constraints.push({ name: index.name, value: literal({ collection: plan.collection, field: index.unique, kind: "unique" }) });
+    }
     for (const column of plan.table.columns) {
       if (column.unique) {
         constraints.push({ name: column.unique, value: literal({ collection: plan.collection, field: column.name, kind: "unique" }) });

@@ -8,6 +8,8 @@ import { createHash } from "node:crypto";
 import { EXPORT_CHUNKS_TABLE } from "../../../runtime/exports-files-sql.ts";
 import type { OnDelete } from "../../../runtime/references.ts";
 import { cursorKeyTable, eventTable, type SystemTable } from "../../../runtime/sql-events.ts";
+import { uniqueKeySql } from "../../../runtime/unique.ts";
+import { uniqueKindOf } from "../../model/unique.ts";
 import { COLUMN_SQL_TYPES, isJsonKind, type ColumnKind, type SqlColumn } from "../../../runtime/sql-schema.ts";
 import type { ApiModel, StorageResource, VersionField } from "../../model/types.ts";
 
@@ -30,6 +32,8 @@ export interface SnapshotColumn {
 
 export interface SnapshotIndex {
   name: string;
+  /** A unique index: the column whose values it keeps unique (a unique string field, compared normalized). */
+  unique?: string;
   /** What follows `on <table>`: `using btree ("status", "id")`. */
   definition: string;
 }
@@ -195,14 +199,23 @@ interface ColumnSource {
   references?: { collection: string; onDelete: OnDelete };
 }
 
-function fieldColumn(table: string, source: ColumnSource): { column: SnapshotColumn; meta: FieldColumn } {
+function fieldColumn(table: string, source: ColumnSource): { column: SnapshotColumn; meta: FieldColumn; index?: SnapshotIndex } {
   const { field } = source;
   const name = field.storageName;
   const kind = kindOf(field);
   const column: SnapshotColumn = { name, type: COLUMN_SQL_TYPES[kind], notNull: !field.optional && !field.nullable };
   const fallback = defaultLiteral(field, kind);
   if (fallback !== undefined) column.default = fallback;
-  if (field.unique) column.unique = identifier(`${table}_${name}_key`);
+  // A unique string is unique by its normalized key (an index on an expression); others by value.
+  const uniqueKind = uniqueKindOf(field);
+  const index: SnapshotIndex | undefined = uniqueKind
+    ? {
+        name: identifier(`${table}_${name}_key`),
+        unique: name,
+        definition: `using btree ((${uniqueKeySql(kind === "wrapped" ? `(${quote(name)} #>> '{}')` : quote(name), uniqueKind)}))`,
+      }
+    : undefined;
+  if (field.unique && !uniqueKind) column.unique = identifier(`${table}_${name}_key`);
   const check = checkExpression(field, name, kind);
   if (check) column.check = { name: identifier(`${table}_${name}_check`), expression: check };
   if (source.references && kind === "uuid") {
@@ -212,7 +225,7 @@ function fieldColumn(table: string, source: ColumnSource): { column: SnapshotCol
       onDelete: source.references.onDelete,
     };
   }
-  return { column, meta: { field: name, column: name, kind, optional: field.optional } };
+  return { column, meta: { field: name, column: name, kind, optional: field.optional }, ...(index ? { index } : {}) };
 }
 
 function btreeIndex(table: string, column: string): SnapshotIndex {
@@ -233,12 +246,13 @@ function plan(
   const table = tableName(collection);
   const columns = systemColumns(table);
   const fields: FieldColumn[] = [];
+  const indexes: SnapshotIndex[] = [];
   for (const source of sources) {
-    const { column, meta } = fieldColumn(table, source);
+    const { column, meta, index } = fieldColumn(table, source);
     columns.push(column);
     fields.push(meta);
+    if (index) indexes.push(index);
   }
-  const indexes: SnapshotIndex[] = [];
   const seen = new Set<string>();
   const kinds = new Map(fields.map((f) => [f.column, f.kind]));
   for (const name of indexed) {

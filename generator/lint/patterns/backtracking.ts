@@ -32,12 +32,20 @@ let checkSync: CheckSync | undefined;
 
 /** recheck is 6 MB of JavaScript: loaded on the first pattern, not on every run of canon. */
 function checker(): CheckSync {
-  if (!checkSync) {
-    // recheck reads its backend from the environment on each call: the pure one, in this thread.
-    process.env.RECHECK_SYNC_BACKEND ??= "pure";
-    checkSync = (require("recheck") as { checkSync: CheckSync }).checkSync;
-  }
-  return checkSync;
+  checkSync ??= (require("recheck") as { checkSync: CheckSync }).checkSync;
+  const run = checkSync;
+  // recheck reads its backend from the environment on each call: the pure one, in this thread;
+  // the caller's environment is left as it was.
+  return (source, flags, params) => {
+    const before = process.env.RECHECK_SYNC_BACKEND;
+    process.env.RECHECK_SYNC_BACKEND = "pure";
+    try {
+      return run(source, flags, params);
+    } finally {
+      if (before === undefined) delete process.env.RECHECK_SYNC_BACKEND;
+      else process.env.RECHECK_SYNC_BACKEND = before;
+    }
+  };
 }
 
 const require = createRequire(import.meta.url);
@@ -69,7 +77,8 @@ function keep(all: Map<string, Backtracking | null>): void {
     const file = cacheFile();
     mkdirSync(path.dirname(file), { recursive: true });
     const temp = `${file}.${process.pid}.tmp`;
-    writeFileSync(temp, JSON.stringify(Object.fromEntries(all)));
+    const settled = [...all].filter(([, v]) => v?.complexity !== "unknown");
+    writeFileSync(temp, JSON.stringify(Object.fromEntries(settled)));
     renameSync(temp, file);
   } catch {
     // The cache only saves time.
@@ -83,7 +92,8 @@ export function backtrackingOf(pattern: string): Backtracking | null {
   if (verdict === undefined) {
     verdict = analyse(pattern);
     all.set(pattern, verdict);
-    keep(all);
+    // An unsettled verdict (the checker ran out of time) may settle on a faster run: not kept.
+    if (verdict?.complexity !== "unknown") keep(all);
   }
   return verdict;
 }

@@ -1,0 +1,13 @@
+import type { UniqueKind } from "../../runtime/unique.ts";
+import type { VersionField } from "./types.ts";
+
+/**
+ * How a `unique` field compares (runtime/unique.ts): string fields by their normalized key,
+ * `format: email` ones also without regard to ASCII case; null for a field that is not unique
+ * or not a string (it compares by value). Read by the SQL emitter (unique indexes) and the
+ * services emitter (the memory store's `emails`).
+ */
+export function uniqueKindOf(field: Pick<VersionField, "unique" | "type" | "format">): UniqueKind | null {
+  if (!field.unique || field.type !== "string") return null;
+  return field.format === "email" ? "email" : "text";
+}

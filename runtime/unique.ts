@@ -1,0 +1,33 @@
+/**
+ * How `unique` fields compare, on every store: text by a normalized key — surrounding white
+ * space trimmed (what `String.prototype.trim` removes), then Unicode NFC — and `format: email`
+ * fields also without regard to the case of ASCII letters. The value kept is the value sent;
+ * only the comparison is normalized. The memory store compares `uniqueKey`s; the SQL store's
+ * unique indexes are on `uniqueKeySql` of the column (the generator imports it from here), the
+ * same function in PostgreSQL's terms.
+ */
+
+/** `text`: trimmed and NFC; `email`: also ASCII letters in lower case. */
+export type UniqueKind = "text" | "email";
+
+/** What `String.prototype.trim` removes: white space and line terminators of ECMAScript. */
+const TRIMMED = [
+  0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x20, 0xa0, 0x1680, 0x2000, 0x2001, 0x2002, 0x2003, 0x2004, 0x2005, 0x2006,
+  0x2007, 0x2008, 0x2009, 0x200a, 0x2028, 0x2029, 0x202f, 0x205f, 0x3000, 0xfeff,
+];
+
+const UPPER = "ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+
+/** The value a unique field is compared by; values other than text compare as they are. */
+export function uniqueKey(value: unknown, kind: UniqueKind): unknown {
+  if (typeof value !== "string") return value;
+  const text = value.trim().normalize("NFC");
+  return kind === "email" ? text.replace(/[A-Z]+/g, (s) => s.toLowerCase()) : text;
+}
+
+/** The SQL of `uniqueKey` over a text expression (immutable: usable in an index). */
+export function uniqueKeySql(text: string, kind: UniqueKind): string {
+  const chars = TRIMMED.map((c) => `\\${c.toString(16).padStart(4, "0")}`).join("");
+  const key = `normalize(btrim(${text}, U&'${chars}'), NFC)`;
+  return kind === "email" ? `translate(${key}, '${UPPER}', '${UPPER.toLowerCase()}')` : key;
+}
