@@ -40,7 +40,8 @@ if (schema) await preparePostgres();
 const store: Store =
   TARGET === "memory"
     ? new MemoryStore()
-    : await openStore(TARGET === "postgres" ? POSTGRES_URL : "pglite:memory://", schema ? { schema } : {});
+    : // Seeding inserts many rows a statement: no statement timeout (the store's default is 5 s).
+      await openStore(TARGET === "postgres" ? POSTGRES_URL : "pglite:memory://", { ...(schema ? { schema } : {}), statementTimeoutMs: 0 });
 const folder = mkdtempSync(path.join(tmpdir(), "canon-bench-exports-"));
 const checks: Array<{ name: string; ok: boolean }> = [];
 

@@ -1,7 +1,7 @@
 // The benchmark suite.
 //
 //   npm run bench              full mode (several minutes; run by hand, figures go to docs/benchmarks.md)
-//   npm run bench:quick        quick mode (under a minute, for CI): fails when a figure falls
+//   npm run bench:quick        quick mode (about two minutes, for CI): fails when a figure falls
 //                              clearly short of its target, beyond what noise alone does
 //   node bench/run.ts [--quick] [--only generation,runtime,postgres,dev,events,micro,client] [--json <file>] [--app <generated dir>]
 //

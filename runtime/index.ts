@@ -16,5 +16,6 @@ export * from "./memory-store.ts";
 export * from "./pagination.ts";
 export * from "./references.ts";
 export type { RateLimitOptions } from "./rate-limit.ts";
+export * from "./storable.ts";
 export * from "./store.ts";
 export * from "./uuid.ts";

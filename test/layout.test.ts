@@ -82,6 +82,10 @@ describe("canon's own layout of generated TypeScript", () => {
       layout(`  list(${long}Id: string, query: ${long}Query, options?: CallOptions): ListCall<${long}>;\n`),
       `  list(\n    ${long}Id: string,\n    query: ${long}Query,\n    options?: CallOptions,\n  ): ListCall<${long}>;\n`,
     );
+    assert.equal(
+      layout(`    return this.#http.list("/v2/${long}/{id}/${long}", ${long}Id, query, options);\n`),
+      `    return this.#http.list(\n      "/v2/${long}/{id}/${long}",\n      ${long}Id,\n      query,\n      options,\n    );\n`,
+    );
     // Blank lines at the end of a block go, empty braces close up.
     assert.equal(layout(`export interface A {\n}\n\nfunction b() {\n  return 1;\n\n}\n\n\n`), `export interface A {}\n\nfunction b() {\n  return 1;\n}\n`);
   });

@@ -310,7 +310,7 @@ describe("openapi emitter: the showcase", () => {
     assert.ok(!("password" in s.User.properties), "write-only fields are not returned");
     assert.ok("password" in s.UserCreate.properties);
     assert.deepEqual(s.User.properties.email, { type: "string", format: "email", maxLength: 254 });
-    assert.deepEqual(s.Product.properties.homepage, { type: ["string", "null"], format: "uri" });
+    assert.deepEqual(s.Product.properties.homepage, { type: ["string", "null"], format: "uri", description: "A URL with scheme http or https." });
     assert.deepEqual(s.Product.properties.tags, {
       type: "array",
       items: { type: "string", minLength: 1, maxLength: 30 },

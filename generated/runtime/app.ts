@@ -18,6 +18,7 @@ import { type CorsOptions, registerCors } from "./cors.ts";
 import { addDeprecationHeaders, type Deprecation } from "./deprecation.ts";
 import { noOperation, sendError, toApiError, urlTooLong } from "./error-mapping.ts";
 import { ApiError, InternalError, UnauthenticatedError, ValidationError } from "./errors.ts";
+import { registerJsonParser } from "./json-body.ts";
 import { type Done, type Limit, type RateLimitOptions, rateLimiter } from "./rate-limit.ts";
 import { answerClientError, answerConnect, completingHeads, keepRequestHeads } from "./raw-socket-errors.ts";
 import { isUuidV7, newId } from "./uuid.ts";
@@ -88,15 +89,7 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
   });
   app.decorateRequest("principal", null);
   app.removeContentTypeParser(["text/plain"]);
-  // JSON only. An empty body with a JSON Content-Type (a DELETE from a client that always
-  // sends one) is no body; an operation that needs one answers "must be a JSON object".
-  const parseJson = app.getDefaultJsonParser("error", "error");
-  app.removeContentTypeParser(["application/json"]);
-  app.addContentTypeParser("application/json", { parseAs: "string" }, (request, body, done) => {
-    const text = typeof body === "string" ? body : body.toString("utf8");
-    if (text === "") done(null, undefined);
-    else parseJson(request, text, done);
-  });
+  registerJsonParser(app);
 
   // The hooks on the way to a handler are callback hooks, synchronous when `authenticate` is:
   // an async hook costs promises and turns of the microtask queue on every request.
@@ -184,9 +177,13 @@ function authenticated(
   );
 }
 
-/** `X-Request-Id` on every response; `Deprecation`, `Sunset` and `Link` on every response of a deprecated version. */
+/**
+ * `X-Request-Id` and `X-Content-Type-Options: nosniff` on every response; `Deprecation`,
+ * `Sunset` and `Link` on every response of a deprecated version.
+ */
 function addStandardHeaders(reply: FastifyReply, request: FastifyRequest, options: AppOptions): void {
   reply.header("x-request-id", request.id);
+  reply.header("x-content-type-options", "nosniff");
   addDeprecationHeaders(reply, options, request.url);
 }
 

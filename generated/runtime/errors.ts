@@ -47,10 +47,21 @@ export class ApiError extends Error {
   }
 }
 
-/** 400: invalid input from the client. */
+/** The most details an error lists; its message says how many more there are. */
+export const MAX_DETAILS = 100;
+
+/** 400: invalid input from the client. At most MAX_DETAILS details; the message counts the rest. */
 export class ValidationError extends ApiError {
   constructor(details: ErrorDetail[], message = "The request is not valid.") {
-    super(400, "VALIDATION_ERROR", message, details);
+    const more = details.length - MAX_DETAILS;
+    super(
+      400,
+      "VALIDATION_ERROR",
+      more > 0
+        ? `${message} ${details.length} problems: the first ${MAX_DETAILS} are listed, ${more} more are not.`
+        : message,
+      more > 0 ? details.slice(0, MAX_DETAILS) : details,
+    );
   }
 }
 

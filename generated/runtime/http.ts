@@ -10,6 +10,7 @@ import type { AccessAction, Authorize, Principal } from "./auth.ts";
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError, type ErrorDetail } from "./errors.ts";
 import type { Match, StoredRecord, Values } from "./store.ts";
 import { detailIssue, ISSUES, validationMessage } from "./messages.ts";
+import { unstorableFields } from "./storable.ts";
 import { isAcceptedUuid, uuidSchema } from "./uuid.ts";
 
 declare module "fastify" {
@@ -59,8 +60,19 @@ export function parseBody<S extends z.ZodType>(
     );
   }
   const parsed = schema.safeParse(body, PARSE);
-  if (!parsed.success) throw new ValidationError(issuesToDetails(parsed.error.issues, readOnly));
+  const unstorable = unstorableFields(body);
+  if (!parsed.success || unstorable.length) {
+    throw new ValidationError(
+      withDetails(parsed.success ? [] : issuesToDetails(parsed.error.issues, readOnly), unstorable),
+    );
+  }
   return parsed.data;
+}
+
+/** `details`, then each of `more` whose field none of them names. */
+function withDetails(details: ErrorDetail[], more: ErrorDetail[]): ErrorDetail[] {
+  const named = new Set(details.map((d) => d.field));
+  return [...details, ...more.filter((d) => !named.has(d.field))];
 }
 
 /** Every parse reports the input (to tell a missing value from a wrong one) and speaks canon's words (./messages.ts). */
@@ -78,7 +90,12 @@ export function parseParams<S extends z.ZodType>(schema: S, input: unknown): z.o
   const ids = fast?.(input);
   if (ids !== undefined) return ids as z.output<S>;
   const parsed = schema.safeParse(input ?? {}, PARSE);
-  if (!parsed.success) throw new ValidationError(issuesToDetails(parsed.error.issues));
+  const unstorable = unstorableFields(input);
+  if (!parsed.success || unstorable.length) {
+    throw new ValidationError(
+      withDetails(parsed.success ? [] : issuesToDetails(parsed.error.issues), unstorable),
+    );
+  }
   return parsed.data;
 }
 
@@ -176,12 +193,15 @@ export function etagOf(record: StoredRecord<Values>): string {
   return `"${record.id}.${record.revision.toString(36)}"`;
 }
 
-/** 409 when `If-Match` is present and names neither `*` nor the record's current ETag. */
+/**
+ * 409 when `If-Match` is present and names neither `*` nor the record's current ETag. The
+ * comparison is strong (RFC 9110 §13.1.1): a weak tag (`W/"…"`) never matches.
+ */
 export function checkIfMatch(request: FastifyRequest, record: StoredRecord<Values>): void {
   const header = request.headers["if-match"];
   if (header === undefined) return;
   const current = etagOf(record);
-  const candidates = header.split(",").map((t) => t.trim().replace(/^W\//, ""));
+  const candidates = header.split(",").map((t) => t.trim());
   if (!candidates.includes("*") && !candidates.includes(current)) {
     throw new ConflictError("The record has changed: If-Match does not match its current ETag.", [
       { field: "If-Match", issue: ISSUES.ifMatch },

@@ -77,6 +77,7 @@ function writeRawError(
     "Content-Type: application/json; charset=utf-8",
     `Content-Length: ${Buffer.byteLength(body)}`,
     `X-Request-Id: ${newId()}`,
+    "X-Content-Type-Options: nosniff",
     ...deprecationHeaders(settings, url).map(([name, value]) => `${name}: ${value}`),
     "Connection: close",
   ];

@@ -208,6 +208,9 @@ export interface WithResponse<T> extends ResponseInfo {
   data: T;
 }
 
+/** A page of a list that answers in offset mode, or in cursor mode when searched with `q`. */
+export type AnyPage<T> = OffsetPage<T> | CursorPage<T>;
+
 type Query = Record<string, string | number | boolean | undefined>;
 
 // A call under way, started at once: `await` it for the result, or `.withResponse()` for the
@@ -336,12 +339,24 @@ class Transport {
   }
 
   /** A call with an optional JSON body; its answer's JSON body (undefined for 204) is the result. */
-  call<T>(method: string, path: string, body: unknown, options: CallOptions = {}): ApiCall<T> {
-    return new ApiCall(this.#send<T>(method, path, undefined, body, options));
+  call<T>(
+    method: string,
+    path: string,
+    id: string | null,
+    body: unknown,
+    options: CallOptions = {},
+  ): ApiCall<T> {
+    return new ApiCall(this.#send<T>(method, withId(path, id), undefined, body, options));
   }
 
-  list<T, P extends { data: T[] }>(path: string, query: object, options: CallOptions = {}): ListCall<T, P> {
-    return new ListCall((q) => this.#send<P>("GET", path, q, undefined, options), query as Query);
+  list<T, P extends { data: T[] }>(
+    path: string,
+    id: string | null,
+    query: object,
+    options: CallOptions = {},
+  ): ListCall<T, P> {
+    const url = withId(path, id);
+    return new ListCall((q) => this.#send<P>("GET", url, q, undefined, options), query as Query);
   }
 
   /** A GET whose answer is text (a file), at a path of the API or an absolute URL it gave. */
@@ -437,6 +452,11 @@ class Transport {
     };
     (this.#options.onDeprecation ?? warnOnce)(notice);
   }
+}
+
+/** A path of the API with its `{id}` filled in (`/v2/orders/{id}`), or as it is without an id. */
+function withId(path: string, id: string | null): string {
+  return id === null ? path : path.replace("{id}", encodeURIComponent(id));
 }
 
 /** The result of an answer, or its error. */
@@ -691,22 +711,22 @@ export class InvoicesClient {
 
   /** GET /v2/invoices: `await` it for a page, `for await` it for every record, or `.pages()`. */
   list(query: InvoicesListQuery = {}, options?: CallOptions): ListCall<Invoice, CursorPage<Invoice>> {
-    return this.#http.list("/v2/invoices", query, options);
+    return this.#http.list("/v2/invoices", null, query, options);
   }
 
   /** GET /v2/invoices/{id}: one invoice; `.withResponse()` gives its ETag too. */
   get(id: string, options?: CallOptions): ApiCall<Invoice> {
-    return this.#http.call("GET", `/v2/invoices/${encodeURIComponent(id)}`, undefined, options);
+    return this.#http.call("GET", "/v2/invoices/{id}", id, undefined, options);
   }
 
   /** POST /v2/invoices: a new invoice. */
   create(body: InvoiceCreate, options?: CallOptions): ApiCall<Invoice> {
-    return this.#http.call("POST", "/v2/invoices", body, options);
+    return this.#http.call("POST", "/v2/invoices", null, body, options);
   }
 
   /** PATCH /v2/invoices/{id}: changes the fields given; `ifMatch` makes it conditional. */
   update(id: string, body: InvoiceUpdate, options?: CallOptions): ApiCall<Invoice> {
-    return this.#http.call("PATCH", `/v2/invoices/${encodeURIComponent(id)}`, body, options);
+    return this.#http.call("PATCH", "/v2/invoices/{id}", id, body, options);
   }
 }
 
@@ -726,27 +746,27 @@ export class OrdersClient {
 
   /** GET /v2/orders: `await` it for a page, `for await` it for every record, or `.pages()`. */
   list(query: OrdersListQuery = {}, options?: CallOptions): ListCall<Order, CursorPage<Order>> {
-    return this.#http.list("/v2/orders", query, options);
+    return this.#http.list("/v2/orders", null, query, options);
   }
 
   /** GET /v2/orders/{id}: one order; `.withResponse()` gives its ETag too. */
   get(id: string, options?: CallOptions): ApiCall<Order> {
-    return this.#http.call("GET", `/v2/orders/${encodeURIComponent(id)}`, undefined, options);
+    return this.#http.call("GET", "/v2/orders/{id}", id, undefined, options);
   }
 
   /** POST /v2/orders: a new order. */
   create(body: OrderCreate, options?: CallOptions): ApiCall<Order> {
-    return this.#http.call("POST", "/v2/orders", body, options);
+    return this.#http.call("POST", "/v2/orders", null, body, options);
   }
 
   /** PATCH /v2/orders/{id}: changes the fields given; `ifMatch` makes it conditional. */
   update(id: string, body: OrderUpdate, options?: CallOptions): ApiCall<Order> {
-    return this.#http.call("PATCH", `/v2/orders/${encodeURIComponent(id)}`, body, options);
+    return this.#http.call("PATCH", "/v2/orders/{id}", id, body, options);
   }
 
   /** DELETE /v2/orders/{id}; `ifMatch` makes it conditional. */
   delete(id: string, options?: CallOptions): ApiCall<void> {
-    return this.#http.call("DELETE", `/v2/orders/${encodeURIComponent(id)}`, undefined, options);
+    return this.#http.call("DELETE", "/v2/orders/{id}", id, undefined, options);
   }
 }
 
@@ -764,7 +784,7 @@ export class InvoicesOfOrderClient {
     query: InvoicesListQuery = {},
     options?: CallOptions,
   ): ListCall<Invoice, CursorPage<Invoice>> {
-    return this.#http.list(`/v2/orders/${encodeURIComponent(orderId)}/invoices`, query, options);
+    return this.#http.list("/v2/orders/{id}/invoices", orderId, query, options);
   }
 }
 
@@ -778,7 +798,7 @@ export class CancellationsOfOrderClient {
 
   /** POST /v2/orders/{id}/cancellations: a new cancellation of the order `orderId`. */
   create(orderId: string, body: OrderCancellationCreate, options?: CallOptions): ApiCall<OrderCancellation> {
-    return this.#http.call("POST", `/v2/orders/${encodeURIComponent(orderId)}/cancellations`, body, options);
+    return this.#http.call("POST", "/v2/orders/{id}/cancellations", orderId, body, options);
   }
 }
 
@@ -792,32 +812,32 @@ export class ProductsClient {
 
   /** GET /v2/products: `await` it for a page, `for await` it for every record, or `.pages()`. */
   list(query: ProductsListQuery = {}, options?: CallOptions): ListCall<Product, CursorPage<Product>> {
-    return this.#http.list("/v2/products", query, options);
+    return this.#http.list("/v2/products", null, query, options);
   }
 
   /** GET /v2/products/{id}: one product; `.withResponse()` gives its ETag too. */
   get(id: string, options?: CallOptions): ApiCall<Product> {
-    return this.#http.call("GET", `/v2/products/${encodeURIComponent(id)}`, undefined, options);
+    return this.#http.call("GET", "/v2/products/{id}", id, undefined, options);
   }
 
   /** POST /v2/products: a new product. */
   create(body: ProductCreate, options?: CallOptions): ApiCall<Product> {
-    return this.#http.call("POST", "/v2/products", body, options);
+    return this.#http.call("POST", "/v2/products", null, body, options);
   }
 
   /** PATCH /v2/products/{id}: changes the fields given; `ifMatch` makes it conditional. */
   update(id: string, body: ProductUpdate, options?: CallOptions): ApiCall<Product> {
-    return this.#http.call("PATCH", `/v2/products/${encodeURIComponent(id)}`, body, options);
+    return this.#http.call("PATCH", "/v2/products/{id}", id, body, options);
   }
 
   /** PUT /v2/products/{id}: replaces every field; `ifMatch` makes it conditional. */
   replace(id: string, body: ProductReplace, options?: CallOptions): ApiCall<Product> {
-    return this.#http.call("PUT", `/v2/products/${encodeURIComponent(id)}`, body, options);
+    return this.#http.call("PUT", "/v2/products/{id}", id, body, options);
   }
 
   /** DELETE /v2/products/{id}; `ifMatch` makes it conditional. */
   delete(id: string, options?: CallOptions): ApiCall<void> {
-    return this.#http.call("DELETE", `/v2/products/${encodeURIComponent(id)}`, undefined, options);
+    return this.#http.call("DELETE", "/v2/products/{id}", id, undefined, options);
   }
 }
 
@@ -840,32 +860,32 @@ export class UsersClient {
   list(
     query?: UsersListQuery | Partial<UsersSearchQuery>,
     options?: CallOptions,
-  ): ListCall<User, OffsetPage<User> | CursorPage<User>>;
+  ): ListCall<User, AnyPage<User>>;
   list(
     query: UsersListQuery | Partial<UsersSearchQuery> = {},
     options?: CallOptions,
-  ): ListCall<User, OffsetPage<User> | CursorPage<User>> {
-    return this.#http.list("/v2/users", query, options);
+  ): ListCall<User, AnyPage<User>> {
+    return this.#http.list("/v2/users", null, query, options);
   }
 
   /** GET /v2/users/{id}: one user; `.withResponse()` gives its ETag too. */
   get(id: string, options?: CallOptions): ApiCall<User> {
-    return this.#http.call("GET", `/v2/users/${encodeURIComponent(id)}`, undefined, options);
+    return this.#http.call("GET", "/v2/users/{id}", id, undefined, options);
   }
 
   /** POST /v2/users: a new user. */
   create(body: UserCreate, options?: CallOptions): ApiCall<User> {
-    return this.#http.call("POST", "/v2/users", body, options);
+    return this.#http.call("POST", "/v2/users", null, body, options);
   }
 
   /** PATCH /v2/users/{id}: changes the fields given; `ifMatch` makes it conditional. */
   update(id: string, body: UserUpdate, options?: CallOptions): ApiCall<User> {
-    return this.#http.call("PATCH", `/v2/users/${encodeURIComponent(id)}`, body, options);
+    return this.#http.call("PATCH", "/v2/users/{id}", id, body, options);
   }
 
   /** DELETE /v2/users/{id}; `ifMatch` makes it conditional. */
   delete(id: string, options?: CallOptions): ApiCall<void> {
-    return this.#http.call("DELETE", `/v2/users/${encodeURIComponent(id)}`, undefined, options);
+    return this.#http.call("DELETE", "/v2/users/{id}", id, undefined, options);
   }
 }
 
@@ -883,7 +903,7 @@ export class OrdersOfUserClient {
     query: OrdersListQuery = {},
     options?: CallOptions,
   ): ListCall<Order, CursorPage<Order>> {
-    return this.#http.list(`/v2/users/${encodeURIComponent(userId)}/orders`, query, options);
+    return this.#http.list("/v2/users/{id}/orders", userId, query, options);
   }
 }
 
@@ -897,12 +917,12 @@ export class EventsClient {
 
   /** GET /v2/events: `await` it for a page, `for await` it for every event, or `.pages()`. */
   list(query: EventsListQuery = {}, options?: CallOptions): ListCall<ApiEvent, CursorPage<ApiEvent>> {
-    return this.#http.list("/v2/events", query, options);
+    return this.#http.list("/v2/events", null, query, options);
   }
 
   /** GET /v2/events/{id}: one event. */
   get(id: string, options?: CallOptions): ApiCall<ApiEvent> {
-    return this.#http.call("GET", `/v2/events/${encodeURIComponent(id)}`, undefined, options);
+    return this.#http.call("GET", "/v2/events/{id}", id, undefined, options);
   }
 }
 
@@ -916,17 +936,17 @@ export class ExportsClient {
 
   /** POST /v2/exports: a new export job, pending; `get` it until it has succeeded, then `download` it. */
   create(body: ExportCreate, options?: CallOptions): ApiCall<ExportJob> {
-    return this.#http.call("POST", "/v2/exports", body, options);
+    return this.#http.call("POST", "/v2/exports", null, body, options);
   }
 
   /** GET /v2/exports: your export jobs; `await` it for a page, `for await` it for every job. */
   list(query: ExportsListQuery = {}, options?: CallOptions): ListCall<ExportJob, CursorPage<ExportJob>> {
-    return this.#http.list("/v2/exports", query, options);
+    return this.#http.list("/v2/exports", null, query, options);
   }
 
   /** GET /v2/exports/{id}: one export job. */
   get(id: string, options?: CallOptions): ApiCall<ExportJob> {
-    return this.#http.call("GET", `/v2/exports/${encodeURIComponent(id)}`, undefined, options);
+    return this.#http.call("GET", "/v2/exports/{id}", id, undefined, options);
   }
 
   /** The file of a succeeded job (its `download_url`), as text: NDJSON or CSV; an error before. */

@@ -206,9 +206,9 @@ function breakCall(line: string): string[] | null {
   const open = matchingOpen(statement, statement.length - 1);
   if (open === null || open === 0) return null;
   const head = statement.slice(0, open);
-  // The callee is a plain name or member chain, after a prefix such as `return `, `await ` or
+  // The callee is a plain name or member chain (private members too: `this.#http.list`), after a prefix such as `return `, `await ` or
   // `const x = `, which must hold no open bracket of its own.
-  const callee = /(?:^|[\s(!=])((?:await )?[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*(?:<[\w$, ]+>)?)$/.exec(head);
+  const callee = /(?:^|[\s(!=])((?:await )?[A-Za-z_$][\w$]*(?:\.#?[A-Za-z_$][\w$]*)*(?:<[\w$, ]+>)?)$/.exec(head);
   if (!callee) return null;
   const prefix = head.slice(0, head.length - callee[1]!.length);
   if (!balanced(prefix) || /[({[]/.test(prefix)) return null;

@@ -79,6 +79,7 @@ function normalizeField(source: SourceFile, at: PropertyKey[], name: string, f: 
     maxLength: f.max_length,
     pattern: f.pattern,
     format: f.format,
+    schemes: f.schemes,
     minimum: f.minimum,
     maximum: f.maximum,
     references: f.references,

@@ -169,6 +169,7 @@ function versionField(f: FieldDef, n: number): VersionField {
     maxLength: f.maxLength,
     pattern: f.pattern,
     format: f.format,
+    schemes: f.format === "uri" ? (f.schemes ?? ["http", "https"]) : undefined,
     minimum: f.minimum,
     maximum: f.maximum,
     references: f.references,

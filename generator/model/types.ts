@@ -26,6 +26,8 @@ export interface FieldDef {
   maxLength?: number;
   pattern?: string;
   format?: "email" | "uri";
+  /** With format uri: the URL schemes accepted, as the definition gives them. */
+  schemes?: string[];
   minimum?: number;
   maximum?: number;
   references?: string;
@@ -130,6 +132,8 @@ export interface VersionField {
   maxLength?: number;
   pattern?: string;
   format?: "email" | "uri";
+  /** With format uri: the URL schemes accepted (http and https unless the definition says otherwise). */
+  schemes?: string[];
   minimum?: number;
   maximum?: number;
   references?: string;

@@ -37,6 +37,11 @@ export const FieldSchema = z
     max_length: z.int().min(0).optional().describe("string: most characters."),
     pattern: z.string().optional().describe("string: a regular expression the value matches."),
     format: z.enum(["email", "uri"]).optional().describe("string: a well-known format."),
+    schemes: z
+      .array(z.string().regex(/^[a-z][a-z0-9+.-]*$/, "a URL scheme in lowercase, such as https or mailto"))
+      .min(1)
+      .optional()
+      .describe("string with format: uri: the URL schemes accepted (default [http, https])."),
     minimum: z.number().optional().describe("integer or number: smallest value."),
     maximum: z.number().optional().describe("integer or number: largest value."),
     references: z.string().optional().describe("uuid: the collection whose record this id names."),

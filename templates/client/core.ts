@@ -4,7 +4,7 @@
 // It needs nothing but the platform's fetch, so it runs in Node 24 and in browsers. The page
 // types come from runtime/pages.ts, whose text the client holds too; the import below is
 // canon's own and not placed into the client.
-import type { CursorPagination, OffsetPagination } from "../../runtime/pages.ts";
+import type { CursorPage, CursorPagination, OffsetPage, OffsetPagination } from "../../runtime/pages.ts";
 
 /** One problem of a request, as the service lists it: a body path or a parameter name, and what is wrong. */
 export interface ErrorDetail {
@@ -154,6 +154,9 @@ export interface WithResponse<T> extends ResponseInfo {
   data: T;
 }
 
+/** A page of a list that answers in offset mode, or in cursor mode when searched with `q`. */
+export type AnyPage<T> = OffsetPage<T> | CursorPage<T>;
+
 type Query = Record<string, string | number | boolean | undefined>;
 
 // A call under way, started at once: `await` it for the result, or `.withResponse()` for the
@@ -282,12 +285,24 @@ class Transport {
   }
 
   /** A call with an optional JSON body; its answer's JSON body (undefined for 204) is the result. */
-  call<T>(method: string, path: string, body: unknown, options: CallOptions = {}): ApiCall<T> {
-    return new ApiCall(this.#send<T>(method, path, undefined, body, options));
+  call<T>(
+    method: string,
+    path: string,
+    id: string | null,
+    body: unknown,
+    options: CallOptions = {},
+  ): ApiCall<T> {
+    return new ApiCall(this.#send<T>(method, withId(path, id), undefined, body, options));
   }
 
-  list<T, P extends { data: T[] }>(path: string, query: object, options: CallOptions = {}): ListCall<T, P> {
-    return new ListCall((q) => this.#send<P>("GET", path, q, undefined, options), query as Query);
+  list<T, P extends { data: T[] }>(
+    path: string,
+    id: string | null,
+    query: object,
+    options: CallOptions = {},
+  ): ListCall<T, P> {
+    const url = withId(path, id);
+    return new ListCall((q) => this.#send<P>("GET", url, q, undefined, options), query as Query);
   }
 
   /** A GET whose answer is text (a file), at a path of the API or an absolute URL it gave. */
@@ -383,6 +398,11 @@ class Transport {
     };
     (this.#options.onDeprecation ?? warnOnce)(notice);
   }
+}
+
+/** A path of the API with its `{id}` filled in (`/v2/orders/{id}`), or as it is without an id. */
+function withId(path: string, id: string | null): string {
+  return id === null ? path : path.replace("{id}", encodeURIComponent(id));
 }
 
 /** The result of an answer, or its error. */

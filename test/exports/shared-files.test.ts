@@ -27,7 +27,7 @@ function countChunkReads(driver: SqlDriver): { reads: number } {
   const query = driver.query.bind(driver);
   driver.query = (statement, params) => {
     const text = typeof statement === "string" ? statement : statement.text;
-    if (text.startsWith('select "bytes" from "canon__export_chunks"')) counter.reads += 1;
+    if (/^select convert_from\("bytes", 'UTF8'\) as "text" from "canon__export_chunks"/.test(text)) counter.reads += 1;
     return query(statement, params);
   };
   return counter;

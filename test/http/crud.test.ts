@@ -186,6 +186,17 @@ describe("ETag and If-Match", () => {
     assert.deepEqual((await expectStatus(api, "GET", `/v2/products/${product.id}`, 200)).body, winner.body);
   });
 
+  test("If-Match compares strongly: the current ETag marked weak (W/) answers 409 and changes nothing", async () => {
+    const product = await createProduct(api);
+    const etag = (await expectStatus(api, "GET", `/v2/products/${product.id}`, 200)).headers.get("etag")!;
+    for (const weak of [`W/${etag}`, `"nope", W/${etag}`]) {
+      await expectError(api, "PATCH", `/v2/products/${product.id}`, 409, "CONFLICT", { body: { name: "Weak" }, headers: { "if-match": weak } });
+      await expectError(api, "DELETE", `/v2/products/${product.id}`, 409, "CONFLICT", { headers: { "if-match": weak } });
+    }
+    assert.equal((await expectStatus(api, "GET", `/v2/products/${product.id}`, 200)).headers.get("etag"), etag);
+    await expectStatus(api, "PATCH", `/v2/products/${product.id}`, 200, { body: { name: "Strong" }, headers: { "if-match": `W/"x", ${etag}` } });
+  });
+
   test("a record's ETag is the same in v1 and v2", async () => {
     const user = await createUser(api);
     const order = await createOrder(api, user.id);

@@ -186,6 +186,8 @@ function checkStandardHeaders(contract: Contract, path: string, where: string, r
   // Every response: a request id that is a UUID v7.
   const requestId = res.headers.get("x-request-id");
   assert.ok(requestId && UUID_V7.test(requestId), `X-Request-Id missing or not a v7 (${requestId}): ${where}`);
+  // Every response: browsers never sniff a type other than the one declared.
+  assert.equal(res.headers.get("x-content-type-options"), "nosniff", `X-Content-Type-Options: ${where}`);
 
   // A deprecated version: the three headers on every response, errors included; others: none.
   const version = /^\/(v[1-9]\d*)(?:\/|$)/.exec(path)?.[1];
@@ -613,6 +615,7 @@ export function checkBytesResponse(contract: Contract, bytes: Buffer | string, r
   const where = `${JSON.stringify(Buffer.from(bytes).toString("latin1").slice(0, 120))} → ${res.status} ${res.text.slice(0, 300)}`;
   const requestId = res.headers.get("x-request-id");
   assert.ok(requestId && UUID_V7.test(requestId), `X-Request-Id missing or not a v7 (${requestId}): ${where}`);
+  assert.equal(res.headers.get("x-content-type-options"), "nosniff", `X-Content-Type-Options: ${where}`);
   // A message the HTTP parser refused ("could not be read") carries its version's headers too,
   // however its bytes came in chunks.
   if (line) checkStandardHeaders(contract, path, where, res);

@@ -24,7 +24,10 @@ export const productCreate = z.strictObject({
   category: z.enum(["books", "games", "tools", "other"]).default("other"),
   tags: z.array(z.string().min(1).max(30)).max(10).default([]),
   dimensions: z.strictObject({ width_mm: z.int().min(0), height_mm: z.int().min(0) }).optional(),
-  homepage: z.url().nullable().optional(),
+  homepage: z
+    .url({ protocol: /^(?:http|https)$/, error: "must be a URL with scheme http or https" })
+    .nullable()
+    .optional(),
 });
 
 export const productReplace = productCreate;
@@ -40,5 +43,8 @@ export const productUpdate = z.strictObject({
   category: z.enum(["books", "games", "tools", "other"]).optional(),
   tags: z.array(z.string().min(1).max(30)).max(10).optional(),
   dimensions: z.strictObject({ width_mm: z.int().min(0), height_mm: z.int().min(0) }).optional(),
-  homepage: z.url().nullable().optional(),
+  homepage: z
+    .url({ protocol: /^(?:http|https)$/, error: "must be a URL with scheme http or https" })
+    .nullable()
+    .optional(),
 });

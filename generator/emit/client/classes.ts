@@ -1,4 +1,4 @@
-import type { VersionField, VersionModel, VersionResource } from "../../model/types.ts";
+import type { VersionField, VersionResource } from "../../model/types.ts";
 import { camelCase } from "../../util/names.ts";
 import { commentText, propertyKey, tsType } from "../shared/code.ts";
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from "../../../runtime/pages.ts";
@@ -35,9 +35,9 @@ const OPTIONS = "options?: CallOptions";
 const PAGE_SIZE = `Records per page, 1 to ${MAX_PAGE_SIZE}; ${DEFAULT_PAGE_SIZE} when absent.`;
 const CURSOR = "`next_cursor` of the page before; the first page when absent.";
 
-/** A path of the model (`/v2/orders/{id}`) as a TypeScript expression, `{id}` filled with `id`. */
-function pathExpression(path: string, id = "id"): string {
-  return path.includes("{id}") ? `\`${path.replace("{id}", `\${encodeURIComponent(${id})}`)}\`` : JSON.stringify(path);
+/** The path and id arguments of a transport call: the model's path (`/v2/orders/{id}`), and the parameter filling `{id}`. */
+function pathArguments(path: string, id = "id"): string {
+  return `${JSON.stringify(path)}, ${path.includes("{id}") ? id : "null"}`;
 }
 
 function queryNames(r: VersionResource) {
@@ -82,13 +82,13 @@ function listMethod(r: VersionResource, path: string, doc: string, parentId?: st
   const record = r.symbols.type;
   const names = queryNames(r);
   const idParam = parentId ? `${parentId}: string, ` : "";
-  const call = `list(${pathExpression(path, parentId)}, query, options)`;
+  const call = `list(${pathArguments(path, parentId)}, query, options)`;
   if (r.pagination === "cursor") {
     const signature = `list(${idParam}query: ${names.list} = {}, ${OPTIONS}): ListCall<${record}, CursorPage<${record}>>`;
     return { overloads: [], doc, signature, call };
   }
   const both = `${names.list} | Partial<${names.search}>`;
-  const pages = `OffsetPage<${record}> | CursorPage<${record}>`;
+  const pages = `AnyPage<${record}>`;
   return {
     overloads: [
       { doc: `${doc} With \`q\`: a search, in cursor mode.`, signature: `list(${idParam}query: ${names.search}, ${OPTIONS}): ListCall<${record}, CursorPage<${record}>>` },
@@ -102,12 +102,12 @@ function listMethod(r: VersionResource, path: string, doc: string, parentId?: st
 }
 
 /** The classes of one resource: its own, then one per child collection it is the parent of… */
-export function resourceClasses(version: VersionModel, r: VersionResource): ClassView[] {
+export function resourceClasses(r: VersionResource, children: VersionResource[]): ClassView[] {
   const record = () => r.symbols.type;
   const one = r.names.singular.replace(/-/g, " ");
   const ops = r.operations;
   const methods: MethodView[] = [];
-  const item = (id = "id") => pathExpression(r.paths.item, id);
+  const item = (id = "id") => pathArguments(r.paths.item, id);
   const method = (doc: string, signature: string, call: string): MethodView => ({ overloads: [], doc, signature, call });
   const listDoc = `GET ${r.paths.collection}: \`await\` it for a page, \`for await\` it for every record, or \`.pages()\`.`;
   if (ops.list) methods.push(listMethod(r, r.paths.collection, listDoc));
@@ -116,7 +116,7 @@ export function resourceClasses(version: VersionModel, r: VersionResource): Clas
   }
   if (ops.create) {
     const body = r.symbols.createBody;
-    methods.push(method(`POST ${r.paths.collection}: a new ${one}.`, `create(body: ${body}, ${OPTIONS}): ApiCall<${record()}>`, `call("POST", ${JSON.stringify(r.paths.collection)}, body, options)`));
+    methods.push(method(`POST ${r.paths.collection}: a new ${one}.`, `create(body: ${body}, ${OPTIONS}): ApiCall<${record()}>`, `call("POST", ${pathArguments(r.paths.collection)}, body, options)`));
   }
   if (ops.update) {
     const body = r.symbols.updateBody;
@@ -139,10 +139,9 @@ export function resourceClasses(version: VersionModel, r: VersionResource): Clas
       doc: `${a.names.pluralPascal.replace(/([a-z])([A-Z])/g, "$1 $2")} of one ${one}: POST ${a.path}.${doc}`,
       property: null,
       members: [],
-      methods: [method(`POST ${a.path}: a new ${a.singular.replace(/-/g, " ")} of the ${one} \`${targetId}\`.`, `create(${targetId}: string, body: ${body}, ${OPTIONS}): ApiCall<${result}>`, `call("POST", ${pathExpression(a.path, targetId)}, body, options)`)],
+      methods: [method(`POST ${a.path}: a new ${a.singular.replace(/-/g, " ")} of the ${one} \`${targetId}\`.`, `create(${targetId}: string, body: ${body}, ${OPTIONS}): ApiCall<${result}>`, `call("POST", ${pathArguments(a.path, targetId)}, body, options)`)],
     };
   });
-  const children = version.resources.filter((c) => c.parent?.collection === r.collection);
   const childClasses: ClassView[] = children.map((c) => {
     const path = c.parent!.path;
     return {
@@ -190,13 +189,13 @@ export function eventsClass(path: string): ClassView {
         overloads: [],
         doc: `GET ${path}: \`await\` it for a page, \`for await\` it for every event, or \`.pages()\`.`,
         signature: `list(query: EventsListQuery = {}, ${OPTIONS}): ListCall<ApiEvent, CursorPage<ApiEvent>>`,
-        call: `list(${JSON.stringify(path)}, query, options)`,
+        call: `list(${pathArguments(path)}, query, options)`,
       },
       {
         overloads: [],
         doc: `GET ${path}/{id}: one event.`,
         signature: `get(id: string, ${OPTIONS}): ApiCall<ApiEvent>`,
-        call: `call("GET", ${pathExpression(`${path}/{id}`)}, undefined, options)`,
+        call: `call("GET", ${pathArguments(`${path}/{id}`)}, undefined, options)`,
       },
     ],
   };
@@ -214,14 +213,14 @@ export function exportsClass(path: string): ClassView {
       method(
         `POST ${path}: a new export job, pending; \`get\` it until it has succeeded, then \`download\` it.`,
         `create(body: ExportCreate, ${OPTIONS}): ApiCall<ExportJob>`,
-        `call("POST", ${JSON.stringify(path)}, body, options)`,
+        `call("POST", ${pathArguments(path)}, body, options)`,
       ),
       method(
         `GET ${path}: your export jobs; \`await\` it for a page, \`for await\` it for every job.`,
         `list(query: ExportsListQuery = {}, ${OPTIONS}): ListCall<ExportJob, CursorPage<ExportJob>>`,
-        `list(${JSON.stringify(path)}, query, options)`,
+        `list(${pathArguments(path)}, query, options)`,
       ),
-      method(`GET ${path}/{id}: one export job.`, `get(id: string, ${OPTIONS}): ApiCall<ExportJob>`, `call("GET", ${pathExpression(`${path}/{id}`)}, undefined, options)`),
+      method(`GET ${path}/{id}: one export job.`, `get(id: string, ${OPTIONS}): ApiCall<ExportJob>`, `call("GET", ${pathArguments(`${path}/{id}`)}, undefined, options)`),
       method(
         "The file of a succeeded job (its `download_url`), as text: NDJSON or CSV; an error before.",
         `download(job: Pick<ExportJob, "download_url">, ${OPTIONS}): ApiCall<string>`,

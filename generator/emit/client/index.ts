@@ -1,4 +1,4 @@
-import type { ApiModel, VersionExport, VersionModel } from "../../model/types.ts";
+import type { ApiModel, VersionExport, VersionModel, VersionResource } from "../../model/types.ts";
 import { GENERATED_HEADER, styledTs, type EmitContext, type EmittedFile, type Emitter } from "../emitter.ts";
 import { commentText, propertyKey, tsType } from "../shared/code.ts";
 import { IMPORTS, source, withImports, type ImportSource } from "../shared/imports.ts";
@@ -58,7 +58,9 @@ function exportsView(exports: VersionExport[]) {
 
 function clientView(model: ApiModel, version: VersionModel, core: string) {
   const queries = version.resources.flatMap((r) => resourceQueries(r));
-  const classes: ClassView[] = version.resources.flatMap((r) => resourceClasses(version, r));
+  const children = new Map<string, VersionResource[]>();
+  for (const r of version.resources) if (r.parent) children.set(r.parent.collection, [...(children.get(r.parent.collection) ?? []), r]);
+  const classes: ClassView[] = version.resources.flatMap((r) => resourceClasses(r, children.get(r.collection) ?? []));
   if (version.eventsPath) {
     queries.push(eventsQuery(version.eventsPath));
     classes.push(eventsClass(version.eventsPath));

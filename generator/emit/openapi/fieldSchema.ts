@@ -1,4 +1,5 @@
 import type { VersionField } from "../../model/types.ts";
+import { orList } from "../shared/code.ts";
 import { defined, type Json, type JsonObject } from "./json.ts";
 
 /**
@@ -21,9 +22,16 @@ export function fieldSchema(field: VersionField, mode: FieldMode): JsonObject {
   }
   return defined({
     ...schema,
-    description: mode === "filter" ? undefined : field.description,
+    description: mode === "filter" ? undefined : describe(field),
     default: mode === "create" && field.hasDefault ? (field.default as Json) : undefined,
   });
+}
+
+/** The field's description; a URL field's also names the schemes it accepts, which `format: uri` does not. */
+function describe(field: VersionField): string | undefined {
+  if (!field.schemes) return field.description;
+  const note = `A URL with scheme ${orList(field.schemes)}.`;
+  return field.description ? `${field.description} ${note}` : note;
 }
 
 function typeSchema(field: VersionField, mode: FieldMode): JsonObject {

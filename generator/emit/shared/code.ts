@@ -98,3 +98,8 @@ export function withArticle(noun: string): string {
   const vowelSound = /^(hour|honest|honou?r|heir)/i.test(noun);
   return `${(/^[aeiou]/i.test(noun) && !consonantSound) || vowelSound ? "an" : "a"} ${noun}`;
 }
+
+/** `a`, `a or b`, `a, b or c`: a list of alternatives in prose. */
+export function orList(items: readonly string[]): string {
+  return items.length === 1 ? items[0]! : `${items.slice(0, -1).join(", ")} or ${items.at(-1)}`;
+}

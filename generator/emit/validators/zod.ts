@@ -1,5 +1,5 @@
 import type { VersionField } from "../../model/types.ts";
-import { literal, numberLiteral, propertyKey, regexLiteral } from "../shared/code.ts";
+import { literal, numberLiteral, orList, propertyKey, regexLiteral } from "../shared/code.ts";
 
 /** How a field is read: in a create/replace body, in a PATCH body, or nested inside another value. */
 export type ZodMode = "create" | "update" | "nested";
@@ -17,7 +17,7 @@ export function zodField(field: VersionField, mode: ZodMode): string {
 function zodBase(field: VersionField): string {
   switch (field.type) {
     case "string": {
-      let expr = field.format === "email" ? "z.email()" : field.format === "uri" ? "z.url()" : "z.string()";
+      let expr = field.format === "email" ? "z.email()" : field.format === "uri" ? urlSchema(field.schemes) : "z.string()";
       if (field.minLength !== undefined) expr += `.min(${field.minLength})`;
       if (field.maxLength !== undefined) expr += `.max(${field.maxLength})`;
       if (field.pattern !== undefined) expr += `.regex(${regexLiteral(field.pattern)})`;
@@ -35,7 +35,7 @@ function zodBase(field: VersionField): string {
     case "uuid":
       return "uuidSchema";
     case "date":
-      return "z.iso.date()";
+      return "dateSchema";
     case "datetime":
       return "z.iso.datetime({ offset: true })";
     case "enum":
@@ -45,6 +45,12 @@ function zodBase(field: VersionField): string {
     case "object":
       return `z.strictObject({ ${(field.fields ?? []).map((f) => `${propertyKey(f.name)}: ${zodField(f, "nested")}`).join(", ")} })`;
   }
+}
+
+/** A URL whose scheme is one of `schemes` (`protocol` is matched against the scheme, lowercase). */
+function urlSchema(schemes: string[] = ["http", "https"]): string {
+  const names = schemes.map((s) => s.replace(/[.+]/g, "\\$&")).join("|");
+  return `z.url({ protocol: /^(?:${names})$/, error: ${JSON.stringify(`must be a URL with scheme ${orList(schemes)}`)} })`;
 }
 
 /** The zod expression that reads a filter's value from the query string. */
@@ -59,7 +65,7 @@ export function zodQuery(field: VersionField): string {
     case "enum":
       return `z.enum([${(field.values ?? []).map((v) => JSON.stringify(v)).join(", ")}])`;
     case "date":
-      return "z.iso.date()";
+      return "dateSchema";
     default:
       return zodBase(field);
   }

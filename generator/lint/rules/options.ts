@@ -72,6 +72,9 @@ function checkOptions(ctx: LintContext, f: FieldDef, place: FieldPlace, path: st
     if (dup !== undefined) report("values", `enum ${q(path)} lists the value ${q(dup)} twice`, "list each value once");
     if (f.values.some((v) => v.length === 0)) report("values", `enum ${q(path)} has an empty value`, "remove the empty value");
   }
+  if (f.schemes !== undefined && f.format !== "uri") {
+    report("schemes", `schemes of ${q(path)} apply to format: uri only`, "add format: uri, or remove schemes");
+  }
   if (f.type === "string") {
     if (f.minLength !== undefined && f.maxLength !== undefined && f.minLength > f.maxLength) {
       report("min_length", `min_length ${f.minLength} of ${q(path)} is greater than its max_length ${f.maxLength}`, "make min_length at most max_length");
