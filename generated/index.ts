@@ -25,8 +25,10 @@ import { v2 } from "./v2/index.ts";
 export interface AppOptions {
   /** Who is calling: a principal, or null for 401. Required: there is no default identity. */
   authenticate: Authenticate;
-  /** May this principal do this? Default: reads need the `read` scope, writes `write`. */
+  /** May this principal do this? Default: reads need the `read` scope, writes `write`. Writes also get the `proposed` values. */
   authorize?: Authorize;
+  /** Answer 404, as for a record that does not exist, instead of 403 for a record the principal may not read at all. Default: false. */
+  hideForbidden?: boolean;
   /** Where records live. Default: in memory. */
   store?: Store;
   /** Services to use instead of the default CRUD service, by resource. */
@@ -67,6 +69,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     rateLimit: options.rateLimit ?? { max: 600, windowMs: 60000 },
     bodyLimit: 65536,
     connections: options.connections,
+    hideForbidden: options.hideForbidden ?? false,
     logger: options.logger ?? false,
     cors: options.cors,
     versions: [v1(context), v2(context)],

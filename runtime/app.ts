@@ -41,6 +41,8 @@ export interface AppOptions {
   maxUrlLength?: number;
   /** Timeouts of slow and idle connections and the cap on open ones; see ConnectionOptions for the defaults. */
   connections?: ConnectionOptions;
+  /** Answer 404 instead of 403 for a record the principal may not read at all, so its existence does not leak. */
+  hideForbidden?: boolean;
   /** Fastify's logger: true, false, or its options (`{ level, stream }`). Unexpected failures are logged with the original error. */
   logger?: FastifyServerOptions["logger"];
   /** Browser pages of these origins may call the service (CORS); none when absent. */
@@ -87,6 +89,7 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
     },
   });
   app.decorateRequest("principal", null);
+  app.decorate("hideForbidden", options.hideForbidden ?? false);
   app.removeContentTypeParser(["text/plain"]);
   registerJsonParser(app);
 

@@ -104,14 +104,16 @@ export function registerProductsRoutes(
   app.get("/v1/products/:id", async (request, reply) => {
     const { id } = parseParams(productIdParams, request.params);
     const record = found(await services.products.get(id), "product");
-    await authorizeOrThrow(authorize, request, "read", "products", record);
+    await authorizeOrThrow(authorize, request, "read", "products", record, { name: "product" });
     return sendRecord(reply, 200, record, toProduct(record));
   });
 
   app.post("/v1/products", async (request, reply) => {
     await authorizeOrThrow(authorize, request, "create", "products");
     const body = parseBody(productCreate, request.body, productReadOnly);
-    const record = await services.products.create(valuesOfProduct(body));
+    const values = valuesOfProduct(body);
+    await authorizeOrThrow(authorize, request, "create", "products", undefined, { proposed: values });
+    const record = await services.products.create(values);
     const view = toProduct(record);
     await events.publish(createEvent("product.created", view));
     reply.header("location", `/v1/products/${record.id}`);
@@ -121,10 +123,14 @@ export function registerProductsRoutes(
   app.patch("/v1/products/:id", async (request, reply) => {
     const { id } = parseParams(productIdParams, request.params);
     const current = found(await services.products.get(id), "product");
-    await authorizeOrThrow(authorize, request, "update", "products", current);
+    await authorizeOrThrow(authorize, request, "update", "products", current, { name: "product" });
     checkIfMatch(request, current);
     const body = parseBody(productUpdate, request.body, productReadOnly);
     const values = { ...current.values, ...changesOfProduct(body) };
+    await authorizeOrThrow(authorize, request, "update", "products", current, {
+      proposed: values,
+      name: "product",
+    });
     const record = found(await services.products.update(current, values), "product");
     const view = toProduct(record);
     await events.publish(createEvent("product.updated", view));
@@ -134,10 +140,14 @@ export function registerProductsRoutes(
   app.put("/v1/products/:id", async (request, reply) => {
     const { id } = parseParams(productIdParams, request.params);
     const current = found(await services.products.get(id), "product");
-    await authorizeOrThrow(authorize, request, "replace", "products", current);
+    await authorizeOrThrow(authorize, request, "replace", "products", current, { name: "product" });
     checkIfMatch(request, current);
     const body = parseBody(productReplace, request.body, productReadOnly);
     const values = replacementOfProduct(current.values, body);
+    await authorizeOrThrow(authorize, request, "replace", "products", current, {
+      proposed: values,
+      name: "product",
+    });
     const record = found(await services.products.update(current, values), "product");
     const view = toProduct(record);
     await events.publish(createEvent("product.updated", view));
@@ -147,7 +157,7 @@ export function registerProductsRoutes(
   app.delete("/v1/products/:id", async (request, reply) => {
     const { id } = parseParams(productIdParams, request.params);
     const current = found(await services.products.get(id), "product");
-    await authorizeOrThrow(authorize, request, "delete", "products", current);
+    await authorizeOrThrow(authorize, request, "delete", "products", current, { name: "product" });
     checkIfMatch(request, current);
     if (!(await services.products.remove(current))) throw new NotFoundError("No product has this id.");
     await events.publish(createEvent("product.deleted", toProduct(current)));

@@ -75,14 +75,16 @@ export function registerUsersRoutes(
   app.get("/v1/users/:id", async (request, reply) => {
     const { id } = parseParams(userIdParams, request.params);
     const record = found(await services.users.get(id), "user");
-    await authorizeOrThrow(authorize, request, "read", "users", record);
+    await authorizeOrThrow(authorize, request, "read", "users", record, { name: "user" });
     return sendRecord(reply, 200, record, toUser(record));
   });
 
   app.post("/v1/users", async (request, reply) => {
     await authorizeOrThrow(authorize, request, "create", "users");
     const body = parseBody(userCreate, request.body, userReadOnly);
-    const record = await services.users.create(valuesOfUser(body));
+    const values = valuesOfUser(body);
+    await authorizeOrThrow(authorize, request, "create", "users", undefined, { proposed: values });
+    const record = await services.users.create(values);
     const view = toUser(record);
     await events.publish(createEvent("user.created", view));
     reply.header("location", `/v1/users/${record.id}`);
@@ -92,10 +94,14 @@ export function registerUsersRoutes(
   app.patch("/v1/users/:id", async (request, reply) => {
     const { id } = parseParams(userIdParams, request.params);
     const current = found(await services.users.get(id), "user");
-    await authorizeOrThrow(authorize, request, "update", "users", current);
+    await authorizeOrThrow(authorize, request, "update", "users", current, { name: "user" });
     checkIfMatch(request, current);
     const body = parseBody(userUpdate, request.body, userReadOnly);
     const values = { ...current.values, ...changesOfUser(body) };
+    await authorizeOrThrow(authorize, request, "update", "users", current, {
+      proposed: values,
+      name: "user",
+    });
     const record = found(await services.users.update(current, values), "user");
     const view = toUser(record);
     await events.publish(createEvent("user.updated", view));
@@ -105,7 +111,7 @@ export function registerUsersRoutes(
   app.delete("/v1/users/:id", async (request, reply) => {
     const { id } = parseParams(userIdParams, request.params);
     const current = found(await services.users.get(id), "user");
-    await authorizeOrThrow(authorize, request, "delete", "users", current);
+    await authorizeOrThrow(authorize, request, "delete", "users", current, { name: "user" });
     checkIfMatch(request, current);
     if (!(await services.users.remove(current))) throw new NotFoundError("No user has this id.");
     await events.publish(createEvent("user.deleted", toUser(current)));
