@@ -8,9 +8,11 @@ import { importGenerated, loadGeneratedFrom, setModuleVersions } from "./generat
 import { phaseTimer } from "../util/timings.ts";
 import { nextSave, watchDefinitions } from "./watch.ts";
 import {
+  cursorSecretOption,
   describeStore,
   listenProblem,
   listenSettings,
+  startProblem,
   tryLines,
   type ClosableStore,
   type GeneratedEntry,
@@ -49,6 +51,8 @@ export async function devCommand(options: DevOptions): Promise<number> {
   const settings = listenSettings(options);
   if (!settings) return 2;
   const { port, target } = settings;
+  const problem = startProblem(target);
+  if (problem !== null) return problem;
   const first = await firstGoodGeneration(options);
   if (!first) return 1;
 
@@ -77,7 +81,7 @@ export async function devCommand(options: DevOptions): Promise<number> {
     const app = await entry.buildApp({
       authenticate: entry.devAuthenticate,
       store,
-      ...(process.env.CANON_CURSOR_SECRET ? { cursorSecret: process.env.CANON_CURSOR_SECRET } : {}),
+      ...cursorSecretOption(),
     });
     phase("build the app");
     await app.ready();
