@@ -38,7 +38,7 @@ describe("logs", () => {
         throw new Error("the store fell over");
       },
     });
-    const api = await startApp({ store, services: { users }, logger: { level: "info", stream }, cursorSecret: "cursor-secret-do-not-log" });
+    const api = await startApp({ store, services: { users }, logger: { level: "info", stream }, cursorSecret: "cursor-secret-do-not-log-0123456789abcdef" });
     try {
       const password = "correct horse battery staple";
       const token = "Bearer dev-writer";
@@ -54,7 +54,7 @@ describe("logs", () => {
       await new Promise((wait) => setTimeout(wait, 50));
 
       const all = JSON.stringify(lines);
-      for (const secret of [password, "Bearer", "wrong-token-123", "s3cr3t-cookie", "cursor-secret-do-not-log"]) {
+      for (const secret of [password, "Bearer", "wrong-token-123", "s3cr3t-cookie", "cursor-secret-do-not-log-0123456789abcdef"]) {
         assert.ok(!all.includes(secret), `no line holds ${secret}`);
       }
       // A line that does carry headers (a plugin's, the user's) has its credentials redacted.
