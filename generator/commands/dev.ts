@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import type { Server } from "node:http";
 import type { FastifyInstance } from "fastify";
 import { ms } from "../cli/output.ts";
@@ -67,6 +68,8 @@ export async function devCommand(options: DevOptions): Promise<number> {
   const storeFor = async (generation: GeneratedStores) =>
     borrowed(target === "memory" ? shared : await generation.storeOn(shared, target));
 
+  // One cursor secret for the session: a cursor handed out before a save still works after it.
+  const cursorSecret = process.env.CANON_CURSOR_SECRET ?? randomBytes(32).toString("base64url");
   const build = async (): Promise<FastifyInstance> => {
     const phase = phaseTimer("canon dev");
     const entry = await importGenerated<GeneratedEntry>(options.out, "index.ts");
@@ -77,7 +80,7 @@ export async function devCommand(options: DevOptions): Promise<number> {
     const app = await entry.buildApp({
       authenticate: entry.devAuthenticate,
       store,
-      ...(process.env.CANON_CURSOR_SECRET ? { cursorSecret: process.env.CANON_CURSOR_SECRET } : {}),
+      cursorSecret,
     });
     phase("build the app");
     await app.ready();
