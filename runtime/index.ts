@@ -4,6 +4,7 @@ export * from "./auth.ts";
 export type { ConnectionOptions } from "./connections.ts";
 export type { CorsOptions } from "./cors.ts";
 export * from "./crud-service.ts";
+export * from "./cursor-keys.ts";
 export * from "./cursor.ts";
 export type { Deprecation } from "./deprecation.ts";
 export * from "./docs.ts";

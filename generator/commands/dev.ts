@@ -1,4 +1,3 @@
-import { randomBytes } from "node:crypto";
 import type { Server } from "node:http";
 import type { FastifyInstance } from "fastify";
 import { ms } from "../cli/output.ts";
@@ -9,9 +8,11 @@ import { importGenerated, loadGeneratedFrom, setModuleVersions } from "./generat
 import { phaseTimer } from "../util/timings.ts";
 import { nextSave, watchDefinitions } from "./watch.ts";
 import {
+  cursorSecretOption,
   describeStore,
   listenProblem,
   listenSettings,
+  startProblem,
   tryLines,
   type ClosableStore,
   type GeneratedEntry,
@@ -50,6 +51,8 @@ export async function devCommand(options: DevOptions): Promise<number> {
   const settings = listenSettings(options);
   if (!settings) return 2;
   const { port, target } = settings;
+  const problem = startProblem(target);
+  if (problem !== null) return problem;
   const first = await firstGoodGeneration(options);
   if (!first) return 1;
 
@@ -68,8 +71,6 @@ export async function devCommand(options: DevOptions): Promise<number> {
   const storeFor = async (generation: GeneratedStores) =>
     borrowed(target === "memory" ? shared : await generation.storeOn(shared, target));
 
-  // One cursor secret for the session: a cursor handed out before a save still works after it.
-  const cursorSecret = process.env.CANON_CURSOR_SECRET ?? randomBytes(32).toString("base64url");
   const build = async (): Promise<FastifyInstance> => {
     const phase = phaseTimer("canon dev");
     const entry = await importGenerated<GeneratedEntry>(options.out, "index.ts");
@@ -80,7 +81,7 @@ export async function devCommand(options: DevOptions): Promise<number> {
     const app = await entry.buildApp({
       authenticate: entry.devAuthenticate,
       store,
-      cursorSecret,
+      ...cursorSecretOption(),
     });
     phase("build the app");
     await app.ready();

@@ -8,8 +8,8 @@ import {
   NotFoundError,
   authorizeOrThrow,
   checkIfMatch,
-  createEvent,
   definedOnly,
+  eventOf,
   found,
   listByCursor,
   matchOf,
@@ -90,7 +90,7 @@ export function toOrderCancellation(record: StoredRecord<OrderCancellationValues
 
 export function registerOrdersRoutes(
   app: FastifyInstance,
-  { authorize, cursors, events, services }: RouteContext,
+  { authorize, cursors, services }: RouteContext,
 ): void {
   app.get("/v1/orders", async (request) => {
     await authorizeOrThrow(authorize, request, "list", "orders");
@@ -121,11 +121,9 @@ export function registerOrdersRoutes(
     const body = parseBody(orderCreate, request.body, orderReadOnly);
     const values = valuesOfOrder(body);
     await authorizeOrThrow(authorize, request, "create", "orders", undefined, { proposed: values });
-    const record = await services.orders.create(values);
-    const view = toOrder(record);
-    await events.publish(createEvent("order.created", view));
+    const record = await services.orders.create(values, eventOf("order.created", "orders", toOrder));
     reply.header("location", `/v1/orders/${record.id}`);
-    return sendRecord(reply, 201, record, view);
+    return sendRecord(reply, 201, record, toOrder(record));
   });
 
   app.patch("/v1/orders/:id", async (request, reply) => {
@@ -139,10 +137,11 @@ export function registerOrdersRoutes(
       proposed: values,
       name: "order",
     });
-    const record = found(await services.orders.update(current, values), "order");
-    const view = toOrder(record);
-    await events.publish(createEvent("order.updated", view));
-    return sendRecord(reply, 200, record, view);
+    const record = found(
+      await services.orders.update(current, values, eventOf("order.updated", "orders", toOrder)),
+      "order",
+    );
+    return sendRecord(reply, 200, record, toOrder(record));
   });
 
   app.delete("/v1/orders/:id", async (request, reply) => {
@@ -150,8 +149,8 @@ export function registerOrdersRoutes(
     const current = found(await services.orders.get(id), "order");
     await authorizeOrThrow(authorize, request, "delete", "orders", current, { name: "order" });
     checkIfMatch(request, current);
-    if (!(await services.orders.remove(current))) throw new NotFoundError("No order has this id.");
-    await events.publish(createEvent("order.deleted", toOrder(current)));
+    if (!(await services.orders.remove(current, eventOf("order.deleted", "orders", toOrder))))
+      throw new NotFoundError("No order has this id.");
     return reply.code(204).send();
   });
 
@@ -168,9 +167,10 @@ export function registerOrdersRoutes(
       proposed: values,
       name: "order",
     });
-    const record = await services.orderCancellations.create(values);
-    const view = toOrderCancellation(record);
-    await events.publish(createEvent("order.cancellation.created", view));
-    return reply.code(201).send(view);
+    const record = await services.orderCancellations.create(
+      values,
+      eventOf("order.cancellation.created", "orders/cancellations", toOrderCancellation),
+    );
+    return reply.code(201).send(toOrderCancellation(record));
   });
 }

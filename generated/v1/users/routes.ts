@@ -9,8 +9,8 @@ import {
   authorizeOrThrow,
   checkIfMatch,
   checkListMode,
-  createEvent,
   definedOnly,
+  eventOf,
   found,
   listByCursor,
   listByOffset,
@@ -59,7 +59,7 @@ function changesOfUser(body: z.output<typeof userUpdate>): Partial<UserValues> {
 
 export function registerUsersRoutes(
   app: FastifyInstance,
-  { authorize, cursors, events, services }: RouteContext,
+  { authorize, cursors, services }: RouteContext,
 ): void {
   app.get("/v1/users", async (request) => {
     await authorizeOrThrow(authorize, request, "list", "users");
@@ -84,11 +84,9 @@ export function registerUsersRoutes(
     const body = parseBody(userCreate, request.body, userReadOnly);
     const values = valuesOfUser(body);
     await authorizeOrThrow(authorize, request, "create", "users", undefined, { proposed: values });
-    const record = await services.users.create(values);
-    const view = toUser(record);
-    await events.publish(createEvent("user.created", view));
+    const record = await services.users.create(values, eventOf("user.created", "users", toUser));
     reply.header("location", `/v1/users/${record.id}`);
-    return sendRecord(reply, 201, record, view);
+    return sendRecord(reply, 201, record, toUser(record));
   });
 
   app.patch("/v1/users/:id", async (request, reply) => {
@@ -102,10 +100,11 @@ export function registerUsersRoutes(
       proposed: values,
       name: "user",
     });
-    const record = found(await services.users.update(current, values), "user");
-    const view = toUser(record);
-    await events.publish(createEvent("user.updated", view));
-    return sendRecord(reply, 200, record, view);
+    const record = found(
+      await services.users.update(current, values, eventOf("user.updated", "users", toUser)),
+      "user",
+    );
+    return sendRecord(reply, 200, record, toUser(record));
   });
 
   app.delete("/v1/users/:id", async (request, reply) => {
@@ -113,8 +112,8 @@ export function registerUsersRoutes(
     const current = found(await services.users.get(id), "user");
     await authorizeOrThrow(authorize, request, "delete", "users", current, { name: "user" });
     checkIfMatch(request, current);
-    if (!(await services.users.remove(current))) throw new NotFoundError("No user has this id.");
-    await events.publish(createEvent("user.deleted", toUser(current)));
+    if (!(await services.users.remove(current, eventOf("user.deleted", "users", toUser))))
+      throw new NotFoundError("No user has this id.");
     return reply.code(204).send();
   });
 }

@@ -7,8 +7,8 @@ import type { z } from "zod";
 import {
   authorizeOrThrow,
   checkIfMatch,
-  createEvent,
   definedOnly,
+  eventOf,
   found,
   listByCursor,
   matchOf,
@@ -63,7 +63,7 @@ function changesOfInvoice(body: z.output<typeof invoiceUpdate>): Partial<Invoice
 
 export function registerInvoicesRoutes(
   app: FastifyInstance,
-  { authorize, cursors, events, services }: RouteContext,
+  { authorize, cursors, services }: RouteContext,
 ): void {
   app.get("/v2/invoices", async (request) => {
     await authorizeOrThrow(authorize, request, "list", "invoices");
@@ -94,11 +94,9 @@ export function registerInvoicesRoutes(
     const body = parseBody(invoiceCreate, request.body, invoiceReadOnly);
     const values = valuesOfInvoice(body);
     await authorizeOrThrow(authorize, request, "create", "invoices", undefined, { proposed: values });
-    const record = await services.invoices.create(values);
-    const view = toInvoice(record);
-    await events.publish(createEvent("invoice.created", view));
+    const record = await services.invoices.create(values, eventOf("invoice.created", "invoices", toInvoice));
     reply.header("location", `/v2/invoices/${record.id}`);
-    return sendRecord(reply, 201, record, view);
+    return sendRecord(reply, 201, record, toInvoice(record));
   });
 
   app.patch("/v2/invoices/:id", async (request, reply) => {
@@ -112,9 +110,10 @@ export function registerInvoicesRoutes(
       proposed: values,
       name: "invoice",
     });
-    const record = found(await services.invoices.update(current, values), "invoice");
-    const view = toInvoice(record);
-    await events.publish(createEvent("invoice.updated", view));
-    return sendRecord(reply, 200, record, view);
+    const record = found(
+      await services.invoices.update(current, values, eventOf("invoice.updated", "invoices", toInvoice)),
+      "invoice",
+    );
+    return sendRecord(reply, 200, record, toInvoice(record));
   });
 }
