@@ -5,15 +5,16 @@
 import type { FastifyInstance, FastifyServerOptions } from "fastify";
 import {
   createApp,
-  createCursorCodec,
-  MemoryEventLog,
+  guardedSink,
   MemoryStore,
   scopeAuthorize,
+  storeCursorCodec,
   type Authenticate,
   type Authorize,
   type ConnectionOptions,
   type CorsOptions,
-  type EventLog,
+  type EventSink,
+  type LogLevel,
   type RateLimitOptions,
   type Store,
 } from "./runtime/index.ts";
@@ -25,17 +26,19 @@ import { v2 } from "./v2/index.ts";
 export interface AppOptions {
   /** Who is calling: a principal, or null for 401. Required: there is no default identity. */
   authenticate: Authenticate;
-  /** May this principal do this? Default: reads need the `read` scope, writes `write`. */
+  /** May this principal do this? Default: reads need the `read` scope, writes `write`. Writes also get the `proposed` values. */
   authorize?: Authorize;
+  /** Answer 404, as for a record that does not exist, instead of 403 for a record the principal may not read at all. Default: false. */
+  hideForbidden?: boolean;
   /** Where records live. Default: in memory. */
   store?: Store;
   /** Services to use instead of the default CRUD service, by resource. */
   services?: Partial<Services>;
-  /** Where events go. Default: an in-memory log, also served at /vN/events. */
-  events?: EventLog;
+  /** Receives each event once its write has committed (the store keeps it for /vN/events either way). A sink that fails is logged; the write stands. */
+  events?: EventSink;
   /** Default: 600 requests per 60 s per principal, from api.yaml. false: no limit. */
   rateLimit?: RateLimitOptions | false;
-  /** Secret that signs cursors; set it when several instances serve one API. Default: random per process. */
+  /** Secret that signs cursors instead of the store's keys; at least 32 bytes. Default: the store's keys, which every instance over one database shares. */
   cursorSecret?: string;
   /** Exports (POST /vN/exports): how long a link works, jobs per principal, retention, the queue, the folder of the files. Default: one hour, 3, 7 days; on a PostgreSQL server store pg-boss and files in the database, otherwise in the process and a private folder in the OS temp folder. */
   exports?: ExportOptions;
@@ -43,6 +46,8 @@ export interface AppOptions {
   connections?: ConnectionOptions;
   /** Fastify's logger: true, false (the default) or its options, such as `{ level: "error", stream }`. Unexpected failures are logged with their original error. */
   logger?: FastifyServerOptions["logger"];
+  /** The level of the one summary line logged per request: method, URL, status, principal, time. Default `info`; `silent`: none. */
+  requestLogLevel?: LogLevel;
   /** Browser pages of these origins may call the service: `{ origins: ["https://app.example.com"] }` (CORS; docs/client.md). Default: none. */
   cors?: CorsOptions;
 }
@@ -50,6 +55,7 @@ export interface AppOptions {
 /** Builds the app; call `listen` on it, or `inject` in tests. */
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const store = options.store ?? new MemoryStore({ references: storeReferences });
+  const cursors = await storeCursorCodec(store, options.cursorSecret);
   const exports = new ExportService(store, {
     onError: (error, id) => app.log.error({ err: error, export: id }, "export failed"),
     ...options.exports,
@@ -57,8 +63,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const context: RouteContext = {
     services: { ...defaultServices(store), ...options.services },
     authorize: options.authorize ?? scopeAuthorize,
-    events: options.events ?? new MemoryEventLog(),
-    cursors: createCursorCodec(options.cursorSecret),
+    events: store,
+    cursors,
     exports,
   };
   const app = await createApp({
@@ -67,13 +73,24 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     rateLimit: options.rateLimit ?? { max: 600, windowMs: 60000 },
     bodyLimit: 65536,
     connections: options.connections,
+    hideForbidden: options.hideForbidden ?? false,
     logger: options.logger ?? false,
+    requestLogLevel: options.requestLogLevel ?? "info",
     cors: options.cors,
     versions: [v1(context), v2(context)],
   });
+  const unsubscribe = options.events
+    ? store.subscribe(
+        guardedSink(options.events, (error, event) =>
+          app.log.error({ err: error, event: event.id }, "event sink failed"),
+        ),
+      )
+    : () => {};
   // Export jobs run once the app is ready, and stop (back to pending, to run again) before the store closes.
   app.addHook("onReady", () => exports.start());
   app.addHook("onClose", async () => {
+    unsubscribe();
+    cursors.close();
     await exports.stop();
     await store.close();
   });
@@ -81,4 +98,4 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 }
 
 export type { Services } from "./services.ts";
-export { devAuthenticate, MemoryEventLog, MemoryStore, scopeAuthorize } from "./runtime/index.ts";
+export { devAuthenticate, MemoryStore, scopeAuthorize } from "./runtime/index.ts";

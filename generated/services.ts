@@ -5,7 +5,7 @@
 import type {
   Authorize,
   CursorCodec,
-  EventLog,
+  EventFeed,
   ResourceService,
   ResourceSpec,
   Store,
@@ -60,7 +60,8 @@ export function defaultServices(store: Store): Services {
 export interface RouteContext {
   services: Services;
   authorize: Authorize;
-  events: EventLog;
+  /** The store's events: the feed of /vN/events, and where events outside a write are kept. */
+  events: EventFeed;
   cursors: CursorCodec;
   /** Export jobs: made by POST /vN/exports, run in the background. */
   exports: ExportService;

@@ -7,6 +7,7 @@ import { hasErrors, sortDiagnostics } from "./diagnostics/diagnostic.ts";
 import { createEmitContext, emitAll, readOutputFolder } from "./emit/index.ts";
 import { formatFiles, type FormatStats, type FormattedFile } from "./format/format.ts";
 import { runFrontEnd } from "./pipeline.ts";
+import { phaseTimer } from "./util/timings.ts";
 import { foreignFileDiagnostics } from "./write/foreign.ts";
 import { applyDiff, diffOutput, type OutputDiff } from "./write/write.ts";
 
@@ -88,15 +89,4 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
   if (options.write) await applyDiff(options.out, files, diff);
   phase("write");
   return { diagnostics: all, diff, files, format: stats, gate, model: front.model, ms: performance.now() - started };
-}
-
-/** With CANON_TIMINGS set, prints how long each phase took to stderr (for benchmarks). */
-function phaseTimer(): (name: string) => void {
-  if (!process.env.CANON_TIMINGS) return () => {};
-  let last = performance.now();
-  return (name) => {
-    const now = performance.now();
-    process.stderr.write(`canon: ${name} ${(now - last).toFixed(0)} ms\n`);
-    last = now;
-  };
 }

@@ -20,6 +20,13 @@ export interface AccessRequest {
   collection: string;
   /** The record accessed by id, when there is one. */
   record?: { id: string; values: object };
+  /**
+   * On create, update, replace and action, once the body is read: the values as stored after
+   * the change (of the new record, the changed record, or the action's record), so a policy can
+   * refuse a change (reassigning `user_id`). Writes are asked twice: first without `proposed`
+   * (may the principal do this at all? before the body is read), then with it.
+   */
+  proposed?: object;
 }
 
 /** Returns the principal of a request, or null when credentials are missing or invalid. */

@@ -5,6 +5,7 @@
  * add business rules without touching generated files.
  */
 import { BusinessRuleError } from "./errors.ts";
+import type { EventOf } from "./events.ts";
 import type { CursorQuery, OffsetQuery, Store, StoredRecord, Values } from "./store.ts";
 import { newId } from "./uuid.ts";
 
@@ -19,14 +20,27 @@ export interface ResourceSpec {
   references: Array<{ field: string; collection: string }>;
 }
 
+/**
+ * What the handlers of a resource call. Each write is given `publish`, which makes the write's
+ * event from the record written (for `remove`, the record as it was): a service hands it to the
+ * store's write (`store.insert(…, publish)`), which keeps the event with the write, in one
+ * transaction on a SQL store. A service of your own that writes elsewhere, or writes several
+ * records, must still publish exactly one event per successful write and none for a failed
+ * one: pass `publish` to the store write that makes the change, or call it yourself and keep
+ * its result with `store.appendEvents([event])` once your write has succeeded.
+ */
 export interface ResourceService<V extends Values = Values> {
   list(query: CursorQuery): Promise<{ records: StoredRecord<V>[]; hasMore: boolean }>;
   page(query: OffsetQuery): Promise<{ records: StoredRecord<V>[]; total: number }>;
   get(id: string): Promise<StoredRecord<V> | null>;
-  create(values: V): Promise<StoredRecord<V>>;
+  create(values: V, publish?: EventOf<StoredRecord<V>>): Promise<StoredRecord<V>>;
   /** Writes `values` as the record's new values, if it is still at `current.revision`. */
-  update(current: StoredRecord<V>, values: V): Promise<StoredRecord<V> | null>;
-  remove(current: StoredRecord<V>): Promise<boolean>;
+  update(
+    current: StoredRecord<V>,
+    values: V,
+    publish?: EventOf<StoredRecord<V>>,
+  ): Promise<StoredRecord<V> | null>;
+  remove(current: StoredRecord<V>, publish?: EventOf<StoredRecord<V>>): Promise<boolean>;
 }
 
 export class CrudService<V extends Values> implements ResourceService<V> {
@@ -58,14 +72,23 @@ export class CrudService<V extends Values> implements ResourceService<V> {
     return this.store.get(this.spec.collection, id) as Promise<StoredRecord<V> | null>;
   }
 
-  async create(values: V): Promise<StoredRecord<V>> {
+  async create(values: V, publish?: EventOf<StoredRecord<V>>): Promise<StoredRecord<V>> {
     await this.checkReferences(values, null);
     const now = new Date().toISOString();
     const record: StoredRecord<V> = { id: newId(), created_at: now, updated_at: now, revision: 1, values };
-    return (await this.store.insert(this.spec.collection, record, this.spec)) as StoredRecord<V>;
+    return (await this.store.insert(
+      this.spec.collection,
+      record,
+      this.spec,
+      publish as EventOf<StoredRecord> | undefined,
+    )) as StoredRecord<V>;
   }
 
-  async update(current: StoredRecord<V>, values: V): Promise<StoredRecord<V> | null> {
+  async update(
+    current: StoredRecord<V>,
+    values: V,
+    publish?: EventOf<StoredRecord<V>>,
+  ): Promise<StoredRecord<V> | null> {
     await this.checkReferences(values, current.values);
     return (await this.store.update(
       this.spec.collection,
@@ -73,11 +96,17 @@ export class CrudService<V extends Values> implements ResourceService<V> {
       values,
       current.revision,
       this.spec,
+      publish as EventOf<StoredRecord> | undefined,
     )) as StoredRecord<V> | null;
   }
 
-  async remove(current: StoredRecord<V>): Promise<boolean> {
-    return this.store.delete(this.spec.collection, current.id, current.revision);
+  async remove(current: StoredRecord<V>, publish?: EventOf<StoredRecord<V>>): Promise<boolean> {
+    return this.store.delete(
+      this.spec.collection,
+      current.id,
+      current.revision,
+      publish as EventOf<StoredRecord> | undefined,
+    );
   }
 
   /** 422 when a reference names no record; unchanged references are not looked up again. */

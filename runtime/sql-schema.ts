@@ -55,4 +55,6 @@ export interface SqlConstraint {
 export interface SqlSchema {
   collections: Record<string, SqlCollection>;
   constraints: Record<string, SqlConstraint>;
+  /** Whether the migrations create the event table (`events: true` in api.yaml; see sql-events.ts). */
+  events: boolean;
 }

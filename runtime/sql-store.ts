@@ -7,6 +7,11 @@
  *
  * The tables come from the generated migrations (sql-migrations.ts applies them);
  * `sql/schema.ts` tells the store which column holds which field and how (sql-schema.ts).
+ *
+ * A write given `publish` runs in one transaction with its event (the `canon__events` table,
+ * see sql-events.ts): both commit or neither does. `transaction(fn)` runs more statements in
+ * one; a write that changes more records (a cascade) keeps their events with
+ * `insertEvents(tx, events)` there, and hands them to `published(events)` after the commit.
  */
 import type {
   CursorQuery,
@@ -17,7 +22,16 @@ import type {
   Values,
   WriteConstraints,
 } from "./store.ts";
+import type { CursorKey } from "./cursor-keys.ts";
 import { ConflictError } from "./errors.ts";
+import {
+  EventSinks,
+  type ApiEvent,
+  type EventOf,
+  type EventScope,
+  type EventSink,
+  type StoredEvent,
+} from "./events.ts";
 import {
   containsPattern,
   decodeRecord,
@@ -29,6 +43,7 @@ import {
 } from "./sql-codec.ts";
 import type { Row, SqlDriver, SqlQueryable, Statement } from "./sql-driver.ts";
 import { translateSqlError, type SqlOperation } from "./sql-errors.ts";
+import { cursorKeys, getEvent, insertEvents, listEvents, rotateCursorKey } from "./sql-events.ts";
 import { isJsonKind, type SqlColumn, type SqlSchema } from "./sql-schema.ts";
 import { StatementCache } from "./sql-statements.ts";
 
@@ -57,6 +72,7 @@ export class SqlStore implements Store {
   private readonly schema: SqlSchema;
   private readonly prepared = new Map<string, Prepared>();
   private readonly statements = new StatementCache();
+  private readonly sinks = new EventSinks();
   private closing: Promise<void> | undefined;
 
   constructor(db: SqlDriver, schema: SqlSchema) {
@@ -91,8 +107,9 @@ export class SqlStore implements Store {
         update: this.statements.get(
           `update ${table} set ${sets.join(", ")} where "id" = $1 and "_revision" = $2 returning ${select}`,
         ),
+        // The record as it was: the event of a delete shows it.
         delete: this.statements.get(
-          `delete from ${table} where "id" = $1 and "_revision" = $2 returning "id"`,
+          `delete from ${table} where "id" = $1 and "_revision" = $2 returning ${select}`,
         ),
         revision: this.statements.get(`select "_revision" from ${table} where "id" = $1`),
       };
@@ -209,6 +226,7 @@ export class SqlStore implements Store {
     collection: string,
     record: StoredRecord,
     _constraints?: WriteConstraints,
+    publish?: EventOf<StoredRecord>,
   ): Promise<StoredRecord> {
     const p = this.collection(collection);
     const params: unknown[] = [record.id, record.created_at, record.updated_at, record.revision];
@@ -220,15 +238,13 @@ export class SqlStore implements Store {
       names.push(q(column.column));
       slots.push(parameter(column, value, params));
     }
-    const rows = await this.run(collection, "write", (db) =>
-      db.query(
-        this.statements.get(
-          `insert into ${p.table} (${names.join(", ")}) values (${slots.join(", ")}) returning ${p.select}`,
-        ),
-        params,
-      ),
+    const statement = this.statements.get(
+      `insert into ${p.table} (${names.join(", ")}) values (${slots.join(", ")}) returning ${p.select}`,
     );
-    return this.toRecord(p, rows[0]!);
+    return this.write(collection, "write", publish, async (db) => {
+      const written = this.toRecord(p, (await db.query(statement, params))[0]!);
+      return { result: written, written };
+    });
   }
 
   async update(
@@ -237,21 +253,109 @@ export class SqlStore implements Store {
     values: Values,
     expectedRevision: number,
     _constraints?: WriteConstraints,
+    publish?: EventOf<StoredRecord>,
   ): Promise<StoredRecord | null> {
     const p = this.collection(collection);
     for (const field of Object.keys(values)) this.column(p, field);
     const params: unknown[] = [id, expectedRevision, new Date().toISOString()];
     for (const column of p.list) parameter(column, values[column.field], params);
-    const rows = await this.run(collection, "write", (db) => db.query(p.update, params));
-    if (rows[0]) return this.toRecord(p, rows[0]);
-    return this.missingOrChanged(collection, p, id, null);
+    return this.write(collection, "write", publish, async (db) => {
+      const rows = await db.query(p.update, params);
+      if (!rows[0]) return { result: await this.missingOrChanged(db, p, id, null), written: null };
+      const written = this.toRecord(p, rows[0]);
+      return { result: written, written };
+    });
   }
 
-  async delete(collection: string, id: string, expectedRevision: number): Promise<boolean> {
+  async delete(
+    collection: string,
+    id: string,
+    expectedRevision: number,
+    publish?: EventOf<StoredRecord>,
+  ): Promise<boolean> {
     const p = this.collection(collection);
-    const rows = await this.run(collection, "delete", (db) => db.query(p.delete, [id, expectedRevision]));
-    if (rows.length) return true;
-    return this.missingOrChanged(collection, p, id, false);
+    return this.write(collection, "delete", publish, async (db) => {
+      const rows = await db.query(p.delete, [id, expectedRevision]);
+      if (!rows[0]) return { result: await this.missingOrChanged(db, p, id, false), written: null };
+      return { result: true, written: this.toRecord(p, rows[0]) };
+    });
+  }
+
+  /**
+   * Runs `fn` in one transaction: committed when it resolves, rolled back when it throws. Events
+   * kept there with `insertEvents(tx, events)` go to `published(events)` once it has committed.
+   */
+  transaction<T>(fn: (tx: SqlQueryable) => Promise<T>): Promise<T> {
+    return this.db.transaction(fn);
+  }
+
+  /** Hands events that have committed to the sinks of `subscribe`. */
+  published(events: StoredEvent[]): Promise<void> {
+    return this.sinks.publish(events);
+  }
+
+  listEvents(
+    scope: EventScope,
+    after: string | undefined,
+    limit: number,
+  ): Promise<{ events: ApiEvent[]; hasMore: boolean }> {
+    return listEvents(this.db, scope, after, limit);
+  }
+
+  getEvent(scope: EventScope, id: string): Promise<ApiEvent | null> {
+    return getEvent(this.db, scope, id);
+  }
+
+  async appendEvents(events: StoredEvent[]): Promise<void> {
+    if (this.schema.events) await insertEvents(this.db, events);
+    await this.sinks.publish(events);
+  }
+
+  subscribe(sink: EventSink): () => void {
+    return this.sinks.add(sink);
+  }
+
+  cursorKeys(): Promise<CursorKey[]> {
+    return cursorKeys(this.db);
+  }
+
+  rotateCursorKey(): Promise<void> {
+    return rotateCursorKey(this.db);
+  }
+
+  /**
+   * A write: `fn` gives its result and the record whose event `publish` makes (none: no event).
+   * With `publish` and an event table, the write and its event run in one transaction. The event
+   * goes to the sinks after the commit; constraint violations become the API's errors.
+   */
+  private async write<T>(
+    collection: string,
+    op: SqlOperation,
+    publish: EventOf<StoredRecord> | undefined,
+    fn: (db: SqlQueryable) => Promise<{ result: T; written: StoredRecord | null }>,
+  ): Promise<T> {
+    const events: StoredEvent[] = [];
+    let result: T;
+    try {
+      if (publish && this.schema.events) {
+        result = await this.db.transaction(async (tx) => {
+          const out = await fn(tx);
+          if (out.written) {
+            events.push(publish(out.written, collection));
+            await insertEvents(tx, events);
+          }
+          return out.result;
+        });
+      } else {
+        const out = await fn(this.db);
+        result = out.result;
+        if (publish && out.written) events.push(publish(out.written, collection));
+      }
+    } catch (error) {
+      throw translateSqlError(error, this.schema, collection, op);
+    }
+    await this.sinks.publish(events);
+    return result;
   }
 
   /** Closes the driver; closing again does nothing. */
@@ -261,8 +365,8 @@ export class SqlStore implements Store {
   }
 
   /** After a write matched no row: `gone` when the record does not exist, else a revision conflict. */
-  private async missingOrChanged<T>(collection: string, p: Prepared, id: string, gone: T): Promise<T> {
-    const rows = await this.run(collection, "read", (db) => db.query(p.revision, [id]));
+  private async missingOrChanged<T>(db: SqlQueryable, p: Prepared, id: string, gone: T): Promise<T> {
+    const rows = await db.query(p.revision, [id]);
     if (!rows.length) return gone;
     throw new ConflictError("The record was changed by another request.");
   }

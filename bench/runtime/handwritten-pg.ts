@@ -3,10 +3,10 @@
 // create (seeded with the same products): named statements (prepared once per connection), the
 // same pool size as the generated store, a zod-validated UUID, the same JSON, an HMAC-signed
 // cursor, and none of the conventions (no authentication, request id, rate limiter, ETag).
-import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import Fastify, { type FastifyInstance } from "fastify";
 import pg from "pg";
 import { z } from "zod";
+import { badRequest, decodeCursor, encodeCursor } from "./baseline.ts";
 
 const COLUMNS =
   "id, sku, name, description, price_cents, category, tags, dimensions, homepage, created_at, updated_at";
@@ -55,29 +55,6 @@ const listQuery = z.object({
   limit: z.coerce.number().int().min(1).max(100).default(20),
   cursor: z.string().max(1024).optional(),
 });
-
-const secret = randomBytes(32);
-const sign = (payload: string) => createHmac("sha256", secret).update(payload).digest().subarray(0, 16);
-
-function encodeCursor(id: string): string {
-  const payload = Buffer.from(id).toString("base64url");
-  return `${payload}.${sign(payload).toString("base64url")}`;
-}
-
-function decodeCursor(cursor: string): string | null {
-  const [payload, signature] = cursor.split(".");
-  if (!payload || !signature) return null;
-  const given = Buffer.from(signature, "base64url");
-  const expected = sign(payload);
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) return null;
-  return Buffer.from(payload, "base64url").toString("utf8");
-}
-
-function badRequest(field: string, issue: string) {
-  return {
-    error: { code: "VALIDATION_ERROR", message: "The request is not valid.", details: [{ field, issue }] },
-  };
-}
 
 /** `url` is a postgres:// URL; its `schema` parameter names the schema of the tables. */
 export async function buildHandwrittenPg(url: string, poolSize: number): Promise<FastifyInstance> {

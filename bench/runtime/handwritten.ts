@@ -2,9 +2,9 @@
 // with Fastify 5 and zod, doing the same work as the generated routes (a zod-validated UUID,
 // the same in-memory store, the same JSON, an HMAC-signed cursor) and none of the conventions
 // (no authentication, request id, rate limiter, ETag or deprecation headers).
-import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import Fastify, { type FastifyInstance } from "fastify";
 import { z } from "zod";
+import { badRequest, decodeCursor, encodeCursor } from "./baseline.ts";
 import type { StoredRecord } from "../../runtime/store.ts";
 import { seededStore } from "./seed.ts";
 
@@ -43,29 +43,6 @@ const listQuery = z.object({
   q: z.string().max(200).optional(),
   category: z.enum(["books", "games", "tools", "other"]).optional(),
 });
-
-const secret = randomBytes(32);
-const sign = (payload: string) => createHmac("sha256", secret).update(payload).digest().subarray(0, 16);
-
-function encodeCursor(id: string): string {
-  const payload = Buffer.from(id).toString("base64url");
-  return `${payload}.${sign(payload).toString("base64url")}`;
-}
-
-function decodeCursor(cursor: string): string | null {
-  const [payload, signature] = cursor.split(".");
-  if (!payload || !signature) return null;
-  const given = Buffer.from(signature, "base64url");
-  const expected = sign(payload);
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) return null;
-  return Buffer.from(payload, "base64url").toString("utf8");
-}
-
-function badRequest(field: string, issue: string) {
-  return {
-    error: { code: "VALIDATION_ERROR", message: "The request is not valid.", details: [{ field, issue }] },
-  };
-}
 
 export async function buildHandwritten(): Promise<FastifyInstance> {
   const store = await seededStore();

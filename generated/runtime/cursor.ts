@@ -12,11 +12,25 @@ export interface CursorCodec {
   decode(scope: string, cursor: string): string | null;
 }
 
-export function createCursorCodec(secret: string | Buffer = randomBytes(32)): CursorCodec {
-  // A KeyObject made once: HMAC with it is several times faster than with the raw secret.
-  const key = createSecretKey(typeof secret === "string" ? Buffer.from(secret) : secret);
-  const sign = (payload: string): Buffer =>
+/**
+ * A codec that signs with `secrets` (or the first of them) and verifies with any of them: the
+ * keys of a rotation (see cursor-keys.ts). Default: one random key.
+ */
+export function createCursorCodec(
+  secrets: string | Buffer | ReadonlyArray<string | Buffer> = randomBytes(32),
+): CursorCodec {
+  const list = typeof secrets === "string" || Buffer.isBuffer(secrets) ? [secrets] : secrets;
+  if (!list.length) throw new Error("a cursor codec needs at least one key");
+  // KeyObjects made once: HMAC with one is several times faster than with the raw secret.
+  const keys = list.map((s) => createSecretKey(typeof s === "string" ? Buffer.from(s) : s));
+  const signWith = (key: (typeof keys)[number], payload: string): Buffer =>
     createHmac("sha256", key).update(payload).digest().subarray(0, 16);
+  const sign = (payload: string): Buffer => signWith(keys[0]!, payload);
+  const verifies = (payload: string, signature: Buffer): boolean =>
+    keys.some((key) => {
+      const expected = signWith(key, payload);
+      return signature.length === expected.length && timingSafeEqual(signature, expected);
+    });
   return {
     encode(scope, after) {
       const payload = Buffer.from(JSON.stringify([scope, after])).toString("base64url");
@@ -27,8 +41,7 @@ export function createCursorCodec(secret: string | Buffer = randomBytes(32)): Cu
       if (dot < 1 || cursor.length > 1024) return null;
       const payload = cursor.slice(0, dot);
       const signature = Buffer.from(cursor.slice(dot + 1), "base64url");
-      const expected = sign(payload);
-      if (signature.length !== expected.length || !timingSafeEqual(signature, expected)) return null;
+      if (!verifies(payload, signature)) return null;
       try {
         const decoded: unknown = JSON.parse(Buffer.from(payload, "base64url").toString("utf8"));
         if (!Array.isArray(decoded) || decoded[0] !== scope || typeof decoded[1] !== "string") return null;

@@ -6,7 +6,7 @@
  */
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { z } from "zod";
-import type { AccessAction, Authorize, Principal } from "./auth.ts";
+import type { AccessAction, AccessRequest, Authorize, Principal } from "./auth.ts";
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError, type ErrorDetail } from "./errors.ts";
 import type { Match, StoredRecord, Values } from "./store.ts";
 import { detailIssue, ISSUES, validationMessage } from "./messages.ts";
@@ -16,6 +16,10 @@ import { isAcceptedUuid, uuidSchema } from "./uuid.ts";
 declare module "fastify" {
   interface FastifyRequest {
     principal: Principal | null;
+  }
+  interface FastifyInstance {
+    /** Answer 404, not 403, for a record the principal may not read (AppOptions.hideForbidden). */
+    hideForbidden: boolean;
   }
 }
 
@@ -156,9 +160,19 @@ export function principalOf(request: FastifyRequest): Principal {
   return request.principal;
 }
 
+/** What a write proposes, and how a record is named in a 404. */
+export interface AccessDetails {
+  /** The values as stored after the change: of the new record, the changed one, or the action's record. */
+  proposed?: object;
+  /** The record's kind in a 404 when `hideForbidden` hides it: `order` gives "No order has this id.". */
+  name?: string;
+}
+
 /**
- * Calls `authorize`; 403 when it says no. A synchronous `authorize` (the usual case) is answered
- * at once, without a promise; an asynchronous one returns its promise. Call it with `await`.
+ * Calls `authorize`; 403 when it says no. With the app's `hideForbidden`, a record the principal
+ * may not even read answers 404, as a record that does not exist does. A synchronous `authorize`
+ * (the usual case) is answered at once, without a promise; an asynchronous one returns its
+ * promise. Call it with `await`.
  */
 export function authorizeOrThrow(
   authorize: Authorize,
@@ -166,19 +180,47 @@ export function authorizeOrThrow(
   action: AccessAction,
   collection: string,
   record?: { id: string; values: object },
+  details: AccessDetails = {},
 ): void | Promise<void> {
   const principal = principalOf(request);
-  const allowed = authorize(
-    record ? { principal, action, collection, record } : { principal, action, collection },
-  );
-  if (typeof allowed !== "boolean" && typeof (allowed as { then?: unknown })?.then === "function") {
-    return (allowed as Promise<boolean>).then(forbidUnless);
-  }
-  forbidUnless(allowed as boolean);
+  const access: AccessRequest = { principal, action, collection };
+  if (record) access.record = record;
+  if (details.proposed) access.proposed = details.proposed;
+  const denied = () => refusal(authorize, request, access, details.name);
+  return decide(authorize(access), denied);
 }
 
-function forbidUnless(allowed: boolean): void {
-  if (!allowed) throw new ForbiddenError();
+/** Nothing when allowed; else what `denied` throws (or rejects with). */
+function decide(
+  allowed: boolean | Promise<boolean>,
+  denied: () => void | Promise<void>,
+): void | Promise<void> {
+  if (typeof allowed === "boolean") return allowed ? undefined : denied();
+  return allowed.then((yes) => (yes ? undefined : denied()));
+}
+
+/** 403; or, with `hideForbidden`, 404 when the principal may not read the record either. */
+function refusal(
+  authorize: Authorize,
+  request: FastifyRequest,
+  access: AccessRequest,
+  name = "record",
+): void | Promise<void> {
+  if (!access.record || !request.server.hideForbidden) throw new ForbiddenError();
+  // An action's collection is `orders/cancellations`: reading is asked of `orders`.
+  const collection = access.collection.split("/")[0]!;
+  const hidden = new NotFoundError(`No ${name} has this id.`);
+  if (access.action === "read" && access.collection === collection) throw hidden;
+  const readable = authorize({
+    principal: access.principal,
+    action: "read",
+    collection,
+    record: access.record,
+  });
+  if (typeof readable === "boolean") throw readable ? new ForbiddenError() : hidden;
+  return readable.then((yes) => {
+    throw yes ? new ForbiddenError() : hidden;
+  });
 }
 
 /** The record, or 404. */

@@ -13,8 +13,22 @@
  * as the SQL store's foreign keys: deleting a record deletes the records that refer to it with
  * `cascade`, and is refused (422 naming the collection) while a record that is not deleted with
  * it refers to it with `restrict`. A store made without them checks no references on delete.
+ *
+ * Events go to a `MemoryEventLog` bounded by count and bytes (`new MemoryStore({ events: {
+ * maxEvents, maxBytes } })`); cursors are signed with a key made for this process.
  */
+import { newCursorSecret, type CursorKey } from "./cursor-keys.ts";
 import { ConflictError } from "./errors.ts";
+import {
+  EventSinks,
+  MemoryEventLog,
+  type ApiEvent,
+  type EventOf,
+  type EventScope,
+  type EventSink,
+  type MemoryEventLogOptions,
+  type StoredEvent,
+} from "./events.ts";
 import { referencedError, type StoreReference } from "./references.ts";
 import { uniqueKey } from "./unique.ts";
 import type {
@@ -37,19 +51,30 @@ interface Collection {
 export interface MemoryStoreOptions {
   /** References between collections and their delete behaviour: the generated `storeReferences`. */
   references?: readonly StoreReference[];
+  /** Bounds of the event log. */
+  events?: MemoryEventLogOptions;
 }
 
 export class MemoryStore implements Store {
   private readonly collections = new Map<string, Collection>();
+  private readonly log: MemoryEventLog;
+  private readonly sinks = new EventSinks();
+  private keys: CursorKey[] = [{ secret: newCursorSecret(), created_at: new Date().toISOString() }];
   /** By referenced collection: the references to it. */
   private readonly referrers = new Map<string, StoreReference[]>();
 
   constructor(options: MemoryStoreOptions = {}) {
+    this.log = new MemoryEventLog(options.events);
     for (const reference of options.references ?? []) {
       const list = this.referrers.get(reference.references) ?? [];
       list.push(reference);
       this.referrers.set(reference.references, list);
     }
+  }
+
+  /** The event log, to read its size. */
+  get eventLog(): MemoryEventLog {
+    return this.log;
   }
 
   private collection(name: string): Collection {
@@ -87,15 +112,19 @@ export class MemoryStore implements Store {
     collection: string,
     record: StoredRecord,
     constraints: WriteConstraints,
+    publish?: EventOf<StoredRecord>,
   ): Promise<StoredRecord> {
     const c = this.collection(collection);
     if (c.byId.has(record.id))
       throw new ConflictError("A record with this id exists.", [{ field: "id", issue: "is taken" }]);
     this.checkUnique(c, record.values, constraints, null);
     const stored: StoredRecord = { ...record, values: structuredClone(record.values) };
+    // The event is made before anything changes: a producer that throws leaves no write behind.
+    const event = publish?.(stored, collection);
     c.ordered.splice(upperBound(c.ordered, stored.id), 0, stored);
     c.byId.set(stored.id, stored);
     this.index(c, null, stored, constraints);
+    if (event) await this.keep(event);
     return stored;
   }
 
@@ -105,6 +134,7 @@ export class MemoryStore implements Store {
     values: Values,
     expectedRevision: number,
     constraints: WriteConstraints,
+    publish?: EventOf<StoredRecord>,
   ): Promise<StoredRecord | null> {
     const c = this.collection(collection);
     const current = c.byId.get(id);
@@ -118,13 +148,20 @@ export class MemoryStore implements Store {
       revision: current.revision + 1,
       updated_at: laterTimestamp(current.updated_at),
     };
+    const event = publish?.(next, collection);
     c.ordered[lowerBound(c.ordered, id)] = next;
     c.byId.set(id, next);
     this.index(c, current, next, constraints);
+    if (event) await this.keep(event);
     return next;
   }
 
-  async delete(collection: string, id: string, expectedRevision: number): Promise<boolean> {
+  async delete(
+    collection: string,
+    id: string,
+    expectedRevision: number,
+    publish?: EventOf<StoredRecord>,
+  ): Promise<boolean> {
     const c = this.collection(collection);
     const current = c.byId.get(id);
     if (!current) return false;
@@ -132,9 +169,12 @@ export class MemoryStore implements Store {
       throw new ConflictError("The record was changed by another request.");
     const doomed = this.cascade(collection, current);
     this.checkRestricted(doomed);
+    // The event is made before anything changes: a producer that throws leaves the records as they were.
+    const event = publish?.(current, collection);
     for (const [name, records] of doomed) {
       for (const record of records.values()) this.remove(this.collection(name), record);
     }
+    if (event) await this.keep(event);
     return true;
   }
 
@@ -189,6 +229,40 @@ export class MemoryStore implements Store {
 
   async close(): Promise<void> {
     this.collections.clear();
+  }
+
+  async listEvents(
+    scope: EventScope,
+    after: string | undefined,
+    limit: number,
+  ): Promise<{ events: ApiEvent[]; hasMore: boolean }> {
+    return this.log.list(scope, after, limit);
+  }
+
+  async getEvent(scope: EventScope, id: string): Promise<ApiEvent | null> {
+    return this.log.get(scope, id);
+  }
+
+  async appendEvents(events: StoredEvent[]): Promise<void> {
+    this.log.append(events);
+    await this.sinks.publish(events);
+  }
+
+  subscribe(sink: EventSink): () => void {
+    return this.sinks.add(sink);
+  }
+
+  async cursorKeys(): Promise<CursorKey[]> {
+    return this.keys;
+  }
+
+  async rotateCursorKey(): Promise<void> {
+    this.keys = [{ secret: newCursorSecret(), created_at: new Date().toISOString() }, ...this.keys];
+  }
+
+  /** Keeps a write's event (the write is already done: nothing can fail in between) and hands it to the sinks. */
+  private keep(event: StoredEvent): Promise<void> {
+    return this.appendEvents([event]);
   }
 
   private checkUnique(

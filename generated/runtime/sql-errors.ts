@@ -2,7 +2,8 @@
 /**
  * PostgreSQL's errors as the API's: a unique violation is 409 naming the field, a foreign-key
  * violation 422 naming the field (or, on delete, the collection still referring to the record),
- * a check or not-null violation 400 naming the field. Anything else is left as it is (500).
+ * a check or not-null violation 400 naming the field, a unique text too long for its index 400
+ * naming the field. Anything else is left as it is (500).
  */
 import { BusinessRuleError, ConflictError, ValidationError } from "./errors.ts";
 import type { SqlSchema } from "./sql-schema.ts";
@@ -39,6 +40,13 @@ export function translateSqlError(
         { field, issue: `must name an existing record of ${target}` },
       ]);
     }
+    case "54000":
+      // An index entry over PostgreSQL's limit (about 2,700 bytes): a unique text too long to index.
+      if (constraint?.kind === "unique")
+        return new ValidationError([
+          { field: constraint.field, issue: "is too long to be kept unique: at most about 2,700 bytes" },
+        ]);
+      return error;
     case "23502":
       return new ValidationError([
         { field: typeof e.column === "string" ? e.column : "body", issue: "is required" },

@@ -9,6 +9,7 @@
  */
 import { mkdirSync } from "node:fs";
 import path from "node:path";
+import { lockFolder, type FolderLock } from "./folder-lock.ts";
 import type { Row, SqlDriver, SqlQueryable, Statement } from "./sql-driver.ts";
 
 interface PgliteResults {
@@ -69,12 +70,21 @@ export async function openPglite(where: string): Promise<SqlDriver> {
   const { PGlite, protocol, parse } = (await import(pgliteModule)) as PgliteModule;
   const { pg_trgm } = (await import(trigramModule)) as { pg_trgm: unknown };
   let dataDir = where;
+  let lock: FolderLock | null = null;
   if (!/^[a-z]+:\/\//.test(where)) {
     dataDir = path.resolve(where);
     mkdirSync(dataDir, { recursive: true });
+    // One process per folder: a second one stops here, having written nothing.
+    lock = lockFolder(dataDir);
   }
-  const db = new PGlite(dataDir, { extensions: { pg_trgm } });
-  await db.waitReady;
+  let db: PgliteDb;
+  try {
+    db = new PGlite(dataDir, { extensions: { pg_trgm } });
+    await db.waitReady;
+  } catch (error) {
+    lock?.release();
+    throw error;
+  }
   const { serialize } = protocol;
   const prepared = new Set<string>();
 
@@ -115,6 +125,12 @@ export async function openPglite(where: string): Promise<SqlDriver> {
     kind: "pglite",
     ...wrap(db, false),
     transaction: (fn) => db.transaction((tx) => fn(wrap(tx, true))),
-    close: () => db.close(),
+    close: async () => {
+      try {
+        await db.close();
+      } finally {
+        lock?.release();
+      }
+    },
   };
 }

@@ -4,7 +4,21 @@
  * `values` holds the resource's fields under their storage names (the latest version's names).
  * The store's own bookkeeping (`revision`, and in SQL an integer `row_id`) never reaches a response:
  * each version's handlers pick the fields they return one by one.
+ *
+ * A store also keeps the events of writes and the keys that sign cursors, so that every
+ * instance over one database shows the same feed and accepts the same cursors:
+ *  - each write method takes `publish`, which makes the write's event from the record the store
+ *    wrote (for a delete, the record as it was). The store keeps that event with the write, in
+ *    one transaction on a SQL store: a write that fails has no event, a write that succeeds
+ *    always has it. Events committed with a write are then handed to the sinks of `subscribe`.
+ *    A SQL store that writes more records in the same transaction (a delete that cascades to
+ *    its children) keeps their events in that transaction too: `insertEvents(tx, events)` of
+ *    `sql-events.ts` inside `SqlStore.transaction`.
+ *  - `listEvents`/`getEvent` read the feed in id order, as a principal may see it (`EventScope`).
+ *  - `cursorKeys` gives the keys cursors are signed with (see cursor-keys.ts).
  */
+import type { CursorKeyStore } from "./cursor-keys.ts";
+import type { EventFeed, EventOf } from "./events.ts";
 
 export type Values = Record<string, unknown>;
 
@@ -45,17 +59,26 @@ export interface WriteConstraints {
   emails?: string[];
 }
 
-export interface Store {
+export interface Store extends EventFeed, CursorKeyStore {
   /** Records in ascending id order, at most `limit`, and whether more follow. */
   list(collection: string, query: CursorQuery): Promise<{ records: StoredRecord[]; hasMore: boolean }>;
   /** One page in ascending id order, and how many records match in all. */
   page(collection: string, query: OffsetQuery): Promise<{ records: StoredRecord[]; total: number }>;
   get(collection: string, id: string): Promise<StoredRecord | null>;
-  /** Inserts; throws ConflictError naming the field when a unique value is taken. */
-  insert(collection: string, record: StoredRecord, constraints: WriteConstraints): Promise<StoredRecord>;
+  /**
+   * Inserts; throws ConflictError naming the field when a unique value is taken. `publish`
+   * makes the write's event from the inserted record; it is kept with the write.
+   */
+  insert(
+    collection: string,
+    record: StoredRecord,
+    constraints: WriteConstraints,
+    publish?: EventOf<StoredRecord>,
+  ): Promise<StoredRecord>;
   /**
    * Replaces the values of a record atomically when its revision is still `expectedRevision`.
    * Returns null when the record is gone; throws ConflictError on a revision or unique conflict.
+   * `publish` makes the write's event from the updated record.
    */
   update(
     collection: string,
@@ -63,8 +86,17 @@ export interface Store {
     values: Values,
     expectedRevision: number,
     constraints: WriteConstraints,
+    publish?: EventOf<StoredRecord>,
   ): Promise<StoredRecord | null>;
-  /** Deletes when the revision is still `expectedRevision`; false when the record is gone. */
-  delete(collection: string, id: string, expectedRevision: number): Promise<boolean>;
+  /**
+   * Deletes when the revision is still `expectedRevision`; false when the record is gone.
+   * `publish` makes the write's event from the record as it was.
+   */
+  delete(
+    collection: string,
+    id: string,
+    expectedRevision: number,
+    publish?: EventOf<StoredRecord>,
+  ): Promise<boolean>;
   close(): Promise<void>;
 }

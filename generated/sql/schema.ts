@@ -112,4 +112,5 @@ export const sqlSchema: SqlSchema = {
     users_id_key: { collection: "users", field: "id", kind: "unique" },
     canon__exports_id_key: { collection: "canon/exports", field: "id", kind: "unique" },
   },
+  events: true,
 };

@@ -10,6 +10,7 @@ import {
   authorizeOrThrow,
   createEvent,
   cursorParam,
+  EXPORT_EVENTS,
   listByCursor,
   matchOf,
   pageSizeParam,
@@ -105,7 +106,7 @@ export function registerExportRoutes(
     await authorizeOrThrow(authorize, request, "list", resource);
     const job = await createFor[resource](principalOf(request).id, request.body);
     const view = exportView(job);
-    await events.publish(createEvent("export.created", view));
+    await events.appendEvents([createEvent("export.created", EXPORT_EVENTS, view, job.values.owner)]);
     reply.header("location", `/v1/exports/${job.id}`);
     return sendRecord(reply, 201, job, view);
   });

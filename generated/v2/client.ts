@@ -614,7 +614,7 @@ export type ExportCreate = OrderExportCreate;
 export interface OrderExportCreate {
   resource: "orders";
   format?: "ndjson" | "csv";
-  /** Only the records whose note contains this text (case-insensitive), as `q` on the list. */
+  /** Text to find (case-insensitive) in note, as `q` on the list. */
   q?: string;
   filters?: OrderExportFilters;
 }
@@ -631,7 +631,7 @@ export interface InvoicesListQuery {
   limit?: number;
   /** `next_cursor` of the page before; the first page when absent. */
   cursor?: string;
-  /** Text to find (case-insensitive) in no field; always cursor mode. */
+  /** Text to find (case-insensitive); this collection has no text field; always cursor mode. */
   q?: string;
   /** Only records whose status is this value. */
   status?: "draft" | "issued" | "paid" | "void";
@@ -657,7 +657,7 @@ export interface ProductsListQuery {
   limit?: number;
   /** `next_cursor` of the page before; the first page when absent. */
   cursor?: string;
-  /** Text to find (case-insensitive) in name, description; always cursor mode. */
+  /** Text to find (case-insensitive) in name or description; always cursor mode. */
   q?: string;
   /** Only records whose category is this value. */
   category?: "books" | "games" | "tools" | "other";
@@ -675,7 +675,7 @@ export interface UsersListQuery {
 
 /** Query of a search of users: cursor mode. */
 export interface UsersSearchQuery {
-  /** Text to find (case-insensitive) in name, email; always cursor mode. */
+  /** Text to find (case-insensitive) in name or email; always cursor mode. */
   q: string;
   /** Records per page, 1 to 100; 20 when absent. */
   limit?: number;

@@ -1,4 +1,3 @@
-import { watch, type FSWatcher } from "node:fs";
 import type { Server } from "node:http";
 import type { FastifyInstance } from "fastify";
 import { ms } from "../cli/output.ts";
@@ -6,10 +5,14 @@ import type { FormattedFile } from "../format/format.ts";
 import type { ApiModel } from "../model/types.ts";
 import { generateAndReport } from "./generate.ts";
 import { importGenerated, loadGeneratedFrom, setModuleVersions } from "./generated-modules.ts";
+import { phaseTimer } from "../util/timings.ts";
+import { nextSave, watchDefinitions } from "./watch.ts";
 import {
+  cursorSecretOption,
   describeStore,
   listenProblem,
   listenSettings,
+  startProblem,
   tryLines,
   type ClosableStore,
   type GeneratedEntry,
@@ -48,6 +51,8 @@ export async function devCommand(options: DevOptions): Promise<number> {
   const settings = listenSettings(options);
   if (!settings) return 2;
   const { port, target } = settings;
+  const problem = startProblem(target);
+  if (problem !== null) return problem;
   const first = await firstGoodGeneration(options);
   if (!first) return 1;
 
@@ -67,7 +72,7 @@ export async function devCommand(options: DevOptions): Promise<number> {
     borrowed(target === "memory" ? shared : await generation.storeOn(shared, target));
 
   const build = async (): Promise<FastifyInstance> => {
-    const phase = phaseTimer();
+    const phase = phaseTimer("canon dev");
     const entry = await importGenerated<GeneratedEntry>(options.out, "index.ts");
     const generation = await importGenerated<GeneratedStores>(options.out, "sql/index.ts");
     phase("import the changed modules");
@@ -76,7 +81,7 @@ export async function devCommand(options: DevOptions): Promise<number> {
     const app = await entry.buildApp({
       authenticate: entry.devAuthenticate,
       store,
-      ...(process.env.CANON_CURSOR_SECRET ? { cursorSecret: process.env.CANON_CURSOR_SECRET } : {}),
+      ...cursorSecretOption(),
     });
     phase("build the app");
     await app.ready();
@@ -154,18 +159,11 @@ export async function devCommand(options: DevOptions): Promise<number> {
       running = null;
     })();
   };
-  let timer: NodeJS.Timeout | undefined;
-  const watcher: FSWatcher = watch(options.definitions, (_event, name) => {
-    if (name && !/\.ya?ml$/.test(String(name))) return;
-    // An editor's save is often several events (truncate, write, rename): one rebuild for all.
-    clearTimeout(timer);
-    timer = setTimeout(schedule, 15);
-  });
+  const watcher = watchDefinitions(options.definitions, schedule);
 
   await new Promise<void>((resolve) => {
     const stop = () => {
       watcher.close();
-      clearTimeout(timer);
       void (async () => {
         await running;
         await current.close();
@@ -195,38 +193,6 @@ async function firstGoodGeneration(options: DevOptions): Promise<{ model: ApiMod
   }
 }
 
-/** Resolves true on the next save of a definition, false when the process is told to stop. */
-function nextSave(definitions: string): Promise<boolean> {
-  return new Promise((resolve) => {
-    let timer: NodeJS.Timeout | undefined;
-    const done = (saved: boolean) => {
-      watcher.close();
-      clearTimeout(timer);
-      process.off("SIGTERM", stopped);
-      process.off("SIGINT", stopped);
-      resolve(saved);
-    };
-    const stopped = () => done(false);
-    const watcher = watch(definitions, (_event, name) => {
-      if (name && !/\.ya?ml$/.test(String(name))) return;
-      clearTimeout(timer);
-      timer = setTimeout(() => done(true), 15);
-    });
-    process.once("SIGTERM", stopped);
-    process.once("SIGINT", stopped);
-  });
-}
-
-/** With CANON_TIMINGS set, prints how long each step of a reload took to stderr (for benchmarks). */
-function phaseTimer(): (name: string) => void {
-  if (!process.env.CANON_TIMINGS) return () => {};
-  let last = performance.now();
-  return (name) => {
-    const now = performance.now();
-    process.stderr.write(`canon dev: ${name} ${(now - last).toFixed(0)} ms\n`);
-    last = now;
-  };
-}
 
 /** Opens the SQL driver of a target with the generated runtime (closed when `dev` ends). */
 async function openDriver(out: string, target: string): Promise<ClosableStore> {

@@ -1,5 +1,9 @@
+import path from "node:path";
 import type { FastifyInstance } from "fastify";
 import { corsOrigin } from "../../runtime/cors.ts";
+import { checkCursorSecret } from "../../runtime/cursor-keys.ts";
+import { folderHolder, FolderInUseError } from "../../runtime/folder-lock.ts";
+import { LOG_LEVELS, type LogLevel } from "../../runtime/logging.ts";
 import type { ApiModel } from "../model/types.ts";
 import { generateAndReport } from "./generate.ts";
 import { importGenerated, loadGeneratedFrom } from "./generated-modules.ts";
@@ -15,6 +19,8 @@ export interface ServeOptions {
   redis?: string;
   /** Origins whose browser pages may call the service (CORS): `--cors https://app.example.com`, repeated. */
   cors?: string[];
+  /** pino's level for the service's log on stdout (default `info`: a line per request); `silent` for none. */
+  logLevel?: string;
 }
 
 /** The default store: embedded PostgreSQL in a folder under the working directory. */
@@ -24,7 +30,7 @@ export interface GeneratedEntry {
   buildApp(options: {
     authenticate: unknown;
     store?: unknown;
-    logger?: boolean;
+    logger?: boolean | { level: string };
     cursorSecret?: string;
     rateLimit?: { max: number; windowMs: number; redis?: unknown } | false;
     cors?: { origins: string[] };
@@ -93,6 +99,41 @@ export function listenProblem(error: unknown, command: string, port: number, hos
   return null;
 }
 
+/** `CANON_CURSOR_SECRET`, when set (an empty value is unset): it signs cursors instead of the store's keys. */
+export function cursorSecretFromEnvironment(): string | undefined {
+  return process.env.CANON_CURSOR_SECRET || undefined;
+}
+
+/** buildApp's `cursorSecret` from the environment, or nothing. */
+export function cursorSecretOption(): { cursorSecret?: string } {
+  const secret = cursorSecretFromEnvironment();
+  return secret === undefined ? {} : { cursorSecret: secret };
+}
+
+/**
+ * What must hold before anything is generated or opened, each refused with one line: a
+ * `CANON_CURSOR_SECRET` long enough to sign with (else 2), and a PGlite folder no other process
+ * has open (else 1: that process keeps it, and this one writes nothing). Null when all holds.
+ */
+export function startProblem(target: string): number | null {
+  const secret = cursorSecretFromEnvironment();
+  if (secret !== undefined) {
+    try {
+      checkCursorSecret(secret, "CANON_CURSOR_SECRET");
+    } catch (error) {
+      process.stderr.write(`error ${(error as Error).message}\n`);
+      return 2;
+    }
+  }
+  const folder = /^pglite:(?![a-z]+:\/\/)(.+)$/.exec(target)?.[1];
+  const holder = folder === undefined ? null : folderHolder(path.resolve(folder));
+  if (holder !== null) {
+    process.stderr.write(`error --store ${target}: ${new FolderInUseError(path.resolve(folder!), holder).message}\n`);
+    return 1;
+  }
+  return null;
+}
+
 /**
  * `canon serve`: generates, then serves every version on one port with the dev credentials,
  * over the store `--store` names (default `pglite:.canon-data`). SQL stores are migrated to the
@@ -102,6 +143,11 @@ export async function serveCommand(options: ServeOptions): Promise<number> {
   const settings = listenSettings(options);
   if (!settings) return 2;
   const { port, target } = settings;
+  const logLevel = options.logLevel ?? "info";
+  if (!LOG_LEVELS.includes(logLevel as LogLevel)) {
+    process.stderr.write(`error --log-level ${logLevel}: use one of ${LOG_LEVELS.join(", ")}\n`);
+    return 2;
+  }
   const origins: string[] = [];
   for (const origin of options.cors ?? []) {
     try {
@@ -111,6 +157,8 @@ export async function serveCommand(options: ServeOptions): Promise<number> {
       return 2;
     }
   }
+  const problem = startProblem(target);
+  if (problem !== null) return problem;
   const { code, model } = await generateAndReport(options, { model: true });
   if (code !== 0 || !model) return code;
 
@@ -132,8 +180,9 @@ export async function serveCommand(options: ServeOptions): Promise<number> {
     app = await entry.buildApp({
       authenticate: entry.devAuthenticate,
       store,
-      // Several instances behind one balancer accept each other's cursors when they share the secret.
-      ...(process.env.CANON_CURSOR_SECRET ? { cursorSecret: process.env.CANON_CURSOR_SECRET } : {}),
+      logger: logLevel === "silent" ? false : { level: logLevel },
+      // Cursors are signed with the store's keys, shared by every instance over one database; a secret overrides them.
+      ...cursorSecretOption(),
       ...(redis ? { rateLimit: sharedRateLimit(model, redis) } : {}),
       ...(origins.length ? { cors: { origins } } : {}),
     });

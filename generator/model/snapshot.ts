@@ -1,3 +1,4 @@
+import { EXPORT_EVENTS } from "../../runtime/events.ts";
 import type { StoreReference } from "../../runtime/references.ts";
 import { EXPORT_JOB_FIELDS, EXPORT_JOB_FILTERS, EXPORT_JOBS, type ExportJobField } from "../../runtime/exports-job.ts";
 import { compareText } from "../diagnostics/diagnostic.ts";
@@ -75,6 +76,11 @@ export function buildModel(defs: Definitions): ApiModel {
     }];
   });
   const storage = resources.map((r) => storageResource(r, versions));
+  const exportJobs = versions.some((v) => v.exports) ? exportJobStorage() : null;
+  const eventCollections = [
+    ...storage.flatMap((r) => [r.collection, ...r.actionRecords.map((a) => a.collection)]),
+    ...(exportJobs ? [EXPORT_EVENTS] : []),
+  ].sort(compareText);
   return {
     title: defs.title,
     description: defs.description,
@@ -85,7 +91,8 @@ export function buildModel(defs: Definitions): ApiModel {
     searchMinLength: defs.searchMinLength,
     storage,
     references: storeReferences(storage),
-    exportJobs: versions.some((v) => v.exports) ? exportJobStorage() : null,
+    exportJobs,
+    eventCollections,
     versions,
   };
 }

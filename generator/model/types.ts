@@ -274,5 +274,11 @@ export interface ApiModel {
    * (`canon/exports`, never a resource's name), null otherwise. Not a resource: no service, no types.
    */
   exportJobs: StorageResource | null;
+  /**
+   * The collections whose writes publish events, sorted: every resource, every action's
+   * records (`orders/cancellations`) and, with exports, `exports`. The feed asks `authorize`
+   * for `read` on each to know which events a principal sees.
+   */
+  eventCollections: string[];
   versions: VersionModel[];
 }

@@ -268,10 +268,13 @@ describe("creating and listing exports", () => {
 
   test("creating an export publishes export.created with the job as the version shows it", async () => {
     const job = (await expectStatus(api, "POST", "/v2/exports", 201, { body: { resource: "orders", filters: { currency: "EUR" } }, auth: "alice" })).body as Obj;
-    const events = await walk(api, "/v2/events?limit=100");
+    // Only the owner sees an export job's events.
+    const events = (await expectStatus(api, "GET", "/v2/events?limit=100", 200, { auth: "alice" })).body.data as Obj[];
     const event = events.find((e) => e.type === "export.created" && e.data.id === job.id);
     assert.ok(event, "an export.created event");
     assert.deepEqual(event.data, job);
+    const bobs = (await expectStatus(api, "GET", "/v2/events?limit=100", 200, { auth: "bob" })).body.data as Obj[];
+    assert.ok(!bobs.some((e) => e.type === "export.created" && e.data.id === job.id), "bob never sees alice's export");
     await settled(api, "v2", job.id, "alice");
   });
 });

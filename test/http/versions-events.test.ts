@@ -4,8 +4,8 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { after, before, describe, test } from "node:test";
-import { MemoryEventLog } from "../../generated/index.ts";
-import type { ApiEvent } from "../../generated/runtime/index.ts";
+import { scopeAuthorize } from "../../generated/index.ts";
+import type { ApiEvent, EventSink } from "../../generated/runtime/index.ts";
 import {
   assertSchema,
   BASE_URL,
@@ -28,12 +28,11 @@ import {
 
 type Obj = Record<string, any>;
 
-/** Captures every published event, and still answers /vN/events. */
-class CapturingLog extends MemoryEventLog {
+/** Captures every event the app hands its sink (each once its write has committed). */
+class CapturingLog implements EventSink {
   readonly published: ApiEvent[] = [];
-  override publish(event: ApiEvent): void {
+  publish(event: ApiEvent): void {
     this.published.push(structuredClone(event));
-    super.publish(event);
   }
 }
 
@@ -253,18 +252,13 @@ describe("events", () => {
     assert.equal(v1.length, all.length);
   });
 
-  test("buildApp takes any EventLog implementation", async () => {
+  test("buildApp's events sink receives each event after its write; the feed still reads the store", async () => {
     const events: ApiEvent[] = [];
     const custom = await startApp({
       events: {
         publish: (event) => {
           events.push(event);
         },
-        list: async (afterId, limit) => {
-          const rest = events.filter((e) => afterId === undefined || e.id > afterId);
-          return { events: rest.slice(0, limit), hasMore: rest.length > limit };
-        },
-        get: async (id) => events.find((e) => e.id === id) ?? null,
       },
     });
     try {
@@ -275,6 +269,74 @@ describe("events", () => {
       assert.equal(page.data.length, 1);
     } finally {
       await custom.close();
+    }
+  });
+});
+
+describe("the feed is authorized", () => {
+  test("a principal sees only the events of collections it may read, in full pages, and 404 for the others by id", async () => {
+    // dev-reader may not read orders (nor their cancellations); dev-writer may read everything.
+    const hidden = new Set(["orders", "orders/cancellations"]);
+    const asked: string[] = [];
+    const guarded = await startApp({
+      authorize: (access) => {
+        if (access.principal.id === "dev-reader" && access.action === "read") asked.push(access.collection);
+        return !(access.principal.id === "dev-reader" && hidden.has(access.collection)) && scopeAuthorize(access);
+      },
+    });
+    try {
+      const user = await createUser(guarded);
+      const orders = [];
+      for (let i = 0; i < 5; i++) orders.push(await createOrder(guarded, user.id));
+      await expectStatus(guarded, "POST", `/v2/orders/${orders[0]!.id}/cancellations`, 201, { body: { reason: "late" } });
+      for (let i = 0; i < 4; i++) await createProduct(guarded);
+      const writerPages: number[] = [];
+      const everything = await walk(guarded, "/v2/events?limit=2", async (page) => {
+        writerPages.push(page.data.length);
+      });
+      assert.equal(everything.length, 11);
+      assert.deepEqual(writerPages, [2, 2, 2, 2, 2, 1]);
+      const readerPages: number[] = [];
+      const asReader: Obj[] = [];
+      let url: string | null = "/v2/events?limit=2";
+      while (url) {
+        asked.length = 0;
+        const page: Obj = (await expectStatus(guarded, "GET", url, 200, { auth: "dev-reader" })).body;
+        assert.deepEqual(asked.sort(), ["exports", "invoices", "orders", "orders/cancellations", "products", "users"], "read asked once per collection per request");
+        readerPages.push(page.data.length);
+        asReader.push(...page.data);
+        url = page.pagination.has_more ? `/v2/events?limit=2&cursor=${encodeURIComponent(page.pagination.next_cursor)}` : null;
+      }
+      assert.deepEqual(
+        asReader.map((e) => e.type),
+        ["user.created", "product.created", "product.created", "product.created", "product.created"],
+      );
+      assert.deepEqual(readerPages, [2, 2, 1], "full pages, and has_more false on the last");
+      const orderEvent = everything.find((e) => e.type === "order.created")!;
+      await expectError(guarded, "GET", `/v2/events/${orderEvent.id}`, 404, "NOT_FOUND", { auth: "dev-reader" });
+      await expectStatus(guarded, "GET", `/v2/events/${orderEvent.id}`, 200);
+      const productEvent = asReader[1]!;
+      assert.deepEqual((await expectStatus(guarded, "GET", `/v2/events/${productEvent.id}`, 200, { auth: "dev-reader" })).body, productEvent);
+    } finally {
+      await guarded.close();
+    }
+  });
+
+  test("another principal's export jobs never appear in a feed", async () => {
+    const app = await startApp();
+    try {
+      const user = await createUser(app);
+      await createOrder(app, user.id);
+      const job = (await expectStatus(app, "POST", "/v2/exports", 201, { body: { resource: "orders" } })).body;
+      const writer = await walk(app, "/v2/events?limit=100");
+      const created = writer.find((e) => e.type === "export.created");
+      assert.ok(created, "the owner sees its export.created");
+      assert.equal(created.data.id, job.id);
+      const reader = (await expectStatus(app, "GET", "/v2/events?limit=100", 200, { auth: "dev-reader" })).body.data as Obj[];
+      assert.deepEqual(reader.map((e) => e.type).sort(), ["order.created", "user.created"]);
+      await expectError(app, "GET", `/v2/events/${created.id}`, 404, "NOT_FOUND", { auth: "dev-reader" });
+    } finally {
+      await app.close();
     }
   });
 });

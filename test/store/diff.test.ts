@@ -5,7 +5,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { migrationBetween } from "../../generator/emit/sql/diff.ts";
-import { collectionPlans, identifier, snapshotOf, type SchemaSnapshot } from "../../generator/emit/sql/snapshot.ts";
+import { collectionPlans, identifier, snapshotOf, systemTables, type SchemaSnapshot } from "../../generator/emit/sql/snapshot.ts";
 import { runFrontEnd } from "../../generator/pipeline.ts";
 import { openDriver, type SqlDriver } from "../../generated/runtime/sql-store.ts";
 import { workspace } from "../support/cli.ts";
@@ -22,7 +22,7 @@ async function snapshotOfFiles(files: Record<string, string>): Promise<SchemaSna
   for (const [name, text] of Object.entries(files)) writeFileSync(path.join(dir, name), text);
   const front = await runFrontEnd(dir, { today: "2026-01-01" });
   assert.ok(front.model, front.diagnostics.map((d) => d.message).join("\n"));
-  return snapshotOf(collectionPlans(front.model));
+  return snapshotOf(collectionPlans(front.model), systemTables(front.model));
 }
 
 const authors = (extra = "") => `resource: authors

@@ -47,10 +47,13 @@ describe("SQL migrations", () => {
     assert.match(initial, /check \("status" in \('pending', 'paid', 'shipped', 'cancelled'\)\)/);
     assert.match(initial, /create index if not exists "orders_status_id_idx" on "orders" using btree \("status", "id"\)/);
     assert.match(initial, /using gin \("name" gin_trgm_ops\)/);
-    // The five collections, the export jobs (orders sets export) and the chunks of their files.
-    assert.ok(JSON.parse(readFileSync(path.join(sql, "schema.json"), "utf8")).tables.length === 7);
+    // The five collections, the export jobs (orders sets export) and the chunks of their files,
+    // the cursor keys and the events (events: true).
+    assert.ok(JSON.parse(readFileSync(path.join(sql, "schema.json"), "utf8")).tables.length === 9);
     assert.match(initial, /create table if not exists "canon__exports"/);
     assert.match(initial, /create table if not exists "canon__export_chunks" \([^;]*"job_id" uuid not null constraint "canon__export_chunks_job_id_fkey" references "canon__exports" \("id"\) on delete cascade/);
+    assert.match(initial, /create table if not exists "canon__cursor_keys"/);
+    assert.match(initial, /create table if not exists "canon__events" \(\n  "row_id" bigint generated always as identity primary key,\n  "id" uuid not null/);
   });
 
   test("adding a field and a resource adds a migration; existing ones stay byte-identical", () => {

@@ -19,7 +19,7 @@ export function serve(dir: string, args: string[], env: NodeJS.ProcessEnv = {}):
     const timer = setTimeout(() => {
       child.kill("SIGKILL");
       reject(new Error(`serve did not start:\n${output}`));
-    }, 60_000);
+    }, 180_000);
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
       const match = /listening on (http:\/\/[\d.]+:\d+)/.exec(output);

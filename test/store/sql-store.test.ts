@@ -3,7 +3,7 @@
 // SQL can get wrong: parameters only, named columns only (never row_id), and atomic writes.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { ConflictError, BusinessRuleError } from "../../generated/runtime/errors.ts";
+import { ConflictError, BusinessRuleError, ValidationError } from "../../generated/runtime/errors.ts";
 import type { Store, StoredRecord, Values } from "../../generated/runtime/store.ts";
 import { migrate, openDriver, SqlStore, type SqlDriver } from "../../generated/runtime/sql-store.ts";
 import { newId } from "../../generated/runtime/uuid.ts";
@@ -320,6 +320,15 @@ for (const target of sqlTargets) {
       assert.equal(await store.get("orders", o.id), null);
       assert.equal(await store.get("invoices", i.id), null);
       assert.equal(await store.get("orders/cancellations", c.id), null);
+    });
+
+    test("a unique text too long for its index answers ValidationError naming the field, not a 500", async () => {
+      const sku = (await import("node:crypto")).randomBytes(6000).toString("base64");
+      await assert.rejects(store.insert("products", record(product({ sku })), UNIQUE.products), (error: unknown) => {
+        assert.ok(error instanceof ValidationError, String(error));
+        assert.deepEqual(error.details?.map((d) => d.field), ["sku"]);
+        return true;
+      });
     });
 
     test("the database enforces the limits the validators check (a safety net)", async () => {

@@ -14,8 +14,8 @@ export interface Run {
 }
 
 /** Runs the canon CLI as a child process. */
-export function canon(args: string[], cwd = repoRoot): Run {
-  const result = spawnSync(process.execPath, [bin, ...args], { cwd, encoding: "utf8", env: { ...process.env, NO_COLOR: "1" } });
+export function canon(args: string[], cwd = repoRoot, env: NodeJS.ProcessEnv = {}): Run {
+  const result = spawnSync(process.execPath, [bin, ...args], { cwd, encoding: "utf8", env: { ...process.env, ...env, NO_COLOR: "1" } });
   return { code: result.status ?? -1, stdout: result.stdout, stderr: result.stderr };
 }
 

@@ -7,8 +7,8 @@ import type { z } from "zod";
 import {
   authorizeOrThrow,
   checkIfMatch,
-  createEvent,
   definedOnly,
+  eventOf,
   found,
   listByCursor,
   matchOf,
@@ -63,7 +63,7 @@ function changesOfInvoice(body: z.output<typeof invoiceUpdate>): Partial<Invoice
 
 export function registerInvoicesRoutes(
   app: FastifyInstance,
-  { authorize, cursors, events, services }: RouteContext,
+  { authorize, cursors, services }: RouteContext,
 ): void {
   app.get("/v1/invoices", async (request) => {
     await authorizeOrThrow(authorize, request, "list", "invoices");
@@ -75,7 +75,7 @@ export function registerInvoicesRoutes(
   app.get("/v1/orders/:id/invoices", async (request) => {
     const { id } = parseParams(invoiceIdParams, request.params);
     const order = found(await services.orders.get(id), "order");
-    await authorizeOrThrow(authorize, request, "read", "orders", order);
+    await authorizeOrThrow(authorize, request, "read", "orders", order, { name: "order" });
     await authorizeOrThrow(authorize, request, "list", "invoices");
     const query = parseParams(invoiceListQuery, request.query);
     const match = matchOf({ order_id: id, status: query.status }, [], query.q);
@@ -85,30 +85,35 @@ export function registerInvoicesRoutes(
   app.get("/v1/invoices/:id", async (request, reply) => {
     const { id } = parseParams(invoiceIdParams, request.params);
     const record = found(await services.invoices.get(id), "invoice");
-    await authorizeOrThrow(authorize, request, "read", "invoices", record);
+    await authorizeOrThrow(authorize, request, "read", "invoices", record, { name: "invoice" });
     return sendRecord(reply, 200, record, toInvoice(record));
   });
 
   app.post("/v1/invoices", async (request, reply) => {
     await authorizeOrThrow(authorize, request, "create", "invoices");
     const body = parseBody(invoiceCreate, request.body, invoiceReadOnly);
-    const record = await services.invoices.create(valuesOfInvoice(body));
-    const view = toInvoice(record);
-    await events.publish(createEvent("invoice.created", view));
+    const values = valuesOfInvoice(body);
+    await authorizeOrThrow(authorize, request, "create", "invoices", undefined, { proposed: values });
+    const record = await services.invoices.create(values, eventOf("invoice.created", "invoices", toInvoice));
     reply.header("location", `/v1/invoices/${record.id}`);
-    return sendRecord(reply, 201, record, view);
+    return sendRecord(reply, 201, record, toInvoice(record));
   });
 
   app.patch("/v1/invoices/:id", async (request, reply) => {
     const { id } = parseParams(invoiceIdParams, request.params);
     const current = found(await services.invoices.get(id), "invoice");
-    await authorizeOrThrow(authorize, request, "update", "invoices", current);
+    await authorizeOrThrow(authorize, request, "update", "invoices", current, { name: "invoice" });
     checkIfMatch(request, current);
     const body = parseBody(invoiceUpdate, request.body, invoiceReadOnly);
     const values = { ...current.values, ...changesOfInvoice(body) };
-    const record = found(await services.invoices.update(current, values), "invoice");
-    const view = toInvoice(record);
-    await events.publish(createEvent("invoice.updated", view));
-    return sendRecord(reply, 200, record, view);
+    await authorizeOrThrow(authorize, request, "update", "invoices", current, {
+      proposed: values,
+      name: "invoice",
+    });
+    const record = found(
+      await services.invoices.update(current, values, eventOf("invoice.updated", "invoices", toInvoice)),
+      "invoice",
+    );
+    return sendRecord(reply, 200, record, toInvoice(record));
   });
 }

@@ -8,8 +8,8 @@ import {
   NotFoundError,
   authorizeOrThrow,
   checkIfMatch,
-  createEvent,
   definedOnly,
+  eventOf,
   found,
   listByCursor,
   matchOf,
@@ -89,7 +89,7 @@ export function toOrderCancellation(record: StoredRecord<OrderCancellationValues
 
 export function registerOrdersRoutes(
   app: FastifyInstance,
-  { authorize, cursors, events, services }: RouteContext,
+  { authorize, cursors, services }: RouteContext,
 ): void {
   app.get("/v2/orders", async (request) => {
     await authorizeOrThrow(authorize, request, "list", "orders");
@@ -101,7 +101,7 @@ export function registerOrdersRoutes(
   app.get("/v2/users/:id/orders", async (request) => {
     const { id } = parseParams(orderIdParams, request.params);
     const user = found(await services.users.get(id), "user");
-    await authorizeOrThrow(authorize, request, "read", "users", user);
+    await authorizeOrThrow(authorize, request, "read", "users", user, { name: "user" });
     await authorizeOrThrow(authorize, request, "list", "orders");
     const query = parseParams(orderListQuery, request.query);
     const match = matchOf({ user_id: id, status: query.status, currency: query.currency }, ["note"], query.q);
@@ -111,54 +111,65 @@ export function registerOrdersRoutes(
   app.get("/v2/orders/:id", async (request, reply) => {
     const { id } = parseParams(orderIdParams, request.params);
     const record = found(await services.orders.get(id), "order");
-    await authorizeOrThrow(authorize, request, "read", "orders", record);
+    await authorizeOrThrow(authorize, request, "read", "orders", record, { name: "order" });
     return sendRecord(reply, 200, record, toOrder(record));
   });
 
   app.post("/v2/orders", async (request, reply) => {
     await authorizeOrThrow(authorize, request, "create", "orders");
     const body = parseBody(orderCreate, request.body, orderReadOnly);
-    const record = await services.orders.create(valuesOfOrder(body));
-    const view = toOrder(record);
-    await events.publish(createEvent("order.created", view));
+    const values = valuesOfOrder(body);
+    await authorizeOrThrow(authorize, request, "create", "orders", undefined, { proposed: values });
+    const record = await services.orders.create(values, eventOf("order.created", "orders", toOrder));
     reply.header("location", `/v2/orders/${record.id}`);
-    return sendRecord(reply, 201, record, view);
+    return sendRecord(reply, 201, record, toOrder(record));
   });
 
   app.patch("/v2/orders/:id", async (request, reply) => {
     const { id } = parseParams(orderIdParams, request.params);
     const current = found(await services.orders.get(id), "order");
-    await authorizeOrThrow(authorize, request, "update", "orders", current);
+    await authorizeOrThrow(authorize, request, "update", "orders", current, { name: "order" });
     checkIfMatch(request, current);
     const body = parseBody(orderUpdate, request.body, orderReadOnly);
     const values = { ...current.values, ...changesOfOrder(body) };
-    const record = found(await services.orders.update(current, values), "order");
-    const view = toOrder(record);
-    await events.publish(createEvent("order.updated", view));
-    return sendRecord(reply, 200, record, view);
+    await authorizeOrThrow(authorize, request, "update", "orders", current, {
+      proposed: values,
+      name: "order",
+    });
+    const record = found(
+      await services.orders.update(current, values, eventOf("order.updated", "orders", toOrder)),
+      "order",
+    );
+    return sendRecord(reply, 200, record, toOrder(record));
   });
 
   app.delete("/v2/orders/:id", async (request, reply) => {
     const { id } = parseParams(orderIdParams, request.params);
     const current = found(await services.orders.get(id), "order");
-    await authorizeOrThrow(authorize, request, "delete", "orders", current);
+    await authorizeOrThrow(authorize, request, "delete", "orders", current, { name: "order" });
     checkIfMatch(request, current);
-    if (!(await services.orders.remove(current))) throw new NotFoundError("No order has this id.");
-    await events.publish(createEvent("order.deleted", toOrder(current)));
+    if (!(await services.orders.remove(current, eventOf("order.deleted", "orders", toOrder))))
+      throw new NotFoundError("No order has this id.");
     return reply.code(204).send();
   });
 
   app.post("/v2/orders/:id/cancellations", async (request, reply) => {
     const { id } = parseParams(orderIdParams, request.params);
     const order = found(await services.orders.get(id), "order");
-    await authorizeOrThrow(authorize, request, "action", "orders/cancellations", order);
+    await authorizeOrThrow(authorize, request, "action", "orders/cancellations", order, { name: "order" });
     const body = parseBody(orderCancellationCreate, request.body);
-    const record = await services.orderCancellations.create({
+    const values = {
       order_id: order.id,
       reason: body.reason,
+    };
+    await authorizeOrThrow(authorize, request, "action", "orders/cancellations", order, {
+      proposed: values,
+      name: "order",
     });
-    const view = toOrderCancellation(record);
-    await events.publish(createEvent("order.cancellation.created", view));
-    return reply.code(201).send(view);
+    const record = await services.orderCancellations.create(
+      values,
+      eventOf("order.cancellation.created", "orders/cancellations", toOrderCancellation),
+    );
+    return reply.code(201).send(toOrderCancellation(record));
   });
 }

@@ -8,8 +8,8 @@ import {
   NotFoundError,
   authorizeOrThrow,
   checkIfMatch,
-  createEvent,
   definedOnly,
+  eventOf,
   found,
   listByCursor,
   matchOf,
@@ -92,7 +92,7 @@ function changesOfProduct(body: z.output<typeof productUpdate>): Partial<Product
 
 export function registerProductsRoutes(
   app: FastifyInstance,
-  { authorize, cursors, events, services }: RouteContext,
+  { authorize, cursors, services }: RouteContext,
 ): void {
   app.get("/v2/products", async (request) => {
     await authorizeOrThrow(authorize, request, "list", "products");
@@ -104,53 +104,63 @@ export function registerProductsRoutes(
   app.get("/v2/products/:id", async (request, reply) => {
     const { id } = parseParams(productIdParams, request.params);
     const record = found(await services.products.get(id), "product");
-    await authorizeOrThrow(authorize, request, "read", "products", record);
+    await authorizeOrThrow(authorize, request, "read", "products", record, { name: "product" });
     return sendRecord(reply, 200, record, toProduct(record));
   });
 
   app.post("/v2/products", async (request, reply) => {
     await authorizeOrThrow(authorize, request, "create", "products");
     const body = parseBody(productCreate, request.body, productReadOnly);
-    const record = await services.products.create(valuesOfProduct(body));
-    const view = toProduct(record);
-    await events.publish(createEvent("product.created", view));
+    const values = valuesOfProduct(body);
+    await authorizeOrThrow(authorize, request, "create", "products", undefined, { proposed: values });
+    const record = await services.products.create(values, eventOf("product.created", "products", toProduct));
     reply.header("location", `/v2/products/${record.id}`);
-    return sendRecord(reply, 201, record, view);
+    return sendRecord(reply, 201, record, toProduct(record));
   });
 
   app.patch("/v2/products/:id", async (request, reply) => {
     const { id } = parseParams(productIdParams, request.params);
     const current = found(await services.products.get(id), "product");
-    await authorizeOrThrow(authorize, request, "update", "products", current);
+    await authorizeOrThrow(authorize, request, "update", "products", current, { name: "product" });
     checkIfMatch(request, current);
     const body = parseBody(productUpdate, request.body, productReadOnly);
     const values = { ...current.values, ...changesOfProduct(body) };
-    const record = found(await services.products.update(current, values), "product");
-    const view = toProduct(record);
-    await events.publish(createEvent("product.updated", view));
-    return sendRecord(reply, 200, record, view);
+    await authorizeOrThrow(authorize, request, "update", "products", current, {
+      proposed: values,
+      name: "product",
+    });
+    const record = found(
+      await services.products.update(current, values, eventOf("product.updated", "products", toProduct)),
+      "product",
+    );
+    return sendRecord(reply, 200, record, toProduct(record));
   });
 
   app.put("/v2/products/:id", async (request, reply) => {
     const { id } = parseParams(productIdParams, request.params);
     const current = found(await services.products.get(id), "product");
-    await authorizeOrThrow(authorize, request, "replace", "products", current);
+    await authorizeOrThrow(authorize, request, "replace", "products", current, { name: "product" });
     checkIfMatch(request, current);
     const body = parseBody(productReplace, request.body, productReadOnly);
     const values = replacementOfProduct(current.values, body);
-    const record = found(await services.products.update(current, values), "product");
-    const view = toProduct(record);
-    await events.publish(createEvent("product.updated", view));
-    return sendRecord(reply, 200, record, view);
+    await authorizeOrThrow(authorize, request, "replace", "products", current, {
+      proposed: values,
+      name: "product",
+    });
+    const record = found(
+      await services.products.update(current, values, eventOf("product.updated", "products", toProduct)),
+      "product",
+    );
+    return sendRecord(reply, 200, record, toProduct(record));
   });
 
   app.delete("/v2/products/:id", async (request, reply) => {
     const { id } = parseParams(productIdParams, request.params);
     const current = found(await services.products.get(id), "product");
-    await authorizeOrThrow(authorize, request, "delete", "products", current);
+    await authorizeOrThrow(authorize, request, "delete", "products", current, { name: "product" });
     checkIfMatch(request, current);
-    if (!(await services.products.remove(current))) throw new NotFoundError("No product has this id.");
-    await events.publish(createEvent("product.deleted", toProduct(current)));
+    if (!(await services.products.remove(current, eventOf("product.deleted", "products", toProduct))))
+      throw new NotFoundError("No product has this id.");
     return reply.code(204).send();
   });
 }

@@ -9,8 +9,8 @@ import {
   authorizeOrThrow,
   checkIfMatch,
   checkListMode,
-  createEvent,
   definedOnly,
+  eventOf,
   found,
   listByCursor,
   listByOffset,
@@ -59,7 +59,7 @@ function changesOfUser(body: z.output<typeof userUpdate>): Partial<UserValues> {
 
 export function registerUsersRoutes(
   app: FastifyInstance,
-  { authorize, cursors, events, services }: RouteContext,
+  { authorize, cursors, services }: RouteContext,
 ): void {
   app.get("/v2/users", async (request) => {
     await authorizeOrThrow(authorize, request, "list", "users");
@@ -75,40 +75,45 @@ export function registerUsersRoutes(
   app.get("/v2/users/:id", async (request, reply) => {
     const { id } = parseParams(userIdParams, request.params);
     const record = found(await services.users.get(id), "user");
-    await authorizeOrThrow(authorize, request, "read", "users", record);
+    await authorizeOrThrow(authorize, request, "read", "users", record, { name: "user" });
     return sendRecord(reply, 200, record, toUser(record));
   });
 
   app.post("/v2/users", async (request, reply) => {
     await authorizeOrThrow(authorize, request, "create", "users");
     const body = parseBody(userCreate, request.body, userReadOnly);
-    const record = await services.users.create(valuesOfUser(body));
-    const view = toUser(record);
-    await events.publish(createEvent("user.created", view));
+    const values = valuesOfUser(body);
+    await authorizeOrThrow(authorize, request, "create", "users", undefined, { proposed: values });
+    const record = await services.users.create(values, eventOf("user.created", "users", toUser));
     reply.header("location", `/v2/users/${record.id}`);
-    return sendRecord(reply, 201, record, view);
+    return sendRecord(reply, 201, record, toUser(record));
   });
 
   app.patch("/v2/users/:id", async (request, reply) => {
     const { id } = parseParams(userIdParams, request.params);
     const current = found(await services.users.get(id), "user");
-    await authorizeOrThrow(authorize, request, "update", "users", current);
+    await authorizeOrThrow(authorize, request, "update", "users", current, { name: "user" });
     checkIfMatch(request, current);
     const body = parseBody(userUpdate, request.body, userReadOnly);
     const values = { ...current.values, ...changesOfUser(body) };
-    const record = found(await services.users.update(current, values), "user");
-    const view = toUser(record);
-    await events.publish(createEvent("user.updated", view));
-    return sendRecord(reply, 200, record, view);
+    await authorizeOrThrow(authorize, request, "update", "users", current, {
+      proposed: values,
+      name: "user",
+    });
+    const record = found(
+      await services.users.update(current, values, eventOf("user.updated", "users", toUser)),
+      "user",
+    );
+    return sendRecord(reply, 200, record, toUser(record));
   });
 
   app.delete("/v2/users/:id", async (request, reply) => {
     const { id } = parseParams(userIdParams, request.params);
     const current = found(await services.users.get(id), "user");
-    await authorizeOrThrow(authorize, request, "delete", "users", current);
+    await authorizeOrThrow(authorize, request, "delete", "users", current, { name: "user" });
     checkIfMatch(request, current);
-    if (!(await services.users.remove(current))) throw new NotFoundError("No user has this id.");
-    await events.publish(createEvent("user.deleted", toUser(current)));
+    if (!(await services.users.remove(current, eventOf("user.deleted", "users", toUser))))
+      throw new NotFoundError("No user has this id.");
     return reply.code(204).send();
   });
 }

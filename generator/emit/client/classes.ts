@@ -50,8 +50,7 @@ export function resourceQueries(r: VersionResource): QueryView[] {
   const names = queryNames(r);
   const paths = [r.operations.list ? `GET ${r.paths.collection}` : null, r.parent ? `GET ${r.parent.path}` : null].filter(Boolean);
   const filters = r.filters.map((f) => ({ key: propertyKey(f.name), type: tsType({ ...f, nullable: false }), optional: true, doc: filterDoc(f) }));
-  const searched = r.search.map((f) => f.name).join(", ");
-  const q = (optional: boolean) => ({ key: "q", type: "string", optional, doc: `Text to find (case-insensitive) in ${searched || "no field"}; always cursor mode.` });
+  const q = (optional: boolean) => ({ key: "q", type: "string", optional, doc: `${searchDoc(r.search)}; always cursor mode.` });
   const cursorMembers = [
     { key: "limit", type: "number", optional: true, doc: PAGE_SIZE },
     { key: "cursor", type: "string", optional: true, doc: CURSOR },
@@ -71,6 +70,13 @@ export function resourceQueries(r: VersionResource): QueryView[] {
     },
     { name: names.search, doc: `Query of a search of ${r.collection}: cursor mode.`, members: [q(false), ...cursorMembers, ...filters] },
   ];
+}
+
+/** What `q` matches: "Text to find (case-insensitive) in name or email". */
+export function searchDoc(fields: VersionField[]): string {
+  const names = fields.map((f) => f.name);
+  const listed = names.length > 1 ? `${names.slice(0, -1).join(", ")} or ${names.at(-1)}` : names[0];
+  return listed ? `Text to find (case-insensitive) in ${listed}` : "Text to find (case-insensitive); this collection has no text field";
 }
 
 function filterDoc(f: VersionField): string {

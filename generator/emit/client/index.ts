@@ -3,7 +3,16 @@ import { GENERATED_HEADER, styledTs, type EmitContext, type EmittedFile, type Em
 import { commentText, propertyKey, tsType } from "../shared/code.ts";
 import { IMPORTS, source, withImports, type ImportSource } from "../shared/imports.ts";
 import { EXPORT_STATUSES } from "../../../runtime/exports-job.ts";
-import { eventsClass, eventsQuery, exportsClass, exportsQuery, resourceClasses, resourceQueries, type ClassView } from "./classes.ts";
+import {
+  eventsClass,
+  eventsQuery,
+  exportsClass,
+  exportsQuery,
+  resourceClasses,
+  resourceQueries,
+  searchDoc,
+  type ClassView,
+} from "./classes.ts";
 
 /**
  * The typed client of every version, `vN/client.ts` (SPEC §9): one file that needs only the
@@ -50,7 +59,7 @@ function exportsView(exports: VersionExport[]) {
       filters: `${e.names.pascal}ExportFilters`,
       resource: JSON.stringify(e.collection),
       formats: union(e.formats),
-      search: e.search.map((f) => f.name).join(", "),
+      search: searchDoc(e.search),
       members: e.filters.map((f) => ({ key: propertyKey(f.name), type: tsType({ ...f, nullable: false }) })),
     })),
   };

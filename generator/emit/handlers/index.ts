@@ -21,7 +21,7 @@ export const handlersEmitter: Emitter = {
         const rendered = context.render("routes", routesView(version, resource));
         files.push(styledTs(`${version.name}/${resource.collection}/routes.ts`, plannedRoutes(rendered, routesSources(context, resource))));
       }
-      if (version.events) files.push(styledTs(`${version.name}/events.ts`, context.render("events", { header: GENERATED_HEADER, version: version.name })));
+      if (version.events) files.push(styledTs(`${version.name}/events.ts`, withImports(context.render("events", eventsView(model, version)), eventsSources(context))));
       if (version.exports) files.push(styledTs(`${version.name}/exports.ts`, context.render("exports", exportsView(version, version.exports))));
       files.push(styledTs(`${version.name}/index.ts`, withImports(context.render("version", versionView(version)), versionSources(context, version))));
     }
@@ -151,6 +151,20 @@ function versionView(version: VersionModel) {
 }
 
 /** What `vN/index.ts` may import: the runtime, the route context, and every route registration. */
+/** `vN/events.ts`: the feed, over the collections whose writes publish events (the model's list). */
+function eventsView(model: ApiModel, version: VersionModel) {
+  return { header: GENERATED_HEADER, imports: IMPORTS, version: version.name, collections: model.eventCollections.map((c) => JSON.stringify(c)).join(", ") };
+}
+
+function eventsSources(context: EmitContext): ImportSource[] {
+  return [
+    source("fastify", { FastifyInstance: "type" }),
+    source("zod", { z: "value" }),
+    runtimeSource(context, "index.ts", 1),
+    source("../services.ts", { RouteContext: "type" }),
+  ];
+}
+
 function versionSources(context: EmitContext, version: VersionModel): ImportSource[] {
   return [
     runtimeSource(context, "index.ts", 1),

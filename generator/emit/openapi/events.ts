@@ -1,3 +1,4 @@
+import { API_EVENT_KEYS } from "../../../runtime/events.ts";
 import type { VersionModel } from "../../model/types.ts";
 import { commonErrors, errorResponses, lookupErrors } from "./errors.ts";
 import { ref, type Json, type JsonObject } from "./json.ts";
@@ -23,7 +24,8 @@ export function eventSchemas(): Array<[string, Json]> {
       ["occurred_at", { type: "string", format: "date-time" }],
       ["data", { type: "object", description: "The record as the version that served the write shows it." }],
     ],
-    ["id", "type", "occurred_at", "data"],
+    // Required keys from the runtime's one definition of the event's shape.
+    [...API_EVENT_KEYS],
     "A write: every create, update, replace, delete and action records one.",
   );
   return [

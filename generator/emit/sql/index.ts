@@ -119,5 +119,6 @@ function schemaView(model: ApiModel, plans: CollectionPlan[]): object {
       };
     }),
     constraints: constraints.map((c) => ({ key: propertyKey(c.name), value: c.value })),
+    events: model.events,
   };
 }

@@ -7,6 +7,7 @@
 import { createHash } from "node:crypto";
 import { EXPORT_CHUNKS_TABLE } from "../../../runtime/exports-files-sql.ts";
 import type { OnDelete } from "../../../runtime/references.ts";
+import { cursorKeyTable, eventTable, type SystemTable } from "../../../runtime/sql-events.ts";
 import { uniqueKeySql } from "../../../runtime/unique.ts";
 import { uniqueKindOf } from "../../model/unique.ts";
 import { COLUMN_SQL_TYPES, isJsonKind, type ColumnKind, type SqlColumn } from "../../../runtime/sql-schema.ts";
@@ -319,10 +320,13 @@ export function collectionPlans(model: ApiModel): CollectionPlan[] {
 
 /**
  * Tables of canon's own that hold no collection, as the runtime defines them: with exports, the
- * chunks of export files (runtime/exports-files-sql.ts), which belong to their job's row.
+ * chunks of export files (runtime/exports-files-sql.ts), which belong to their job's row; the
+ * cursor keys always, and the events with `events: true` (runtime/sql-events.ts).
  */
 export function systemTables(model: ApiModel): SnapshotTable[] {
-  if (!model.exportJobs) return [];
+  const own: SystemTable[] = [cursorKeyTable, ...(model.events ? [eventTable] : [])];
+  const tables = own.map((t): SnapshotTable => ({ name: t.name, collection: t.collection, columns: t.columns.map((c) => ({ ...c })), indexes: [] }));
+  if (!model.exportJobs) return tables;
   const chunks = EXPORT_CHUNKS_TABLE;
   // The runtime's queries name the jobs' table as its definition does: it must be the one planned here.
   const jobs = tableName(model.exportJobs.collection);
@@ -336,6 +340,7 @@ export function systemTables(model: ApiModel): SnapshotTable[] {
       columns: chunks.columns.map((c): SnapshotColumn => ("references" in c ? { ...c, references: { ...c.references } } : { ...c })),
       indexes: chunks.indexes.map((i) => ({ ...i })),
     },
+    ...tables,
   ];
 }
 
