@@ -14,6 +14,7 @@ import {
   type ConnectionOptions,
   type CorsOptions,
   type EventSink,
+  type LogLevel,
   type RateLimitOptions,
   type Store,
 } from "./runtime/index.ts";
@@ -45,6 +46,8 @@ export interface AppOptions {
   connections?: ConnectionOptions;
   /** Fastify's logger: true, false (the default) or its options, such as `{ level: "error", stream }`. Unexpected failures are logged with their original error. */
   logger?: FastifyServerOptions["logger"];
+  /** The level of the one summary line logged per request: method, URL, status, principal, time. Default `info`; `silent`: none. */
+  requestLogLevel?: LogLevel;
   /** Browser pages of these origins may call the service: `{ origins: ["https://app.example.com"] }` (CORS; docs/client.md). Default: none. */
   cors?: CorsOptions;
 }
@@ -72,6 +75,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     connections: options.connections,
     hideForbidden: options.hideForbidden ?? false,
     logger: options.logger ?? false,
+    requestLogLevel: options.requestLogLevel ?? "info",
     cors: options.cors,
     versions: [v1(context), v2(context)],
   });

@@ -54,6 +54,10 @@ test("canon dev serves each saved definition without restarting the store, and k
     const created = await fetch(`${dev.base}/v1/users`, { method: "POST", headers, body: JSON.stringify({ email: "ann@example.com", name: "Ann" }) });
     assert.equal(created.status, 201);
     const ann = (await created.json()) as { id: string };
+    const cy = await fetch(`${dev.base}/v1/users`, { method: "POST", headers, body: JSON.stringify({ email: "cy@example.com", name: "Cy" }) });
+    assert.equal(cy.status, 201);
+    const firstPage = (await (await fetch(`${dev.base}/v1/users?limit=1`, { headers })).json()) as { pagination: { next_cursor: string } };
+    const cursor = firstPage.pagination.next_cursor;
 
     // A new optional field: the new code answers once the save is picked up.
     writeFileSync(users, readFileSync(users, "utf8").replace(/(  name: .*\n)/, "$1  nickname: { type: string, max_length: 40, optional: true }\n"));
@@ -75,6 +79,9 @@ test("canon dev serves each saved definition without restarting the store, and k
     // The store was not restarted: the record made before the change is still there.
     const read = await fetch(`${dev.base}/v1/users/${ann.id}`, { headers });
     assert.equal(read.status, 200);
+    // A cursor handed out before the save still works after it.
+    const nextPage = await fetch(`${dev.base}/v1/users?limit=1&cursor=${encodeURIComponent(cursor)}`, { headers });
+    assert.equal(nextPage.status, 200, await nextPage.clone().text());
 
     // A definition error: printed with its position; the last good service keeps answering.
     writeFileSync(users, `${readFileSync(users, "utf8")}  age: { type: numbr }\n`);
@@ -84,7 +91,7 @@ test("canon dev serves each saved definition without restarting the store, and k
     assert.equal(list.status, 200);
     assert.deepEqual(
       ((await list.json()) as { data: Array<{ id: string }> }).data.map((u) => u.id),
-      [ann.id, bo!.id],
+      [ann.id, (await cy.json() as { id: string }).id, bo!.id],
     );
   } finally {
     dev.child.removeAllListeners("exit");

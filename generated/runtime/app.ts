@@ -19,6 +19,7 @@ import { addDeprecationHeaders, type Deprecation } from "./deprecation.ts";
 import { noOperation, sendError, toApiError, urlTooLong } from "./error-mapping.ts";
 import { ApiError, InternalError, UnauthenticatedError, ValidationError } from "./errors.ts";
 import { registerJsonParser } from "./json-body.ts";
+import { type LogLevel, loggerOptions, RequestLog } from "./logging.ts";
 import { type Done, type Limit, type RateLimitOptions, rateLimiter } from "./rate-limit.ts";
 import { answerClientError, answerConnect, completingHeads, keepRequestHeads } from "./raw-socket-errors.ts";
 import { isUuidV7, newId } from "./uuid.ts";
@@ -44,8 +45,10 @@ export interface AppOptions {
   connections?: ConnectionOptions;
   /** Answer 404 instead of 403 for a record the principal may not read at all, so its existence does not leak. */
   hideForbidden?: boolean;
-  /** Fastify's logger: true, false, or its options (`{ level, stream }`). Unexpected failures are logged with the original error. */
+  /** Fastify's logger: true, false, or its options (`{ level, stream }`). Unexpected failures are logged with the original error; credentials are redacted (logging.ts). */
   logger?: FastifyServerOptions["logger"];
+  /** The level of the one summary line per request (default `info`; `silent`: none). */
+  requestLogLevel?: LogLevel;
   /** Browser pages of these origins may call the service (CORS); none when absent. */
   cors?: CorsOptions;
   versions: VersionPlugin[];
@@ -55,7 +58,10 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
   const maxUrlLength = options.maxUrlLength ?? 4096;
   const limits = connectionLimits(options.connections);
   const app = Fastify({
-    logger: options.logger ?? false,
+    logger: loggerOptions(options.logger ?? false),
+    // One summary line per request instead of Fastify's two; every line of a request carries its
+    // id as `request_id`, the X-Request-Id of the answer.
+    logController: new RequestLog(options.logger ? (options.requestLogLevel ?? "info") : "silent"),
     bodyLimit: options.bodyLimit,
     // Headers up to 64 KiB reach the app, so an over-long URL gets the envelope, not a bare 431.
     serverFactory: (handler) => {

@@ -97,6 +97,7 @@ export async function main(argv: string[]): Promise<number> {
     .option("--store <store>", "memory, pglite:<dir> or postgres://…", "pglite:.canon-data")
     .option("--redis <url>", "share the rate limit of several instances through Redis (redis://host:port)")
     .option("--cors <origin>", "let browser pages of this origin call the service (repeat for more)", (v: string, all: string[]) => [...all, v], [])
+    .option("--log-level <level>", "log on stdout from this level: fatal, error, warn, info (a line per request), debug, trace or silent", "info")
     .addOption(definitions())
     .addOption(out())
     .action(async (o) => {

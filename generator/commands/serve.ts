@@ -3,6 +3,7 @@ import type { FastifyInstance } from "fastify";
 import { corsOrigin } from "../../runtime/cors.ts";
 import { checkCursorSecret } from "../../runtime/cursor-keys.ts";
 import { folderHolder, FolderInUseError } from "../../runtime/folder-lock.ts";
+import { LOG_LEVELS, type LogLevel } from "../../runtime/logging.ts";
 import type { ApiModel } from "../model/types.ts";
 import { generateAndReport } from "./generate.ts";
 import { importGenerated, loadGeneratedFrom } from "./generated-modules.ts";
@@ -18,6 +19,8 @@ export interface ServeOptions {
   redis?: string;
   /** Origins whose browser pages may call the service (CORS): `--cors https://app.example.com`, repeated. */
   cors?: string[];
+  /** pino's level for the service's log on stdout (default `info`: a line per request); `silent` for none. */
+  logLevel?: string;
 }
 
 /** The default store: embedded PostgreSQL in a folder under the working directory. */
@@ -27,7 +30,7 @@ export interface GeneratedEntry {
   buildApp(options: {
     authenticate: unknown;
     store?: unknown;
-    logger?: boolean;
+    logger?: boolean | { level: string };
     cursorSecret?: string;
     rateLimit?: { max: number; windowMs: number; redis?: unknown } | false;
     cors?: { origins: string[] };
@@ -140,6 +143,11 @@ export async function serveCommand(options: ServeOptions): Promise<number> {
   const settings = listenSettings(options);
   if (!settings) return 2;
   const { port, target } = settings;
+  const logLevel = options.logLevel ?? "info";
+  if (!LOG_LEVELS.includes(logLevel as LogLevel)) {
+    process.stderr.write(`error --log-level ${logLevel}: use one of ${LOG_LEVELS.join(", ")}\n`);
+    return 2;
+  }
   const origins: string[] = [];
   for (const origin of options.cors ?? []) {
     try {
@@ -172,6 +180,7 @@ export async function serveCommand(options: ServeOptions): Promise<number> {
     app = await entry.buildApp({
       authenticate: entry.devAuthenticate,
       store,
+      logger: logLevel === "silent" ? false : { level: logLevel },
       // Cursors are signed with the store's keys, shared by every instance over one database; a secret overrides them.
       ...cursorSecretOption(),
       ...(redis ? { rateLimit: sharedRateLimit(model, redis) } : {}),
