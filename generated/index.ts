@@ -4,9 +4,9 @@
 // v1, v2 on one port. Everything you supply plugs in here; nothing generated needs editing.
 import type { FastifyInstance, FastifyServerOptions } from "fastify";
 import {
+  MemoryStore,
   createApp,
   guardedSink,
-  MemoryStore,
   scopeAuthorize,
   storeCursorCodec,
   type Authenticate,

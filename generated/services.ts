@@ -2,16 +2,16 @@
 //
 // The service of every resource, and what route handlers receive. Each service defaults to
 // the CRUD service over the store; pass your own in `buildApp({ services })` to add rules.
-import type {
-  Authorize,
-  CursorCodec,
-  EventFeed,
-  ResourceService,
-  ResourceSpec,
-  Store,
-  StoreReference,
+import {
+  CrudService,
+  type Authorize,
+  type CursorCodec,
+  type EventFeed,
+  type ResourceService,
+  type ResourceSpec,
+  type Store,
+  type StoreReference,
 } from "./runtime/index.ts";
-import { CrudService } from "./runtime/index.ts";
 import type { ExportService } from "./runtime/exports.ts";
 import type {
   InvoiceValues,

@@ -81,3 +81,9 @@ test("ROUTE_CONTEXT names every member of the generated RouteContext", async () 
   assert.ok(members.length >= 4, `RouteContext found in generated/services.ts (${members.join(", ")})`);
   for (const member of members) assert.ok(ROUTE_CONTEXT.includes(member), `${member} is in ROUTE_CONTEXT`);
 });
+
+test("a name the file declares itself is not imported, even where a source offers it", () => {
+  const rendered = [IMPORTS, "export interface AppOptions { store: Store }", "export function f(o: AppOptions): void {}", ""].join("\n");
+  const out = withImports(rendered, [source("./runtime/index.ts", { AppOptions: "type", Store: "type" })]);
+  assert.equal(out.split("\n")[0], 'import type { Store } from "./runtime/index.ts";');
+});

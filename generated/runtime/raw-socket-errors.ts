@@ -8,7 +8,7 @@
  */
 import { createRequire } from "node:module";
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
-import { type Duplex, finished } from "node:stream";
+import type { Duplex } from "node:stream";
 import { deprecationHeaders, type DeprecationSettings } from "./deprecation.ts";
 import { type ApiError, ValidationError } from "./errors.ts";
 import { noOperation } from "./error-mapping.ts";
@@ -53,9 +53,18 @@ export function answerClientError(
     socket.destroy(error);
   };
   if (!inFlight) return answer();
-  // A later request pipelined behind one being answered: its answer comes after that one.
+  // A later request pipelined behind one being answered: its answer comes after that one. It is
+  // written as that answer finishes, before Node's own 'finish' handler may end the socket (it
+  // does when the client has half-closed after pipelining): ahead of it, not after it.
   if (reading && !inFlight.writableFinished) {
-    finished(inFlight, answer);
+    let done = false;
+    inFlight.prependOnceListener("finish", () => {
+      done = true;
+      answer();
+    });
+    inFlight.once("close", () => {
+      if (!done) socket.destroy(error);
+    });
     return;
   }
   if (!inFlight.headersSent) return answer();

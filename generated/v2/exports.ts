@@ -7,10 +7,10 @@
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import {
+  EXPORT_EVENTS,
   authorizeOrThrow,
   createEvent,
   cursorParam,
-  EXPORT_EVENTS,
   listByCursor,
   matchOf,
   pageSizeParam,

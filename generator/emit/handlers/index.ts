@@ -1,11 +1,10 @@
 import type { ApiModel, VersionExport, VersionField, VersionModel, VersionResource } from "../../model/types.ts";
 import { uniqueKindOf } from "../../model/unique.ts";
-import { camelCase } from "../../util/names.ts";
 import { GENERATED_HEADER, styledTs, type EmitContext, type EmittedFile, type Emitter } from "../emitter.ts";
 import { literal, propertyKey } from "../shared/code.ts";
 import { IMPORTS, runtimeSource, source, usedIdentifiers, withImports, type ImportSource } from "../shared/imports.ts";
 import { ROUTE_CONTEXT } from "../shared/route-context.ts";
-import { zodField } from "../validators/zod.ts";
+import { zodField } from "../shared/zod.ts";
 
 /**
  * Route handlers: per version and resource `vN/<collection>/routes.ts`, per version
@@ -22,10 +21,21 @@ export const handlersEmitter: Emitter = {
         files.push(styledTs(`${version.name}/${resource.collection}/routes.ts`, plannedRoutes(rendered, routesSources(context, resource))));
       }
       if (version.events) files.push(styledTs(`${version.name}/events.ts`, withImports(context.render("events", eventsView(model, version)), eventsSources(context))));
-      if (version.exports) files.push(styledTs(`${version.name}/exports.ts`, context.render("exports", exportsView(version, version.exports))));
+      if (version.exports) {
+        const rendered = context.render("exports", exportsView(version, version.exports));
+        files.push(styledTs(`${version.name}/exports.ts`, withImports(rendered, exportsSources(context, version.exports))));
+      }
       files.push(styledTs(`${version.name}/index.ts`, withImports(context.render("version", versionView(version)), versionSources(context, version))));
     }
-    files.push(styledTs("services.ts", context.render("services", servicesView(model))));
+    const services = servicesView(model);
+    const servicesSources = [
+      runtimeSource(context, "index.ts", 0),
+      // services.ts only names the export service's type: imported with `type`, so the module
+      // (and pg-boss behind it) is not loaded for it.
+      source("./runtime/exports.ts", { ExportService: "type" }),
+      source("./values.ts", Object.fromEntries(services.services.map((s) => [s.values, "type" as const]))),
+    ];
+    files.push(styledTs("services.ts", withImports(context.render("services", services), servicesSources)));
     return files;
   },
 };
@@ -41,18 +51,14 @@ function routesView(version: VersionModel, r: VersionResource) {
   const v = version.name;
   const pascal = r.names.pascal;
   const camel = r.names.camel;
-  const service = r.names.pluralCamel;
   const inputs = r.fields.filter((f) => f.input);
   const ops = r.operations;
   const actions = r.actions.map((a) => {
-    const actionPascal = `${pascal}${a.names.pascal}`;
     return {
       path: `/${v}/${r.collection}/:id/${a.name}`,
       collection: `${r.collection}/${a.name}`,
-      pascal: actionPascal,
-      camel: camelCase(`${r.names.singular}-${a.singular}`),
       singular: `${r.names.singular} ${a.singular}`,
-      service: camelCase(`${r.names.singular}-${a.name}`),
+      symbols: a.symbols,
       targetField: a.targetField,
       view: a.fields.filter((f) => f.output).map((f) => ({ key: propertyKey(f.name), source: access(f.storageName) })),
       createValues: a.fields.filter((f) => f.input).map((f) => ({ key: propertyKey(f.storageName), expr: bodyValue(f) })),
@@ -71,7 +77,6 @@ function routesView(version: VersionModel, r: VersionResource) {
     pluralPascal: r.names.pluralPascal,
     symbols: r.symbols,
     camel,
-    service,
     operations: ops,
     offset: r.pagination === "offset",
     imports: IMPORTS,
@@ -97,7 +102,7 @@ function routesView(version: VersionModel, r: VersionResource) {
       collection: r.parent.collection,
       singular: r.parent.names.singular,
       camel: r.parent.names.camel,
-      service: r.parent.names.pluralCamel,
+      symbols: r.parent.symbols,
       where: objectLiteral([`${propertyKey(r.parent.field.storageName)}: id`, ...where]),
     },
     actions,
@@ -176,10 +181,23 @@ function versionSources(context: EmitContext, version: VersionModel): ImportSour
 }
 
 /** `vN/exports.ts`: the exports collection of a version, over the exportable resources' own views. */
+/** What `vN/exports.ts` may import: the runtime, and the view mapper of every exportable resource. */
+function exportsSources(context: EmitContext, exports: VersionExport[]): ImportSource[] {
+  return [
+    source("fastify", { FastifyInstance: "type" }),
+    source("zod", { z: "value" }),
+    runtimeSource(context, "index.ts", 1),
+    runtimeSource(context, "exports.ts", 1),
+    source("../services.ts", { RouteContext: "type" }),
+    ...exports.map((e) => source(`./${e.collection}/routes.ts`, { [e.symbols.view]: "value" })),
+  ];
+}
+
 function exportsView(version: VersionModel, exports: VersionExport[]) {
   const quoted = (names: string[]) => names.map((n) => JSON.stringify(n)).join(", ");
   return {
     header: GENERATED_HEADER,
+    imports: IMPORTS,
     version: version.name,
     searchMinLength: version.searchMinLength,
     collectionList: exports.map((e) => e.collection).join(", "),
@@ -188,6 +206,7 @@ function exportsView(version: VersionModel, exports: VersionExport[]) {
     exports: exports.map((e) => ({
       collection: e.collection,
       key: propertyKey(e.collection),
+      symbols: e.symbols,
       pascal: e.names.pascal,
       camel: e.names.camel,
       service: e.names.pluralCamel,
@@ -204,8 +223,8 @@ function exportsView(version: VersionModel, exports: VersionExport[]) {
 function servicesView(model: ApiModel) {
   const services = model.storage.flatMap((r) => [
     {
-      name: r.names.pluralCamel,
-      pascal: r.names.pascal,
+      name: r.symbols.service,
+      values: r.symbols.values,
       collection: r.collection,
       unique: r.unique.map((u) => JSON.stringify(u)).join(", "),
       emails: r.fields
@@ -215,8 +234,8 @@ function servicesView(model: ApiModel) {
       references: r.references.map((ref) => `{ field: ${JSON.stringify(ref.field)}, collection: ${JSON.stringify(ref.collection)} }`).join(", "),
     },
     ...r.actionRecords.map((a) => ({
-      name: camelCase(`${r.names.singular}-${a.name}`),
-      pascal: a.names.pascal,
+      name: a.symbols.service,
+      values: a.symbols.values,
       collection: a.collection,
       unique: "",
       emails: "",
@@ -226,6 +245,7 @@ function servicesView(model: ApiModel) {
   services.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   return {
     header: GENERATED_HEADER,
+    imports: IMPORTS,
     events: model.events,
     exports: model.exportJobs !== null,
     services,
@@ -233,6 +253,5 @@ function servicesView(model: ApiModel) {
       (r) =>
         `{ collection: ${JSON.stringify(r.collection)}, field: ${JSON.stringify(r.field)}, references: ${JSON.stringify(r.references)}, onDelete: ${JSON.stringify(r.onDelete)} }`,
     ),
-    valueTypes: services.map((s) => `${s.pascal}Values`).sort().join(", "),
   };
 }

@@ -37,9 +37,11 @@ export function source(from: string, names: Record<string, SymbolKind>): ImportS
 export function withImports(rendered: string, sources: ImportSource[]): string {
   const at = rendered.indexOf(IMPORTS);
   if (at < 0) throw new Error("the template has no {{{imports}}} marker");
-  const used = usedIdentifiers(rendered.slice(at + IMPORTS.length));
+  const code = rendered.slice(at + IMPORTS.length);
+  const used = usedIdentifiers(code);
   const lines: string[] = [];
-  const taken = new Set<string>();
+  // A name the file declares itself is never imported (the entry's own `AppOptions`).
+  const taken = new Set([...code.matchAll(LOCAL_DECLARATION)].map((m) => m[1]!));
   for (const { from, names } of sources) {
     const values: string[] = [];
     const types: string[] = [];
@@ -67,6 +69,7 @@ function byCodeUnit(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
+const LOCAL_DECLARATION = /^(?:export\s+)?(?:async\s+)?(?:function\*?|class|const|let|var|enum|interface|type)\s+([A-Za-z_$][\w$]*)/gm;
 const REEXPORT = /^\s+(?:type\s+)?(?:\{[^}]*\}|\*(?:\s+as\s+[\w$]+)?)\s+from\s+"[^"]*";?/;
 const IDENTIFIER_START = /[A-Za-z_$]/;
 const IDENTIFIER_PART = /[A-Za-z0-9_$]/;

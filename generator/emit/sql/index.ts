@@ -14,6 +14,7 @@
 import type { ApiModel } from "../../model/types.ts";
 import { GENERATED_MARK } from "../../util/generated.ts";
 import { GENERATED_HEADER, styledTs, type EmitContext, type EmittedFile, type Emitter } from "../emitter.ts";
+import { IMPORTS, runtimeSource, source, withImports } from "../shared/imports.ts";
 import { literal, propertyKey } from "../shared/code.ts";
 import { migrationBetween } from "./diff.ts";
 import { collectionPlans, snapshotOf, SNAPSHOT_FORMAT, systemTables, type CollectionPlan, type SchemaSnapshot } from "./snapshot.ts";
@@ -62,7 +63,18 @@ export const sqlEmitter: Emitter = {
         parser: null,
       },
       styledTs("sql/schema.ts", context.render("sql-schema", schemaView(model, plans))),
-      styledTs("sql/index.ts", context.render("sql-index", { header: GENERATED_HEADER, title: model.title, exports: model.exportJobs !== null })),
+      styledTs(
+        "sql/index.ts",
+        withImports(context.render("sql-index", { header: GENERATED_HEADER, imports: IMPORTS, title: model.title, exports: model.exportJobs !== null }), [
+          runtimeSource(context, "index.ts", 1),
+          runtimeSource(context, "sql-driver.ts", 1),
+          runtimeSource(context, "sql-migrations.ts", 1),
+          runtimeSource(context, "sql-store.ts", 1),
+          source("../services.ts", { storeReferences: "value" }),
+          source("./schema.ts", { sqlSchema: "value" }),
+          runtimeSource(context, "exports.ts", 1),
+        ]),
+      ),
     );
     return files;
   },

@@ -2,7 +2,7 @@ import type { ApiModel, VersionField, VersionResource } from "../../model/types.
 import { GENERATED_HEADER, styledTs, type EmitContext, type EmittedFile, type Emitter } from "../emitter.ts";
 import { propertyKey } from "../shared/code.ts";
 import { IMPORTS, runtimeSource, source, withImports } from "../shared/imports.ts";
-import { zodField, zodQuery, type ZodMode } from "./zod.ts";
+import { zodField, zodQuery, type ZodMode } from "../shared/zod.ts";
 
 /** zod validators: per version and resource `vN/<collection>/validators.ts`. */
 export const validatorsEmitter: Emitter = {

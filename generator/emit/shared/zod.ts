@@ -1,5 +1,5 @@
 import type { VersionField } from "../../model/types.ts";
-import { literal, numberLiteral, orList, propertyKey, regexLiteral } from "../shared/code.ts";
+import { literal, numberLiteral, orList, propertyKey, regexLiteral } from "./code.ts";
 
 /** How a field is read: in a create/replace body, in a PATCH body, or nested inside another value. */
 export type ZodMode = "create" | "update" | "nested";
