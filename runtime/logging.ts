@@ -6,6 +6,9 @@
  * (where `write_only` values such as passwords travel) are never logged.
  */
 import { type FastifyReply, type FastifyRequest, type FastifyServerOptions, LogController } from "fastify";
+// `request.principal` is declared by http.ts (Fastify declaration merging); a type-only import
+// brings that declaration along wherever this file is compiled alone.
+import type {} from "./http.ts";
 
 /** pino's levels, and `silent` for none. */
 export type LogLevel = "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
