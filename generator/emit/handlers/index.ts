@@ -18,8 +18,8 @@ export const handlersEmitter: Emitter = {
     const files: EmittedFile[] = [];
     for (const version of model.versions) {
       for (const resource of version.resources) {
-        const rendered = context.render("routes", routesView(version, resource));
-        files.push(styledTs(`${version.name}/${resource.collection}/routes.ts`, plannedRoutes(rendered, routesSources(context, resource))));
+        const rendered = context.render("routes", routesView(model, version, resource));
+        files.push(styledTs(`${version.name}/${resource.collection}/routes.ts`, plannedRoutes(rendered, routesSources(context, version, resource))));
       }
       if (version.events) files.push(styledTs(`${version.name}/events.ts`, withImports(context.render("events", eventsView(model, version)), eventsSources(context))));
       if (version.exports) {
@@ -48,7 +48,7 @@ function bodyValue(field: VersionField): string {
   return `body.${access(field.name)}`.replace(".[", "[");
 }
 
-function routesView(version: VersionModel, r: VersionResource) {
+function routesView(model: ApiModel, version: VersionModel, r: VersionResource) {
   const v = version.name;
   const pascal = r.names.pascal;
   const camel = r.names.camel;
@@ -112,7 +112,34 @@ function routesView(version: VersionModel, r: VersionResource) {
       where: objectLiteral([`${propertyKey(r.parent.field.storageName)}: id`, ...where]),
     },
     actions,
+    deleteEvent: deleteEvent(model, version, r),
   };
+}
+
+/**
+ * What a delete of `r` publishes: its `.deleted` event, and when its delete cascades to other
+ * collections (`on_delete: cascade`, a child's parent field, an action record's target) the
+ * events of those this version shows, each through that collection's view mapper.
+ */
+function deleteEvent(model: ApiModel, version: VersionModel, r: VersionResource): string {
+  const own = `eventOf("${r.names.singular}.deleted", "${r.collection}", ${r.symbols.view})`;
+  const shown = new Map<string, string>();
+  for (const resource of version.resources) {
+    shown.set(resource.collection, `eventOf("${resource.names.singular}.deleted", "${resource.collection}", ${resource.symbols.view})`);
+    for (const a of resource.actions) {
+      const collection = `${resource.collection}/${a.name}`;
+      shown.set(collection, `eventOf("${resource.names.singular}.${a.singular}.deleted", "${collection}", ${a.symbols.view})`);
+    }
+  }
+  const reached = [r.collection];
+  for (let i = 0; i < reached.length; i++) {
+    for (const ref of model.references) {
+      if (ref.references === reached[i] && ref.onDelete === "cascade" && !reached.includes(ref.collection)) reached.push(ref.collection);
+    }
+  }
+  if (reached.length === 1) return own;
+  const entries = reached.filter((c) => shown.has(c)).map((c) => `${propertyKey(c)}: ${shown.get(c)}`);
+  return `eventsOf({ ${entries.join(", ")} })`;
 }
 
 /** An object literal of `key: value` entries on one line, as prettier prints it. */
@@ -121,7 +148,7 @@ function objectLiteral(entries: string[]): string {
 }
 
 /** What `vN/<collection>/routes.ts` may import: the runtime, and the names of its resource and actions. */
-function routesSources(context: EmitContext, r: VersionResource): ImportSource[] {
+function routesSources(context: EmitContext, version: VersionModel, r: VersionResource): ImportSource[] {
   const records = [r.symbols, ...r.actions.map((a) => a.symbols)];
   const schemas = [r.symbols.idParams, r.symbols.listQuery, r.symbols.readOnly, r.symbols.updateSchema, r.symbols.replaceSchema];
   return [
@@ -132,6 +159,10 @@ function routesSources(context: EmitContext, r: VersionResource): ImportSource[]
     source("../../values.ts", Object.fromEntries(records.map((s) => [s.values, "type" as const]))),
     source("./types.ts", Object.fromEntries(records.map((s) => [s.type, "type" as const]))),
     source("./validators.ts", Object.fromEntries([...schemas, ...records.map((s) => s.createSchema)].map((n) => [n, "value" as const]))),
+    // The view mappers of the collections a delete cascades to (see `deleteEvent`).
+    ...version.resources
+      .filter((other) => other !== r)
+      .map((other) => source(`../${other.collection}/routes.ts`, Object.fromEntries([other.symbols, ...other.actions.map((a) => a.symbols)].map((s) => [s.view, "value" as const])))),
   ];
 }
 
