@@ -10,8 +10,11 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import { createEvent } from "../generated/runtime/events.ts";
+import { insertEvents } from "../generated/runtime/sql-events.ts";
+import { openDriver } from "../generated/runtime/sql-driver.ts";
 import { dropSchemas, freshSchema, POSTGRES_URL, preparePostgres } from "../test/store/stores.ts";
-import { fmtCount, log, median, repoRoot, run, table, workRoot } from "./lib.ts";
+import { fmtCount, log, median, repoRoot, run, table, workRoot, type Check } from "./lib.ts";
 import { parseWrk, type WrkResult } from "./runtime.ts";
 
 export interface EventsPlan {
@@ -24,6 +27,50 @@ export interface EventsPlan {
 
 export const EVENTS_PLAN: EventsPlan = { rounds: 5, seconds: 5, warmupSeconds: 2, connections: 16 };
 
+/** Concurrent transactions of the intake measure (the store's pool holds 10 connections). */
+const INTAKE_WORKERS = 10;
+const INTAKE_SECONDS = 3;
+
+/** A product as `POST /v2/products` shows it: the data of a typical event. */
+const PRODUCT = {
+  id: "01a20000-0000-7000-8000-000000000000",
+  sku: "BENCH-1",
+  name: "Bench",
+  price_cents: 1,
+  category: "other",
+  tags: [],
+  created_at: "2026-11-23T00:00:00.000Z",
+  updated_at: "2026-11-23T00:00:00.000Z",
+};
+
+/**
+ * Events per second into the event table, straight through the store's driver: `INTAKE_WORKERS`
+ * transactions at once, each inserting `perTransaction` events (1: what a write adds; more: a
+ * cascade), for `INTAKE_SECONDS`. The ceiling of the table on this machine, HTTP left out.
+ */
+async function intake(schema: string, perTransaction: number): Promise<number> {
+  // The schema was made by the service's own migrations: open it as is, migrating nothing.
+  const driver = await openDriver(POSTGRES_URL, { schema });
+  try {
+    let events = 0;
+    const started = performance.now();
+    const until = started + INTAKE_SECONDS * 1000;
+    const worker = async () => {
+      while (performance.now() < until) {
+        const batch = Array.from({ length: perTransaction }, () =>
+          createEvent("product.created", "products", PRODUCT),
+        );
+        await driver.transaction((tx) => insertEvents(tx, batch));
+        events += perTransaction;
+      }
+    };
+    await Promise.all(Array.from({ length: INTAKE_WORKERS }, worker));
+    return events / ((performance.now() - started) / 1000);
+  } finally {
+    await driver.close();
+  }
+}
+
 type Variant = "with events" | "without events";
 
 export interface EventsResult {
@@ -31,8 +78,12 @@ export interface EventsResult {
   without: WrkResult[];
   /** with ÷ without requests per second, per round. */
   ratios: number[];
+  /** Creates answered 201 by the "with events" service, every run (warm-up included). */
+  acknowledged: number;
   /** Rows in the schema's event table after the runs, per variant: every 201 has its event, and none without events. */
   eventRows: Record<Variant, number>;
+  /** What the event table takes in without HTTP: events per second, per round, by events per transaction. */
+  intake: Array<{ perTransaction: number; rates: number[] }>;
   connections: number;
   seconds: number;
 }
@@ -176,15 +227,19 @@ export async function benchEvents(plan: EventsPlan): Promise<EventsResult> {
       without: [],
       ratios: [],
       eventRows: { "with events": 0, "without events": 0 },
+      acknowledged: 0,
+      intake: [1, 100].map((perTransaction) => ({ perTransaction, rates: [] })),
       connections: plan.connections,
       seconds: plan.seconds,
     };
-    for (const s of [on, off]) await wrkCreates(s, plan.warmupSeconds, plan.connections);
+    result.acknowledged += (await wrkCreates(on, plan.warmupSeconds, plan.connections)).requests;
+    await wrkCreates(off, plan.warmupSeconds, plan.connections);
     for (let round = 0; round < plan.rounds; round++) {
       const order = round % 2 === 0 ? [on, off] : [off, on];
       const got = new Map<Service, WrkResult>();
       for (const s of order) got.set(s, await wrkCreates(s, plan.seconds, plan.connections));
       result.with.push(got.get(on)!);
+      result.acknowledged += got.get(on)!.requests;
       result.without.push(got.get(off)!);
       result.ratios.push(got.get(on)!.rps / got.get(off)!.rps);
       log(
@@ -193,11 +248,43 @@ export async function benchEvents(plan: EventsPlan): Promise<EventsResult> {
       );
     }
     for (const s of services) result.eventRows[s.variant] = await eventRows(s.schema);
+    await Promise.all(services.splice(0).map(stop));
+    for (let round = 0; round < plan.rounds; round++) {
+      for (const measure of result.intake)
+        measure.rates.push(await intake(on.schema, measure.perTransaction));
+      log(
+        `  round ${round + 1}/${plan.rounds}: ${result.intake.map((m) => `${fmtCount(m.rates.at(-1)!)} events/s at ${m.perTransaction} a transaction`).join(", ")}`,
+      );
+    }
     return result;
   } finally {
     await Promise.all(services.map(stop));
     await dropSchemas(schemas);
   }
+}
+
+/** Correctness, not speed: every acknowledged create has its event row, and `events: false` writes none. */
+export function eventsChecks(r: EventsResult): Check[] {
+  const every = r.eventRows["with events"] >= r.acknowledged;
+  const none = r.eventRows["without events"] === 0;
+  return [
+    {
+      name: "events: an event row for every create answered 201",
+      value: `${r.eventRows["with events"]} rows, ${r.acknowledged} creates`,
+      target: "rows ≥ creates",
+      met: every,
+      margin: "rows ≥ creates",
+      withinMargin: every,
+    },
+    {
+      name: "events: false writes no event row",
+      value: String(r.eventRows["without events"]),
+      target: "0",
+      met: none,
+      margin: "0",
+      withinMargin: none,
+    },
+  ];
 }
 
 export function eventsMarkdown(r: EventsResult): string {
@@ -223,5 +310,15 @@ export function eventsMarkdown(r: EventsResult): string {
     `One \`canon serve\` process per variant over the PostgreSQL server (pool of 10), wrk -t1 -c${r.connections} -d${r.seconds}s, ` +
       `medians of ${r.ratios.length} rounds, the two variants back to back within a round. Nothing pinned: the service, PostgreSQL and wrk share the machine's cores, ` +
       `so the figures move with whatever else runs; the ratio within a round is the figure to read.`,
+    table(
+      ["the event table's intake, no HTTP", "events/s (median)", "each round"],
+      r.intake.map((m) => [
+        `${INTAKE_WORKERS} transactions at once, ${m.perTransaction} event${m.perTransaction === 1 ? "" : "s"} each`,
+        fmtCount(median(m.rates)),
+        m.rates.map(fmtCount).join(", "),
+      ]),
+    ),
+    `Straight through the store's driver (a pool of 10; \`insertEvents\` in a transaction, the statement a write adds) into the table the runs above filled, for ${INTAKE_SECONDS} s a round: ` +
+      `one event a transaction is what writes can add at most, many a transaction what a cascade adds.`,
   ].join("\n\n");
 }

@@ -20,7 +20,7 @@ import {
 } from "./generation.ts";
 import { benchClient, CLIENT_PLAN, clientMarkdown, type ClientResult } from "./client.ts";
 import { benchDev, DEV_PLAN, devChecks, devMarkdown, type DevResult } from "./dev.ts";
-import { benchEvents, EVENTS_PLAN, eventsMarkdown, type EventsResult } from "./events.ts";
+import { benchEvents, EVENTS_PLAN, eventsChecks, eventsMarkdown, type EventsResult } from "./events.ts";
 import { log, table, type Check } from "./lib.ts";
 import { benchMicro, microMarkdown, type MicroResult } from "./micro.ts";
 import {
@@ -152,6 +152,7 @@ export async function runBenchmarks(options: Options): Promise<Report> {
     } else {
       log("events");
       report.events = await benchEvents(EVENTS_PLAN);
+      report.checks.push(...eventsChecks(report.events));
       sections.push("### What events cost a write", eventsMarkdown(report.events));
     }
   }

@@ -18,7 +18,8 @@ export function registerJsonParser(app: FastifyInstance): void {
     if (text === "") return done(null, undefined);
     parseJson(request, text, (error, value) => {
       if (error) return done(error);
-      const duplicate = mayRepeatKeys(text, value) ? duplicateKey(text) : null;
+      // No operation answers the path: 404, whatever the body holds.
+      const duplicate = !request.is404 && mayRepeatKeys(text, value) ? duplicateKey(text) : null;
       if (duplicate === null) return done(null, value);
       done(
         new ValidationError(
@@ -48,16 +49,17 @@ export function mayRepeatKeys(text: string, value: unknown): boolean {
   return false;
 }
 
+/** The keys of every object in `value`, counted without recursion (bodies may nest thousands deep). */
 function countKeys(value: unknown): number {
-  if (typeof value !== "object" || value === null) return 0;
-  if (Array.isArray(value)) {
-    let count = 0;
-    for (const item of value) if (typeof item === "object" && item !== null) count += countKeys(item);
-    return count;
+  let count = 0;
+  const pending: unknown[] = [value];
+  while (pending.length > 0) {
+    const next = pending.pop();
+    if (typeof next !== "object" || next === null) continue;
+    const items = Array.isArray(next) ? next : Object.values(next);
+    if (!Array.isArray(next)) count += items.length;
+    for (const item of items) if (typeof item === "object" && item !== null) pending.push(item);
   }
-  const values = Object.values(value);
-  let count = values.length;
-  for (const item of values) if (typeof item === "object" && item !== null) count += countKeys(item);
   return count;
 }
 

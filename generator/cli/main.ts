@@ -25,6 +25,9 @@ export async function main(argv: string[]): Promise<number> {
     new Option("--allow-breaking", "let breaking changes to published versions through, as warnings: only for a version that has never shipped");
   const failOnSunset = () => new Option("--fail-on-sunset", "fail when a deprecated version's sunset date is near or past (default: a warning)");
   const format = () => new Option("--format <format>", "how diagnostics are printed: text, json (one array on stdout) or github (Actions annotations)").choices(FORMATS).default("text");
+  const port = () => new Option("--port <port>", "port to listen on").default("3000");
+  const host = () => new Option("--host <host>", "address to listen on").default("127.0.0.1");
+  const store = () => new Option("--store <store>", "memory, pglite:<dir> or postgres://…").default("pglite:.canon-data");
   const today = () =>
     new Option("--today <YYYY-MM-DD>", "the date sunsets are measured against (default: today, UTC)").argParser((value: string) => {
       const ms = Date.parse(`${value}T00:00:00Z`);
@@ -52,32 +55,29 @@ export async function main(argv: string[]): Promise<number> {
       const { newCommand } = await import("../commands/scaffold.ts");
       code = await newCommand(collection, o);
     });
-  program
-    .command("generate")
-    .description("write the output; prints what changed and how long it took")
-    .addOption(definitions())
-    .addOption(out())
-    .addOption(allowBreaking())
-    .addOption(failOnSunset())
-    .addOption(today())
-    .addOption(format())
-    .action(async (o) => {
-      const { generateCommand } = await import("../commands/generate.ts");
-      code = await generateCommand(o);
-    });
-  program
-    .command("check")
-    .description("write nothing; fail if the output differs from what generate would write, or a published version would break")
-    .addOption(definitions())
-    .addOption(out())
-    .addOption(allowBreaking())
-    .addOption(failOnSunset())
-    .addOption(today())
-    .addOption(format())
-    .action(async (o) => {
-      const { checkCommand } = await import("../commands/generate.ts");
-      code = await checkCommand(o);
-    });
+  // generate and check take the same options: check runs the pipeline of generate, writing nothing.
+  for (const [name, description, run] of [
+    ["generate", "write the output; prints what changed and how long it took", "generateCommand"],
+    [
+      "check",
+      "write nothing; fail if the output differs from what generate would write, or a published version would break",
+      "checkCommand",
+    ],
+  ] as const) {
+    program
+      .command(name)
+      .description(description)
+      .addOption(definitions())
+      .addOption(out())
+      .addOption(allowBreaking())
+      .addOption(failOnSunset())
+      .addOption(today())
+      .addOption(format())
+      .action(async (o) => {
+        const commands = await import("../commands/generate.ts");
+        code = await commands[run](o);
+      });
+  }
   program
     .command("lint")
     .description("print diagnostics only")
@@ -92,9 +92,9 @@ export async function main(argv: string[]): Promise<number> {
   program
     .command("serve")
     .description("generate, then serve every version on one port with dev credentials")
-    .option("--port <port>", "port to listen on", "3000")
-    .option("--host <host>", "address to listen on", "127.0.0.1")
-    .option("--store <store>", "memory, pglite:<dir> or postgres://…", "pglite:.canon-data")
+    .addOption(port())
+    .addOption(host())
+    .addOption(store())
     .option("--redis <url>", "share the rate limit of several instances through Redis (redis://host:port)")
     .option("--cors <origin>", "let browser pages of this origin call the service (repeat for more)", (v: string, all: string[]) => [...all, v], [])
     .option("--log-level <level>", "log on stdout from this level: fatal, error, warn, info (a line per request), debug, trace or silent", "info")
@@ -108,9 +108,9 @@ export async function main(argv: string[]): Promise<number> {
   program
     .command("dev")
     .description("serve, and on every save of a definition regenerate and serve the new code over the same store")
-    .option("--port <port>", "port to listen on", "3000")
-    .option("--host <host>", "address to listen on", "127.0.0.1")
-    .option("--store <store>", "memory, pglite:<dir> or postgres://…", "pglite:.canon-data")
+    .addOption(port())
+    .addOption(host())
+    .addOption(store())
     .addOption(definitions())
     .addOption(out())
     .action(async (o) => {

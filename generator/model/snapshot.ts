@@ -257,12 +257,16 @@ function versionExport(r: ResourceDef, resource: VersionResource): VersionExport
  * runtime reads and writes. The owner, the version and the status are matched exactly (a
  * principal lists its own jobs of one version; a starting service finds the jobs to resume).
  */
-function exportJobStorage(): StorageResource {
-  const fields = Object.entries(EXPORT_JOB_FIELDS).map(([name, spec]: [string, ExportJobField]): VersionField => ({
+/**
+ * A field the server sets and shows, never a client: the fields of canon's own records (export
+ * jobs) and the target field of an action record.
+ */
+export function serverField(name: string, type: VersionField["type"], optional = false): VersionField {
+  return {
     name,
     storageName: name,
-    type: spec.type,
-    optional: spec.optional ?? false,
+    type,
+    optional,
     nullable: false,
     hasDefault: false,
     readOnly: true,
@@ -271,6 +275,12 @@ function exportJobStorage(): StorageResource {
     input: false,
     requiredInput: false,
     output: true,
+  };
+}
+
+function exportJobStorage(): StorageResource {
+  const fields = Object.entries(EXPORT_JOB_FIELDS).map(([name, spec]: [string, ExportJobField]): VersionField => ({
+    ...serverField(name, spec.type, spec.optional ?? false),
     ...(spec.maxLength === undefined ? {} : { maxLength: spec.maxLength }),
     ...(spec.minimum === undefined ? {} : { minimum: spec.minimum }),
     ...(spec.values ? { values: [...spec.values] } : {}),

@@ -114,6 +114,12 @@ async function send(api: Api, state: FuzzState, tally: Tally, built: ReturnType<
     const allowed = ALLOWED.has(res.status) || (isDocs(targetUrl(built.request.target)) && [301, 302, 304].includes(res.status));
     assert.ok(allowed, `status ${res.status} is not an answer to bad input (conventions §4.4, never 500)`);
     if (res.status >= 400) assertNoLeak(res.text, `${built.request.method} ${built.request.target.slice(0, 100)}`);
+    // Issue 14, point 5: a body naming a key twice, or an If-Match that is only weak, never succeeds.
+    if (built.op.body && built.labels.includes("body encoding: dup-key")) assert.ok(res.status >= 400, `a duplicate key was accepted: ${res.status}`);
+    const match = built.request.headers?.["if-match"];
+    if (typeof match === "string" && /^\s*W\//.test(match) && !match.includes(",") && !match.includes("*")) {
+      assert.ok(res.status >= 400, `a weak If-Match passed: ${res.status}`);
+    }
   } catch (error) {
     throw new Error(`${describeRequest(built)}\n→ ${(error as Error).message}`, { cause: error });
   }

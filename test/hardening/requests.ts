@@ -457,11 +457,12 @@ const authorization = fc.oneof(
   { weight: 3, arbitrary: fc.constantFrom(...AUTHORIZATIONS) },
 );
 
-type IfMatchPick = { kind: "none" } | { kind: "current" } | { kind: "literal"; value: string };
+type IfMatchPick = { kind: "none" } | { kind: "current" } | { kind: "weak-current" } | { kind: "literal"; value: string };
 
 const ifMatch: fc.Arbitrary<IfMatchPick> = fc.oneof(
   { weight: 6, arbitrary: fc.constant<IfMatchPick>({ kind: "none" }) },
   { weight: 4, arbitrary: fc.constant<IfMatchPick>({ kind: "current" }) },
+  { weight: 1, arbitrary: fc.constant<IfMatchPick>({ kind: "weak-current" }) },
   fc.constantFrom("*", 'W/"abc"', '"stale"', '""', '"a", "b"', "unquoted", `"${"e".repeat(5000)}"`, ",", "*, *", "W/*")
     .map((value): IfMatchPick => ({ kind: "literal", value })),
 );
@@ -833,6 +834,9 @@ export function build(recipe: Recipe, state: FuzzState): Built {
   if (recipe.ifMatch.kind === "current") {
     headers["if-match"] = (id && state.etags.get(id)) ?? '"unknown"';
     labels.push("If-Match: current ETag");
+  } else if (recipe.ifMatch.kind === "weak-current") {
+    headers["if-match"] = `W/${(id && state.etags.get(id)) ?? '"unknown"'}`;
+    labels.push("If-Match: current ETag, weak");
   } else if (recipe.ifMatch.kind === "literal") {
     headers["if-match"] = recipe.ifMatch.value;
     labels.push("If-Match: other");

@@ -1,6 +1,5 @@
 import type { ApiModel, VersionExport, VersionField, VersionModel, VersionResource } from "../../model/types.ts";
 import { uniqueKindOf } from "../../model/unique.ts";
-import { camelCase } from "../../util/names.ts";
 import { GENERATED_HEADER, styledTs, type EmitContext, type EmittedFile, type Emitter } from "../emitter.ts";
 import { literal, propertyKey } from "../shared/code.ts";
 import { IMPORTS, runtimeSource, source, usedIdentifiers, withImports, type ImportSource } from "../shared/imports.ts";
@@ -52,18 +51,14 @@ function routesView(model: ApiModel, version: VersionModel, r: VersionResource) 
   const v = version.name;
   const pascal = r.names.pascal;
   const camel = r.names.camel;
-  const service = r.names.pluralCamel;
   const inputs = r.fields.filter((f) => f.input);
   const ops = r.operations;
   const actions = r.actions.map((a) => {
-    const actionPascal = `${pascal}${a.names.pascal}`;
     return {
       path: `/${v}/${r.collection}/:id/${a.name}`,
       collection: `${r.collection}/${a.name}`,
-      pascal: actionPascal,
-      camel: camelCase(`${r.names.singular}-${a.singular}`),
       singular: `${r.names.singular} ${a.singular}`,
-      service: camelCase(`${r.names.singular}-${a.name}`),
+      symbols: a.symbols,
       targetField: a.targetField,
       view: a.fields.filter((f) => f.output).map((f) => ({ key: propertyKey(f.name), source: access(f.storageName) })),
       createValues: a.fields.filter((f) => f.input).map((f) => ({ key: propertyKey(f.storageName), expr: bodyValue(f) })),
@@ -82,7 +77,6 @@ function routesView(model: ApiModel, version: VersionModel, r: VersionResource) 
     pluralPascal: r.names.pluralPascal,
     symbols: r.symbols,
     camel,
-    service,
     operations: ops,
     offset: r.pagination === "offset",
     imports: IMPORTS,
@@ -108,7 +102,7 @@ function routesView(model: ApiModel, version: VersionModel, r: VersionResource) 
       collection: r.parent.collection,
       singular: r.parent.names.singular,
       camel: r.parent.names.camel,
-      service: r.parent.names.pluralCamel,
+      symbols: r.parent.symbols,
       where: objectLiteral([`${propertyKey(r.parent.field.storageName)}: id`, ...where]),
     },
     actions,

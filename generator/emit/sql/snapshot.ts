@@ -10,6 +10,7 @@ import type { OnDelete } from "../../../runtime/references.ts";
 import { cursorKeyTable, eventTable, type SystemTable } from "../../../runtime/sql-events.ts";
 import { uniqueKeySql } from "../../../runtime/unique.ts";
 import { uniqueKindOf } from "../../model/unique.ts";
+import { serverField } from "../../model/snapshot.ts";
 import { COLUMN_SQL_TYPES, isJsonKind, type ColumnKind, type SqlColumn } from "../../../runtime/sql-schema.ts";
 import type { ApiModel, StorageResource, VersionField } from "../../model/types.ts";
 
@@ -286,21 +287,7 @@ function resourcePlan(r: StorageResource): CollectionPlan {
 
 function actionPlans(r: StorageResource): CollectionPlan[] {
   return r.actionRecords.map((a) => {
-    const target: VersionField = {
-      name: a.targetField,
-      storageName: a.targetField,
-      type: "uuid",
-      references: r.collection,
-      optional: false,
-      nullable: false,
-      hasDefault: false,
-      readOnly: true,
-      writeOnly: false,
-      unique: false,
-      input: false,
-      requiredInput: false,
-      output: true,
-    };
+    const target: VersionField = { ...serverField(a.targetField, "uuid"), references: r.collection };
     const sources: ColumnSource[] = [
       // An action record is part of its target's history: it goes when the target goes.
       { field: target, references: { collection: r.collection, onDelete: "cascade" } },
