@@ -20,20 +20,34 @@ export function isUnstorableText(text: string): boolean {
   return UNSTORABLE.test(text);
 }
 
-/** One detail per string in `value` (a parsed JSON body or a query) that no store keeps as sent; `path` is the dotted path so far. */
+/**
+ * One detail per string in `value` (a parsed JSON body or a query) that no store keeps as sent;
+ * `path` is the dotted path so far. Walked without recursion: a body may nest thousands deep.
+ */
 export function unstorableFields(value: unknown, path = ""): ErrorDetail[] {
-  if (typeof value === "string")
-    return isUnstorableText(value) ? [{ field: path || "body", issue: UNSTORABLE_TEXT_ISSUE }] : [];
-  if (typeof value !== "object" || value === null) return [];
   const out: ErrorDetail[] = [];
-  const entries = Array.isArray(value) ? value.map((v, i) => [String(i), v] as const) : Object.entries(value);
-  for (const [key, item] of entries) {
-    const field = path ? `${path}.${key}` : key;
-    if (isUnstorableText(key)) out.push({ field, issue: UNSTORABLE_TEXT_ISSUE });
-    out.push(...unstorableFields(item, field));
+  const pending: Array<readonly [string, unknown]> = [[path, value]];
+  while (pending.length > 0) {
+    const [at, item] = pending.pop()!;
+    if (typeof item === "string") {
+      if (isUnstorableText(item)) out.push({ field: at || "body", issue: UNSTORABLE_TEXT_ISSUE });
+      continue;
+    }
+    if (typeof item !== "object" || item === null) continue;
+    const entries = Array.isArray(item) ? item.map((v, i) => [String(i), v] as const) : Object.entries(item);
+    // In reverse, so that the details come out in the order of the body.
+    for (let i = entries.length - 1; i >= 0; i--) {
+      const [key, child] = entries[i]!;
+      const field = at ? `${at}.${key}` : key;
+      pending.push([field, child]);
+      if (isUnstorableText(key)) pending.push([field, UNSTORABLE_KEY]);
+    }
   }
   return out;
 }
+
+/** Stands for a key that no store keeps: reported as its field, before what it holds. */
+const UNSTORABLE_KEY = "\u0000";
 
 /** `date`: an ISO date from 0001-01-01 (every store keeps it; PostgreSQL has no year 0000). */
 export const dateSchema = z.iso
