@@ -242,3 +242,16 @@ export function guardedSink(sink: EventSink, onError: (error: unknown, event: Ap
     },
   };
 }
+
+/**
+ * The events of a delete that takes other records along (`on_delete: cascade`): the store calls it
+ * for the deleted record and for every record deleted with it, each with its collection, and it
+ * makes that record's event with `events[collection]` (each collection as one version shows it).
+ */
+export function eventsOf<R>(events: Readonly<Record<string, EventOf<never>>>): EventOf<R> {
+  return (record, collection) => {
+    const of = events[collection] as EventOf<R> | undefined;
+    if (!of) throw new Error(`no event is made for a deleted record of ${collection}`);
+    return of(record, collection);
+  };
+}

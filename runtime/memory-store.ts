@@ -168,12 +168,18 @@ export class MemoryStore implements Store {
       throw new ConflictError("The record was changed by another request.");
     const doomed = this.cascade(collection, current);
     this.checkRestricted(doomed);
-    // The event is made before anything changes: a producer that throws leaves the records as they were.
-    const event = publish?.(current, collection);
+    // The events (the record's, then those of the records deleted with it) are made before
+    // anything changes: a producer that throws leaves the records as they were.
+    const events: StoredEvent[] = [];
+    if (publish) {
+      for (const [name, records] of doomed) {
+        for (const record of records.values()) events.push(publish(record, name));
+      }
+    }
     for (const [name, records] of doomed) {
       for (const record of records.values()) this.remove(this.collection(name), record);
     }
-    if (event) await this.keep(event);
+    if (events.length) await this.keep(...events);
     return true;
   }
 
@@ -259,9 +265,9 @@ export class MemoryStore implements Store {
     this.keys = [{ secret: newCursorSecret(), created_at: new Date().toISOString() }, ...this.keys];
   }
 
-  /** Keeps a write's event (the write is already done: nothing can fail in between) and hands it to the sinks. */
-  private keep(event: StoredEvent): Promise<void> {
-    return this.appendEvents([event]);
+  /** Keeps a write's events (the write is already done: nothing can fail in between) and hands them to the sinks. */
+  private keep(...events: StoredEvent[]): Promise<void> {
+    return this.appendEvents(events);
   }
 
   private checkUnique(

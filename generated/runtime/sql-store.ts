@@ -45,6 +45,7 @@ import {
 import type { Row, SqlDriver, SqlQueryable, Statement } from "./sql-driver.ts";
 import { translateSqlError, type SqlOperation } from "./sql-errors.ts";
 import { cursorKeys, getEvent, insertEvents, listEvents, rotateCursorKey } from "./sql-events.ts";
+import type { StoreReference } from "./references.ts";
 import { isJsonKind, type SqlColumn, type SqlSchema } from "./sql-schema.ts";
 import { StatementCache } from "./sql-statements.ts";
 
@@ -53,6 +54,13 @@ export { migrate, readMigrations, type MigrationFile } from "./sql-migrations.ts
 export type { ColumnKind, SqlCollection, SqlColumn, SqlConstraint, SqlSchema } from "./sql-schema.ts";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** What a write did: its result, the record it wrote (none: no event) and the records a delete took along. */
+interface Written<T> {
+  result: T;
+  written: StoredRecord | null;
+  cascaded?: Array<[string, StoredRecord]>;
+}
 
 interface Prepared {
   table: string;
@@ -75,10 +83,22 @@ export class SqlStore implements Store {
   private readonly statements = new StatementCache();
   private readonly sinks = new EventSinks();
   private closing: Promise<void> | undefined;
+  /** By referenced collection: the `cascade` references to it (whose records a delete takes along). */
+  private readonly cascades = new Map<string, StoreReference[]>();
 
-  constructor(db: SqlDriver, schema: SqlSchema) {
+  /**
+   * `references` (the generated `storeReferences`) tells a delete which records its foreign keys
+   * delete with it, so that their `.deleted` events are kept in its transaction too.
+   */
+  constructor(db: SqlDriver, schema: SqlSchema, references: readonly StoreReference[] = []) {
     this.db = db;
     this.schema = schema;
+    for (const reference of references) {
+      if (reference.onDelete !== "cascade") continue;
+      const list = this.cascades.get(reference.references) ?? [];
+      list.push(reference);
+      this.cascades.set(reference.references, list);
+    }
   }
 
   /** The driver, for queries of your own (reports, health checks). */
@@ -276,10 +296,46 @@ export class SqlStore implements Store {
   ): Promise<boolean> {
     const p = this.collection(collection);
     return this.write(collection, "delete", publish, async (db) => {
+      // The records the foreign keys delete with it, locked until the commit (so that none is
+      // added or changed in between): their events are kept with the delete's.
+      const cascaded = publish ? await this.cascaded(db, collection, id) : [];
       const rows = await db.query(p.delete, [id, expectedRevision]);
       if (!rows[0]) return { result: await this.missingOrChanged(db, p, id, false), written: null };
-      return { result: true, written: this.toRecord(p, rows[0]) };
+      return { result: true, written: this.toRecord(p, rows[0]), cascaded };
     });
+  }
+
+  /**
+   * The records that deleting `id` of `collection` deletes through `on delete cascade`, by
+   * collection, read `for update`. The record itself is locked first: a record referring to it
+   * cannot be inserted until the delete has committed (and then its foreign key refuses it).
+   */
+  private async cascaded(
+    db: SqlQueryable,
+    collection: string,
+    id: string,
+  ): Promise<Array<[string, StoredRecord]>> {
+    if (!this.cascades.has(collection)) return [];
+    const p = this.collection(collection);
+    await db.query(this.statements.get(`select "id" from ${p.table} where "id" = $1 for update`), [id]);
+    const found: Array<[string, StoredRecord]> = [];
+    const queue: Array<[string, string]> = [[collection, id]];
+    for (let next = queue.shift(); next; next = queue.shift()) {
+      const [name, parent] = next;
+      for (const reference of this.cascades.get(name) ?? []) {
+        const child = this.collection(reference.collection);
+        const column = q(this.column(child, reference.field).column);
+        const statement = this.statements.get(
+          `select ${child.select} from ${child.table} where ${column} = $1 order by "id" for update`,
+        );
+        for (const row of await db.query(statement, [parent])) {
+          const record = this.toRecord(child, row);
+          found.push([reference.collection, record]);
+          queue.push([reference.collection, record.id]);
+        }
+      }
+    }
+    return found;
   }
 
   /**
@@ -333,24 +389,27 @@ export class SqlStore implements Store {
     collection: string,
     op: SqlOperation,
     publish: EventOf<StoredRecord> | undefined,
-    fn: (db: SqlQueryable) => Promise<{ result: T; written: StoredRecord | null }>,
+    fn: (db: SqlQueryable) => Promise<Written<T>>,
   ): Promise<T> {
     const events: StoredEvent[] = [];
+    const eventsOf = (out: Written<T>): void => {
+      if (!publish || !out.written) return;
+      events.push(publish(out.written, collection));
+      for (const [name, record] of out.cascaded ?? []) events.push(publish(record, name));
+    };
     let result: T;
     try {
       if (publish && this.schema.events) {
         result = await this.db.transaction(async (tx) => {
           const out = await fn(tx);
-          if (out.written) {
-            events.push(publish(out.written, collection));
-            await insertEvents(tx, events);
-          }
+          eventsOf(out);
+          if (events.length) await insertEvents(tx, events);
           return out.result;
         });
       } else {
         const out = await fn(this.db);
         result = out.result;
-        if (publish && out.written) events.push(publish(out.written, collection));
+        eventsOf(out);
       }
     } catch (error) {
       throw translateSqlError(error, this.schema, collection, op);

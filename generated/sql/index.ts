@@ -37,7 +37,7 @@ export async function openStore(target: string, options: SqlStoreOptions = {}): 
  */
 export async function storeOn(driver: SqlDriver, target: string): Promise<Store> {
   await migrate(driver, migrationsFolder);
-  const store = new SqlStore(driver, sqlSchema);
+  const store = new SqlStore(driver, sqlSchema, storeReferences);
   // Export jobs on a PostgreSQL server go through pg-boss there, and their files are kept in
   // the database: every instance runs jobs and serves every file.
   if (driver.kind === "postgres") {

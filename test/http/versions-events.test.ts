@@ -10,6 +10,7 @@ import {
   assertSchema,
   BASE_URL,
   call,
+  createInvoice,
   createOrder,
   createProduct,
   createUser,
@@ -191,8 +192,10 @@ describe("events", () => {
     const last = (await expectStatus(api, "GET", `/v2/orders/${created.body.id}`, 200)).body;
     start = since();
     await expectStatus(api, "DELETE", `/v2/orders/${created.body.id}`, 204);
-    assert.equal(eventsFrom(start).length, 1);
+    // The cancellation goes with its order (action records cascade), and publishes its own event.
+    assert.equal(eventsFrom(start).length, 2);
     assertEvent(eventsFrom(start)[0]!, "order.deleted", last);
+    assertEvent(eventsFrom(start)[1]!, "order.cancellation.deleted", cancelled.body);
 
     start = since();
     const product = await createProduct(api);
@@ -235,6 +238,53 @@ describe("events", () => {
     await expectError(api, "DELETE", `/v2/orders/${order.id}`, 403, "FORBIDDEN", { auth: "dev-reader" });
     await expectError(api, "POST", `/v2/orders/${UNKNOWN_ID}/cancellations`, 404, "NOT_FOUND", { body: { reason: "x" } });
     assert.deepEqual(eventsFrom(start), []);
+  });
+
+  for (const version of ["v2", "v1"]) {
+    test(`deleting a user through ${version} publishes the .deleted event of every record it cascades to, as ${version} shows each, in the feed too`, async () => {
+      const user = await createUser(api);
+      const order = await createOrder(api, user.id);
+      const invoice = await createInvoice(api, order.id);
+      const cancellation = (await expectStatus(api, "POST", `/v2/orders/${order.id}/cancellations`, 201, { body: { reason: "late" } })).body as Obj;
+      const shown = {
+        user: (await expectStatus(api, "GET", `/${version}/users/${user.id}`, 200)).body,
+        order: (await expectStatus(api, "GET", `/${version}/orders/${order.id}`, 200)).body,
+        invoice: (await expectStatus(api, "GET", `/${version}/invoices/${invoice.id}`, 200)).body,
+      };
+      // No GET shows a cancellation: its view is what creating it answered (v1 and v2 show it alike).
+      const start = since();
+      await expectStatus(api, "DELETE", `/${version}/users/${user.id}`, 204);
+      const events = eventsFrom(start);
+      assert.deepEqual(
+        events.map((e) => e.type).sort(),
+        ["invoice.deleted", "order.cancellation.deleted", "order.deleted", "user.deleted"],
+      );
+      const byType = new Map(events.map((e) => [e.type, e]));
+      assertEvent(byType.get("user.deleted")!, "user.deleted", shown.user);
+      assertEvent(byType.get("order.deleted")!, "order.deleted", shown.order);
+      assertEvent(byType.get("invoice.deleted")!, "invoice.deleted", shown.invoice);
+      assertEvent(byType.get("order.cancellation.deleted")!, "order.cancellation.deleted", cancellation);
+      assert.ok(version === "v1" ? "due_cents" in shown.order : "amount_due_cents" in shown.order);
+      // The store kept every one with the delete: the feed serves each.
+      for (const event of events) {
+        assert.deepEqual((await expectStatus(api, "GET", `/v2/events/${event.id}`, 200)).body, event);
+      }
+      for (const [collection, id] of [["orders", order.id], ["invoices", invoice.id]]) {
+        await expectStatus(api, "GET", `/v2/${collection}/${id}`, 404);
+      }
+    });
+  }
+
+  test("a cascading delete that fails publishes nothing and deletes nothing", async () => {
+    const user = await createUser(api);
+    const order = await createOrder(api, user.id);
+    const invoice = await createInvoice(api, order.id);
+    const start = since();
+    await expectError(api, "DELETE", `/v2/users/${user.id}`, 409, "CONFLICT", { headers: { "if-match": '"stale"' } });
+    await expectError(api, "DELETE", `/v2/users/${user.id}`, 403, "FORBIDDEN", { auth: "dev-reader" });
+    assert.deepEqual(eventsFrom(start), []);
+    await expectStatus(api, "GET", `/v2/orders/${order.id}`, 200);
+    await expectStatus(api, "GET", `/v2/invoices/${invoice.id}`, 200);
   });
 
   test("GET /v2/events lists the events cursor-paginated, in order; GET /v2/events/{id} shows one", async () => {

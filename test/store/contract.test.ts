@@ -42,12 +42,13 @@ const next = () => ++n;
 for (const target of targets) {
   describe(`store contract over HTTP: ${target.name}`, () => {
     let api: Api;
+    const published: Obj[] = [];
     before(async () => {
       const entry = (await import(new URL("index.ts", out).href)) as Obj;
       const sql = (await import(new URL("sql/index.ts", out).href)) as Obj;
       const { url, options } = await target.target();
       const store = await sql.openStore(url, options);
-      api = await listen(await entry.buildApp({ authenticate: entry.devAuthenticate, rateLimit: false, store }), loadContract(`clubs-${target.name}`, out, ["v1"]));
+      api = await listen(await entry.buildApp({ authenticate: entry.devAuthenticate, rateLimit: false, store, events: { publish: (event: Obj) => void published.push(event) } }), loadContract(`clubs-${target.name}`, out, ["v1"]));
     });
     after(() => api?.close());
 
@@ -137,7 +138,9 @@ for (const target of targets) {
         assert.deepEqual(error.details, [{ field: "id", issue: "is referred to by records of projects" }]);
         await expectStatus(api, "GET", `/v1/members/${lead.id}`, 200);
         // Through a cascade too: deleting the team would delete the member a project leads.
+        const start = published.length;
         const viaTeam = await expectError(api, "DELETE", `/v1/teams/${t.id}`, 422, "BUSINESS_RULE_VIOLATION");
+        assert.deepEqual(published.slice(start), [], "a delete refused within its cascade publishes nothing");
         assert.deepEqual(viaTeam.details, [{ field: "id", issue: "is referred to by records of projects" }]);
         await expectStatus(api, "GET", `/v1/teams/${t.id}`, 200);
         await expectStatus(api, "GET", `/v1/members/${lead.id}`, 200);
@@ -166,7 +169,21 @@ for (const target of targets) {
         const otherLead = await member(other.id);
         const sponsored = await project(otherLead.id, t.id);
         const unsponsored = await project(otherLead.id);
+        const shown = [
+          ...members.map((m) => ["member.deleted", m]),
+          ["project.deleted", sponsored],
+        ];
+        const start = published.length;
         await expectStatus(api, "DELETE", `/v1/teams/${t.id}`, 204);
+        // Every record the delete took along publishes its .deleted event, kept with the delete.
+        const events = published.slice(start);
+        assert.deepEqual(events[0]!.type, "team.deleted");
+        assert.deepEqual(events[0]!.data, t);
+        assert.deepEqual(
+          events.slice(1).map((e) => [e.type, e.data]).sort((a, b) => a[1].id.localeCompare(b[1].id)),
+          shown.sort((a: Obj, b: Obj) => a[1].id.localeCompare(b[1].id)),
+        );
+        for (const event of events) assert.deepEqual((await expectStatus(api, "GET", `/v1/events/${event.id}`, 200)).body, event);
         await expectStatus(api, "GET", `/v1/teams/${t.id}`, 404);
         for (const m of members) await expectStatus(api, "GET", `/v1/members/${m.id}`, 404);
         await expectStatus(api, "GET", `/v1/projects/${sponsored.id}`, 404);

@@ -10,6 +10,7 @@ import {
   checkIfMatch,
   definedOnly,
   eventOf,
+  eventsOf,
   found,
   listByCursor,
   matchOf,
@@ -29,6 +30,7 @@ import {
   orderReadOnly,
   orderUpdate,
 } from "./validators.ts";
+import { toInvoice } from "../invoices/routes.ts";
 
 /** A stored order as v2 shows it. */
 export function toOrder(record: StoredRecord<OrderValues>): Order {
@@ -148,7 +150,20 @@ export function registerOrdersRoutes(
     const current = found(await services.orders.get(id), "order");
     await authorizeOrThrow(authorize, request, "delete", "orders", current, { name: "order" });
     checkIfMatch(request, current);
-    if (!(await services.orders.remove(current, eventOf("order.deleted", "orders", toOrder))))
+    if (
+      !(await services.orders.remove(
+        current,
+        eventsOf({
+          orders: eventOf("order.deleted", "orders", toOrder),
+          invoices: eventOf("invoice.deleted", "invoices", toInvoice),
+          "orders/cancellations": eventOf(
+            "order.cancellation.deleted",
+            "orders/cancellations",
+            toOrderCancellation,
+          ),
+        }),
+      ))
+    )
       throw new NotFoundError("No order has this id.");
     return reply.code(204).send();
   });

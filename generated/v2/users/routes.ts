@@ -11,6 +11,7 @@ import {
   checkListMode,
   definedOnly,
   eventOf,
+  eventsOf,
   found,
   listByCursor,
   listByOffset,
@@ -24,6 +25,8 @@ import type { RouteContext } from "../../services.ts";
 import type { UserValues } from "../../values.ts";
 import type { User } from "./types.ts";
 import { userCreate, userIdParams, userListQuery, userReadOnly, userUpdate } from "./validators.ts";
+import { toInvoice } from "../invoices/routes.ts";
+import { toOrder, toOrderCancellation } from "../orders/routes.ts";
 
 /** A stored user as v2 shows it. */
 export function toUser(record: StoredRecord<UserValues>): User {
@@ -112,7 +115,21 @@ export function registerUsersRoutes(
     const current = found(await services.users.get(id), "user");
     await authorizeOrThrow(authorize, request, "delete", "users", current, { name: "user" });
     checkIfMatch(request, current);
-    if (!(await services.users.remove(current, eventOf("user.deleted", "users", toUser))))
+    if (
+      !(await services.users.remove(
+        current,
+        eventsOf({
+          users: eventOf("user.deleted", "users", toUser),
+          orders: eventOf("order.deleted", "orders", toOrder),
+          invoices: eventOf("invoice.deleted", "invoices", toInvoice),
+          "orders/cancellations": eventOf(
+            "order.cancellation.deleted",
+            "orders/cancellations",
+            toOrderCancellation,
+          ),
+        }),
+      ))
+    )
       throw new NotFoundError("No user has this id.");
     return reply.code(204).send();
   });

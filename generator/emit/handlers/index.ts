@@ -17,8 +17,8 @@ export const handlersEmitter: Emitter = {
     const files: EmittedFile[] = [];
     for (const version of model.versions) {
       for (const resource of version.resources) {
-        const rendered = context.render("routes", routesView(version, resource));
-        files.push(styledTs(`${version.name}/${resource.collection}/routes.ts`, plannedRoutes(rendered, routesSources(context, resource))));
+        const rendered = context.render("routes", routesView(model, version, resource));
+        files.push(styledTs(`${version.name}/${resource.collection}/routes.ts`, plannedRoutes(rendered, routesSources(context, model, version, resource))));
       }
       if (version.events) files.push(styledTs(`${version.name}/events.ts`, withImports(context.render("events", eventsView(model, version)), eventsSources(context))));
       if (version.exports) {
@@ -47,7 +47,7 @@ function bodyValue(field: VersionField): string {
   return `body.${access(field.name)}`.replace(".[", "[");
 }
 
-function routesView(version: VersionModel, r: VersionResource) {
+function routesView(model: ApiModel, version: VersionModel, r: VersionResource) {
   const v = version.name;
   const pascal = r.names.pascal;
   const camel = r.names.camel;
@@ -106,7 +106,44 @@ function routesView(version: VersionModel, r: VersionResource) {
       where: objectLiteral([`${propertyKey(r.parent.field.storageName)}: id`, ...where]),
     },
     actions,
+    deleteEvent: deleteEvent(model, version, r),
   };
+}
+
+/**
+ * What a delete of `r` publishes: its `.deleted` event, and when its delete cascades to other
+ * collections (`on_delete: cascade`, a child's parent field, an action record's target) the
+ * event of each, through that collection's view mapper in this version (in the newest version
+ * that has it when this one does not: see `viewVersions`).
+ */
+function deleteEvent(model: ApiModel, version: VersionModel, r: VersionResource): string {
+  const own = `eventOf("${r.names.singular}.deleted", "${r.collection}", ${r.symbols.view})`;
+  const shown = new Map<string, string>();
+  for (const v of viewVersions(model, version)) {
+    for (const resource of v.resources) {
+      if (!shown.has(resource.collection))
+        shown.set(resource.collection, `eventOf("${resource.names.singular}.deleted", "${resource.collection}", ${resource.symbols.view})`);
+      for (const a of resource.actions) {
+        const collection = `${resource.collection}/${a.name}`;
+        if (!shown.has(collection))
+          shown.set(collection, `eventOf("${resource.names.singular}.${a.singular}.deleted", "${collection}", ${a.symbols.view})`);
+      }
+    }
+  }
+  const reached = [r.collection];
+  for (let i = 0; i < reached.length; i++) {
+    for (const ref of model.references) {
+      if (ref.references === reached[i] && ref.onDelete === "cascade" && !reached.includes(ref.collection)) reached.push(ref.collection);
+    }
+  }
+  if (reached.length === 1) return own;
+  const entries = reached.map((c) => `${propertyKey(c)}: ${shown.get(c)}`);
+  return `eventsOf({ ${entries.join(", ")} })`;
+}
+
+/** Where a version's handlers find a collection's view: the version itself, then the others, newest first. */
+function viewVersions(model: ApiModel, version: VersionModel): VersionModel[] {
+  return [version, ...model.versions.filter((v) => v !== version).sort((a, b) => b.number - a.number)];
 }
 
 /** An object literal of `key: value` entries on one line, as prettier prints it. */
@@ -115,7 +152,7 @@ function objectLiteral(entries: string[]): string {
 }
 
 /** What `vN/<collection>/routes.ts` may import: the runtime, and the names of its resource and actions. */
-function routesSources(context: EmitContext, r: VersionResource): ImportSource[] {
+function routesSources(context: EmitContext, model: ApiModel, version: VersionModel, r: VersionResource): ImportSource[] {
   const records = [r.symbols, ...r.actions.map((a) => a.symbols)];
   const schemas = [r.symbols.idParams, r.symbols.listQuery, r.symbols.readOnly, r.symbols.updateSchema, r.symbols.replaceSchema];
   return [
@@ -126,6 +163,17 @@ function routesSources(context: EmitContext, r: VersionResource): ImportSource[]
     source("../../values.ts", Object.fromEntries(records.map((s) => [s.values, "type" as const]))),
     source("./types.ts", Object.fromEntries(records.map((s) => [s.type, "type" as const]))),
     source("./validators.ts", Object.fromEntries([...schemas, ...records.map((s) => s.createSchema)].map((n) => [n, "value" as const]))),
+    // The view mappers of the collections a delete cascades to (see `deleteEvent`).
+    ...viewVersions(model, version).flatMap((v) =>
+      v.resources
+        .filter((other) => other !== r)
+        .map((other) =>
+          source(
+            v === version ? `../${other.collection}/routes.ts` : `../../${v.name}/${other.collection}/routes.ts`,
+            Object.fromEntries([other.symbols, ...other.actions.map((a) => a.symbols)].map((s) => [s.view, "value" as const])),
+          ),
+        ),
+    ),
   ];
 }
 
