@@ -188,8 +188,10 @@ async function firstGoodGeneration(options: DevOptions): Promise<{ model: ApiMod
   for (;;) {
     const result = await generateAndReport(options, { model: true, stamp: false });
     if (result.code === 0 && result.model) return { model: result.model, files: result.files };
+    // Watch before saying so: a save made as soon as the message is read must not be missed.
+    const saved = nextSave(options.definitions);
     process.stderr.write(`canon dev: waiting for a save that fixes the definitions (Ctrl-C stops)\n`);
-    if (!(await nextSave(options.definitions))) return null;
+    if (!(await saved)) return null;
   }
 }
 
