@@ -145,11 +145,12 @@ export async function benchPostgres(plan: RuntimePlan): Promise<RuntimeResult> {
 
 /**
  * PostgreSQL shares the machine with the server and wrk, so a round moves more than on the
- * memory store: the margins leave room for that, not for a regression such as unnamed
- * statements (0.58× on GET by id before issue 15).
+ * memory store: the margins leave room for that (the same 70 % as the in-memory comparison; a
+ * quiet CI run measured 82 % on GET by id), not for a regression such as unnamed statements
+ * (0.58× on GET by id before issue 15).
  */
 export function postgresChecks(r: RuntimeResult): Check[] {
-  return ratioChecks(r.endpoints, { rps: 1, rpsMargin: 0.8, p99: 1, p99Margin: 3 });
+  return ratioChecks(r.endpoints, { rps: 1, rpsMargin: 0.7, p99: 1, p99Margin: 3 });
 }
 
 export function postgresMarkdown(r: RuntimeResult): string {

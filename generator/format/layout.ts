@@ -216,8 +216,22 @@ function breakCall(line: string): string[] | null {
   // With one argument prettier may break elsewhere (after `=`, say): left to prettier.
   if (!args || args.length < 2) return null;
   const huggable = (a: string) => /^(async\b|function\b|\(|\{|\[|`)/.test(a) || /=>/.test(a);
-  if (huggable(args[0]!) || huggable(args[args.length - 1]!) || args.some((a) => /=>/.test(a))) return null;
-  return [`${indent}${head}(`, ...args.map((a) => `${indent}${INDENT}${a},`), `${indent})${end}`];
+  const first = args.slice(0, -1);
+  const last = args[args.length - 1]!;
+  if (huggable(args[0]!) || args.some((a) => /=>/.test(a))) return null;
+  if (huggable(last)) {
+    // prettier hugs a last argument that is an object literal when the line up to its `{` fits:
+    // `f(a, b, {` / one property per line / `});`. Anything else with a huggable argument is left to it.
+    const object = /^\{ (.+) \}$/.exec(last);
+    const props = object ? splitTopLevel(object[1]!) : null;
+    const opening = `${indent}${head}(${first.join(", ")}, {`;
+    if (!props || props.length === 0 || props.some((p) => p.startsWith("...")) || first.some(huggable) || opening.length > PRINT_WIDTH) {
+      return null;
+    }
+    return [opening, ...entryLines(indent, props), `${indent}})${end}`];
+  }
+  // One argument per line, each broken in turn when still too long (a call inside a call).
+  return [`${indent}${head}(`, ...entryLines(indent, args), `${indent})${end}`];
 }
 
 /** The index of the bracket that `close` (a `)`) closes, skipping strings; null when unmatched. */

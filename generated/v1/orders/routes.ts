@@ -151,21 +151,19 @@ export function registerOrdersRoutes(
     const current = found(await services.orders.get(id), "order");
     await authorizeOrThrow(authorize, request, "delete", "orders", current, { name: "order" });
     checkIfMatch(request, current);
-    if (
-      !(await services.orders.remove(
-        current,
-        eventsOf({
-          orders: eventOf("order.deleted", "orders", toOrder),
-          invoices: eventOf("invoice.deleted", "invoices", toInvoice),
-          "orders/cancellations": eventOf(
-            "order.cancellation.deleted",
-            "orders/cancellations",
-            toOrderCancellation,
-          ),
-        }),
-      ))
-    )
-      throw new NotFoundError("No order has this id.");
+    const removed = await services.orders.remove(
+      current,
+      eventsOf({
+        orders: eventOf("order.deleted", "orders", toOrder),
+        invoices: eventOf("invoice.deleted", "invoices", toInvoice),
+        "orders/cancellations": eventOf(
+          "order.cancellation.deleted",
+          "orders/cancellations",
+          toOrderCancellation,
+        ),
+      }),
+    );
+    if (!removed) throw new NotFoundError("No order has this id.");
     return reply.code(204).send();
   });
 

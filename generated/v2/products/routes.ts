@@ -159,8 +159,11 @@ export function registerProductsRoutes(
     const current = found(await services.products.get(id), "product");
     await authorizeOrThrow(authorize, request, "delete", "products", current, { name: "product" });
     checkIfMatch(request, current);
-    if (!(await services.products.remove(current, eventOf("product.deleted", "products", toProduct))))
-      throw new NotFoundError("No product has this id.");
+    const removed = await services.products.remove(
+      current,
+      eventOf("product.deleted", "products", toProduct),
+    );
+    if (!removed) throw new NotFoundError("No product has this id.");
     return reply.code(204).send();
   });
 }

@@ -115,22 +115,20 @@ export function registerUsersRoutes(
     const current = found(await services.users.get(id), "user");
     await authorizeOrThrow(authorize, request, "delete", "users", current, { name: "user" });
     checkIfMatch(request, current);
-    if (
-      !(await services.users.remove(
-        current,
-        eventsOf({
-          users: eventOf("user.deleted", "users", toUser),
-          orders: eventOf("order.deleted", "orders", toOrder),
-          invoices: eventOf("invoice.deleted", "invoices", toInvoice),
-          "orders/cancellations": eventOf(
-            "order.cancellation.deleted",
-            "orders/cancellations",
-            toOrderCancellation,
-          ),
-        }),
-      ))
-    )
-      throw new NotFoundError("No user has this id.");
+    const removed = await services.users.remove(
+      current,
+      eventsOf({
+        users: eventOf("user.deleted", "users", toUser),
+        orders: eventOf("order.deleted", "orders", toOrder),
+        invoices: eventOf("invoice.deleted", "invoices", toInvoice),
+        "orders/cancellations": eventOf(
+          "order.cancellation.deleted",
+          "orders/cancellations",
+          toOrderCancellation,
+        ),
+      }),
+    );
+    if (!removed) throw new NotFoundError("No user has this id.");
     return reply.code(204).send();
   });
 }
