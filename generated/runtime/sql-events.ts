@@ -19,14 +19,21 @@ export interface SystemTable {
   name: string;
   /** What it keeps, for the schema snapshot. */
   collection: string;
-  columns: Array<{
-    name: string;
-    type: string;
-    identity?: boolean;
-    notNull: boolean;
-    default?: string;
-    unique?: string;
-  }>;
+  columns: SystemColumn[];
+}
+
+/** A column as the generated migrations create it (the generator's schema snapshot extends it). */
+export interface SystemColumn {
+  name: string;
+  /** SQL type: uuid, text, bigint, double precision, boolean, date, timestamptz, integer, jsonb. */
+  type: string;
+  /** `row_id`: generated always as identity, the primary key. */
+  identity?: boolean;
+  notNull: boolean;
+  /** SQL literal. */
+  default?: string;
+  /** Name of the column's unique constraint. */
+  unique?: string;
 }
 
 export const EVENT_TABLE = "canon__events";

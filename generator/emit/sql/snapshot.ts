@@ -7,7 +7,7 @@
 import { createHash } from "node:crypto";
 import { EXPORT_CHUNKS_TABLE } from "../../../runtime/exports-files-sql.ts";
 import type { OnDelete } from "../../../runtime/references.ts";
-import { cursorKeyTable, eventTable, type SystemTable } from "../../../runtime/sql-events.ts";
+import { cursorKeyTable, eventTable, type SystemColumn, type SystemTable } from "../../../runtime/sql-events.ts";
 import { uniqueKeySql } from "../../../runtime/unique.ts";
 import { uniqueKindOf } from "../../model/unique.ts";
 import { serverField } from "../../model/snapshot.ts";
@@ -16,17 +16,8 @@ import type { ApiModel, StorageResource, VersionField } from "../../model/types.
 
 export const SNAPSHOT_FORMAT = 1;
 
-export interface SnapshotColumn {
-  name: string;
-  /** SQL type: uuid, text, bigint, double precision, boolean, date, timestamptz, integer, jsonb. */
-  type: string;
-  /** `row_id`: generated always as identity, the primary key. */
-  identity?: boolean;
-  notNull: boolean;
-  /** SQL literal. */
-  default?: string;
-  /** Name of the column's unique constraint. */
-  unique?: string;
+/** A column of a resource's table: a system table's column, and its check and reference. */
+export interface SnapshotColumn extends SystemColumn {
   check?: { name: string; expression: string };
   references?: { name: string; table: string; onDelete: OnDelete };
 }
