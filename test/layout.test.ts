@@ -250,3 +250,9 @@ const definitions = fc
     });
     return files;
   });
+
+test("an empty pair inside a comment is left to prettier, which keeps it open (fuzz seed 1671069868)", () => {
+  const laid = layout("/** {\n} */\nexport interface A {\n}\n");
+  assert.equal(laid, "/** {\n} */\nexport interface A {}\n");
+  assert.equal(isCertain(laid), false);
+});

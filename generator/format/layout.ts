@@ -85,7 +85,10 @@ function width(line: string): number {
  * or before a closing one, none at the end; an empty `{` … `}` pair closed up; one final newline.
  */
 function tidy(text: string): string {
-  const lines = text.replace(/\{\n[ \t]*\}/g, "{}").split("\n");
+  // An empty pair is closed up in code only: inside a comment (`/** {` … `} */`) prettier keeps it.
+  const lines = text
+    .replace(/^([^\n]*)\{\n[ \t]*\}/gm, (pair, before: string) => (/\/\*|^\s*\*|\/\//.test(before) ? pair : `${before}{}`))
+    .split("\n");
   const out: string[] = [];
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i]!.trimEnd();
