@@ -96,11 +96,16 @@ function hash(text: string): string {
   return createHash("sha256").update(text).digest("hex").slice(0, 16);
 }
 
-/** The output files a file imports by relative path (static and dynamic imports, re-exports). */
-function relativeImports(file: string, content: string): string[] {
+/**
+ * The output files a file loads by relative path: static and dynamic imports and re-exports,
+ * but not `import type` / `export type` statements, which Node erases (a routes file's types
+ * from services.ts must not make it a new version whenever services.ts changes).
+ */
+export function relativeImports(file: string, content: string): string[] {
   const found: string[] = [];
-  for (const match of content.matchAll(/(?:\bfrom|\bimport)\s*\(?\s*"(\.\.?\/[^"]+)"/g)) {
-    found.push(path.posix.normalize(path.posix.join(path.posix.dirname(file), match[1]!)));
+  for (const match of content.matchAll(/\b(?:(import|export)(\s+type\b)?[^"();]*?\bfrom|import)\s*\(?\s*"(\.\.?\/[^"]+)"/g)) {
+    if (match[2]) continue;
+    found.push(path.posix.normalize(path.posix.join(path.posix.dirname(file), match[3]!)));
   }
   return found;
 }

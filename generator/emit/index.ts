@@ -123,10 +123,15 @@ function load(handlebars: typeof Handlebars, spec: string): Handlebars.TemplateD
   return handlebars.template(new Function(`return ${spec};`)() as Parameters<typeof Handlebars.template>[0]);
 }
 
-/** The output folder `dir` as it is now, read lazily; a missing folder reads as empty. */
-export function readOutputFolder(dir: string): PreviousOutput {
+/**
+ * The output folder `dir` as it is now, read lazily; a missing folder reads as empty. A file in
+ * `known` (what a `dev` session's last run wrote there) is taken from it instead of the disk.
+ */
+export function readOutputFolder(dir: string, known?: ReadonlyMap<string, string> | null): PreviousOutput {
   return {
     read(file) {
+      const text = known?.get(file);
+      if (text !== undefined) return text;
       try {
         return readFileSync(path.join(dir, file), "utf8");
       } catch {

@@ -10,6 +10,7 @@
  * canon's own runtime files (`runtimeSources`), so a runtime export is known to the generator the
  * moment it is written.
  */
+import { memoByText } from "../../util/memo.ts";
 import type { EmitContext } from "../emitter.ts";
 
 export type SymbolKind = "value" | "type";
@@ -79,13 +80,14 @@ const BEFORE_REGEX = new Set(["(", ",", "=", ":", "[", "!", "&", "|", "?", "{", 
 /**
  * The identifiers TypeScript code refers to: every identifier outside comments, string literals
  * and regular expressions (template literals count only inside `${…}`), except property names
- * after a `.`. Generated code is well-formed, which keeps this scanner small.
+ * after a `.`. Generated code is well-formed, which keeps this scanner small. Remembered by the
+ * code (util/memo.ts): `canon dev` emits the same files again and again.
  */
-export function usedIdentifiers(code: string): Set<string> {
+export const usedIdentifiers: (code: string) => ReadonlySet<string> = memoByText((code) => {
   const found = new Set<string>();
   scan(code, 0, found, false);
   return found;
-}
+});
 
 /** Scans from `i`; inside a template substitution it stops at the closing `}` and returns past it. */
 function scan(code: string, start: number, found: Set<string>, inSubstitution: boolean): number {
