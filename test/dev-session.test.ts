@@ -8,7 +8,7 @@ import path from "node:path";
 import { test } from "node:test";
 import { generate } from "../generator/generate.ts";
 import { createSession } from "../generator/session.ts";
-import { workspace } from "./support/cli.ts";
+import { canon, workspace } from "./support/cli.ts";
 
 const today = "2026-11-21";
 
@@ -54,6 +54,9 @@ test("a dev session's regeneration after each edit writes exactly what a fresh g
     assert.deepEqual({ added: fresh.diff.added, changed: fresh.diff.changed, stale: fresh.diff.stale }, { added: [], changed: [], stale: [] }, `${what}: the session wrote what a fresh generate writes`);
     assert.deepEqual(result.files, fresh.files, `${what}: the same files`);
     assert.deepEqual(result.diagnostics, fresh.diagnostics, `${what}: the same diagnostics`);
+    // And in a new process, where nothing is remembered from the runs before (util/memo.ts).
+    const checked = canon(["check", "--definitions", definitions, "--out", copy, "--today", today], dir);
+    assert.equal(checked.code, 0, `${what}: ${checked.stdout}${checked.stderr}`);
   }
 });
 
