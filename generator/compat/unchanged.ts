@@ -116,7 +116,7 @@ export const refsIn = memoByText(refsOf, 16_384);
 
 function refsOf(text: string): string[] | null {
   if (!text.includes('"$ref"')) return [];
-  const refs = [...text.matchAll(REF)].map((m) => JSON.parse(m[1]!) as string);
+  const refs = [...text.matchAll(REF)].map((m) => (m[1]!.includes("\\") ? (JSON.parse(m[1]!) as string) : m[1]!.slice(1, -1)));
   return refs.every((r) => /^#\/components\/[^/]+\/[^/]+$/.test(r)) ? refs : null;
 }
 
