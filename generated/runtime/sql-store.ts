@@ -54,7 +54,7 @@ import {
   setEventData,
   writeWithEvent,
 } from "./sql-events.ts";
-import type { StoreReference } from "./references.ts";
+import { referencesTo, type StoreReference } from "./references.ts";
 import { isJsonKind, type SqlColumn, type SqlSchema } from "./sql-schema.ts";
 import { StatementCache } from "./sql-statements.ts";
 
@@ -92,7 +92,7 @@ export class SqlStore implements Store {
   private readonly sinks = new EventSinks();
   private closing: Promise<void> | undefined;
   /** By referenced collection: the `cascade` references to it (whose records a delete takes along). */
-  private readonly cascades = new Map<string, StoreReference[]>();
+  private readonly cascades: Map<string, StoreReference[]>;
 
   /**
    * `references` (the generated `storeReferences`) tells a delete which records its foreign keys
@@ -101,12 +101,7 @@ export class SqlStore implements Store {
   constructor(db: SqlDriver, schema: SqlSchema, references: readonly StoreReference[] = []) {
     this.db = db;
     this.schema = schema;
-    for (const reference of references) {
-      if (reference.onDelete !== "cascade") continue;
-      const list = this.cascades.get(reference.references) ?? [];
-      list.push(reference);
-      this.cascades.set(reference.references, list);
-    }
+    this.cascades = referencesTo(references.filter((reference) => reference.onDelete === "cascade"));
   }
 
   /** The driver, for queries of your own (reports, health checks). */
