@@ -15,7 +15,7 @@ import { insertEvents } from "../generated/runtime/sql-events.ts";
 import { openDriver } from "../generated/runtime/sql-driver.ts";
 import { dropSchemas, freshSchema, POSTGRES_URL, preparePostgres } from "../test/store/stores.ts";
 import { fmtCount, log, median, repoRoot, run, table, workRoot, type Check } from "./lib.ts";
-import { parseWrk, type WrkResult } from "./runtime.ts";
+import { wrkArgs, wrkResult, type WrkResult } from "./runtime.ts";
 
 export interface EventsPlan {
   rounds: number;
@@ -168,21 +168,10 @@ function createScript(): string {
 
 async function wrkCreates(service: Service, seconds: number, connections: number): Promise<WrkResult> {
   const script = createScript();
-  const { stdout } = await run("wrk", [
-    "-t1",
-    `-c${connections}`,
-    `-d${seconds}s`,
-    "--latency",
-    "-s",
-    script,
-    `${service.base}/v2/products`,
-  ]);
+  const url = `${service.base}/v2/products`;
+  const { stdout } = await run("wrk", wrkArgs(url, seconds, connections, ["-s", script]));
   rmSync(script, { force: true });
-  const result = parseWrk(stdout);
-  if (!Number.isFinite(result.rps)) throw new Error(`wrk printed no result:\n${stdout}`);
-  if (result.errors > 0)
-    throw new Error(`${service.variant}: ${result.errors} requests did not answer 201:\n${stdout}`);
-  return result;
+  return wrkResult(stdout, `POST ${url} (${service.variant})`);
 }
 
 /** Rows of the event table in a schema (the table whose name holds "event"), 0 when it has none. */
