@@ -244,11 +244,11 @@ export function generationChecks(r: GenerationResult): Check[] {
       value: fmtBytes(rss),
       target: "< 1 GiB",
       met: rss < 1024 ** 3,
-      // Session 3's typed clients (two files of 3.2 MB at N = 1000, laid out by canon) raised the
-      // peak from about 0.6 GiB to 1.0–1.36 GiB between runs: the target is missed, and the
-      // margin now holds that until the client is emitted in pieces.
-      margin: "< 1.5 GiB",
-      withinMargin: rss < 1.5 * 1024 ** 3,
+      // Session 3's typed clients and the 640 routes files then sent to prettier's worker threads
+      // raised the peak to 1.0–1.36 GiB; with the routes laid out by canon again (2 files to
+      // prettier, no workers) it was 0.81 GiB in session 4 on a loaded machine.
+      margin: "< 1.25 GiB",
+      withinMargin: rss < 1.25 * 1024 ** 3,
     });
   }
   // Absolute times: quick mode (a CI machine of unknown speed, maybe busy) fails only when both
