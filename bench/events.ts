@@ -15,7 +15,7 @@ import { insertEvents } from "../generated/runtime/sql-events.ts";
 import { openDriver } from "../generated/runtime/sql-driver.ts";
 import { dropSchemas, freshSchema, POSTGRES_URL, preparePostgres } from "../test/store/stores.ts";
 import { fmtCount, log, median, repoRoot, run, table, workRoot, type Check } from "./lib.ts";
-import { parseWrk, type WrkResult } from "./runtime.ts";
+import { wrkArgs, wrkResult, type WrkResult } from "./runtime.ts";
 
 export interface EventsPlan {
   rounds: number;
@@ -168,21 +168,10 @@ function createScript(): string {
 
 async function wrkCreates(service: Service, seconds: number, connections: number): Promise<WrkResult> {
   const script = createScript();
-  const { stdout } = await run("wrk", [
-    "-t1",
-    `-c${connections}`,
-    `-d${seconds}s`,
-    "--latency",
-    "-s",
-    script,
-    `${service.base}/v2/products`,
-  ]);
+  const url = `${service.base}/v2/products`;
+  const { stdout } = await run("wrk", wrkArgs(url, seconds, connections, ["-s", script]));
   rmSync(script, { force: true });
-  const result = parseWrk(stdout);
-  if (!Number.isFinite(result.rps)) throw new Error(`wrk printed no result:\n${stdout}`);
-  if (result.errors > 0)
-    throw new Error(`${service.variant}: ${result.errors} requests did not answer 201:\n${stdout}`);
-  return result;
+  return wrkResult(stdout, `POST ${url} (${service.variant})`);
 }
 
 /** Rows of the event table in a schema (the table whose name holds "event"), 0 when it has none. */
@@ -263,11 +252,25 @@ export async function benchEvents(plan: EventsPlan): Promise<EventsResult> {
   }
 }
 
-/** Correctness, not speed: every acknowledged create has its event row, and `events: false` writes none. */
+/**
+ * Every acknowledged create has its event row, and `events: false` writes none; and what the
+ * event costs: with ÷ without events (the event is one more row of the write's own statement,
+ * so the target is no cost beyond the noise of one round; the margin is wide, the rounds run
+ * unpinned).
+ */
 export function eventsChecks(r: EventsResult): Check[] {
   const every = r.eventRows["with events"] >= r.acknowledged;
   const none = r.eventRows["without events"] === 0;
+  const ratio = median(r.ratios);
   return [
+    {
+      name: "events: creates/s with events ÷ without",
+      value: `${(ratio * 100).toFixed(0)} %`,
+      target: "≥ 90 %",
+      met: ratio >= 0.9,
+      margin: "≥ 70 %",
+      withinMargin: ratio >= 0.7,
+    },
     {
       name: "events: an event row for every create answered 201",
       value: `${r.eventRows["with events"]} rows, ${r.acknowledged} creates`,
@@ -300,12 +303,14 @@ export function eventsMarkdown(r: EventsResult): string {
     table(
       ["POST /v2/products on PostgreSQL", "creates/s (median)", "p50", "p99", "each round"],
       [
-        row("with events (event row in the write's transaction)", r.with),
+        row("with events (the event row written by the write's own statement)", r.with),
         row("without events (`events: false`)", r.without),
       ],
     ),
     `With events ÷ without: **${(ratio * 100).toFixed(0)} %** of the write throughput (each round: ${r.ratios.map((x) => (x * 100).toFixed(0)).join(", ")}); ` +
-      `the event costs a write about ${((1 / ratio - 1) * 100).toFixed(0)} % more time. ` +
+      (ratio < 1
+        ? `the event costs a write about ${((1 / ratio - 1) * 100).toFixed(0)} % more time. `
+        : "no cost of the event shows above the noise. ") +
       `Event rows after the runs: ${r.eventRows["with events"]} with events, ${r.eventRows["without events"]} without.`,
     `One \`canon serve\` process per variant over the PostgreSQL server (pool of 10), wrk -t1 -c${r.connections} -d${r.seconds}s, ` +
       `medians of ${r.ratios.length} rounds, the two variants back to back within a round. Nothing pinned: the service, PostgreSQL and wrk share the machine's cores, ` +
@@ -318,7 +323,7 @@ export function eventsMarkdown(r: EventsResult): string {
         m.rates.map(fmtCount).join(", "),
       ]),
     ),
-    `Straight through the store's driver (a pool of 10; \`insertEvents\` in a transaction, the statement a write adds) into the table the runs above filled, for ${INTAKE_SECONDS} s a round: ` +
+    `Straight through the store's driver (a pool of 10; \`insertEvents\` in a transaction, as a cascading delete adds them; a create, update or delete of one record writes its event in its own statement instead) into the table the runs above filled, for ${INTAKE_SECONDS} s a round: ` +
       `one event a transaction is what writes can add at most, many a transaction what a cascade adds.`,
   ].join("\n\n");
 }

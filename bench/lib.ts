@@ -1,8 +1,9 @@
 // Shared helpers of the benchmarks: statistics, timing child processes, formatting.
-import { spawn } from "node:child_process";
+import { spawn, type ChildProcessByStdio } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import type { Readable } from "node:stream";
 import { fileURLToPath } from "node:url";
 
 export const repoRoot = fileURLToPath(new URL("..", import.meta.url));
@@ -62,12 +63,7 @@ export function timeNode(
       },
       stdio: ["ignore", "pipe", "pipe"],
     });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
-    child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
-    child.on("error", reject);
-    child.on("close", (code) => {
+    gather(child, reject, (code, stdout, stderr) => {
       const ms = performance.now() - started;
       let maxRss = NaN;
       let cpuMs = NaN;
@@ -84,6 +80,26 @@ export function timeNode(
   });
 }
 
+/** Gathers a child's stdout and stderr and hands them to `closed` with its exit code; `failed` if it cannot start. */
+function gather(
+  child: ChildProcessByStdio<null, Readable, Readable>,
+  failed: (error: Error) => void,
+  closed: (code: number | null, stdout: string, stderr: string) => void,
+): void {
+  let stdout = "";
+  let stderr = "";
+  child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
+  child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+  child.on("error", failed);
+  child.on("close", (code) => closed(code, stdout, stderr));
+}
+
+/** The value of `--<name>` on the command line, or `fallback`. */
+export function arg(name: string, fallback: string): string {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 && process.argv[i + 1] ? process.argv[i + 1]! : fallback;
+}
+
 /** Runs any command; resolves with its output; rejects on a non-zero exit. */
 export function run(
   command: string,
@@ -93,12 +109,7 @@ export function run(
   return new Promise((resolve, reject) => {
     const started = performance.now();
     const child = spawn(command, args, { cwd: options.cwd ?? repoRoot, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
-    child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
-    child.on("error", reject);
-    child.on("close", (code) => {
+    gather(child, reject, (code, stdout, stderr) => {
       if (code === 0) resolve({ ms: performance.now() - started, stdout, stderr });
       else reject(new Error(`${command} ${args.join(" ")} exited ${code}\n${stdout}\n${stderr}`));
     });

@@ -102,70 +102,72 @@ export async function runBenchmarks(options: Options): Promise<Report> {
   };
   const sections: string[] = [`Machine: ${machine}. Mode: ${report.mode}.`];
 
-  if (options.only.has("generation")) {
-    log("generation");
-    report.generation = await benchGeneration(options.quick ? QUICK_PLAN : FULL_PLAN);
-    report.checks.push(...generationChecks(report.generation));
-    sections.push("### Generation", generationMarkdown(report.generation));
-  }
-  if (options.only.has("runtime")) {
-    const missing = runtimeAvailable();
+  /**
+   * One benchmark, when `--only` names it (quick mode names some): its result, whose checks join
+   * the report's and whose markdown is a section under `heading`. One that needs wrk and finds
+   * none says so in its section instead.
+   */
+  async function bench<T>(
+    name: string,
+    heading: string,
+    run: {
+      measure: () => Promise<T>;
+      markdown: (result: T) => string;
+      checks?: (result: T) => Check[];
+      needsWrk?: boolean;
+    },
+  ): Promise<T | undefined> {
+    if (!options.only.has(name)) return undefined;
+    const missing = run.needsWrk ? runtimeAvailable() : null;
     if (missing) {
-      log(`runtime: skipped, ${missing}`);
-      sections.push("### Run time", `Skipped: ${missing}.`);
-    } else {
-      log("runtime");
-      report.runtime = await benchRuntime({
-        ...(options.quick ? QUICK_RUNTIME : FULL_RUNTIME),
-        ...(options.app ? { app: options.app } : {}),
-      });
-      report.checks.push(...runtimeChecks(report.runtime));
-      sections.push("### Run time", runtimeMarkdown(report.runtime));
+      log(`${name}: skipped, ${missing}`);
+      sections.push(heading, `Skipped: ${missing}.`);
+      return undefined;
     }
+    log(name);
+    const result = await run.measure();
+    report.checks.push(...(run.checks?.(result) ?? []));
+    sections.push(heading, run.markdown(result));
+    return result;
   }
-  if (options.only.has("postgres")) {
-    const missing = runtimeAvailable();
-    if (missing) {
-      log(`postgres: skipped, ${missing}`);
-      sections.push("### Run time on PostgreSQL", `Skipped: ${missing}.`);
-    } else {
-      log("postgres");
-      report.postgres = await benchPostgres({
-        ...(options.quick ? QUICK_POSTGRES : FULL_POSTGRES),
-        ...(options.app ? { app: options.app } : {}),
-      });
-      report.checks.push(...postgresChecks(report.postgres));
-      sections.push("### Run time on PostgreSQL", postgresMarkdown(report.postgres));
-    }
-  }
-  if (options.only.has("dev")) {
-    log("dev");
-    report.dev = await benchDev(DEV_PLAN);
-    report.checks.push(...devChecks(report.dev));
-    sections.push("### canon dev: from a save to the new route", devMarkdown(report.dev));
-  }
-  if (options.only.has("events")) {
-    const missing = runtimeAvailable();
-    if (missing) {
-      log(`events: skipped, ${missing}`);
-      sections.push("### What events cost a write", `Skipped: ${missing}.`);
-    } else {
-      log("events");
-      report.events = await benchEvents(EVENTS_PLAN);
-      report.checks.push(...eventsChecks(report.events));
-      sections.push("### What events cost a write", eventsMarkdown(report.events));
-    }
-  }
-  if (options.only.has("micro")) {
-    log("micro");
-    report.micro = await benchMicro(options.quick);
-    sections.push("### Micro", microMarkdown(report.micro));
-  }
-  if (options.only.has("client")) {
-    log("client");
-    report.client = await benchClient(CLIENT_PLAN);
-    sections.push("### The generated client beside a bare fetch", clientMarkdown(report.client));
-  }
+  const app = options.app ? { app: options.app } : {};
+
+  report.generation = await bench("generation", "### Generation", {
+    measure: () => benchGeneration(options.quick ? QUICK_PLAN : FULL_PLAN),
+    markdown: generationMarkdown,
+    checks: generationChecks,
+  });
+  report.runtime = await bench("runtime", "### Run time", {
+    measure: () => benchRuntime({ ...(options.quick ? QUICK_RUNTIME : FULL_RUNTIME), ...app }),
+    markdown: runtimeMarkdown,
+    checks: runtimeChecks,
+    needsWrk: true,
+  });
+  report.postgres = await bench("postgres", "### Run time on PostgreSQL", {
+    measure: () => benchPostgres({ ...(options.quick ? QUICK_POSTGRES : FULL_POSTGRES), ...app }),
+    markdown: postgresMarkdown,
+    checks: postgresChecks,
+    needsWrk: true,
+  });
+  report.dev = await bench("dev", "### canon dev: from a save to the new route", {
+    measure: () => benchDev(DEV_PLAN),
+    markdown: devMarkdown,
+    checks: devChecks,
+  });
+  report.events = await bench("events", "### What events cost a write", {
+    measure: () => benchEvents(EVENTS_PLAN),
+    markdown: eventsMarkdown,
+    checks: eventsChecks,
+    needsWrk: true,
+  });
+  report.micro = await bench("micro", "### Micro", {
+    measure: () => benchMicro(options.quick),
+    markdown: microMarkdown,
+  });
+  report.client = await bench("client", "### The generated client beside a bare fetch", {
+    measure: () => benchClient(CLIENT_PLAN),
+    markdown: clientMarkdown,
+  });
   if (report.checks.length) {
     sections.push(
       "### Targets",

@@ -136,6 +136,19 @@ function toMs(value: string, unit: string): number {
           : NaN;
 }
 
+/** wrk on one thread, `connections` connections for `seconds`, with latency percentiles; `flags` before the URL. */
+export function wrkArgs(url: string, seconds: number, connections: number, flags: string[]): string[] {
+  return ["-t1", `-c${connections}`, `-d${seconds}s`, "--latency", ...flags, url];
+}
+
+/** The result wrk printed; throws when it printed none or saw a failed response (`of`: what it loaded). */
+export function wrkResult(output: string, of: string): WrkResult {
+  const result = parseWrk(output);
+  if (!Number.isFinite(result.rps)) throw new Error(`wrk printed no result for ${of}:\n${output}`);
+  if (result.errors > 0) throw new Error(`wrk saw ${result.errors} failed responses from ${of}:\n${output}`);
+  return result;
+}
+
 export function parseWrk(text: string): WrkResult {
   const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(text)?.[1] ?? NaN);
   const pct = (p: string) => {
@@ -176,25 +189,15 @@ export async function wrk(
   script?: string,
 ): Promise<WrkResult> {
   const cpuBefore = processCpu(server?.child.pid);
-  const [command, args] = pinned(1, "wrk", [
-    "-t1",
-    `-c${connections}`,
-    `-d${seconds}s`,
-    "--latency",
-    "-H",
-    AUTH,
-    ...(script ? ["-s", script] : []),
-    url,
-  ]);
+  const flags = ["-H", AUTH, ...(script ? ["-s", script] : [])];
+  const [command, args] = pinned(1, "wrk", wrkArgs(url, seconds, connections, flags));
   const child = spawn(command, args, { stdio: ["ignore", "pipe", "pipe"] });
   let out = "";
   child.stdout.setEncoding("utf8").on("data", (d: string) => (out += d));
   child.stderr.setEncoding("utf8").on("data", (d: string) => (out += d));
   await new Promise((resolve) => child.on("close", resolve));
-  const result = parseWrk(out);
+  const result = wrkResult(out, url);
   result.cpuUs = ((processCpu(server?.child.pid) - cpuBefore) / result.requests) * 1e6;
-  if (!Number.isFinite(result.rps)) throw new Error(`wrk printed no result for ${url}:\n${out}`);
-  if (result.errors > 0) throw new Error(`wrk saw ${result.errors} failed responses from ${url}:\n${out}`);
   return result;
 }
 

@@ -13,13 +13,9 @@ import assert from "node:assert/strict";
 import { buildApp, devAuthenticate } from "../generated/index.ts";
 import type { SqlStore } from "../generated/runtime/sql-store.ts";
 import { openStore } from "../generated/sql/index.ts";
+import { arg } from "./lib.ts";
 import { seedOrders } from "./seed-orders.ts";
 import { dropSchemas, freshSchema, POSTGRES_URL, preparePostgres } from "../test/store/stores.ts";
-
-function arg(name: string, fallback: string): string {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 && process.argv[i + 1] ? process.argv[i + 1]! : fallback;
-}
 
 const ROWS = Number(arg("rows", "1000000"));
 const TARGET = arg("store", "postgres");

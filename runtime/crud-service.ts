@@ -97,6 +97,7 @@ export class CrudService<V extends Values> implements ResourceService<V> {
       current.revision,
       this.spec,
       publish as EventOf<StoredRecord> | undefined,
+      current,
     )) as StoredRecord<V> | null;
   }
 
@@ -106,6 +107,7 @@ export class CrudService<V extends Values> implements ResourceService<V> {
       current.id,
       current.revision,
       publish as EventOf<StoredRecord> | undefined,
+      current,
     );
   }
 

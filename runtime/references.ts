@@ -30,3 +30,14 @@ export function referencedError(collection: string): BusinessRuleError {
     { field: "id", issue: `is referred to by records of ${collection}` },
   ]);
 }
+
+/** `references` by the collection they refer to, in their order: what a delete there must look at. */
+export function referencesTo(references: readonly StoreReference[]): Map<string, StoreReference[]> {
+  const byReferenced = new Map<string, StoreReference[]>();
+  for (const reference of references) {
+    const list = byReferenced.get(reference.references) ?? [];
+    list.push(reference);
+    byReferenced.set(reference.references, list);
+  }
+  return byReferenced;
+}

@@ -69,3 +69,39 @@ export function decodeRecord(columns: readonly SqlColumn[], row: Row): StoredRec
 export function containsPattern(text: string): string {
   return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 }
+
+/**
+ * The record as `decodeRecord` will read it back once written: each column's value as the
+ * column keeps it (SQL NULL for a missing value, uuids in lower case, jsonb's own key order in
+ * objects: shorter keys first, then by their UTF-8 bytes). A write can make its event from it
+ * before the statement runs; the store compares it with the row read back all the same.
+ */
+export function storedImage(columns: readonly SqlColumn[], record: StoredRecord): StoredRecord {
+  const values: Values = {};
+  for (const column of columns) {
+    const value = record.values[column.field];
+    // What the column returns: JSON kinds as text (a JSON null is 'null', not SQL NULL).
+    const kept =
+      value === undefined
+        ? null
+        : isJsonKind(column.kind)
+          ? JSON.stringify(jsonbOrder(value))
+          : column.kind === "uuid" && typeof value === "string"
+            ? value.toLowerCase()
+            : value;
+    const read = decode(column, kept);
+    if (read !== undefined) values[column.field] = read;
+  }
+  return { ...record, values };
+}
+
+/** A JSON value with the keys of its objects in the order jsonb keeps them. */
+function jsonbOrder(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(jsonbOrder);
+  if (value === null || typeof value !== "object") return value;
+  const keys = Object.keys(value).map((key) => [key, Buffer.from(key)] as const);
+  keys.sort(([, a], [, b]) => a.length - b.length || Buffer.compare(a, b));
+  const ordered: Record<string, unknown> = {};
+  for (const [key] of keys) ordered[key] = jsonbOrder((value as Record<string, unknown>)[key]);
+  return ordered;
+}

@@ -39,12 +39,21 @@ import {
   placeholder,
   quoteIdentifier as q,
   readExpression,
+  storedImage,
   SYSTEM_SELECT,
 } from "./sql-codec.ts";
 import type { Row, SqlDriver, SqlQueryable, Statement } from "./sql-driver.ts";
 import { translateSqlError, type SqlOperation } from "./sql-errors.ts";
-import { cursorKeys, getEvent, insertEvents, listEvents, rotateCursorKey } from "./sql-events.ts";
-import type { StoreReference } from "./references.ts";
+import {
+  cursorKeys,
+  getEvent,
+  insertEvents,
+  listEvents,
+  rotateCursorKey,
+  setEventData,
+  writeWithEvent,
+} from "./sql-events.ts";
+import { referencesTo, type StoreReference } from "./references.ts";
 import { isJsonKind, type SqlColumn, type SqlSchema } from "./sql-schema.ts";
 import { StatementCache } from "./sql-statements.ts";
 
@@ -54,11 +63,10 @@ export type { ColumnKind, SqlCollection, SqlColumn, SqlConstraint, SqlSchema } f
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** What a write did: its result, the record it wrote (none: no event) and the records a delete took along. */
-interface Written<T> {
-  result: T;
-  written: StoredRecord | null;
-  cascaded?: Array<[string, StoredRecord]>;
+/** What a write kept: the record as read back, and its event when the store made it. */
+interface Kept {
+  record: StoredRecord;
+  event?: StoredEvent;
 }
 
 interface Prepared {
@@ -83,7 +91,7 @@ export class SqlStore implements Store {
   private readonly sinks = new EventSinks();
   private closing: Promise<void> | undefined;
   /** By referenced collection: the `cascade` references to it (whose records a delete takes along). */
-  private readonly cascades = new Map<string, StoreReference[]>();
+  private readonly cascades: Map<string, StoreReference[]>;
 
   /**
    * `references` (the generated `storeReferences`) tells a delete which records its foreign keys
@@ -92,12 +100,7 @@ export class SqlStore implements Store {
   constructor(db: SqlDriver, schema: SqlSchema, references: readonly StoreReference[] = []) {
     this.db = db;
     this.schema = schema;
-    for (const reference of references) {
-      if (reference.onDelete !== "cascade") continue;
-      const list = this.cascades.get(reference.references) ?? [];
-      list.push(reference);
-      this.cascades.set(reference.references, list);
-    }
+    this.cascades = referencesTo(references.filter((reference) => reference.onDelete === "cascade"));
   }
 
   /** The driver, for queries of your own (reports, health checks). */
@@ -258,15 +261,11 @@ export class SqlStore implements Store {
       names.push(q(column.column));
       slots.push(parameter(column, value, params));
     }
-    const statement = this.statements.get(
-      `insert into ${p.table} (${names.join(", ")}) values (${slots.join(", ")}) returning ${p.select}`,
-    );
-    return this.write(collection, "write", publish, async (db) => {
-      const written = this.toRecord(p, (await db.query(statement, params))[0]!);
-      return { result: written, written };
-    });
+    const text = `insert into ${p.table} (${names.join(", ")}) values (${slots.join(", ")}) returning ${p.select}`;
+    return (await this.writeOne(collection, "write", p, this.statements.get(text), params, publish, record))!;
   }
 
+  /** `current`, the record as read at `expectedRevision`, lets the write and its event go as one statement. */
   async update(
     collection: string,
     id: string,
@@ -274,34 +273,71 @@ export class SqlStore implements Store {
     expectedRevision: number,
     _constraints?: WriteConstraints,
     publish?: EventOf<StoredRecord>,
+    current?: StoredRecord,
   ): Promise<StoredRecord | null> {
     const p = this.collection(collection);
     for (const field of Object.keys(values)) this.column(p, field);
-    const params: unknown[] = [id, expectedRevision, new Date().toISOString()];
+    // The statement keeps the later of this and the previous time + 1 ms: with `current` (whose
+    // revision the statement requires) the result is known before it runs.
+    let updatedAt = new Date().toISOString();
+    if (current?.revision === expectedRevision && current.updated_at >= updatedAt)
+      updatedAt = new Date(Date.parse(current.updated_at) + 1).toISOString();
+    const params: unknown[] = [id, expectedRevision, updatedAt];
     for (const column of p.list) parameter(column, values[column.field], params);
-    return this.write(collection, "write", publish, async (db) => {
-      const rows = await db.query(p.update, params);
-      if (!rows[0]) return { result: await this.missingOrChanged(db, p, id, null), written: null };
-      const written = this.toRecord(p, rows[0]);
-      return { result: written, written };
-    });
+    const image =
+      current?.revision === expectedRevision
+        ? {
+            id,
+            created_at: current.created_at,
+            updated_at: updatedAt,
+            revision: expectedRevision + 1,
+            values,
+          }
+        : undefined;
+    const written = await this.writeOne(collection, "write", p, p.update, params, publish, image);
+    return written ?? this.missingOrChanged(p, id, null);
   }
 
+  /** `current`, the record as read at `expectedRevision`, lets the delete and its event go as one statement. */
   async delete(
     collection: string,
     id: string,
     expectedRevision: number,
     publish?: EventOf<StoredRecord>,
+    current?: StoredRecord,
   ): Promise<boolean> {
     const p = this.collection(collection);
-    return this.write(collection, "delete", publish, async (db) => {
-      // The records the foreign keys delete with it, locked until the commit (so that none is
-      // added or changed in between): their events are kept with the delete's.
-      const cascaded = publish ? await this.cascaded(db, collection, id) : [];
-      const rows = await db.query(p.delete, [id, expectedRevision]);
-      if (!rows[0]) return { result: await this.missingOrChanged(db, p, id, false), written: null };
-      return { result: true, written: this.toRecord(p, rows[0]), cascaded };
-    });
+    if (!publish || !this.schema.events || !this.cascades.has(collection)) {
+      const image = current?.revision === expectedRevision ? current : undefined;
+      const deleted = await this.writeOne(
+        collection,
+        "delete",
+        p,
+        p.delete,
+        [id, expectedRevision],
+        publish,
+        image,
+      );
+      return deleted ? true : this.missingOrChanged(p, id, false);
+    }
+    // A delete that takes records along keeps all their events: one transaction.
+    const events: StoredEvent[] = [];
+    const deleted = await this.translated(collection, "delete", () =>
+      this.db.transaction(async (tx) => {
+        // The records the foreign keys delete with it, locked until the commit (so that none is
+        // added or changed in between): their events are kept with the delete's.
+        const cascaded = await this.cascaded(tx, collection, id);
+        const rows = await tx.query(p.delete, [id, expectedRevision]);
+        if (!rows[0]) return false;
+        events.push(publish(this.toRecord(p, rows[0]), collection));
+        for (const [name, record] of cascaded) events.push(publish(record, name));
+        await insertEvents(tx, events);
+        return true;
+      }),
+    );
+    if (!deleted) return this.missingOrChanged(p, id, false);
+    await this.sinks.publish(events);
+    return true;
   }
 
   /**
@@ -380,41 +416,60 @@ export class SqlStore implements Store {
   }
 
   /**
-   * A write: `fn` gives its result and the record whose event `publish` makes (none: no event).
-   * With `publish` and an event table, the write and its event run in one transaction. The event
-   * goes to the sinks after the commit; constraint violations become the API's errors.
+   * One write statement (`returning` the record) and its event: the record, or null when the
+   * statement matched no row. With `publish` and an event table, and `image` (the record as the
+   * statement will write it), the event is made first and kept by the same statement
+   * (`writeWithEvent`): one round trip. Should the row read back differ from `image` (a value the
+   * column keeps otherwise than sent), the kept event's data is made again from the row. Without
+   * `image`, the write and its event run in a transaction. Events go to the sinks after the commit.
    */
-  private async write<T>(
+  private async writeOne(
     collection: string,
     op: SqlOperation,
+    p: Prepared,
+    statement: Statement | string,
+    params: unknown[],
     publish: EventOf<StoredRecord> | undefined,
-    fn: (db: SqlQueryable) => Promise<Written<T>>,
-  ): Promise<T> {
-    const events: StoredEvent[] = [];
-    const eventsOf = (out: Written<T>): void => {
-      if (!publish || !out.written) return;
-      events.push(publish(out.written, collection));
-      for (const [name, record] of out.cascaded ?? []) events.push(publish(record, name));
-    };
-    let result: T;
-    try {
-      if (publish && this.schema.events) {
-        result = await this.db.transaction(async (tx) => {
-          const out = await fn(tx);
-          eventsOf(out);
-          if (events.length) await insertEvents(tx, events);
-          return out.result;
-        });
-      } else {
-        const out = await fn(this.db);
-        result = out.result;
-        eventsOf(out);
+    image: StoredRecord | undefined,
+  ): Promise<StoredRecord | null> {
+    const written = await this.translated(collection, op, async (): Promise<Kept | null> => {
+      if (!publish || !this.schema.events) {
+        const rows = await this.db.query(statement, params);
+        return rows[0] ? { record: this.toRecord(p, rows[0]) } : null;
       }
-    } catch (error) {
-      throw translateSqlError(error, this.schema, collection, op);
+      if (!image) {
+        return this.db.transaction(async (tx) => {
+          const rows = await tx.query(statement, params);
+          if (!rows[0]) return null;
+          const record = this.toRecord(p, rows[0]);
+          const event = publish(record, collection);
+          await insertEvents(tx, [event]);
+          return { record, event };
+        });
+      }
+      const expected = storedImage(p.list, image);
+      let event = publish(expected, collection);
+      const combined = writeWithEvent(
+        typeof statement === "string" ? statement : statement.text,
+        params.length,
+        event,
+      );
+      const rows = await this.db.query(this.statements.get(combined.text), [...params, ...combined.params]);
+      if (!rows[0]) return null;
+      const record = this.toRecord(p, rows[0]);
+      if (JSON.stringify(record) !== JSON.stringify(expected)) {
+        const remade = publish(record, collection).event;
+        event = { ...event, event: { ...event.event, data: remade.data } };
+        await setEventData(this.db, event.event);
+      }
+      return { record, event };
+    });
+    if (!written) return null;
+    if (publish) {
+      const event = written.event ?? publish(written.record, collection);
+      await this.sinks.publish([event]);
     }
-    await this.sinks.publish(events);
-    return result;
+    return written.record;
   }
 
   /** Closes the driver; closing again does nothing. */
@@ -424,22 +479,27 @@ export class SqlStore implements Store {
   }
 
   /** After a write matched no row: `gone` when the record does not exist, else a revision conflict. */
-  private async missingOrChanged<T>(db: SqlQueryable, p: Prepared, id: string, gone: T): Promise<T> {
-    const rows = await db.query(p.revision, [id]);
+  private async missingOrChanged<T>(p: Prepared, id: string, gone: T): Promise<T> {
+    const rows = await this.db.query(p.revision, [id]);
     if (!rows.length) return gone;
     throw new ConflictError("The record was changed by another request.");
   }
 
-  /** Runs a statement and turns constraint violations into the API's errors. */
-  private async run(
+  /** Runs statements and turns constraint violations into the API's errors. */
+  private async translated<T>(collection: string, op: SqlOperation, fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (error) {
+      throw translateSqlError(error, this.schema, collection, op);
+    }
+  }
+
+  /** Runs a read. */
+  private run(
     collection: string,
     op: SqlOperation,
     fn: (db: SqlQueryable) => Promise<Row[]>,
   ): Promise<Row[]> {
-    try {
-      return await fn(this.db);
-    } catch (error) {
-      throw translateSqlError(error, this.schema, collection, op);
-    }
+    return this.translated(collection, op, () => fn(this.db));
   }
 }

@@ -86,6 +86,16 @@ describe("canon's own layout of generated TypeScript", () => {
       layout(`    return this.#http.list("/v2/${long}/{id}/${long}", ${long}Id, query, options);\n`),
       `    return this.#http.list(\n      "/v2/${long}/{id}/${long}",\n      ${long}Id,\n      query,\n      options,\n    );\n`,
     );
+    // A lone object argument of a call that is an argument itself is hugged, its entries broken in turn.
+    assert.equal(
+      layout(`    eventsOf({ "${long}-x": eventOf("${long}.deleted", "${long}-x", to${long}), "b-c": eventOf("b.deleted", "b-c", toB) }),\n`),
+      `    eventsOf({\n      "${long}-x": eventOf(\n        "${long}.deleted",\n        "${long}-x",\n        to${long},\n      ),\n      "b-c": eventOf("b.deleted", "b-c", toB),\n    }),\n`,
+    );
+    // When the line up to a last object's `{` is too long already, every argument gets a line.
+    assert.equal(
+      layout(`  await authorizeOrThrow(authorize, request, "action", "${long}/approvals", ${long}, { name: "${long}" });\n`),
+      `  await authorizeOrThrow(\n    authorize,\n    request,\n    "action",\n    "${long}/approvals",\n    ${long},\n    { name: "${long}" },\n  );\n`,
+    );
     // Blank lines at the end of a block go, empty braces close up.
     assert.equal(layout(`export interface A {\n}\n\nfunction b() {\n  return 1;\n\n}\n\n\n`), `export interface A {}\n\nfunction b() {\n  return 1;\n}\n`);
   });

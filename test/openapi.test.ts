@@ -8,6 +8,7 @@ import { openapiDocument } from "../generator/emit/openapi/document.ts";
 import type { EmitContext, EmittedFile } from "../generator/emit/emitter.ts";
 import type { ApiModel } from "../generator/model/types.ts";
 import { runFrontEnd } from "../generator/pipeline.ts";
+import { resolveRef } from "./support/openapi-ref.ts";
 
 type Obj = Record<string, any>;
 
@@ -38,17 +39,6 @@ function documents(model: ApiModel): Map<string, Obj> {
   return new Map(emit(model).map((f) => [f.path, JSON.parse(f.content) as Obj]));
 }
 
-/** Follows a local `$ref` (`#/components/...`) to what it names. */
-function resolve(doc: Obj, value: Obj): Obj {
-  if (typeof value?.$ref !== "string") return value;
-  const target = value.$ref
-    .slice(2)
-    .split("/")
-    .reduce((at: Obj | undefined, key: string) => at?.[key], doc);
-  assert.ok(target, `dangling $ref ${value.$ref}`);
-  return resolve(doc, target);
-}
-
 interface Op {
   path: string;
   method: string;
@@ -68,7 +58,7 @@ function operation(doc: Obj, operationId: string): Op {
 }
 
 function params(doc: Obj, op: Obj): Obj[] {
-  return ((op.parameters ?? []) as Obj[]).map((p) => resolve(doc, p));
+  return ((op.parameters ?? []) as Obj[]).map((p) => resolveRef(doc, p));
 }
 
 function ajvFor(doc: Obj) {
@@ -359,7 +349,7 @@ describe("openapi emitter: the showcase", () => {
           op.operationId,
         );
         for (const status of errors) {
-          const response = resolve(doc, op.responses[status]);
+          const response = resolveRef(doc, op.responses[status]);
           assert.ok(op.responses[status].$ref.startsWith("#/components/responses/"), `${op.operationId} ${status}`);
           assert.deepEqual(response.content["application/json"].schema, { $ref: "#/components/schemas/Error" });
         }
@@ -382,11 +372,11 @@ describe("openapi emitter: the showcase", () => {
     for (const doc of [v1, v2]) {
       for (const { op } of operations(doc)) {
         for (const [status, raw] of Object.entries(op.responses as Obj)) {
-          const headers = resolve(doc, raw as Obj).headers;
-          const xid = resolve(doc, headers["X-Request-Id"]);
+          const headers = resolveRef(doc, raw as Obj).headers;
+          const xid = resolveRef(doc, headers["X-Request-Id"]);
           assert.deepEqual(xid.schema, { type: "string", format: "uuid" }, `${op.operationId} ${status}`);
           if (status === "401") assert.ok(headers["WWW-Authenticate"]);
-          if (status === "429") assert.deepEqual(resolve(doc, headers["Retry-After"]).schema, { type: "integer", minimum: 0 });
+          if (status === "429") assert.deepEqual(resolveRef(doc, headers["Retry-After"]).schema, { type: "integer", minimum: 0 });
         }
       }
       for (const id of ["getOrder", "createOrder", "updateOrder", "replaceProduct"]) {
@@ -405,11 +395,11 @@ describe("openapi emitter: the showcase", () => {
       assert.equal(op.deprecated, true, op.operationId);
       const collection = op.tags[0];
       for (const [status, raw] of Object.entries(op.responses as Obj)) {
-        const headers = resolve(v1, raw as Obj).headers;
+        const headers = resolveRef(v1, raw as Obj).headers;
         const at = `${op.operationId} ${status}`;
-        assert.deepEqual(resolve(v1, headers.Deprecation).schema, { type: "string", enum: ["true"] }, at);
-        assert.equal(resolve(v1, headers.Sunset).example, "Wed, 30 Jun 2027 00:00:00 GMT", at);
-        const link = resolve(v1, headers.Link);
+        assert.deepEqual(resolveRef(v1, headers.Deprecation).schema, { type: "string", enum: ["true"] }, at);
+        assert.equal(resolveRef(v1, headers.Sunset).example, "Wed, 30 Jun 2027 00:00:00 GMT", at);
+        const link = resolveRef(v1, headers.Link);
         assert.equal(link.schema.type, "string", at);
         if (Number(status) < 400) {
           assert.equal(link.example, `<https://api.example.com/v2/${collection}>; rel="successor-version"`, at);
@@ -418,7 +408,7 @@ describe("openapi emitter: the showcase", () => {
     }
     const orders = showcase.versions[0]!.resources.find((r) => r.collection === "orders")!;
     const getOrder = operation(v1, "getOrder").op.responses["200"];
-    assert.equal(resolve(v1, getOrder.headers.Link).example, orders.successorLink);
+    assert.equal(resolveRef(v1, getOrder.headers.Link).example, orders.successorLink);
   });
 
   test("a current version: nothing deprecated", () => {

@@ -29,7 +29,7 @@ import {
   type MemoryEventLogOptions,
   type StoredEvent,
 } from "./events.ts";
-import { referencedError, type StoreReference } from "./references.ts";
+import { referencedError, referencesTo, type StoreReference } from "./references.ts";
 import { uniqueKey } from "./unique.ts";
 import type {
   CursorQuery,
@@ -61,15 +61,11 @@ export class MemoryStore implements Store {
   private readonly sinks = new EventSinks();
   private keys: CursorKey[] = [{ secret: newCursorSecret(), created_at: new Date().toISOString() }];
   /** By referenced collection: the references to it. */
-  private readonly referrers = new Map<string, StoreReference[]>();
+  private readonly referrers: Map<string, StoreReference[]>;
 
   constructor(options: MemoryStoreOptions = {}) {
     this.log = new MemoryEventLog(options.events);
-    for (const reference of options.references ?? []) {
-      const list = this.referrers.get(reference.references) ?? [];
-      list.push(reference);
-      this.referrers.set(reference.references, list);
-    }
+    this.referrers = referencesTo(options.references ?? []);
   }
 
   /** The event log, to read its size. */
@@ -88,7 +84,7 @@ export class MemoryStore implements Store {
 
   async list(collection: string, query: CursorQuery): Promise<{ records: StoredRecord[]; hasMore: boolean }> {
     const { ordered } = this.collection(collection);
-    const start = query.after === undefined ? 0 : upperBound(ordered, query.after);
+    const start = query.after === undefined ? 0 : firstIndex(ordered, query.after, true);
     const records: StoredRecord[] = [];
     for (let i = start; i < ordered.length; i++) {
       const record = ordered[i]!;
@@ -119,12 +115,7 @@ export class MemoryStore implements Store {
       throw new ConflictError("A record with this id exists.", [{ field: "id", issue: "is taken" }]);
     this.checkUnique(c, record.values, constraints, null);
     const stored: StoredRecord = { ...record, values: structuredClone(record.values) };
-    // The event is made before anything changes: a producer that throws leaves no write behind.
-    const event = publish?.(stored, collection);
-    c.ordered.splice(upperBound(c.ordered, stored.id), 0, stored);
-    c.byId.set(stored.id, stored);
-    this.index(c, null, stored, constraints);
-    if (event) await this.keep(event);
+    await this.put(collection, c, null, stored, constraints, publish);
     return stored;
   }
 
@@ -137,10 +128,8 @@ export class MemoryStore implements Store {
     publish?: EventOf<StoredRecord>,
   ): Promise<StoredRecord | null> {
     const c = this.collection(collection);
-    const current = c.byId.get(id);
+    const current = this.current(c, id, expectedRevision);
     if (!current) return null;
-    if (current.revision !== expectedRevision)
-      throw new ConflictError("The record was changed by another request.");
     this.checkUnique(c, values, constraints, id);
     const next: StoredRecord = {
       ...current,
@@ -148,11 +137,7 @@ export class MemoryStore implements Store {
       revision: current.revision + 1,
       updated_at: laterTimestamp(current.updated_at),
     };
-    const event = publish?.(next, collection);
-    c.ordered[lowerBound(c.ordered, id)] = next;
-    c.byId.set(id, next);
-    this.index(c, current, next, constraints);
-    if (event) await this.keep(event);
+    await this.put(collection, c, current, next, constraints, publish);
     return next;
   }
 
@@ -162,11 +147,8 @@ export class MemoryStore implements Store {
     expectedRevision: number,
     publish?: EventOf<StoredRecord>,
   ): Promise<boolean> {
-    const c = this.collection(collection);
-    const current = c.byId.get(id);
+    const current = this.current(this.collection(collection), id, expectedRevision);
     if (!current) return false;
-    if (current.revision !== expectedRevision)
-      throw new ConflictError("The record was changed by another request.");
     const doomed = this.cascade(collection, current);
     this.checkRestricted(doomed);
     // The events (the record's, then those of the records deleted with it) are made before
@@ -182,6 +164,33 @@ export class MemoryStore implements Store {
     }
     if (events.length) await this.keep(...events);
     return true;
+  }
+
+  /** The record a write of revision `expectedRevision` changes: none when it is gone; ConflictError when it has moved on. */
+  private current(c: Collection, id: string, expectedRevision: number): StoredRecord | undefined {
+    const current = c.byId.get(id);
+    if (current && current.revision !== expectedRevision)
+      throw new ConflictError("The record was changed by another request.");
+    return current;
+  }
+
+  /**
+   * Writes `record` in place of `before` (null: a new record) and keeps its event. The event is
+   * made before anything changes: a producer that throws leaves no write behind.
+   */
+  private async put(
+    collection: string,
+    c: Collection,
+    before: StoredRecord | null,
+    record: StoredRecord,
+    constraints: WriteConstraints,
+    publish?: EventOf<StoredRecord>,
+  ): Promise<void> {
+    const event = publish?.(record, collection);
+    c.ordered.splice(firstIndex(c.ordered, record.id), before ? 1 : 0, record);
+    c.byId.set(record.id, record);
+    this.index(c, before, record, constraints);
+    if (event) await this.keep(event);
   }
 
   /** The record and every record that goes with it through `cascade` references, by collection. */
@@ -226,7 +235,7 @@ export class MemoryStore implements Store {
 
   private remove(c: Collection, record: StoredRecord): void {
     c.byId.delete(record.id);
-    c.ordered.splice(lowerBound(c.ordered, record.id), 1);
+    c.ordered.splice(firstIndex(c.ordered, record.id), 1);
     // A delete is given no constraints (which fields are emails), so the record's keys are found by id.
     for (const index of c.unique.values()) {
       for (const [key, id] of index) if (id === record.id) index.delete(key);
@@ -330,25 +339,14 @@ function matches(record: StoredRecord, match: Match): boolean {
   return true;
 }
 
-/** First index whose id is greater than `id`. */
-function upperBound(ordered: StoredRecord[], id: string): number {
+/** First index whose id is not less than `id` (with `after`: greater than `id`), by binary search. */
+function firstIndex(ordered: StoredRecord[], id: string, after = false): number {
   let lo = 0;
   let hi = ordered.length;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
-    if (ordered[mid]!.id <= id) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
-/** First index whose id is not less than `id`. */
-function lowerBound(ordered: StoredRecord[], id: string): number {
-  let lo = 0;
-  let hi = ordered.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (ordered[mid]!.id < id) lo = mid + 1;
+    const at = ordered[mid]!.id;
+    if (at < id || (after && at === id)) lo = mid + 1;
     else hi = mid;
   }
   return lo;

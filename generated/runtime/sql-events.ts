@@ -12,6 +12,7 @@ import type { CursorKey } from "./cursor-keys.ts";
 import { newCursorSecret } from "./cursor-keys.ts";
 import type { ApiEvent, EventScope, StoredEvent } from "./events.ts";
 import type { SqlQueryable } from "./sql-driver.ts";
+import { ROW_ID_COLUMN, uniqueConstraintName } from "./sql-schema.ts";
 import { namedStatement } from "./sql-statements.ts";
 
 /** A table of canon's own, as the generated migrations create it (the generator's SQL emitter reads these). */
@@ -36,6 +37,11 @@ export interface SystemColumn {
   unique?: string;
 }
 
+/** A table of canon's own: its row key, then `columns`. */
+function systemTable(name: string, collection: string, columns: SystemColumn[]): SystemTable {
+  return { name, collection, columns: [{ ...ROW_ID_COLUMN }, ...columns] };
+}
+
 export const EVENT_TABLE = "canon__events";
 export const CURSOR_KEY_TABLE = "canon__cursor_keys";
 
@@ -43,31 +49,26 @@ export const CURSOR_KEY_TABLE = "canon__cursor_keys";
  * The events: `data` is `json`, not `jsonb`, so that an event reads back with its keys in their
  * order; `owner` null means anyone who may read `collection` sees it.
  */
-export const eventTable: SystemTable = {
-  name: EVENT_TABLE,
-  collection: "canon/events",
-  columns: [
-    { name: "row_id", type: "bigint", identity: true, notNull: true },
-    { name: "id", type: "uuid", notNull: true, unique: `${EVENT_TABLE}_id_key` },
-    { name: "type", type: "text", notNull: true },
-    { name: "collection", type: "text", notNull: true },
-    { name: "owner", type: "text", notNull: false },
-    { name: "occurred_at", type: "timestamptz", notNull: true },
-    { name: "data", type: "json", notNull: true },
-  ],
-};
+export const eventTable = systemTable(EVENT_TABLE, "canon/events", [
+  { name: "id", type: "uuid", notNull: true, unique: uniqueConstraintName(EVENT_TABLE, "id") },
+  { name: "type", type: "text", notNull: true },
+  { name: "collection", type: "text", notNull: true },
+  { name: "owner", type: "text", notNull: false },
+  { name: "occurred_at", type: "timestamptz", notNull: true },
+  { name: "data", type: "json", notNull: true },
+]);
 
 /** The cursor keys: one row per generation, the highest signs. */
-export const cursorKeyTable: SystemTable = {
-  name: CURSOR_KEY_TABLE,
-  collection: "canon/cursor-keys",
-  columns: [
-    { name: "row_id", type: "bigint", identity: true, notNull: true },
-    { name: "generation", type: "bigint", notNull: true, unique: `${CURSOR_KEY_TABLE}_generation_key` },
-    { name: "secret", type: "text", notNull: true },
-    { name: "created_at", type: "timestamptz", notNull: true, default: "now()" },
-  ],
-};
+export const cursorKeyTable = systemTable(CURSOR_KEY_TABLE, "canon/cursor-keys", [
+  {
+    name: "generation",
+    type: "bigint",
+    notNull: true,
+    unique: uniqueConstraintName(CURSOR_KEY_TABLE, "generation"),
+  },
+  { name: "secret", type: "text", notNull: true },
+  { name: "created_at", type: "timestamptz", notNull: true, default: "now()" },
+]);
 
 const TIMESTAMP = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -77,39 +78,61 @@ const SELECT_EVENT = `select "id", "type", to_char("occurred_at" at time zone 'U
  * string parameter reads the same through both drivers' prepared statements), nobody's or its own.
  */
 const VISIBLE = `$1::jsonb ? "collection" and ("owner" is null or "owner" = $2)`;
+const EVENT_COLUMNS = `"id", "type", "collection", "owner", "occurred_at", "data"`;
 // The statements of the feed, prepared once per connection like the store's own.
 const INSERT_ONE = namedStatement(
-  `insert into "${EVENT_TABLE}" ("id", "type", "collection", "owner", "occurred_at", "data") values ($1, $2, $3, $4, $5::timestamptz, $6::json)`,
+  `insert into "${EVENT_TABLE}" (${EVENT_COLUMNS}) values ($1, $2, $3, $4, $5::timestamptz, $6::json)`,
 );
+const SET_DATA = namedStatement(`update "${EVENT_TABLE}" set "data" = $2::json where "id" = $1`);
 const LIST_FIRST = namedStatement(`${SELECT_EVENT} where ${VISIBLE} order by "id" limit $3`);
 const LIST_AFTER = namedStatement(`${SELECT_EVENT} where ${VISIBLE} and "id" > $3 order by "id" limit $4`);
 const GET = namedStatement(`${SELECT_EVENT} where ${VISIBLE} and "id" = $3`);
+
+/** The parameters of one event row, in the order of `EVENT_COLUMNS`. */
+function eventRow({ event, collection, owner }: StoredEvent): unknown[] {
+  return [event.id, event.type, collection, owner, event.occurred_at, JSON.stringify(event.data)];
+}
 
 /** Keeps events; call it with the transaction of their write. */
 export async function insertEvents(db: SqlQueryable, events: readonly StoredEvent[]): Promise<void> {
   if (!events.length) return;
   if (events.length === 1) {
-    const { event, collection, owner } = events[0]!;
-    await db.query(INSERT_ONE, [
-      event.id,
-      event.type,
-      collection,
-      owner,
-      event.occurred_at,
-      JSON.stringify(event.data),
-    ]);
+    await db.query(INSERT_ONE, eventRow(events[0]!));
     return;
   }
   const params: unknown[] = [];
-  const rows = events.map(({ event, collection, owner }) => {
-    params.push(event.id, event.type, collection, owner, event.occurred_at, JSON.stringify(event.data));
+  const rows = events.map((stored) => {
+    params.push(...eventRow(stored));
     const n = params.length;
     return `($${n - 5}, $${n - 4}, $${n - 3}, $${n - 2}, $${n - 1}::timestamptz, $${n}::json)`;
   });
-  await db.query(
-    `insert into "${EVENT_TABLE}" ("id", "type", "collection", "owner", "occurred_at", "data") values ${rows.join(", ")}`,
-    params,
-  );
+  await db.query(`insert into "${EVENT_TABLE}" (${EVENT_COLUMNS}) values ${rows.join(", ")}`, params);
+}
+
+/**
+ * One statement that runs `write` (an insert, update or delete `returning` the record, with
+ * `count` parameters) and keeps `event` for each row it returns: the write and its event commit
+ * together, or not at all, in one round trip and without a transaction of statements. A write
+ * that matches no row keeps no event. The statement returns the rows of `write`.
+ */
+export function writeWithEvent(
+  write: string,
+  count: number,
+  event: StoredEvent,
+): { text: string; params: unknown[] } {
+  const n = (i: number) => `$${count + i}`;
+  return {
+    text:
+      `with "written" as (${write}), "event" as (insert into "${EVENT_TABLE}" (${EVENT_COLUMNS}) ` +
+      `select ${n(1)}::uuid, ${n(2)}::text, ${n(3)}::text, ${n(4)}::text, ${n(5)}::timestamptz, ${n(6)}::json from "written") ` +
+      `select * from "written"`,
+    params: eventRow(event),
+  };
+}
+
+/** Replaces the data of a kept event (when the record read back differs from the one the event was made from). */
+export async function setEventData(db: SqlQueryable, event: ApiEvent): Promise<void> {
+  await db.query(SET_DATA, [event.id, JSON.stringify(event.data)]);
 }
 
 function toEvent(row: Record<string, unknown>): ApiEvent {

@@ -78,7 +78,8 @@ export interface Store extends EventFeed, CursorKeyStore {
   /**
    * Replaces the values of a record atomically when its revision is still `expectedRevision`.
    * Returns null when the record is gone; throws ConflictError on a revision or unique conflict.
-   * `publish` makes the write's event from the updated record.
+   * `publish` makes the write's event from the updated record. `current`, the record as read at
+   * `expectedRevision`, is a hint: a SQL store then keeps the write and its event in one statement.
    */
   update(
     collection: string,
@@ -87,16 +88,18 @@ export interface Store extends EventFeed, CursorKeyStore {
     expectedRevision: number,
     constraints: WriteConstraints,
     publish?: EventOf<StoredRecord>,
+    current?: StoredRecord,
   ): Promise<StoredRecord | null>;
   /**
    * Deletes when the revision is still `expectedRevision`; false when the record is gone.
-   * `publish` makes the write's event from the record as it was.
+   * `publish` makes the write's event from the record as it was; `current` is a hint as for `update`.
    */
   delete(
     collection: string,
     id: string,
     expectedRevision: number,
     publish?: EventOf<StoredRecord>,
+    current?: StoredRecord,
   ): Promise<boolean>;
   close(): Promise<void>;
 }

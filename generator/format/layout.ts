@@ -216,22 +216,23 @@ function breakCall(line: string): string[] | null {
   const prefix = head.slice(0, head.length - callee[1]!.length);
   if (!balanced(prefix) || /[({[]/.test(prefix)) return null;
   const args = splitTopLevel(statement.slice(open + 1, -1));
-  // With one argument prettier may break elsewhere (after `=`, say): left to prettier.
-  if (!args || args.length < 2) return null;
+  // With one argument prettier may break elsewhere (after `=`, say): left to prettier, but for a
+  // lone object literal in a call with no prefix (an argument of a broken call), which it hugs.
+  if (!args || args.length === 0 || (args.length === 1 && (prefix !== "" || !/^\{ .+ \}$/.test(args[0]!)))) return null;
   const huggable = (a: string) => /^(async\b|function\b|\(|\{|\[|`)/.test(a) || /=>/.test(a);
   const first = args.slice(0, -1);
   const last = args[args.length - 1]!;
-  if (huggable(args[0]!) || args.some((a) => /=>/.test(a))) return null;
+  if ((first.length > 0 && huggable(args[0]!)) || args.some((a) => /=>/.test(a))) return null;
   if (huggable(last)) {
     // prettier hugs a last argument that is an object literal when the line up to its `{` fits:
     // `f(a, b, {` / one property per line / `});`. Anything else with a huggable argument is left to it.
     const object = /^\{ (.+) \}$/.exec(last);
     const props = object ? splitTopLevel(object[1]!) : null;
-    const opening = `${indent}${head}(${first.join(", ")}, {`;
-    if (!props || props.length === 0 || props.some((p) => p.startsWith("...")) || first.some(huggable) || opening.length > PRINT_WIDTH) {
-      return null;
-    }
-    return [opening, ...entryLines(indent, props), `${indent}})${end}`];
+    const opening = `${indent}${head}(${[...first, "{"].join(", ")}`;
+    if (!props || props.length === 0 || props.some((p) => p.startsWith("...")) || first.some(huggable)) return null;
+    if (opening.length <= PRINT_WIDTH) return [opening, ...entryLines(indent, props), `${indent}})${end}`];
+    // When even the line up to `{` is too long, prettier puts every argument on a line of its own.
+    if (first.length === 0) return null;
   }
   // One argument per line, each broken in turn when still too long (a call inside a call).
   return [`${indent}${head}(`, ...entryLines(indent, args), `${indent})${end}`];

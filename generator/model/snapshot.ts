@@ -114,7 +114,7 @@ function versionResource(defs: Definitions, r: ResourceDef, version: string, suc
   return {
     collection: r.collection,
     names,
-    symbols: resourceSymbols(names),
+    symbols: resourceSymbols(names, r.collection),
     description: r.description,
     operations,
     pagination: r.pagination,
@@ -129,7 +129,7 @@ function versionResource(defs: Definitions, r: ResourceDef, version: string, suc
         ? {
             collection: parentDef.collection,
             names: namesOf(parentDef.singular, parentDef.collection),
-            symbols: resourceSymbols(namesOf(parentDef.singular, parentDef.collection)),
+            symbols: resourceSymbols(namesOf(parentDef.singular, parentDef.collection), parentDef.collection),
             field: parentField,
             path: `/${version}/${parentDef.collection}/{id}/${r.collection}`,
           }
@@ -206,7 +206,7 @@ function storageResource(r: ResourceDef, versions: VersionModel[]): StorageResou
   return {
     collection: r.collection,
     names,
-    symbols: resourceSymbols(names),
+    symbols: resourceSymbols(names, r.collection),
     fields: r.fields.map((f) => ({ ...versionField(f, Number.POSITIVE_INFINITY), optional: mayBeAbsent(f, lifetime) })),
     actionRecords: r.actions.map((a) => ({
       name: a.name,
@@ -289,7 +289,7 @@ function exportJobStorage(): StorageResource {
   return {
     collection: EXPORT_JOBS,
     names: namesOf("export", "exports"),
-    symbols: resourceSymbols(namesOf("export", "exports")),
+    symbols: resourceSymbols(namesOf("export", "exports"), EXPORT_JOBS),
     fields,
     actionRecords: [],
     unique: [],

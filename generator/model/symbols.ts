@@ -23,6 +23,11 @@ export interface RecordSymbols {
 }
 
 export interface ResourceSymbols extends RecordSymbols {
+  /**
+   * `vN/<collection>/types.ts` from the version's folder, `orders/types.ts`: the module of `type`
+   * and the bodies, which `pagination.ts`, `client.ts` and the collection's `routes.ts` import.
+   */
+  typesModule: string;
   /** `types.ts`: `OrderUpdate` (PATCH body) and `OrderReplace` (PUT body). */
   updateBody: string;
   replaceBody: string;
@@ -36,6 +41,12 @@ export interface ResourceSymbols extends RecordSymbols {
   register: string;
   /** `vN/pagination.ts`: the page type of its list, `OrdersPage`. */
   page: string;
+  /**
+   * `vN/client.ts` and `vN/openapi.json`: the body of `POST /vN/exports` that exports its records,
+   * `OrderExportCreate`, and the `filters` in it, `OrderExportFilters`.
+   */
+  exportCreate: string;
+  exportFilters: string;
 }
 
 function recordSymbols(names: Names, service: string): RecordSymbols {
@@ -49,10 +60,11 @@ function recordSymbols(names: Names, service: string): RecordSymbols {
   };
 }
 
-/** The symbols of a resource from its names. */
-export function resourceSymbols(names: Names): ResourceSymbols {
+/** The symbols of a resource from its names and its collection (the folder of its files). */
+export function resourceSymbols(names: Names, collection: string): ResourceSymbols {
   return {
     ...recordSymbols(names, names.pluralCamel),
+    typesModule: `${collection}/types.ts`,
     updateBody: `${names.pascal}Update`,
     replaceBody: `${names.pascal}Replace`,
     idParams: `${names.camel}IdParams`,
@@ -62,6 +74,8 @@ export function resourceSymbols(names: Names): ResourceSymbols {
     readOnly: `${names.camel}ReadOnly`,
     register: `register${names.pluralPascal}Routes`,
     page: `${names.pluralPascal}Page`,
+    exportCreate: `${names.pascal}ExportCreate`,
+    exportFilters: `${names.pascal}ExportFilters`,
   };
 }
 

@@ -5,21 +5,18 @@ import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import path from "node:path";
-import { after, before, describe, test } from "node:test";
+import { before, describe, test } from "node:test";
 import { repoRoot, workspace } from "../support/cli.ts";
+import { suiteFixture } from "../support/fixture.ts";
 import * as v1 from "../../generated/v1/client.ts";
 import * as v2 from "../../generated/v2/client.ts";
-import { orderCode, recordingFetch, startShowcase, UNKNOWN_ID, unique, UUID_V7, type Service } from "./helpers.ts";
+import { orderCode, recordingFetch, startShowcase, UNKNOWN_ID, unique, UUID_V7 } from "./helpers.ts";
 
 const userBody = () => ({ email: `client${unique()}@example.com`, name: `Client ${unique()}`, password: "correct horse battery" });
 const productBody = () => ({ sku: `SKU-${unique()}`, name: `Lamp ${unique()}`, price_cents: 999 });
 
 describe("the generated client, every operation of both versions", () => {
-  let service: Service;
-  before(async () => {
-    service = await startShowcase();
-  });
-  after(() => service.close());
+  const service = suiteFixture(() => startShowcase());
 
   test("v2: users, their orders, cancellations, invoices, products and events", async () => {
     const api = v2.createClient({ baseUrl: service.base, token: "dev-writer" });
@@ -166,10 +163,9 @@ describe("the generated client, every operation of both versions", () => {
 });
 
 describe("lists: one page when awaited, every record when iterated", () => {
-  let service: Service;
+  const service = suiteFixture(() => startShowcase());
   let userId: string;
   before(async () => {
-    service = await startShowcase();
     const api = v2.createClient({ baseUrl: service.base, token: "dev-writer" });
     // 250 users (offset mode), 250 products (cursor mode), 250 orders of one user (a child list).
     // Ten at a time: the walks need the records, not their order.
@@ -181,7 +177,6 @@ describe("lists: one page when awaited, every record when iterated", () => {
       await api.orders.create({ user_id: userId, code: orderCode(), total_cents: i, currency: "EUR", amount_due_cents: i });
     }
   });
-  after(() => service.close());
 
   test("await gives the first page as the service answers it, in one request", async () => {
     const { fetch, sent } = recordingFetch();
@@ -274,13 +269,11 @@ describe("lists: one page when awaited, every record when iterated", () => {
 });
 
 describe("errors: every failure is an ApiError of its status", () => {
-  let service: Service;
+  const service = suiteFixture(() => startShowcase());
   let api: v2.Client;
   before(async () => {
-    service = await startShowcase();
     api = v2.createClient({ baseUrl: service.base, token: "dev-writer" });
   });
-  after(() => service.close());
 
   /** The error `promise` rejects with, checked to be `Class` with `status` and `code`. */
   async function failure<E extends v2.ApiError>(promise: PromiseLike<unknown>, Class: new (...args: never[]) => E, status: number, code: string): Promise<E> {
@@ -381,11 +374,7 @@ describe("errors: every failure is an ApiError of its status", () => {
 });
 
 describe("429: retried after Retry-After, at most maxRetries times", () => {
-  let service: Service;
-  before(async () => {
-    service = await startShowcase({ rateLimit: { max: 2, windowMs: 2000 } });
-  });
-  after(() => service.close());
+  const service = suiteFixture(() => startShowcase({ rateLimit: { max: 2, windowMs: 2000 } }));
 
   test("with no retries, RateLimitedError with retryAfterSeconds", async () => {
     const api = v2.createClient({ baseUrl: service.base, token: "dev-reader", maxRetries: 0 });
@@ -437,11 +426,7 @@ describe("429: retried after Retry-After, at most maxRetries times", () => {
 });
 
 describe("request ids, ETags and conditional writes", () => {
-  let service: Service;
-  before(async () => {
-    service = await startShowcase();
-  });
-  after(() => service.close());
+  const service = suiteFixture(() => startShowcase());
 
   test("every call sends a new UUID v7 X-Request-Id, or the caller's, and shows the answer's", async () => {
     const { fetch, sent } = recordingFetch();

@@ -2,8 +2,9 @@
 // operation with the client's headers and read the headers the client reads; any other request
 // (no Origin, another origin) is answered exactly as without CORS, 404 for OPTIONS included.
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { canon, workspace } from "../support/cli.ts";
+import { suiteFixture } from "../support/fixture.ts";
 import { serve, stop } from "../store/serve.ts";
 import { startShowcase, UUID_V7, type Service } from "./helpers.ts";
 
@@ -28,11 +29,7 @@ async function assertNoOperation(response: Response): Promise<void> {
 }
 
 describe("CORS is off by default", () => {
-  let service: Service;
-  before(async () => {
-    service = await startShowcase();
-  });
-  after(() => service.close());
+  const service = suiteFixture(() => startShowcase());
 
   test("no CORS header on any answer; a preflight is a path without an operation", async () => {
     const response = await fetch(`${service.base}/v2/products`, { headers: { origin: PAGE, authorization: "Bearer dev-reader" } });
@@ -43,11 +40,7 @@ describe("CORS is off by default", () => {
 });
 
 describe("CORS for named origins", () => {
-  let service: Service;
-  before(async () => {
-    service = await startShowcase({ cors: { origins: [PAGE] } });
-  });
-  after(() => service.close());
+  const service = suiteFixture(() => startShowcase({ cors: { origins: [PAGE] } }));
 
   test("a preflight of a named origin allows the client's methods and headers", async () => {
     for (const method of ["GET", "POST", "PATCH", "PUT", "DELETE"]) {

@@ -3,9 +3,10 @@
 // instead of running it. Numbers are written as they are. Over HTTP on the store CANON_TEST_STORE
 // names, and on the cell function itself.
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { after, describe, test } from "node:test";
 import { csvValue } from "../../generated/runtime/exports.ts";
-import { createOrder, createUser, expectStatus, startApp, type Api } from "../http/helpers.ts";
+import { createOrder, createUser, expectStatus, startApp } from "../http/helpers.ts";
+import { suiteFixture } from "../support/fixture.ts";
 import { csvRows, download, exportsFolder, principals, settled } from "./helpers.ts";
 
 type Obj = Record<string, any>;
@@ -35,15 +36,9 @@ describe("CSV cells a spreadsheet would run are neutralised", () => {
   });
 
   describe(`an export of orders whose notes hold formulas (${process.env.CANON_TEST_STORE ?? "memory"} store)`, () => {
-    let api: Api;
     const folder = exportsFolder();
-    before(async () => {
-      api = await startApp({ authenticate: principals, exports: { directory: folder.directory } });
-    });
-    after(async () => {
-      await api.close();
-      folder.remove();
-    });
+    const api = suiteFixture(() => startApp({ authenticate: principals, exports: { directory: folder.directory } }));
+    after(() => folder.remove());
 
     test("every such note is written with a leading '; the NDJSON file keeps the value as it is", async () => {
       const user = await createUser(api);

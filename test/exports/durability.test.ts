@@ -73,6 +73,24 @@ async function kill(proc: ChildProcess): Promise<void> {
   await exited;
 }
 
+/** Seeds `count` orders and starts an export of them as alice; the job as created, once it runs. */
+async function runningExport(api: Api, count: number): Promise<Obj> {
+  await seedOrders(api, count);
+  const job = (await expectStatus(api, "POST", "/v2/exports", 201, { body: { resource: "orders" }, auth: "alice" })).body as Obj;
+  await untilRunning(api, job.id);
+  return job;
+}
+
+/** An export of 20 orders started by a child process serving `target`, killed while the job runs. */
+async function exportOfKilledChild(target: string, directory: string, schema?: string): Promise<Obj> {
+  const first = await child(target, directory, schema);
+  try {
+    return await runningExport(first.api, 20);
+  } finally {
+    await kill(first.process);
+  }
+}
+
 /** The finished files of a job in a folder (PGlite). */
 function inFolder(directory: string): (id: string) => Promise<string[]> {
   return async (id) => readdirSync(directory).filter((n) => n.startsWith(`${id}.`) && !n.endsWith(".part"));
@@ -110,9 +128,7 @@ describe("PGlite: jobs run in the process and survive it", () => {
   test("a job interrupted by a stopping service goes back to pending and runs when the service starts again", async () => {
     const data = path.join(folder.directory, "db-stop");
     let api = await instance(await openStore(`pglite:${data}`), folder.directory, 60);
-    await seedOrders(api, 30);
-    const job = (await expectStatus(api, "POST", "/v2/exports", 201, { body: { resource: "orders" }, auth: "alice" })).body as Obj;
-    await untilRunning(api, job.id);
+    const job = await runningExport(api, 30);
     await api.close();
 
     api = await instance(await openStore(`pglite:${data}`), folder.directory, 0);
@@ -127,15 +143,7 @@ describe("PGlite: jobs run in the process and survive it", () => {
 
   test("a job left running by a killed process runs again when the service starts", async () => {
     const data = path.join(folder.directory, "db-kill");
-    const first = await child(`pglite:${data}`, folder.directory);
-    let job: Obj;
-    try {
-      await seedOrders(first.api, 20);
-      job = (await expectStatus(first.api, "POST", "/v2/exports", 201, { body: { resource: "orders" }, auth: "alice" })).body as Obj;
-      await untilRunning(first.api, job.id);
-    } finally {
-      await kill(first.process);
-    }
+    const job = await exportOfKilledChild(`pglite:${data}`, folder.directory);
     const api = await instance(await openStore(`pglite:${data}`), folder.directory, 0);
     try {
       const done = await settled(api, "v2", job.id, "alice");
@@ -182,15 +190,7 @@ describe("PostgreSQL: jobs go through pg-boss, shared by every instance", () => 
     await preparePostgres();
     const schema = freshSchema("canon_test_exports");
     schemas.push(schema);
-    const first = await child(POSTGRES_URL, folder.directory, schema);
-    let job: Obj;
-    try {
-      await seedOrders(first.api, 20);
-      job = (await expectStatus(first.api, "POST", "/v2/exports", 201, { body: { resource: "orders" }, auth: "alice" })).body as Obj;
-      await untilRunning(first.api, job.id);
-    } finally {
-      await kill(first.process);
-    }
+    const job = await exportOfKilledChild(POSTGRES_URL, folder.directory, schema);
     const api = await instance(await openStore(POSTGRES_URL, { schema }), folder.directory, 0);
     try {
       const running = (await expectStatus(api, "GET", `/v2/exports/${job.id}`, 200, { auth: "alice" })).body as Obj;

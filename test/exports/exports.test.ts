@@ -22,6 +22,7 @@ import {
   type Api,
 } from "../http/helpers.ts";
 import { dropSchemas, freshSchema, POSTGRES_URL, preparePostgres } from "../store/stores.ts";
+import { suiteFixture } from "../support/fixture.ts";
 import { csvCell, csvRows, download, exportsFolder, ndjson, principals, settled } from "./helpers.ts";
 
 type Obj = Record<string, any>;
@@ -134,14 +135,12 @@ for (const { name, open } of STORES) {
 }
 
 describe("export jobs belong to the principal who made them", () => {
-  let api: Api;
   const folder = exportsFolder();
   const calls: Obj[] = [];
   let denyList = false;
   let job: Obj;
-
-  before(async () => {
-    api = await startApp({
+  const api = suiteFixture(() =>
+    startApp({
       authenticate: principals,
       authorize: (access) => {
         calls.push(access);
@@ -149,15 +148,15 @@ describe("export jobs belong to the principal who made them", () => {
         return access.principal.scopes.includes(access.action === "list" || access.action === "read" ? "read" : "write");
       },
       exports: { directory: folder.directory },
-    });
+    }),
+  );
+  after(() => folder.remove());
+
+  before(async () => {
     const user = await createUser(api);
     for (let i = 0; i < 3; i++) await createOrder(api, user.id);
     job = (await expectStatus(api, "POST", "/v2/exports", 201, { body: { resource: "orders" }, auth: "alice" })).body as Obj;
     job = await settled(api, "v2", job.id, "alice");
-  });
-  after(async () => {
-    await api.close();
-    folder.remove();
   });
 
   test("another principal gets 404 for the job, its file and its link; its list does not show it", async () => {
@@ -212,17 +211,10 @@ describe("export jobs belong to the principal who made them", () => {
 });
 
 describe("creating and listing exports", () => {
-  let api: Api;
   const folder = exportsFolder();
-
-  before(async () => {
-    // More jobs at once than a principal may have by default.
-    api = await startApp({ authenticate: principals, exports: { directory: folder.directory, maxJobsPerPrincipal: 10 } });
-  });
-  after(async () => {
-    await api.close();
-    folder.remove();
-  });
+  // More jobs at once than a principal may have by default.
+  const api = suiteFixture(() => startApp({ authenticate: principals, exports: { directory: folder.directory, maxJobsPerPrincipal: 10 } }));
+  after(() => folder.remove());
 
   test("a body that is not an export of an exportable collection: 400 naming every problem", async () => {
     const cases: Array<[unknown, string[]]> = [
@@ -280,15 +272,9 @@ describe("creating and listing exports", () => {
 });
 
 describe("a download link expires", () => {
-  let api: Api;
   const folder = exportsFolder();
-  before(async () => {
-    api = await startApp({ authenticate: principals, exports: { directory: folder.directory, linkTtlSeconds: 0.3 } });
-  });
-  after(async () => {
-    await api.close();
-    folder.remove();
-  });
+  const api = suiteFixture(() => startApp({ authenticate: principals, exports: { directory: folder.directory, linkTtlSeconds: 0.3 } }));
+  after(() => folder.remove());
 
   test("past expires_at the link answers 404 with the envelope; the job still says when it expired", async () => {
     const job = (await expectStatus(api, "POST", "/v2/exports", 201, { body: { resource: "orders" }, auth: "alice" })).body as Obj;
@@ -304,23 +290,19 @@ describe("a download link expires", () => {
 });
 
 describe("an export runs in the background", () => {
-  let api: Api;
   const folder = exportsFolder();
   const store = new MemoryStore();
   const ROWS = 30_000;
+  const api = suiteFixture(() => startApp({ store, authenticate: principals, exports: { directory: folder.directory, pageSize: 250 } }));
+  after(() => folder.remove());
 
   before(async () => {
-    api = await startApp({ store, authenticate: principals, exports: { directory: folder.directory, pageSize: 250 } });
     const user = await createUser(api);
     for (let i = 0; i < ROWS; i++) {
       const now = new Date().toISOString();
       const values = { user_id: user.id, code: `ORD-${String(i).padStart(6, "0")}`, status: "pending", total_cents: i, currency: "EUR", gift_wrap: false, amount_due_cents: 0 };
       await store.insert("orders", { id: newId(), created_at: now, updated_at: now, revision: 1, values }, { unique: [] });
     }
-  });
-  after(async () => {
-    await api.close();
-    folder.remove();
   });
 
   test("POST answers at once; other requests are answered while the job runs", async () => {

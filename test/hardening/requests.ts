@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { METHODS } from "node:http";
 import fc from "fast-check";
 import type { Contract, RawRequest, Res } from "../http/helpers.ts";
+import { refTarget } from "../support/openapi-ref.ts";
 
 type Obj = Record<string, any>;
 
@@ -37,13 +38,7 @@ function deref(doc: Obj, value: unknown): any {
   if (Array.isArray(value)) return value.map((v) => deref(doc, v));
   if (!value || typeof value !== "object") return value;
   const ref = (value as Obj).$ref;
-  if (typeof ref === "string") {
-    const target = ref
-      .slice(2)
-      .split("/")
-      .reduce((at: Obj, key: string) => at[key.replace(/~1/g, "/").replace(/~0/g, "~")], doc);
-    return deref(doc, target);
-  }
+  if (typeof ref === "string") return deref(doc, refTarget(doc, ref));
   return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, deref(doc, v)]));
 }
 

@@ -1,7 +1,8 @@
 // SPEC §5 over real HTTP: create, read, update, replace, delete, actions, ETags and
 // If-Match, and the ids the service assigns.
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
+import { suiteFixture } from "../support/fixture.ts";
 import {
   call,
   createInvoice,
@@ -15,16 +16,9 @@ import {
   startApp,
   UNKNOWN_ID,
   UUID_V7,
-  type Api,
 } from "./helpers.ts";
 
-let api: Api;
-before(async () => {
-  api = await startApp();
-});
-after(async () => {
-  await api.close();
-});
+const api = suiteFixture(() => startApp());
 
 describe("create, read, update, delete", () => {
   for (const version of ["v1", "v2"]) {

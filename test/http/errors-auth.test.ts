@@ -2,11 +2,12 @@
 // rate limit, unknown paths, unexpected failures, and the request id of every response.
 import assert from "node:assert/strict";
 import { Writable } from "node:stream";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import type { ResourceService } from "../../generated/runtime/index.ts";
 import type { OrderValues } from "../../generated/values.ts";
 import { MemoryStore, scopeAuthorize } from "../../generated/index.ts";
 import { defaultServices } from "../../generated/services.ts";
+import { suiteFixture } from "../support/fixture.ts";
 import {
   call,
   createInvoice,
@@ -23,18 +24,12 @@ import {
   userBody,
   UUID_V7,
   V4_UUID,
-  type Api,
+  withApp,
 } from "./helpers.ts";
 
 type Obj = Record<string, any>;
 
-let api: Api;
-before(async () => {
-  api = await startApp();
-});
-after(async () => {
-  await api.close();
-});
+const api = suiteFixture(() => startApp());
 
 describe("409 CONFLICT and 422 BUSINESS_RULE_VIOLATION", () => {
   test("a duplicate of a unique field answers 409 on create and on update, and writes nothing", async () => {
@@ -133,13 +128,12 @@ describe("authentication and authorization", () => {
 
   test("authorize is called on every access to a record by id, with the record", async () => {
     const seen: Obj[] = [];
-    const spy = await startApp({
+    await withApp({
       authorize: (access) => {
         seen.push(structuredClone(access));
         return scopeAuthorize(access);
       },
-    });
-    try {
+    }, async (spy) => {
       const user = await createUser(spy);
       const order = await createOrder(spy, user.id);
       const product = await createProduct(spy);
@@ -167,15 +161,12 @@ describe("authentication and authorization", () => {
       seen.length = 0;
       await expectStatus(spy, "GET", `/v2/users/${user.id}`, 200);
       assert.equal(seen[0]!.record.id, user.id);
-    } finally {
-      await spy.close();
-    }
+    });
   });
 
   test("authorize saying no for one record answers 403 for that record only", async () => {
     let denied = "";
-    const guarded = await startApp({ authorize: (access) => access.record?.id !== denied && scopeAuthorize(access) });
-    try {
+    await withApp({ authorize: (access) => access.record?.id !== denied && scopeAuthorize(access) }, async (guarded) => {
       const user = await createUser(guarded);
       const a = await createOrder(guarded, user.id);
       const b = await createOrder(guarded, user.id);
@@ -187,16 +178,13 @@ describe("authentication and authorization", () => {
       await expectStatus(guarded, "GET", `/v2/orders/${b.id}`, 200);
       denied = user.id;
       await expectError(guarded, "GET", `/v2/users/${user.id}/orders`, 403, "FORBIDDEN");
-    } finally {
-      await guarded.close();
-    }
+    });
   });
 });
 
 describe("rate limit", () => {
   test("over the limit: 429 RATE_LIMITED with Retry-After in seconds; per principal", async () => {
-    const limited = await startApp({ rateLimit: { max: 5, windowMs: 60_000 } });
-    try {
+    await withApp({ rateLimit: { max: 5, windowMs: 60_000 } }, async (limited) => {
       for (let i = 0; i < 5; i++) await expectStatus(limited, "GET", "/v2/products", 200);
       const res = await expectStatus(limited, "GET", "/v2/products", 429);
       assert.equal(res.body.error.code, "RATE_LIMITED");
@@ -207,25 +195,20 @@ describe("rate limit", () => {
       await expectError(limited, "GET", "/v1/products", 429, "RATE_LIMITED");
       // Another principal has its own budget.
       await expectStatus(limited, "GET", "/v2/products", 200, { auth: "dev-reader" });
-    } finally {
-      await limited.close();
-    }
+    });
   });
 });
 
 describe("rate limit without credentials", () => {
   test("requests without a principal count against the client address: guessing credentials is limited too", async () => {
-    const limited = await startApp({ rateLimit: { max: 3, windowMs: 60_000 } });
-    try {
+    await withApp({ rateLimit: { max: 3, windowMs: 60_000 } }, async (limited) => {
       for (let i = 0; i < 3; i++) await expectError(limited, "GET", "/v2/orders", 401, "UNAUTHENTICATED", { auth: `guess-${i}` });
       const res = await expectStatus(limited, "GET", "/v2/orders", 429, { auth: "guess-4" });
       assert.match(res.headers.get("retry-after") ?? "", /^\d+$/);
       await expectError(limited, "GET", "/v2/orders", 429, "RATE_LIMITED", { auth: null });
       // A principal has its own budget.
       await expectStatus(limited, "GET", "/v2/orders", 200);
-    } finally {
-      await limited.close();
-    }
+    });
   });
 });
 
@@ -282,8 +265,7 @@ describe("unexpected failures", () => {
         throw Object.assign(new Error(secret), { statusCode: 409, code: "ER_DUP_ENTRY" });
       },
     };
-    const failing = await startApp({ services: { orders: broken }, logger: { level: "error", stream } });
-    try {
+    await withApp({ services: { orders: broken }, logger: { level: "error", stream } }, async (failing) => {
       const user = await createUser(failing);
       for (const [method, url, body] of [
         ["GET", "/v2/orders", undefined],
@@ -300,9 +282,7 @@ describe("unexpected failures", () => {
       assert.match(logged, /hunter2/, "the original error is logged");
       assert.match(logged, /Cannot read properties of undefined/);
       assert.match(logged, /"stack"/);
-    } finally {
-      await failing.close();
-    }
+    });
   });
 });
 

@@ -12,6 +12,7 @@ import addFormats from "ajv-formats";
 import type { FastifyInstance } from "fastify";
 import { buildApp, devAuthenticate } from "../../generated/index.ts";
 import { storeFromEnvironment } from "../store/stores.ts";
+import { resolveRef } from "../support/openapi-ref.ts";
 
 type Obj = Record<string, any>;
 type BuildOptions = Parameters<typeof buildApp>[0];
@@ -92,17 +93,6 @@ function validatorFor(contract: Contract, version: string, key: string, schema: 
 export function assertSchema(version: string, name: string, value: unknown, contract: Contract = SHOWCASE): void {
   const validate = validatorFor(contract, version, `schema:${name}`, { $ref: `#/components/schemas/${name}` });
   assert.ok(validate(value), `not a valid ${version} ${name}: ${ajv.errorsText(validate.errors)}\n${JSON.stringify(value)}`);
-}
-
-function resolve(doc: Obj, value: Obj): Obj {
-  if (typeof value?.$ref !== "string") return value;
-  const target = (value.$ref as string)
-    .slice(2)
-    .split("/")
-    .map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~"))
-    .reduce((at: Obj | undefined, key: string) => at?.[key], doc);
-  assert.ok(target, `dangling $ref ${value.$ref}`);
-  return resolve(doc, target);
 }
 
 interface Operation {
@@ -244,10 +234,10 @@ function checkResponse(contract: Contract, method: string, url: string, res: Res
   res.template = found.template;
   const listed = found.operation.responses[String(res.status)];
   assert.ok(listed, `${found.template}: status ${res.status} is not documented: ${where}`);
-  const response = resolve(doc!, listed);
+  const response = resolveRef(doc!, listed);
 
   for (const [name, header] of Object.entries((response.headers ?? {}) as Obj)) {
-    const h = resolve(doc!, header as Obj);
+    const h = resolveRef(doc!, header as Obj);
     const value = res.headers.get(name);
     if (h.required) assert.ok(value !== null, `documented header ${name} missing: ${where}`);
     if (value !== null && h.schema) assert.ok(headerValueMatches(h.schema, value), `header ${name}: ${value} does not fit its schema: ${where}`);
@@ -298,6 +288,16 @@ export async function startApp(options: Partial<BuildOptions> = {}): Promise<Api
       await factory?.cleanup();
     },
   };
+}
+
+/** Runs `use` with an app of its own (started with `options`), and closes the app after it, whatever `use` does. */
+export async function withApp<T>(options: Partial<BuildOptions>, use: (api: Api) => Promise<T>): Promise<T> {
+  const api = await startApp(options);
+  try {
+    return await use(api);
+  } finally {
+    await api.close();
+  }
 }
 
 /** Listens on loopback with an app built by any generated `buildApp`, checked against `contract`. */

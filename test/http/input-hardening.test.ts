@@ -1,16 +1,11 @@
 // Hostile input, round two (issue 14, point 5): duplicate JSON keys, thousands of unknown keys,
 // URL schemes, and `X-Content-Type-Options: nosniff` on every kind of answer.
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
-import { type Api, call, createUser, expectError, expectStatus, productBody, sendBytes, startApp, userBody } from "./helpers.ts";
+import { describe, test } from "node:test";
+import { suiteFixture } from "../support/fixture.ts";
+import { call, createUser, expectError, expectStatus, productBody, sendBytes, startApp, userBody } from "./helpers.ts";
 
-let api: Api;
-before(async () => {
-  api = await startApp();
-});
-after(async () => {
-  await api.close();
-});
+const api = suiteFixture(() => startApp());
 
 describe("duplicate keys in a JSON body", () => {
   test("a key given twice answers 400 naming it, at any depth; nothing is created", async () => {

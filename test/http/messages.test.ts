@@ -3,22 +3,21 @@
 // constraint kind: the request, the detail's field, and the exact issue. Every list answers a
 // parameter it does not take the same way: 400 naming it.
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
-import { createOrder, createUser, expectError, orderBody, productBody, startApp, UNKNOWN_ID, userBody, type Api } from "./helpers.ts";
+import { describe, test } from "node:test";
+import { suiteFixture } from "../support/fixture.ts";
+import { createOrder, createUser, expectError, orderBody, productBody, startApp, UNKNOWN_ID, userBody } from "./helpers.ts";
 
 type Obj = Record<string, any>;
 
-let api: Api;
 let user: Obj;
 let order: Obj;
-before(async () => {
-  api = await startApp();
-  user = await createUser(api);
-  order = await createOrder(api, user.id);
-});
-after(async () => {
-  await api.close();
-});
+const api = suiteFixture(
+  () => startApp(),
+  async (api) => {
+    user = await createUser(api);
+    order = await createOrder(api, user.id);
+  },
+);
 
 const OPEN_ORDER = ["pending", "paid", "shipped", "cancelled"].join(", ");
 

@@ -1,7 +1,8 @@
 // SPEC §5 over real HTTP: page sizes, cursor walks (also while records are created), the
 // offset shape of users, search, filters, child collections, and cursors that are refused.
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
+import { suiteFixture } from "../support/fixture.ts";
 import {
   assertCursorPage,
   createOrder,
@@ -12,35 +13,33 @@ import {
   expectStatus,
   startApp,
   walk,
-  type Api,
+  withApp,
 } from "./helpers.ts";
 
 type Obj = Record<string, any>;
 
-let api: Api;
 let walker: Obj; // a user with 250 orders
 let other: Obj; // a user with 3 orders
 let walkerOrderIds: string[];
-before(async () => {
-  api = await startApp();
-  walker = await createUser(api, "v2", { name: "Walker Zed" });
-  other = await createUser(api, "v2", { name: "Other" });
-  walkerOrderIds = [];
-  // In batches, so that the ids interleave with nothing else and sort in creation order.
-  for (let i = 0; i < 250; i += 25) {
-    const batch = await Promise.all(
-      Array.from({ length: 25 }, (_, j) =>
-        createOrder(api, walker.id, "v2", { currency: (i + j) % 5 === 0 ? "USD" : "EUR", note: (i + j) % 10 === 0 ? `Gift for Tenth ${i + j}` : undefined }),
-      ),
-    );
-    walkerOrderIds.push(...batch.map((o) => o.id as string));
-  }
-  walkerOrderIds.sort();
-  for (let i = 0; i < 3; i++) await createOrder(api, other.id, "v2", { currency: "GBP" });
-});
-after(async () => {
-  await api.close();
-});
+const api = suiteFixture(
+  () => startApp(),
+  async (api) => {
+    walker = await createUser(api, "v2", { name: "Walker Zed" });
+    other = await createUser(api, "v2", { name: "Other" });
+    walkerOrderIds = [];
+    // In batches, so that the ids interleave with nothing else and sort in creation order.
+    for (let i = 0; i < 250; i += 25) {
+      const batch = await Promise.all(
+        Array.from({ length: 25 }, (_, j) =>
+          createOrder(api, walker.id, "v2", { currency: (i + j) % 5 === 0 ? "USD" : "EUR", note: (i + j) % 10 === 0 ? `Gift for Tenth ${i + j}` : undefined }),
+        ),
+      );
+      walkerOrderIds.push(...batch.map((o) => o.id as string));
+    }
+    walkerOrderIds.sort();
+    for (let i = 0; i < 3; i++) await createOrder(api, other.id, "v2", { currency: "GBP" });
+  },
+);
 
 const ids = (records: Obj[]): string[] => records.map((r) => r.id as string);
 
@@ -230,8 +229,7 @@ describe("child collections and filters", () => {
 
 describe("offset lists and search", () => {
   test("users: { data, pagination: { page, per_page, total, total_pages } }", async () => {
-    const local = await startApp();
-    try {
+    await withApp({}, async (local) => {
       const created = [];
       for (let i = 0; i < 23; i++) created.push((await createUser(local)).id as string);
       const first = (await expectStatus(local, "GET", "/v2/users?per_page=10", 200)).body;
@@ -250,9 +248,7 @@ describe("offset lists and search", () => {
       assert.equal(hundred.data.length, 23);
       const admins = (await expectStatus(local, "GET", "/v2/users?role=admin", 200)).body;
       assert.deepEqual(admins.pagination, { page: 1, per_page: 20, total: 0, total_pages: 0 });
-    } finally {
-      await local.close();
-    }
+    });
   });
 
   test("?q= on users answers the cursor shape, case-insensitively, and walks", async () => {

@@ -3,16 +3,11 @@
 // however the request's bytes were split into chunks.
 import assert from "node:assert/strict";
 import { connect } from "node:net";
-import { after, before, describe, test } from "node:test";
-import { type Api, BASE_URL, SHOWCASE, SUNSET, checkBytesResponse, sendBytes, startApp } from "./helpers.ts";
+import { describe, test } from "node:test";
+import { suiteFixture } from "../support/fixture.ts";
+import { BASE_URL, SHOWCASE, SUNSET, checkBytesResponse, sendBytes, startApp } from "./helpers.ts";
 
-let api: Api;
-before(async () => {
-  api = await startApp();
-});
-after(async () => {
-  await api?.close();
-});
+const api = suiteFixture(() => startApp());
 
 async function refused(pieces: string[]) {
   const res = await sendBytes(api, pieces);

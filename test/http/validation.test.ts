@@ -2,7 +2,8 @@
 // problem, all at once; UUIDs are validated in paths and bodies; unknown ids answer 404.
 import assert from "node:assert/strict";
 import { connect } from "node:net";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
+import { suiteFixture } from "../support/fixture.ts";
 import {
   assertErrorEnvelope,
   assertSchema,
@@ -19,22 +20,19 @@ import {
   userBody,
   V1_UUID,
   V4_UUID,
-  type Api,
 } from "./helpers.ts";
 
-let api: Api;
 let user: Record<string, any>;
 let order: Record<string, any>;
 let product: Record<string, any>;
-before(async () => {
-  api = await startApp();
-  user = await createUser(api);
-  order = await createOrder(api, user.id);
-  product = await createProduct(api);
-});
-after(async () => {
-  await api.close();
-});
+const api = suiteFixture(
+  () => startApp(),
+  async (api) => {
+    user = await createUser(api);
+    order = await createOrder(api, user.id);
+    product = await createProduct(api);
+  },
+);
 
 const UUID_DETAIL = (field: string) => [{ field, issue: "must be a valid UUID" }];
 const MALFORMED = ["123", "not-a-uuid", "01890a5d-ac96-774b-bcce-b302099a805", "01890a5d-ac96-774b-bcce-b302099a8057x", "01890a5dac96774bbcceb302099a8057", V1_UUID];

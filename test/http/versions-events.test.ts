@@ -3,9 +3,10 @@
 // served documents.
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { scopeAuthorize } from "../../generated/index.ts";
 import type { ApiEvent, EventSink } from "../../generated/runtime/index.ts";
+import { suiteFixture } from "../support/fixture.ts";
 import {
   assertSchema,
   BASE_URL,
@@ -24,7 +25,7 @@ import {
   UNKNOWN_ID,
   UUID_V7,
   walk,
-  type Api,
+  withApp,
 } from "./helpers.ts";
 
 type Obj = Record<string, any>;
@@ -37,15 +38,8 @@ class CapturingLog implements EventSink {
   }
 }
 
-let api: Api;
-let log: CapturingLog;
-before(async () => {
-  log = new CapturingLog();
-  api = await startApp({ events: log });
-});
-after(async () => {
-  await api.close();
-});
+const log = new CapturingLog();
+const api = suiteFixture(() => startApp({ events: log }));
 
 function deprecationHeaders(res: { headers: Headers }): Obj {
   return { deprecation: res.headers.get("deprecation"), sunset: res.headers.get("sunset"), link: res.headers.get("link") };
@@ -88,15 +82,12 @@ describe("v1 is deprecated", () => {
   });
 
   test("v1 429s carry the deprecation headers too", async () => {
-    const limited = await startApp({ rateLimit: { max: 1, windowMs: 60_000 } });
-    try {
+    await withApp({ rateLimit: { max: 1, windowMs: 60_000 } }, async (limited) => {
       await expectStatus(limited, "GET", "/v1/orders", 200);
       const res = await expectStatus(limited, "GET", "/v1/orders", 429);
       assert.equal(res.headers.get("deprecation"), "true");
       assert.equal(res.headers.get("sunset"), SUNSET);
-    } finally {
-      await limited.close();
-    }
+    });
   });
 });
 
@@ -304,22 +295,19 @@ describe("events", () => {
 
   test("buildApp's events sink receives each event after its write; the feed still reads the store", async () => {
     const events: ApiEvent[] = [];
-    const custom = await startApp({
+    await withApp({
       events: {
         publish: (event) => {
           events.push(event);
         },
       },
-    });
-    try {
+    }, async (custom) => {
       const user = await createUser(custom);
       assert.equal(events.length, 1);
       assertEvent(events[0]!, "user.created", user);
       const page = (await expectStatus(custom, "GET", "/v2/events", 200)).body;
       assert.equal(page.data.length, 1);
-    } finally {
-      await custom.close();
-    }
+    });
   });
 });
 
@@ -328,13 +316,12 @@ describe("the feed is authorized", () => {
     // dev-reader may not read orders (nor their cancellations); dev-writer may read everything.
     const hidden = new Set(["orders", "orders/cancellations"]);
     const asked: string[] = [];
-    const guarded = await startApp({
+    await withApp({
       authorize: (access) => {
         if (access.principal.id === "dev-reader" && access.action === "read") asked.push(access.collection);
         return !(access.principal.id === "dev-reader" && hidden.has(access.collection)) && scopeAuthorize(access);
       },
-    });
-    try {
+    }, async (guarded) => {
       const user = await createUser(guarded);
       const orders = [];
       for (let i = 0; i < 5; i++) orders.push(await createOrder(guarded, user.id));
@@ -367,14 +354,11 @@ describe("the feed is authorized", () => {
       await expectStatus(guarded, "GET", `/v2/events/${orderEvent.id}`, 200);
       const productEvent = asReader[1]!;
       assert.deepEqual((await expectStatus(guarded, "GET", `/v2/events/${productEvent.id}`, 200, { auth: "dev-reader" })).body, productEvent);
-    } finally {
-      await guarded.close();
-    }
+    });
   });
 
   test("another principal's export jobs never appear in a feed", async () => {
-    const app = await startApp();
-    try {
+    await withApp({}, async (app) => {
       const user = await createUser(app);
       await createOrder(app, user.id);
       const job = (await expectStatus(app, "POST", "/v2/exports", 201, { body: { resource: "orders" } })).body;
@@ -385,9 +369,7 @@ describe("the feed is authorized", () => {
       const reader = (await expectStatus(app, "GET", "/v2/events?limit=100", 200, { auth: "dev-reader" })).body.data as Obj[];
       assert.deepEqual(reader.map((e) => e.type).sort(), ["order.created", "user.created"]);
       await expectError(app, "GET", `/v2/events/${created.id}`, 404, "NOT_FOUND", { auth: "dev-reader" });
-    } finally {
-      await app.close();
-    }
+    });
   });
 });
 

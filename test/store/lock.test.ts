@@ -8,9 +8,7 @@ import { describe, test } from "node:test";
 import { FolderInUseError } from "../../generated/runtime/folder-lock.ts";
 import { openStore } from "../../generated/sql/index.ts";
 import { canon, workspace } from "../support/cli.ts";
-import { serve, stop } from "./serve.ts";
-
-const headers = { authorization: "Bearer dev-writer", "content-type": "application/json" };
+import { postProduct, serve, stop, writerHeaders as headers } from "./serve.ts";
 
 /** Every file under `dir` with its size and modification time. */
 function listing(dir: string): string[] {
@@ -28,12 +26,7 @@ describe("a PGlite folder is opened by one process at a time", () => {
     const dir = workspace("lock-two", "definitions");
     const first = await serve(dir, ["--store", "pglite:data"]);
     try {
-      const created = await fetch(`${first.base}/v2/products`, {
-        method: "POST",
-        headers,
-        body: JSON.stringify({ sku: "LOCK-1", name: "Locked", price_cents: 1 }),
-      });
-      assert.equal(created.status, 201);
+      await postProduct(first, "LOCK-1", "Locked");
       const pid = Number(readFileSync(path.join(dir, "data", "canon.lock"), "utf8"));
       assert.equal(pid, first.process.pid, "the lock names the first process");
       const before = { data: listing(path.join(dir, "data")), generated: listing(path.join(dir, "generated")) };
@@ -56,13 +49,7 @@ describe("a PGlite folder is opened by one process at a time", () => {
   test("the lock of a killed process is taken over; the data it committed is there", async () => {
     const dir = workspace("lock-stale", "definitions");
     const first = await serve(dir, ["--store", "pglite:data"]);
-    const created = await fetch(`${first.base}/v2/products`, {
-      method: "POST",
-      headers,
-      body: JSON.stringify({ sku: "STALE-1", name: "Kept", price_cents: 1 }),
-    });
-    assert.equal(created.status, 201);
-    const product = (await created.json()) as { id: string };
+    const product = await postProduct(first, "STALE-1", "Kept");
     await new Promise<void>((resolve) => {
       first.process.once("exit", () => resolve());
       first.process.kill("SIGKILL");

@@ -5,22 +5,14 @@ import { existsSync } from "node:fs";
 import path from "node:path";
 import { describe, test } from "node:test";
 import { canon, workspace } from "../support/cli.ts";
-import { serve, stop } from "./serve.ts";
-
-const headers = { authorization: "Bearer dev-writer", "content-type": "application/json" };
+import { postProduct, serve, stop, writerHeaders as headers } from "./serve.ts";
 
 describe("canon serve --store", () => {
   test("the default store is pglite:.canon-data: records survive a restart; SIGTERM closes cleanly", async () => {
     const dir = workspace("serve-default", "definitions");
     let instance = await serve(dir, []);
     assert.match(instance.output(), /store: pglite:\.canon-data/);
-    const created = await fetch(`${instance.base}/v2/products`, {
-      method: "POST",
-      headers,
-      body: JSON.stringify({ sku: "KEEP-1", name: "Kept", price_cents: 1 }),
-    });
-    assert.equal(created.status, 201);
-    const product = (await created.json()) as { id: string };
+    const product = await postProduct(instance, "KEEP-1", "Kept");
     assert.equal(await stop(instance), 0);
     assert.match(instance.output(), /canon serve: closed/);
     assert.ok(existsSync(path.join(dir, ".canon-data")), "the data folder is under the working directory");

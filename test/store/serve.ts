@@ -1,4 +1,6 @@
-// `canon serve` as a child process: start it on a free port, wait for its banner, stop it with SIGTERM.
+// `canon serve` as a child process: start it on a free port, wait for its banner, stop it with
+// SIGTERM; and a product written to it as the dev writer.
+import assert from "node:assert/strict";
 import { spawn, type ChildProcess } from "node:child_process";
 import { bin } from "../support/cli.ts";
 
@@ -46,3 +48,17 @@ export function stop(instance: Instance): Promise<number | null> {
   });
 }
 
+
+/** The headers of a JSON request by the dev writer. */
+export const writerHeaders = { authorization: "Bearer dev-writer", "content-type": "application/json" };
+
+/** Creates a product on a served instance as the dev writer; asserts 201 and gives the product. */
+export async function postProduct(instance: Instance, sku: string, name: string): Promise<{ id: string }> {
+  const created = await fetch(`${instance.base}/v2/products`, {
+    method: "POST",
+    headers: writerHeaders,
+    body: JSON.stringify({ sku, name, price_cents: 1 }),
+  });
+  assert.equal(created.status, 201);
+  return (await created.json()) as { id: string };
+}

@@ -40,7 +40,7 @@ function typeSources(version: VersionModel): ImportSource[] {
   return version.resources.map((r) => {
     const names = [r.symbols.type, r.symbols.createBody, r.symbols.updateBody, r.symbols.replaceBody];
     for (const a of r.actions) names.push(a.symbols.type, a.symbols.createBody);
-    return source(`./${r.collection}/types.ts`, Object.fromEntries(names.map((n) => [n, "type" as const])));
+    return source(`./${r.symbols.typesModule}`, Object.fromEntries(names.map((n) => [n, "type" as const])));
   });
 }
 
@@ -52,11 +52,11 @@ function exportsView(exports: VersionExport[]) {
     resources: union(exports.map((e) => e.collection)),
     formats: union([...new Set(exports.flatMap((e) => e.formats))]),
     statuses: union(EXPORT_STATUSES),
-    createNames: exports.map((e) => `${e.names.pascal}ExportCreate`).join(" | "),
+    createNames: exports.map((e) => e.symbols.exportCreate).join(" | "),
     bodies: exports.map((e) => ({
       collection: e.collection,
-      create: `${e.names.pascal}ExportCreate`,
-      filters: `${e.names.pascal}ExportFilters`,
+      create: e.symbols.exportCreate,
+      filters: e.symbols.exportFilters,
       resource: JSON.stringify(e.collection),
       formats: union(e.formats),
       search: searchDoc(e.search),

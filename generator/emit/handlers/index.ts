@@ -2,7 +2,7 @@ import type { ApiModel, VersionExport, VersionField, VersionModel, VersionResour
 import { uniqueKindOf } from "../../model/unique.ts";
 import { GENERATED_HEADER, styledTs, type EmitContext, type EmittedFile, type Emitter } from "../emitter.ts";
 import { literal, propertyKey } from "../shared/code.ts";
-import { IMPORTS, runtimeSource, source, usedIdentifiers, withImports, type ImportSource } from "../shared/imports.ts";
+import { IMPORTS, runtimeSource, source, specifierIn, usedIdentifiers, withImports, type ImportSource } from "../shared/imports.ts";
 import { ROUTE_CONTEXT } from "../shared/route-context.ts";
 import { zodField } from "../shared/zod.ts";
 
@@ -166,7 +166,7 @@ function routesSources(context: EmitContext, model: ApiModel, version: VersionMo
     runtimeSource(context, "index.ts", 2),
     source("../../services.ts", { RouteContext: "type" }),
     source("../../values.ts", Object.fromEntries(records.map((s) => [s.values, "type" as const]))),
-    source("./types.ts", Object.fromEntries(records.map((s) => [s.type, "type" as const]))),
+    source(specifierIn(`${r.collection}/routes.ts`, r.symbols.typesModule), Object.fromEntries(records.map((s) => [s.type, "type" as const]))),
     source("./validators.ts", Object.fromEntries([...schemas, ...records.map((s) => s.createSchema)].map((n) => [n, "value" as const]))),
     // The view mappers of the collections a delete cascades to (see `deleteEvent`).
     ...viewVersions(model, version).flatMap((v) =>

@@ -32,10 +32,6 @@ function formatsOf(exports: VersionExport[]): ExportFormat[] {
   return EXPORT_FORMATS.filter((f) => all.has(f));
 }
 
-function names(e: VersionExport) {
-  return { create: `${e.names.pascal}ExportCreate`, filters: `${e.names.pascal}ExportFilters` };
-}
-
 export function exportSchemas(exports: VersionExport[], searchMinLength: number): Array<[string, Json]> {
   const collections = exports.map((e) => e.collection);
   // Every field the runtime's view shows (a field added there must be documented here).
@@ -48,7 +44,7 @@ export function exportSchemas(exports: VersionExport[], searchMinLength: number)
       enum: [...EXPORT_STATUSES],
       description: "`pending` (queued), `running`, `succeeded` (the file is ready: `download_url`) or `failed` (`failure_reason`).",
     },
-    filters: { anyOf: exports.map((e) => ref("schemas", names(e).filters)), description: "The filters the export was made with." },
+    filters: { anyOf: exports.map((e) => ref("schemas", e.symbols.exportFilters)), description: "The filters the export was made with." },
     q: { type: "string", description: "The search the export was made with, if any." },
     record_count: { type: "integer", minimum: 0, description: "Records written to the file so far; once succeeded, every record in it." },
     download_url: {
@@ -72,7 +68,6 @@ export function exportSchemas(exports: VersionExport[], searchMinLength: number)
   job.then = { required: [...EXPORT_VIEW_WHEN_SUCCEEDED] };
 
   const variants = exports.map((e): Array<[string, Json]> => {
-    const n = names(e);
     const filters = closedObject(
       e.filters.map((f): [string, Json] => [f.name, fieldSchema(f, "filter")]),
       [],
@@ -93,22 +88,22 @@ export function exportSchemas(exports: VersionExport[], searchMinLength: number)
               : "As `q` on the list.",
           },
         ],
-        ["filters", ref("schemas", n.filters)],
+        ["filters", ref("schemas", e.symbols.exportFilters)],
       ],
       ["resource"],
       `An export of ${spaced(e.collection)}.`,
     );
     return [
-      [n.create, create],
-      [n.filters, filters],
+      [e.symbols.exportCreate, create],
+      [e.symbols.exportFilters, filters],
     ];
   });
   const create: JsonObject = {
     description: "What to export: `resource` names the collection; `filters` and `q` narrow it as on its list.",
-    oneOf: exports.map((e) => ref("schemas", names(e).create)),
+    oneOf: exports.map((e) => ref("schemas", e.symbols.exportCreate)),
     discriminator: {
       propertyName: "resource",
-      mapping: Object.fromEntries(exports.map((e) => [e.collection, `#/components/schemas/${names(e).create}`])),
+      mapping: Object.fromEntries(exports.map((e) => [e.collection, `#/components/schemas/${e.symbols.exportCreate}`])),
     },
   };
   return [["Export", job], ["ExportCreate", create], ["ExportCursorPage", cursorPageSchema("Export")], ...variants.flat()];

@@ -22,7 +22,7 @@ export const paginationEmitter: Emitter = {
       });
       const sources = [
         runtimeSource(context, "index.ts", 1),
-        ...version.resources.map((r) => source(`./${r.collection}/types.ts`, { [r.symbols.type]: "type" })),
+        ...version.resources.map((r) => source(`./${r.symbols.typesModule}`, { [r.symbols.type]: "type" })),
       ];
       return styledTs(`${version.name}/pagination.ts`, withImports(rendered, sources));
     });

@@ -10,6 +10,7 @@
  * canon's own runtime files (`runtimeSources`), so a runtime export is known to the generator the
  * moment it is written.
  */
+import path from "node:path";
 import { memoByText } from "../../util/memo.ts";
 import type { EmitContext } from "../emitter.ts";
 
@@ -24,6 +25,12 @@ export interface ImportSource {
 
 /** The marker a template writes where the imports go (render it with `{{{imports}}}`). */
 export const IMPORTS = "/*<canon:imports>*/";
+
+/** How `file` imports `module`, both paths from one folder: `./types.ts`, `../orders/routes.ts`. */
+export function specifierIn(file: string, module: string): string {
+  const relative = path.posix.relative(path.posix.dirname(file), module);
+  return relative.startsWith("../") ? relative : `./${relative}`;
+}
 
 /** A source from a plain object of names, for the few fixed modules (`fastify`, `zod`). */
 export function source(from: string, names: Record<string, SymbolKind>): ImportSource {

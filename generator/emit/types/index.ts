@@ -13,7 +13,7 @@ export const typesEmitter: Emitter = {
     const files: EmittedFile[] = [];
     for (const version of model.versions) {
       for (const resource of version.resources) {
-        files.push(styledTs(`${version.name}/${resource.collection}/types.ts`, context.render("types", resourceView(version.name, resource))));
+        files.push(styledTs(`${version.name}/${resource.symbols.typesModule}`, context.render("types", resourceView(version.name, resource))));
       }
     }
     const values = {
