@@ -28,6 +28,17 @@ export function isJsonKind(kind: ColumnKind): boolean {
   return kind === "json" || kind === "wrapped";
 }
 
+/**
+ * The first column of every table canon creates, its primary key: an integer row key, generated
+ * always as identity, that the API never reads, accepts or shows.
+ */
+export const ROW_ID_COLUMN = { name: "row_id", type: "bigint", identity: true, notNull: true } as const;
+
+/** The name of a one-column unique constraint or index, as PostgreSQL would name it: `orders_code_key`. */
+export function uniqueConstraintName(table: string, column: string): string {
+  return `${table}_${column}_key`;
+}
+
 /** One field's column, as the store reads and writes it. */
 export interface SqlColumn {
   field: string;

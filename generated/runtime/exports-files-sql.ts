@@ -10,6 +10,7 @@
 import { Readable } from "node:stream";
 import type { ExportFileName, ExportFileWriter, ExportFiles } from "./exports-files.ts";
 import type { SqlQueryable } from "./sql-driver.ts";
+import { ROW_ID_COLUMN } from "./sql-schema.ts";
 import { namedStatement } from "./sql-statements.ts";
 
 /** The table of the chunks, as the generated migrations create it. */
@@ -18,7 +19,7 @@ export const EXPORT_CHUNKS_TABLE = {
   /** What it keeps, for the schema snapshot. */
   collection: "canon/exports/chunks",
   columns: [
-    { name: "row_id", type: "bigint", identity: true, notNull: true },
+    ROW_ID_COLUMN,
     {
       name: "job_id",
       type: "uuid",

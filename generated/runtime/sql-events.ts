@@ -12,6 +12,7 @@ import type { CursorKey } from "./cursor-keys.ts";
 import { newCursorSecret } from "./cursor-keys.ts";
 import type { ApiEvent, EventScope, StoredEvent } from "./events.ts";
 import type { Row, SqlQueryable } from "./sql-driver.ts";
+import { ROW_ID_COLUMN, uniqueConstraintName } from "./sql-schema.ts";
 import { namedStatement } from "./sql-statements.ts";
 
 /** A table of canon's own, as the generated migrations create it (the generator's SQL emitter reads these). */
@@ -36,6 +37,11 @@ export interface SystemColumn {
   unique?: string;
 }
 
+/** A table of canon's own: its row key, then `columns`. */
+function systemTable(name: string, collection: string, columns: SystemColumn[]): SystemTable {
+  return { name, collection, columns: [{ ...ROW_ID_COLUMN }, ...columns] };
+}
+
 export const EVENT_TABLE = "canon__events";
 export const CURSOR_KEY_TABLE = "canon__cursor_keys";
 
@@ -43,31 +49,26 @@ export const CURSOR_KEY_TABLE = "canon__cursor_keys";
  * The events: `data` is `json`, not `jsonb`, so that an event reads back with its keys in their
  * order; `owner` null means anyone who may read `collection` sees it.
  */
-export const eventTable: SystemTable = {
-  name: EVENT_TABLE,
-  collection: "canon/events",
-  columns: [
-    { name: "row_id", type: "bigint", identity: true, notNull: true },
-    { name: "id", type: "uuid", notNull: true, unique: `${EVENT_TABLE}_id_key` },
-    { name: "type", type: "text", notNull: true },
-    { name: "collection", type: "text", notNull: true },
-    { name: "owner", type: "text", notNull: false },
-    { name: "occurred_at", type: "timestamptz", notNull: true },
-    { name: "data", type: "json", notNull: true },
-  ],
-};
+export const eventTable = systemTable(EVENT_TABLE, "canon/events", [
+  { name: "id", type: "uuid", notNull: true, unique: uniqueConstraintName(EVENT_TABLE, "id") },
+  { name: "type", type: "text", notNull: true },
+  { name: "collection", type: "text", notNull: true },
+  { name: "owner", type: "text", notNull: false },
+  { name: "occurred_at", type: "timestamptz", notNull: true },
+  { name: "data", type: "json", notNull: true },
+]);
 
 /** The cursor keys: one row per generation, the highest signs. */
-export const cursorKeyTable: SystemTable = {
-  name: CURSOR_KEY_TABLE,
-  collection: "canon/cursor-keys",
-  columns: [
-    { name: "row_id", type: "bigint", identity: true, notNull: true },
-    { name: "generation", type: "bigint", notNull: true, unique: `${CURSOR_KEY_TABLE}_generation_key` },
-    { name: "secret", type: "text", notNull: true },
-    { name: "created_at", type: "timestamptz", notNull: true, default: "now()" },
-  ],
-};
+export const cursorKeyTable = systemTable(CURSOR_KEY_TABLE, "canon/cursor-keys", [
+  {
+    name: "generation",
+    type: "bigint",
+    notNull: true,
+    unique: uniqueConstraintName(CURSOR_KEY_TABLE, "generation"),
+  },
+  { name: "secret", type: "text", notNull: true },
+  { name: "created_at", type: "timestamptz", notNull: true, default: "now()" },
+]);
 
 const TIMESTAMP = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

@@ -37,86 +37,76 @@ export async function main(argv: string[]): Promise<number> {
       return value;
     });
 
-  program
-    .command("init [dir]")
-    .description("write a starter api.yaml and one resource")
-    .addOption(definitions())
-    .action(async (dir: string | undefined, o) => {
-      const { initCommand } = await import("../commands/init.ts");
-      code = await initCommand(dir ?? ".", o);
+  // Each command: its usage, what it does, its options in the order help lists them, and what
+  // runs it, loaded only when it runs (`canon --help` loads no command). generate and check take
+  // the same options: check runs the pipeline of generate, writing nothing.
+  const generation = () => [definitions(), out(), allowBreaking(), failOnSunset(), today(), format()];
+  const serving = () => [port(), host(), store()];
+  const commands: Array<{ usage: string; description: string; options: Option[]; run: (...args: any[]) => Promise<number> }> = [
+    {
+      usage: "init [dir]",
+      description: "write a starter api.yaml and one resource",
+      options: [definitions()],
+      run: async (dir: string | undefined, o) => (await import("../commands/init.ts")).initCommand(dir ?? ".", o),
+    },
+    {
+      usage: "new <collection>",
+      description: "write definitions/<collection>.yaml from a template; refuses names that break the path rules",
+      options: [
+        new Option("--parent <collection>", "list it under this collection: GET /vN/<parent>/{id}/<collection>"),
+        new Option("--pagination <mode>", "cursor (default) or offset"),
+        definitions(),
+      ],
+      run: async (collection: string, o) => (await import("../commands/scaffold.ts")).newCommand(collection, o),
+    },
+    {
+      usage: "generate",
+      description: "write the output; prints what changed and how long it took",
+      options: generation(),
+      run: async (o) => (await import("../commands/generate.ts")).generateCommand(o),
+    },
+    {
+      usage: "check",
+      description: "write nothing; fail if the output differs from what generate would write, or a published version would break",
+      options: generation(),
+      run: async (o) => (await import("../commands/generate.ts")).checkCommand(o),
+    },
+    {
+      usage: "lint",
+      description: "print diagnostics only",
+      options: [definitions(), failOnSunset(), today(), format()],
+      run: async (o) => (await import("../commands/generate.ts")).lintCommand(o),
+    },
+    {
+      usage: "serve",
+      description: "generate, then serve every version on one port with dev credentials",
+      options: [
+        ...serving(),
+        new Option("--redis <url>", "share the rate limit of several instances through Redis (redis://host:port)"),
+        new Option("--cors <origin>", "let browser pages of this origin call the service (repeat for more)")
+          .argParser((v: string, all: string[]) => [...all, v])
+          .default([]),
+        new Option("--log-level <level>", "log on stdout from this level: fatal, error, warn, info (a line per request), debug, trace or silent").default("info"),
+        definitions(),
+        out(),
+      ],
+      run: async (o) => (await import("../commands/serve.ts")).serveCommand(o),
+    },
+    {
+      usage: "dev",
+      description: "serve, and on every save of a definition regenerate and serve the new code over the same store",
+      options: [...serving(), definitions(), out()],
+      run: async (o) => (await import("../commands/dev.ts")).devCommand(o),
+    },
+  ];
+  for (const { usage, description, options, run } of commands) {
+    const command = program.command(usage).description(description);
+    for (const option of options) command.addOption(option);
+    // Commander passes the arguments, then the options, then the command itself.
+    command.action(async (...args: unknown[]) => {
+      code = await run(...args.slice(0, -1));
     });
-  program
-    .command("new <collection>")
-    .description("write definitions/<collection>.yaml from a template; refuses names that break the path rules")
-    .option("--parent <collection>", "list it under this collection: GET /vN/<parent>/{id}/<collection>")
-    .option("--pagination <mode>", "cursor (default) or offset")
-    .addOption(definitions())
-    .action(async (collection: string, o) => {
-      const { newCommand } = await import("../commands/scaffold.ts");
-      code = await newCommand(collection, o);
-    });
-  // generate and check take the same options: check runs the pipeline of generate, writing nothing.
-  for (const [name, description, run] of [
-    ["generate", "write the output; prints what changed and how long it took", "generateCommand"],
-    [
-      "check",
-      "write nothing; fail if the output differs from what generate would write, or a published version would break",
-      "checkCommand",
-    ],
-  ] as const) {
-    program
-      .command(name)
-      .description(description)
-      .addOption(definitions())
-      .addOption(out())
-      .addOption(allowBreaking())
-      .addOption(failOnSunset())
-      .addOption(today())
-      .addOption(format())
-      .action(async (o) => {
-        const commands = await import("../commands/generate.ts");
-        code = await commands[run](o);
-      });
   }
-  program
-    .command("lint")
-    .description("print diagnostics only")
-    .addOption(definitions())
-    .addOption(failOnSunset())
-    .addOption(today())
-    .addOption(format())
-    .action(async (o) => {
-      const { lintCommand } = await import("../commands/generate.ts");
-      code = await lintCommand(o);
-    });
-  program
-    .command("serve")
-    .description("generate, then serve every version on one port with dev credentials")
-    .addOption(port())
-    .addOption(host())
-    .addOption(store())
-    .option("--redis <url>", "share the rate limit of several instances through Redis (redis://host:port)")
-    .option("--cors <origin>", "let browser pages of this origin call the service (repeat for more)", (v: string, all: string[]) => [...all, v], [])
-    .option("--log-level <level>", "log on stdout from this level: fatal, error, warn, info (a line per request), debug, trace or silent", "info")
-    .addOption(definitions())
-    .addOption(out())
-    .action(async (o) => {
-      const { serveCommand } = await import("../commands/serve.ts");
-      code = await serveCommand(o);
-    });
-
-  program
-    .command("dev")
-    .description("serve, and on every save of a definition regenerate and serve the new code over the same store")
-    .addOption(port())
-    .addOption(host())
-    .addOption(store())
-    .addOption(definitions())
-    .addOption(out())
-    .action(async (o) => {
-      const { devCommand } = await import("../commands/dev.ts");
-      code = await devCommand(o);
-    });
 
   program.hook("preAction", (_program, command) => {
     if (WITHOUT_SETUP.has(command.name())) return;

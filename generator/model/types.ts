@@ -18,7 +18,12 @@ export type FieldType = "string" | "integer" | "number" | "boolean" | "uuid" | "
 
 export type Locator = (...path: PropertyKey[]) => SourceLocation;
 
-export interface FieldDef {
+/**
+ * What a field is, as the definitions write it (`FieldDef`) and as each version shows it
+ * (`VersionField`): its type, constraints and flags. `Nested` is the kind of its items and
+ * sub-fields.
+ */
+interface FieldShape<Nested> {
   name: string;
   type: FieldType;
   description?: string;
@@ -26,17 +31,15 @@ export interface FieldDef {
   maxLength?: number;
   pattern?: string;
   format?: "email" | "uri";
-  /** With format uri: the URL schemes accepted, as the definition gives them. */
+  /** With format uri: the URL schemes accepted. */
   schemes?: string[];
   minimum?: number;
   maximum?: number;
   references?: string;
-  /** With `references`: what deleting the referenced record does; undefined: the default (cascade for a parent field, else restrict). */
-  onDelete?: OnDelete;
   values?: string[];
-  items?: FieldDef;
+  items?: Nested;
   maxItems?: number;
-  fields?: FieldDef[];
+  fields?: Nested[];
   optional: boolean;
   nullable: boolean;
   hasDefault: boolean;
@@ -44,6 +47,13 @@ export interface FieldDef {
   readOnly: boolean;
   writeOnly: boolean;
   unique: boolean;
+}
+
+export interface FieldDef extends FieldShape<FieldDef> {
+  /** With format uri: the URL schemes accepted, as the definition gives them. */
+  schemes?: string[];
+  /** With `references`: what deleting the referenced record does; undefined: the default (cascade for a parent field, else restrict). */
+  onDelete?: OnDelete;
   added?: string;
   removed?: string;
   renamed?: { in: string; from: string };
@@ -123,31 +133,10 @@ export interface Names {
 }
 
 /** A field as one version shows it. `name` is this version's name; `storageName` the store's. */
-export interface VersionField {
-  name: string;
+export interface VersionField extends FieldShape<VersionField> {
   storageName: string;
-  type: FieldType;
-  description?: string;
-  minLength?: number;
-  maxLength?: number;
-  pattern?: string;
-  format?: "email" | "uri";
   /** With format uri: the URL schemes accepted (http and https unless the definition says otherwise). */
   schemes?: string[];
-  minimum?: number;
-  maximum?: number;
-  references?: string;
-  values?: string[];
-  items?: VersionField;
-  maxItems?: number;
-  fields?: VersionField[];
-  optional: boolean;
-  nullable: boolean;
-  hasDefault: boolean;
-  default?: unknown;
-  readOnly: boolean;
-  writeOnly: boolean;
-  unique: boolean;
   /*
    * `optional` (above) on a resource's top-level field means "a record may lack it": declared
    * optional, read-only without a default, or missing from some version. Inputs use `requiredInput`.

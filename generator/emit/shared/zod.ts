@@ -39,12 +39,17 @@ function zodBase(field: VersionField): string {
     case "datetime":
       return "z.iso.datetime({ offset: true })";
     case "enum":
-      return `z.enum([${(field.values ?? []).map((v) => JSON.stringify(v)).join(", ")}])`;
+      return zodEnum(field.values ?? []);
     case "array":
       return `z.array(${field.items ? zodField(field.items, "nested") : "z.unknown()"}).max(${field.maxItems ?? 100})`;
     case "object":
       return `z.strictObject({ ${(field.fields ?? []).map((f) => `${propertyKey(f.name)}: ${zodField(f, "nested")}`).join(", ")} })`;
   }
+}
+
+/** One of `values`. */
+function zodEnum(values: string[]): string {
+  return `z.enum([${values.map((v) => JSON.stringify(v)).join(", ")}])`;
 }
 
 /** A URL whose scheme is one of `schemes` (`protocol` is matched against the scheme, lowercase). */
@@ -63,7 +68,7 @@ export function zodQuery(field: VersionField): string {
     case "boolean":
       return "queryBoolean";
     case "enum":
-      return `z.enum([${(field.values ?? []).map((v) => JSON.stringify(v)).join(", ")}])`;
+      return zodEnum(field.values ?? []);
     case "date":
       return "dateSchema";
     default:

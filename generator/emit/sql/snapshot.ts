@@ -11,7 +11,7 @@ import { cursorKeyTable, eventTable, type SystemColumn, type SystemTable } from 
 import { uniqueKeySql } from "../../../runtime/unique.ts";
 import { uniqueKindOf } from "../../model/unique.ts";
 import { serverField } from "../../model/snapshot.ts";
-import { COLUMN_SQL_TYPES, isJsonKind, type ColumnKind, type SqlColumn } from "../../../runtime/sql-schema.ts";
+import { COLUMN_SQL_TYPES, isJsonKind, ROW_ID_COLUMN, uniqueConstraintName, type ColumnKind, type SqlColumn } from "../../../runtime/sql-schema.ts";
 import type { ApiModel, StorageResource, VersionField } from "../../model/types.ts";
 
 export const SNAPSHOT_FORMAT = 1;
@@ -90,8 +90,8 @@ export const REVISION_COLUMN = "_revision";
 
 function systemColumns(table: string): SnapshotColumn[] {
   return [
-    { name: "row_id", type: "bigint", identity: true, notNull: true },
-    { name: "id", type: "uuid", notNull: true, unique: identifier(`${table}_id_key`) },
+    { ...ROW_ID_COLUMN },
+    { name: "id", type: "uuid", notNull: true, unique: identifier(uniqueConstraintName(table, "id")) },
     { name: "created_at", type: "timestamptz", notNull: true },
     { name: "updated_at", type: "timestamptz", notNull: true },
     { name: REVISION_COLUMN, type: "integer", notNull: true, default: "1" },
@@ -202,12 +202,12 @@ function fieldColumn(table: string, source: ColumnSource): { column: SnapshotCol
   const uniqueKind = uniqueKindOf(field);
   const index: SnapshotIndex | undefined = uniqueKind
     ? {
-        name: identifier(`${table}_${name}_key`),
+        name: identifier(uniqueConstraintName(table, name)),
         unique: name,
         definition: `using btree ((${uniqueKeySql(kind === "wrapped" ? `(${quote(name)} #>> '{}')` : quote(name), uniqueKind)}))`,
       }
     : undefined;
-  if (field.unique && !uniqueKind) column.unique = identifier(`${table}_${name}_key`);
+  if (field.unique && !uniqueKind) column.unique = identifier(uniqueConstraintName(table, name));
   const check = checkExpression(field, name, kind);
   if (check) column.check = { name: identifier(`${table}_${name}_check`), expression: check };
   if (source.references && kind === "uuid") {
