@@ -23,6 +23,8 @@ interface HookState {
   out: string;
   /** Version of each generated module, by file URL without query; empty for `serve`. */
   versions: Map<string, string>;
+  /** Each generated file's content as last versioned, its hash and its relative imports, by path. */
+  read: Map<string, { content: string; hash: string; imports: string[] }>;
 }
 
 let state: HookState | null = null;
@@ -34,7 +36,7 @@ export function loadGeneratedFrom(out: string): void {
     state.out = url;
     return;
   }
-  state = { out: url, versions: new Map() };
+  state = { out: url, versions: new Map(), read: new Map() };
   const canon = new URL("package.json", packageRoot()).href;
   const current = state;
   module.registerHooks({
@@ -66,14 +68,22 @@ export function setModuleVersions(out: string, files: ReadonlyArray<{ path: stri
   const byPath = new Map(files.filter((f) => f.path.endsWith(".ts")).map((f) => [f.path, f.content]));
   const versions = new Map<string, string>();
   const visiting = new Set<string>();
+  const read = state.read;
+  // Each file's own hash and imports, read again only when its content changed.
+  const own = (file: string) => {
+    const content = byPath.get(file) ?? "";
+    let known = read.get(file);
+    if (known?.content !== content) read.set(file, (known = { content, hash: hash(content), imports: relativeImports(file, content) }));
+    return known;
+  };
   const versionOf = (file: string): string => {
     const known = versions.get(file);
     if (known) return known;
-    const content = byPath.get(file) ?? "";
-    if (visiting.has(file)) return hash(content);
+    const { hash: contentHash, imports } = own(file);
+    if (visiting.has(file)) return contentHash;
     visiting.add(file);
-    const hasher = createHash("sha256").update(content);
-    for (const dependency of relativeImports(file, content)) {
+    const hasher = createHash("sha256").update(contentHash);
+    for (const dependency of imports) {
       if (byPath.has(dependency)) hasher.update(versionOf(dependency));
     }
     visiting.delete(file);

@@ -49,12 +49,15 @@ export function withImports(rendered: string, sources: ImportSource[]): string {
   const used = usedIdentifiers(code);
   const lines: string[] = [];
   // A name the file declares itself is never imported (the entry's own `AppOptions`).
-  const taken = new Set([...code.matchAll(LOCAL_DECLARATION)].map((m) => m[1]!));
+  const taken = new Set(localDeclarations(code));
   for (const { from, names } of sources) {
     const values: string[] = [];
     const types: string[] = [];
-    for (const [name, kind] of names) {
-      if (!used.has(name) || taken.has(name)) continue;
+    // Whichever of the two is smaller is walked: the order is settled by the sorting below.
+    const offered: Iterable<string> = used.size < names.size ? used : names.keys();
+    for (const name of offered) {
+      const kind = names.get(name);
+      if (kind === undefined || !used.has(name) || taken.has(name)) continue;
       taken.add(name);
       (kind === "value" ? values : types).push(name);
     }
@@ -78,6 +81,9 @@ function byCodeUnit(a: string, b: string): number {
 }
 
 const LOCAL_DECLARATION = /^(?:export\s+)?(?:async\s+)?(?:function\*?|class|const|let|var|enum|interface|type)\s+([A-Za-z_$][\w$]*)/gm;
+
+/** The names a code text declares at the start of a line, remembered by the text. */
+const localDeclarations = memoByText((code): readonly string[] => [...code.matchAll(LOCAL_DECLARATION)].map((m) => m[1]!));
 const REEXPORT = /^\s+(?:type\s+)?(?:\{[^}]*\}|\*(?:\s+as\s+[\w$]+)?)\s+from\s+"[^"]*";?/;
 const IDENTIFIER_START = /[A-Za-z_$]/;
 const IDENTIFIER_PART = /[A-Za-z0-9_$]/;
