@@ -8,9 +8,28 @@ import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 
-/** Reads a version's committed OpenAPI document. */
+/**
+ * A version's committed OpenAPI document, read when it is first used (its first request), not
+ * when the app is built: the documents are large (megabytes for a hundred resources), and
+ * `canon dev` builds an app on every save. Swagger wants the object at registration, so this
+ * is an object that reads the file on its first inspection and from then on is that document.
+ */
 export function readDocument(url: URL): Record<string, unknown> {
-  return JSON.parse(readFileSync(url, "utf8")) as Record<string, unknown>;
+  const document: Record<string, unknown> = {};
+  let read = false;
+  const loaded = () => {
+    if (!read) {
+      read = true;
+      Object.assign(document, JSON.parse(readFileSync(url, "utf8")) as Record<string, unknown>);
+    }
+    return document;
+  };
+  return new Proxy(document, {
+    get: (_target, key) => Reflect.get(loaded(), key),
+    has: (_target, key) => Reflect.has(loaded(), key),
+    ownKeys: () => Reflect.ownKeys(loaded()),
+    getOwnPropertyDescriptor: (_target, key) => Reflect.getOwnPropertyDescriptor(loaded(), key),
+  });
 }
 
 export async function registerDocs(
@@ -18,9 +37,10 @@ export async function registerDocs(
   version: string,
   document: Record<string, unknown>,
 ): Promise<void> {
-  const text = JSON.stringify(document);
+  // Serialised on the first request, as the document is read (readDocument).
+  let text: string | undefined;
   app.get(`/${version}/openapi.json`, { schema: { hide: true } }, async (_request, reply) =>
-    reply.type("application/json; charset=utf-8").send(text),
+    reply.type("application/json; charset=utf-8").send((text ??= JSON.stringify(document))),
   );
   await app.register(swagger, { mode: "static", specification: { document: document as never } });
   await app.register(swaggerUi, {
