@@ -2,6 +2,7 @@ import path from "node:path";
 import { todayOf, withSunsetPolicy } from "./diagnostics/sunset.ts";
 import type { ApiModel } from "./model/types.ts";
 import { compatibilityGate, type GateResult } from "./compat/gate.ts";
+import type { Json } from "./compat/types.ts";
 import type { Diagnostic } from "./diagnostics/diagnostic.ts";
 import { hasErrors, sortDiagnostics } from "./diagnostics/diagnostic.ts";
 import { createEmitContext, emitAll, readOutputFolder } from "./emit/index.ts";
@@ -68,7 +69,10 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
     return { diagnostics, diff: null, files: [], format: empty, gate: null, model: null, ms: performance.now() - started };
   }
   const cacheFile = options.cacheFile === undefined ? defaultCacheFile() : options.cacheFile;
-  const emitted = emitAll(front.model, createEmitContext(undefined, readOutputFolder(options.out, session?.output), cacheFile ? path.dirname(cacheFile) : undefined));
+  const context = createEmitContext(undefined, readOutputFolder(options.out, session?.output), cacheFile ? path.dirname(cacheFile) : undefined);
+  const emitted = emitAll(front.model, context);
+  // The documents the OpenAPI texts were written from, for the gate (it need not parse them).
+  const documents = new Map(front.model.versions.map((v) => [context.openapiText(front.model!, v), context.openapiDocument(front.model!, v) as Json]));
   phase("emit");
   const { files, stats } = await formatFiles(emitted, cacheFile, session?.formatted);
   phase(`format (${stats.laidOut} laid out by canon, ${stats.prettier} through prettier: ${stats.formatted} formatted, ${stats.cached} cached)`);
@@ -86,6 +90,7 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
     today,
     allowBreaking: options.allowBreaking ?? false,
     known,
+    documents,
   });
   phase("compatibility gate");
   // A file canon did not write is never overwritten or removed: nothing is written while one is there.

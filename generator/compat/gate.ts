@@ -8,7 +8,7 @@ import { compareDocuments } from "./compare.ts";
 import { locateChange } from "./locate.ts";
 import { breakFix, breakMessage, representative, versionList, type VersionedChange } from "./messages.ts";
 import { pathKey } from "./operations.ts";
-import { memoByText } from "../util/memo.ts";
+import { TextMemo } from "../util/memo.ts";
 import { obj } from "./resolve.ts";
 import { sunsetOf } from "./sunset.ts";
 import { withoutUnchangedPaths } from "./unchanged.ts";
@@ -27,6 +27,11 @@ export interface GateInput {
   allowBreaking: boolean;
   /** The output folder's files as a `dev` session last left them: read from here, not from disk. */
   known?: ReadonlyMap<string, string> | null;
+  /**
+   * The documents of this run's `vN/openapi.json` texts as the emitter built them, by text:
+   * taken instead of parsing the text again (they are what `JSON.parse` gives for it).
+   */
+  documents?: ReadonlyMap<string, Json>;
 }
 
 export interface GateResult {
@@ -83,7 +88,7 @@ export async function compatibilityGate(input: GateInput): Promise<GateResult> {
     const text = published.get(version)!;
     const content = fresh.get(version);
     if (content === text) continue;
-    const old = parse(text);
+    const old = parsed.get(text, () => parseJson(text));
     // A document canon cannot read is no contract to hold to; `check` lists it as differing.
     if (old === undefined) continue;
     if (content === undefined) {
@@ -96,7 +101,7 @@ export async function compatibilityGate(input: GateInput): Promise<GateResult> {
       push(diagnostic("version-removed-early", input.definitions.at("versions"), problem.message, problem.fix));
       continue;
     }
-    const now = parse(content);
+    const now = parsed.get(content, () => input.documents?.get(content) ?? parseJson(content));
     if (now === undefined) throw new Error(`canon wrote a ${version}/openapi.json that is not JSON`);
     const breaks = compareDocuments(...withoutUnchangedPaths(text, content, obj(old), obj(now))).filter((c) => c.breaking);
     if (breaks.length === 0) continue;
@@ -112,16 +117,19 @@ export async function compatibilityGate(input: GateInput): Promise<GateResult> {
 }
 
 /**
- * A document's JSON, or undefined when it is not JSON. Remembered by its text: in `canon dev`
- * the document one save writes is the published one the next save is compared with.
+ * Documents by their text: in `canon dev` the document one save writes is the published one
+ * the next save is compared with, so it is neither parsed then nor now.
  */
-const parse = memoByText((text: string): Json | undefined => {
+const parsed = new TextMemo<Json | undefined>(2);
+
+/** A document's JSON, or undefined when it is not JSON. */
+function parseJson(text: string): Json | undefined {
   try {
     return JSON.parse(text) as Json;
   } catch {
     return undefined;
   }
-}, 2);
+}
 
 function removedVersion(version: string, old: Json, today: string): { message: string; fix: string } | null {
   const sunset = sunsetOf(old);
