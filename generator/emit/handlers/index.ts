@@ -118,28 +118,29 @@ function routesView(model: ApiModel, version: VersionModel, r: VersionResource) 
  * that has it when this one does not: see `viewVersions`).
  */
 function deleteEvent(model: ApiModel, version: VersionModel, r: VersionResource): string {
-  const own = `eventOf("${r.names.singular}.deleted", "${r.collection}", ${r.symbols.view})`;
-  const shown = new Map<string, string>();
-  for (const v of viewVersions(model, version)) {
-    for (const resource of v.resources) {
-      if (!shown.has(resource.collection))
-        shown.set(resource.collection, `eventOf("${resource.names.singular}.deleted", "${resource.collection}", ${resource.symbols.view})`);
-      for (const a of resource.actions) {
-        const collection = `${resource.collection}/${a.name}`;
-        if (!shown.has(collection))
-          shown.set(collection, `eventOf("${resource.names.singular}.${a.singular}.deleted", "${collection}", ${a.symbols.view})`);
-      }
-    }
-  }
   const reached = [r.collection];
   for (let i = 0; i < reached.length; i++) {
     for (const ref of model.references) {
       if (ref.references === reached[i] && ref.onDelete === "cascade" && !reached.includes(ref.collection)) reached.push(ref.collection);
     }
   }
-  if (reached.length === 1) return own;
-  const entries = reached.map((c) => `${propertyKey(c)}: ${shown.get(c)}`);
+  if (reached.length === 1) return `eventOf("${r.names.singular}.deleted", "${r.collection}", ${r.symbols.view})`;
+  const entries = reached.map((c) => `${propertyKey(c)}: ${shownEvent(model, version, c)}`);
   return `eventsOf({ ${entries.join(", ")} })`;
+}
+
+/** The event of a delete in `collection` (a collection, or `<collection>/<action>`), shown by the first of `viewVersions` that has it. */
+function shownEvent(model: ApiModel, version: VersionModel, collection: string): string | undefined {
+  for (const v of viewVersions(model, version)) {
+    for (const resource of v.resources) {
+      if (resource.collection === collection) return `eventOf("${resource.names.singular}.deleted", "${resource.collection}", ${resource.symbols.view})`;
+      for (const a of resource.actions) {
+        if (`${resource.collection}/${a.name}` === collection)
+          return `eventOf("${resource.names.singular}.${a.singular}.deleted", "${collection}", ${a.symbols.view})`;
+      }
+    }
+  }
+  return undefined;
 }
 
 /** Where a version's handlers find a collection's view: the version itself, then the others, newest first. */
