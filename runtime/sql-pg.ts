@@ -3,7 +3,13 @@
  * `{ name, text, values }`: `pg` prepares it on a connection the first time that connection
  * runs it, and from then on only binds and executes it, in the same single round trip.
  */
-import type { Row, SqlDriver, SqlQueryable, Statement } from "./sql-driver.ts";
+import {
+  SESSION_SETTINGS,
+  type Row,
+  type SqlDriver,
+  type SqlQueryable,
+  type Statement,
+} from "./sql-driver.ts";
 
 interface PgResult {
   rows: Row[];
@@ -50,7 +56,10 @@ export async function openPostgres(connectionString: string, options: PostgresOp
   const pgModule: string = "pg";
   const pg = (await import(pgModule)) as { default: { Pool: PgPoolConstructor } };
   // Settings travel in the startup message: no statement of their own on any request.
-  const settings = [`-c statement_timeout=${options.statementTimeoutMs}`];
+  const settings = [
+    `-c statement_timeout=${options.statementTimeoutMs}`,
+    ...Object.entries(SESSION_SETTINGS).map(([name, value]) => `-c ${name}=${value}`),
+  ];
   if (options.schema) settings.push(`-c search_path=${options.schema},public`);
   const pool = new pg.default.Pool({ connectionString, max: options.max, options: settings.join(" ") });
   // A connection that breaks while idle is dropped by the pool; the next query opens another.
