@@ -12,10 +12,10 @@ import {
   type Statement,
 } from "./sql-driver.ts";
 
+type PgQuery = string | { name: string; text: string; values: unknown[] };
 interface PgResult {
   rows: Row[];
 }
-type PgQuery = string | { name: string; text: string; values: unknown[] };
 interface PgClient {
   query(query: PgQuery, params?: unknown[]): Promise<PgResult>;
   release(error?: Error | boolean): void;
@@ -34,18 +34,18 @@ export interface PostgresOptions {
   statementTimeoutMs: number;
 }
 
-function request(statement: string | Statement, params: readonly unknown[]): PgQuery {
-  return typeof statement === "string"
-    ? statement
-    : { name: statement.name, text: statement.text, values: [...params] };
-}
+const rowsOf = (result: PgResult): Row[] => result.rows;
 
 function queryable(target: PgClient | PgPool): SqlQueryable {
   return {
-    async query(statement, params = []) {
-      return typeof statement === "string"
-        ? (await target.query(statement, [...params])).rows
-        : (await target.query(request(statement, params))).rows;
+    // `pg` reads the parameters without changing them: they go as they are, not copied.
+    query(statement, params = []) {
+      const values = params as unknown[];
+      return (
+        typeof statement === "string"
+          ? target.query(statement, values)
+          : target.query({ name: statement.name, text: statement.text, values })
+      ).then(rowsOf);
     },
     async exec(text) {
       await target.query(text);
