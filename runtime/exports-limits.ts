@@ -5,6 +5,7 @@
 import { ApiError } from "./errors.ts";
 import { EXPORT_JOBS, type ExportJob } from "./exports-job.ts";
 import type { Store } from "./store.ts";
+import { firstIdAt } from "./uuid.ts";
 
 /** What a principal at its limit of running jobs is told to wait before trying again. */
 export const EXPORT_RETRY_AFTER_SECONDS = 10;
@@ -50,7 +51,7 @@ export async function deleteFinishedJobs(store: Store, now: number, retentionMs:
   const before = new Date(now - retentionMs).toISOString();
   // A job finishes after it is created, so only jobs created before the cutoff can be due: ids
   // are UUID v7, in creation order, so each walk stops at the first later one.
-  const cutoff = idAt(now - retentionMs);
+  const cutoff = firstIdAt(now - retentionMs);
   for (const status of ["succeeded", "failed"] as const) {
     let after: string | undefined;
     for (;;) {
@@ -66,10 +67,4 @@ export async function deleteFinishedJobs(store: Store, now: number, retentionMs:
       after = page.records[page.records.length - 1]!.id;
     }
   }
-}
-
-/** The smallest UUID v7 of a millisecond: every id made later sorts after it. */
-function idAt(ms: number): string {
-  const hex = Math.max(0, Math.floor(ms)).toString(16).padStart(12, "0");
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-7000-8000-000000000000`;
 }

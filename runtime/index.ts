@@ -1,22 +1,24 @@
 /** The runtime of a generated service: everything that is the same for every API. */
+// Whole modules first, then the option types of modules that are otherwise internal.
 export * from "./app.ts";
 export * from "./auth.ts";
-export type { ConnectionOptions } from "./connections.ts";
-export type { CorsOptions } from "./cors.ts";
 export * from "./crud-service.ts";
 export * from "./cursor-keys.ts";
 export * from "./cursor.ts";
-export type { Deprecation } from "./deprecation.ts";
 export * from "./docs.ts";
 export * from "./errors.ts";
 export * from "./events.ts";
 export * from "./http.ts";
 export * from "./lists.ts";
-export type { LogLevel } from "./logging.ts";
 export * from "./memory-store.ts";
 export * from "./pagination.ts";
 export * from "./references.ts";
-export type { RateLimitOptions } from "./rate-limit.ts";
 export * from "./storable.ts";
 export * from "./store.ts";
 export * from "./uuid.ts";
+
+export type { ConnectionOptions } from "./connections.ts";
+export type { CorsOptions } from "./cors.ts";
+export type { Deprecation } from "./deprecation.ts";
+export type { LogLevel } from "./logging.ts";
+export type { RateLimitOptions } from "./rate-limit.ts";

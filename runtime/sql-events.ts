@@ -10,7 +10,7 @@
 import type { CursorKey } from "./cursor-keys.ts";
 import { newCursorSecret } from "./cursor-keys.ts";
 import type { ApiEvent, EventScope, StoredEvent } from "./events.ts";
-import type { SqlQueryable } from "./sql-driver.ts";
+import type { Row, SqlQueryable } from "./sql-driver.ts";
 import { ROW_ID_COLUMN, uniqueConstraintName } from "./sql-schema.ts";
 import { namedStatement } from "./sql-statements.ts";
 
@@ -78,41 +78,112 @@ const SELECT_EVENT = `select "id", "type", to_char("occurred_at" at time zone 'U
  */
 const VISIBLE = `$1::jsonb ? "collection" and ("owner" is null or "owner" = $2)`;
 const EVENT_COLUMNS = `"id", "type", "collection", "owner", "occurred_at", "data"`;
+
+/**
+ * An event's id and time are the database's, taken when the row is inserted (`clock_timestamp()`,
+ * inside the transaction that keeps it): a UUID v7 of that millisecond whose 12 bits after the
+ * version hold the microsecond within it, the variant nibble fixed at 8, 16 bits counting the
+ * events of one statement (`seq`, from 0), then 44 random bits. Ids therefore sort in the order
+ * events are kept, to the microsecond, which `FEED_HORIZON` turns into the order in which they
+ * can be seen.
+ */
+function eventId(at: string, seq: string): string {
+  const hex = (value: string, digits: number) => `lpad(to_hex(${value}), ${digits}, '0')`;
+  const us = `floor(extract(epoch from ${at}) * 1000000)::bigint`;
+  return (
+    `(${hex(`${us} / 1000`, 12)} || '7' || ${hex(`(${us} % 1000)::int`, 3)} || '8' || ${hex(seq, 4)} || ` +
+    `substr(replace(gen_random_uuid()::text, '-', ''), 1, 11))::uuid`
+  );
+}
+
+/** The smallest event id of a microsecond (as `eventId` makes them): ids kept earlier sort before it. */
+function firstEventIdAt(us: number): string {
+  const ms = Math.floor(us / 1000)
+    .toString(16)
+    .padStart(12, "0");
+  const within = (us % 1000).toString(16).padStart(3, "0");
+  return `${ms.slice(0, 8)}-${ms.slice(8, 12)}-7${within}-8000-000000000000`;
+}
+
+/** What an insert of events returns: the id and time each event was kept with. */
+const KEPT = `returning "id", to_char("occurred_at" at time zone 'UTC', ${TIMESTAMP}) as "occurred_at"`;
+/** The clock of one statement's events. */
+const CLOCK = `(select clock_timestamp() as "at") as "clock"`;
+/** The most events one insert statement holds (4 parameters each, far below PostgreSQL's 65,535). */
+const EVENTS_PER_STATEMENT = 1000;
+
+/**
+ * Where the feed of a PostgreSQL server stops: the start of the oldest transaction that has the
+ * event table open for writing (it may still keep an event with an id from then on), or now. Every
+ * event with an id before that microsecond is committed or never will be: a page never shows an
+ * event after one that is yet to appear. Read in a statement of its own, before the page's, so
+ * that an event committed in between is in the page's snapshot. (Transactions of other roles
+ * show no start without `pg_read_all_stats`; run every instance as one role.)
+ */
+const FEED_HORIZON = namedStatement(
+  `select floor(extract(epoch from least(min(a."xact_start"), clock_timestamp())) * 1000000)::bigint as "us" ` +
+    `from pg_locks l join pg_stat_activity a on a."pid" = l."pid" where l."locktype" = 'relation' ` +
+    `and l."relation" = to_regclass('"${EVENT_TABLE}"') and l."mode" = 'RowExclusiveLock' and l."pid" <> pg_backend_pid()`,
+);
+
 // The statements of the feed, prepared once per connection like the store's own.
 const INSERT_ONE = namedStatement(
-  `insert into "${EVENT_TABLE}" (${EVENT_COLUMNS}) values ($1, $2, $3, $4, $5::timestamptz, $6::json)`,
+  `insert into "${EVENT_TABLE}" (${EVENT_COLUMNS}) select ${eventId(`"clock"."at"`, "0")}, $1::text, $2::text, $3::text, "clock"."at", $4::json from ${CLOCK} ${KEPT}`,
 );
 const SET_DATA = namedStatement(`update "${EVENT_TABLE}" set "data" = $2::json where "id" = $1`);
 const LIST_FIRST = namedStatement(`${SELECT_EVENT} where ${VISIBLE} order by "id" limit $3`);
 const LIST_AFTER = namedStatement(`${SELECT_EVENT} where ${VISIBLE} and "id" > $3 order by "id" limit $4`);
+const LIST_FIRST_BEFORE = namedStatement(
+  `${SELECT_EVENT} where ${VISIBLE} and "id" < $3 order by "id" limit $4`,
+);
+const LIST_AFTER_BEFORE = namedStatement(
+  `${SELECT_EVENT} where ${VISIBLE} and "id" > $3 and "id" < $4 order by "id" limit $5`,
+);
 const GET = namedStatement(`${SELECT_EVENT} where ${VISIBLE} and "id" = $3`);
 
-/** The parameters of one event row, in the order of `EVENT_COLUMNS`. */
+/** The parameters of one event row but its id and time: type, collection, owner, data. */
 function eventRow({ event, collection, owner }: StoredEvent): unknown[] {
-  return [event.id, event.type, collection, owner, event.occurred_at, JSON.stringify(event.data)];
+  return [event.type, collection, owner, JSON.stringify(event.data)];
 }
 
-/** Keeps events; call it with the transaction of their write. */
-export async function insertEvents(db: SqlQueryable, events: readonly StoredEvent[]): Promise<void> {
-  if (!events.length) return;
-  if (events.length === 1) {
-    await db.query(INSERT_ONE, eventRow(events[0]!));
-    return;
+/** The event as kept: its id and time are the row's. */
+function kept(stored: StoredEvent, row: Row): StoredEvent {
+  return { ...stored, event: { ...stored.event, id: String(row.id), occurred_at: String(row.occurred_at) } };
+}
+
+/**
+ * Keeps events, in their order; call it with the transaction of their write. Returns them as
+ * kept: with the id and time the database gave them (hand these to the sinks).
+ */
+export async function insertEvents(db: SqlQueryable, events: readonly StoredEvent[]): Promise<StoredEvent[]> {
+  if (events.length === 1) return [kept(events[0]!, (await db.query(INSERT_ONE, eventRow(events[0]!)))[0]!)];
+  const out: StoredEvent[] = [];
+  for (let start = 0; start < events.length; start += EVENTS_PER_STATEMENT) {
+    const chunk = events.slice(start, start + EVENTS_PER_STATEMENT);
+    const params: unknown[] = [];
+    const rows = chunk.map((stored, i) => {
+      params.push(...eventRow(stored));
+      const n = params.length;
+      return `(${i}, $${n - 3}, $${n - 2}, $${n - 1}, $${n}::json)`;
+    });
+    const returned = await db.query(
+      `insert into "${EVENT_TABLE}" (${EVENT_COLUMNS}) select ${eventId(`"clock"."at"`, `"e"."seq"`)}, "e"."type", "e"."collection", "e"."owner", "clock"."at", "e"."data" ` +
+        `from (values ${rows.join(", ")}) as "e" ("seq", "type", "collection", "owner", "data"), ${CLOCK} ${KEPT}`,
+      params,
+    );
+    // Within a statement the ids count up in the events' order: sorted, the rows match them.
+    returned.sort((a, b) => (String(a.id) < String(b.id) ? -1 : 1));
+    chunk.forEach((stored, i) => out.push(kept(stored, returned[i]!)));
   }
-  const params: unknown[] = [];
-  const rows = events.map((stored) => {
-    params.push(...eventRow(stored));
-    const n = params.length;
-    return `($${n - 5}, $${n - 4}, $${n - 3}, $${n - 2}, $${n - 1}::timestamptz, $${n}::json)`;
-  });
-  await db.query(`insert into "${EVENT_TABLE}" (${EVENT_COLUMNS}) values ${rows.join(", ")}`, params);
+  return out;
 }
 
 /**
  * One statement that runs `write` (an insert, update or delete `returning` the record, with
  * `count` parameters) and keeps `event` for each row it returns: the write and its event commit
  * together, or not at all, in one round trip and without a transaction of statements. A write
- * that matches no row keeps no event. The statement returns the rows of `write`.
+ * that matches no row keeps no event. The statement returns the rows of `write`, each with the
+ * kept event's id and time as `canon__event_id` and `canon__event_at` (see `keptEvent`).
  */
 export function writeWithEvent(
   write: string,
@@ -123,10 +194,15 @@ export function writeWithEvent(
   return {
     text:
       `with "written" as (${write}), "event" as (insert into "${EVENT_TABLE}" (${EVENT_COLUMNS}) ` +
-      `select ${n(1)}::uuid, ${n(2)}::text, ${n(3)}::text, ${n(4)}::text, ${n(5)}::timestamptz, ${n(6)}::json from "written") ` +
-      `select * from "written"`,
+      `select ${eventId(`"clock"."at"`, "0")}, ${n(1)}::text, ${n(2)}::text, ${n(3)}::text, "clock"."at", ${n(4)}::json from "written", ${CLOCK} ${KEPT}) ` +
+      `select "written".*, "event"."id" as "canon__event_id", "event"."occurred_at" as "canon__event_at" from "written", "event"`,
     params: eventRow(event),
   };
+}
+
+/** The event as kept by `writeWithEvent`, from the row it returned. */
+export function keptEvent(stored: StoredEvent, row: Row): StoredEvent {
+  return kept(stored, { id: row.canon__event_id, occurred_at: row.canon__event_at });
 }
 
 /** Replaces the data of a kept event (when the record read back differs from the one the event was made from). */
@@ -143,18 +219,33 @@ function toEvent(row: Record<string, unknown>): ApiEvent {
   };
 }
 
+/**
+ * A page of the feed. On a PostgreSQL server (`horizon`), only events before `FEED_HORIZON`: one
+ * more round trip, so that a reader that has seen an event never later finds one before it.
+ * PGlite runs one statement at a time, so its events become visible in id order anyway.
+ */
 export async function listEvents(
   db: SqlQueryable,
   scope: EventScope,
   after: string | undefined,
   limit: number,
+  horizon = false,
 ): Promise<{ events: ApiEvent[]; hasMore: boolean }> {
   if (!scope.collections.length) return { events: [], hasMore: false };
   const visible = [JSON.stringify(scope.collections), scope.principal];
-  const rows =
-    after === undefined
-      ? await db.query(LIST_FIRST, [...visible, limit + 1])
-      : await db.query(LIST_AFTER, [...visible, after, limit + 1]);
+  let rows: Row[];
+  if (horizon) {
+    const before = firstEventIdAt(Number((await db.query(FEED_HORIZON))[0]!.us));
+    rows =
+      after === undefined
+        ? await db.query(LIST_FIRST_BEFORE, [...visible, before, limit + 1])
+        : await db.query(LIST_AFTER_BEFORE, [...visible, after, before, limit + 1]);
+  } else {
+    rows =
+      after === undefined
+        ? await db.query(LIST_FIRST, [...visible, limit + 1])
+        : await db.query(LIST_AFTER, [...visible, after, limit + 1]);
+  }
   return { events: rows.slice(0, limit).map(toEvent), hasMore: rows.length > limit };
 }
 

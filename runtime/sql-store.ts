@@ -11,7 +11,8 @@
  * A write given `publish` runs in one transaction with its event (the `canon__events` table,
  * see sql-events.ts): both commit or neither does. `transaction(fn)` runs more statements in
  * one; a write that changes more records (a cascade) keeps their events with
- * `insertEvents(tx, events)` there, and hands them to `published(events)` after the commit.
+ * `insertEvents(tx, events)` there, and hands the events it returns (with the ids and times the
+ * database gave them) to `published(events)` after the commit.
  */
 import type {
   CursorQuery,
@@ -48,6 +49,7 @@ import {
   cursorKeys,
   getEvent,
   insertEvents,
+  keptEvent,
   listEvents,
   rotateCursorKey,
   setEventData,
@@ -321,7 +323,7 @@ export class SqlStore implements Store {
       return deleted ? true : this.missingOrChanged(p, id, false);
     }
     // A delete that takes records along keeps all their events: one transaction.
-    const events: StoredEvent[] = [];
+    let events: StoredEvent[] = [];
     const deleted = await this.translated(collection, "delete", () =>
       this.db.transaction(async (tx) => {
         // The records the foreign keys delete with it, locked until the commit (so that none is
@@ -329,9 +331,9 @@ export class SqlStore implements Store {
         const cascaded = await this.cascaded(tx, collection, id);
         const rows = await tx.query(p.delete, [id, expectedRevision]);
         if (!rows[0]) return false;
-        events.push(publish(this.toRecord(p, rows[0]), collection));
-        for (const [name, record] of cascaded) events.push(publish(record, name));
-        await insertEvents(tx, events);
+        const made = [publish(this.toRecord(p, rows[0]), collection)];
+        for (const [name, record] of cascaded) made.push(publish(record, name));
+        events = await insertEvents(tx, made);
         return true;
       }),
     );
@@ -391,7 +393,7 @@ export class SqlStore implements Store {
     after: string | undefined,
     limit: number,
   ): Promise<{ events: ApiEvent[]; hasMore: boolean }> {
-    return listEvents(this.db, scope, after, limit);
+    return listEvents(this.db, scope, after, limit, this.db.kind === "postgres");
   }
 
   getEvent(scope: EventScope, id: string): Promise<ApiEvent | null> {
@@ -399,8 +401,7 @@ export class SqlStore implements Store {
   }
 
   async appendEvents(events: StoredEvent[]): Promise<void> {
-    if (this.schema.events) await insertEvents(this.db, events);
-    await this.sinks.publish(events);
+    await this.sinks.publish(this.schema.events ? await insertEvents(this.db, events) : events);
   }
 
   subscribe(sink: EventSink): () => void {
@@ -442,21 +443,21 @@ export class SqlStore implements Store {
           const rows = await tx.query(statement, params);
           if (!rows[0]) return null;
           const record = this.toRecord(p, rows[0]);
-          const event = publish(record, collection);
-          await insertEvents(tx, [event]);
+          const [event] = await insertEvents(tx, [publish(record, collection)]);
           return { record, event };
         });
       }
       const expected = storedImage(p.list, image);
-      let event = publish(expected, collection);
+      const made = publish(expected, collection);
       const combined = writeWithEvent(
         typeof statement === "string" ? statement : statement.text,
         params.length,
-        event,
+        made,
       );
       const rows = await this.db.query(this.statements.get(combined.text), [...params, ...combined.params]);
       if (!rows[0]) return null;
       const record = this.toRecord(p, rows[0]);
+      let event = keptEvent(made, rows[0]);
       if (JSON.stringify(record) !== JSON.stringify(expected)) {
         const remade = publish(record, collection).event;
         event = { ...event, event: { ...event.event, data: remade.data } };

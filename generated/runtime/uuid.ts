@@ -75,6 +75,12 @@ export function newId(): string {
   return text.toString("latin1", 0, 36);
 }
 
+/** The smallest UUID v7 of a millisecond: every id made in it or later sorts after it, every id made before sorts before it. */
+export function firstIdAt(ms: number): string {
+  const hex = Math.max(0, Math.floor(ms)).toString(16).padStart(12, "0");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-7000-8000-000000000000`;
+}
+
 // test(), not exec(): no match array per call. The version digit is checked in the pattern.
 const ACCEPTED = /^[0-9a-f]{8}-[0-9a-f]{4}-[2-9a-f][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
 const V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;

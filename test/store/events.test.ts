@@ -17,6 +17,8 @@ import {
 } from "../../generated/runtime/events.ts";
 import { MemoryStore } from "../../generated/runtime/memory-store.ts";
 import type { Store, StoredRecord, Values } from "../../generated/runtime/store.ts";
+import { insertEvents } from "../../generated/runtime/sql-events.ts";
+import type { SqlStore } from "../../generated/runtime/sql-store.ts";
 import { newId } from "../../generated/runtime/uuid.ts";
 import { openStore } from "../../generated/sql/index.ts";
 import { dropSchemas, freshSchema, makeStores, POSTGRES_URL, preparePostgres } from "./stores.ts";
@@ -181,6 +183,49 @@ describe("the SQL feed is one feed", () => {
       assert.deepEqual(fromA, fromB);
       assert.deepEqual(fromA.map((e) => e.id), fromA.map((e) => e.id).sort());
     } finally {
+      await a.close();
+      await b.close();
+      await dropSchemas([schema]);
+    }
+  });
+
+  test("a page never shows an event before which another, still to commit, may appear (PostgreSQL server)", async () => {
+    // Event ids are the database's, taken when the row is inserted; a page stops at the start of
+    // the oldest transaction that has the event table open for writing. Without that, a reader
+    // that had read the later event would never see the earlier one.
+    await preparePostgres();
+    const schema = freshSchema();
+    const a = (await openStore(POSTGRES_URL, { schema })) as SqlStore;
+    const b = (await openStore(POSTGRES_URL, { schema })) as SqlStore;
+    const settle = () => new Promise((resolve) => setTimeout(resolve, 5));
+    let release = () => {};
+    try {
+      await a.insert("products", record(product()), UNIQUE, publishing("product.created"));
+      await settle();
+      const start = await feed(b, ALL);
+      assert.equal(start.length, 1);
+      const gate = new Promise<void>((resolve) => (release = resolve));
+      let slowEvent: ApiEvent | undefined;
+      const slow = a.transaction(async (tx) => {
+        [{ event: slowEvent }] = await insertEvents(tx, [createEvent("product.slow", "products", { id: "slow" })]);
+        await gate;
+      });
+      while (!slowEvent) await settle();
+      await settle();
+      await b.insert("products", record(product()), UNIQUE, publishing("product.created"));
+      await settle();
+      const during = await feed(b, ALL);
+      assert.deepEqual(during, start, "the later write waits for the open transaction's event");
+      release();
+      await slow;
+      await settle();
+      const all = await feed(b, ALL, 1);
+      assert.deepEqual(all.map((e) => e.type), ["product.created", "product.slow", "product.created"]);
+      assert.equal(all[1]!.id, slowEvent!.id, "the id the insert returned is the kept one");
+      const after = await b.listEvents(ALL, during.at(-1)!.id, 10);
+      assert.deepEqual(after.events, all.slice(1), "a reader going on from its last page misses nothing");
+    } finally {
+      release();
       await a.close();
       await b.close();
       await dropSchemas([schema]);
