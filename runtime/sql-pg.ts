@@ -1,15 +1,9 @@
 /**
- * The `pg` driver: a pool of connections to a PostgreSQL server. A named `Statement` goes as
+ * The `pg` driver: a pool of connections to a PostgreSQL server. A named statement goes as
  * `{ name, text, values }`: `pg` prepares it on a connection the first time that connection
  * runs it, and from then on only binds and executes it, in the same single round trip.
  */
-import {
-  SESSION_SETTINGS,
-  type Row,
-  type SqlDriver,
-  type SqlQueryable,
-  type Statement,
-} from "./sql-driver.ts";
+import { SESSION_SETTINGS, type Row, type SqlDriver, type SqlQueryable } from "./sql-driver.ts";
 
 type PgQuery = string | { name: string; text: string; values: unknown[] };
 interface PgResult {
