@@ -13,6 +13,8 @@ type PgQuery = string | { name: string; text: string; values: unknown[] };
 interface PgClient {
   query(query: PgQuery, params?: unknown[]): Promise<PgResult>;
   release(error?: Error | boolean): void;
+  on(event: "error", listener: (error: Error) => void): void;
+  off(event: "error", listener: (error: Error) => void): void;
 }
 interface PgPool {
   query(query: PgQuery, params?: unknown[]): Promise<PgResult>;
@@ -50,8 +52,14 @@ function queryable(target: PgClient | PgPool): SqlQueryable {
 export async function openPostgres(connectionString: string, options: PostgresOptions): Promise<SqlDriver> {
   const pgModule: string = "pg";
   const pg = (await import(pgModule)) as { default: { Pool: PgPoolConstructor } };
-  // Settings travel in the startup message: no statement of their own on any request.
-  const settings = [`-c statement_timeout=${options.statementTimeoutMs}`];
+  // Settings travel in the startup message: no statement of their own on any request. A
+  // transaction left idle as long as a statement may run is ended: one whose client died (a
+  // machine gone without closing its connection) would otherwise hold its locks, and the events
+  // feed's horizon (sql-events.ts), until TCP notices, hours later.
+  const settings = [
+    `-c statement_timeout=${options.statementTimeoutMs}`,
+    `-c idle_in_transaction_session_timeout=${options.statementTimeoutMs}`,
+  ];
   if (options.schema) settings.push(`-c search_path=${options.schema},public`);
   const pool = new pg.default.Pool({ connectionString, max: options.max, options: settings.join(" ") });
   // A connection that breaks while idle is dropped by the pool; the next query opens another.
@@ -63,6 +71,14 @@ export async function openPostgres(connectionString: string, options: PostgresOp
     ...queryable(pool),
     async transaction(fn) {
       const client = await pool.connect();
+      // The server may end the connection while it is ours (an idle transaction past its
+      // timeout, an administrator, a failover): without a listener that is an uncaught error
+      // that ends the process. The transaction's next statement fails instead, with the server's reason.
+      let lost: Error | undefined;
+      const broken = (error: Error) => {
+        lost = error;
+      };
+      client.on("error", broken);
       try {
         await client.query("begin");
         const result = await fn(queryable(client));
@@ -76,7 +92,9 @@ export async function openPostgres(connectionString: string, options: PostgresOp
         } catch {
           client.release(true);
         }
-        throw error;
+        throw lost ?? error;
+      } finally {
+        client.off("error", broken);
       }
     },
     close: () => pool.end(),
