@@ -147,7 +147,7 @@ export function devChecks(r: DevResult): Check[] {
   return [
     {
       name: `canon dev: save to new route, N=${r.n} (median)`,
-      value: fmtMs(r.median),
+      value: `${fmtMs(r.median)} (CPU ${fmtMs(r.cpuMedian)})`,
       target: "< 300 ms",
       met: r.median < 300,
       withinMargin: r.median < 600,

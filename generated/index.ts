@@ -17,6 +17,7 @@ import {
   type LogLevel,
   type RateLimitOptions,
   type Store,
+  type TrustProxy,
 } from "./runtime/index.ts";
 import { ExportService, type ExportOptions } from "./runtime/exports.ts";
 import { defaultServices, storeReferences, type RouteContext, type Services } from "./services.ts";
@@ -50,6 +51,8 @@ export interface AppOptions {
   requestLogLevel?: LogLevel;
   /** Browser pages of these origins may call the service: `{ origins: ["https://app.example.com"] }` (CORS; docs/client.md). Default: none. */
   cors?: CorsOptions;
+  /** Peers whose `X-Forwarded-For` gives the client's address (behind a load balancer): addresses, ranges, `loopback`, `linklocal`, `uniquelocal`, or false for none. Default: `TRUSTED_PROXIES` (loopback and private networks). */
+  trustProxy?: TrustProxy;
 }
 
 /** Builds the app; call `listen` on it, or `inject` in tests. */
@@ -77,6 +80,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     logger: options.logger ?? false,
     requestLogLevel: options.requestLogLevel ?? "info",
     cors: options.cors,
+    trustProxy: options.trustProxy,
     versions: [v1(context), v2(context)],
   });
   const unsubscribe = options.events

@@ -7,6 +7,7 @@ import { hasErrors, sortDiagnostics } from "./diagnostics/diagnostic.ts";
 import { createEmitContext, emitAll, readOutputFolder } from "./emit/index.ts";
 import { formatFiles, type FormatStats, type FormattedFile } from "./format/format.ts";
 import { runFrontEnd } from "./pipeline.ts";
+import type { GenerateSession } from "./session.ts";
 import { phaseTimer } from "./util/timings.ts";
 import { foreignFileDiagnostics } from "./write/foreign.ts";
 import { applyDiff, diffOutput, type OutputDiff } from "./write/write.ts";
@@ -26,6 +27,8 @@ export interface GenerateOptions {
   failOnSunset?: boolean;
   /** The folder diagnostics name files relative to (default: the working directory). */
   cwd?: string;
+  /** What a `dev` session keeps between its runs (session.ts); the output is the same without it. */
+  session?: GenerateSession;
 }
 
 export interface GenerateResult {
@@ -56,7 +59,8 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
   const started = performance.now();
   const phase = phaseTimer();
   const today = todayOf(options.today);
-  const front = await runFrontEnd(options.definitions, { today, cwd: options.cwd });
+  const session = options.session;
+  const front = await runFrontEnd(options.definitions, { today, cwd: options.cwd, session });
   phase("load, validate, model, lint");
   const diagnostics = withSunsetPolicy(front.diagnostics, options.failOnSunset);
   const empty = { formatted: 0, cached: 0, laidOut: 0, prettier: 0 };
@@ -64,11 +68,15 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
     return { diagnostics, diff: null, files: [], format: empty, gate: null, model: null, ms: performance.now() - started };
   }
   const cacheFile = options.cacheFile === undefined ? defaultCacheFile() : options.cacheFile;
-  const emitted = emitAll(front.model, createEmitContext(undefined, readOutputFolder(options.out), cacheFile ? path.dirname(cacheFile) : undefined));
+  const emitted = emitAll(front.model, createEmitContext(undefined, readOutputFolder(options.out, session?.output), cacheFile ? path.dirname(cacheFile) : undefined));
   phase("emit");
-  const { files, stats } = await formatFiles(emitted, cacheFile);
+  const { files, stats } = await formatFiles(emitted, cacheFile, session?.formatted);
   phase(`format (${stats.laidOut} laid out by canon, ${stats.prettier} through prettier: ${stats.formatted} formatted, ${stats.cached} cached)`);
-  const diff = await diffOutput(options.out, files);
+  // What the session's last run left in the output folder: not read again (null: read it all).
+  const known = session?.output ?? null;
+  const diff = await diffOutput(options.out, files, known);
+  // Until this run has written, the session cannot say what the output folder holds.
+  if (session) session.output = null;
   phase("compare");
   const gate = await compatibilityGate({
     out: options.out,
@@ -77,6 +85,7 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
     model: front.model,
     today,
     allowBreaking: options.allowBreaking ?? false,
+    known,
   });
   phase("compatibility gate");
   // A file canon did not write is never overwritten or removed: nothing is written while one is there.
@@ -86,7 +95,10 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
   if (hasErrors(refused)) {
     return { diagnostics: all, diff: null, files, format: stats, gate, model: front.model, ms: performance.now() - started };
   }
-  if (options.write) await applyDiff(options.out, files, diff);
+  if (options.write) {
+    await applyDiff(options.out, files, diff);
+    if (session) session.output = new Map(files.map((f) => [f.path, f.content]));
+  }
   phase("write");
   return { diagnostics: all, diff, files, format: stats, gate, model: front.model, ms: performance.now() - started };
 }

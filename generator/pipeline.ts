@@ -5,6 +5,7 @@ import { loadDefinitions } from "./load/load.ts";
 import { normalize } from "./model/normalize.ts";
 import { buildModel } from "./model/snapshot.ts";
 import type { ApiModel, Definitions } from "./model/types.ts";
+import type { GenerateSession } from "./session.ts";
 import { validateSources } from "./validate/validate.ts";
 
 export interface FrontEndResult {
@@ -16,6 +17,8 @@ export interface FrontEndResult {
 export interface FrontEndOptions {
   today?: string;
   cwd?: string;
+  /** A `dev` session: definition files it has parsed are not parsed again. */
+  session?: GenerateSession;
 }
 
 /**
@@ -23,7 +26,7 @@ export interface FrontEndOptions {
  * every problem; the model for emitters exists only when no error was found.
  */
 export async function runFrontEnd(dir: string, options: FrontEndOptions = {}): Promise<FrontEndResult> {
-  const loaded = await loadDefinitions(dir, options.cwd);
+  const loaded = await loadDefinitions(dir, options.cwd, options.session?.sources);
   const validated = validateSources(loaded.api, loaded.resources);
   const diagnostics = [...loaded.diagnostics, ...validated.diagnostics];
   if (!validated.api) return { definitions: null, model: null, diagnostics: sortDiagnostics(diagnostics) };

@@ -12,6 +12,8 @@ interface PgResult {
 interface PgClient {
   query(query: PgQuery, params?: unknown[]): Promise<PgResult>;
   release(error?: Error | boolean): void;
+  on(event: "error", listener: (error: Error) => void): void;
+  off(event: "error", listener: (error: Error) => void): void;
 }
 interface PgPool {
   query(query: PgQuery, params?: unknown[]): Promise<PgResult>;
@@ -49,9 +51,13 @@ function queryable(target: PgClient | PgPool): SqlQueryable {
 export async function openPostgres(connectionString: string, options: PostgresOptions): Promise<SqlDriver> {
   const pgModule: string = "pg";
   const pg = (await import(pgModule)) as { default: { Pool: PgPoolConstructor } };
-  // Settings travel in the startup message: no statement of their own on any request.
+  // Settings travel in the startup message: no statement of their own on any request. A
+  // transaction left idle as long as a statement may run is ended: one whose client died (a
+  // machine gone without closing its connection) would otherwise hold its locks, and the events
+  // feed's horizon (sql-events.ts), until TCP notices, hours later.
   const settings = [
     `-c statement_timeout=${options.statementTimeoutMs}`,
+    `-c idle_in_transaction_session_timeout=${options.statementTimeoutMs}`,
     ...Object.entries(SESSION_SETTINGS).map(([name, value]) => `-c ${name}=${value}`),
   ];
   if (options.schema) settings.push(`-c search_path=${options.schema},public`);
@@ -65,6 +71,14 @@ export async function openPostgres(connectionString: string, options: PostgresOp
     ...queryable(pool),
     async transaction(fn) {
       const client = await pool.connect();
+      // The server may end the connection while it is ours (an idle transaction past its
+      // timeout, an administrator, a failover): without a listener that is an uncaught error
+      // that ends the process. The transaction's next statement fails instead, with the server's reason.
+      let lost: Error | undefined;
+      const broken = (error: Error) => {
+        lost = error;
+      };
+      client.on("error", broken);
       try {
         await client.query("begin");
         const result = await fn(queryable(client));
@@ -78,7 +92,9 @@ export async function openPostgres(connectionString: string, options: PostgresOp
         } catch {
           client.release(true);
         }
-        throw error;
+        throw lost ?? error;
+      } finally {
+        client.off("error", broken);
       }
     },
     close: () => pool.end(),

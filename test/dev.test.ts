@@ -82,6 +82,9 @@ test("canon dev serves each saved definition without restarting the store, and k
     // A cursor handed out before the save still works after it.
     const nextPage = await fetch(`${dev.base}/v1/users?limit=1&cursor=${encodeURIComponent(cursor)}`, { headers });
     assert.equal(nextPage.status, 200, await nextPage.clone().text());
+    // What the dev loop wrote (with what it kept from its earlier runs) is what generate writes.
+    const checked = canon(["check"], dir);
+    assert.equal(checked.code, 0, `${checked.stdout}${checked.stderr}`);
 
     // A definition error: printed with its position; the last good service keeps answering.
     writeFileSync(users, `${readFileSync(users, "utf8")}  age: { type: numbr }\n`);

@@ -31,3 +31,30 @@ test("precompiled templates from the cache emit exactly what compiled templates 
   const third = emitAll(front.model, createEmitContext(undefined, none, cacheDir));
   assert.ok(third.some((f) => f.content.startsWith("tampered\n")), "the cached form is what renders");
 });
+
+test("every view a template is rendered with is JSON data, so its JSON text can key the rendered text", async () => {
+  const front = await runFrontEnd(path.join(repoRoot, "definitions"), { today: "2026-11-21" });
+  assert.ok(front.model);
+  const context = createEmitContext(undefined, readOutputFolder(path.join(repoRoot, "test", ".tmp", "no-output")));
+  const problems: string[] = [];
+  const check = (value: unknown, where: string): void => {
+    if (Array.isArray(value)) return value.forEach((v, i) => check(v, `${where}[${i}]`));
+    if (value !== null && typeof value === "object") {
+      if (Object.getPrototypeOf(value) !== Object.prototype) problems.push(`${where} is a ${value.constructor?.name}`);
+      for (const [k, v] of Object.entries(value)) check(v, `${where}.${k}`);
+      return;
+    }
+    const plain = value === undefined || value === null || ["string", "boolean"].includes(typeof value) || Number.isFinite(value);
+    if (!plain) problems.push(`${where} is ${String(value)}`);
+  };
+  const render = context.render.bind(context);
+  let views = 0;
+  context.render = (name, data) => {
+    views++;
+    check(data, name);
+    return render(name, data);
+  };
+  emitAll(front.model, context);
+  assert.ok(views > 20, `${views} views`);
+  assert.deepEqual(problems, []);
+});

@@ -51,8 +51,22 @@ export interface AppOptions {
   requestLogLevel?: LogLevel;
   /** Browser pages of these origins may call the service (CORS); none when absent. */
   cors?: CorsOptions;
+  /** Which peers' `X-Forwarded-For` (and `-Proto`, `-Host`) to believe; see `TRUSTED_PROXIES`. */
+  trustProxy?: TrustProxy;
   versions: VersionPlugin[];
 }
+
+/** Fastify's `trustProxy`: false (believe no peer), true (every peer), or addresses, ranges and the names below. */
+export type TrustProxy = boolean | string | string[];
+
+/**
+ * The peers believed by default: a load balancer on the same machine or a private network
+ * (loopback, link-local, and the unique-local ranges 10/8, 172.16/12, 192.168/16, fc00::/7). Behind
+ * one, a request's address is then its client's, taken from `X-Forwarded-For`, so requests without
+ * credentials are rate-limited per client rather than all as the balancer; a client connecting
+ * from the internet cannot claim another address, its own not being believed.
+ */
+export const TRUSTED_PROXIES = "loopback, linklocal, uniquelocal";
 
 export async function createApp(options: AppOptions): Promise<FastifyInstance> {
   const maxUrlLength = options.maxUrlLength ?? 4096;
@@ -63,6 +77,7 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
     // id as `request_id`, the X-Request-Id of the answer.
     logController: new RequestLog(options.logger ? (options.requestLogLevel ?? "info") : "silent"),
     bodyLimit: options.bodyLimit,
+    trustProxy: options.trustProxy ?? TRUSTED_PROXIES,
     // Headers up to 64 KiB reach the app, so an over-long URL gets the envelope, not a bare 431.
     serverFactory: (handler) => {
       // HTTP/1.1 without Host is refused in onRequest below, with the envelope; Node's own refusal is a bare 400.

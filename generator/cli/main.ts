@@ -83,6 +83,10 @@ export async function main(argv: string[]): Promise<number> {
       options: [
         ...serving(),
         new Option("--redis <url>", "share the rate limit of several instances through Redis (redis://host:port)"),
+        new Option(
+          "--trust-proxy <peers>",
+          "believe X-Forwarded-For from these peers: addresses, ranges, loopback, linklocal, uniquelocal, or none (default: loopback and private networks)",
+        ),
         new Option("--cors <origin>", "let browser pages of this origin call the service (repeat for more)")
           .argParser((v: string, all: string[]) => [...all, v])
           .default([]),

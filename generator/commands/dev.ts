@@ -3,6 +3,7 @@ import type { FastifyInstance } from "fastify";
 import { ms } from "../cli/output.ts";
 import type { FormattedFile } from "../format/format.ts";
 import type { ApiModel } from "../model/types.ts";
+import { createSession, type GenerateSession } from "../session.ts";
 import { generateAndReport } from "./generate.ts";
 import { importGenerated, loadGeneratedFrom, setModuleVersions } from "./generated-modules.ts";
 import { phaseTimer } from "../util/timings.ts";
@@ -53,7 +54,9 @@ export async function devCommand(options: DevOptions): Promise<number> {
   const { port, target } = settings;
   const problem = startProblem(target);
   if (problem !== null) return problem;
-  const first = await firstGoodGeneration(options);
+  // What each generation keeps for the next: a save redoes only what it changed.
+  const session = createSession();
+  const first = await firstGoodGeneration(options, session);
   if (!first) return 1;
 
   loadGeneratedFrom(options.out);
@@ -123,7 +126,7 @@ export async function devCommand(options: DevOptions): Promise<number> {
   let running: Promise<void> | null = null;
   let again = false;
   const rebuild = async (changedAt: number): Promise<void> => {
-    const result = await generateAndReport(options, { model: true, stamp: false });
+    const result = await generateAndReport(options, { model: true, stamp: false, session });
     if (result.code !== 0) {
       process.stderr.write(`canon dev: the definitions have errors; still serving the last good version\n`);
       return;
@@ -184,9 +187,9 @@ export async function devCommand(options: DevOptions): Promise<number> {
  * The first generation that succeeds: when the definitions have errors at start, each save is
  * tried until one has none. Null when the process is stopped first.
  */
-async function firstGoodGeneration(options: DevOptions): Promise<{ model: ApiModel; files: FormattedFile[] } | null> {
+async function firstGoodGeneration(options: DevOptions, session: GenerateSession): Promise<{ model: ApiModel; files: FormattedFile[] } | null> {
   for (;;) {
-    const result = await generateAndReport(options, { model: true, stamp: false });
+    const result = await generateAndReport(options, { model: true, stamp: false, session });
     if (result.code === 0 && result.model) return { model: result.model, files: result.files };
     // Watch before saying so: a save made as soon as the message is read must not be missed.
     const saved = nextSave(options.definitions);

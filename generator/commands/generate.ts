@@ -6,6 +6,7 @@ import { todayOf, withSunsetPolicy } from "../diagnostics/sunset.ts";
 import { ms, Reporter, type Format } from "../cli/output.ts";
 import { driftDiagnostics } from "../write/drift.ts";
 import type { FormattedFile } from "../format/format.ts";
+import type { GenerateSession } from "../session.ts";
 import { currentStamp, fingerprint, stampFile, writeStamp } from "../write/stamp.ts";
 
 export interface OutputOptions {
@@ -21,9 +22,10 @@ export interface OutputOptions {
   format?: Format;
 }
 
-async function run(options: OutputOptions, write: boolean): Promise<GenerateResult> {
+async function run(options: OutputOptions, write: boolean, session?: GenerateSession): Promise<GenerateResult> {
   const { generate } = await import("../generate.ts");
   return generate({
+    session,
     definitions: options.definitions,
     out: options.out,
     write,
@@ -75,11 +77,16 @@ export async function generateCommand(options: OutputOptions): Promise<number> {
 /**
  * `canon generate`, also giving the model and files it generated (for `serve` and `dev`, which
  * need them: `model` skips the up-to-date answer). `dev` regenerates in one process again and
- * again, so it keeps no stamp (`stamp: false`).
+ * again, so it keeps no stamp (`stamp: false`) and keeps a session instead (session.ts).
  */
 export async function generateAndReport(
   options: OutputOptions,
-  { model: needModel = false, stamp: keepStamp = true, report = new Reporter(options.format) }: { model?: boolean; stamp?: boolean; report?: Reporter } = {},
+  {
+    model: needModel = false,
+    stamp: keepStamp = true,
+    report = new Reporter(options.format),
+    session,
+  }: { model?: boolean; stamp?: boolean; report?: Reporter; session?: GenerateSession } = {},
 ): Promise<{ code: number; model: ApiModel | null; files: FormattedFile[] }> {
   const started = performance.now();
   const stamped = keepStamp ? await stampOf(options) : null;
@@ -89,7 +96,7 @@ export async function generateAndReport(
     report.info(`canon generate: up to date, ${Object.keys(stamp.files).length} files unchanged (${ms(performance.now() - started)})`);
     return { code: 0, model: null, files: [] };
   }
-  const result = await run(options, true);
+  const result = await run(options, true, session);
   const failed = report.diagnostics(result.diagnostics);
   await reportGate("generate", result, options, report);
   if (failed || !result.diff) {

@@ -23,6 +23,8 @@ interface HookState {
   out: string;
   /** Version of each generated module, by file URL without query; empty for `serve`. */
   versions: Map<string, string>;
+  /** Each generated file's content as last versioned, its hash and its relative imports, by path. */
+  read: Map<string, { content: string; hash: string; imports: string[] }>;
 }
 
 let state: HookState | null = null;
@@ -34,7 +36,7 @@ export function loadGeneratedFrom(out: string): void {
     state.out = url;
     return;
   }
-  state = { out: url, versions: new Map() };
+  state = { out: url, versions: new Map(), read: new Map() };
   const canon = new URL("package.json", packageRoot()).href;
   const current = state;
   module.registerHooks({
@@ -66,14 +68,22 @@ export function setModuleVersions(out: string, files: ReadonlyArray<{ path: stri
   const byPath = new Map(files.filter((f) => f.path.endsWith(".ts")).map((f) => [f.path, f.content]));
   const versions = new Map<string, string>();
   const visiting = new Set<string>();
+  const read = state.read;
+  // Each file's own hash and imports, read again only when its content changed.
+  const own = (file: string) => {
+    const content = byPath.get(file) ?? "";
+    let known = read.get(file);
+    if (known?.content !== content) read.set(file, (known = { content, hash: hash(content), imports: relativeImports(file, content) }));
+    return known;
+  };
   const versionOf = (file: string): string => {
     const known = versions.get(file);
     if (known) return known;
-    const content = byPath.get(file) ?? "";
-    if (visiting.has(file)) return hash(content);
+    const { hash: contentHash, imports } = own(file);
+    if (visiting.has(file)) return contentHash;
     visiting.add(file);
-    const hasher = createHash("sha256").update(content);
-    for (const dependency of relativeImports(file, content)) {
+    const hasher = createHash("sha256").update(contentHash);
+    for (const dependency of imports) {
       if (byPath.has(dependency)) hasher.update(versionOf(dependency));
     }
     visiting.delete(file);
@@ -96,11 +106,16 @@ function hash(text: string): string {
   return createHash("sha256").update(text).digest("hex").slice(0, 16);
 }
 
-/** The output files a file imports by relative path (static and dynamic imports, re-exports). */
-function relativeImports(file: string, content: string): string[] {
+/**
+ * The output files a file loads by relative path: static and dynamic imports and re-exports,
+ * but not `import type` / `export type` statements, which Node erases (a routes file's types
+ * from services.ts must not make it a new version whenever services.ts changes).
+ */
+export function relativeImports(file: string, content: string): string[] {
   const found: string[] = [];
-  for (const match of content.matchAll(/(?:\bfrom|\bimport)\s*\(?\s*"(\.\.?\/[^"]+)"/g)) {
-    found.push(path.posix.normalize(path.posix.join(path.posix.dirname(file), match[1]!)));
+  for (const match of content.matchAll(/\b(?:(import|export)(\s+type\b)?[^"();]*?\bfrom|import)\s*\(?\s*"(\.\.?\/[^"]+)"/g)) {
+    if (match[2]) continue;
+    found.push(path.posix.normalize(path.posix.join(path.posix.dirname(file), match[3]!)));
   }
   return found;
 }

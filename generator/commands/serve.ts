@@ -21,6 +21,8 @@ export interface ServeOptions {
   cors?: string[];
   /** pino's level for the service's log on stdout (default `info`: a line per request); `silent` for none. */
   logLevel?: string;
+  /** Peers whose `X-Forwarded-For` to believe (comma-separated addresses, ranges, `loopback`, `linklocal`, `uniquelocal`), or `none`; default: the runtime's `TRUSTED_PROXIES`. */
+  trustProxy?: string;
 }
 
 /** The default store: embedded PostgreSQL in a folder under the working directory. */
@@ -34,6 +36,7 @@ export interface GeneratedEntry {
     cursorSecret?: string;
     rateLimit?: { max: number; windowMs: number; redis?: unknown } | false;
     cors?: { origins: string[] };
+    trustProxy?: string | false;
   }): Promise<FastifyInstance>;
   devAuthenticate: unknown;
 }
@@ -185,6 +188,7 @@ export async function serveCommand(options: ServeOptions): Promise<number> {
       ...cursorSecretOption(),
       ...(redis ? { rateLimit: sharedRateLimit(model, redis) } : {}),
       ...(origins.length ? { cors: { origins } } : {}),
+      ...(options.trustProxy === undefined ? {} : { trustProxy: options.trustProxy === "none" ? false : options.trustProxy }),
     });
   } catch (error) {
     await store.close();

@@ -1,4 +1,5 @@
 import { compareOperations } from "./operations.ts";
+import { operationMemo } from "./remembered.ts";
 import { obj } from "./resolve.ts";
 import type { Change, Json, JsonObject } from "./types.ts";
 
@@ -8,10 +9,12 @@ import type { Change, Json, JsonObject } from "./types.ts";
  * without the version prefix, so two versions of one API compare as well as two releases of one
  * version.
  */
-export function compareDocuments(oldDoc: Json, newDoc: Json): Change[] {
+export function compareDocuments(oldDoc: Json, newDoc: Json, texts?: { old: string; new: string }): Change[] {
   const a = obj(oldDoc);
   const b = obj(newDoc);
-  return [...compareServers(a, b), ...compareOperations(a, b)];
+  // Given the documents' texts too, the changes of paths compared before are remembered (remembered.ts).
+  const memo = texts ? operationMemo(texts.old, texts.new) : null;
+  return [...compareServers(a, b), ...compareOperations(a, b, memo)];
 }
 
 function compareServers(a: JsonObject, b: JsonObject): Change[] {

@@ -8,7 +8,10 @@ import { compareDocuments } from "./compare.ts";
 import { locateChange } from "./locate.ts";
 import { breakFix, breakMessage, representative, versionList, type VersionedChange } from "./messages.ts";
 import { pathKey } from "./operations.ts";
+import { memoByText } from "../util/memo.ts";
+import { obj } from "./resolve.ts";
 import { sunsetOf } from "./sunset.ts";
+import { withoutUnchangedPaths } from "./unchanged.ts";
 import type { Json } from "./types.ts";
 
 export interface GateInput {
@@ -22,6 +25,8 @@ export interface GateInput {
   today: string;
   /** Report breaks as warnings and let them through (a version that has never shipped). */
   allowBreaking: boolean;
+  /** The output folder's files as a `dev` session last left them: read from here, not from disk. */
+  known?: ReadonlyMap<string, string> | null;
 }
 
 export interface GateResult {
@@ -33,8 +38,15 @@ export interface GateResult {
 }
 
 /** The text of the published documents in the output folder, by version. */
-export async function publishedDocuments(out: string): Promise<Map<string, string>> {
+export async function publishedDocuments(out: string, known?: ReadonlyMap<string, string> | null): Promise<Map<string, string>> {
   const docs = new Map<string, string>();
+  if (known) {
+    for (const [file, text] of known) {
+      const version = /^(v[1-9][0-9]*)\/openapi\.json$/.exec(file)?.[1];
+      if (version) docs.set(version, text);
+    }
+    return docs;
+  }
   let entries;
   try {
     entries = await readdir(out, { withFileTypes: true });
@@ -59,7 +71,7 @@ export async function publishedDocuments(out: string): Promise<Map<string, strin
  * published one; a breaking change, or a version removed before its sunset, is refused.
  */
 export async function compatibilityGate(input: GateInput): Promise<GateResult> {
-  const published = await publishedDocuments(input.out);
+  const published = await publishedDocuments(input.out, input.known);
   const fresh = new Map(input.files.filter((f) => /^v[1-9][0-9]*\/openapi\.json$/.test(f.path)).map((f) => [f.path.split("/")[0]!, f.content]));
   const latest = Math.max(0, ...input.definitions.versions.map((v) => versionNumber(v.name)).filter((n) => !Number.isNaN(n)));
   const next = `v${latest + 1}`;
@@ -84,7 +96,9 @@ export async function compatibilityGate(input: GateInput): Promise<GateResult> {
       push(diagnostic("version-removed-early", input.definitions.at("versions"), problem.message, problem.fix));
       continue;
     }
-    const breaks = compareDocuments(old, JSON.parse(content) as Json).filter((c) => c.breaking);
+    const now = parse(content);
+    if (now === undefined) throw new Error(`canon wrote a ${version}/openapi.json that is not JSON`);
+    const breaks = compareDocuments(...withoutUnchangedPaths(text, content, obj(old), obj(now))).filter((c) => c.breaking);
     if (breaks.length === 0) continue;
     result.broken.push(version);
     breaking.push(...breaks.map((change) => ({ version, change })));
@@ -97,13 +111,17 @@ export async function compatibilityGate(input: GateInput): Promise<GateResult> {
   return result;
 }
 
-function parse(text: string): Json | undefined {
+/**
+ * A document's JSON, or undefined when it is not JSON. Remembered by its text: in `canon dev`
+ * the document one save writes is the published one the next save is compared with.
+ */
+const parse = memoByText((text: string): Json | undefined => {
   try {
     return JSON.parse(text) as Json;
   } catch {
     return undefined;
   }
-}
+}, 2);
 
 function removedVersion(version: string, old: Json, today: string): { message: string; fix: string } | null {
   const sunset = sunsetOf(old);

@@ -1,4 +1,5 @@
 import { describeModes, paginationModes, paginationParameters } from "./pagination.ts";
+import type { OperationMemo } from "./remembered.ts";
 import { child, obj, resolve } from "./resolve.ts";
 import { compareSchemas, worded, type Direction, type SchemaChange } from "./schema.ts";
 import type { Change, Json, JsonObject, OperationRef, Part } from "./types.ts";
@@ -41,9 +42,20 @@ function isActionPath(e: Endpoint): boolean {
   return e.method === "post" && /\/\{\}\/[^/{}]+$/.test(pathKey(e.path));
 }
 
-/** Operations removed and added, and the changes of every operation in both documents. */
-export function compareOperations(oldDoc: JsonObject, newDoc: JsonObject): Change[] {
-  const changes: Change[] = [];
+/**
+ * Operations removed and added, and the changes of every operation in both documents. With a
+ * memo (remembered.ts), the changes of the operations at a path it remembers are taken from it.
+ */
+export function compareOperations(oldDoc: JsonObject, newDoc: JsonObject, remembered: OperationMemo | null = null): Change[] {
+  const out: Change[] = [];
+  const slot = (name: string, key: string, find: () => Change[]) => {
+    const known = remembered?.changes(name, key);
+    if (known) return out.push(...known);
+    const found = find();
+    remembered?.found(name, key, found);
+    out.push(...found);
+  };
+  const pathOf = (key: string) => key.slice(key.indexOf(" ") + 1);
   const memo = new Map<string, boolean>();
   const components = new Map<string, SchemaChange[]>();
   const before = endpoints(oldDoc);
@@ -52,22 +64,24 @@ export function compareOperations(oldDoc: JsonObject, newDoc: JsonObject): Chang
   const oldKeys = new Set(before.map((e) => e.key));
   const newPaths = new Set(after.map((e) => pathKey(e.path)));
   for (const e of before) {
-    const match = byKey.get(e.key);
-    if (match) {
-      changes.push(...compareOperation(oldDoc, newDoc, e, match, memo, components));
-      continue;
-    }
-    const pathGone = !newPaths.has(pathKey(e.path));
-    const kind = !pathGone ? "operation-removed" : isActionPath(e) ? "action-removed" : "path-removed";
-    const subject = kind === "operation-removed" ? `${e.method.toUpperCase()} ${e.path}` : kind === "action-removed" ? `the action ${e.path}` : `the path ${e.path}`;
-    changes.push(worded({ kind, breaking: true, operation: e.ref, part: { in: "operation" }, field: "", pointer: e.pointer, subject, detail: "was removed" }));
+    slot(`before ${e.key}`, pathOf(e.key), () => {
+      const match = byKey.get(e.key);
+      if (match) return compareOperation(oldDoc, newDoc, e, match, memo, components);
+      const pathGone = !newPaths.has(pathKey(e.path));
+      const kind = !pathGone ? "operation-removed" : isActionPath(e) ? "action-removed" : "path-removed";
+      const subject = kind === "operation-removed" ? `${e.method.toUpperCase()} ${e.path}` : kind === "action-removed" ? `the action ${e.path}` : `the path ${e.path}`;
+      return [worded({ kind, breaking: true, operation: e.ref, part: { in: "operation" }, field: "", pointer: e.pointer, subject, detail: "was removed" })];
+    });
   }
   for (const e of after) {
     if (oldKeys.has(e.key)) continue;
-    const subject = `${e.method.toUpperCase()} ${e.path}`;
-    changes.push(worded({ kind: "operation-added", breaking: false, operation: e.ref, part: { in: "operation" }, field: "", pointer: e.pointer, subject, detail: "is new" }));
+    slot(`after ${e.key}`, pathOf(e.key), () => {
+      const subject = `${e.method.toUpperCase()} ${e.path}`;
+      return [worded({ kind: "operation-added", breaking: false, operation: e.ref, part: { in: "operation" }, field: "", pointer: e.pointer, subject, detail: "is new" })];
+    });
   }
-  return changes;
+  remembered?.finish();
+  return out;
 }
 
 function compareOperation(

@@ -44,6 +44,8 @@ export interface EmitContext {
    * consecutive ones. Handed over here so that no emitter imports another.
    */
   openapiDocument(model: ApiModel, version: VersionModel): Record<string, unknown>;
+  /** The text of that document as `vN/openapi.json` holds it (written once per context and model). */
+  openapiText(model: ApiModel, version: VersionModel): string;
   /**
    * Read access to the output folder as it was before this run, for the few artifacts that build
    * on what was written before (the SQL migrations). Absent: an empty output folder.

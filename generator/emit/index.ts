@@ -3,6 +3,7 @@ import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 
 import path from "node:path";
 import Handlebars from "handlebars";
 import type { ApiModel, VersionModel } from "../model/types.ts";
+import { TextMemo } from "../util/memo.ts";
 import { packageRoot } from "../util/package-root.ts";
 import { compareText } from "../diagnostics/diagnostic.ts";
 import { changesEmitter } from "./changes/index.ts";
@@ -41,22 +42,26 @@ export const emitters: Emitter[] = [
  * the template and of Handlebars' version) is kept there, so that a later run skips the compiler.
  */
 export function createEmitContext(root: URL = packageRoot(), previous?: PreviousOutput, cacheDir?: string): EmitContext {
-  const compiled = new Map<string, Handlebars.TemplateDelegate>();
+  const compiled = new Map<string, Compiled>();
   const runtime = new Map<string, string>();
   const texts = new Map<string, string>();
   const handlebars = Handlebars.create();
   // Keyed by the model object: one context may serve several models (tests do), and nothing
   // outlives the context.
   const documents = new WeakMap<ApiModel, Map<VersionModel, Record<string, unknown>>>();
+  const documentTexts = new WeakMap<ApiModel, Map<VersionModel, string>>();
   return {
     render(name, data) {
       let template = compiled.get(name);
       if (!template) {
         const source = readFileSync(new URL(`templates/${name}.hbs`, root), "utf8");
-        template = cacheDir ? cachedTemplate(handlebars, source, cacheDir) : handlebars.compile(source, { ...TEMPLATE_OPTIONS });
+        template = cacheDir
+          ? cachedTemplate(handlebars, source, cacheDir)
+          : { render: handlebars.compile(source, { ...TEMPLATE_OPTIONS }), id: `source ${sha256(source)}` };
         compiled.set(name, template);
       }
-      return template(data);
+      const { render, id } = template;
+      return rendered.get(`${id}\0${JSON.stringify(data)}`, () => render(data));
     },
     templateText(name) {
       let text = texts.get(name);
@@ -86,21 +91,46 @@ export function createEmitContext(root: URL = packageRoot(), previous?: Previous
       if (!document) built.set(version, (document = openapiDocument(model, version) as Record<string, unknown>));
       return document;
     },
+    openapiText(model, version) {
+      let written = documentTexts.get(model);
+      if (!written) documentTexts.set(model, (written = new Map()));
+      let text = written.get(version);
+      if (text === undefined) written.set(version, (text = `${JSON.stringify(this.openapiDocument(model, version), null, 2)}\n`));
+      return text;
+    },
     ...(previous ? { previous } : {}),
   };
 }
 
 const TEMPLATE_OPTIONS = { noEscape: true, strict: true, preventIndent: true } as const;
 
+/** A compiled template, and a hash of the code it runs (its precompiled form, or its source). */
+interface Compiled {
+  render: Handlebars.TemplateDelegate;
+  id: string;
+}
+
+function sha256(text: string): string {
+  return createHash("sha256").update(text).digest("hex");
+}
+
+/**
+ * Rendered templates, remembered by the template's code and the data (`canon dev` renders the
+ * same views again and again: one save changes the views of one resource). Views are plain JSON
+ * data (test/emit-cache.test.ts checks), so their JSON text is everything the output depends on.
+ */
+const rendered = new TextMemo<string>(8192);
+
 /**
  * A template from its precompiled form in `cacheDir`, precompiled and kept there first when
  * missing. A cached form that does not load (a damaged file) is compiled and kept again.
  */
-function cachedTemplate(handlebars: typeof Handlebars, source: string, cacheDir: string): Handlebars.TemplateDelegate {
+function cachedTemplate(handlebars: typeof Handlebars, source: string, cacheDir: string): Compiled {
   const key = createHash("sha256").update(Handlebars.VERSION).update("\0").update(JSON.stringify(TEMPLATE_OPTIONS)).update("\0").update(source).digest("hex");
   const file = path.join(cacheDir, `template-${key.slice(0, 32)}.js`);
   try {
-    return load(handlebars, readFileSync(file, "utf8"));
+    const cached = readFileSync(file, "utf8");
+    return { render: load(handlebars, cached), id: `spec ${sha256(cached)}` };
   } catch {
     // Missing or damaged: compiled below.
   }
@@ -115,7 +145,7 @@ function cachedTemplate(handlebars: typeof Handlebars, source: string, cacheDir:
   } catch {
     // The cache only saves time.
   }
-  return load(handlebars, spec);
+  return { render: load(handlebars, spec), id: `spec ${sha256(spec)}` };
 }
 
 /** A precompiled template: a JavaScript object literal of functions, as Handlebars.precompile wrote it. */
@@ -123,10 +153,15 @@ function load(handlebars: typeof Handlebars, spec: string): Handlebars.TemplateD
   return handlebars.template(new Function(`return ${spec};`)() as Parameters<typeof Handlebars.template>[0]);
 }
 
-/** The output folder `dir` as it is now, read lazily; a missing folder reads as empty. */
-export function readOutputFolder(dir: string): PreviousOutput {
+/**
+ * The output folder `dir` as it is now, read lazily; a missing folder reads as empty. A file in
+ * `known` (what a `dev` session's last run wrote there) is taken from it instead of the disk.
+ */
+export function readOutputFolder(dir: string, known?: ReadonlyMap<string, string> | null): PreviousOutput {
   return {
     read(file) {
+      const text = known?.get(file);
+      if (text !== undefined) return text;
       try {
         return readFileSync(path.join(dir, file), "utf8");
       } catch {

@@ -6,6 +6,7 @@ import { availableParallelism } from "node:os";
 import path from "node:path";
 import { Worker } from "node:worker_threads";
 import type { EmittedFile } from "../emit/emitter.ts";
+import type { RememberedFormat } from "../session.ts";
 import { isCertain, layout } from "./layout.ts";
 import { formatterIdentity, PRETTIER_OPTIONS, PRETTIER_PARSERS } from "./prettier.ts";
 import type { FormatJob, FormatReply } from "./worker.ts";
@@ -34,41 +35,73 @@ export interface FormatStats {
  * the unformatted text means an unchanged file costs no formatting, and prettier is not even
  * loaded when every file hits.
  */
-export async function formatFiles(files: EmittedFile[], cacheFile: string | null): Promise<{ files: FormattedFile[]; stats: FormatStats }> {
-  const cache = cacheFile ? await readCache(cacheFile) : new Map<string, string>();
-  const next = new Map<string, string>();
+export async function formatFiles(
+  files: EmittedFile[],
+  cacheFile: string | null,
+  memory?: Map<string, RememberedFormat>,
+): Promise<{ files: FormattedFile[]; stats: FormatStats }> {
   const stats: FormatStats = { formatted: 0, cached: 0, laidOut: 0, prettier: 0 };
-  const identity = formatterIdentity();
-  const out: FormattedFile[] = files.map((f) => ({ path: f.path, content: f.parser ? "" : ensureNewline(f.content) }));
+  const out: FormattedFile[] = files.map((f) => ({ path: f.path, content: "" }));
+  const by: Array<RememberedFormat["by"]> = files.map(() => "none");
+  // A file emitted as the session's last run emitted it is formatted as it was then.
+  const fresh = files.flatMap((file, index) => {
+    const known = memory?.get(file.path);
+    if (known?.emitted !== file.content) return [index];
+    out[index]!.content = known.formatted;
+    by[index] = known.by;
+    if (known.by === "laidOut") stats.laidOut++;
+    if (known.by === "prettier") stats.cached++;
+    return [];
+  });
   const misses: Array<{ index: number; key: string; file: { path: string; content: string; parser: string } }> = [];
-  files.forEach((file, index) => {
-    if (!file.parser) return;
+  let cache: Map<string, string> | null = null;
+  for (const index of fresh) {
+    const file = files[index]!;
+    if (!file.parser) {
+      out[index]!.content = ensureNewline(file.content);
+      continue;
+    }
     if (file.prettierStyle) {
       const laid = layout(file.content);
       if (isCertain(laid)) {
         out[index]!.content = laid;
+        by[index] = "laidOut";
         stats.laidOut++;
-        return;
+        continue;
       }
     }
-    const key = createHash("sha256").update(identity).update("\0").update(file.parser).update("\0").update(file.content).digest("base64url");
+    cache ??= cacheFile ? await readCache(cacheFile) : new Map<string, string>();
+    const key = prettierKey(file.parser, file.content);
+    by[index] = "prettier";
     const hit = cache.get(key);
-    next.set(key, hit ?? "");
     if (hit === undefined) misses.push({ index, key, file: { path: file.path, content: file.content, parser: PRETTIER_PARSERS[file.parser] } });
     else {
       out[index]!.content = hit;
       stats.cached++;
     }
-  });
+  }
   const formatted = await formatMany(misses.map((m) => m.file));
-  misses.forEach((m, i) => {
-    out[m.index]!.content = formatted[i]!;
-    next.set(m.key, formatted[i]!);
-  });
+  misses.forEach((m, i) => (out[m.index]!.content = formatted[i]!));
   stats.formatted = misses.length;
   stats.prettier = stats.formatted + stats.cached;
-  if (cacheFile && stats.formatted > 0) await writeCache(cacheFile, next);
+  if (cacheFile && stats.formatted > 0) {
+    // The cache keeps the entries of this run: those of the files that went to prettier.
+    const next = new Map<string, string>();
+    files.forEach((file, index) => {
+      if (by[index] === "prettier" && file.parser) next.set(prettierKey(file.parser, file.content), out[index]!.content);
+    });
+    await writeCache(cacheFile, next);
+  }
+  if (memory) {
+    memory.clear();
+    files.forEach((file, index) => memory.set(file.path, { emitted: file.content, formatted: out[index]!.content, by: by[index]! }));
+  }
   return { files: out, stats };
+}
+
+/** The format cache's key of a file: the formatter's identity, the parser and the text. */
+function prettierKey(parser: string, content: string): string {
+  return createHash("sha256").update(formatterIdentity()).update("\0").update(parser).update("\0").update(content).digest("base64url");
 }
 
 /** Old-generation heap of a formatting worker: ample for the largest file canon writes. */

@@ -3,6 +3,7 @@ import path from "node:path";
 import { isMap, isNode, isPair, isScalar, LineCounter, parseDocument, type Document } from "yaml";
 import { diagnostic } from "../diagnostics/catalog.ts";
 import { compareText, type Diagnostic, type SourceLocation } from "../diagnostics/diagnostic.ts";
+import type { GenerateSession } from "../session.ts";
 
 /** One YAML file of the definitions folder, parsed, with the means to point into it. */
 export interface SourceFile {
@@ -20,7 +21,11 @@ export interface Loaded {
   diagnostics: Diagnostic[];
 }
 
-export async function loadDefinitions(dir: string, cwd = process.cwd()): Promise<Loaded> {
+/**
+ * Reads and parses every definition file of `dir`. With `parsed` (a `dev` session's), a file
+ * whose text is what it was last time is not parsed again.
+ */
+export async function loadDefinitions(dir: string, cwd = process.cwd(), parsed?: GenerateSession["sources"]): Promise<Loaded> {
   const names = (await listFolder(dir)).filter((n) => /\.ya?ml$/.test(n)).sort(compareText);
   const diagnostics: Diagnostic[] = [];
   let api: SourceFile | null = null;
@@ -29,7 +34,18 @@ export async function loadDefinitions(dir: string, cwd = process.cwd()): Promise
   names.forEach((name, i) => {
     const display = path.relative(cwd, path.join(dir, name)).split(path.sep).join("/");
     const kind = /^api\.ya?ml$/.test(name) ? "api" : "resource";
-    const source = parseSource(display, kind, texts[i]!, diagnostics);
+    const text = texts[i]!;
+    const known = parsed?.get(display);
+    let source: SourceFile;
+    if (known && known.text === text && known.kind === kind) {
+      source = known.source;
+      diagnostics.push(...known.diagnostics);
+    } else {
+      const found: Diagnostic[] = [];
+      source = parseSource(display, kind, text, found);
+      diagnostics.push(...found);
+      parsed?.set(display, { kind, text, source, diagnostics: found });
+    }
     if (kind === "api") api = source;
     else resources.push(source);
   });

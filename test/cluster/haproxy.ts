@@ -60,6 +60,8 @@ export function config(port: number, socket: string, backends: Backend[]): strin
     // retried, on another server: the request was never sent, so even a POST may be.
     "  retries 3",
     "  option redispatch 1",
+    // The client's address, for the rate limit of requests without credentials.
+    "  option forwardfor",
     "frontend canon",
     `  bind 127.0.0.1:${port}`,
     "  default_backend instances",

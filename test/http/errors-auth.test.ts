@@ -212,6 +212,32 @@ describe("rate limit without credentials", () => {
   });
 });
 
+describe("the client's address behind a load balancer", () => {
+  // The tests connect over loopback, which is believed by default, as a balancer on the same
+  // machine or a private network would be.
+  const from = (address: string) => ({ auth: null, headers: { "x-forwarded-for": address } });
+
+  test("requests without credentials count against the client X-Forwarded-For names, not the balancer", async () => {
+    await withApp({ rateLimit: { max: 2, windowMs: 60_000 } }, async (limited) => {
+      for (let i = 0; i < 2; i++) await expectError(limited, "GET", "/v2/orders", 401, "UNAUTHENTICATED", from("203.0.113.7"));
+      await expectError(limited, "GET", "/v2/orders", 429, "RATE_LIMITED", from("203.0.113.7"));
+      // Another client behind the same balancer has its own budget; the balancer's own address too.
+      await expectError(limited, "GET", "/v2/orders", 401, "UNAUTHENTICATED", from("203.0.113.8"));
+      await expectError(limited, "GET", "/v2/orders", 401, "UNAUTHENTICATED", { auth: null });
+      // The client is the address the balancer appended last: one the client sent before it is not believed.
+      await expectError(limited, "GET", "/v2/orders", 429, "RATE_LIMITED", from("198.51.100.1, 203.0.113.7"));
+    });
+  });
+
+  test("trustProxy: false believes no peer: every client of the balancer shares its address", async () => {
+    await withApp({ rateLimit: { max: 2, windowMs: 60_000 }, trustProxy: false }, async (limited) => {
+      await expectError(limited, "GET", "/v2/orders", 401, "UNAUTHENTICATED", from("203.0.113.7"));
+      await expectError(limited, "GET", "/v2/orders", 401, "UNAUTHENTICATED", from("203.0.113.8"));
+      await expectError(limited, "GET", "/v2/orders", 429, "RATE_LIMITED", from("203.0.113.9"));
+    });
+  });
+});
+
 describe("paths that name no operation: 404 NOT_FOUND", () => {
   test("unknown path, unknown version, paths without a version, unknown methods", async () => {
     for (const [method, url] of [

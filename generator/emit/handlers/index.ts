@@ -18,7 +18,8 @@ export const handlersEmitter: Emitter = {
     for (const version of model.versions) {
       for (const resource of version.resources) {
         const rendered = context.render("routes", routesView(model, version, resource));
-        files.push(styledTs(`${version.name}/${resource.collection}/routes.ts`, plannedRoutes(rendered, routesSources(context, model, version, resource))));
+        const used = usedIdentifiers(rendered.slice(rendered.indexOf(IMPORTS)));
+        files.push(styledTs(`${version.name}/${resource.collection}/routes.ts`, plannedRoutes(rendered, routesSources(context, model, version, resource, used))));
       }
       if (version.events) files.push(styledTs(`${version.name}/events.ts`, withImports(context.render("events", eventsView(model, version)), eventsSources(context))));
       if (version.exports) {
@@ -151,8 +152,12 @@ function objectLiteral(entries: string[]): string {
   return entries.length ? `{ ${entries.join(", ")} }` : "{}";
 }
 
-/** What `vN/<collection>/routes.ts` may import: the runtime, and the names of its resource and actions. */
-function routesSources(context: EmitContext, model: ApiModel, version: VersionModel, r: VersionResource): ImportSource[] {
+/**
+ * What `vN/<collection>/routes.ts` may import: the runtime, and the names of its resource and
+ * actions. Of the other collections, only those whose view mapper the file uses (`used`, the
+ * identifiers of its code): offering every collection to every file made emitting quadratic.
+ */
+function routesSources(context: EmitContext, model: ApiModel, version: VersionModel, r: VersionResource, used: ReadonlySet<string>): ImportSource[] {
   const records = [r.symbols, ...r.actions.map((a) => a.symbols)];
   const schemas = [r.symbols.idParams, r.symbols.listQuery, r.symbols.readOnly, r.symbols.updateSchema, r.symbols.replaceSchema];
   return [
@@ -166,7 +171,7 @@ function routesSources(context: EmitContext, model: ApiModel, version: VersionMo
     // The view mappers of the collections a delete cascades to (see `deleteEvent`).
     ...viewVersions(model, version).flatMap((v) =>
       v.resources
-        .filter((other) => other !== r)
+        .filter((other) => other !== r && [other.symbols, ...other.actions.map((a) => a.symbols)].some((s) => used.has(s.view)))
         .map((other) =>
           source(
             v === version ? `../${other.collection}/routes.ts` : `../../${v.name}/${other.collection}/routes.ts`,

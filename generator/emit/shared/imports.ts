@@ -11,6 +11,7 @@
  * moment it is written.
  */
 import path from "node:path";
+import { memoByText } from "../../util/memo.ts";
 import type { EmitContext } from "../emitter.ts";
 
 export type SymbolKind = "value" | "type";
@@ -48,12 +49,15 @@ export function withImports(rendered: string, sources: ImportSource[]): string {
   const used = usedIdentifiers(code);
   const lines: string[] = [];
   // A name the file declares itself is never imported (the entry's own `AppOptions`).
-  const taken = new Set([...code.matchAll(LOCAL_DECLARATION)].map((m) => m[1]!));
+  const taken = new Set(localDeclarations(code));
   for (const { from, names } of sources) {
     const values: string[] = [];
     const types: string[] = [];
-    for (const [name, kind] of names) {
-      if (!used.has(name) || taken.has(name)) continue;
+    // Whichever of the two is smaller is walked: the order is settled by the sorting below.
+    const offered: Iterable<string> = used.size < names.size ? used : names.keys();
+    for (const name of offered) {
+      const kind = names.get(name);
+      if (kind === undefined || !used.has(name) || taken.has(name)) continue;
       taken.add(name);
       (kind === "value" ? values : types).push(name);
     }
@@ -77,6 +81,9 @@ function byCodeUnit(a: string, b: string): number {
 }
 
 const LOCAL_DECLARATION = /^(?:export\s+)?(?:async\s+)?(?:function\*?|class|const|let|var|enum|interface|type)\s+([A-Za-z_$][\w$]*)/gm;
+
+/** The names a code text declares at the start of a line, remembered by the text. */
+const localDeclarations = memoByText((code): readonly string[] => [...code.matchAll(LOCAL_DECLARATION)].map((m) => m[1]!));
 const REEXPORT = /^\s+(?:type\s+)?(?:\{[^}]*\}|\*(?:\s+as\s+[\w$]+)?)\s+from\s+"[^"]*";?/;
 const IDENTIFIER_START = /[A-Za-z_$]/;
 const IDENTIFIER_PART = /[A-Za-z0-9_$]/;
@@ -86,13 +93,14 @@ const BEFORE_REGEX = new Set(["(", ",", "=", ":", "[", "!", "&", "|", "?", "{", 
 /**
  * The identifiers TypeScript code refers to: every identifier outside comments, string literals
  * and regular expressions (template literals count only inside `${…}`), except property names
- * after a `.`. Generated code is well-formed, which keeps this scanner small.
+ * after a `.`. Generated code is well-formed, which keeps this scanner small. Remembered by the
+ * code (util/memo.ts): `canon dev` emits the same files again and again.
  */
-export function usedIdentifiers(code: string): Set<string> {
+export const usedIdentifiers: (code: string) => ReadonlySet<string> = memoByText((code) => {
   const found = new Set<string>();
   scan(code, 0, found, false);
   return found;
-}
+});
 
 /** Scans from `i`; inside a template substitution it stops at the closing `}` and returns past it. */
 function scan(code: string, start: number, found: Set<string>, inSubstitution: boolean): number {

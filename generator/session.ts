@@ -1,0 +1,31 @@
+import type { Diagnostic } from "./diagnostics/diagnostic.ts";
+import type { SourceFile } from "./load/load.ts";
+
+/**
+ * What one process keeps from a generation to the next (`canon dev`), so that a save redoes only
+ * what it changed. Every entry is keyed by the exact input it was computed from, so a run with a
+ * session writes exactly what a run without one writes (test/dev-session.test.ts); `generate`
+ * and `check` run without one.
+ */
+export interface GenerateSession {
+  /** Each definition file as parsed, by its path: reused while its text is the same. */
+  sources: Map<string, { kind: SourceFile["kind"]; text: string; source: SourceFile; diagnostics: Diagnostic[] }>;
+  /** Each emitted file as formatted, by its path: reused while its emitted text is the same. */
+  formatted: Map<string, RememberedFormat>;
+  /**
+   * The output folder as the last run of this session wrote or found it (path → content); null
+   * until a run has compared it. A run compares with this instead of reading every file again.
+   */
+  output: Map<string, string> | null;
+}
+
+export interface RememberedFormat {
+  emitted: string;
+  formatted: string;
+  /** How it was formatted, counted again in the stats of a run that reuses it. */
+  by: "laidOut" | "prettier" | "none";
+}
+
+export function createSession(): GenerateSession {
+  return { sources: new Map(), formatted: new Map(), output: null };
+}

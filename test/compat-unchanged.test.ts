@@ -1,0 +1,79 @@
+// The gate leaves out the paths that are the same in the published and the new document
+// (compat/unchanged.ts): what it finds must be exactly what comparing the whole documents finds.
+import assert from "node:assert/strict";
+import { readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { test } from "node:test";
+import { compareDocuments } from "../generator/compat/compare.ts";
+import type { JsonObject } from "../generator/compat/types.ts";
+import { withoutUnchangedPaths } from "../generator/compat/unchanged.ts";
+import { generate } from "../generator/generate.ts";
+import { workspace } from "./support/cli.ts";
+
+async function documents(definitions: string, dir: string): Promise<Map<string, string>> {
+  const result = await generate({ definitions, out: path.join(dir, "none"), write: false, today: "2026-11-21", cacheFile: null, cwd: dir });
+  assert.ok(result.model, result.diagnostics.map((d) => d.message).join("; "));
+  return new Map(result.files.filter((f) => f.path.endsWith("/openapi.json")).map((f) => [f.path, f.content]));
+}
+
+test("leaving out the unchanged paths finds exactly the changes the whole documents show", async () => {
+  const dir = workspace("compat-unchanged", "definitions");
+  const definitions = path.join(dir, "definitions");
+  const products = path.join(definitions, "products.yaml");
+  const users = path.join(definitions, "users.yaml");
+  const original = { products: readFileSync(products, "utf8"), users: readFileSync(users, "utf8") };
+  const published = await documents(definitions, dir);
+  const edits: Array<[string, () => void]> = [
+    ["a narrower field", () => writeFileSync(products, original.products.replace("max_length: 200 }", "max_length: 100 }"))],
+    ["a removed field", () => writeFileSync(products, original.products.replace(/  homepage: .*\n/, ""))],
+    ["a new action", () => writeFileSync(products, `${original.products}actions:\n  reviews:\n    fields:\n      comment: { type: string, max_length: 200 }\n`)],
+    ["an edit of two files", () => writeFileSync(users, original.users.replace(/(  name: .*\n)/, "$1  nickname: { type: string, max_length: 40 }\n"))],
+  ];
+  let pruned = 0;
+  let breaking = 0;
+  for (const [what, edit] of edits) {
+    edit();
+    const next = await documents(definitions, dir);
+    for (const [file, text] of published) {
+      const fresh = next.get(file);
+      assert.ok(fresh, file);
+      const [a, b] = [JSON.parse(text) as JsonObject, JSON.parse(fresh) as JsonObject];
+      const [x, y] = withoutUnchangedPaths(text, fresh, a, b);
+      pruned += Object.keys(a.paths as JsonObject).length - Object.keys(x.paths as JsonObject).length;
+      const whole = compareDocuments(a, b);
+      breaking += whole.filter((c) => c.breaking).length;
+      assert.deepEqual(compareDocuments(x, y), whole, `${what}: ${file}`);
+      // Remembering the changes of each path (remembered.ts) finds them too, before and after it has seen these.
+      assert.deepEqual(compareDocuments(a, b, { old: text, new: fresh }), whole, `${what}: ${file}, remembered`);
+      assert.deepEqual(compareDocuments(a, b, { old: text, new: fresh }), whole, `${what}: ${file}, remembered again`);
+    }
+  }
+  assert.ok(pruned > 0, "some paths were left out");
+  assert.ok(breaking > 0, "the edits break the published documents");
+  // Another layout than canon's: compared whole.
+  const [file, text] = [...published][0]!;
+  const doc = JSON.parse(text) as JsonObject;
+  const [x] = withoutUnchangedPaths(JSON.stringify(doc), published.get(file)!, doc, doc);
+  assert.equal(x, doc);
+});
+
+test("the changes from one version to the next, remembered path by path, are those of the whole documents after every edit", async () => {
+  const dir = workspace("compat-remembered", "definitions");
+  const definitions = path.join(dir, "definitions");
+  const products = path.join(definitions, "products.yaml");
+  const original = readFileSync(products, "utf8");
+  const texts = [
+    original,
+    `${original}actions:\n  reviews:\n    fields:\n      comment: { type: string, max_length: 200 }\n`,
+    original.replace("max_length: 200 }", "max_length: 100 }"),
+    original,
+  ];
+  for (const text of texts) {
+    writeFileSync(products, text);
+    const docs = await documents(definitions, dir);
+    const [v1, v2] = [docs.get("v1/openapi.json")!, docs.get("v2/openapi.json")!];
+    const whole = compareDocuments(JSON.parse(v1) as JsonObject, JSON.parse(v2) as JsonObject);
+    assert.ok(whole.length > 0);
+    assert.deepEqual(compareDocuments(JSON.parse(v1) as JsonObject, JSON.parse(v2) as JsonObject, { old: v1, new: v2 }), whole);
+  }
+});

@@ -1,0 +1,77 @@
+// `canon dev` regenerates with a session (generator/session.ts): what its runs keep from one to
+// the next (parsed definitions, formatted files, the output folder as written, remembered
+// results) must never change what is written. After each edit, the output a session wrote is
+// exactly what a fresh `canon generate` writes.
+import assert from "node:assert/strict";
+import { cpSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { test } from "node:test";
+import { generate } from "../generator/generate.ts";
+import { createSession } from "../generator/session.ts";
+import { canon, workspace } from "./support/cli.ts";
+
+const today = "2026-11-21";
+
+test("a dev session's regeneration after each edit writes exactly what a fresh generate writes", { timeout: 300_000 }, async () => {
+  const dir = workspace("dev-session", "definitions");
+  const definitions = path.join(dir, "definitions");
+  const out = path.join(dir, "generated");
+  const products = path.join(definitions, "products.yaml");
+  const original = readFileSync(products, "utf8");
+  const session = createSession();
+  const run = () => generate({ definitions, out, write: true, today, cacheFile: null, cwd: dir, session });
+
+  const edits: Array<[string, string]> = [
+    ["the first run", original],
+    // A new route: an action, with the migration of its table.
+    ["an action", `${original}actions:\n  reviews:\n    fields:\n      comment: { type: string, max_length: 200 }\n`],
+    // A new optional field beside it, and then a second action.
+    [
+      "a field",
+      original.replace(/(  name: .*\n)/, "$1  subtitle: { type: string, max_length: 80, optional: true }\n") +
+        `actions:\n  reviews:\n    fields:\n      comment: { type: string, max_length: 200 }\n`,
+    ],
+    ["an error", `${original}  broken: { type: nonsense }\n`],
+    [
+      "the fix of the error, with a second action",
+      original.replace(/(  name: .*\n)/, "$1  subtitle: { type: string, max_length: 80, optional: true }\n") +
+        `actions:\n  reviews:\n    fields:\n      comment: { type: string, max_length: 200 }\n  ratings:\n    fields:\n      stars: { type: integer, minimum: 1, maximum: 5 }\n`,
+    ],
+  ];
+  for (const [what, text] of edits) {
+    writeFileSync(products, text);
+    const result = await run();
+    if (what === "an error") {
+      assert.equal(result.diff, null, "a definition error writes nothing");
+      continue;
+    }
+    assert.ok(result.diff, `${what}: ${result.diagnostics.map((d) => d.message).join("; ")}`);
+    // A fresh run of the whole pipeline, without the session, over a copy of what the session wrote.
+    const copy = path.join(dir, `fresh-${edits.findIndex(([w]) => w === what)}`);
+    cpSync(out, copy, { recursive: true });
+    const fresh = await generate({ definitions, out: copy, write: false, today, cacheFile: null, cwd: dir });
+    assert.ok(fresh.diff, what);
+    assert.deepEqual({ added: fresh.diff.added, changed: fresh.diff.changed, stale: fresh.diff.stale }, { added: [], changed: [], stale: [] }, `${what}: the session wrote what a fresh generate writes`);
+    assert.deepEqual(result.files, fresh.files, `${what}: the same files`);
+    assert.deepEqual(result.diagnostics, fresh.diagnostics, `${what}: the same diagnostics`);
+    // And in a new process, where nothing is remembered from the runs before (util/memo.ts).
+    const checked = canon(["check", "--definitions", definitions, "--out", copy, "--today", today], dir);
+    assert.equal(checked.code, 0, `${what}: ${checked.stdout}${checked.stderr}`);
+  }
+});
+
+test("a dev session reads a generated file again once it is edited by hand and emitted anew", async () => {
+  const dir = workspace("dev-session-hand", "definitions");
+  const definitions = path.join(dir, "definitions");
+  const out = path.join(dir, "generated");
+  const session = createSession();
+  const run = () => generate({ definitions, out, write: true, today, cacheFile: null, cwd: dir, session });
+  assert.ok((await run()).diff);
+  // A file removed by hand is written again by the next run of the session.
+  const entry = path.join(out, "index.ts");
+  const text = readFileSync(entry, "utf8");
+  rmSync(entry);
+  const again = await run();
+  assert.deepEqual(again.diff?.added, ["index.ts"]);
+  assert.equal(readFileSync(entry, "utf8"), text);
+});
