@@ -6,20 +6,52 @@ import { isJsonKind, type SqlColumn } from "./sql-schema.ts";
 import type { StoredRecord, Values } from "./store.ts";
 import type { Row } from "./sql-driver.ts";
 
-const TIMESTAMP = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
-
 /** `"name"`, quotes doubled. */
 export function quoteIdentifier(name: string): string {
   return `"${name.replace(/"/g, '""')}"`;
 }
 
-/** The system columns every table has, read as the store returns them. */
+/**
+ * The system columns every table has. The timestamps come as PostgreSQL's own text of a
+ * timestamptz in the session's time zone, UTC (both drivers set it, see sql-driver.ts), and
+ * `isoTimestamp` turns that into the API's form: cheaper for the server than `to_char` on every
+ * row, and no `Date` is made on either side.
+ */
 export const SYSTEM_SELECT = [
   `"id"`,
-  `to_char("created_at" at time zone 'UTC', ${TIMESTAMP}) as "created_at"`,
-  `to_char("updated_at" at time zone 'UTC', ${TIMESTAMP}) as "updated_at"`,
+  `"created_at"::text as "created_at"`,
+  `"updated_at"::text as "updated_at"`,
   `"_revision"`,
 ];
+
+/** timestamptz's text: date, time, fraction (1 to 6 digits, trailing zeros dropped), offset. */
+const TIMESTAMP_TEXT = /^(\d{4,})-(\d\d)-(\d\d) (\d\d:\d\d:\d\d)(?:\.(\d+))?([+-]\d\d(?::\d\d){0,2})$/;
+
+/**
+ * PostgreSQL's text of a timestamptz in UTC (`2026-01-01 00:08:20.1234+00`) as ISO 8601 with
+ * milliseconds, the fraction cut as `to_char`'s `MS` cuts it (`2026-01-01T00:08:20.123Z`).
+ * Another offset (a session whose time zone is not UTC) is converted; a text of another shape
+ * (`infinity`) is returned as it is.
+ */
+export function isoTimestamp(text: string): string {
+  const n = text.length;
+  // The usual shape: a four-digit year, in UTC; with no fraction when it is zero.
+  if (text.charCodeAt(10) === 32 && text.charCodeAt(n - 3) === 43 && text.endsWith("00")) {
+    if (n === 22) return `${text.slice(0, 10)}T${text.slice(11, 19)}.000Z`;
+    if (n > 23 && n <= 29 && text.charCodeAt(19) === 46) {
+      const fraction = n >= 26 ? text.slice(20, 23) : `${text.slice(20, n - 3)}00`.slice(0, 3);
+      return `${text.slice(0, 10)}T${text.slice(11, 19)}.${fraction}Z`;
+    }
+  }
+  const m = TIMESTAMP_TEXT.exec(text);
+  if (!m) return text;
+  const [, year, month, day, time, fraction = "", offset] = m;
+  const ms = `${fraction}000`.slice(0, 3);
+  if (/^\+00(:00){0,2}$/.test(offset!)) return `${year}-${month}-${day}T${time}.${ms}Z`;
+  const [hours, minutes = "00"] = offset!.slice(1).split(":");
+  const at = new Date(`${year}-${month}-${day}T${time}.${ms}${offset![0]}${hours}:${minutes}`);
+  return Number.isNaN(at.getTime()) ? text : at.toISOString();
+}
 
 /** The SQL that reads a column as the value the store returns. */
 export function readExpression(column: SqlColumn): string {
@@ -51,18 +83,45 @@ export function decode(column: SqlColumn, raw: unknown): unknown {
 
 /** A row read with `SYSTEM_SELECT` and the columns' read expressions, as a stored record. */
 export function decodeRecord(columns: readonly SqlColumn[], row: Row): StoredRecord {
-  const values: Values = {};
-  for (const column of columns) {
-    const value = decode(column, row[column.column]);
-    if (value !== undefined) values[column.field] = value;
+  let decoder = decoders.get(columns);
+  if (!decoder) {
+    decoder = recordDecoder(columns);
+    decoders.set(columns, decoder);
   }
-  return {
-    id: String(row.id),
-    created_at: String(row.created_at),
-    updated_at: String(row.updated_at),
-    revision: Number(row._revision),
-    values,
-  };
+  return decoder(row, isoTimestamp);
+}
+
+type RecordDecoder = (row: Row, iso: typeof isoTimestamp) => StoredRecord;
+
+const decoders = new WeakMap<readonly SqlColumn[], RecordDecoder>();
+
+/**
+ * `decodeRecord` for one table, as one function that names each column and field as it is: what
+ * `decode` does column by column, without a lookup by a varying key or a test of the kind per
+ * value (a list of 20 rows decodes in about half the time). Names enter the code as JSON strings.
+ */
+function recordDecoder(columns: readonly SqlColumn[]): RecordDecoder {
+  const body = columns.map((column) => {
+    const field = `values[${JSON.stringify(column.field)}]`;
+    const read =
+      column.kind === "integer" || column.kind === "number"
+        ? "Number(v)"
+        : isJsonKind(column.kind)
+          ? 'typeof v === "string" ? JSON.parse(v) : v'
+          : "v";
+    const absent = column.optional ? "" : ` else ${field} = null;`;
+    return `v = row[${JSON.stringify(column.column)}];\nif (v !== null && v !== undefined) ${field} = ${read};${absent}`;
+  });
+  return new Function(
+    "row",
+    "iso",
+    [
+      "const values = {};",
+      "let v;",
+      ...body,
+      "return { id: String(row.id), created_at: iso(String(row.created_at)), updated_at: iso(String(row.updated_at)), revision: Number(row._revision), values };",
+    ].join("\n"),
+  ) as RecordDecoder;
 }
 
 /** `%text%` for ILIKE, with the pattern characters of the text escaped. */

@@ -33,6 +33,12 @@ export interface SqlDriver extends SqlQueryable {
   close(): Promise<void>;
 }
 
+/**
+ * Settings of every session, beside `statement_timeout`: timestamps are read as PostgreSQL's
+ * ISO text in UTC (sql-codec.ts `isoTimestamp`), whatever the server's own defaults.
+ */
+export const SESSION_SETTINGS = { TimeZone: "UTC", DateStyle: "ISO" } as const;
+
 /** The most time one statement may take, by default: longer, and it is cancelled (a 500, logged). */
 export const DEFAULT_STATEMENT_TIMEOUT_MS = 5000;
 
@@ -65,7 +71,12 @@ export async function openDriver(target: string, options: SqlStoreOptions = {}):
     const { openPglite } = await import("./sql-pglite.ts");
     const driver = await openPglite(where);
     if (options.schema) await useSchema(driver, options.schema, true);
-    await driver.exec(`set statement_timeout = ${timeout}`);
+    await driver.exec(
+      [
+        `set statement_timeout = ${timeout}`,
+        ...Object.entries(SESSION_SETTINGS).map(([name, value]) => `set ${name} = '${value}'`),
+      ].join("; "),
+    );
     return driver;
   }
   if (/^postgres(ql)?:\/\//.test(target)) {

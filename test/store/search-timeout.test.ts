@@ -7,6 +7,8 @@ import { after, describe, test } from "node:test";
 import pg from "pg";
 import type { SqlDriver } from "../../generated/runtime/sql-driver.ts";
 import { openDriver, migrate, SqlStore } from "../../generated/runtime/sql-store.ts";
+import { createEvent } from "../../generated/runtime/events.ts";
+import { insertEvents } from "../../generated/runtime/sql-events.ts";
 import { newId } from "../../generated/runtime/uuid.ts";
 import { migrationsFolder, openStore, sqlSchema } from "../../generated/sql/index.ts";
 import { createProduct, expectError, startApp } from "../http/helpers.ts";
@@ -98,6 +100,29 @@ describe("statement_timeout on PostgreSQL", () => {
       await locker.query("rollback").catch(() => {});
       await locker.end();
       await api.close();
+    }
+  });
+
+  test("a transaction left idle past the timeout is ended by the server, and the events feed goes on", async () => {
+    await preparePostgres();
+    const schema = freshSchema();
+    schemas.push(schema);
+    const stuck = await openDriver(POSTGRES_URL, { schema, statementTimeoutMs: 300 });
+    const store = await openStore(POSTGRES_URL, { schema });
+    try {
+      // A write's transaction whose client stops talking after keeping its event (as if its
+      // machine were gone): the server ends it, and its event is never kept.
+      const idle = stuck.transaction(async (tx) => {
+        await insertEvents(tx, [createEvent("product.stuck", "products", { id: "stuck" })]);
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+        await tx.query("select 1");
+      });
+      await assert.rejects(idle, /idle-in-transaction|terminat|Connection terminated/i);
+      const scope = { collections: ["products"], principal: "p" };
+      assert.deepEqual((await store.listEvents(scope, undefined, 10)).events, []);
+    } finally {
+      await store.close();
+      await stuck.close().catch(() => {});
     }
   });
 

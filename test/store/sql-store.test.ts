@@ -5,6 +5,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { ConflictError, BusinessRuleError, ValidationError } from "../../generated/runtime/errors.ts";
 import type { Store, StoredRecord, Values } from "../../generated/runtime/store.ts";
+import { isoTimestamp } from "../../generated/runtime/sql-codec.ts";
 import { migrate, openDriver, SqlStore, type SqlDriver } from "../../generated/runtime/sql-store.ts";
 import { newId } from "../../generated/runtime/uuid.ts";
 import { migrationsFolder, sqlSchema } from "../../generated/sql/index.ts";
@@ -352,6 +353,30 @@ for (const target of sqlTargets) {
       const text = plan.map((r) => String(Object.values(r)[0])).join("\n");
       assert.match(text, /Index (Only )?Scan using products_id_key/, text);
     });
+
+    test("timestamps read back in UTC with milliseconds, the fraction cut", async () => {
+      const u = await store.insert("users", record(user(), "2026-01-02T03:04:05.600Z"), UNIQUE.users);
+      assert.equal(u.created_at, "2026-01-02T03:04:05.600Z");
+      await driver.query(`update users set created_at = '2026-01-02 08:34:05.678912+05:30' where id = $1`, [u.id]);
+      const read = await store.get("users", u.id);
+      assert.equal(read!.created_at, "2026-01-02T03:04:05.678Z");
+    });
   });
 }
+
+test("isoTimestamp: PostgreSQL's text of a timestamptz as ISO 8601 with milliseconds, cut as to_char's MS cuts it", () => {
+  const cases: Array<[string, string]> = [
+    ["2026-01-01 00:08:20+00", "2026-01-01T00:08:20.000Z"],
+    ["2026-01-01 00:08:20.1+00", "2026-01-01T00:08:20.100Z"],
+    ["2026-01-01 00:08:20.12+00", "2026-01-01T00:08:20.120Z"],
+    ["2026-01-01 00:08:20.123+00", "2026-01-01T00:08:20.123Z"],
+    ["2026-01-01 00:08:20.123999+00", "2026-01-01T00:08:20.123Z"],
+    // Another session time zone is converted; another shape is left as it is.
+    ["2026-01-01 05:38:20.123+05:30", "2026-01-01T00:08:20.123Z"],
+    ["2026-01-01 00:08:20.5-03", "2026-01-01T03:08:20.500Z"],
+    ["10000-01-01 00:00:00+00", "10000-01-01T00:00:00.000Z"],
+    ["infinity", "infinity"],
+  ];
+  for (const [text, iso] of cases) assert.equal(isoTimestamp(text), iso, text);
+});
 
