@@ -201,13 +201,12 @@ export class SqlStore implements Store {
       where.push(`"id" > $${params.length}`);
     }
     params.push(query.limit + 1);
-    const rows = await this.run(collection, "read", (db) =>
-      db.query(
-        this.statements.get(
-          `select ${p.select} from ${p.table}${where.length ? ` where ${where.join(" and ")}` : ""} order by "id" limit $${params.length}`,
-        ),
-        params,
+    const rows = await this.read(
+      collection,
+      this.statements.get(
+        `select ${p.select} from ${p.table}${where.length ? ` where ${where.join(" and ")}` : ""} order by "id" limit $${params.length}`,
       ),
+      params,
     );
     const hasMore = rows.length > query.limit;
     return { records: rows.slice(0, query.limit).map((r) => this.toRecord(p, r)), hasMore };
@@ -223,15 +222,14 @@ export class SqlStore implements Store {
     const offset = `$${params.length}`;
     // One statement, one snapshot: the total and the page always agree. The rows skipped by
     // the offset are walked on the id index only; columns are read for the page's rows alone.
-    const rows = await this.run(collection, "read", (db) =>
-      db.query(
-        this.statements.get(
-          `select t._total, p.* from (select count(*) as _total from ${p.table}${filter}) t ` +
-            `left join (select ${p.select} from ${p.table} where "id" in ` +
-            `(select "id" from ${p.table}${filter} order by "id" limit ${limit} offset ${offset})) p on true order by p."id"`,
-        ),
-        params,
+    const rows = await this.read(
+      collection,
+      this.statements.get(
+        `select t._total, p.* from (select count(*) as _total from ${p.table}${filter}) t ` +
+          `left join (select ${p.select} from ${p.table} where "id" in ` +
+          `(select "id" from ${p.table}${filter} order by "id" limit ${limit} offset ${offset})) p on true order by p."id"`,
       ),
+      params,
     );
     const total = Number(rows[0]?._total ?? 0);
     return {
@@ -243,7 +241,7 @@ export class SqlStore implements Store {
   async get(collection: string, id: string): Promise<StoredRecord | null> {
     const p = this.collection(collection);
     if (!UUID.test(id)) return null;
-    const rows = await this.run(collection, "read", (db) => db.query(p.get, [id]));
+    const rows = await this.read(collection, p.get, [id]);
     return rows[0] ? this.toRecord(p, rows[0]) : null;
   }
 
@@ -496,12 +494,17 @@ export class SqlStore implements Store {
     }
   }
 
-  /** Runs a read. */
-  private run(
+  /**
+   * Runs a read; a failure becomes the API's error. No async frame and no closure: a read is
+   * what most requests do.
+   */
+  private read(
     collection: string,
-    op: SqlOperation,
-    fn: (db: SqlQueryable) => Promise<Row[]>,
+    statement: Statement | string,
+    params: readonly unknown[],
   ): Promise<Row[]> {
-    return this.translated(collection, op, () => fn(this.db));
+    return this.db.query(statement, params).catch((error: unknown) => {
+      throw translateSqlError(error, this.schema, collection, "read");
+    });
   }
 }
