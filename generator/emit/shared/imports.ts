@@ -85,8 +85,20 @@ const LOCAL_DECLARATION = /^(?:export\s+)?(?:async\s+)?(?:function\*?|class|cons
 /** The names a code text declares at the start of a line, remembered by the text. */
 const localDeclarations = memoByText((code): readonly string[] => [...code.matchAll(LOCAL_DECLARATION)].map((m) => m[1]!));
 const REEXPORT = /^\s+(?:type\s+)?(?:\{[^}]*\}|\*(?:\s+as\s+[\w$]+)?)\s+from\s+"[^"]*";?/;
-const IDENTIFIER_START = /[A-Za-z_$]/;
-const IDENTIFIER_PART = /[A-Za-z0-9_$]/;
+/** `[A-Za-z_$]`, by character code: the scanner reads every character of every file. */
+function isIdentifierStart(c: number): boolean {
+  return (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || c === 95 || c === 36;
+}
+
+/** `[A-Za-z0-9_$]`. */
+function isIdentifierPart(c: number): boolean {
+  return isIdentifierStart(c) || (c >= 48 && c <= 57);
+}
+
+/** `\s`: the ASCII white space by code, anything else by the regular expression. */
+function isSpace(c: number, char: string): boolean {
+  return c === 32 || (c >= 9 && c <= 13) || (c > 127 && /\s/.test(char));
+}
 /** After these, a `/` starts a regular expression literal rather than a division. */
 const BEFORE_REGEX = new Set(["(", ",", "=", ":", "[", "!", "&", "|", "?", "{", "}", ";", "return", ""]);
 
@@ -124,9 +136,9 @@ function scan(code: string, start: number, found: Set<string>, inSubstitution: b
     } else if (c === "/" && BEFORE_REGEX.has(previous)) {
       i = regexEnd(code, i + 1);
       previous = "regex";
-    } else if (IDENTIFIER_START.test(c)) {
+    } else if (isIdentifierStart(code.charCodeAt(i))) {
       let j = i + 1;
-      while (j < code.length && IDENTIFIER_PART.test(code[j]!)) j++;
+      while (j < code.length && isIdentifierPart(code.charCodeAt(j))) j++;
       const word = code.slice(i, j);
       if (word === "export") {
         // A re-export (`export { a, type B } from "…"`) names another module's symbols, not this file's.
@@ -141,7 +153,7 @@ function scan(code: string, start: number, found: Set<string>, inSubstitution: b
       if (!afterDot) found.add(word);
       previous = word === "return" ? "return" : "word";
       i = j;
-    } else if (/\s/.test(c)) {
+    } else if (isSpace(code.charCodeAt(i), c)) {
       i++;
     } else {
       if (inSubstitution && c === "{") depth++;
