@@ -115,7 +115,10 @@ async function send(api: Api, state: FuzzState, tally: Tally, built: ReturnType<
     assert.ok(allowed, `status ${res.status} is not an answer to bad input (conventions §4.4, never 500)`);
     if (res.status >= 400) assertNoLeak(res.text, `${built.request.method} ${built.request.target.slice(0, 100)}`);
     // Issue 14, point 5: a body naming a key twice, or an If-Match that is only weak, never succeeds.
-    if (built.op.body && built.labels.includes("body encoding: dup-key")) assert.ok(res.status >= 400, `a duplicate key was accepted: ${res.status}`);
+    // Only a method that reads a body reads it: a HEAD or GET sent in place of the PATCH is a read,
+    // and its body is ignored (fuzz seed 1095968706 answered 200, rightly).
+    const readsBody = ["POST", "PUT", "PATCH"].includes(built.request.method);
+    if (built.op.body && readsBody && built.labels.includes("body encoding: dup-key")) assert.ok(res.status >= 400, `a duplicate key was accepted: ${res.status}`);
     const match = built.request.headers?.["if-match"];
     if (typeof match === "string" && /^\s*W\//.test(match) && !match.includes(",") && !match.includes("*")) {
       assert.ok(res.status >= 400, `a weak If-Match passed: ${res.status}`);
