@@ -49,16 +49,22 @@ export function createEvent(
   data: object,
   owner: string | null = null,
 ): StoredEvent {
+  const text = JSON.stringify(data);
+  const copy = JSON.parse(text) as object;
+  texts.set(copy, text);
   return {
-    event: {
-      id: newId(),
-      type,
-      occurred_at: new Date().toISOString(),
-      data: JSON.parse(JSON.stringify(data)) as object,
-    },
+    event: { id: newId(), type, occurred_at: new Date().toISOString(), data: copy },
     collection,
     owner,
   };
+}
+
+/** The JSON text of each event's data that `createEvent` made, so that a store does not print it again. */
+const texts = new WeakMap<object, string>();
+
+/** An event's data as JSON text. */
+export function dataText(event: ApiEvent): string {
+  return texts.get(event.data) ?? JSON.stringify(event.data);
 }
 
 /**

@@ -165,3 +165,20 @@ function jsonbOrder(value: unknown): unknown {
   for (const [key] of keys) ordered[key] = jsonbOrder((value as Record<string, unknown>)[key]);
   return ordered;
 }
+
+/** Whether two JSON values print the same: equal scalars, and arrays and objects equal entry by entry, keys in the same order. */
+export function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
+  if (Array.isArray(a) || Array.isArray(b)) {
+    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
+    return a.every((item, i) => sameJson(item, b[i]));
+  }
+  const keys = Object.keys(a);
+  const others = Object.keys(b);
+  if (keys.length !== others.length) return false;
+  return keys.every(
+    (key, i) =>
+      key === others[i] && sameJson((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key]),
+  );
+}

@@ -10,7 +10,7 @@
  */
 import type { CursorKey } from "./cursor-keys.ts";
 import { newCursorSecret } from "./cursor-keys.ts";
-import type { ApiEvent, EventScope, StoredEvent } from "./events.ts";
+import { dataText, type ApiEvent, type EventScope, type StoredEvent } from "./events.ts";
 import type { Row, SqlQueryable } from "./sql-driver.ts";
 import { ROW_ID_COLUMN, uniqueConstraintName } from "./sql-schema.ts";
 import { namedStatement } from "./sql-statements.ts";
@@ -144,7 +144,7 @@ const GET = namedStatement(`${SELECT_EVENT} where ${VISIBLE} and "id" = $3`);
 
 /** The parameters of one event row but its id and time: type, collection, owner, data. */
 function eventRow({ event, collection, owner }: StoredEvent): unknown[] {
-  return [event.type, collection, owner, JSON.stringify(event.data)];
+  return [event.type, collection, owner, dataText(event)];
 }
 
 /** The event as kept: its id and time are the row's. */

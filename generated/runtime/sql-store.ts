@@ -41,6 +41,7 @@ import {
   placeholder,
   quoteIdentifier as q,
   readExpression,
+  sameJson,
   storedImage,
   SYSTEM_SELECT,
 } from "./sql-codec.ts";
@@ -457,7 +458,7 @@ export class SqlStore implements Store {
       if (!rows[0]) return null;
       const record = this.toRecord(p, rows[0]);
       let event = keptEvent(made, rows[0]);
-      if (JSON.stringify(record) !== JSON.stringify(expected)) {
+      if (!sameJson(record, expected)) {
         const remade = publish(record, collection).event;
         event = { ...event, event: { ...event.event, data: remade.data } };
         await setEventData(this.db, event.event);
