@@ -32,10 +32,13 @@ import { referencedError, referencesTo, type StoreReference } from "./references
 import { uniqueKey } from "./unique.ts";
 import type {
   CursorQuery,
+  DeleteArgs,
+  InsertArgs,
   Match,
   OffsetQuery,
   Store,
   StoredRecord,
+  UpdateArgs,
   Values,
   WriteConstraints,
 } from "./store.ts";
@@ -103,12 +106,7 @@ export class MemoryStore implements Store {
     return this.collection(collection).byId.get(id) ?? null;
   }
 
-  async insert(
-    collection: string,
-    record: StoredRecord,
-    constraints: WriteConstraints,
-    publish?: EventOf<StoredRecord>,
-  ): Promise<StoredRecord> {
+  async insert(...[collection, record, constraints, publish]: InsertArgs): Promise<StoredRecord> {
     const c = this.collection(collection);
     if (c.byId.has(record.id))
       throw new ConflictError("A record with this id exists.", [{ field: "id", issue: "is taken" }]);
@@ -119,12 +117,7 @@ export class MemoryStore implements Store {
   }
 
   async update(
-    collection: string,
-    id: string,
-    values: Values,
-    expectedRevision: number,
-    constraints: WriteConstraints,
-    publish?: EventOf<StoredRecord>,
+    ...[collection, id, values, expectedRevision, constraints, publish]: UpdateArgs
   ): Promise<StoredRecord | null> {
     const c = this.collection(collection);
     const current = this.current(c, id, expectedRevision);
@@ -140,12 +133,7 @@ export class MemoryStore implements Store {
     return next;
   }
 
-  async delete(
-    collection: string,
-    id: string,
-    expectedRevision: number,
-    publish?: EventOf<StoredRecord>,
-  ): Promise<boolean> {
+  async delete(...[collection, id, expectedRevision, publish]: DeleteArgs): Promise<boolean> {
     const current = this.current(this.collection(collection), id, expectedRevision);
     if (!current) return false;
     const doomed = this.cascade(collection, current);

@@ -16,12 +16,13 @@
  */
 import type {
   CursorQuery,
+  DeleteArgs,
+  InsertArgs,
   Match,
   OffsetQuery,
   Store,
   StoredRecord,
-  Values,
-  WriteConstraints,
+  UpdateArgs,
 } from "./store.ts";
 import type { CursorKey } from "./cursor-keys.ts";
 import { ConflictError } from "./errors.ts";
@@ -246,12 +247,7 @@ export class SqlStore implements Store {
   }
 
   /** Unique values are the table's constraints (see sql/schema.ts), so `constraints` is not needed here. */
-  async insert(
-    collection: string,
-    record: StoredRecord,
-    _constraints?: WriteConstraints,
-    publish?: EventOf<StoredRecord>,
-  ): Promise<StoredRecord> {
+  async insert(...[collection, record, , publish]: InsertArgs): Promise<StoredRecord> {
     const p = this.collection(collection);
     const params: unknown[] = [record.id, record.created_at, record.updated_at, record.revision];
     const names = [`"id"`, `"created_at"`, `"updated_at"`, `"_revision"`];
@@ -268,13 +264,7 @@ export class SqlStore implements Store {
 
   /** `current`, the record as read at `expectedRevision`, lets the write and its event go as one statement. */
   async update(
-    collection: string,
-    id: string,
-    values: Values,
-    expectedRevision: number,
-    _constraints?: WriteConstraints,
-    publish?: EventOf<StoredRecord>,
-    current?: StoredRecord,
+    ...[collection, id, values, expectedRevision, , publish, current]: UpdateArgs
   ): Promise<StoredRecord | null> {
     const p = this.collection(collection);
     for (const field of Object.keys(values)) this.column(p, field);
@@ -300,13 +290,7 @@ export class SqlStore implements Store {
   }
 
   /** `current`, the record as read at `expectedRevision`, lets the delete and its event go as one statement. */
-  async delete(
-    collection: string,
-    id: string,
-    expectedRevision: number,
-    publish?: EventOf<StoredRecord>,
-    current?: StoredRecord,
-  ): Promise<boolean> {
+  async delete(...[collection, id, expectedRevision, publish, current]: DeleteArgs): Promise<boolean> {
     const p = this.collection(collection);
     if (!publish || !this.schema.events || !this.cascades.has(collection)) {
       const image = current?.revision === expectedRevision ? current : undefined;

@@ -59,6 +59,32 @@ export interface WriteConstraints {
   emails?: string[];
 }
 
+/** The arguments of `Store.insert`, named once for the interface and every store that implements it. */
+export type InsertArgs = [
+  collection: string,
+  record: StoredRecord,
+  constraints: WriteConstraints,
+  publish?: EventOf<StoredRecord>,
+];
+/** The arguments of `Store.update`. */
+export type UpdateArgs = [
+  collection: string,
+  id: string,
+  values: Values,
+  expectedRevision: number,
+  constraints: WriteConstraints,
+  publish?: EventOf<StoredRecord>,
+  current?: StoredRecord,
+];
+/** The arguments of `Store.delete`. */
+export type DeleteArgs = [
+  collection: string,
+  id: string,
+  expectedRevision: number,
+  publish?: EventOf<StoredRecord>,
+  current?: StoredRecord,
+];
+
 export interface Store extends EventFeed, CursorKeyStore {
   /** Records in ascending id order, at most `limit`, and whether more follow. */
   list(collection: string, query: CursorQuery): Promise<{ records: StoredRecord[]; hasMore: boolean }>;
@@ -69,37 +95,18 @@ export interface Store extends EventFeed, CursorKeyStore {
    * Inserts; throws ConflictError naming the field when a unique value is taken. `publish`
    * makes the write's event from the inserted record; it is kept with the write.
    */
-  insert(
-    collection: string,
-    record: StoredRecord,
-    constraints: WriteConstraints,
-    publish?: EventOf<StoredRecord>,
-  ): Promise<StoredRecord>;
+  insert(...args: InsertArgs): Promise<StoredRecord>;
   /**
    * Replaces the values of a record atomically when its revision is still `expectedRevision`.
    * Returns null when the record is gone; throws ConflictError on a revision or unique conflict.
    * `publish` makes the write's event from the updated record. `current`, the record as read at
    * `expectedRevision`, is a hint: a SQL store then keeps the write and its event in one statement.
    */
-  update(
-    collection: string,
-    id: string,
-    values: Values,
-    expectedRevision: number,
-    constraints: WriteConstraints,
-    publish?: EventOf<StoredRecord>,
-    current?: StoredRecord,
-  ): Promise<StoredRecord | null>;
+  update(...args: UpdateArgs): Promise<StoredRecord | null>;
   /**
    * Deletes when the revision is still `expectedRevision`; false when the record is gone.
    * `publish` makes the write's event from the record as it was; `current` is a hint as for `update`.
    */
-  delete(
-    collection: string,
-    id: string,
-    expectedRevision: number,
-    publish?: EventOf<StoredRecord>,
-    current?: StoredRecord,
-  ): Promise<boolean>;
+  delete(...args: DeleteArgs): Promise<boolean>;
   close(): Promise<void>;
 }
