@@ -4,7 +4,7 @@
  * returns, the parameter that writes one, and the decoding of a row into a stored record.
  */
 import { isJsonKind, type SqlColumn } from "./sql-schema.ts";
-import type { StoredRecord, Values } from "./store.ts";
+import type { StoredRecord } from "./store.ts";
 import type { Row } from "./sql-driver.ts";
 
 /** `"name"`, quotes doubled. */
@@ -74,14 +74,6 @@ export function parameter(column: SqlColumn, value: unknown, params: unknown[]):
   return placeholder(column, params.length);
 }
 
-/** A column's value as the store returns it; `undefined` is absent. */
-export function decode(column: SqlColumn, raw: unknown): unknown {
-  if (raw === null || raw === undefined) return column.optional ? undefined : null;
-  if (column.kind === "integer" || column.kind === "number") return Number(raw);
-  if (isJsonKind(column.kind)) return typeof raw === "string" ? JSON.parse(raw) : raw;
-  return raw;
-}
-
 /** A row read with `SYSTEM_SELECT` and the columns' read expressions, as a stored record. */
 export function decodeRecord(columns: readonly SqlColumn[], row: Row): StoredRecord {
   let decoder = decoders.get(columns);
@@ -97,9 +89,10 @@ type RecordDecoder = (row: Row, iso: typeof isoTimestamp) => StoredRecord;
 const decoders = new WeakMap<readonly SqlColumn[], RecordDecoder>();
 
 /**
- * `decodeRecord` for one table, as one function that names each column and field as it is: what
- * `decode` does column by column, without a lookup by a varying key or a test of the kind per
- * value (a list of 20 rows decodes in about half the time). Names enter the code as JSON strings.
+ * `decodeRecord` for one table, as one function that names each column and field as it is: SQL
+ * NULL is absent (an optional field) or null, integers and numbers are numbers, JSON kinds are
+ * parsed from their text; no lookup by a varying key or test of the kind per value (a list of 20
+ * rows decodes in about half the time). Names enter the code as JSON strings.
  */
 function recordDecoder(columns: readonly SqlColumn[]): RecordDecoder {
   const body = columns.map((column) => {
@@ -137,11 +130,16 @@ export function containsPattern(text: string): string {
  * before the statement runs; the store compares it with the row read back all the same.
  */
 export function storedImage(columns: readonly SqlColumn[], record: StoredRecord): StoredRecord {
-  const values: Values = {};
+  const row: Row = {
+    id: record.id,
+    created_at: record.created_at,
+    updated_at: record.updated_at,
+    _revision: record.revision,
+  };
   for (const column of columns) {
     const value = record.values[column.field];
     // What the column returns: JSON kinds as text (a JSON null is 'null', not SQL NULL).
-    const kept =
+    row[column.column] =
       value === undefined
         ? null
         : isJsonKind(column.kind)
@@ -149,10 +147,9 @@ export function storedImage(columns: readonly SqlColumn[], record: StoredRecord)
           : column.kind === "uuid" && typeof value === "string"
             ? value.toLowerCase()
             : value;
-    const read = decode(column, kept);
-    if (read !== undefined) values[column.field] = read;
   }
-  return { ...record, values };
+  // Read back by the very decoder the store reads rows with.
+  return { ...record, values: decodeRecord(columns, row).values };
 }
 
 /** A JSON value with the keys of its objects in the order jsonb keeps them. */
