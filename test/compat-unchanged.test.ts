@@ -7,7 +7,10 @@ import { test } from "node:test";
 import { compareDocuments } from "../generator/compat/compare.ts";
 import type { JsonObject } from "../generator/compat/types.ts";
 import { withoutUnchangedPaths } from "../generator/compat/unchanged.ts";
+import { openapiDocument } from "../generator/emit/openapi/document.ts";
 import { generate } from "../generator/generate.ts";
+import { runFrontEnd } from "../generator/pipeline.ts";
+import { createSession } from "../generator/session.ts";
 import { workspace } from "./support/cli.ts";
 
 async function documents(definitions: string, dir: string): Promise<Map<string, string>> {
@@ -50,11 +53,43 @@ test("leaving out the unchanged paths finds exactly the changes the whole docume
   }
   assert.ok(pruned > 0, "some paths were left out");
   assert.ok(breaking > 0, "the edits break the published documents");
-  // Another layout than canon's: compared whole.
+  // Another layout than canon's, and documents that share no object: compared whole.
   const [file, text] = [...published][0]!;
   const doc = JSON.parse(text) as JsonObject;
-  const [x] = withoutUnchangedPaths(JSON.stringify(doc), published.get(file)!, doc, doc);
+  const [x] = withoutUnchangedPaths(JSON.stringify(doc), text, doc, JSON.parse(text) as JsonObject);
   assert.equal(x, doc);
+});
+
+test("documents that share the objects of unchanged resources (a dev session) leave out the same paths by object", async () => {
+  const dir = workspace("compat-unchanged-objects", "definitions");
+  const definitions = path.join(dir, "definitions");
+  const products = path.join(definitions, "products.yaml");
+  const original = readFileSync(products, "utf8");
+  const session = createSession();
+  const build = async () => {
+    const { model } = await runFrontEnd(definitions, { today: "2026-11-21", cwd: dir, session });
+    assert.ok(model);
+    return model.versions.map((v) => openapiDocument(model, v));
+  };
+  const published = await build();
+  const edits = [
+    original.replace("max_length: 200 }", "max_length: 100 }"),
+    original.replace(/  homepage: .*\n/, ""),
+    `${original}actions:\n  reviews:\n    fields:\n      comment: { type: string, max_length: 200 }\n`,
+  ];
+  for (const text of edits) {
+    writeFileSync(products, text);
+    const next = await build();
+    published.forEach((a, i) => {
+      const b = next[i]!;
+      // Texts in another layout: only the objects can tell what is the same.
+      const [x, y] = withoutUnchangedPaths("{}", "{}", a, b);
+      const left = Object.keys(x.paths as JsonObject).length;
+      assert.ok(left < Object.keys(a.paths as JsonObject).length / 2, "most paths are left out");
+      assert.ok(left > 0, "the changed resource's paths are compared");
+      assert.deepEqual(compareDocuments(x, y), compareDocuments(a, b));
+    });
+  }
 });
 
 test("the changes from one version to the next, remembered path by path, are those of the whole documents after every edit", async () => {

@@ -1,6 +1,7 @@
+import { isDeepStrictEqual } from "node:util";
 import { memoByText } from "../util/memo.ts";
 import { pathKey } from "./operations.ts";
-import type { JsonObject } from "./types.ts";
+import type { Json, JsonObject } from "./types.ts";
 
 /**
  * The published and the new document of one version without the paths that are the same in
@@ -16,19 +17,27 @@ import type { JsonObject } from "./types.ts";
  */
 export function withoutUnchangedPaths(oldText: string, newText: string, oldDoc: JsonObject, newDoc: JsonObject): [JsonObject, JsonObject] {
   const whole: [JsonObject, JsonObject] = [oldDoc, newDoc];
+  const same = samePathsByObject(oldDoc, newDoc) ?? samePathsByText(oldText, newText);
+  if (!same || same.size === 0) return whole;
+  const keep = (doc: JsonObject): JsonObject => {
+    const paths = doc.paths as JsonObject;
+    return { ...doc, paths: Object.fromEntries(Object.entries(paths).filter(([path]) => !same.has(path))) };
+  };
+  return [keep(oldDoc), keep(newDoc)];
+}
+
+/** The paths that are the same in both texts (see above); null when the texts are not in canon's layout. */
+function samePathsByText(oldText: string, newText: string): Set<string> | null {
   const before = outline(oldText);
   const after = outline(newText);
-  if (!before || !after) return whole;
+  if (!before || !after) return null;
   // A component whose text changed (or that is in one document only) taints what reaches it.
   const changed = new Set<string>();
   for (const [pointer, text] of before.components) if (after.components.get(pointer)?.text !== text.text) changed.add(pointer);
   for (const pointer of after.components.keys()) if (!before.components.has(pointer)) changed.add(pointer);
   const tainted = taint(after.components, changed);
-  if (!tainted) return whole;
-  const keyCount = new Map<string, number>();
-  for (const path of new Set([...before.paths.keys(), ...after.paths.keys()])) {
-    keyCount.set(pathKey(path), (keyCount.get(pathKey(path)) ?? 0) + 1);
-  }
+  if (!tainted) return null;
+  const keyCount = operationKeyCount([...before.paths.keys(), ...after.paths.keys()]);
   const same = new Set<string>();
   for (const [path, text] of after.paths) {
     const old = before.paths.get(path);
@@ -37,12 +46,96 @@ export function withoutUnchangedPaths(oldText: string, newText: string, oldDoc: 
     if (refs === null || refs.some((r) => !after.components.has(r) || tainted.has(r))) continue;
     same.add(path);
   }
-  if (same.size === 0) return whole;
-  const keep = (doc: JsonObject): JsonObject => {
-    const paths = doc.paths as JsonObject;
-    return { ...doc, paths: Object.fromEntries(Object.entries(paths).filter(([path]) => !same.has(path))) };
-  };
-  return [keep(oldDoc), keep(newDoc)];
+  return same;
+}
+
+/** How many of the distinct paths share each operation key. */
+function operationKeyCount(paths: string[]): Map<string, number> {
+  const count = new Map<string, number>();
+  for (const path of new Set(paths)) count.set(pathKey(path), (count.get(pathKey(path)) ?? 0) + 1);
+  return count;
+}
+
+/**
+ * The paths that are the same in both documents, found by their objects: an operation or a
+ * component that is the same object in both is the same (a `canon dev` session builds the parts
+ * of unchanged resources once, see emit/openapi/document.ts). Null when the documents share no
+ * object (then the texts are compared) or a reference is not to a component.
+ */
+function samePathsByObject(oldDoc: JsonObject, newDoc: JsonObject): Set<string> | null {
+  const before = objectOutline(oldDoc);
+  const after = objectOutline(newDoc);
+  if (!before || !after) return null;
+  let shared = false;
+  const changed = new Set<string>();
+  for (const [pointer, { value }] of before.components) {
+    const now = after.components.get(pointer)?.value;
+    if (now === value) shared = true;
+    // Not the same object: the few built anew on every run (headers, error responses) and those of changed resources.
+    else if (now === undefined || !isDeepStrictEqual(now, value)) changed.add(pointer);
+  }
+  for (const pointer of after.components.keys()) if (!before.components.has(pointer)) changed.add(pointer);
+  const tainted = taint(after.components, changed);
+  if (!tainted) return null;
+  const keyCount = operationKeyCount([...before.paths.keys(), ...after.paths.keys()]);
+  const same = new Set<string>();
+  for (const [path, item] of after.paths) {
+    const old = before.paths.get(path);
+    if (old === undefined || keyCount.get(pathKey(path)) !== 1) continue;
+    const methods = Object.keys(item);
+    if (methods.length !== Object.keys(old).length || methods.some((m) => old[m] !== item[m])) continue;
+    shared = true;
+    const refs = methods.flatMap((m) => refsOfValue(item[m]!));
+    if (refs.some((r) => r === null || !after.components.has(r) || tainted.has(r))) continue;
+    same.add(path);
+  }
+  return shared ? same : null;
+}
+
+interface ObjectOutline {
+  paths: Map<string, JsonObject>;
+  components: Map<string, { value: Json; refs: string[] }>;
+}
+
+function objectOutline(doc: JsonObject): ObjectOutline | null {
+  const paths = doc.paths;
+  if (!isObject(paths)) return null;
+  const out: ObjectOutline = { paths: new Map(), components: new Map() };
+  for (const [path, item] of Object.entries(paths)) {
+    if (!isObject(item)) return null;
+    out.paths.set(path, item);
+  }
+  const components = doc.components ?? {};
+  if (!isObject(components)) return null;
+  for (const [kind, named] of Object.entries(components)) {
+    if (!isObject(named)) return null;
+    for (const [name, value] of Object.entries(named)) {
+      const refs = refsOfValue(value);
+      if (refs.includes(null)) return null;
+      out.components.set(`#/components/${escape(kind)}/${escape(name)}`, { value, refs: refs as string[] });
+    }
+  }
+  return out;
+}
+
+function isObject(value: Json | undefined): value is JsonObject {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** The `$ref` targets in an object, null for one that is not a component; remembered by the object. */
+const objectRefs = new WeakMap<object, Array<string | null>>();
+
+function refsOfValue(value: Json): Array<string | null> {
+  if (typeof value !== "object" || value === null) return [];
+  const known = objectRefs.get(value);
+  if (known) return known;
+  const refs: Array<string | null> = [];
+  for (const [key, inner] of Object.entries(value)) {
+    if (key === "$ref" && typeof inner === "string") refs.push(/^#\/components\/[^/]+\/[^/]+$/.test(inner) ? inner : null);
+    else refs.push(...refsOfValue(inner));
+  }
+  objectRefs.set(value, refs);
+  return refs;
 }
 
 export interface Outline {
@@ -121,7 +214,7 @@ function refsOf(text: string): string[] | null {
 }
 
 /** Components that are changed or reach a changed one; null when references form a cycle. */
-function taint(components: Outline["components"], changed: Set<string>): Set<string> | null {
+function taint(components: ReadonlyMap<string, { refs: string[] }>, changed: Set<string>): Set<string> | null {
   const state = new Map<string, "active" | boolean>();
   let cyclic = false;
   const visit = (pointer: string): boolean => {

@@ -9,6 +9,7 @@ import { compareText } from "../diagnostics/diagnostic.ts";
 import { changesEmitter } from "./changes/index.ts";
 import { clientEmitter } from "./client/index.ts";
 import type { EmitContext, EmittedFile, Emitter, PreviousOutput } from "./emitter.ts";
+import type { EmitThread } from "./thread.ts";
 import { openapiDocument } from "./openapi/document.ts";
 import { entryEmitter } from "./entry/index.ts";
 import { errorsEmitter } from "./errors/index.ts";
@@ -183,7 +184,21 @@ export function readOutputFolder(dir: string, known?: ReadonlyMap<string, string
 
 /** The whole output in memory, unformatted, sorted by path. Pure: the same model gives the same files. */
 export function emitAll(model: ApiModel, context: EmitContext = createEmitContext()): EmittedFile[] {
-  const files = emitters.flatMap((e) => e.emit(model, context));
+  return checked(emitters.flatMap((e) => e.emit(model, context)));
+}
+
+/**
+ * `emitAll`, with the emitters that `thread` runs (a `canon dev` session's second thread, see
+ * thread.ts) run there while this thread runs the others. The same files as `emitAll`.
+ */
+export async function emitAllBeside(model: ApiModel, context: EmitContext, thread: EmitThread): Promise<EmittedFile[]> {
+  const there = thread.emit(model);
+  const here = emitters.filter((e) => !thread.runs(e.name)).flatMap((e) => e.emit(model, context));
+  return checked([...here, ...(await there)]);
+}
+
+/** The files sorted by path; no two emitters may write one path. */
+function checked(files: EmittedFile[]): EmittedFile[] {
   const seen = new Set<string>();
   for (const f of files) {
     if (seen.has(f.path)) throw new Error(`two emitters wrote ${f.path}`);

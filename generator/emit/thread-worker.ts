@@ -1,0 +1,23 @@
+// The second thread of a `canon dev` session (emit/thread.ts): runs THREAD_EMITTERS on each model
+// it is sent. Its memos (rendered templates, compared paths, the model's parts) last as long as
+// the session, as the main thread's do.
+import { parentPort, workerData } from "node:worker_threads";
+import { ModelParts } from "../model/intern.ts";
+import type { ApiModel } from "../model/types.ts";
+import { createEmitContext, emitters } from "./index.ts";
+import { THREAD_EMITTERS, type ThreadJob, type ThreadReply } from "./thread.ts";
+
+const { cacheDir } = workerData as { cacheDir?: string };
+const chosen = emitters.filter((e) => THREAD_EMITTERS.includes(e.name));
+const parts = new ModelParts();
+
+parentPort?.on("message", (job: ThreadJob) => {
+  try {
+    const model = parts.intern(JSON.parse(job.model) as ApiModel);
+    const context = createEmitContext(undefined, undefined, cacheDir);
+    const files = chosen.flatMap((e) => e.emit(model, context));
+    parentPort?.postMessage({ id: job.id, files } satisfies ThreadReply);
+  } catch (error) {
+    parentPort?.postMessage({ id: job.id, error: (error as Error).stack ?? String(error) } satisfies ThreadReply);
+  }
+});
