@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import Handlebars from "handlebars";
+import type { ModelParts } from "../model/intern.ts";
 import type { ApiModel, VersionModel } from "../model/types.ts";
 import { TextMemo } from "../util/memo.ts";
 import { packageRoot } from "../util/package-root.ts";
@@ -189,10 +190,11 @@ export function emitAll(model: ApiModel, context: EmitContext = createEmitContex
 
 /**
  * `emitAll`, with the emitters that `thread` runs (a `canon dev` session's second thread, see
- * thread.ts) run there while this thread runs the others. The same files as `emitAll`.
+ * thread.ts) run there while this thread runs the others; `parts` interned the model. The same
+ * files as `emitAll`.
  */
-export async function emitAllBeside(model: ApiModel, context: EmitContext, thread: EmitThread): Promise<EmittedFile[]> {
-  const there = thread.emit(model);
+export async function emitAllBeside(model: ApiModel, context: EmitContext, thread: EmitThread, parts: ModelParts): Promise<EmittedFile[]> {
+  const there = thread.emit(model, parts);
   const here = emitters.filter((e) => !thread.runs(e.name)).flatMap((e) => e.emit(model, context));
   return checked([...here, ...(await there)]);
 }

@@ -3,7 +3,6 @@
 // the session, as the main thread's do.
 import { parentPort, workerData } from "node:worker_threads";
 import { ModelParts } from "../model/intern.ts";
-import type { ApiModel } from "../model/types.ts";
 import { createEmitContext, emitters } from "./index.ts";
 import { THREAD_EMITTERS, type ThreadJob, type ThreadReply } from "./thread.ts";
 
@@ -13,7 +12,7 @@ const parts = new ModelParts();
 
 parentPort?.on("message", (job: ThreadJob) => {
   try {
-    const model = parts.intern(JSON.parse(job.model) as ApiModel);
+    const model = parts.revive(job.model);
     const context = createEmitContext(undefined, undefined, cacheDir);
     const files = chosen.flatMap((e) => e.emit(model, context));
     parentPort?.postMessage({ id: job.id, files } satisfies ThreadReply);

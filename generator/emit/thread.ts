@@ -1,4 +1,5 @@
 import { Worker } from "node:worker_threads";
+import type { ModelParts, SentModel } from "../model/intern.ts";
 import type { ApiModel } from "../model/types.ts";
 import type { EmittedFile } from "./emitter.ts";
 
@@ -9,10 +10,10 @@ import type { EmittedFile } from "./emitter.ts";
  */
 export const THREAD_EMITTERS: readonly string[] = ["openapi", "changes"];
 
-/** A request to the thread: the model as JSON text (cheaper to send than the objects). */
+/** A request to the thread: the model as text, its parts apart (cheaper to send than the objects). */
 export interface ThreadJob {
   id: number;
-  model: string;
+  model: SentModel;
 }
 
 export type ThreadReply = { id: number; files: EmittedFile[] } | { id: number; error: string };
@@ -48,11 +49,11 @@ export class EmitThread {
     return THREAD_EMITTERS.includes(name);
   }
 
-  /** The files of `THREAD_EMITTERS` for `model`, made on the thread. */
-  emit(model: ApiModel): Promise<EmittedFile[]> {
+  /** The files of `THREAD_EMITTERS` for `model` (interned by `parts`), made on the thread. */
+  emit(model: ApiModel, parts: ModelParts): Promise<EmittedFile[]> {
     if (this.failure) return Promise.reject(this.failure);
     const id = this.next++;
-    const job: ThreadJob = { id, model: JSON.stringify(model) };
+    const job: ThreadJob = { id, model: parts.send(model) };
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
       this.worker.ref();
