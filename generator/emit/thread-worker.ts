@@ -3,6 +3,7 @@
 // the session, as the main thread's do.
 import { parentPort, workerData } from "node:worker_threads";
 import { ModelParts } from "../model/intern.ts";
+import { phaseTimer } from "../util/timings.ts";
 import { createEmitContext, emitters } from "./index.ts";
 import { THREAD_EMITTERS, type ThreadJob, type ThreadReply } from "./thread.ts";
 
@@ -12,9 +13,15 @@ const parts = new ModelParts();
 
 parentPort?.on("message", (job: ThreadJob) => {
   try {
+    const phase = phaseTimer("canon: emit thread");
     const model = parts.revive(job.model);
+    phase("receive the model");
     const context = createEmitContext(undefined, undefined, cacheDir);
-    const files = chosen.flatMap((e) => e.emit(model, context));
+    const files = chosen.flatMap((e) => {
+      const emitted = e.emit(model, context);
+      phase(e.name);
+      return emitted;
+    });
     parentPort?.postMessage({ id: job.id, files } satisfies ThreadReply);
   } catch (error) {
     parentPort?.postMessage({ id: job.id, error: (error as Error).stack ?? String(error) } satisfies ThreadReply);
