@@ -74,7 +74,7 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
   const cacheDir = cacheFile ? path.dirname(cacheFile) : undefined;
   const context = createEmitContext(undefined, readOutputFolder(options.out, session?.output), cacheDir);
   // A session runs the whole-API documents on its second thread, beside the other emitters.
-  if (session) session.thread ??= new EmitThread(cacheDir);
+  if (session && (!session.thread || session.thread.stopped)) session.thread = new EmitThread(cacheDir);
   const emitted = session?.thread ? await emitAllBeside(model, context, session.thread, session.parts) : emitAll(model, context);
   phase("emit");
   const { files, stats } = await formatFiles(emitted, cacheFile, session?.formatted);

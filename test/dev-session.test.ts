@@ -7,7 +7,7 @@ import { cpSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { test } from "node:test";
 import { generate } from "../generator/generate.ts";
-import { createSession } from "../generator/session.ts";
+import { closeSession, createSession } from "../generator/session.ts";
 import { canon, workspace } from "./support/cli.ts";
 
 const today = "2026-11-21";
@@ -90,4 +90,21 @@ test("a dev session reads a generated file again once it is edited by hand and e
   const again = await run();
   assert.deepEqual(again.diff?.added, ["index.ts"]);
   assert.equal(readFileSync(entry, "utf8"), text);
+});
+
+test("a dev session whose emit thread stopped starts another and writes the same output", async () => {
+  const dir = workspace("dev-session-thread", "definitions");
+  const definitions = path.join(dir, "definitions");
+  const out = path.join(dir, "generated");
+  const session = createSession();
+  const run = () => generate({ definitions, out, write: true, today, cacheFile: null, cwd: dir, session });
+  const first = await run();
+  assert.ok(first.diff && session.thread);
+  const stopped = session.thread;
+  await stopped.close();
+  const again = await run();
+  assert.ok(again.diff, again.diagnostics.map((d) => d.message).join("; "));
+  assert.notEqual(session.thread, stopped, "a new thread");
+  assert.deepEqual(again.files, first.files);
+  await closeSession(session);
 });

@@ -134,7 +134,13 @@ async function develop(options: DevOptions, port: number, target: string, sessio
   let running: Promise<void> | null = null;
   let again = false;
   const rebuild = async (changedAt: number): Promise<void> => {
-    const result = await generateAndReport(options, { model: true, stamp: false, session });
+    let result;
+    try {
+      result = await generateAndReport(options, { model: true, stamp: false, session });
+    } catch (error) {
+      process.stderr.write(`canon dev: the generation failed (${(error as Error).message}); still serving the last good version\n`);
+      return;
+    }
     if (result.code !== 0) {
       process.stderr.write(`canon dev: the definitions have errors; still serving the last good version\n`);
       return;

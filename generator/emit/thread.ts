@@ -44,6 +44,11 @@ export class EmitThread {
     this.worker.on("exit", (code) => this.fail(new Error(`the emit thread stopped (exit code ${code})`)));
   }
 
+  /** Whether the thread has stopped (it failed or was closed): a session then starts another. */
+  get stopped(): boolean {
+    return this.failure !== null;
+  }
+
   /** Whether this thread runs the emitter named `name`. */
   runs(name: string): boolean {
     return THREAD_EMITTERS.includes(name);
