@@ -4,11 +4,12 @@ import type { ApiModel } from "../model/types.ts";
 import type { EmittedFile } from "./emitter.ts";
 
 /**
- * The emitters a `canon dev` session runs on a second thread, beside the others: each version's
- * OpenAPI document and its CHANGES.md (the comparison of two documents), which on a large API
- * take about as long as all the other emitters together. They read no previous output.
+ * The emitters a `canon dev` session runs on a second thread, beside the others: the whole-API
+ * files of each version (its OpenAPI document, CHANGES.md, the comparison of two documents, and
+ * the typed client), which on a large API take about as long as all the other emitters
+ * together. They read no previous output.
  */
-export const THREAD_EMITTERS: readonly string[] = ["openapi", "changes"];
+export const THREAD_EMITTERS: readonly string[] = ["openapi", "changes", "client"];
 
 /** A request to the thread: the model as text, its parts apart (cheaper to send than the objects). */
 export interface ThreadJob {
