@@ -1,6 +1,7 @@
 import { Worker } from "node:worker_threads";
 import type { ModelParts, SentModel } from "../model/intern.ts";
 import type { ApiModel } from "../model/types.ts";
+import type { RememberedFormat } from "../session.ts";
 import type { EmittedFile } from "./emitter.ts";
 
 /**
@@ -17,7 +18,17 @@ export interface ThreadJob {
   model: SentModel;
 }
 
-export type ThreadReply = { id: number; files: EmittedFile[] } | { id: number; error: string };
+/**
+ * What the thread made: the files, and those it could lay out itself (format/layout.ts, when the
+ * result is surely prettier's) as the format step remembers them, so that the main thread need
+ * not lay them out again.
+ */
+export interface ThreadResult {
+  files: EmittedFile[];
+  formatted: Array<[path: string, RememberedFormat]>;
+}
+
+export type ThreadReply = ({ id: number } & ThreadResult) | { id: number; error: string };
 
 /**
  * A worker thread that runs `THREAD_EMITTERS` (emit/thread-worker.ts). It lives as long as the
@@ -25,7 +36,7 @@ export type ThreadReply = { id: number; files: EmittedFile[] } | { id: number; e
  */
 export class EmitThread {
   private readonly worker: Worker;
-  private readonly pending = new Map<number, { resolve: (files: EmittedFile[]) => void; reject: (error: Error) => void }>();
+  private readonly pending = new Map<number, { resolve: (result: ThreadResult) => void; reject: (error: Error) => void }>();
   private next = 0;
   private failure: Error | null = null;
 
@@ -39,7 +50,7 @@ export class EmitThread {
       if (this.pending.size === 0) this.worker.unref();
       if (!waiting) return;
       if ("error" in reply) waiting.reject(new Error(reply.error));
-      else waiting.resolve(reply.files);
+      else waiting.resolve(reply);
     });
     this.worker.on("error", (error) => this.fail(error));
     this.worker.on("exit", (code) => this.fail(new Error(`the emit thread stopped (exit code ${code})`)));
@@ -56,7 +67,7 @@ export class EmitThread {
   }
 
   /** The files of `THREAD_EMITTERS` for `model` (interned by `parts`), made on the thread. */
-  emit(model: ApiModel, parts: ModelParts): Promise<EmittedFile[]> {
+  emit(model: ApiModel, parts: ModelParts): Promise<ThreadResult> {
     if (this.failure) return Promise.reject(this.failure);
     const id = this.next++;
     const job: ThreadJob = { id, model: parts.send(model) };
