@@ -1,46 +1,31 @@
-import { TextMemo } from "../util/memo.ts";
 import { pathKey } from "./operations.ts";
 import type { Json, JsonObject } from "./types.ts";
 
 /**
  * A document's parts as the comparisons that skip or remember work see them: its path items and
- * its components, each with a number that stands for its content. Equal contents get equal
- * numbers; a number is computed once per object (by its compact JSON text), so a part that stays
- * the same object from one run to the next, as in a `canon dev` session (model/intern.ts,
- * emit/openapi/document.ts), costs nothing to number again.
+ * its components, by path and by JSON pointer.
  */
 export interface DocumentParts {
   /** Each path item, by path. */
   paths: Map<string, JsonObject>;
   /** The path of each operation key (`/orders/{}`), when only one path of the document has it. */
   keyed: Map<string, string>;
-  /** Each component's content number and the components it refers to, by JSON pointer. */
-  components: Map<string, { id: number; refs: string[] }>;
-  /**
-   * A text that stands for a path item with every component it reaches (equal for two path
-   * items that compare the same against anything); null when a reference is not to a component,
-   * reaches a missing one, or references form a cycle.
-   */
-  deepOf(path: string): string | null;
+  /** Each component, by JSON pointer (`#/components/schemas/Order`). */
+  components: Map<string, Json>;
 }
 
-const partsOf = new WeakMap<JsonObject, DocumentParts | null>();
+const partsOf = new WeakMap<JsonObject, DocumentParts>();
 
-/** The parts of a document (remembered by the document); null when a reference is not to a component. */
-export function documentParts(doc: JsonObject): DocumentParts | null {
-  if (partsOf.has(doc)) return partsOf.get(doc)!;
-  const parts = collect(doc);
-  partsOf.set(doc, parts);
+/** The parts of a document, remembered by the document. */
+export function documentParts(doc: JsonObject): DocumentParts {
+  let parts = partsOf.get(doc);
+  if (!parts) partsOf.set(doc, (parts = collect(doc)));
   return parts;
 }
 
-function collect(doc: JsonObject): DocumentParts | null {
+function collect(doc: JsonObject): DocumentParts {
   const paths = new Map<string, JsonObject>();
-  for (const [path, item] of Object.entries(objectOr(doc.paths) ?? {})) {
-    const value = objectOr(item);
-    if (!value) return null;
-    paths.set(path, value);
-  }
+  for (const [path, item] of Object.entries(objectOr(doc.paths) ?? {})) paths.set(path, objectOr(item) ?? {});
   const keyed = new Map<string, string>();
   const shared = new Set<string>();
   for (const path of paths.keys()) {
@@ -49,78 +34,76 @@ function collect(doc: JsonObject): DocumentParts | null {
     keyed.set(key, path);
   }
   for (const key of shared) keyed.delete(key);
-  const components = new Map<string, { id: number; refs: string[] }>();
+  const components = new Map<string, Json>();
   for (const [kind, named] of Object.entries(objectOr(doc.components) ?? {})) {
-    for (const [name, value] of Object.entries(objectOr(named) ?? {})) {
-      const refs = componentRefs(value);
-      if (!refs) return null;
-      components.set(`#/components/${escape(kind)}/${escape(name)}`, { id: contentId(value), refs });
-    }
+    for (const [name, value] of Object.entries(objectOr(named) ?? {})) components.set(`#/components/${escape(kind)}/${escape(name)}`, value);
   }
-  const deep = new Map<string, number | null>();
-  const deepPaths = new Map<string, string | null>();
-  const active = new Set<string>();
-  const deepOfRefs = (own: string, refs: string[]): number | null => {
-    const parts: Array<string | number> = [own];
-    for (const ref of refs) {
-      const reached = component(ref);
-      if (reached === null) return null;
-      parts.push(ref, reached);
-    }
-    return idOf(JSON.stringify(parts));
-  };
-  const component = (pointer: string): number | null => {
-    if (deep.has(pointer)) return deep.get(pointer)!;
-    const found = components.get(pointer);
-    if (!found || active.has(pointer)) return null;
-    active.add(pointer);
-    const id = deepOfRefs(String(found.id), found.refs);
-    active.delete(pointer);
-    deep.set(pointer, id);
-    return id;
-  };
-  return {
-    paths,
-    keyed,
-    components,
-    deepOf(path) {
-      if (deepPaths.has(path)) return deepPaths.get(path)!;
-      const item = paths.get(path);
-      if (!item) return null;
-      const refs: string[] = [];
-      const own: string[] = [];
-      for (const [method, operation] of Object.entries(item)) {
-        const found = componentRefs(operation);
-        if (!found) return null;
-        refs.push(...found);
-        own.push(`${method}:${contentId(operation)}`);
-      }
-      const id = deepOfRefs(own.join(" "), refs);
-      const text = id === null ? null : `${path}\n${id}`;
-      deepPaths.set(path, text);
-      return text;
-    },
-  };
+  return { paths, keyed, components };
 }
 
 /**
- * A number for the content of a JSON value: equal for equal contents while both are
- * remembered, and never given to another content (a forgotten one gets a new number).
+ * What is the same in two documents: a path item whose operations are equal, and whose `$ref`s
+ * reach only components that are equal in both (and so on, through their own references), shows
+ * no change between them. Equal is the same object (a `canon dev` session builds the parts of
+ * an unchanged resource once, so most are) or else the same content (compact JSON text,
+ * remembered by the object). A reference to anything but a component, or references in a
+ * cycle, count as different.
  */
-export function contentId(value: Json): number {
-  if (typeof value !== "object" || value === null) return idOf(JSON.stringify(value));
-  let id = idsByObject.get(value);
-  if (id === undefined) idsByObject.set(value, (id = idOf(JSON.stringify(value))));
-  return id;
+export class Sameness {
+  private readonly components = new Map<string, boolean>();
+  private readonly active = new Set<string>();
+  private readonly a: DocumentParts;
+  private readonly b: DocumentParts;
+
+  constructor(a: DocumentParts, b: DocumentParts) {
+    this.a = a;
+    this.b = b;
+  }
+
+  /** Whether `path` has the same item, reaching the same components, in both documents. */
+  path(path: string): boolean {
+    const x = this.a.paths.get(path);
+    const y = this.b.paths.get(path);
+    if (!x || !y) return false;
+    const methods = Object.keys(y);
+    if (methods.length !== Object.keys(x).length) return false;
+    for (const method of methods) {
+      const operation = y[method]!;
+      if (!(method in x) || !equal(x[method]!, operation)) return false;
+      const refs = componentRefs(operation);
+      if (!refs || !refs.every((r) => this.component(r))) return false;
+    }
+    return true;
+  }
+
+  private component(pointer: string): boolean {
+    const known = this.components.get(pointer);
+    if (known !== undefined) return known;
+    if (this.active.has(pointer)) return false;
+    const x = this.a.components.get(pointer);
+    const y = this.b.components.get(pointer);
+    this.active.add(pointer);
+    const refs = y === undefined ? null : componentRefs(y);
+    const same = x !== undefined && y !== undefined && equal(x, y) && refs !== null && refs.every((r) => this.component(r));
+    this.active.delete(pointer);
+    this.components.set(pointer, same);
+    return same;
+  }
 }
 
-const idsByObject = new WeakMap<object, number>();
-let nextId = 0;
-const ids = new TextMemo<number>(65_536);
-
-function idOf(text: string): number {
-  return ids.get(text, () => nextId++);
+function equal(x: Json, y: Json): boolean {
+  return x === y || contentOf(x) === contentOf(y);
 }
+
+/** A value's compact JSON text, remembered by the object. */
+function contentOf(value: Json): string {
+  if (typeof value !== "object" || value === null) return JSON.stringify(value);
+  let text = contents.get(value);
+  if (text === undefined) contents.set(value, (text = JSON.stringify(value)));
+  return text;
+}
+
+const contents = new WeakMap<object, string>();
 
 /** The `$ref` targets in a value; null when one is not a component. Remembered by the object. */
 function componentRefs(value: Json): string[] | null {

@@ -1,16 +1,14 @@
-import { TextMemo } from "../util/memo.ts";
-import { documentParts } from "./parts.ts";
+import { documentParts, Sameness, type DocumentParts } from "./parts.ts";
 import type { Change, JsonObject } from "./types.ts";
 
 /**
- * The changes of the operations of one path, remembered from an earlier comparison: `canon dev`
- * compares nearly the same documents on every save (each version's CHANGES against the one
- * before), where one resource's paths changed. The changes of the operations at a path (one
- * operation key, `get /orders/{}`) are a function of the path's item in each document and of
- * every component its `$ref`s reach; the key names exactly that (the paths, and numbers that
- * stand for the contents, parts.ts), so a remembered answer is what comparing again gives. A
- * path whose operation key two paths of one document share, or whose references form a cycle,
- * is compared in full.
+ * The changes of the operations of one path, remembered from the last comparison of the same two
+ * versions: `canon dev` compares nearly the same documents on every save (each version's
+ * CHANGES against the one before), where one resource's paths changed. The changes of the
+ * operations at a path (one operation key, `get /orders/{}`) are a function of the path's item in
+ * each document and of every component its `$ref`s reach; when both are the same as in the last
+ * comparison (parts.ts), its changes are taken. A path whose operation key two paths of one
+ * document share is compared in full.
  */
 export interface OperationMemo {
   /** The remembered changes of an endpoint (`before get /orders/{}`), or undefined when its path is not remembered. */
@@ -21,46 +19,59 @@ export interface OperationMemo {
   finish(): void;
 }
 
-const remembered = new TextMemo<Map<string, Change[]>>(8192);
+interface Comparison {
+  a: DocumentParts;
+  b: DocumentParts;
+  /** The changes found at each operation key, by endpoint (`before get /orders/{}`); none: no entry. */
+  found: Map<string, Map<string, Change[]>>;
+}
 
-/** A memo for comparing `oldDoc` with `newDoc`; null when a reference in one is not to a component. */
-export function operationMemo(oldDoc: JsonObject, newDoc: JsonObject): OperationMemo | null {
-  const a = documentParts(oldDoc);
-  const b = documentParts(newDoc);
-  if (!a || !b) return null;
-  // The key of each operation key's pair of paths.
-  const keys = new Map<string, string | null>();
-  const pairKey = (key: string): string | null => {
-    if (keys.has(key)) return keys.get(key)!;
-    const x = a.keyed.get(key);
-    const y = b.keyed.get(key);
-    let pair: string | null = null;
-    if (x && y) {
-      const xi = a.deepOf(x);
-      const yi = b.deepOf(y);
-      if (xi !== null && yi !== null) pair = `${xi}\n${yi}`;
-    }
-    keys.set(key, pair);
-    return pair;
+/** The last comparison of each pair of versions (by the two documents' `info`), a few at most. */
+const comparisons = new Map<string, Comparison>();
+const KEPT_COMPARISONS = 16;
+
+/** A memo for comparing `oldDoc` with `newDoc`. */
+export function operationMemo(oldDoc: JsonObject, newDoc: JsonObject): OperationMemo {
+  const name = JSON.stringify([oldDoc.info ?? null, newDoc.info ?? null]);
+  const last = comparisons.get(name);
+  const now: Comparison = { a: documentParts(oldDoc), b: documentParts(newDoc), found: new Map() };
+  const sameA = last && new Sameness(last.a, now.a);
+  const sameB = last && new Sameness(last.b, now.b);
+  // The paths of an operation key in both documents, when both have exactly one.
+  const pair = (key: string): [string, string] | null => {
+    const x = now.a.keyed.get(key);
+    const y = now.b.keyed.get(key);
+    return x && y ? [x, y] : null;
   };
-  const pending = new Map<string, Map<string, Change[]>>();
+  const reused = new Map<string, Map<string, Change[]> | undefined>();
+  const known = (key: string): Map<string, Change[]> | undefined => {
+    if (reused.has(key)) return reused.get(key);
+    const paths = pair(key);
+    let slots = last?.found.get(key);
+    if (!paths || !last || !sameA || !sameB || last.a.keyed.get(key) !== paths[0] || last.b.keyed.get(key) !== paths[1]) slots = undefined;
+    else if (slots && !(sameA.path(paths[0]) && sameB.path(paths[1]))) slots = undefined;
+    reused.set(key, slots);
+    return slots;
+  };
   return {
     changes(slot, key) {
-      const pair = pairKey(key);
-      if (pair === null) return undefined;
-      const known = remembered.peek(pair);
-      return known ? (known.get(slot) ?? []) : undefined;
+      const slots = known(key);
+      if (!slots) return undefined;
+      now.found.set(key, slots);
+      return slots.get(slot) ?? [];
     },
     found(slot, key, changes) {
-      const pair = pairKey(key);
-      if (pair === null || remembered.peek(pair)) return;
-      let slots = pending.get(pair);
-      if (!slots) pending.set(pair, (slots = new Map()));
+      if (!pair(key)) return;
+      let slots = now.found.get(key);
+      if (!slots) now.found.set(key, (slots = new Map()));
       if (changes.length) slots.set(slot, changes);
     },
     finish() {
-      for (const [pair, slots] of pending) remembered.get(pair, () => slots);
-      for (const pair of keys.values()) if (pair !== null) remembered.get(pair, () => new Map());
+      // Every key with a path in both documents was compared in full or taken: all its endpoints are known.
+      for (const key of now.b.keyed.keys()) if (pair(key) && !now.found.has(key)) now.found.set(key, new Map());
+      comparisons.delete(name);
+      comparisons.set(name, now);
+      if (comparisons.size > KEPT_COMPARISONS) comparisons.delete(comparisons.keys().next().value!);
     },
   };
 }
