@@ -81,7 +81,7 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
     const beside = await emitAllBeside(model, context, session.thread, session.parts);
     emitted = beside.files;
     // The thread laid out its files: the format step takes them as it takes a remembered file.
-    for (const [file, format] of beside.formatted) session.formatted.set(file, format);
+    for (const [file, text] of beside.laidOut) session.formatted.set(file.path, { emitted: file.content, formatted: text, by: "laidOut" });
   } else {
     emitted = emitAll(model, context);
   }

@@ -24,13 +24,13 @@ parentPort?.on("message", (job: ThreadJob) => {
       return emitted;
     });
     // The format step's layout of these files, done here (where it costs the main thread nothing).
-    const formatted = files.flatMap((file): ThreadResult["formatted"] => {
+    const laidOut = files.flatMap((file, index): ThreadResult["laidOut"] => {
       if (!file.prettierStyle) return [];
       const laid = layout(file.content);
-      return isCertain(laid) ? [[file.path, { emitted: file.content, formatted: laid, by: "laidOut" }]] : [];
+      return isCertain(laid) ? [[index, laid]] : [];
     });
     phase("lay out");
-    parentPort?.postMessage({ id: job.id, files, formatted } satisfies ThreadReply);
+    parentPort?.postMessage({ id: job.id, files, laidOut } satisfies ThreadReply);
   } catch (error) {
     parentPort?.postMessage({ id: job.id, error: (error as Error).stack ?? String(error) } satisfies ThreadReply);
   }

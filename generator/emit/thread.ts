@@ -1,7 +1,6 @@
 import { Worker } from "node:worker_threads";
 import type { ModelParts, SentModel } from "../model/intern.ts";
 import type { ApiModel } from "../model/types.ts";
-import type { RememberedFormat } from "../session.ts";
 import type { EmittedFile } from "./emitter.ts";
 
 /**
@@ -25,7 +24,8 @@ export interface ThreadJob {
  */
 export interface ThreadResult {
   files: EmittedFile[];
-  formatted: Array<[path: string, RememberedFormat]>;
+  /** Each file laid out, by its index in `files`. */
+  laidOut: Array<[index: number, text: string]>;
 }
 
 export type ThreadReply = ({ id: number } & ThreadResult) | { id: number; error: string };
