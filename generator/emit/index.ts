@@ -191,18 +191,12 @@ export function emitAll(model: ApiModel, context: EmitContext = createEmitContex
 /**
  * `emitAll`, with the emitters that `thread` runs (a `canon dev` session's second thread, see
  * thread.ts) run there while this thread runs the others; `parts` interned the model. The same
- * files as `emitAll`, and the thread's files as the format step would lay them out.
+ * files as `emitAll`.
  */
-export async function emitAllBeside(
-  model: ApiModel,
-  context: EmitContext,
-  thread: EmitThread,
-  parts: ModelParts,
-): Promise<{ files: EmittedFile[]; laidOut: Map<EmittedFile, string> }> {
+export async function emitAllBeside(model: ApiModel, context: EmitContext, thread: EmitThread, parts: ModelParts): Promise<EmittedFile[]> {
   const there = thread.emit(model, parts);
   const here = emitters.filter((e) => !thread.runs(e.name)).flatMap((e) => e.emit(model, context));
-  const { files, laidOut } = await there;
-  return { files: checked([...here, ...files]), laidOut: new Map(laidOut.map(([index, text]) => [files[index]!, text])) };
+  return checked([...here, ...(await there)]);
 }
 
 /** The files sorted by path; no two emitters may write one path. */

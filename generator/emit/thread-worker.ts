@@ -5,8 +5,7 @@ import { parentPort, workerData } from "node:worker_threads";
 import { ModelParts } from "../model/intern.ts";
 import { phaseTimer } from "../util/timings.ts";
 import { createEmitContext, emitters } from "./index.ts";
-import { THREAD_EMITTERS, type ThreadJob, type ThreadReply, type ThreadResult } from "./thread.ts";
-import { isCertain, layout } from "../format/layout.ts";
+import { THREAD_EMITTERS, type ThreadJob, type ThreadReply } from "./thread.ts";
 
 const { cacheDir } = workerData as { cacheDir?: string };
 const chosen = emitters.filter((e) => THREAD_EMITTERS.includes(e.name));
@@ -23,14 +22,7 @@ parentPort?.on("message", (job: ThreadJob) => {
       phase(e.name);
       return emitted;
     });
-    // The format step's layout of these files, done here (where it costs the main thread nothing).
-    const laidOut = files.flatMap((file, index): ThreadResult["laidOut"] => {
-      if (!file.prettierStyle) return [];
-      const laid = layout(file.content);
-      return isCertain(laid) ? [[index, laid]] : [];
-    });
-    phase("lay out");
-    parentPort?.postMessage({ id: job.id, files, laidOut } satisfies ThreadReply);
+    parentPort?.postMessage({ id: job.id, files } satisfies ThreadReply);
   } catch (error) {
     parentPort?.postMessage({ id: job.id, error: (error as Error).stack ?? String(error) } satisfies ThreadReply);
   }
