@@ -65,3 +65,13 @@ export class PartMemo<T> {
     return result;
   }
 }
+
+/** A number for an object, the same for as long as it lives and never given to another. */
+export function objectKey(object: object): number {
+  let key = objectKeys.get(object);
+  if (key === undefined) objectKeys.set(object, (key = nextObjectKey++));
+  return key;
+}
+
+const objectKeys = new WeakMap<object, number>();
+let nextObjectKey = 0;

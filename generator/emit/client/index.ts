@@ -12,7 +12,9 @@ import {
   resourceQueries,
   searchDoc,
   type ClassView,
+  type QueryView,
 } from "./classes.ts";
+import { objectKey, PartMemo } from "../../util/memo.ts";
 
 /**
  * The typed client of every version, `vN/client.ts` (SPEC §9): one file that needs only the
@@ -29,11 +31,71 @@ export const clientEmitter: Emitter = {
     const pages = context.runtimeFile("pages.ts");
     const core = context.templateText("client/core.ts").replace(/^import type .*\n/m, "");
     return model.versions.map((version) => {
-      const rendered = context.render("client/client", clientView(model, version, `${pages.trimEnd()}\n\n${core}`));
-      return styledTs(`${version.name}/client.ts`, withImports(rendered, typeSources(version)));
+      const parts = clientParts(context, version);
+      const rendered = context.render("client/client", clientView(model, version, `${pages.trimEnd()}\n\n${core}`, parts.entries));
+      // The queries and classes, rendered resource by resource, where the template places them;
+      // the identifiers they use are found piece by piece (each remembered by its text).
+      const planned = withImports(rendered, typeSources(version), parts.pieces);
+      return styledTs(`${version.name}/client.ts`, planned.replace(BLOCKS, () => parts.pieces.join("")));
     });
   },
 };
+
+/** Where `client/client.hbs` places the queries and classes (`{{{blocks}}}`). */
+const BLOCKS = "/*<canon:blocks>*/";
+
+/** What one resource adds to the client: its queries and classes, as views and as text. */
+interface ResourcePart {
+  classes: ClassView[];
+  text: { queries: string; classes: string };
+}
+
+/**
+ * Each resource's part, by the resource and its child collections (objects a `canon dev` session
+ * keeps while they are unchanged): a save renders the changed resource's classes only.
+ */
+const resourceParts = new PartMemo<ResourcePart>();
+
+/**
+ * The queries and classes of a version's client, as pieces of text in the order the template
+ * wrote them whole (every query, then every class), and the classes the client has a property for.
+ */
+function clientParts(context: EmitContext, version: VersionModel): { pieces: string[]; entries: ClassView[] } {
+  const children = new Map<string, VersionResource[]>();
+  for (const r of version.resources) if (r.parent) children.set(r.parent.collection, [...(children.get(r.parent.collection) ?? []), r]);
+  const parts = version.resources.map((r) => {
+    const kids = children.get(r.collection) ?? [];
+    return resourceParts.get(r, kids.map(objectKey).join(" "), () => {
+      const classes = resourceClasses(r, kids);
+      return { classes, text: blocks(context, resourceQueries(r), classes) };
+    });
+  });
+  const extraQueries: QueryView[] = [];
+  const extraClasses: ClassView[] = [];
+  if (version.eventsPath) {
+    extraQueries.push(eventsQuery(version.eventsPath));
+    extraClasses.push(eventsClass(version.eventsPath));
+  }
+  if (version.exportsPath) {
+    extraQueries.push(exportsQuery(version.exportsPath));
+    extraClasses.push(exportsClass(version.exportsPath));
+  }
+  const extra = blocks(context, extraQueries, extraClasses);
+  const classes = [...parts.flatMap((p) => p.classes), ...extraClasses];
+  return {
+    pieces: [...parts.map((p) => p.text.queries), extra.queries, ...parts.map((p) => p.text.classes), extra.classes],
+    // A collection without any operation has nothing to call.
+    entries: classes.filter((c) => c.property !== null && (c.methods.length > 0 || c.members.length > 0)),
+  };
+}
+
+/** Queries and classes as the template writes them; a collection without any operation has no class. */
+function blocks(context: EmitContext, queries: QueryView[], classes: ClassView[]): { queries: string; classes: string } {
+  return {
+    queries: context.render("client/queries", { queries }),
+    classes: context.render("client/classes", { classes: classes.filter((c) => c.methods.length > 0 || c.members.length > 0) }),
+  };
+}
 
 /** What the client may import: the version's own types, as types only (erased in a browser bundle). */
 function typeSources(version: VersionModel): ImportSource[] {
@@ -65,21 +127,7 @@ function exportsView(exports: VersionExport[]) {
   };
 }
 
-function clientView(model: ApiModel, version: VersionModel, core: string) {
-  const queries = version.resources.flatMap((r) => resourceQueries(r));
-  const children = new Map<string, VersionResource[]>();
-  for (const r of version.resources) if (r.parent) children.set(r.parent.collection, [...(children.get(r.parent.collection) ?? []), r]);
-  const classes: ClassView[] = version.resources.flatMap((r) => resourceClasses(r, children.get(r.collection) ?? []));
-  if (version.eventsPath) {
-    queries.push(eventsQuery(version.eventsPath));
-    classes.push(eventsClass(version.eventsPath));
-  }
-  if (version.exportsPath) {
-    queries.push(exportsQuery(version.exportsPath));
-    classes.push(exportsClass(version.exportsPath));
-  }
-  // A collection without any operation has nothing to call.
-  const entries = classes.filter((c) => c.property !== null && (c.methods.length > 0 || c.members.length > 0));
+function clientView(model: ApiModel, version: VersionModel, core: string, entries: ClassView[]) {
   return {
     header: GENERATED_HEADER,
     title: commentText(model.title),
@@ -88,8 +136,7 @@ function clientView(model: ApiModel, version: VersionModel, core: string) {
     core: core.trimEnd(),
     events: version.eventsPath !== null,
     exports: version.exports && exportsView(version.exports),
-    queries,
-    classes: classes.filter((c) => c.methods.length > 0 || c.members.length > 0),
+    blocks: BLOCKS,
     client: entries.map((c) => ({ property: c.property, className: c.name, doc: c.doc })),
   };
 }

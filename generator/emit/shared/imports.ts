@@ -40,16 +40,18 @@ export function source(from: string, names: Record<string, SymbolKind>): ImportS
 /**
  * The rendered file with the imports it uses in place of the marker line. Sources are written in
  * the order given; within one, values first and then types, each in code-unit order; a source
- * whose used names are all types is imported with `import type`.
+ * whose used names are all types is imported with `import type`. `parts` is code the caller
+ * places in the file afterwards (whole declarations, each scanned once per text): what it uses
+ * is imported too, and what it declares is not.
  */
-export function withImports(rendered: string, sources: ImportSource[]): string {
+export function withImports(rendered: string, sources: ImportSource[], parts: readonly string[] = []): string {
   const at = rendered.indexOf(IMPORTS);
   if (at < 0) throw new Error("the template has no {{{imports}}} marker");
   const code = rendered.slice(at + IMPORTS.length);
-  const used = usedIdentifiers(code);
+  const used = parts.length ? new Set([code, ...parts].flatMap((c) => [...usedIdentifiers(c)])) : usedIdentifiers(code);
   const lines: string[] = [];
   // A name the file declares itself is never imported (the entry's own `AppOptions`).
-  const taken = new Set(localDeclarations(code));
+  const taken = new Set([code, ...parts].flatMap((c) => localDeclarations(c)));
   for (const { from, names } of sources) {
     const values: string[] = [];
     const types: string[] = [];
