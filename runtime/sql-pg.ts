@@ -3,7 +3,13 @@
  * `StatementRun` (below): prepared on a connection the first time that connection runs it, and
  * from then on only bound and executed, in the same single round trip.
  */
-import { SESSION_SETTINGS, type Row, type SqlDriver, type SqlQueryable, type Statement } from "./sql-driver.ts";
+import {
+  SESSION_SETTINGS,
+  type Row,
+  type SqlDriver,
+  type SqlQueryable,
+  type Statement,
+} from "./sql-driver.ts";
 
 interface PgResult {
   rows: Row[];
@@ -14,7 +20,11 @@ interface PgConnection {
   submittedNamedStatements: Record<string, string | undefined>;
   stream: { cork(): void; uncork(): void };
   parse(message: { name: string; text: string }): void;
-  bind(message: { statement: string; values: readonly unknown[]; valueMapper: (value: unknown) => unknown }): void;
+  bind(message: {
+    statement: string;
+    values: readonly unknown[];
+    valueMapper: (value: unknown) => unknown;
+  }): void;
   describe(message: { type: "P"; name: string }): void;
   execute(message: object): void;
   sync(): void;
@@ -100,10 +110,11 @@ class StatementRun {
   }
 
   submit(connection: PgConnection): Error | null {
-    const previous =
-      connection.parsedStatements[this.name] ?? connection.submittedNamedStatements[this.name];
+    const previous = connection.parsedStatements[this.name] ?? connection.submittedNamedStatements[this.name];
     if (previous !== undefined && previous !== this.text)
-      return new Error(`Prepared statements must be unique - '${this.name}' was used for a different statement`);
+      return new Error(
+        `Prepared statements must be unique - '${this.name}' was used for a different statement`,
+      );
     connection.stream.cork();
     try {
       if (previous === undefined) {
