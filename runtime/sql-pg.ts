@@ -64,10 +64,21 @@ export interface PostgresOptions {
 type RowMaker = (texts: ReadonlyArray<string | null>) => Row;
 
 /**
- * One row maker per result shape: an object literal with the columns as `pg` names them (the
- * last of two equal names wins, as in `pg`), each value through `pg`'s own parser of its type.
+ * The row maker of a result shape, made once per shape and pool (every connection's run of a
+ * statement shares it): an object literal with the columns as `pg` names them (the last of two
+ * equal names wins, as in `pg`), each value through `pg`'s own parser of its type.
  */
-function rowMaker(fields: readonly PgField[], pg: PgModule): RowMaker {
+function rowMaker(fields: readonly PgField[], statements: PgStatements): RowMaker {
+  const shape = JSON.stringify(fields.map((field) => [field.name, field.dataTypeID]));
+  let maker = statements.makers.get(shape);
+  if (!maker) {
+    maker = compileRowMaker(fields, statements.pg);
+    statements.makers.set(shape, maker);
+  }
+  return maker;
+}
+
+function compileRowMaker(fields: readonly PgField[], pg: PgModule): RowMaker {
   const parsers = fields.map((field) => pg.types.getTypeParser(field.dataTypeID, "text"));
   const entries = fields.map((field, i) => {
     const key = JSON.stringify(field.name);
@@ -85,10 +96,11 @@ function rowMaker(fields: readonly PgField[], pg: PgModule): RowMaker {
  * queries, as pg-cursor uses it). It does what `pg`'s own query does for a named statement
  * (Parse once per connection, under `pg`'s own bookkeeping of which statements a connection has;
  * then Bind, Execute, Sync), with less per request: the statement's rows have one shape, so
- * once any connection has described it (`Describe`, the columns' names and types), the
- * connections only bind and execute it, and each row is made by the shape's row maker, instead
- * of `pg` describing the result and building its row parsers again on every query. Values are
- * sent as `pg` sends them (its `prepareValue`) and read by the parsers `pg` would use.
+ * once a connection has described it (`Describe`, the columns' names and types, sent with the
+ * first run after its Parse), that connection only binds and executes it, and each row is made
+ * by the shape's row maker, instead of `pg` describing the result and building its row parsers
+ * again on every query. Values are sent as `pg` sends them (its `prepareValue`) and read by the
+ * parsers `pg` would use.
  */
 class StatementRun {
   readonly name: string;
@@ -97,7 +109,9 @@ class StatementRun {
   callback: ((error: Error | null, rows?: Row[]) => void) | undefined = undefined;
   private readonly driver: PgStatements;
   private readonly rows: Row[] = [];
-  private make: RowMaker | undefined;
+  /** The row makers of the statements the connection running this one has described. */
+  private shapes: Map<string, RowMaker> | undefined = undefined;
+  private make: RowMaker | undefined = undefined;
   private described = false;
   private failed: Error | undefined = undefined;
 
@@ -106,7 +120,6 @@ class StatementRun {
     this.name = statement.name;
     this.text = statement.text;
     this.values = values;
-    this.make = driver.shapes.get(statement.name);
   }
 
   submit(connection: PgConnection): Error | null {
@@ -115,12 +128,18 @@ class StatementRun {
       return new Error(
         `Prepared statements must be unique - '${this.name}' was used for a different statement`,
       );
+    let shapes = this.driver.shapes.get(connection);
+    if (!shapes) this.driver.shapes.set(connection, (shapes = new Map()));
+    this.shapes = shapes;
     connection.stream.cork();
     try {
       if (previous === undefined) {
+        // Prepared anew: described anew, with this run.
+        shapes.delete(this.name);
         connection.parse({ name: this.name, text: this.text });
         connection.submittedNamedStatements[this.name] = this.text;
       }
+      this.make = shapes.get(this.name);
       connection.bind({ statement: this.name, values: this.values, valueMapper: this.driver.prepareValue });
       if (!this.make) {
         connection.describe({ type: "P", name: "" });
@@ -139,8 +158,8 @@ class StatementRun {
   }
 
   handleRowDescription(message: { fields: PgField[] }): void {
-    this.make = rowMaker(message.fields, this.driver.pg);
-    if (this.described) this.driver.shapes.set(this.name, this.make);
+    this.make = rowMaker(message.fields, this.driver);
+    if (this.described) this.shapes!.set(this.name, this.make);
   }
 
   handleDataRow(message: { fields: Array<string | null> }): void {
@@ -155,8 +174,8 @@ class StatementRun {
   handleCommandComplete(): void {
     // A statement that returns no rows (NoData to its Describe): its shape has no columns.
     if (this.described && !this.make) {
-      this.make = rowMaker([], this.driver.pg);
-      this.driver.shapes.set(this.name, this.make);
+      this.make = rowMaker([], this.driver);
+      this.shapes!.set(this.name, this.make);
     }
   }
 
@@ -180,9 +199,11 @@ class StatementRun {
   }
 }
 
-/** What every `StatementRun` of one pool shares: the row maker of each statement, `pg` itself. */
+/** What every `StatementRun` of one pool shares: by connection, the row maker of each statement it described; `pg` itself. */
 interface PgStatements {
-  readonly shapes: Map<string, RowMaker>;
+  readonly shapes: WeakMap<PgConnection, Map<string, RowMaker>>;
+  /** The row maker of each result shape (columns' names and types). */
+  readonly makers: Map<string, RowMaker>;
   readonly pg: PgModule;
   readonly prepareValue: (value: unknown) => unknown;
 }
@@ -239,7 +260,12 @@ export async function openPostgres(connectionString: string, options: PostgresOp
   pool.on("error", () => {});
   // Fail now, with the server's message, rather than on the first request.
   await pool.query("select 1");
-  const statements: PgStatements = { shapes: new Map(), pg, prepareValue: pg.utils.prepareValue };
+  const statements: PgStatements = {
+    shapes: new WeakMap(),
+    makers: new Map(),
+    pg,
+    prepareValue: pg.utils.prepareValue,
+  };
   return {
     kind: "postgres",
     ...poolQueryable(pool, statements),
