@@ -5,7 +5,9 @@ import { compatibilityGate, type GateResult } from "./compat/gate.ts";
 import type { Json } from "./compat/types.ts";
 import type { Diagnostic } from "./diagnostics/diagnostic.ts";
 import { hasErrors, sortDiagnostics } from "./diagnostics/diagnostic.ts";
-import { createEmitContext, emitAll, readOutputFolder } from "./emit/index.ts";
+import { createEmitContext, emitAll, emitAllBeside, readOutputFolder } from "./emit/index.ts";
+import type { EmittedFile } from "./emit/emitter.ts";
+import { EmitThread } from "./emit/thread.ts";
 import { formatFiles, type FormatStats, type FormattedFile } from "./format/format.ts";
 import { runFrontEnd } from "./pipeline.ts";
 import type { GenerateSession } from "./session.ts";
@@ -68,11 +70,21 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
   if (!front.model || !front.definitions || hasErrors(diagnostics)) {
     return { diagnostics, diff: null, files: [], format: empty, gate: null, model: null, ms: performance.now() - started };
   }
+  const model = front.model;
   const cacheFile = options.cacheFile === undefined ? defaultCacheFile() : options.cacheFile;
-  const context = createEmitContext(undefined, readOutputFolder(options.out, session?.output), cacheFile ? path.dirname(cacheFile) : undefined);
-  const emitted = emitAll(front.model, context);
-  // The documents the OpenAPI texts were written from, for the gate (it need not parse them).
-  const documents = new Map(front.model.versions.map((v) => [context.openapiText(front.model!, v), context.openapiDocument(front.model!, v) as Json]));
+  const cacheDir = cacheFile ? path.dirname(cacheFile) : undefined;
+  const context = createEmitContext(undefined, readOutputFolder(options.out, session?.output), cacheDir);
+  // A session runs the whole-API documents on its second thread, beside the other emitters.
+  if (session && (!session.thread || session.thread.stopped)) session.thread = new EmitThread(cacheDir);
+  let emitted: EmittedFile[];
+  if (session?.thread) {
+    const beside = await emitAllBeside(model, context, session.thread, session.parts);
+    emitted = beside.files;
+    // The thread laid out its files: the format step takes them as it takes a remembered file.
+    for (const [file, format] of beside.formatted) session.formatted.set(file, format);
+  } else {
+    emitted = emitAll(model, context);
+  }
   phase("emit");
   const { files, stats } = await formatFiles(emitted, cacheFile, session?.formatted);
   phase(`format (${stats.laidOut} laid out by canon, ${stats.prettier} through prettier: ${stats.formatted} formatted, ${stats.cached} cached)`);
@@ -86,11 +98,15 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
     out: options.out,
     files,
     definitions: front.definitions,
-    model: front.model,
+    model,
     today,
     allowBreaking: options.allowBreaking ?? false,
     known,
-    documents,
+    // The documents the OpenAPI texts were written from: the gate need not parse them.
+    documentOf: (name) => {
+      const version = model.versions.find((v) => v.name === name);
+      return version && (context.openapiDocument(model, version) as Json);
+    },
   });
   phase("compatibility gate");
   // A file canon did not write is never overwritten or removed: nothing is written while one is there.

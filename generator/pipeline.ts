@@ -39,5 +39,6 @@ export async function runFrontEnd(dir: string, options: FrontEndOptions = {}): P
   }
   const sorted = sortDiagnostics(diagnostics);
   if (hasErrors(sorted)) return { definitions, model: null, diagnostics: sorted };
-  return { definitions, model: buildModel(definitions), diagnostics: sorted };
+  const model = buildModel(definitions);
+  return { definitions, model: options.session ? options.session.parts.intern(model) : model, diagnostics: sorted };
 }

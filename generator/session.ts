@@ -1,5 +1,7 @@
 import type { Diagnostic } from "./diagnostics/diagnostic.ts";
 import type { SourceFile } from "./load/load.ts";
+import { EmitThread } from "./emit/thread.ts";
+import { ModelParts } from "./model/intern.ts";
 
 /**
  * What one process keeps from a generation to the next (`canon dev`), so that a save redoes only
@@ -17,6 +19,10 @@ export interface GenerateSession {
    * until a run has compared it. A run compares with this instead of reading every file again.
    */
   output: Map<string, string> | null;
+  /** The parts of the last model, kept as the same objects while they are equal (model/intern.ts). */
+  parts: ModelParts;
+  /** The second thread that runs the whole-API emitters (emit/thread.ts); made by the first run that emits. */
+  thread: EmitThread | null;
 }
 
 export interface RememberedFormat {
@@ -27,5 +33,11 @@ export interface RememberedFormat {
 }
 
 export function createSession(): GenerateSession {
-  return { sources: new Map(), formatted: new Map(), output: null };
+  return { sources: new Map(), formatted: new Map(), output: null, parts: new ModelParts(), thread: null };
+}
+
+/** Ends what a session holds open (its emit thread). */
+export async function closeSession(session: GenerateSession): Promise<void> {
+  await session.thread?.close();
+  session.thread = null;
 }

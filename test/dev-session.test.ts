@@ -7,7 +7,7 @@ import { cpSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { test } from "node:test";
 import { generate } from "../generator/generate.ts";
-import { createSession } from "../generator/session.ts";
+import { closeSession, createSession } from "../generator/session.ts";
 import { canon, workspace } from "./support/cli.ts";
 
 const today = "2026-11-21";
@@ -21,7 +21,9 @@ test("a dev session's regeneration after each edit writes exactly what a fresh g
   const session = createSession();
   const run = () => generate({ definitions, out, write: true, today, cacheFile: null, cwd: dir, session });
 
-  const edits: Array<[string, string]> = [
+  const api = path.join(definitions, "api.yaml");
+  const users = path.join(definitions, "users.yaml");
+  const edits: Array<[string, string, string?]> = [
     ["the first run", original],
     // A new route: an action, with the migration of its table.
     ["an action", `${original}actions:\n  reviews:\n    fields:\n      comment: { type: string, max_length: 200 }\n`],
@@ -32,17 +34,31 @@ test("a dev session's regeneration after each edit writes exactly what a fresh g
         `actions:\n  reviews:\n    fields:\n      comment: { type: string, max_length: 200 }\n`,
     ],
     ["an error", `${original}  broken: { type: nonsense }\n`],
+    // A breaking change to the published versions: refused, as a fresh generate refuses it.
+    ["a breaking change", original.replace(/  homepage: .*\n/, "")],
     [
       "the fix of the error, with a second action",
       original.replace(/(  name: .*\n)/, "$1  subtitle: { type: string, max_length: 80, optional: true }\n") +
         `actions:\n  reviews:\n    fields:\n      comment: { type: string, max_length: 200 }\n  ratings:\n    fields:\n      stars: { type: integer, minimum: 1, maximum: 5 }\n`,
     ],
+    // Settings of the API and its versions, which every resource's part of a document reads.
+    // (v2 is deprecated in favour of a new v3: every v2 operation is now marked deprecated.)
+    ["the API's settings", readFileSync(api, "utf8").replace("  v2: {}", "  v2:\n    deprecated: 2026-11-01\n    sunset: 2027-12-31\n  v3: {}").replace("requests: 600", "requests: 500"), api],
+    // Another resource, one that others refer to and list under.
+    ["a parent resource", readFileSync(users, "utf8").replace(/^fields:\n/m, "fields:\n  nickname: { type: string, max_length: 40, optional: true }\n"), users],
   ];
-  for (const [what, text] of edits) {
-    writeFileSync(products, text);
+  for (const [what, text, file = products] of edits) {
+    writeFileSync(file, text);
     const result = await run();
     if (what === "an error") {
       assert.equal(result.diff, null, "a definition error writes nothing");
+      continue;
+    }
+    if (what === "a breaking change") {
+      assert.equal(result.diff, null, "a breaking change writes nothing");
+      const fresh = await generate({ definitions, out, write: false, today, cacheFile: null, cwd: dir });
+      assert.ok(result.diagnostics.some((d) => d.rule === "breaking-change"));
+      assert.deepEqual(result.diagnostics, fresh.diagnostics, "the same breaking changes as a fresh generate");
       continue;
     }
     assert.ok(result.diff, `${what}: ${result.diagnostics.map((d) => d.message).join("; ")}`);
@@ -74,4 +90,21 @@ test("a dev session reads a generated file again once it is edited by hand and e
   const again = await run();
   assert.deepEqual(again.diff?.added, ["index.ts"]);
   assert.equal(readFileSync(entry, "utf8"), text);
+});
+
+test("a dev session whose emit thread stopped starts another and writes the same output", async () => {
+  const dir = workspace("dev-session-thread", "definitions");
+  const definitions = path.join(dir, "definitions");
+  const out = path.join(dir, "generated");
+  const session = createSession();
+  const run = () => generate({ definitions, out, write: true, today, cacheFile: null, cwd: dir, session });
+  const first = await run();
+  assert.ok(first.diff && session.thread);
+  const stopped = session.thread;
+  await stopped.close();
+  const again = await run();
+  assert.ok(again.diff, again.diagnostics.map((d) => d.message).join("; "));
+  assert.notEqual(session.thread, stopped, "a new thread");
+  assert.deepEqual(again.files, first.files);
+  await closeSession(session);
 });

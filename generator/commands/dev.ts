@@ -3,7 +3,7 @@ import type { FastifyInstance } from "fastify";
 import { ms } from "../cli/output.ts";
 import type { FormattedFile } from "../format/format.ts";
 import type { ApiModel } from "../model/types.ts";
-import { createSession, type GenerateSession } from "../session.ts";
+import { closeSession, createSession, type GenerateSession } from "../session.ts";
 import { generateAndReport } from "./generate.ts";
 import { importGenerated, loadGeneratedFrom, setModuleVersions } from "./generated-modules.ts";
 import { phaseTimer } from "../util/timings.ts";
@@ -56,6 +56,14 @@ export async function devCommand(options: DevOptions): Promise<number> {
   if (problem !== null) return problem;
   // What each generation keeps for the next: a save redoes only what it changed.
   const session = createSession();
+  try {
+    return await develop(options, port, target, session);
+  } finally {
+    await closeSession(session);
+  }
+}
+
+async function develop(options: DevOptions, port: number, target: string, session: GenerateSession): Promise<number> {
   const first = await firstGoodGeneration(options, session);
   if (!first) return 1;
 
@@ -126,7 +134,13 @@ export async function devCommand(options: DevOptions): Promise<number> {
   let running: Promise<void> | null = null;
   let again = false;
   const rebuild = async (changedAt: number): Promise<void> => {
-    const result = await generateAndReport(options, { model: true, stamp: false, session });
+    let result;
+    try {
+      result = await generateAndReport(options, { model: true, stamp: false, session });
+    } catch (error) {
+      process.stderr.write(`canon dev: the generation failed (${(error as Error).message}); still serving the last good version\n`);
+      return;
+    }
     if (result.code !== 0) {
       process.stderr.write(`canon dev: the definitions have errors; still serving the last good version\n`);
       return;

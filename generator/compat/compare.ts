@@ -9,11 +9,11 @@ import type { Change, Json, JsonObject } from "./types.ts";
  * without the version prefix, so two versions of one API compare as well as two releases of one
  * version.
  */
-export function compareDocuments(oldDoc: Json, newDoc: Json, texts?: { old: string; new: string }): Change[] {
+export function compareDocuments(oldDoc: Json, newDoc: Json, remember = false): Change[] {
   const a = obj(oldDoc);
   const b = obj(newDoc);
-  // Given the documents' texts too, the changes of paths compared before are remembered (remembered.ts).
-  const memo = texts ? operationMemo(texts.old, texts.new) : null;
+  // Remembering: the changes of paths compared before are taken as they were found (remembered.ts).
+  const memo = remember ? operationMemo(a, b) : null;
   return [...compareServers(a, b), ...compareOperations(a, b, memo)];
 }
 

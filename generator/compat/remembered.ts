@@ -1,18 +1,14 @@
-import { TextMemo } from "../util/memo.ts";
-import { pathKey } from "./operations.ts";
-import type { Change } from "./types.ts";
-import { outline, refsIn, type Outline } from "./unchanged.ts";
+import { documentParts, Sameness, type DocumentParts } from "./parts.ts";
+import type { Change, JsonObject } from "./types.ts";
 
 /**
- * The changes of the operations of one path, remembered from an earlier comparison: `canon dev`
- * compares nearly the same documents on every save (each version's CHANGES against the one
- * before), where one resource's paths changed. The changes of the operations at a path (one
- * operation key, `get /orders/{}`) are a function of the path's text in each document and of
- * the text of every component its `$ref`s reach; the key names exactly that (the texts, and
- * for components numbers that stand for their texts), so a remembered answer is what comparing
- * again gives. Found on the text as canon writes it (see unchanged.ts); a path whose operation
- * key two paths of one document share, or documents with references in a cycle, are compared
- * in full.
+ * The changes of the operations of one path, remembered from the last comparison of the same two
+ * versions: `canon dev` compares nearly the same documents on every save (each version's
+ * CHANGES against the one before), where one resource's paths changed. The changes of the
+ * operations at a path (one operation key, `get /orders/{}`) are a function of the path's item in
+ * each document and of every component its `$ref`s reach; when both are the same as in the last
+ * comparison (parts.ts), its changes are taken. A path whose operation key two paths of one
+ * document share is compared in full.
  */
 export interface OperationMemo {
   /** The remembered changes of an endpoint (`before get /orders/{}`), or undefined when its path is not remembered. */
@@ -23,112 +19,59 @@ export interface OperationMemo {
   finish(): void;
 }
 
-const remembered = new TextMemo<Map<string, Change[]>>(8192);
+interface Comparison {
+  a: DocumentParts;
+  b: DocumentParts;
+  /** The changes found at each operation key, by endpoint (`before get /orders/{}`); none: no entry. */
+  found: Map<string, Map<string, Change[]>>;
+}
 
-/** A memo for comparing the document `oldText` with `newText`; null when they are not in canon's layout. */
-export function operationMemo(oldText: string, newText: string): OperationMemo | null {
-  const before = outline(oldText);
-  const after = outline(newText);
-  if (!before || !after) return null;
-  const a = indexed(before);
-  const b = indexed(after);
-  if (!a || !b) return null;
-  // The key of each operation key's pair of paths.
-  const keys = new Map<string, string | null>();
-  const pairKey = (key: string): string | null => {
-    if (keys.has(key)) return keys.get(key)!;
-    const x = a.paths.get(key);
-    const y = b.paths.get(key);
-    let pair: string | null = null;
-    if (x && y) {
-      const xi = a.deepOf(before.paths.get(x)!);
-      const yi = b.deepOf(after.paths.get(y)!);
-      if (xi !== null && yi !== null) pair = `${x}\n${y}\n${xi}\n${yi}\n${before.paths.get(x)}\n${after.paths.get(y)}`;
-    }
-    keys.set(key, pair);
-    return pair;
+/** The last comparison of each pair of versions (by the two documents' `info`), a few at most. */
+const comparisons = new Map<string, Comparison>();
+const KEPT_COMPARISONS = 16;
+
+/** A memo for comparing `oldDoc` with `newDoc`. */
+export function operationMemo(oldDoc: JsonObject, newDoc: JsonObject): OperationMemo {
+  const name = JSON.stringify([oldDoc.info ?? null, newDoc.info ?? null]);
+  const last = comparisons.get(name);
+  const now: Comparison = { a: documentParts(oldDoc), b: documentParts(newDoc), found: new Map() };
+  const sameA = last && new Sameness(last.a, now.a);
+  const sameB = last && new Sameness(last.b, now.b);
+  // The paths of an operation key in both documents, when both have exactly one.
+  const pair = (key: string): [string, string] | null => {
+    const x = now.a.keyed.get(key);
+    const y = now.b.keyed.get(key);
+    return x && y ? [x, y] : null;
   };
-  const pending = new Map<string, Map<string, Change[]>>();
+  const reused = new Map<string, Map<string, Change[]> | undefined>();
+  const known = (key: string): Map<string, Change[]> | undefined => {
+    if (reused.has(key)) return reused.get(key);
+    const paths = pair(key);
+    let slots = last?.found.get(key);
+    if (!paths || !last || !sameA || !sameB || last.a.keyed.get(key) !== paths[0] || last.b.keyed.get(key) !== paths[1]) slots = undefined;
+    else if (slots && !(sameA.path(paths[0]) && sameB.path(paths[1]))) slots = undefined;
+    reused.set(key, slots);
+    return slots;
+  };
   return {
     changes(slot, key) {
-      const pair = pairKey(key);
-      if (pair === null) return undefined;
-      const known = remembered.peek(pair);
-      return known ? (known.get(slot) ?? []) : undefined;
+      const slots = known(key);
+      if (!slots) return undefined;
+      now.found.set(key, slots);
+      return slots.get(slot) ?? [];
     },
     found(slot, key, changes) {
-      const pair = pairKey(key);
-      if (pair === null || remembered.peek(pair)) return;
-      let slots = pending.get(pair);
-      if (!slots) pending.set(pair, (slots = new Map()));
+      if (!pair(key)) return;
+      let slots = now.found.get(key);
+      if (!slots) now.found.set(key, (slots = new Map()));
       if (changes.length) slots.set(slot, changes);
     },
     finish() {
-      for (const [pair, slots] of pending) remembered.get(pair, () => slots);
-      for (const pair of keys.values()) if (pair !== null) remembered.get(pair, () => new Map());
+      // Every key with a path in both documents was compared in full or taken: all its endpoints are known.
+      for (const key of now.b.keyed.keys()) if (pair(key) && !now.found.has(key)) now.found.set(key, new Map());
+      comparisons.delete(name);
+      comparisons.set(name, now);
+      if (comparisons.size > KEPT_COMPARISONS) comparisons.delete(comparisons.keys().next().value!);
     },
   };
-}
-
-interface Indexed {
-  /** The path of each operation key (`/orders/{}`), when one path of the document has it. */
-  paths: Map<string, string>;
-  /** A number for a text with every component it reaches; null within a cycle. */
-  deepOf(text: string): number | null;
-}
-
-const indexes = new WeakMap<Outline, Indexed | null>();
-
-function indexed(doc: Outline): Indexed | null {
-  if (indexes.has(doc)) return indexes.get(doc)!;
-  const paths = new Map<string, string>();
-  const shared = new Set<string>();
-  for (const path of doc.paths.keys()) {
-    const key = pathKey(path);
-    if (paths.has(key)) shared.add(key);
-    paths.set(key, path);
-  }
-  for (const key of shared) paths.delete(key);
-  const deep = new Map<string, number | null>();
-  const active = new Set<string>();
-  const deepOfRefs = (own: string, refs: string[]): number | null => {
-    const parts: Array<string | number> = [idOf(own)];
-    for (const ref of refs) {
-      const reached = component(ref);
-      if (reached === null) return null;
-      parts.push(ref, reached);
-    }
-    return idOf(JSON.stringify(parts));
-  };
-  const component = (pointer: string): number | null => {
-    if (deep.has(pointer)) return deep.get(pointer)!;
-    const found = doc.components.get(pointer);
-    if (!found || active.has(pointer)) return null;
-    active.add(pointer);
-    const id = deepOfRefs(found.text, found.refs);
-    active.delete(pointer);
-    deep.set(pointer, id);
-    return id;
-  };
-  const index: Indexed = {
-    paths,
-    deepOf(text) {
-      const refs = refsIn(text);
-      return refs === null ? null : deepOfRefs("", refs);
-    },
-  };
-  indexes.set(doc, index);
-  return index;
-}
-
-/**
- * A number per distinct text: equal texts get equal numbers while both are remembered, and a
- * number is never given to another text (a forgotten text gets a new one), so keys built from
- * them never match wrongly.
- */
-let nextId = 0;
-const ids = new TextMemo<number>(65_536);
-
-function idOf(text: string): number {
-  return ids.get(text, () => nextId++);
 }

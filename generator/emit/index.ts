@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import Handlebars from "handlebars";
+import type { ModelParts } from "../model/intern.ts";
 import type { ApiModel, VersionModel } from "../model/types.ts";
 import { TextMemo } from "../util/memo.ts";
 import { packageRoot } from "../util/package-root.ts";
@@ -9,6 +10,7 @@ import { compareText } from "../diagnostics/diagnostic.ts";
 import { changesEmitter } from "./changes/index.ts";
 import { clientEmitter } from "./client/index.ts";
 import type { EmitContext, EmittedFile, Emitter, PreviousOutput } from "./emitter.ts";
+import type { EmitThread, ThreadResult } from "./thread.ts";
 import { openapiDocument } from "./openapi/document.ts";
 import { entryEmitter } from "./entry/index.ts";
 import { errorsEmitter } from "./errors/index.ts";
@@ -183,7 +185,23 @@ export function readOutputFolder(dir: string, known?: ReadonlyMap<string, string
 
 /** The whole output in memory, unformatted, sorted by path. Pure: the same model gives the same files. */
 export function emitAll(model: ApiModel, context: EmitContext = createEmitContext()): EmittedFile[] {
-  const files = emitters.flatMap((e) => e.emit(model, context));
+  return checked(emitters.flatMap((e) => e.emit(model, context)));
+}
+
+/**
+ * `emitAll`, with the emitters that `thread` runs (a `canon dev` session's second thread, see
+ * thread.ts) run there while this thread runs the others; `parts` interned the model. The same
+ * files as `emitAll`, and the thread's files as the format step would lay them out.
+ */
+export async function emitAllBeside(model: ApiModel, context: EmitContext, thread: EmitThread, parts: ModelParts): Promise<ThreadResult> {
+  const there = thread.emit(model, parts);
+  const here = emitters.filter((e) => !thread.runs(e.name)).flatMap((e) => e.emit(model, context));
+  const { files, formatted } = await there;
+  return { files: checked([...here, ...files]), formatted };
+}
+
+/** The files sorted by path; no two emitters may write one path. */
+function checked(files: EmittedFile[]): EmittedFile[] {
   const seen = new Set<string>();
   for (const f of files) {
     if (seen.has(f.path)) throw new Error(`two emitters wrote ${f.path}`);

@@ -229,6 +229,12 @@ export interface VersionModel {
   exports: VersionExport[] | null;
 }
 
+/**
+ * A version's own settings, without its resources: all that a part of the output built for one
+ * resource may read of its version (so that it depends on no other resource).
+ */
+export type VersionSettings = Omit<VersionModel, "resources" | "exports">;
+
 /** A resource as the store holds it: every field any version has, by its latest name. */
 export interface StorageResource {
   collection: string;

@@ -42,3 +42,21 @@ export function memoByText<T>(compute: (text: string) => T, limit?: number): (te
   const memo = new TextMemo<T>(limit);
   return (text) => memo.get(text, () => compute(text));
 }
+
+/**
+ * Results remembered by a part of the model (an object a `canon dev` session keeps the same while
+ * it is unchanged, see model/intern.ts) and a short text naming everything else they depend on.
+ * Only for results that are a function of the part and the text alone and that no caller
+ * modifies; forgotten with the part.
+ */
+export class PartMemo<T> {
+  private readonly results = new WeakMap<object, Map<string, T>>();
+
+  get(part: object, key: string, compute: () => T): T {
+    let byKey = this.results.get(part);
+    if (!byKey) this.results.set(part, (byKey = new Map()));
+    let result = byKey.get(key);
+    if (result === undefined) byKey.set(key, (result = compute()));
+    return result;
+  }
+}

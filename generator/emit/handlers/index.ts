@@ -5,6 +5,10 @@ import { literal, propertyKey } from "../shared/code.ts";
 import { IMPORTS, runtimeSource, source, specifierIn, usedIdentifiers, withImports, type ImportSource } from "../shared/imports.ts";
 import { ROUTE_CONTEXT } from "../shared/route-context.ts";
 import { zodField } from "../shared/zod.ts";
+import { PartMemo } from "../../util/memo.ts";
+
+/** Each `routes.ts`, by its resource (kept the same object by a `canon dev` session) and its key (below). */
+const routeFiles = new PartMemo<EmittedFile>();
 
 /**
  * Route handlers: per version and resource `vN/<collection>/routes.ts`, per version
@@ -17,9 +21,17 @@ export const handlersEmitter: Emitter = {
     const files: EmittedFile[] = [];
     for (const version of model.versions) {
       for (const resource of version.resources) {
-        const rendered = context.render("routes", routesView(model, version, resource));
-        const used = usedIdentifiers(rendered.slice(rendered.indexOf(IMPORTS)));
-        files.push(styledTs(`${version.name}/${resource.collection}/routes.ts`, plannedRoutes(rendered, routesSources(context, model, version, resource, used))));
+        // What the file takes from beyond its resource and version: what a delete publishes, and
+        // where the view mappers it names come from. The same key, the same file.
+        const deletes = deleteEvent(model, version, resource);
+        const key = `${version.name}\n${deletes}\n${JSON.stringify(viewSources(model, version, resource, usedIdentifiers(deletes)))}`;
+        const file = routeFiles.get(resource, key, () => {
+          const rendered = context.render("routes", routesView(version, resource, deletes));
+          const used = usedIdentifiers(rendered.slice(rendered.indexOf(IMPORTS)));
+          const sources = [...routesSources(context, resource), ...viewSources(model, version, resource, used)];
+          return styledTs(`${version.name}/${resource.collection}/routes.ts`, plannedRoutes(rendered, sources));
+        });
+        files.push(file);
       }
       if (version.events) files.push(styledTs(`${version.name}/events.ts`, withImports(context.render("events", eventsView(model, version)), eventsSources(context))));
       if (version.exports) {
@@ -48,7 +60,7 @@ function bodyValue(field: VersionField): string {
   return `body.${access(field.name)}`.replace(".[", "[");
 }
 
-function routesView(model: ApiModel, version: VersionModel, r: VersionResource) {
+function routesView(version: VersionModel, r: VersionResource, deleteEvent: string) {
   const v = version.name;
   const pascal = r.names.pascal;
   const camel = r.names.camel;
@@ -107,7 +119,7 @@ function routesView(model: ApiModel, version: VersionModel, r: VersionResource) 
       where: objectLiteral([`${propertyKey(r.parent.field.storageName)}: id`, ...where]),
     },
     actions,
-    deleteEvent: deleteEvent(model, version, r),
+    deleteEvent,
   };
 }
 
@@ -153,12 +165,8 @@ function objectLiteral(entries: string[]): string {
   return entries.length ? `{ ${entries.join(", ")} }` : "{}";
 }
 
-/**
- * What `vN/<collection>/routes.ts` may import: the runtime, and the names of its resource and
- * actions. Of the other collections, only those whose view mapper the file uses (`used`, the
- * identifiers of its code): offering every collection to every file made emitting quadratic.
- */
-function routesSources(context: EmitContext, model: ApiModel, version: VersionModel, r: VersionResource, used: ReadonlySet<string>): ImportSource[] {
+/** What `vN/<collection>/routes.ts` may import: the runtime, and the names of its resource and actions. */
+function routesSources(context: EmitContext, r: VersionResource): ImportSource[] {
   const records = [r.symbols, ...r.actions.map((a) => a.symbols)];
   const schemas = [r.symbols.idParams, r.symbols.listQuery, r.symbols.readOnly, r.symbols.updateSchema, r.symbols.replaceSchema];
   return [
@@ -169,18 +177,25 @@ function routesSources(context: EmitContext, model: ApiModel, version: VersionMo
     source("../../values.ts", Object.fromEntries(records.map((s) => [s.values, "type" as const]))),
     source(specifierIn(`${r.collection}/routes.ts`, r.symbols.typesModule), Object.fromEntries(records.map((s) => [s.type, "type" as const]))),
     source("./validators.ts", Object.fromEntries([...schemas, ...records.map((s) => s.createSchema)].map((n) => [n, "value" as const]))),
-    // The view mappers of the collections a delete cascades to (see `deleteEvent`).
-    ...viewVersions(model, version).flatMap((v) =>
-      v.resources
-        .filter((other) => other !== r && [other.symbols, ...other.actions.map((a) => a.symbols)].some((s) => used.has(s.view)))
-        .map((other) =>
-          source(
-            v === version ? `../${other.collection}/routes.ts` : `../../${v.name}/${other.collection}/routes.ts`,
-            Object.fromEntries([other.symbols, ...other.actions.map((a) => a.symbols)].map((s) => [s.view, "value" as const])),
-          ),
-        ),
-    ),
   ];
+}
+
+/**
+ * The view mappers of other collections that a `routes.ts` uses (`used`, the identifiers of its
+ * code: those a delete cascades to, see `deleteEvent`). Only those: offering every collection
+ * to every file made emitting quadratic.
+ */
+function viewSources(model: ApiModel, version: VersionModel, r: VersionResource, used: ReadonlySet<string>): ImportSource[] {
+  return viewVersions(model, version).flatMap((v) =>
+    v.resources
+      .filter((other) => other !== r && [other.symbols, ...other.actions.map((a) => a.symbols)].some((s) => used.has(s.view)))
+      .map((other) =>
+        source(
+          v === version ? `../${other.collection}/routes.ts` : `../../${v.name}/${other.collection}/routes.ts`,
+          Object.fromEntries([other.symbols, ...other.actions.map((a) => a.symbols)].map((s) => [s.view, "value" as const])),
+        ),
+      ),
+  );
 }
 
 /** Where the template writes the route context's members its handlers use. */

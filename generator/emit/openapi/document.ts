@@ -1,6 +1,6 @@
 import { compareText } from "../../diagnostics/diagnostic.ts";
 import { GENERATED_MARK } from "../../util/generated.ts";
-import type { ApiModel, VersionModel } from "../../model/types.ts";
+import type { ApiModel, StorageResource, VersionModel, VersionResource, VersionSettings } from "../../model/types.ts";
 import { errorResponseComponents, errorSchema } from "./errors.ts";
 import { eventOperations, eventSchemas, eventsTagObject } from "./events.ts";
 import { exportHeaderComponents, exportOperations, exportSchemas, exportsTagObject } from "./exports.ts";
@@ -17,16 +17,11 @@ const methodOrder = ["get", "put", "post", "patch", "delete"];
 
 /** The OpenAPI 3.1 document of one version: every operation the service answers in it. */
 export function openapiDocument(model: ApiModel, version: VersionModel): JsonObject {
-  const operations: PathOperation[] = version.resources.flatMap((r) => resourceOperations(version, r));
-  const schemas: Array<[string, Json]> = [
-    ["Error", errorSchema()],
-    ...version.resources.flatMap((r) =>
-      resourceSchemas(
-        r,
-        model.storage.find((s) => s.collection === r.collection),
-      ),
-    ),
-  ];
+  const settings = settingsKey(version);
+  const storage = new Map(model.storage.map((s) => [s.collection, s]));
+  const parts = version.resources.map((r) => resourceParts(version, settings, r, storage.get(r.collection)));
+  const operations: PathOperation[] = parts.flatMap((p) => p.operations);
+  const schemas: Array<[string, Json]> = [["Error", errorSchema()], ...parts.flatMap((p) => p.schemas)];
   const tags: JsonObject[] = version.resources.map((r) => {
     const tag: JsonObject = { name: r.collection };
     if (r.description) tag.description = r.description;
@@ -60,6 +55,37 @@ export function openapiDocument(model: ApiModel, version: VersionModel): JsonObj
       securitySchemes: { bearerAuth: { type: "http", scheme: "bearer" } },
     },
   };
+}
+
+/** What one resource adds to its version's document. */
+interface ResourceParts {
+  operations: PathOperation[];
+  schemas: Array<[string, Json]>;
+}
+
+/**
+ * The parts built for each resource object, by the version settings and storage they were built
+ * with. A `canon dev` session keeps an unchanged resource the same object from one save to the
+ * next (model/intern.ts), so its parts are built once; the document's text reuses their text too
+ * (text.ts). Parts are shared between documents and never modified.
+ */
+const builtParts = new WeakMap<VersionResource, Map<string, { storage: StorageResource | undefined; parts: ResourceParts }>>();
+
+/** The operations and schemas of one resource: a function of the version's settings, the resource and its storage alone. */
+function resourceParts(version: VersionModel, settings: string, resource: VersionResource, storage: StorageResource | undefined): ResourceParts {
+  let bySettings = builtParts.get(resource);
+  if (!bySettings) builtParts.set(resource, (bySettings = new Map()));
+  const known = bySettings.get(settings);
+  if (known && known.storage === storage) return known.parts;
+  const parts = { operations: resourceOperations(version, resource), schemas: resourceSchemas(resource, storage) };
+  bySettings.set(settings, { storage, parts });
+  return parts;
+}
+
+/** The version's settings as text (everything but its resources and exports). */
+function settingsKey(version: VersionModel): string {
+  const { resources: _resources, exports: _exports, ...settings } = version;
+  return JSON.stringify(settings satisfies VersionSettings);
 }
 
 /** Operations grouped by path, paths sorted, methods in a fixed order. */

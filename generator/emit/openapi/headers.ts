@@ -1,4 +1,4 @@
-import type { VersionModel, VersionResource } from "../../model/types.ts";
+import type { VersionModel, VersionResource, VersionSettings } from "../../model/types.ts";
 import { ref, sortedObject, type Json, type JsonObject } from "./json.ts";
 
 /**
@@ -15,7 +15,7 @@ export function linkHeaderName(collection: string): string {
 }
 
 /** `<https://api.example.com/v2/events>; rel="successor-version"` */
-export function successorLink(version: VersionModel, collection: string): string | null {
+export function successorLink(version: VersionSettings, collection: string): string | null {
   if (!version.deprecation) return null;
   return `<${version.baseUrl}/${version.deprecation.successor}/${collection}>; rel="successor-version"`;
 }
@@ -73,7 +73,7 @@ function header(description: string, schema: JsonObject, example?: string): Json
  * The headers one response lists: X-Request-Id, the given extra ones, and on a deprecated
  * version Deprecation, Sunset and Link (the collection's when `link` names one).
  */
-export function responseHeaders(version: VersionModel, link: LinkTarget, extra: string[] = []): JsonObject {
+export function responseHeaders(version: VersionSettings, link: LinkTarget, extra: string[] = []): JsonObject {
   const out: JsonObject = {};
   for (const name of ["X-Request-Id", ...extra]) out[name] = ref("headers", name);
   if (version.deprecation) {

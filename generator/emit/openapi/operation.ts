@@ -1,4 +1,4 @@
-import type { VersionModel } from "../../model/types.ts";
+import type { VersionSettings } from "../../model/types.ts";
 import { responseHeaders } from "./headers.ts";
 import { ref, type Json, type JsonObject } from "./json.ts";
 
@@ -20,7 +20,7 @@ export interface OperationParts {
 
 /** The operation object: tagged with its collection, `deprecated` on a deprecated version. */
 export function operationObject(
-  version: VersionModel,
+  version: VersionSettings,
   collection: string,
   operationId: string,
   summary: string,
@@ -37,7 +37,7 @@ export function operationObject(
 
 /** A success response with a JSON body and the collection's headers plus `headers`. */
 export function jsonResponse(
-  version: VersionModel,
+  version: VersionSettings,
   collection: string,
   status: string,
   description: string,
@@ -51,7 +51,7 @@ export function jsonResponse(
 }
 
 /** A 204 response: headers, no body. */
-export function noContent(version: VersionModel, collection: string, description: string): [string, JsonObject] {
+export function noContent(version: VersionSettings, collection: string, description: string): [string, JsonObject] {
   return ["204", { description, headers: responseHeaders(version, collection) }];
 }
 

@@ -1,4 +1,4 @@
-import type { VersionModel, VersionResource } from "../../model/types.ts";
+import type { VersionResource, VersionSettings } from "../../model/types.ts";
 import { commonErrors, errorResponses, lookupErrors, writeErrors } from "./errors.ts";
 import { ref, spaced, withArticle, type JsonObject } from "./json.ts";
 import { jsonBody, jsonResponse, noContent, operationObject, type OperationParts, type PathOperation } from "./operation.ts";
@@ -10,7 +10,7 @@ import { actionSchemaNames, schemaNames } from "./schemas.ts";
  * update, replace and delete on the record; the list under its parent; one POST per action.
  * Only the operations the resource enables are listed.
  */
-export function resourceOperations(version: VersionModel, resource: VersionResource): PathOperation[] {
+export function resourceOperations(version: VersionSettings, resource: VersionResource): PathOperation[] {
   const { names, operations, collection } = resource;
   const schemas = schemaNames(resource);
   const base = `/${version.name}/${collection}`;
@@ -116,7 +116,7 @@ export function resourceOperations(version: VersionModel, resource: VersionResou
   return out;
 }
 
-function listResponse(version: VersionModel, resource: VersionResource): [string, JsonObject] {
+function listResponse(version: VersionSettings, resource: VersionResource): [string, JsonObject] {
   const names = schemaNames(resource);
   const schema =
     resource.pagination === "offset"

@@ -1,19 +1,28 @@
 import type { ApiModel, VersionField, VersionResource } from "../../model/types.ts";
 import { GENERATED_HEADER, styledTs, type EmitContext, type EmittedFile, type Emitter } from "../emitter.ts";
 import { commentText, fieldDoc, propertyKey, tsType, withArticle } from "../shared/code.ts";
+import { PartMemo } from "../../util/memo.ts";
 
 /**
  * TypeScript types: per version and resource `vN/<collection>/types.ts` (the record as the
  * version shows it, and its request bodies), and `values.ts`, the stored values of every
  * resource under their storage names, which services work with.
  */
+/** Each `vN/<collection>/types.ts`, by its resource (kept the same object by a `canon dev` session) and version. */
+const resourceFiles = new PartMemo<EmittedFile>();
+
 export const typesEmitter: Emitter = {
   name: "types",
   emit(model: ApiModel, context: EmitContext): EmittedFile[] {
     const files: EmittedFile[] = [];
     for (const version of model.versions) {
       for (const resource of version.resources) {
-        files.push(styledTs(`${version.name}/${resource.symbols.typesModule}`, context.render("types", resourceView(version.name, resource))));
+        // A function of the version's name and the resource alone.
+        files.push(
+          resourceFiles.get(resource, version.name, () =>
+            styledTs(`${version.name}/${resource.symbols.typesModule}`, context.render("types", resourceView(version.name, resource))),
+          ),
+        );
       }
     }
     const values = {

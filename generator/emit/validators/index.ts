@@ -3,17 +3,24 @@ import { GENERATED_HEADER, styledTs, type EmitContext, type EmittedFile, type Em
 import { propertyKey } from "../shared/code.ts";
 import { IMPORTS, runtimeSource, source, withImports } from "../shared/imports.ts";
 import { zodField, zodQuery, type ZodMode } from "../shared/zod.ts";
+import { PartMemo } from "../../util/memo.ts";
+
+/** Each `vN/<collection>/validators.ts`, by its resource (kept the same object by a `canon dev` session) and version. */
+const resourceFiles = new PartMemo<EmittedFile>();
 
 /** zod validators: per version and resource `vN/<collection>/validators.ts`. */
 export const validatorsEmitter: Emitter = {
   name: "validators",
   emit(model: ApiModel, context: EmitContext): EmittedFile[] {
     return model.versions.flatMap((version) =>
-      version.resources.map((resource) => {
-        const rendered = context.render("validators", view(version.name, version.searchMinLength, resource));
-        const sources = [source("zod", { z: "value" }), runtimeSource(context, "index.ts", 2)];
-        return styledTs(`${version.name}/${resource.collection}/validators.ts`, withImports(rendered, sources));
-      }),
+      // A function of the version's name and search minimum and the resource alone.
+      version.resources.map((resource) =>
+        resourceFiles.get(resource, `${version.name} ${version.searchMinLength}`, () => {
+          const rendered = context.render("validators", view(version.name, version.searchMinLength, resource));
+          const sources = [source("zod", { z: "value" }), runtimeSource(context, "index.ts", 2)];
+          return styledTs(`${version.name}/${resource.collection}/validators.ts`, withImports(rendered, sources));
+        }),
+      ),
     );
   },
 };

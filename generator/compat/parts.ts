@@ -1,0 +1,135 @@
+import { pathKey } from "./operations.ts";
+import type { Json, JsonObject } from "./types.ts";
+
+/**
+ * A document's parts as the comparisons that skip or remember work see them: its path items and
+ * its components, by path and by JSON pointer.
+ */
+export interface DocumentParts {
+  /** Each path item, by path. */
+  paths: Map<string, JsonObject>;
+  /** The path of each operation key (`/orders/{}`), when only one path of the document has it. */
+  keyed: Map<string, string>;
+  /** Each component, by JSON pointer (`#/components/schemas/Order`). */
+  components: Map<string, Json>;
+}
+
+const partsOf = new WeakMap<JsonObject, DocumentParts>();
+
+/** The parts of a document, remembered by the document. */
+export function documentParts(doc: JsonObject): DocumentParts {
+  let parts = partsOf.get(doc);
+  if (!parts) partsOf.set(doc, (parts = collect(doc)));
+  return parts;
+}
+
+function collect(doc: JsonObject): DocumentParts {
+  const paths = new Map<string, JsonObject>();
+  for (const [path, item] of Object.entries(objectOr(doc.paths) ?? {})) paths.set(path, objectOr(item) ?? {});
+  const keyed = new Map<string, string>();
+  const shared = new Set<string>();
+  for (const path of paths.keys()) {
+    const key = pathKey(path);
+    if (keyed.has(key)) shared.add(key);
+    keyed.set(key, path);
+  }
+  for (const key of shared) keyed.delete(key);
+  const components = new Map<string, Json>();
+  for (const [kind, named] of Object.entries(objectOr(doc.components) ?? {})) {
+    for (const [name, value] of Object.entries(objectOr(named) ?? {})) components.set(`#/components/${escape(kind)}/${escape(name)}`, value);
+  }
+  return { paths, keyed, components };
+}
+
+/**
+ * What is the same in two documents: a path item whose operations are equal, and whose `$ref`s
+ * reach only components that are equal in both (and so on, through their own references), shows
+ * no change between them. Equal is the same object (a `canon dev` session builds the parts of
+ * an unchanged resource once, so most are) or else the same content (compact JSON text,
+ * remembered by the object). A reference to anything but a component, or references in a
+ * cycle, count as different.
+ */
+export class Sameness {
+  private readonly components = new Map<string, boolean>();
+  private readonly active = new Set<string>();
+  private readonly a: DocumentParts;
+  private readonly b: DocumentParts;
+
+  constructor(a: DocumentParts, b: DocumentParts) {
+    this.a = a;
+    this.b = b;
+  }
+
+  /** Whether `path` has the same item, reaching the same components, in both documents. */
+  path(path: string): boolean {
+    const x = this.a.paths.get(path);
+    const y = this.b.paths.get(path);
+    if (!x || !y) return false;
+    const methods = Object.keys(y);
+    if (methods.length !== Object.keys(x).length) return false;
+    for (const method of methods) {
+      const operation = y[method]!;
+      if (!(method in x) || !equal(x[method]!, operation)) return false;
+      const refs = componentRefs(operation);
+      if (!refs || !refs.every((r) => this.component(r))) return false;
+    }
+    return true;
+  }
+
+  private component(pointer: string): boolean {
+    const known = this.components.get(pointer);
+    if (known !== undefined) return known;
+    if (this.active.has(pointer)) return false;
+    const x = this.a.components.get(pointer);
+    const y = this.b.components.get(pointer);
+    this.active.add(pointer);
+    const refs = y === undefined ? null : componentRefs(y);
+    const same = x !== undefined && y !== undefined && equal(x, y) && refs !== null && refs.every((r) => this.component(r));
+    this.active.delete(pointer);
+    this.components.set(pointer, same);
+    return same;
+  }
+}
+
+function equal(x: Json, y: Json): boolean {
+  return x === y || contentOf(x) === contentOf(y);
+}
+
+/** A value's compact JSON text, remembered by the object. */
+function contentOf(value: Json): string {
+  if (typeof value !== "object" || value === null) return JSON.stringify(value);
+  let text = contents.get(value);
+  if (text === undefined) contents.set(value, (text = JSON.stringify(value)));
+  return text;
+}
+
+const contents = new WeakMap<object, string>();
+
+/** The `$ref` targets in a value; null when one is not a component. Remembered by the object. */
+function componentRefs(value: Json): string[] | null {
+  if (typeof value !== "object" || value === null) return [];
+  if (refsByObject.has(value)) return refsByObject.get(value)!;
+  let refs: string[] | null = [];
+  for (const [key, inner] of Object.entries(value)) {
+    const found: string[] | null =
+      key === "$ref" && typeof inner === "string" ? (COMPONENT.test(inner) ? [inner] : null) : componentRefs(inner);
+    if (found === null) {
+      refs = null;
+      break;
+    }
+    refs.push(...found);
+  }
+  refsByObject.set(value, refs);
+  return refs;
+}
+
+const refsByObject = new WeakMap<object, string[] | null>();
+const COMPONENT = /^#\/components\/[^/]+\/[^/]+$/;
+
+function objectOr(value: Json | undefined): JsonObject | null {
+  return typeof value === "object" && value !== null && !Array.isArray(value) ? value : null;
+}
+
+function escape(key: string): string {
+  return key.replace(/~/g, "~0").replace(/\//g, "~1");
+}

@@ -1,0 +1,37 @@
+// The second thread of a `canon dev` session (emit/thread.ts): runs THREAD_EMITTERS on each model
+// it is sent. Its memos (rendered templates, compared paths, the model's parts) last as long as
+// the session, as the main thread's do.
+import { parentPort, workerData } from "node:worker_threads";
+import { ModelParts } from "../model/intern.ts";
+import { phaseTimer } from "../util/timings.ts";
+import { createEmitContext, emitters } from "./index.ts";
+import { THREAD_EMITTERS, type ThreadJob, type ThreadReply, type ThreadResult } from "./thread.ts";
+import { isCertain, layout } from "../format/layout.ts";
+
+const { cacheDir } = workerData as { cacheDir?: string };
+const chosen = emitters.filter((e) => THREAD_EMITTERS.includes(e.name));
+const parts = new ModelParts();
+
+parentPort?.on("message", (job: ThreadJob) => {
+  try {
+    const phase = phaseTimer("canon: emit thread");
+    const model = parts.revive(job.model);
+    phase("receive the model");
+    const context = createEmitContext(undefined, undefined, cacheDir);
+    const files = chosen.flatMap((e) => {
+      const emitted = e.emit(model, context);
+      phase(e.name);
+      return emitted;
+    });
+    // The format step's layout of these files, done here (where it costs the main thread nothing).
+    const formatted = files.flatMap((file): ThreadResult["formatted"] => {
+      if (!file.prettierStyle) return [];
+      const laid = layout(file.content);
+      return isCertain(laid) ? [[file.path, { emitted: file.content, formatted: laid, by: "laidOut" }]] : [];
+    });
+    phase("lay out");
+    parentPort?.postMessage({ id: job.id, files, formatted } satisfies ThreadReply);
+  } catch (error) {
+    parentPort?.postMessage({ id: job.id, error: (error as Error).stack ?? String(error) } satisfies ThreadReply);
+  }
+});
