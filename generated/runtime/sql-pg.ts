@@ -18,7 +18,8 @@ interface PgResult {
 /** What `pg` hands a submittable (its `Connection`): the messages of the extended protocol. */
 interface PgConnection {
   parsedStatements: Record<string, string | undefined>;
-  submittedNamedStatements: Record<string, string | undefined>;
+  /** Statements whose Parse is on its way, where `pg` keeps them (its recent versions). */
+  submittedNamedStatements?: Record<string, string | undefined>;
   stream: { cork(): void; uncork(): void };
   parse(message: { name: string; text: string }): void;
   bind(message: {
@@ -124,7 +125,8 @@ class StatementRun {
   }
 
   submit(connection: PgConnection): Error | null {
-    const previous = connection.parsedStatements[this.name] ?? connection.submittedNamedStatements[this.name];
+    const previous =
+      connection.parsedStatements[this.name] ?? connection.submittedNamedStatements?.[this.name];
     if (previous !== undefined && previous !== this.text)
       return new Error(
         `Prepared statements must be unique - '${this.name}' was used for a different statement`,
@@ -138,7 +140,7 @@ class StatementRun {
         // Prepared anew: described anew, with this run.
         shapes.delete(this.name);
         connection.parse({ name: this.name, text: this.text });
-        connection.submittedNamedStatements[this.name] = this.text;
+        if (connection.submittedNamedStatements) connection.submittedNamedStatements[this.name] = this.text;
       }
       this.make = shapes.get(this.name);
       connection.bind({ statement: this.name, values: this.values, valueMapper: this.driver.prepareValue });
