@@ -6,7 +6,6 @@ import type { Json } from "./compat/types.ts";
 import type { Diagnostic } from "./diagnostics/diagnostic.ts";
 import { hasErrors, sortDiagnostics } from "./diagnostics/diagnostic.ts";
 import { createEmitContext, emitAll, emitAllBeside, readOutputFolder } from "./emit/index.ts";
-import type { EmittedFile } from "./emit/emitter.ts";
 import { EmitThread } from "./emit/thread.ts";
 import { formatFiles, type FormatStats, type FormattedFile } from "./format/format.ts";
 import { runFrontEnd } from "./pipeline.ts";
@@ -76,15 +75,7 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
   const context = createEmitContext(undefined, readOutputFolder(options.out, session?.output), cacheDir);
   // A session runs the whole-API documents on its second thread, beside the other emitters.
   if (session && (!session.thread || session.thread.stopped)) session.thread = new EmitThread(cacheDir);
-  let emitted: EmittedFile[];
-  if (session?.thread) {
-    const beside = await emitAllBeside(model, context, session.thread, session.parts);
-    emitted = beside.files;
-    // The thread laid out its files: the format step takes them as it takes a remembered file.
-    for (const [file, format] of beside.formatted) session.formatted.set(file, format);
-  } else {
-    emitted = emitAll(model, context);
-  }
+  const emitted = session?.thread ? await emitAllBeside(model, context, session.thread, session.parts) : emitAll(model, context);
   phase("emit");
   const { files, stats } = await formatFiles(emitted, cacheFile, session?.formatted);
   phase(`format (${stats.laidOut} laid out by canon, ${stats.prettier} through prettier: ${stats.formatted} formatted, ${stats.cached} cached)`);

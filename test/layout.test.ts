@@ -7,7 +7,8 @@ import * as prettier from "prettier";
 import { stringify } from "yaml";
 import { createEmitContext, emitAll, readOutputFolder } from "../generator/emit/index.ts";
 import { PRETTIER_OPTIONS } from "../generator/format/format.ts";
-import { isCertain, layout } from "../generator/format/layout.ts";
+import { isCertain, layout, layoutInPieces, type LaidOut } from "../generator/format/layout.ts";
+import { TextMemo } from "../generator/util/memo.ts";
 import { runFrontEnd } from "../generator/pipeline.ts";
 import { writeSynthetic } from "../bench/synthetic.ts";
 import { repoRoot } from "./support/cli.ts";
@@ -20,10 +21,11 @@ const RUNS = Number(process.env.CANON_FUZZ_RUNS ?? (process.env.CANON_FUZZ_FULL 
 const tmp = path.join(repoRoot, "test", ".tmp", `layout-${process.pid}`);
 after(() => rmSync(tmp, { recursive: true, force: true }));
 
-const seen = { laidOut: 0, prettier: 0, folders: 0, refused: 0, rules: new Map<string, number>() };
+const seen = { laidOut: 0, prettier: 0, pieced: 0, folders: 0, refused: 0, rules: new Map<string, number>() };
 after(() => {
   const rules = [...seen.rules].map(([rule, n]) => `${rule} ${n}`).join(", ");
-  console.log(`\n== layout: ${seen.folders} definition folders, ${seen.laidOut} files laid out by canon and checked against prettier, ${seen.prettier} left to prettier, ${seen.refused} fuzzed folders refused by lint (${rules})\n`);
+  console.log(`\n== layout: ${seen.folders} definition folders, ${seen.laidOut} files laid out by canon and checked against prettier, ${seen.prettier} left to prettier, ${seen.pieced} laid out in pieces too, ${seen.refused} fuzzed folders refused by lint (${rules})\n`);
+  assert.ok(seen.pieced > 0, "some files were cut into pieces");
 });
 
 /** Emits `dir` and checks every file canon would lay out itself; false when the definitions have errors. */
@@ -38,6 +40,10 @@ async function checkFolder(dir: string): Promise<boolean> {
   for (const file of emitAll(front.model, createEmitContext(undefined, readOutputFolder(path.join(dir, "none"))))) {
     if (!file.prettierStyle) continue;
     const laid = layout(file.content);
+    // Laid out piece by piece (as a dev session does), the same text and the same certainty.
+    const pieces = new TextMemo<LaidOut>();
+    assert.deepEqual(layoutInPieces(file.content, pieces), { text: laid, certain: isCertain(laid) }, `${file.path} of ${dir}, in pieces`);
+    if (pieces.size > 1) seen.pieced++;
     if (!isCertain(laid)) {
       seen.prettier++;
       continue;

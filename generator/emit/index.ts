@@ -10,7 +10,7 @@ import { compareText } from "../diagnostics/diagnostic.ts";
 import { changesEmitter } from "./changes/index.ts";
 import { clientEmitter } from "./client/index.ts";
 import type { EmitContext, EmittedFile, Emitter, PreviousOutput } from "./emitter.ts";
-import type { EmitThread, ThreadResult } from "./thread.ts";
+import type { EmitThread } from "./thread.ts";
 import { openapiDocument } from "./openapi/document.ts";
 import { entryEmitter } from "./entry/index.ts";
 import { errorsEmitter } from "./errors/index.ts";
@@ -191,13 +191,12 @@ export function emitAll(model: ApiModel, context: EmitContext = createEmitContex
 /**
  * `emitAll`, with the emitters that `thread` runs (a `canon dev` session's second thread, see
  * thread.ts) run there while this thread runs the others; `parts` interned the model. The same
- * files as `emitAll`, and the thread's files as the format step would lay them out.
+ * files as `emitAll`.
  */
-export async function emitAllBeside(model: ApiModel, context: EmitContext, thread: EmitThread, parts: ModelParts): Promise<ThreadResult> {
+export async function emitAllBeside(model: ApiModel, context: EmitContext, thread: EmitThread, parts: ModelParts): Promise<EmittedFile[]> {
   const there = thread.emit(model, parts);
   const here = emitters.filter((e) => !thread.runs(e.name)).flatMap((e) => e.emit(model, context));
-  const { files, formatted } = await there;
-  return { files: checked([...here, ...files]), formatted };
+  return checked([...here, ...(await there)]);
 }
 
 /** The files sorted by path; no two emitters may write one path. */

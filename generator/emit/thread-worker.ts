@@ -5,8 +5,7 @@ import { parentPort, workerData } from "node:worker_threads";
 import { ModelParts } from "../model/intern.ts";
 import { phaseTimer } from "../util/timings.ts";
 import { createEmitContext, emitters } from "./index.ts";
-import { THREAD_EMITTERS, type ThreadJob, type ThreadReply, type ThreadResult } from "./thread.ts";
-import { isCertain, layout } from "../format/layout.ts";
+import { THREAD_EMITTERS, type ThreadJob, type ThreadReply } from "./thread.ts";
 
 const { cacheDir } = workerData as { cacheDir?: string };
 const chosen = emitters.filter((e) => THREAD_EMITTERS.includes(e.name));
@@ -23,14 +22,7 @@ parentPort?.on("message", (job: ThreadJob) => {
       phase(e.name);
       return emitted;
     });
-    // The format step's layout of these files, done here (where it costs the main thread nothing).
-    const formatted = files.flatMap((file): ThreadResult["formatted"] => {
-      if (!file.prettierStyle) return [];
-      const laid = layout(file.content);
-      return isCertain(laid) ? [[file.path, { emitted: file.content, formatted: laid, by: "laidOut" }]] : [];
-    });
-    phase("lay out");
-    parentPort?.postMessage({ id: job.id, files, formatted } satisfies ThreadReply);
+    parentPort?.postMessage({ id: job.id, files } satisfies ThreadReply);
   } catch (error) {
     parentPort?.postMessage({ id: job.id, error: (error as Error).stack ?? String(error) } satisfies ThreadReply);
   }

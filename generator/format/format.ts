@@ -7,7 +7,8 @@ import path from "node:path";
 import { Worker } from "node:worker_threads";
 import type { EmittedFile } from "../emit/emitter.ts";
 import type { RememberedFormat } from "../session.ts";
-import { isCertain, layout } from "./layout.ts";
+import { isCertain, layout, layoutInPieces, type LaidOut } from "./layout.ts";
+import { TextMemo } from "../util/memo.ts";
 import { formatterIdentity, PRETTIER_OPTIONS, PRETTIER_PARSERS } from "./prettier.ts";
 import type { FormatJob, FormatReply } from "./worker.ts";
 
@@ -62,9 +63,10 @@ export async function formatFiles(
       continue;
     }
     if (file.prettierStyle) {
-      const laid = layout(file.content);
-      if (isCertain(laid)) {
-        out[index]!.content = laid;
+      // A session lays out the pieces of a file that changed since its last run only.
+      const laid = memory ? layoutInPieces(file.content, laidPieces) : { text: layout(file.content), certain: undefined };
+      if (laid.certain ?? isCertain(laid.text)) {
+        out[index]!.content = laid.text;
         by[index] = "laidOut";
         stats.laidOut++;
         continue;
@@ -98,6 +100,9 @@ export async function formatFiles(
   }
   return { files: out, stats };
 }
+
+/** The pieces a session's runs laid out (layoutInPieces), by their text. */
+const laidPieces = new TextMemo<LaidOut>(16_384);
 
 /** The format cache's key of a file: the formatter's identity, the parser and the text. */
 function prettierKey(parser: string, content: string): string {

@@ -4,7 +4,7 @@ import type { ApiModel, StorageResource, VersionModel, VersionResource } from ".
 export interface SentModel {
   /** The model's JSON with each part replaced by its index in `parts`. */
   skeleton: string;
-  parts: string[];
+  parts: Array<{ slot: string; text: string }>;
 }
 
 type Skeleton = Omit<ApiModel, "versions" | "storage"> & {
@@ -15,32 +15,35 @@ type Skeleton = Omit<ApiModel, "versions" | "storage"> & {
 /**
  * Keeps the model's parts the same objects from one generation to the next while they are equal
  * (`canon dev`, one process generating again and again): each resource of each version and each
- * storage resource is replaced by the object an earlier model had for the same JSON text. A save
- * that changes one resource then leaves every other part as it was, and an emitter can remember
- * what it built from a part by the object (a WeakMap) instead of comparing texts. Parts are never
- * modified after the model is built, so a shared object is as good as an equal one.
+ * storage resource is replaced by the object the last model had in its place (the same version
+ * and collection) when the two are equal as JSON. A save that changes one resource then leaves
+ * every other part as it was, and an emitter can remember what it built from a part by the
+ * object (a WeakMap) instead of comparing texts. Parts are never modified after the model is
+ * built, so a shared object is as good as an equal one.
  */
 export class ModelParts {
-  /** The parts of the last model, by text (only the last model's: memory stays that of one model). */
-  private known = new Map<string, object>();
-  private next = new Map<string, object>();
+  /** The parts of the last model, by their place (only the last model's: memory stays that of one model). */
+  private known = new Map<string, { text: string; part: object }>();
+  private next = new Map<string, { text: string; part: object }>();
   private texts = new WeakMap<object, string>();
 
   /** The model with its parts replaced by the remembered equal ones; remembers this model's parts. */
   intern(model: ApiModel): ApiModel {
-    for (const version of model.versions) version.resources = version.resources.map((r) => this.part(JSON.stringify(r), () => r));
-    model.storage = model.storage.map((s) => this.part(JSON.stringify(s), () => s));
+    for (const version of model.versions) {
+      version.resources = version.resources.map((r) => this.part(slotOf(version.name, r.collection), JSON.stringify(r), () => r));
+    }
+    model.storage = model.storage.map((s) => this.part(slotOf(null, s.collection), JSON.stringify(s), () => s));
     return this.done(model);
   }
 
   /** The model as text for another thread, its parts as the texts `intern` found for them. */
   send(model: ApiModel): SentModel {
-    const parts: string[] = [];
-    const index = (part: object) => parts.push(this.texts.get(part) ?? JSON.stringify(part)) - 1;
+    const parts: SentModel["parts"] = [];
+    const index = (slot: string, part: object) => parts.push({ slot, text: this.texts.get(part) ?? JSON.stringify(part) }) - 1;
     const skeleton: Skeleton = {
       ...model,
-      versions: model.versions.map((v) => ({ ...v, resources: v.resources.map(index) })),
-      storage: model.storage.map(index),
+      versions: model.versions.map((v) => ({ ...v, resources: v.resources.map((r) => index(slotOf(v.name, r.collection), r)) })),
+      storage: model.storage.map((s) => index(slotOf(null, s.collection), s)),
     };
     return { skeleton: JSON.stringify(skeleton), parts };
   }
@@ -48,7 +51,10 @@ export class ModelParts {
   /** A model that `send` wrote on another thread, interned here: a part seen before is not parsed again. */
   revive(sent: SentModel): ApiModel {
     const skeleton = JSON.parse(sent.skeleton) as Skeleton;
-    const part = <T>(i: number): T => this.part(sent.parts[i]!, () => JSON.parse(sent.parts[i]!) as object) as T;
+    const part = <T>(i: number): T => {
+      const { slot, text } = sent.parts[i]!;
+      return this.part(slot, text, () => JSON.parse(text) as object) as T;
+    };
     return this.done({
       ...skeleton,
       versions: skeleton.versions.map((v) => ({ ...v, resources: v.resources.map((i) => part<VersionResource>(i)) })),
@@ -56,12 +62,14 @@ export class ModelParts {
     });
   }
 
-  /** The remembered part of this text, or else the one `make` gives, remembered for the next model. */
-  private part<T extends object>(text: string, make: () => T): T {
-    let kept = this.next.get(text) ?? this.known.get(text);
-    if (!kept) this.texts.set((kept = make()), text);
-    this.next.set(text, kept);
-    return kept as T;
+  /** The last model's part in this place when its text is `text`, or else the one `make` gives. */
+  private part<T extends object>(slot: string, text: string, make: () => T): T {
+    const last = this.known.get(slot);
+    // Comparing the two texts costs no hashing of either.
+    const part = last?.text === text ? last.part : make();
+    this.texts.set(part, text);
+    this.next.set(slot, { text, part });
+    return part as T;
   }
 
   private done(model: ApiModel): ApiModel {
@@ -69,4 +77,9 @@ export class ModelParts {
     this.next = new Map();
     return model;
   }
+}
+
+/** A part's place in the model: a version's resource, or (version null) a storage resource. */
+function slotOf(version: string | null, collection: string): string {
+  return version === null ? `storage ${collection}` : `${version} ${collection}`;
 }

@@ -13,6 +13,11 @@ export class TextMemo<T> {
     this.limit = limit;
   }
 
+  /** How many results are remembered (of the last two generations). */
+  get size(): number {
+    return this.current.size + this.previous.size;
+  }
+
   /** The result for `key`, when it is remembered. */
   peek(key: string): T | undefined {
     const result = this.current.get(key) ?? this.previous.get(key);

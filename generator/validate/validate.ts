@@ -2,6 +2,7 @@ import type { z } from "zod";
 import { diagnostic } from "../diagnostics/catalog.ts";
 import type { Diagnostic } from "../diagnostics/diagnostic.ts";
 import type { SourceFile } from "../load/load.ts";
+import { PartMemo } from "../util/memo.ts";
 import { closest } from "../util/suggest.ts";
 import { repairToSchema } from "./repair.ts";
 import { ActionSchema, ApiSchema, FieldSchema, ResourceSchema, VersionSchema, type ApiDefinition, type ResourceDefinition } from "./schema.ts";
@@ -22,26 +23,33 @@ export function validateSources(api: SourceFile | null, resources: SourceFile[])
   const diagnostics: Diagnostic[] = [];
   const result: Validated = { api: null, resources: [], diagnostics };
   if (api && api.doc.errors.length === 0) {
-    const parsed = ApiSchema.safeParse(api.value ?? undefined, { reportInput: true });
-    if (parsed.success) result.api = { source: api, value: parsed.data };
-    else {
-      diagnostics.push(...issuesToDiagnostics(api, parsed.error.issues));
-      const value = repairToSchema(ApiSchema, api.value, parsed.error.issues);
-      if (value) result.api = { source: api, value };
-    }
+    const checked = validated(api, ApiSchema);
+    diagnostics.push(...checked.diagnostics);
+    if (checked.value) result.api = { source: api, value: checked.value };
   }
   for (const source of resources) {
     if (source.doc.errors.length > 0) continue;
-    const parsed = ResourceSchema.safeParse(source.value ?? undefined, { reportInput: true });
-    if (parsed.success) result.resources.push({ source, value: parsed.data });
-    else {
-      diagnostics.push(...issuesToDiagnostics(source, parsed.error.issues));
-      const value = repairToSchema(ResourceSchema, source.value, parsed.error.issues);
-      if (value) result.resources.push({ source, value });
-    }
+    const checked = validated(source, ResourceSchema);
+    diagnostics.push(...checked.diagnostics);
+    if (checked.value) result.resources.push({ source, value: checked.value });
   }
   return result;
 }
+
+/**
+ * One file checked against its schema: its value (repaired when it breaks the schema; null when
+ * nothing is left) and its problems. Remembered by the parsed file, which a `canon dev` session
+ * keeps while the file's text is the same.
+ */
+function validated<T>(source: SourceFile, schema: z.ZodType<T>): { value: T | null; diagnostics: Diagnostic[] } {
+  return checkedFiles.get(source, "", () => {
+    const parsed = schema.safeParse(source.value ?? undefined, { reportInput: true });
+    if (parsed.success) return { value: parsed.data, diagnostics: [] };
+    return { value: repairToSchema(schema, source.value, parsed.error.issues) ?? null, diagnostics: issuesToDiagnostics(source, parsed.error.issues) };
+  }) as { value: T | null; diagnostics: Diagnostic[] };
+}
+
+const checkedFiles = new PartMemo<{ value: unknown; diagnostics: Diagnostic[] }>();
 
 function issuesToDiagnostics(source: SourceFile, issues: z.core.$ZodIssue[]): Diagnostic[] {
   const out: Diagnostic[] = [];

@@ -19,16 +19,17 @@ export const handlersEmitter: Emitter = {
   name: "handlers",
   emit(model: ApiModel, context: EmitContext): EmittedFile[] {
     const files: EmittedFile[] = [];
+    const owners = viewOwners(model);
     for (const version of model.versions) {
       for (const resource of version.resources) {
         // What the file takes from beyond its resource and version: what a delete publishes, and
         // where the view mappers it names come from. The same key, the same file.
         const deletes = deleteEvent(model, version, resource);
-        const key = `${version.name}\n${deletes}\n${JSON.stringify(viewSources(model, version, resource, usedIdentifiers(deletes)))}`;
+        const key = `${version.name}\n${deletes}\n${JSON.stringify(viewSources(model, version, resource, usedIdentifiers(deletes), owners))}`;
         const file = routeFiles.get(resource, key, () => {
           const rendered = context.render("routes", routesView(version, resource, deletes));
           const used = usedIdentifiers(rendered.slice(rendered.indexOf(IMPORTS)));
-          const sources = [...routesSources(context, resource), ...viewSources(model, version, resource, used)];
+          const sources = [...routesSources(context, resource), ...viewSources(model, version, resource, used, owners)];
           return styledTs(`${version.name}/${resource.collection}/routes.ts`, plannedRoutes(rendered, sources));
         });
         files.push(file);
@@ -180,22 +181,45 @@ function routesSources(context: EmitContext, r: VersionResource): ImportSource[]
   ];
 }
 
+/** A resource of a version, and where it stands among the version's resources. */
+interface ViewOwner {
+  version: VersionModel;
+  resource: VersionResource;
+  position: number;
+}
+
+/** Every resource of every version, by the names of the view mappers it defines (its own and its actions'). */
+function viewOwners(model: ApiModel): Map<string, ViewOwner[]> {
+  const owners = new Map<string, ViewOwner[]>();
+  for (const version of model.versions) {
+    version.resources.forEach((resource, position) => {
+      for (const symbols of [resource.symbols, ...resource.actions.map((a) => a.symbols)]) {
+        owners.set(symbols.view, [...(owners.get(symbols.view) ?? []), { version, resource, position }]);
+      }
+    });
+  }
+  return owners;
+}
+
 /**
  * The view mappers of other collections that a `routes.ts` uses (`used`, the identifiers of its
- * code: those a delete cascades to, see `deleteEvent`). Only those: offering every collection
- * to every file made emitting quadratic.
+ * code: those a delete cascades to, see `deleteEvent`), from the first of `viewVersions` on. Only
+ * those, found by name: offering every collection to every file made emitting quadratic.
  */
-function viewSources(model: ApiModel, version: VersionModel, r: VersionResource, used: ReadonlySet<string>): ImportSource[] {
-  return viewVersions(model, version).flatMap((v) =>
-    v.resources
-      .filter((other) => other !== r && [other.symbols, ...other.actions.map((a) => a.symbols)].some((s) => used.has(s.view)))
-      .map((other) =>
-        source(
-          v === version ? `../${other.collection}/routes.ts` : `../../${v.name}/${other.collection}/routes.ts`,
-          Object.fromEntries([other.symbols, ...other.actions.map((a) => a.symbols)].map((s) => [s.view, "value" as const])),
-        ),
+function viewSources(model: ApiModel, version: VersionModel, r: VersionResource, used: ReadonlySet<string>, owners: Map<string, ViewOwner[]>): ImportSource[] {
+  const found = new Set<ViewOwner>();
+  for (const name of used) for (const owner of owners.get(name) ?? []) if (owner.resource !== r) found.add(owner);
+  if (found.size === 0) return [];
+  const order = viewVersions(model, version);
+  const distinct = new Map([...found].map((o) => [o.resource, o]));
+  return [...distinct.values()]
+    .sort((a, b) => order.indexOf(a.version) - order.indexOf(b.version) || a.position - b.position)
+    .map(({ version: v, resource: other }) =>
+      source(
+        v === version ? `../${other.collection}/routes.ts` : `../../${v.name}/${other.collection}/routes.ts`,
+        Object.fromEntries([other.symbols, ...other.actions.map((a) => a.symbols)].map((s) => [s.view, "value" as const])),
       ),
-  );
+    );
 }
 
 /** Where the template writes the route context's members its handlers use. */

@@ -13,6 +13,7 @@
  */
 import type { ApiModel } from "../../model/types.ts";
 import { GENERATED_MARK } from "../../util/generated.ts";
+import { memoByText } from "../../util/memo.ts";
 import { GENERATED_HEADER, styledTs, type EmitContext, type EmittedFile, type Emitter } from "../emitter.ts";
 import { IMPORTS, runtimeSource, source, withImports } from "../shared/imports.ts";
 import { literal, propertyKey } from "../shared/code.ts";
@@ -83,18 +84,24 @@ export const sqlEmitter: Emitter = {
 function previousSnapshot(context: EmitContext): SchemaSnapshot | null {
   const text = context.previous?.read(SNAPSHOT_PATH);
   if (text === undefined) return null;
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    parsed = null;
-  }
-  const snapshot = parsed as SchemaSnapshot | null;
+  const snapshot = parsedSnapshot(text) as SchemaSnapshot | null;
   if (!snapshot || snapshot.format !== SNAPSHOT_FORMAT || !Array.isArray(snapshot.tables)) {
     throw new Error(`${SNAPSHOT_PATH} in the output folder is not a canon schema snapshot (format ${SNAPSHOT_FORMAT}): restore it from version control`);
   }
   return snapshot;
 }
+
+/**
+ * The snapshot's JSON, parsed; null when it is not JSON. Remembered by the text: in a dev session
+ * the snapshot a save reads is the one the save before wrote. Only read, never modified.
+ */
+const parsedSnapshot = memoByText((text): unknown => {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
+  }
+}, 4);
 
 function schemaView(model: ApiModel, plans: CollectionPlan[]): object {
   const tableToCollection = new Map(plans.map((p) => [p.table.name, p.collection]));
