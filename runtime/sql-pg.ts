@@ -1,27 +1,59 @@
 /**
- * The `pg` driver: a pool of connections to a PostgreSQL server. A named statement goes as
- * `{ name, text, values }`: `pg` prepares it on a connection the first time that connection
- * runs it, and from then on only binds and executes it, in the same single round trip.
+ * The `pg` driver: a pool of connections to a PostgreSQL server. A named statement runs as a
+ * `StatementRun` (below): prepared on a connection the first time that connection runs it, and
+ * from then on only bound and executed, in the same single round trip.
  */
-import { SESSION_SETTINGS, type Row, type SqlDriver, type SqlQueryable } from "./sql-driver.ts";
+import {
+  SESSION_SETTINGS,
+  type Row,
+  type SqlDriver,
+  type SqlQueryable,
+  type Statement,
+} from "./sql-driver.ts";
 
-type PgQuery = string | { name: string; text: string; values: unknown[] };
 interface PgResult {
   rows: Row[];
 }
+/** What `pg` hands a submittable (its `Connection`): the messages of the extended protocol. */
+interface PgConnection {
+  parsedStatements: Record<string, string | undefined>;
+  /** Statements whose Parse is on its way, where `pg` keeps them (its recent versions). */
+  submittedNamedStatements?: Record<string, string | undefined>;
+  stream: { cork(): void; uncork(): void };
+  parse(message: { name: string; text: string }): void;
+  bind(message: {
+    statement: string;
+    values: readonly unknown[];
+    valueMapper: (value: unknown) => unknown;
+  }): void;
+  describe(message: { type: "P"; name: string }): void;
+  execute(message: object): void;
+  sync(): void;
+  sendCopyFail(message: string): void;
+}
+interface PgField {
+  name: string;
+  dataTypeID: number;
+}
 interface PgClient {
-  query(query: PgQuery, params?: unknown[]): Promise<PgResult>;
+  query(query: string, params?: unknown[]): Promise<PgResult>;
+  query(run: StatementRun, values: undefined, callback: (error: Error | null, rows?: Row[]) => void): void;
   release(error?: Error | boolean): void;
   on(event: "error", listener: (error: Error) => void): void;
   off(event: "error", listener: (error: Error) => void): void;
 }
 interface PgPool {
-  query(query: PgQuery, params?: unknown[]): Promise<PgResult>;
+  query(query: string, params?: unknown[]): Promise<PgResult>;
+  query(run: StatementRun): Promise<Row[]>;
   connect(): Promise<PgClient>;
   end(): Promise<void>;
   on(event: "error", listener: (error: Error) => void): void;
 }
-type PgPoolConstructor = new (config: { connectionString: string; max: number; options?: string }) => PgPool;
+interface PgModule {
+  Pool: new (config: { connectionString: string; max: number; options?: string }) => PgPool;
+  types: { getTypeParser(oid: number, format: "text"): (text: string) => unknown };
+  utils: { prepareValue(value: unknown): unknown };
+}
 
 export interface PostgresOptions {
   schema: string | undefined;
@@ -29,18 +61,182 @@ export interface PostgresOptions {
   statementTimeoutMs: number;
 }
 
+/** Makes a row object from a DataRow's texts (SQL NULL is null), each value through its type's parser. */
+type RowMaker = (texts: ReadonlyArray<string | null>) => Row;
+
+/**
+ * The row maker of a result shape, made once per shape and pool (every connection's run of a
+ * statement shares it): an object literal with the columns as `pg` names them (the last of two
+ * equal names wins, as in `pg`), each value through `pg`'s own parser of its type.
+ */
+function rowMaker(fields: readonly PgField[], statements: PgStatements): RowMaker {
+  const shape = JSON.stringify(fields.map((field) => [field.name, field.dataTypeID]));
+  let maker = statements.makers.get(shape);
+  if (!maker) {
+    maker = compileRowMaker(fields, statements.pg);
+    statements.makers.set(shape, maker);
+  }
+  return maker;
+}
+
+function compileRowMaker(fields: readonly PgField[], pg: PgModule): RowMaker {
+  const parsers = fields.map((field) => pg.types.getTypeParser(field.dataTypeID, "text"));
+  const entries = fields.map((field, i) => {
+    const key = JSON.stringify(field.name);
+    // A computed key is always an own property, even `__proto__`.
+    return `${field.name === "__proto__" ? `[${key}]` : key}: t[${i}] === null ? null : p[${i}](t[${i}])`;
+  });
+  const make = new Function("p", `return (t) => ({ ${entries.join(", ")} });`) as (
+    p: Array<(text: string) => unknown>,
+  ) => RowMaker;
+  return make(parsers);
+}
+
+/**
+ * One run of a named statement, as a `pg` submittable (the interface `pg` documents for custom
+ * queries, as pg-cursor uses it). It does what `pg`'s own query does for a named statement
+ * (Parse once per connection, under `pg`'s own bookkeeping of which statements a connection has;
+ * then Bind, Execute, Sync), with less per request: the statement's rows have one shape, so
+ * once a connection has described it (`Describe`, the columns' names and types, sent with the
+ * first run after its Parse), that connection only binds and executes it, and each row is made
+ * by the shape's row maker, instead of `pg` describing the result and building its row parsers
+ * again on every query. Values are sent as `pg` sends them (its `prepareValue`) and read by the
+ * parsers `pg` would use.
+ */
+class StatementRun {
+  readonly name: string;
+  readonly text: string;
+  readonly values: readonly unknown[];
+  callback: ((error: Error | null, rows?: Row[]) => void) | undefined = undefined;
+  private readonly driver: PgStatements;
+  private readonly rows: Row[] = [];
+  /** The row makers of the statements the connection running this one has described. */
+  private shapes: Map<string, RowMaker> | undefined = undefined;
+  private make: RowMaker | undefined = undefined;
+  private described = false;
+  private failed: Error | undefined = undefined;
+
+  constructor(driver: PgStatements, statement: Statement, values: readonly unknown[]) {
+    this.driver = driver;
+    this.name = statement.name;
+    this.text = statement.text;
+    this.values = values;
+  }
+
+  submit(connection: PgConnection): Error | null {
+    const previous =
+      connection.parsedStatements[this.name] ?? connection.submittedNamedStatements?.[this.name];
+    if (previous !== undefined && previous !== this.text)
+      return new Error(
+        `Prepared statements must be unique - '${this.name}' was used for a different statement`,
+      );
+    let shapes = this.driver.shapes.get(connection);
+    if (!shapes) this.driver.shapes.set(connection, (shapes = new Map()));
+    this.shapes = shapes;
+    connection.stream.cork();
+    try {
+      if (previous === undefined) {
+        // Prepared anew: described anew, with this run.
+        shapes.delete(this.name);
+        connection.parse({ name: this.name, text: this.text });
+        if (connection.submittedNamedStatements) connection.submittedNamedStatements[this.name] = this.text;
+      }
+      this.make = shapes.get(this.name);
+      connection.bind({ statement: this.name, values: this.values, valueMapper: this.driver.prepareValue });
+      if (!this.make) {
+        connection.describe({ type: "P", name: "" });
+        this.described = true;
+      }
+      connection.execute({});
+      connection.sync();
+    } catch (error) {
+      // A value `pg` cannot send: nothing went but a Sync, which answers ReadyForQuery.
+      this.failed = error as Error;
+      connection.sync();
+    } finally {
+      connection.stream.uncork();
+    }
+    return null;
+  }
+
+  handleRowDescription(message: { fields: PgField[] }): void {
+    this.make = rowMaker(message.fields, this.driver);
+    if (this.described) this.shapes!.set(this.name, this.make);
+  }
+
+  handleDataRow(message: { fields: Array<string | null> }): void {
+    if (this.failed) return;
+    try {
+      this.rows.push(this.make!(message.fields));
+    } catch (error) {
+      this.failed = error as Error;
+    }
+  }
+
+  handleCommandComplete(): void {
+    // A statement that returns no rows (NoData to its Describe): its shape has no columns.
+    if (this.described && !this.make) {
+      this.make = rowMaker([], this.driver);
+      this.shapes!.set(this.name, this.make);
+    }
+  }
+
+  handleEmptyQuery(): void {}
+
+  handlePortalSuspended(): void {}
+
+  handleCopyInResponse(connection: PgConnection): void {
+    connection.sendCopyFail("No source stream defined");
+  }
+
+  handleCopyData(): void {}
+
+  handleError(error: Error): void {
+    this.callback?.(this.failed ?? error);
+  }
+
+  handleReadyForQuery(): void {
+    if (this.failed) this.callback?.(this.failed);
+    else this.callback?.(null, this.rows);
+  }
+}
+
+/** What every `StatementRun` of one pool shares: by connection, the row maker of each statement it described; `pg` itself. */
+interface PgStatements {
+  readonly shapes: WeakMap<PgConnection, Map<string, RowMaker>>;
+  /** The row maker of each result shape (columns' names and types). */
+  readonly makers: Map<string, RowMaker>;
+  readonly pg: PgModule;
+  readonly prepareValue: (value: unknown) => unknown;
+}
+
 const rowsOf = (result: PgResult): Row[] => result.rows;
 
-function queryable(target: PgClient | PgPool): SqlQueryable {
+/** The pool's queries: a client is taken for each and given back when it has answered. */
+function poolQueryable(pool: PgPool, statements: PgStatements): SqlQueryable {
+  return queryable(pool, statements, (run) => pool.query(run));
+}
+
+/** A client's queries (a transaction's). */
+function clientQueryable(client: PgClient, statements: PgStatements): SqlQueryable {
+  return queryable(client, statements, (run) => {
+    return new Promise((resolve, reject) =>
+      client.query(run, undefined, (error, rows) => (error ? reject(error) : resolve(rows!))),
+    );
+  });
+}
+
+function queryable(
+  target: PgClient | PgPool,
+  statements: PgStatements,
+  submit: (run: StatementRun) => Promise<Row[]>,
+): SqlQueryable {
   return {
     // `pg` reads the parameters without changing them: they go as they are, not copied.
     query(statement, params = []) {
-      const values = params as unknown[];
-      return (
-        typeof statement === "string"
-          ? target.query(statement, values)
-          : target.query({ name: statement.name, text: statement.text, values })
-      ).then(rowsOf);
+      return typeof statement === "string"
+        ? target.query(statement, params as unknown[]).then(rowsOf)
+        : submit(new StatementRun(statements, statement, params));
     },
     async exec(text) {
       await target.query(text);
@@ -50,7 +246,7 @@ function queryable(target: PgClient | PgPool): SqlQueryable {
 
 export async function openPostgres(connectionString: string, options: PostgresOptions): Promise<SqlDriver> {
   const pgModule: string = "pg";
-  const pg = (await import(pgModule)) as { default: { Pool: PgPoolConstructor } };
+  const pg = ((await import(pgModule)) as { default: PgModule }).default;
   // Settings travel in the startup message: no statement of their own on any request. A
   // transaction left idle as long as a statement may run is ended: one whose client died (a
   // machine gone without closing its connection) would otherwise hold its locks, and the events
@@ -61,14 +257,20 @@ export async function openPostgres(connectionString: string, options: PostgresOp
     ...Object.entries(SESSION_SETTINGS).map(([name, value]) => `-c ${name}=${value}`),
   ];
   if (options.schema) settings.push(`-c search_path=${options.schema},public`);
-  const pool = new pg.default.Pool({ connectionString, max: options.max, options: settings.join(" ") });
+  const pool = new pg.Pool({ connectionString, max: options.max, options: settings.join(" ") });
   // A connection that breaks while idle is dropped by the pool; the next query opens another.
   pool.on("error", () => {});
   // Fail now, with the server's message, rather than on the first request.
   await pool.query("select 1");
+  const statements: PgStatements = {
+    shapes: new WeakMap(),
+    makers: new Map(),
+    pg,
+    prepareValue: pg.utils.prepareValue,
+  };
   return {
     kind: "postgres",
-    ...queryable(pool),
+    ...poolQueryable(pool, statements),
     async transaction(fn) {
       const client = await pool.connect();
       // The server may end the connection while it is ours (an idle transaction past its
@@ -81,7 +283,7 @@ export async function openPostgres(connectionString: string, options: PostgresOp
       client.on("error", broken);
       try {
         await client.query("begin");
-        const result = await fn(queryable(client));
+        const result = await fn(clientQueryable(client, statements));
         await client.query("commit");
         client.release();
         return result;
