@@ -74,7 +74,10 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
   const cacheDir = cacheFile ? path.dirname(cacheFile) : undefined;
   const context = createEmitContext(undefined, readOutputFolder(options.out, session?.output), cacheDir);
   // A session runs the whole-API documents on its second thread, beside the other emitters.
-  if (session && (!session.thread || session.thread.stopped)) session.thread = new EmitThread(cacheDir);
+  if (session && (!session.thread || session.thread.stopped || session.thread.cacheDir !== cacheDir)) {
+    void session.thread?.close();
+    session.thread = new EmitThread(cacheDir);
+  }
   const emitted = session?.thread ? await emitAllBeside(model, context, session.thread, session.parts) : emitAll(model, context);
   phase("emit");
   const { files, stats } = await formatFiles(emitted, cacheFile, session?.formatted);
@@ -93,7 +96,7 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
     today,
     allowBreaking: options.allowBreaking ?? false,
     known,
-    // The documents the OpenAPI texts were written from: the gate need not parse them.
+    // The documents of the OpenAPI texts, from the model: the gate need not parse the texts.
     documentOf: (name) => {
       const version = model.versions.find((v) => v.name === name);
       return version && (context.openapiDocument(model, version) as Json);

@@ -1,6 +1,6 @@
 import type { Diagnostic } from "./diagnostics/diagnostic.ts";
 import type { SourceFile } from "./load/load.ts";
-import { EmitThread } from "./emit/thread.ts";
+import type { EmitThread } from "./emit/thread.ts";
 import { ModelParts } from "./model/intern.ts";
 
 /**

@@ -6,19 +6,21 @@ import assert from "node:assert/strict";
 import { cpSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { test } from "node:test";
+import { openapiDocument } from "../generator/emit/openapi/document.ts";
 import { generate } from "../generator/generate.ts";
 import { closeSession, createSession } from "../generator/session.ts";
 import { canon, workspace } from "./support/cli.ts";
 
 const today = "2026-11-21";
 
-test("a dev session's regeneration after each edit writes exactly what a fresh generate writes", { timeout: 300_000 }, async () => {
+test("a dev session's regeneration after each edit writes exactly what a fresh generate writes", { timeout: 300_000 }, async (t) => {
   const dir = workspace("dev-session", "definitions");
   const definitions = path.join(dir, "definitions");
   const out = path.join(dir, "generated");
   const products = path.join(definitions, "products.yaml");
   const original = readFileSync(products, "utf8");
   const session = createSession();
+  t.after(() => closeSession(session));
   const run = () => generate({ definitions, out, write: true, today, cacheFile: null, cwd: dir, session });
 
   const api = path.join(definitions, "api.yaml");
@@ -70,17 +72,23 @@ test("a dev session's regeneration after each edit writes exactly what a fresh g
     assert.deepEqual({ added: fresh.diff.added, changed: fresh.diff.changed, stale: fresh.diff.stale }, { added: [], changed: [], stale: [] }, `${what}: the session wrote what a fresh generate writes`);
     assert.deepEqual(result.files, fresh.files, `${what}: the same files`);
     assert.deepEqual(result.diagnostics, fresh.diagnostics, `${what}: the same diagnostics`);
+    // The gate judges the documents built on this thread; the emit thread wrote their texts.
+    for (const version of result.model!.versions) {
+      const written = result.files.find((f) => f.path === `${version.name}/openapi.json`)!.content;
+      assert.equal(`${JSON.stringify(openapiDocument(result.model!, version), null, 2)}\n`, written, `${what}: ${version.name}'s document as the gate sees it`);
+    }
     // And in a new process, where nothing is remembered from the runs before (util/memo.ts).
     const checked = canon(["check", "--definitions", definitions, "--out", copy, "--today", today], dir);
     assert.equal(checked.code, 0, `${what}: ${checked.stdout}${checked.stderr}`);
   }
 });
 
-test("a dev session reads a generated file again once it is edited by hand and emitted anew", async () => {
+test("a dev session reads a generated file again once it is edited by hand and emitted anew", async (t) => {
   const dir = workspace("dev-session-hand", "definitions");
   const definitions = path.join(dir, "definitions");
   const out = path.join(dir, "generated");
   const session = createSession();
+  t.after(() => closeSession(session));
   const run = () => generate({ definitions, out, write: true, today, cacheFile: null, cwd: dir, session });
   assert.ok((await run()).diff);
   // A file removed by hand is written again by the next run of the session.
@@ -92,11 +100,12 @@ test("a dev session reads a generated file again once it is edited by hand and e
   assert.equal(readFileSync(entry, "utf8"), text);
 });
 
-test("a dev session whose emit thread stopped starts another and writes the same output", async () => {
+test("a dev session whose emit thread stopped starts another and writes the same output", async (t) => {
   const dir = workspace("dev-session-thread", "definitions");
   const definitions = path.join(dir, "definitions");
   const out = path.join(dir, "generated");
   const session = createSession();
+  t.after(() => closeSession(session));
   const run = () => generate({ definitions, out, write: true, today, cacheFile: null, cwd: dir, session });
   const first = await run();
   assert.ok(first.diff && session.thread);
@@ -106,5 +115,4 @@ test("a dev session whose emit thread stopped starts another and writes the same
   assert.ok(again.diff, again.diagnostics.map((d) => d.message).join("; "));
   assert.notEqual(session.thread, stopped, "a new thread");
   assert.deepEqual(again.files, first.files);
-  await closeSession(session);
 });

@@ -151,7 +151,8 @@ class StatementRun {
       connection.execute({});
       connection.sync();
     } catch (error) {
-      // A value `pg` cannot send: nothing went but a Sync, which answers ReadyForQuery.
+      // A value `pg` cannot send: no Bind went (a first run's Parse may have, which `pg` records
+      // when the server answers it); the Sync is answered with ReadyForQuery.
       this.failed = error as Error;
       connection.sync();
     } finally {

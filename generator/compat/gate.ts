@@ -28,8 +28,10 @@ export interface GateInput {
   /** The output folder's files as a `dev` session last left them: read from here, not from disk. */
   known?: ReadonlyMap<string, string> | null;
   /**
-   * The document of this run's `vN/openapi.json` as the emitter built it, by version: taken
-   * instead of parsing the text again (it is what `JSON.parse` gives for the text).
+   * The document of this run's `vN/openapi.json`, by version, built from this run's model as the
+   * OpenAPI emitter builds it: taken instead of parsing the text again (it is what `JSON.parse`
+   * gives for the text; in a dev session the emit thread writes the text from the same model,
+   * and test/dev-session.test.ts holds the two equal).
    */
   documentOf?: (version: string) => Json | undefined;
 }

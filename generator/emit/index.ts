@@ -195,6 +195,9 @@ export function emitAll(model: ApiModel, context: EmitContext = createEmitContex
  */
 export async function emitAllBeside(model: ApiModel, context: EmitContext, thread: EmitThread, parts: ModelParts): Promise<EmittedFile[]> {
   const there = thread.emit(model, parts);
+  // Should an emitter here throw, the thread's answer is not awaited: its failure is then no
+  // unhandled rejection (awaited below, it still throws).
+  there.catch(() => {});
   const here = emitters.filter((e) => !thread.runs(e.name)).flatMap((e) => e.emit(model, context));
   return checked([...here, ...(await there)]);
 }

@@ -30,7 +30,11 @@ export class EmitThread {
   private next = 0;
   private failure: Error | null = null;
 
+  /** Where the thread keeps compiled templates (createEmitContext's cache folder). */
+  readonly cacheDir: string | undefined;
+
   constructor(cacheDir?: string) {
+    this.cacheDir = cacheDir;
     const script = new URL(import.meta.url.endsWith(".ts") ? "./thread-worker.ts" : "./thread-worker.js", import.meta.url);
     this.worker = new Worker(script, { workerData: { cacheDir } });
     this.worker.unref();
@@ -43,6 +47,8 @@ export class EmitThread {
       else waiting.resolve(reply.files);
     });
     this.worker.on("error", (error) => this.fail(error));
+    // A reply that cannot be read would leave its run waiting for ever.
+    this.worker.on("messageerror", (error) => this.fail(error));
     this.worker.on("exit", (code) => this.fail(new Error(`the emit thread stopped (exit code ${code})`)));
   }
 

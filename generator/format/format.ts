@@ -7,7 +7,7 @@ import path from "node:path";
 import { Worker } from "node:worker_threads";
 import type { EmittedFile } from "../emit/emitter.ts";
 import type { RememberedFormat } from "../session.ts";
-import { isCertain, layout, layoutInPieces, type LaidOut } from "./layout.ts";
+import { laidOut, layoutInPieces, type LaidOut } from "./layout.ts";
 import { TextMemo } from "../util/memo.ts";
 import { formatterIdentity, PRETTIER_OPTIONS, PRETTIER_PARSERS } from "./prettier.ts";
 import type { FormatJob, FormatReply } from "./worker.ts";
@@ -64,8 +64,8 @@ export async function formatFiles(
     }
     if (file.prettierStyle) {
       // A session lays out the pieces of a file that changed since its last run only.
-      const laid = memory ? layoutInPieces(file.content, laidPieces) : { text: layout(file.content), certain: undefined };
-      if (laid.certain ?? isCertain(laid.text)) {
+      const laid = memory ? layoutInPieces(file.content, laidPieces) : laidOut(file.content);
+      if (laid.certain) {
         out[index]!.content = laid.text;
         by[index] = "laidOut";
         stats.laidOut++;

@@ -51,7 +51,8 @@ export function layoutInPieces(text: string, remembered: TextMemo<LaidOut>): Lai
   return { text: laid.map((p) => p.text).join("\n"), certain: laid.every((p) => p.certain) };
 }
 
-function laidOut(text: string): LaidOut {
+/** `layout` and `isCertain` of a text. */
+export function laidOut(text: string): LaidOut {
   const laid = layout(text);
   return { text: laid, certain: isCertain(laid) };
 }

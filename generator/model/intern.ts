@@ -48,7 +48,7 @@ export class ModelParts {
     return { skeleton: JSON.stringify(skeleton), parts };
   }
 
-  /** A model that `send` wrote on another thread, interned here: a part seen before is not parsed again. */
+  /** A model that `send` wrote on another thread, interned here: a part equal to the one in its place last time is not parsed again. */
   revive(sent: SentModel): ApiModel {
     const skeleton = JSON.parse(sent.skeleton) as Skeleton;
     const part = <T>(i: number): T => {

@@ -1,8 +1,7 @@
 // The `pg` driver's named statements (runtime/sql-pg.ts): each runs as a submittable that has
-// its result described once per pool, then only binds and executes it. Its rows must be the
-// rows `pg`'s own query returns, on every connection of the pool (one that prepared the
-// statement, one that prepares it without describing it again), and a failure must leave the
-// connection usable for the next statement.
+// its result described once per connection (with the run after its Parse), then only binds and
+// executes it. Its rows must be the rows `pg`'s own query returns, on every connection of the
+// pool, and a failure must leave the connection usable for the next statement.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import pg from "pg";
@@ -44,8 +43,8 @@ describe("pg driver: named statements", () => {
     const statement = namedStatement("select * from t where id >= $1 order by id");
     const expected = await pgRows(statement.text, [1]);
     assert.equal(expected.length, 2);
-    // More runs at once than the pool has connections: each connection prepares the statement,
-    // only the first run describes it.
+    // More runs at once than the pool has connections: each connection prepares the statement
+    // and describes it with its first run there.
     for (let round = 0; round < 3; round++) {
       const results = await Promise.all(Array.from({ length: 8 }, () => driver.query(statement, [1])));
       for (const rows of results) assert.deepEqual(rows, expected);

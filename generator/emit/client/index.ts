@@ -66,7 +66,7 @@ function clientParts(context: EmitContext, version: VersionModel): { pieces: str
   const parts = version.resources.map((r) => {
     const kids = children.get(r.collection) ?? [];
     return resourceParts.get(r, kids.map(objectKey).join(" "), () => {
-      const classes = resourceClasses(r, kids);
+      const classes = callable(resourceClasses(r, kids));
       return { classes, text: blocks(context, resourceQueries(r), classes) };
     });
   });
@@ -80,21 +80,21 @@ function clientParts(context: EmitContext, version: VersionModel): { pieces: str
     extraQueries.push(exportsQuery(version.exportsPath));
     extraClasses.push(exportsClass(version.exportsPath));
   }
-  const extra = blocks(context, extraQueries, extraClasses);
-  const classes = [...parts.flatMap((p) => p.classes), ...extraClasses];
+  const extra = blocks(context, extraQueries, callable(extraClasses));
   return {
     pieces: [...parts.map((p) => p.text.queries), extra.queries, ...parts.map((p) => p.text.classes), extra.classes],
-    // A collection without any operation has nothing to call.
-    entries: classes.filter((c) => c.property !== null && (c.methods.length > 0 || c.members.length > 0)),
+    entries: [...parts.flatMap((p) => p.classes), ...callable(extraClasses)].filter((c) => c.property !== null),
   };
 }
 
-/** Queries and classes as the template writes them; a collection without any operation has no class. */
+/** The classes that have something to call: a collection without any operation has no class. */
+function callable(classes: ClassView[]): ClassView[] {
+  return classes.filter((c) => c.methods.length > 0 || c.members.length > 0);
+}
+
+/** Queries and classes as the template writes them. */
 function blocks(context: EmitContext, queries: QueryView[], classes: ClassView[]): { queries: string; classes: string } {
-  return {
-    queries: context.render("client/queries", { queries }),
-    classes: context.render("client/classes", { classes: classes.filter((c) => c.methods.length > 0 || c.members.length > 0) }),
-  };
+  return { queries: context.render("client/queries", { queries }), classes: context.render("client/classes", { classes }) };
 }
 
 /** What the client may import: the version's own types, as types only (erased in a browser bundle). */

@@ -7,7 +7,12 @@ import { ROUTE_CONTEXT } from "../shared/route-context.ts";
 import { zodField } from "../shared/zod.ts";
 import { PartMemo } from "../../util/memo.ts";
 
-/** Each `routes.ts`, by its resource (kept the same object by a `canon dev` session) and its key (below). */
+/**
+ * Each `routes.ts`: its rendered code by its resource (kept the same object by a `canon dev`
+ * session) and what else the code is made of; the file by that code and the other collections'
+ * view mappers it imports.
+ */
+const routeCode = new PartMemo<{ rendered: string; used: ReadonlySet<string> }>();
 const routeFiles = new PartMemo<EmittedFile>();
 
 /**
@@ -22,16 +27,17 @@ export const handlersEmitter: Emitter = {
     const owners = viewOwners(model);
     for (const version of model.versions) {
       for (const resource of version.resources) {
-        // What the file takes from beyond its resource and version: what a delete publishes, and
-        // where the view mappers it names come from. The same key, the same file.
+        // The code is made of the resource, the version's name and what a delete publishes; its
+        // imports, of the identifiers it uses and where each of another collection comes from.
         const deletes = deleteEvent(model, version, resource);
-        const key = `${version.name}\n${deletes}\n${JSON.stringify(viewSources(model, version, resource, usedIdentifiers(deletes), owners))}`;
-        const file = routeFiles.get(resource, key, () => {
+        const code = routeCode.get(resource, `${version.name}\n${deletes}`, () => {
           const rendered = context.render("routes", routesView(version, resource, deletes));
-          const used = usedIdentifiers(rendered.slice(rendered.indexOf(IMPORTS)));
-          const sources = [...routesSources(context, resource), ...viewSources(model, version, resource, used, owners)];
-          return styledTs(`${version.name}/${resource.collection}/routes.ts`, plannedRoutes(rendered, sources));
+          return { rendered, used: usedIdentifiers(rendered.slice(rendered.indexOf(IMPORTS))) };
         });
+        const others = viewSources(model, version, resource, code.used, owners);
+        const file = routeFiles.get(code, JSON.stringify(others), () =>
+          styledTs(`${version.name}/${resource.collection}/routes.ts`, plannedRoutes(code.rendered, [...routesSources(context, resource), ...others])),
+        );
         files.push(file);
       }
       if (version.events) files.push(styledTs(`${version.name}/events.ts`, withImports(context.render("events", eventsView(model, version)), eventsSources(context))));

@@ -1,5 +1,6 @@
 import { compareText } from "../../diagnostics/diagnostic.ts";
 import { GENERATED_MARK } from "../../util/generated.ts";
+import { objectKey, PartMemo } from "../../util/memo.ts";
 import type { ApiModel, StorageResource, VersionModel, VersionResource, VersionSettings } from "../../model/types.ts";
 import { errorResponseComponents, errorSchema } from "./errors.ts";
 import { eventOperations, eventSchemas, eventsTagObject } from "./events.ts";
@@ -64,22 +65,19 @@ interface ResourceParts {
 }
 
 /**
- * The parts built for each resource object, by the version settings and storage they were built
- * with. A `canon dev` session keeps an unchanged resource the same object from one save to the
- * next (model/intern.ts), so its parts are built once; the document's text reuses their text too
- * (text.ts). Parts are shared between documents and never modified.
+ * The parts built for each resource object, by the version settings and the storage object they
+ * were built with. A `canon dev` session keeps an unchanged resource (and storage resource) the
+ * same object from one save to the next (model/intern.ts), so its parts are built once. Parts are
+ * shared between documents and never modified.
  */
-const builtParts = new WeakMap<VersionResource, Map<string, { storage: StorageResource | undefined; parts: ResourceParts }>>();
+const builtParts = new PartMemo<ResourceParts>();
 
 /** The operations and schemas of one resource: a function of the version's settings, the resource and its storage alone. */
 function resourceParts(version: VersionModel, settings: string, resource: VersionResource, storage: StorageResource | undefined): ResourceParts {
-  let bySettings = builtParts.get(resource);
-  if (!bySettings) builtParts.set(resource, (bySettings = new Map()));
-  const known = bySettings.get(settings);
-  if (known && known.storage === storage) return known.parts;
-  const parts = { operations: resourceOperations(version, resource), schemas: resourceSchemas(resource, storage) };
-  bySettings.set(settings, { storage, parts });
-  return parts;
+  return builtParts.get(resource, `${settings}\n${storage ? objectKey(storage) : "-"}`, () => ({
+    operations: resourceOperations(version, resource),
+    schemas: resourceSchemas(resource, storage),
+  }));
 }
 
 /** The version's settings as text (everything but its resources and exports). */

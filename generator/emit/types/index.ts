@@ -3,14 +3,14 @@ import { GENERATED_HEADER, styledTs, type EmitContext, type EmittedFile, type Em
 import { commentText, fieldDoc, propertyKey, tsType, withArticle } from "../shared/code.ts";
 import { PartMemo } from "../../util/memo.ts";
 
+/** Each `vN/<collection>/types.ts`, by its resource (kept the same object by a `canon dev` session) and version. */
+const resourceFiles = new PartMemo<EmittedFile>();
+
 /**
  * TypeScript types: per version and resource `vN/<collection>/types.ts` (the record as the
  * version shows it, and its request bodies), and `values.ts`, the stored values of every
  * resource under their storage names, which services work with.
  */
-/** Each `vN/<collection>/types.ts`, by its resource (kept the same object by a `canon dev` session) and version. */
-const resourceFiles = new PartMemo<EmittedFile>();
-
 export const typesEmitter: Emitter = {
   name: "types",
   emit(model: ApiModel, context: EmitContext): EmittedFile[] {
