@@ -79,9 +79,13 @@ export class EmitThread {
     await this.worker.terminate();
   }
 
+  /** Ends the thread: every run waiting for it fails with `error`, and the session starts another. */
   private fail(error: Error): void {
     this.failure ??= error;
     for (const waiting of this.pending.values()) waiting.reject(error);
     this.pending.clear();
+    // A thread that failed but still runs is not kept (nor does it keep the process alive).
+    this.worker.unref();
+    void this.worker.terminate();
   }
 }
