@@ -196,7 +196,28 @@ function walls(runs: ProcessRun[]): string {
   return runs.map((r) => fmtMs(r.ms)).join(", ");
 }
 
-/** Targets of the issue, with the margins quick mode allows for noise. */
+/**
+ * The incremental runs' targets, as ratios to the cold generate N=100 of the same run. On the
+ * machine of docs/benchmarks.md: no-op 0.16× (CPU 0.11×), check 0.17× (CPU 0.11×), one changed
+ * resource 0.90× (CPU 0.80×). Each margin lets the ratio move by half again or more and catches
+ * the same step made 3× slower (no-op and check 0.48× and CPU 0.33×, one change 2.7× and CPU
+ * 2.4×; test/bench-quick.test.ts).
+ */
+export const INCREMENTAL_LIMITS: ReadonlyArray<{
+  name: string;
+  runs: "noop" | "change" | "check";
+  target: number;
+  /** Quick mode fails past this wall-time ratio… */
+  margin: number;
+  /** …when the CPU-time ratio is past this one too. */
+  cpuMargin: number;
+}> = [
+  { name: "no-op generate", runs: "noop", target: 0.25, margin: 0.4, cpuMargin: 0.3 },
+  { name: "one changed resource", runs: "change", target: 1, margin: 1.6, cpuMargin: 1.6 },
+  { name: "check", runs: "check", target: 0.25, margin: 0.4, cpuMargin: 0.3 },
+];
+
+/** Targets of the issue, with the margins quick mode allows for noise: ratios only (issue 23). */
 export function generationChecks(r: GenerationResult): Check[] {
   const checks: Check[] = [];
   const at = (n: number) => r.sizes.find((s) => s.n === n);
@@ -208,8 +229,10 @@ export function generationChecks(r: GenerationResult): Check[] {
       value: fmtRatio(ratio),
       target: "< 1.00×",
       met: ratio < 1,
-      margin: "≤ 1.30×",
-      withinMargin: ratio <= 1.3,
+      // 0.27× on the machine of docs/benchmarks.md: the margin, over twice that, still catches
+      // canon's cold run made 3× slower (0.81×), which the target alone would not.
+      margin: "≤ 0.60×",
+      withinMargin: ratio <= 0.6,
     });
   }
   if (s100 && s100.prettier.length > 0) {
@@ -251,25 +274,30 @@ export function generationChecks(r: GenerationResult): Check[] {
       withinMargin: rss < 1.25 * 1024 ** 3,
     });
   }
-  // Absolute times: quick mode (a CI machine of unknown speed, maybe busy) fails only when both
-  // the wall time and the CPU time of the process are at twice the target or more: a neighbour
-  // on the same cores stretches the wall time, not the CPU time.
-  const abs = (name: string, runs: ProcessRun[], limit: number) => {
-    if (runs.length === 0) return;
-    const m = median(runs.map((x) => x.ms));
-    const cpu = median(runs.map((x) => x.cpuMs));
-    checks.push({
-      name,
-      value: `${fmtMs(m)} (CPU ${fmtMs(cpu)})`,
-      target: `< ${fmtMs(limit)}`,
-      met: m < limit,
-      margin: `< ${fmtMs(2 * limit)}`,
-      withinMargin: m < 2 * limit || cpu < 2 * limit,
-    });
-  };
-  abs("no-op generate N=100", r.noop, 500);
-  abs("one changed resource N=100", r.change, 1000);
-  abs("check N=100", r.check, 1000);
+  // The incremental runs, judged against the cold generate of the same size in the same run
+  // (issue 23): a machine twice as slow, or a second job on the same cores, moves both sides;
+  // their absolute times are printed (generationMarkdown), never judged. The cold run uses more
+  // than one core (prettier's and the emit thread's work beside the main thread), so a neighbour
+  // stretches its wall time more than an incremental run's: that lowers these ratios. A check
+  // fails only when both the wall-time and the CPU-time ratio are past the margin.
+  if (s100 && s100.canon.length > 0) {
+    const coldWall = median(s100.canon.map((x) => x.ms));
+    const coldCpu = median(s100.canon.map((x) => x.cpuMs));
+    for (const c of INCREMENTAL_LIMITS) {
+      const runs = r[c.runs];
+      if (runs.length === 0) continue;
+      const wall = median(runs.map((x) => x.ms)) / coldWall;
+      const cpu = median(runs.map((x) => x.cpuMs)) / coldCpu;
+      checks.push({
+        name: `${c.name} N=100 ÷ cold generate N=100 (CPU-time ratio)`,
+        value: `${fmtRatio(wall)} (${fmtRatio(cpu)})`,
+        target: `≤ ${fmtRatio(c.target)}`,
+        met: wall <= c.target,
+        margin: `≤ ${fmtRatio(c.margin)} (CPU ≤ ${fmtRatio(c.cpuMargin)})`,
+        withinMargin: wall <= c.margin || cpu <= c.cpuMargin,
+      });
+    }
+  }
   return checks;
 }
 

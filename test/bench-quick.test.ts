@@ -19,9 +19,84 @@ import {
   stopServer,
   verify,
 } from "../bench/runtime.ts";
-import { POSTGRES_PATHS, startPostgresServers } from "../bench/postgres.ts";
+import { POSTGRES_PATHS, postgresChecks, startPostgresServers } from "../bench/postgres.ts";
+import { generationChecks, type GenerationResult } from "../bench/generation.ts";
+import type { Check, ProcessRun } from "../bench/lib.ts";
+import type { EndpointResult, RuntimeResult } from "../bench/runtime.ts";
 import { syntheticResources } from "../bench/synthetic.ts";
 import { writeTypeSpec } from "../bench/typespec.ts";
+
+/** A process run of `ms` wall time and `cpu` CPU time (the rest measured nothing). */
+const timed = (ms: number, cpu = ms): ProcessRun => ({ ms, cpuMs: cpu, maxRss: 300 * 1024 ** 2, code: 0, stdout: "", stderr: "" });
+
+/**
+ * Generation figures shaped like those of docs/benchmarks.md (cold N=100 0.9 s, tsp 3.4 s, N=1000
+ * 5 s, no-op and check 0.15 s, one change 0.8 s), every time multiplied by `machine` (a slower
+ * machine) and the times of the step `slow` further multiplied by `factor` (a regression).
+ */
+function generation(machine: number, slow?: { step: "noop" | "change" | "check" | "cold"; factor: number }): GenerationResult {
+  const f = (step: string) => machine * (slow?.step === step ? slow.factor : 1);
+  const runs = (ms: number, step: string, cpu = ms) => [0.95, 1, 1.05].map((j) => timed(ms * j * f(step), cpu * j * f(step)));
+  const cold = runs(900, "cold", 1320);
+  const tsp = runs(3400, "tsp", 4600);
+  return {
+    sizes: [
+      { n: 100, files: 632, prettier: [2, 2, 2], canon: cold, typespec: tsp, pairRatios: cold.map((c, i) => c.ms / tsp[i]!.ms) },
+      { n: 1000, files: 6032, prettier: [2], canon: [timed(5000 * f("cold"), 7900 * f("cold"))], typespec: [], pairRatios: [] },
+    ],
+    noop: runs(150, "noop", 146),
+    change: runs(800, "change", 1050),
+    check: runs(150, "check", 149),
+    noopReported: [100, 100, 100],
+  };
+}
+
+/** Run-time rounds where the generated server answers at `ratio` of the hand-written one's speed, on a machine `machine` times slower. */
+function runtime(machine: number, ratio: number): RuntimeResult {
+  const h = { rps: 40_000 / machine, p99: 1.8 * machine, p50: 0.8 * machine, requests: 0, errors: 0, cpuUs: 22 * machine };
+  const g = { ...h, rps: h.rps * ratio, p99: h.p99 / ratio, cpuUs: h.cpuUs / ratio };
+  const endpoint: EndpointResult = {
+    name: "GET one record",
+    path: "/v2/products/x",
+    handwritten: [h, h, h],
+    generated: [g, g, g],
+    rpsRatios: [ratio, ratio * 0.95, ratio * 1.05],
+    p99Ratios: [1 / ratio, 1 / ratio, 1 / ratio],
+    cpuRatios: [ratio, ratio, ratio],
+  };
+  return { endpoints: [endpoint], ceiling: [], pinned: true, connections: 32, seconds: 2 };
+}
+
+const outside = (checks: Check[]) => checks.filter((c) => !c.withinMargin).map((c) => c.name);
+
+describe("the quick benchmark's verdict: ratios only (issue 23)", () => {
+  test("no check judges an absolute time: a machine 2× or 3× slower in everything passes", () => {
+    for (const machine of [1, 2, 3]) {
+      assert.deepEqual(outside(generationChecks(generation(machine))), [], `generation on a machine ${machine}× slower`);
+      assert.deepEqual(outside(postgresChecks(runtime(machine, 1.1))), [], `PostgreSQL run time on a machine ${machine}× slower`);
+    }
+  });
+
+  test("a second job on the same cores (wall times of the multi-threaded cold run stretched, CPU times not) passes", () => {
+    const r = generation(1);
+    for (const c of [...r.sizes[0]!.canon, ...r.sizes[1]!.canon]) c.ms *= 1.8;
+    for (const c of [...r.noop, ...r.check, ...r.change]) c.ms *= 1.4;
+    assert.deepEqual(outside(generationChecks(r)), []);
+  });
+
+  test("a deliberate 3× slowdown of any one step is caught, on a fast machine and on a slow one", () => {
+    for (const machine of [1, 2]) {
+      for (const step of ["noop", "change", "check"] as const) {
+        const names = outside(generationChecks(generation(machine, { step, factor: 3 })));
+        assert.equal(names.length, 1, `${step} 3× slower on a ${machine}× machine: ${names.join("; ")}`);
+      }
+      const cold = outside(generationChecks(generation(machine, { step: "cold", factor: 3 })));
+      assert.ok(cold.some((n) => n.startsWith("cold generate N=100 ÷ tsp")), `cold 3× slower: ${cold.join("; ")}`);
+      const server = outside(postgresChecks(runtime(machine, 1 / 3)));
+      assert.ok(server.length > 0, "a generated server 3× slower than the hand-written one");
+    }
+  });
+});
 
 describe("benchmarks", () => {
   test("the TypeSpec equivalent compiles to the two OpenAPI documents, with v2's added and renamed field", async (t) => {

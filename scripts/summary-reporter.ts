@@ -1,0 +1,45 @@
+// A reporter for Node's test runner that prints nothing: it counts the tests of a run (passed,
+// failed, skipped with the reason each skip gave) and writes them as JSON to the file in
+// CANON_TEST_SUMMARY, so that scripts/test.ts can say at the end which suites ran and what was
+// skipped and why. It runs beside the spec reporter (`--test-reporter` twice).
+import { writeFileSync } from "node:fs";
+
+interface TestEvent {
+  type: string;
+  data: {
+    name: string;
+    file?: string;
+    skip?: string | boolean;
+    todo?: string | boolean;
+    details?: { type?: string };
+  };
+}
+
+export interface RunSummary {
+  passed: number;
+  failed: number;
+  /** Tests and suites skipped: where, and the reason given (`true` when none was). */
+  skipped: Array<{ name: string; file: string; reason: string }>;
+}
+
+export default async function* summaryReporter(source: AsyncIterable<TestEvent>): AsyncGenerator<string> {
+  const summary: RunSummary = { passed: 0, failed: 0, skipped: [] };
+  for await (const event of source) {
+    const { data } = event;
+    // A suite is reported as a test whose details say "suite": count tests only, but report a
+    // skipped suite (its tests never start).
+    const suite = data.details?.type === "suite";
+    if (event.type === "test:pass") {
+      if (data.skip !== undefined && data.skip !== false) {
+        summary.skipped.push({
+          name: data.name,
+          file: data.file ?? "",
+          reason: typeof data.skip === "string" ? data.skip : "no reason given",
+        });
+      } else if (!suite) summary.passed++;
+    } else if (event.type === "test:fail" && !suite) summary.failed++;
+  }
+  const file = process.env.CANON_TEST_SUMMARY;
+  if (file) writeFileSync(file, JSON.stringify(summary));
+  yield "";
+}
