@@ -7,7 +7,7 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import type { z } from "zod";
 import type { AccessAction, AccessRequest, Authorize, Principal } from "./auth.ts";
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError, type ErrorDetail } from "./errors.ts";
-import type { Match, StoredRecord, Values } from "./store.ts";
+import type { Condition, Match, Ordering, StoredRecord, Values } from "./store.ts";
 import { detailIssue, ISSUES, validationMessage } from "./messages.ts";
 import { unstorableFields } from "./storable.ts";
 import { isAcceptedUuid, uuidSchema } from "./uuid.ts";
@@ -265,8 +265,30 @@ export function definedOnly<T extends object>(values: T): Partial<T> {
   return Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
 
-/** A list's match: the given exact-match values, and `q` (when not blank) on the search fields. */
-export function matchOf(where: Values, searchFields: string[], q: string | undefined): Match {
+/** An operator condition as a list's query gives it: its value is undefined when the parameter is absent. */
+export type ConditionInput =
+  | { field: string; op: "in"; ordering: Ordering; values: unknown[] | undefined }
+  | { field: string; op: "gt" | "gte" | "lt" | "lte"; ordering: Ordering; value: unknown }
+  | { field: string; op: "null"; value: boolean | undefined };
+
+/**
+ * A list's match: the given exact-match values, `q` (when not blank) on the search fields, and
+ * the operator conditions whose parameters were given.
+ */
+export function matchOf(
+  where: Values,
+  searchFields: string[],
+  q: string | undefined,
+  conditions?: readonly ConditionInput[],
+): Match {
   const text = q?.trim();
-  return { where: definedOnly(where), ...(text ? { search: { fields: searchFields, text } } : {}) };
+  const match: Match = {
+    where: definedOnly(where),
+    ...(text ? { search: { fields: searchFields, text } } : {}),
+  };
+  if (conditions) {
+    const given = conditions.filter((c) => ("values" in c ? c.values : c.value) !== undefined) as Condition[];
+    if (given.length) match.conditions = given;
+  }
+  return match;
 }

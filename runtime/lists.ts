@@ -7,7 +7,7 @@ import { listScope, type CursorCodec } from "./cursor.ts";
 import { ValidationError } from "./errors.ts";
 import { ISSUES } from "./messages.ts";
 import { offsetPagination, type CursorPage, type OffsetPage } from "./pagination.ts";
-import type { Match, StoredRecord, Values } from "./store.ts";
+import type { Match, SortKey, StoredRecord, Values } from "./store.ts";
 
 export interface CursorParams {
   limit: number;
@@ -26,6 +26,7 @@ export async function listByCursor<V extends Values, T>(
   params: CursorParams,
   match: Match,
   view: (record: StoredRecord<V>) => T,
+  sort?: SortKey[],
 ): Promise<CursorPage<T>> {
   const scope = listScope(path, match.where, match.search?.text);
   let after: string | undefined;
@@ -38,6 +39,7 @@ export async function listByCursor<V extends Values, T>(
   }
   const { records, hasMore } = await service.list({
     ...match,
+    ...(sort ? { sort } : {}),
     limit: params.limit,
     ...(after === undefined ? {} : { after }),
   });
@@ -56,9 +58,11 @@ export async function listByOffset<V extends Values, T>(
   params: OffsetParams,
   match: Match,
   view: (record: StoredRecord<V>) => T,
+  sort?: SortKey[],
 ): Promise<OffsetPage<T>> {
   const { records, total } = await service.page({
     ...match,
+    ...(sort ? { sort } : {}),
     offset: (params.page - 1) * params.per_page,
     limit: params.per_page,
   });

@@ -3,10 +3,17 @@
  * (default 20, maximum 100, anything else answered with 400).
  */
 import { z } from "zod";
-import { ISSUES } from "./messages.ts";
-import { MAX_PAGE_SIZE, DEFAULT_PAGE_SIZE, type OffsetPagination } from "./pages.ts";
+import { ISSUES, validationMessage } from "./messages.ts";
+import {
+  MAX_IN_VALUES,
+  MAX_PAGE_SIZE,
+  MAX_SORT_KEYS,
+  DEFAULT_PAGE_SIZE,
+  type OffsetPagination,
+} from "./pages.ts";
+import type { Ordering, SortKey } from "./store.ts";
 
-export { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from "./pages.ts";
+export { DEFAULT_PAGE_SIZE, MAX_IN_VALUES, MAX_PAGE_SIZE, MAX_SORT_KEYS } from "./pages.ts";
 export type { CursorPage, CursorPagination, OffsetPage, OffsetPagination } from "./pages.ts";
 
 const integerText = (issue: string) =>
@@ -61,6 +68,82 @@ export const queryNumber = z
 export const queryBoolean = z
   .enum(["true", "false"], { error: ISSUES.boolean })
   .transform((v) => v === "true");
+
+/** `?status[null]=true`: whether the field is null (or absent). */
+export const queryNull = queryBoolean;
+
+/** A date-time with a time zone, as range filters of datetime fields and created_at/updated_at take it. */
+export const queryInstant = z.iso.datetime({ offset: true });
+
+/**
+ * `?status[in]=open,pending`: up to 100 comma-separated values, each read by `item` (the
+ * field's own query form). A bad value is reported on the parameter itself, never on an index.
+ */
+export function inParam<T extends z.ZodType<unknown, string>>(item: T) {
+  return z.string({ error: ISSUES.text }).transform((text, ctx): Array<z.output<T>> => {
+    const parts = text.split(",");
+    if (parts.length > MAX_IN_VALUES) {
+      ctx.addIssue({ code: "custom", message: ISSUES.inCount(MAX_IN_VALUES), input: text });
+      return z.NEVER;
+    }
+    const values: Array<z.output<T>> = [];
+    for (const part of parts) {
+      const parsed = item.safeParse(part, { error: validationMessage });
+      if (!parsed.success) {
+        ctx.addIssue({
+          code: "custom",
+          message: ISSUES.eachValue(parsed.error.issues[0]?.message ?? "is not valid"),
+          input: text,
+        });
+        return z.NEVER;
+      }
+      values.push(parsed.data);
+    }
+    return values;
+  });
+}
+
+/** A key `?sort=` may name: the storage field it orders by, and how its values compare. */
+export interface SortField {
+  field: string;
+  ordering: Ordering;
+  /** An enum's values, lowest first. */
+  rank?: readonly string[];
+}
+
+/**
+ * `?sort=-priority,created_at`: up to 3 of the list's sort keys, each at most once, `-` for
+ * descending. Anything else answers 400 naming `sort`, with the keys it takes.
+ */
+export function sortParam(keys: Readonly<Record<string, SortField>>) {
+  const names = Object.keys(keys);
+  const known = ISSUES.sortKeys(names);
+  return z.string({ error: ISSUES.text }).transform((text, ctx): SortKey[] => {
+    const fail = (message: string): never => {
+      ctx.addIssue({ code: "custom", message, input: text });
+      return z.NEVER as never;
+    };
+    const parts = text.split(",");
+    if (parts.length > MAX_SORT_KEYS) return fail(ISSUES.sortCount(MAX_SORT_KEYS));
+    const seen = new Set<string>();
+    const sort: SortKey[] = [];
+    for (const part of parts) {
+      const descending = part.startsWith("-");
+      const name = descending ? part.slice(1) : part;
+      const key = Object.hasOwn(keys, name) ? keys[name] : undefined;
+      if (!key) return fail(known);
+      if (seen.has(name)) return fail(ISSUES.sortTwice(name));
+      seen.add(name);
+      sort.push({
+        field: key.field,
+        descending,
+        ordering: key.ordering,
+        ...(key.rank ? { rank: key.rank } : {}),
+      });
+    }
+    return sort;
+  });
+}
 
 export function offsetPagination(page: number, perPage: number, total: number): OffsetPagination {
   return { page, per_page: perPage, total, total_pages: Math.ceil(total / perPage) };

@@ -207,7 +207,7 @@ describe("robustness and docs", () => {
       name, type: "string", optional: false, nullable: false, hasDefault: false, readOnly: false, writeOnly: false, unique: false, at, ...extra,
     });
     const resource = (collection: string, extra: Partial<ResourceDef> = {}): ResourceDef => ({
-      file: `${collection}.yaml`, collection, singular: collection, operations: [], pagination: "cursor", search: [], filters: [],
+      file: `${collection}.yaml`, collection, singular: collection, operations: [], pagination: "cursor", search: [], filters: [], sort: [],
       exportable: false, fields: [], actions: [], at, ...extra,
     });
     const odd: Definitions = {

@@ -208,7 +208,7 @@ describe("openapi emitter: the showcase", () => {
     const list = params(v2, operation(v2, "listOrders").op);
     assert.deepEqual(
       list.map((p) => p.name),
-      ["limit", "cursor", "q", "status", "currency"],
+      ["limit", "cursor", "q", "status", "currency", "status[in]", "currency[in]"],
     );
     const limit = list.find((p) => p.name === "limit")!;
     assert.deepEqual(limit.schema, { type: "integer", minimum: 1, maximum: 100, default: 20 });
@@ -236,7 +236,7 @@ describe("openapi emitter: the showcase", () => {
       const list = params(v2, operation(v2, id).op);
       assert.deepEqual(
         list.map((p) => p.name),
-        ["page", "per_page", "limit", "cursor", "q", "role"],
+        ["page", "per_page", "limit", "cursor", "q", "role", "role[in]"],
       );
       assert.deepEqual(list.find((p) => p.name === "per_page")!.schema, {
         type: "integer",
@@ -259,7 +259,7 @@ describe("openapi emitter: the showcase", () => {
     const list = params(v2, op);
     assert.deepEqual(
       list.map((p) => `${p.in} ${p.name}`),
-      ["path id", "query limit", "query cursor", "query q", "query status", "query currency"],
+      ["path id", "query limit", "query cursor", "query q", "query status", "query currency", "query status[in]", "query currency[in]"],
     );
     assert.deepEqual(list[0]!.schema, { type: "string", format: "uuid" });
     assert.equal(list[0]!.required, true);
@@ -460,7 +460,7 @@ describe("openapi emitter: a fixture with replace, a 204 action, a nullable enum
     assert.equal(path, "/v1/authors/{id}/book-copies");
     assert.deepEqual(
       params(lib, op).map((p) => p.name),
-      ["id", "page", "per_page", "limit", "cursor", "q", "shelf"],
+      ["id", "page", "per_page", "limit", "cursor", "q", "shelf", "shelf[in]"],
     );
     assert.deepEqual(op.responses["200"].content["application/json"].schema.oneOf, [
       { $ref: "#/components/schemas/BookCopyOffsetPage" },

@@ -28,6 +28,16 @@ export const ISSUES = {
   /** A text's length: "must be at least 3 characters". */
   length: (side: "least" | "most", limit: number) => bound(side, "string", limit),
   /** Parameters of the other mode of an offset list (./lists.ts). */
+  /** `[in]` with too many values. */
+  inCount: (max: number) => `must list at most ${max} comma-separated values`,
+  /** A value of `[in]` that is not valid for its field: "each value must be one of: open, closed". */
+  eachValue: (issue: string) => `each value ${issue}`,
+  sortKeys: (names: readonly string[]) =>
+    names.length
+      ? `must be comma-separated keys among ${names.join(", ")}, each optionally preceded by - for descending order`
+      : "is not allowed: this list has no sort keys",
+  sortCount: (max: number) => `must name at most ${max} keys`,
+  sortTwice: (name: string) => `names ${name} twice`,
   listMode: {
     search: "is not allowed in a search (with q): pages of a search take limit and cursor",
     offset: "is not allowed without q: pages of this list take page and per_page",

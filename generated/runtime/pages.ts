@@ -7,6 +7,10 @@
 export const DEFAULT_PAGE_SIZE = 20;
 /** The most records a page holds; a larger page size is answered with 400. */
 export const MAX_PAGE_SIZE = 100;
+/** The most keys one `?sort=` takes (SPEC §12.1). */
+export const MAX_SORT_KEYS = 3;
+/** The most values one `[in]` filter takes, comma-separated (SPEC §12.2). */
+export const MAX_IN_VALUES = 100;
 
 /** Cursor mode: follow `next_cursor` until it is null (`has_more` false). */
 export interface CursorPagination {

@@ -28,6 +28,10 @@ import type { User, UserCreate, UserUpdate } from "./users/types.ts";
 export const DEFAULT_PAGE_SIZE = 20;
 /** The most records a page holds; a larger page size is answered with 400. */
 export const MAX_PAGE_SIZE = 100;
+/** The most keys one `?sort=` takes (SPEC §12.1). */
+export const MAX_SORT_KEYS = 3;
+/** The most values one `[in]` filter takes, comma-separated (SPEC §12.2). */
+export const MAX_IN_VALUES = 100;
 
 /** Cursor mode: follow `next_cursor` until it is null (`has_more` false). */
 export interface CursorPagination {
@@ -211,7 +215,12 @@ export interface WithResponse<T> extends ResponseInfo {
 /** A page of a list that answers in offset mode, or in cursor mode when searched with `q`. */
 export type AnyPage<T> = OffsetPage<T> | CursorPage<T>;
 
-type Query = Record<string, string | number | boolean | undefined>;
+type Scalar = string | number | boolean;
+/** A query: a value, a list (sent comma-separated), or operators (`{ in: [...], gte: … }`, sent as `name[op]=…`). */
+type Query = Record<
+  string,
+  Scalar | readonly Scalar[] | Readonly<Record<string, Scalar | readonly Scalar[] | undefined>> | undefined
+>;
 
 // A call under way, started at once: `await` it for the result, or `.withResponse()` for the
 // result with its answer's status, headers, request id and ETag. A Promise (so `instanceof
@@ -547,8 +556,16 @@ function delay(ms: number, signal: AbortSignal | undefined): Promise<void> {
 function queryString(query: Query | undefined): string {
   if (!query) return "";
   const params = new URLSearchParams();
-  for (const [name, value] of Object.entries(query))
-    if (value !== undefined) params.append(name, String(value));
+  const joined = (value: Scalar | readonly Scalar[]) =>
+    Array.isArray(value) ? value.join(",") : String(value);
+  for (const [name, value] of Object.entries(query)) {
+    if (value === undefined) continue;
+    if (typeof value !== "object" || Array.isArray(value))
+      params.append(name, joined(value as Scalar | readonly Scalar[]));
+    else
+      for (const [op, v] of Object.entries(value))
+        if (v !== undefined) params.append(`${name}[${op}]`, joined(v));
+  }
   const text = params.toString();
   return text ? `?${text}` : "";
 }
@@ -633,8 +650,8 @@ export interface InvoicesListQuery {
   cursor?: string;
   /** Text to find (case-insensitive); this collection has no text field; always cursor mode. */
   q?: string;
-  /** Only records whose status is this value. */
-  status?: "draft" | "issued" | "paid" | "void";
+  /** Only records whose status is this value, or is one of `{ in: [...] }`. */
+  status?: "draft" | "issued" | "paid" | "void" | { in?: Array<"draft" | "issued" | "paid" | "void"> };
 }
 
 /** Query of GET /v2/orders and GET /v2/users/{id}/orders. */
@@ -645,10 +662,15 @@ export interface OrdersListQuery {
   cursor?: string;
   /** Text to find (case-insensitive) in note; always cursor mode. */
   q?: string;
-  /** Only records whose status is this value. */
-  status?: "pending" | "paid" | "shipped" | "cancelled";
-  /** Only records whose currency is this value. */
-  currency?: string;
+  /** Only records whose status is this value, or is one of `{ in: [...] }`. */
+  status?:
+    | "pending"
+    | "paid"
+    | "shipped"
+    | "cancelled"
+    | { in?: Array<"pending" | "paid" | "shipped" | "cancelled"> };
+  /** Only records whose currency is this value, or is one of `{ in: [...] }`. */
+  currency?: string | { in?: Array<string> };
 }
 
 /** Query of GET /v2/products. */
@@ -659,8 +681,8 @@ export interface ProductsListQuery {
   cursor?: string;
   /** Text to find (case-insensitive) in name or description; always cursor mode. */
   q?: string;
-  /** Only records whose category is this value. */
-  category?: "books" | "games" | "tools" | "other";
+  /** Only records whose category is this value, or is one of `{ in: [...] }`. */
+  category?: "books" | "games" | "tools" | "other" | { in?: Array<"books" | "games" | "tools" | "other"> };
 }
 
 /** Query of GET /v2/users: offset mode. */
@@ -669,8 +691,8 @@ export interface UsersListQuery {
   page?: number;
   /** Records per page, 1 to 100; 20 when absent. */
   per_page?: number;
-  /** Only records whose role is this value. */
-  role?: "customer" | "admin";
+  /** Only records whose role is this value, or is one of `{ in: [...] }`. */
+  role?: "customer" | "admin" | { in?: Array<"customer" | "admin"> };
 }
 
 /** Query of a search of users: cursor mode. */
@@ -681,8 +703,8 @@ export interface UsersSearchQuery {
   limit?: number;
   /** `next_cursor` of the page before; the first page when absent. */
   cursor?: string;
-  /** Only records whose role is this value. */
-  role?: "customer" | "admin";
+  /** Only records whose role is this value, or is one of `{ in: [...] }`. */
+  role?: "customer" | "admin" | { in?: Array<"customer" | "admin"> };
 }
 
 /** Query of GET /v2/events. */

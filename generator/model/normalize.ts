@@ -50,6 +50,7 @@ function normalizeResource(source: SourceFile, r: ResourceDefinition): ResourceD
     pagination: r.pagination ?? "cursor",
     search: r.search ?? [],
     filters: r.filters ?? [],
+    sort: r.sort ?? [],
     exportable: r.export !== undefined && r.export !== false,
     exportFormats: typeof r.export === "object" && r.export.formats ? [...new Set(r.export.formats)] : ["ndjson"],
     fields: normalizeFields(source, ["fields"], r.fields),

@@ -3,11 +3,14 @@ import type { StoreReference } from "../../runtime/references.ts";
 import { EXPORT_JOB_FIELDS, EXPORT_JOB_FILTERS, EXPORT_JOBS, type ExportJobField } from "../../runtime/exports-job.ts";
 import { compareText } from "../diagnostics/diagnostic.ts";
 import { camelCase, pascalCase, singularOf, snakeCase } from "../util/names.ts";
+import { EQUALS_TYPES, operatorsOf, orderingOf, timestampField, TIMESTAMPS } from "./lists.ts";
 import { actionSymbols, resourceSymbols } from "./symbols.ts";
 import type {
   ApiModel,
   Definitions,
   FieldDef,
+  ListCondition,
+  ListSortKey,
   Names,
   Operation,
   ResourceDef,
@@ -123,7 +126,12 @@ function versionResource(defs: Definitions, r: ResourceDef, version: string, suc
     search: r.search.length
       ? r.search.flatMap((s) => byStorage.get(s) ?? [])
       : fields.filter((f) => f.type === "string" && f.output),
-    filters: r.filters.flatMap((s) => byStorage.get(s) ?? []),
+    filters: r.filters.flatMap((s) => {
+      const f = byStorage.get(s);
+      return f && EQUALS_TYPES.has(f.type) ? [f] : [];
+    }),
+    conditions: r.filters.flatMap((s) => listConditions(TIMESTAMPS.has(s) ? timestampField(s) : byStorage.get(s))),
+    sort: r.sort.flatMap((s) => sortKey(TIMESTAMPS.has(s) ? timestampField(s) : byStorage.get(s))),
     parent:
       parentDef && parentField
         ? {
@@ -155,6 +163,24 @@ function versionResource(defs: Definitions, r: ResourceDef, version: string, suc
       .filter((f) => f.hasDefault && (f.readOnly || !presentIn(n, f.added, f.removed)))
       .map((f) => ({ storageName: f.name, value: f.default })),
   };
+}
+
+/** The operator filters of one filter field, as a version shows it (none when the version lacks it). */
+function listConditions(field: VersionField | undefined): ListCondition[] {
+  if (!field) return [];
+  return operatorsOf(field.type, field.optional || field.nullable).map((op) => ({
+    param: `${field.name}[${op}]`,
+    op,
+    field,
+    ordering: op === "null" ? null : (orderingOf(field.type) ?? null),
+  }));
+}
+
+/** The sort key of one field, as a version shows it (none when the version lacks it, or its type has no order). */
+function sortKey(field: VersionField | undefined): ListSortKey[] {
+  const ordering = field && orderingOf(field.type);
+  if (!field || !ordering) return [];
+  return [{ name: field.name, storageName: field.storageName, ordering, ...(field.type === "enum" ? { rank: field.values ?? [] } : {}) }];
 }
 
 function versionField(f: FieldDef, n: number): VersionField {
@@ -225,6 +251,7 @@ function storageResource(r: ResourceDef, versions: VersionModel[]): StorageResou
     parentField,
     search: r.search,
     filters: r.filters,
+    sort: r.sort,
   };
 }
 
@@ -297,5 +324,6 @@ function exportJobStorage(): StorageResource {
     parentField: null,
     search: [],
     filters: [...EXPORT_JOB_FILTERS],
+    sort: [],
   };
 }

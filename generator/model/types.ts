@@ -1,5 +1,6 @@
 import type { OnDelete, StoreReference } from "../../runtime/references.ts";
 import type { ExportFormat } from "../../runtime/exports-job.ts";
+import type { Ordering } from "../../runtime/store.ts";
 import type { SourceLocation } from "../diagnostics/diagnostic.ts";
 import type { RecordSymbols, ResourceSymbols } from "./symbols.ts";
 
@@ -85,7 +86,10 @@ export interface ResourceDef {
   operations: Operation[];
   pagination: "cursor" | "offset";
   search: string[];
+  /** Fields (or `created_at`/`updated_at`) a list filters on, with the operators their types take. */
   filters: string[];
+  /** Fields (or `created_at`/`updated_at`) a list may be sorted by. */
+  sort: string[];
   exportable: boolean;
   /** Formats an export offers, the default first (absent: NDJSON only). */
   exportFormats?: ExportFormat[];
@@ -166,6 +170,33 @@ export interface VersionAction {
   path: string;
 }
 
+/** An operator of a list filter (SPEC §12.2); equality is the bare `?field=value` (`VersionResource.filters`). */
+export type FilterOperator = "in" | "gt" | "gte" | "lt" | "lte" | "null";
+
+/**
+ * One operator filter of a list: the query parameter `status[in]`, `due_at[gte]` or
+ * `assignee_id[null]`. `field` is the field as this version shows it; for `created_at` and
+ * `updated_at` a `datetime` field of that name (storage name the same).
+ */
+export interface ListCondition {
+  /** The query parameter, as a client sends it: `due_at[gte]`. */
+  param: string;
+  op: FilterOperator;
+  field: VersionField;
+  /** How values compare (`in` and the ranges); null for `null`. */
+  ordering: Ordering | null;
+}
+
+/** One key `?sort=` takes: `priority` (and `-priority`). */
+export interface ListSortKey {
+  /** This version's name of the field, as `?sort=` spells it. */
+  name: string;
+  storageName: string;
+  ordering: Ordering;
+  /** An enum's values, lowest first. */
+  rank?: string[];
+}
+
 export interface VersionResource {
   collection: string;
   names: Names;
@@ -176,7 +207,12 @@ export interface VersionResource {
   pagination: "cursor" | "offset";
   fields: VersionField[];
   search: VersionField[];
+  /** Exact-match filters: `?status=open`. */
   filters: VersionField[];
+  /** Operator filters (SPEC §12.2), in the order of `filters` in the definition, each field's operators in a fixed order. */
+  conditions: ListCondition[];
+  /** The keys `?sort=` takes (SPEC §12.1), in the order the definition lists them. */
+  sort: ListSortKey[];
   /** Its parent, and its list under it: `path` is `/v2/users/{id}/orders`. */
   parent: { collection: string; names: Names; symbols: ResourceSymbols; field: VersionField; path: string } | null;
   actions: VersionAction[];
@@ -250,6 +286,8 @@ export interface StorageResource {
   parentField: string | null;
   search: string[];
   filters: string[];
+  /** Storage fields (or `created_at`/`updated_at`) a list may be sorted by: each is served by an index. */
+  sort: string[];
 }
 
 export interface ApiModel {

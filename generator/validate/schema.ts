@@ -99,7 +99,18 @@ export const ResourceSchema = z
     operations: z.array(z.enum(operationNames)).optional().describe("Default: list, read, create, update, delete."),
     pagination: z.enum(["cursor", "offset"]).optional().describe("cursor (default) or offset."),
     search: z.array(z.string()).optional().describe("Fields matched by ?q= (case-insensitive substring)."),
-    filters: z.array(z.string()).optional().describe("Fields usable as exact-match query parameters."),
+    filters: z
+      .array(z.string())
+      .optional()
+      .describe(
+        "Fields usable as query parameters: ?f=value (equals), f[in]=a,b, f[gt|gte|lt|lte]=value, f[null]=true|false, as the field's type allows; created_at and updated_at take the range operators.",
+      ),
+    sort: z
+      .array(z.string())
+      .optional()
+      .describe(
+        "Fields a list may be ordered by with ?sort=f,-g (up to 3 keys; - for descending; id breaks ties); created_at and updated_at allowed.",
+      ),
     export: z
       .union([
         z.boolean(),

@@ -157,7 +157,12 @@ export interface WithResponse<T> extends ResponseInfo {
 /** A page of a list that answers in offset mode, or in cursor mode when searched with `q`. */
 export type AnyPage<T> = OffsetPage<T> | CursorPage<T>;
 
-type Query = Record<string, string | number | boolean | undefined>;
+type Scalar = string | number | boolean;
+/** A query: a value, a list (sent comma-separated), or operators (`{ in: [...], gte: … }`, sent as `name[op]=…`). */
+type Query = Record<
+  string,
+  Scalar | readonly Scalar[] | Readonly<Record<string, Scalar | readonly Scalar[] | undefined>> | undefined
+>;
 
 // A call under way, started at once: `await` it for the result, or `.withResponse()` for the
 // result with its answer's status, headers, request id and ETag. A Promise (so `instanceof
@@ -493,8 +498,16 @@ function delay(ms: number, signal: AbortSignal | undefined): Promise<void> {
 function queryString(query: Query | undefined): string {
   if (!query) return "";
   const params = new URLSearchParams();
-  for (const [name, value] of Object.entries(query))
-    if (value !== undefined) params.append(name, String(value));
+  const joined = (value: Scalar | readonly Scalar[]) =>
+    Array.isArray(value) ? value.join(",") : String(value);
+  for (const [name, value] of Object.entries(query)) {
+    if (value === undefined) continue;
+    if (typeof value !== "object" || Array.isArray(value))
+      params.append(name, joined(value as Scalar | readonly Scalar[]));
+    else
+      for (const [op, v] of Object.entries(value))
+        if (v !== undefined) params.append(`${name}[${op}]`, joined(v));
+  }
   const text = params.toString();
   return text ? `?${text}` : "";
 }

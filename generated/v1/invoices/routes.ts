@@ -68,7 +68,9 @@ export function registerInvoicesRoutes(
   app.get("/v1/invoices", async (request) => {
     await authorizeOrThrow(authorize, request, "list", "invoices");
     const query = parseParams(invoiceListQuery, request.query);
-    const match = matchOf({ status: query.status }, [], query.q);
+    const match = matchOf({ status: query.status }, [], query.q, [
+      { field: "status", op: "in", ordering: "rank", values: query["status[in]"] },
+    ]);
     return listByCursor(services.invoices, cursors, "v1/invoices", query, match, toInvoice);
   });
 
@@ -78,7 +80,9 @@ export function registerInvoicesRoutes(
     await authorizeOrThrow(authorize, request, "read", "orders", order, { name: "order" });
     await authorizeOrThrow(authorize, request, "list", "invoices");
     const query = parseParams(invoiceListQuery, request.query);
-    const match = matchOf({ order_id: id, status: query.status }, [], query.q);
+    const match = matchOf({ order_id: id, status: query.status }, [], query.q, [
+      { field: "status", op: "in", ordering: "rank", values: query["status[in]"] },
+    ]);
     return listByCursor(services.invoices, cursors, `v1/orders/${id}/invoices`, query, match, toInvoice);
   });
 

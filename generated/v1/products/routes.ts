@@ -97,7 +97,9 @@ export function registerProductsRoutes(
   app.get("/v1/products", async (request) => {
     await authorizeOrThrow(authorize, request, "list", "products");
     const query = parseParams(productListQuery, request.query);
-    const match = matchOf({ category: query.category }, ["name", "description"], query.q);
+    const match = matchOf({ category: query.category }, ["name", "description"], query.q, [
+      { field: "category", op: "in", ordering: "rank", values: query["category[in]"] },
+    ]);
     return listByCursor(services.products, cursors, "v1/products", query, match, toProduct);
   });
 

@@ -67,7 +67,9 @@ export function registerUsersRoutes(
   app.get("/v1/users", async (request) => {
     await authorizeOrThrow(authorize, request, "list", "users");
     const query = parseParams(userListQuery, request.query);
-    const match = matchOf({ role: query.role }, ["name", "email"], query.q);
+    const match = matchOf({ role: query.role }, ["name", "email"], query.q, [
+      { field: "role", op: "in", ordering: "rank", values: query["role[in]"] },
+    ]);
     checkListMode(request.query, match.search !== undefined);
     if (match.search) {
       return listByCursor(services.users, cursors, "v1/users", query, match, toUser);

@@ -96,7 +96,10 @@ export function registerOrdersRoutes(
   app.get("/v2/orders", async (request) => {
     await authorizeOrThrow(authorize, request, "list", "orders");
     const query = parseParams(orderListQuery, request.query);
-    const match = matchOf({ status: query.status, currency: query.currency }, ["note"], query.q);
+    const match = matchOf({ status: query.status, currency: query.currency }, ["note"], query.q, [
+      { field: "status", op: "in", ordering: "rank", values: query["status[in]"] },
+      { field: "currency", op: "in", ordering: "text", values: query["currency[in]"] },
+    ]);
     return listByCursor(services.orders, cursors, "v2/orders", query, match, toOrder);
   });
 
@@ -106,7 +109,15 @@ export function registerOrdersRoutes(
     await authorizeOrThrow(authorize, request, "read", "users", user, { name: "user" });
     await authorizeOrThrow(authorize, request, "list", "orders");
     const query = parseParams(orderListQuery, request.query);
-    const match = matchOf({ user_id: id, status: query.status, currency: query.currency }, ["note"], query.q);
+    const match = matchOf(
+      { user_id: id, status: query.status, currency: query.currency },
+      ["note"],
+      query.q,
+      [
+        { field: "status", op: "in", ordering: "rank", values: query["status[in]"] },
+        { field: "currency", op: "in", ordering: "text", values: query["currency[in]"] },
+      ],
+    );
     return listByCursor(services.orders, cursors, `v2/users/${id}/orders`, query, match, toOrder);
   });
 

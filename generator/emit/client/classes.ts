@@ -26,6 +26,8 @@ interface MethodView {
 
 /** A query interface of a list. */
 export interface QueryView {
+  /** Types declared before it (the keys of `sort`). */
+  aliases?: Array<{ name: string; doc: string; type: string }>;
   name: string;
   doc: string;
   members: Array<{ key: string; type: string; optional: boolean; doc: string }>;
@@ -49,17 +51,19 @@ export function resourceQueries(r: VersionResource): QueryView[] {
   if (!r.operations.list && !r.parent) return [];
   const names = queryNames(r);
   const paths = [r.operations.list ? `GET ${r.paths.collection}` : null, r.parent ? `GET ${r.parent.path}` : null].filter(Boolean);
-  const filters = r.filters.map((f) => ({ key: propertyKey(f.name), type: tsType({ ...f, nullable: false }), optional: true, doc: filterDoc(f) }));
+  const filters = filterMembers(r);
+  const aliases = sortAlias(r);
   const q = (optional: boolean) => ({ key: "q", type: "string", optional, doc: `${searchDoc(r.search)}; always cursor mode.` });
   const cursorMembers = [
     { key: "limit", type: "number", optional: true, doc: PAGE_SIZE },
     { key: "cursor", type: "string", optional: true, doc: CURSOR },
   ];
   if (r.pagination === "cursor") {
-    return [{ name: names.list, doc: `Query of ${paths.join(" and ")}.`, members: [...cursorMembers, q(true), ...filters] }];
+    return [{ aliases, name: names.list, doc: `Query of ${paths.join(" and ")}.`, members: [...cursorMembers, q(true), ...filters] }];
   }
   return [
     {
+      aliases,
       name: names.list,
       doc: `Query of ${paths.join(" and ")}: offset mode.`,
       members: [
@@ -79,9 +83,58 @@ export function searchDoc(fields: VersionField[]): string {
   return listed ? `Text to find (case-insensitive) in ${listed}` : "Text to find (case-insensitive); this collection has no text field";
 }
 
-function filterDoc(f: VersionField): string {
-  return `Only records whose ${f.name} is this value.`;
+/**
+ * One member per filter field: its value (equals), and an object of its operators when it has
+ * some (`{ in: ["open", "pending"] }`, `{ gte: "2026-11-01T00:00:00Z", lt: "…" }`, `{ null: true }`),
+ * sent as `status[in]=open,pending`; then `sort`, one key or an array of up to 3.
+ */
+function filterMembers(r: VersionResource) {
+  const byName = new Map<string, { field: VersionField; equals: boolean; ops: string[] }>();
+  for (const f of r.filters) byName.set(f.name, { field: f, equals: true, ops: [] });
+  for (const c of r.conditions) {
+    const entry = byName.get(c.field.name) ?? { field: c.field, equals: false, ops: [] };
+    entry.ops.push(c.op);
+    byName.set(c.field.name, entry);
+  }
+  const members = [...byName.values()].map(({ field, equals, ops }) => {
+    const value = tsType({ ...field, nullable: false });
+    const opTypes = ops.map((op) => `${op}?: ${op === "in" ? `Array<${value}>` : op === "null" ? "boolean" : value}`);
+    const object = opTypes.length ? `{ ${opTypes.join("; ")} }` : null;
+    const type = [equals ? value : null, object].filter(Boolean).join(" | ");
+    const said = [equals ? "is this value" : null, ...ops.map((op) => OPERATOR_DOCS[op])].filter(Boolean);
+    return { key: propertyKey(field.name), type, optional: true, doc: `Only records whose ${field.name} ${said.join(", or ")}.` };
+  });
+  if (r.sort.length) {
+    const alias = sortAliasName(r);
+    members.unshift({
+      key: "sort",
+      type: `${alias} | ${alias}[]`,
+      optional: true,
+      doc: `Order: a key, or up to 3; \`-\` for descending; \`id\` breaks ties, records without a value come last.`,
+    });
+  }
+  return members;
 }
+
+function sortAliasName(r: VersionResource): string {
+  return `${r.names.pluralPascal}SortKey`;
+}
+
+/** The keys `sort` takes, as a type of their own: `"priority" | "-priority" | …`. */
+function sortAlias(r: VersionResource): QueryView["aliases"] {
+  if (!r.sort.length) return [];
+  const keys = r.sort.flatMap((k) => [JSON.stringify(k.name), JSON.stringify(`-${k.name}`)]);
+  return [{ name: sortAliasName(r), doc: `A key of \`sort\` on ${r.collection}: ascending, or descending with \`-\`.`, type: keys.join(" | ") }];
+}
+
+const OPERATOR_DOCS: Record<string, string> = {
+  in: "is one of `{ in: [...] }`",
+  gt: "is above `{ gt }`",
+  gte: "is at least `{ gte }`",
+  lt: "is below `{ lt }`",
+  lte: "is at most `{ lte }`",
+  null: "is absent `{ null: true }` or present `{ null: false }`",
+};
 
 /** The list methods of a resource's list, at `path` with `{id}` the parent's id (`userId`). */
 function listMethod(r: VersionResource, path: string, doc: string, parentId?: string): MethodView {

@@ -88,6 +88,14 @@ function routesView(version: VersionModel, r: VersionResource, deleteEvent: stri
   });
 
   const where = r.filters.map((f) => `${propertyKey(f.storageName)}: query.${access(f.name)}`);
+  // The operator filters given, as conditions of the match; the sort, as the list's last argument.
+  const conditions = r.conditions.map((c) => {
+    const value = `query[${JSON.stringify(c.param)}]`;
+    const field = `field: ${JSON.stringify(c.field.storageName)}, op: ${JSON.stringify(c.op)}`;
+    return c.op === "null"
+      ? `{ ${field}, value: ${value} }`
+      : `{ ${field}, ordering: ${JSON.stringify(c.ordering)}, ${c.op === "in" ? "values" : "value"}: ${value} }`;
+  });
   return {
     header: GENERATED_HEADER,
     version: v,
@@ -109,6 +117,8 @@ function routesView(version: VersionModel, r: VersionResource, deleteEvent: stri
     replaceValues: inputs.map((f) => ({ key: propertyKey(f.storageName), expr: bodyValue(f) })),
     patchValues: inputs.map((f) => ({ key: propertyKey(f.storageName), expr: bodyValue(f) })),
     where: objectLiteral(where),
+    conditions: conditions.length ? `, [${conditions.join(", ")}]` : "",
+    sort: r.sort.length ? ", query.sort" : "",
     searchFields: r.search.map((f) => JSON.stringify(f.storageName)).join(", "),
     paths: {
       collection: `/${v}/${r.collection}`,

@@ -1,5 +1,5 @@
-import type { VersionResource } from "../../model/types.ts";
-import { SEARCH_MAX_LENGTH } from "../../../runtime/pagination.ts";
+import type { ListCondition, ListSortKey, VersionResource } from "../../model/types.ts";
+import { MAX_IN_VALUES, MAX_SORT_KEYS, SEARCH_MAX_LENGTH } from "../../../runtime/pagination.ts";
 import { fieldSchema } from "./fieldSchema.ts";
 import { ref, sortedObject, type Json, type JsonObject } from "./json.ts";
 
@@ -54,15 +54,71 @@ export function idParameter(singular: string): JsonObject {
 
 export const ifMatchParameter = ref("parameters", "If-Match");
 
-/** Query parameters of a list in the resource's pagination mode, then one per filter field. */
+/**
+ * Query parameters of a list in the resource's pagination mode, then `sort`, one per
+ * exact-match filter, and one per operator filter under its full name (`due_at[gte]`).
+ */
 export function listParameters(resource: VersionResource): Json[] {
   const paging = resource.pagination === "offset" ? ["page", "per_page", "limit", "cursor", "q"] : ["limit", "cursor", "q"];
   return [
     ...paging.map((name) => ref("parameters", name)),
+    ...(resource.sort.length ? [sortParameter(resource.sort)] : []),
     ...resource.filters.map((f): JsonObject =>
       query(f.name, `Only the records whose \`${f.name}\` equals this value.`, fieldSchema(f, "filter")),
     ),
+    ...resource.conditions.map(conditionParameter),
   ];
+}
+
+/**
+ * `sort`: comma-separated keys (form style, not exploded), each a field or `-` and a field. As an
+ * array of an enum, removing a key is a narrowed input (breaking) and adding one is not.
+ */
+function sortParameter(keys: ListSortKey[]): JsonObject {
+  const names = keys.map((k) => k.name);
+  return {
+    ...query(
+      "sort",
+      `Order of the list: up to ${MAX_SORT_KEYS} comma-separated keys among ${names.map((n) => `\`${n}\``).join(", ")}, each ascending, or descending with a leading \`-\`; \`id\` breaks ties in the direction of the last key, and records without a value come last either way. Enums sort in the order of their values, text by code point. Without \`sort\`: ascending \`id\`.`,
+      {
+        type: "array",
+        items: { type: "string", enum: names.flatMap((n) => [n, `-${n}`]) },
+        minItems: 1,
+        maxItems: MAX_SORT_KEYS,
+        uniqueItems: true,
+      },
+    ),
+    style: "form",
+    explode: false,
+  };
+}
+
+const RANGE_WORDS: Record<string, string> = { gt: "after (greater than)", gte: "at or after (at least)", lt: "before (less than)", lte: "at or before (at most)" };
+
+/** One operator filter: `status[in]` (a comma-separated list), `due_at[gte]`, `assignee_id[null]`. */
+function conditionParameter(c: ListCondition): JsonObject {
+  const name = c.field.name;
+  switch (c.op) {
+    case "in":
+      return {
+        ...query(c.param, `Only the records whose \`${name}\` is one of these comma-separated values (at most ${MAX_IN_VALUES}).`, {
+          type: "array",
+          items: fieldSchema(c.field, "filter"),
+          minItems: 1,
+          maxItems: MAX_IN_VALUES,
+        }),
+        style: "form",
+        explode: false,
+      };
+    case "null":
+      return query(c.param, `\`true\`: only the records without a \`${name}\`; \`false\`: only those with one.`, { type: "boolean" });
+    default:
+      return query(
+        c.param,
+        `Only the records whose \`${name}\` is ${RANGE_WORDS[c.op]} this value; records without one never match. Combined with the other bounds by AND.`,
+        fieldSchema(c.field, "filter"),
+      );
+  }
 }
 
 /** The event feed pages in cursor mode and takes no search or filter. */

@@ -1,4 +1,4 @@
-import type { ApiModel, VersionField, VersionResource } from "../../model/types.ts";
+import type { ApiModel, ListCondition, ListSortKey, VersionField, VersionResource } from "../../model/types.ts";
 import { GENERATED_HEADER, styledTs, type EmitContext, type EmittedFile, type Emitter } from "../emitter.ts";
 import { propertyKey } from "../shared/code.ts";
 import { IMPORTS, runtimeSource, source, withImports } from "../shared/imports.ts";
@@ -29,6 +29,27 @@ function entries(fields: VersionField[], mode: ZodMode) {
   return fields.filter((f) => f.input).map((f) => ({ key: propertyKey(f.name), schema: zodField(f, mode) }));
 }
 
+/** The zod expression that reads an operator filter's parameter. */
+function conditionSchema(c: ListCondition): string {
+  switch (c.op) {
+    case "in":
+      return `inParam(${zodQuery(c.field)})`;
+    case "null":
+      return "queryNull";
+    default:
+      return c.field.type === "datetime" ? "queryInstant" : zodQuery(c.field);
+  }
+}
+
+/** `sortParam({ … })`: each key `?sort=` takes, the storage field it orders by and how its values compare. */
+function sortSchema(keys: ListSortKey[]): string {
+  const entries = keys.map((k) => {
+    const rank = k.rank ? `, rank: [${k.rank.map((v) => JSON.stringify(v)).join(", ")}]` : "";
+    return `${propertyKey(k.name)}: { field: ${JSON.stringify(k.storageName)}, ordering: ${JSON.stringify(k.ordering)}${rank} }`;
+  });
+  return `sortParam({ ${entries.join(", ")} })`;
+}
+
 function view(version: string, searchMinLength: number, r: VersionResource) {
   const offset = r.pagination === "offset";
   return {
@@ -39,7 +60,11 @@ function view(version: string, searchMinLength: number, r: VersionResource) {
     singular: r.names.singular,
     offset,
     listPath: `/${version}/${r.collection}`,
-    filters: r.filters.map((f) => ({ key: propertyKey(f.name), schema: zodQuery(f) })),
+    filters: [
+      ...r.filters.map((f) => ({ key: propertyKey(f.name), schema: zodQuery(f) })),
+      ...r.conditions.map((c) => ({ key: propertyKey(c.param), schema: conditionSchema(c) })),
+    ],
+    sort: r.sort.length ? sortSchema(r.sort) : null,
     readOnly: r.fields
       .filter((f) => f.readOnly)
       .map((f) => JSON.stringify(f.name))

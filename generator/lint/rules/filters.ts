@@ -1,51 +1,67 @@
-import type { FieldType } from "../../model/types.ts";
+import { FILTER_TYPES, orderingOf, TIMESTAMPS } from "../../model/lists.ts";
 import { closest } from "../../util/suggest.ts";
 import { q, type LintContext } from "../context.ts";
 
 /**
  * filter-field: every `filters` and `search` entry names a declared field of a kind it can
- * match, and never a uuid field (identifiers go in paths; relationships use parent).
+ * match; a uuid field only as a filter of `[null]` (identifiers go in paths; relationships use
+ * parent). sort-field: every `sort` entry names a field whose values have an order.
  */
-const filterTypes: ReadonlySet<FieldType> = new Set(["string", "integer", "number", "boolean", "enum", "date"]);
-const provided = new Set(["id", "created_at", "updated_at"]);
-
 export function filterRules(ctx: LintContext): void {
   for (const r of ctx.defs.resources) {
-    for (const key of ["search", "filters"] as const) {
+    for (const key of ["search", "filters", "sort"] as const) {
+      const rule = key === "sort" ? "sort-field" : "filter-field";
       const seen = new Set<string>();
       r[key].forEach((name, i) => {
         const at = r.at(key, i);
-        const report = (message: string, fix: string) => ctx.report("filter-field", at, message, fix);
+        const report = (message: string, fix: string) => ctx.report(rule, at, message, fix);
         if (seen.has(name)) return report(`${key} lists ${q(name)} twice`, "list each field once");
         seen.add(name);
         const field = r.fields.find((f) => f.name === name);
         if (!field) {
           const renamed = r.fields.find((f) => f.renamed?.from === name);
           if (renamed) return report(`${key} names ${q(name)}, the old name of ${q(renamed.name)}`, `use the current name ${q(renamed.name)}`);
-          if (name === "id") return report(`${key} names "id": identifiers are only in paths`, `remove it; read one record with GET /vN/${r.collection}/{id}`);
-          if (provided.has(name)) return report(`${key} names ${q(name)}, which canon does not offer as a ${key === "search" ? "search" : "filter"} field`, `remove ${q(name)}`);
-          const guess = closest(name, r.fields.map((f) => f.name));
+          if (name === "id") {
+            return key === "sort"
+              ? report(`sort names "id": every sorted list already ends with id, which breaks ties`, `remove it; without sort a list is in ascending id order`)
+              : report(`${key} names "id": identifiers are only in paths`, `remove it; read one record with GET /vN/${r.collection}/{id}`);
+          }
+          // created_at and updated_at: filtered by range and sorted by, never searched.
+          if (TIMESTAMPS.has(name) && key !== "search") return;
+          if (TIMESTAMPS.has(name)) return report(`search names ${q(name)}: search matches text, and ${q(name)} is a date-time`, `move ${q(name)} to filters (?${name}[gte]=…)`);
+          const guess = closest(name, [...r.fields.map((f) => f.name), ...(key === "search" ? [] : TIMESTAMPS)]);
           return report(
             `${key} names ${q(name)}, which is not a field of ${r.collection}`,
             guess ? `did you mean ${q(guess)}?` : `name one of: ${r.fields.map((f) => f.name).join(", ") || "(no fields)"}`,
           );
         }
+        if (field.writeOnly) {
+          return report(`${key} names the write_only field ${q(name)}: ${key === "sort" ? "ordering" : "matching"} on it would reveal a value that is never returned`, `remove ${q(name)} from ${key}`);
+        }
+        if (key === "sort") {
+          if (field.type === "uuid") return report(`sort names the uuid field ${q(name)}: ids have no meaningful order`, `sort by a field with an order, or by created_at`);
+          if (!orderingOf(field.type)) return report(`sort names ${q(name)} of type ${field.type}, whose values have no order`, `sort only on string, enum, integer, number, boolean, date or datetime fields, or created_at/updated_at`);
+          return;
+        }
         if (field.type === "uuid") {
+          if (key === "filters" && (field.optional || field.nullable)) return; // [null] only: "unassigned"
           return report(
-            `${key} names the uuid field ${q(name)}: identifiers are only in paths, never in the query string`,
+            key === "filters"
+              ? `filters names the uuid field ${q(name)}, which is never null: a uuid filter only asks ${q(`${name}[null]`)}, and identifiers stay out of query strings`
+              : `search names the uuid field ${q(name)}: identifiers are only in paths, never in the query string`,
             field.references
               ? `remove it; to list ${r.collection} of one ${field.references} record use parent: ${field.references} (GET /vN/${field.references}/{id}/${r.collection})`
               : "remove it; use parent for relationships",
           );
         }
-        if (field.writeOnly) {
-          return report(`${key} names the write_only field ${q(name)}: matching on it would reveal a value that is never returned`, `remove ${q(name)} from ${key}`);
-        }
         if (key === "search" && field.type !== "string") {
-          return report(`search matches text, but ${q(name)} is type ${field.type}`, filterTypes.has(field.type) ? `move ${q(name)} to filters` : `search only string fields`);
+          return report(`search matches text, but ${q(name)} is type ${field.type}`, FILTER_TYPES.has(field.type) ? `move ${q(name)} to filters` : `search only string fields`);
         }
-        if (key === "filters" && !filterTypes.has(field.type)) {
-          return report(`filters match one exact value, but ${q(name)} is type ${field.type}`, `filter only on ${[...filterTypes].join(", ")} fields`);
+        if (key === "filters" && !FILTER_TYPES.has(field.type)) {
+          return report(
+            `filters match a value of a scalar field, but ${q(name)} is type ${field.type}`,
+            `filter only on ${[...FILTER_TYPES].filter((t) => t !== "uuid").join(", ")} fields, optional uuid fields (for [null]), created_at or updated_at`,
+          );
         }
       });
     }

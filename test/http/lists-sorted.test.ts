@@ -1,0 +1,262 @@
+// SPEC §12.1 and §12.2 over HTTP, on the service generated from test/fixtures/helpdesk (tickets
+// of organizations with a priority enum, a due date-time, an optional assignee, …), on the store
+// CANON_TEST_STORE names (scripts/test.ts runs the HTTP suite on memory, PGlite and PostgreSQL).
+// Every response is checked against the service's own OpenAPI document.
+import assert from "node:assert/strict";
+import { rmSync } from "node:fs";
+import path from "node:path";
+import { after, before, describe, test } from "node:test";
+import { pathToFileURL } from "node:url";
+import { canon, workspace } from "../support/cli.ts";
+import { dropSchemas, freshSchema, POSTGRES_URL, preparePostgres } from "../store/stores.ts";
+import { detailFields, expectError, expectStatus, listen, loadContract, type Api } from "./helpers.ts";
+
+type Obj = Record<string, any>;
+
+const STORE = process.env.CANON_TEST_STORE ?? "memory";
+let api: Api;
+let dir = "";
+let store: { close(): Promise<void> } | undefined;
+const schemas: string[] = [];
+let org: Obj;
+let other: Obj;
+let agent: Obj;
+
+before(async () => {
+  dir = workspace("http-helpdesk", "test/fixtures/helpdesk");
+  const run = canon(["generate"], dir);
+  assert.equal(run.code, 0, run.stderr);
+  const out = pathToFileURL(path.join(dir, "generated") + path.sep);
+  const entry = (await import(new URL("index.ts", out).href)) as Obj;
+  const sql = (await import(new URL("sql/index.ts", out).href)) as Obj;
+  if (STORE === "postgres") {
+    await preparePostgres();
+    const schema = freshSchema("canon_helpdesk");
+    schemas.push(schema);
+    store = await sql.openStore(POSTGRES_URL, { schema });
+  } else {
+    store = await sql.openStore(STORE === "pglite" ? "pglite:memory://" : "memory");
+  }
+  const app = await entry.buildApp({ authenticate: entry.devAuthenticate, rateLimit: false, store });
+  api = await listen(app, loadContract("helpdesk", out, ["v1"]));
+  org = (await expectStatus(api, "POST", "/v1/organizations", 201, { body: { name: "Acme" } })).body as Obj;
+  other = (await expectStatus(api, "POST", "/v1/organizations", 201, { body: { name: "Other" } })).body as Obj;
+  agent = (await expectStatus(api, "POST", "/v1/agents", 201, { body: { name: "Ann" } })).body as Obj;
+});
+
+after(async () => {
+  await api?.close();
+  await store?.close();
+  await dropSchemas(schemas);
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+async function ticket(body: Obj, organization: Obj = org): Promise<Obj> {
+  return (await expectStatus(api, "POST", "/v1/tickets", 201, { body: { organization_id: organization.id, ...body } })).body as Obj;
+}
+
+/** Every record of a cursor list, following next_cursor with `limit` per page. */
+async function walk(url: string, limit = 2): Promise<Obj[]> {
+  const seen: Obj[] = [];
+  let next: string | null = `${url}${url.includes("?") ? "&" : "?"}limit=${limit}`;
+  while (next) {
+    const page = (await expectStatus(api, "GET", next, 200)).body as Obj;
+    seen.push(...page.data);
+    next = page.pagination.next_cursor
+      ? `${url}${url.includes("?") ? "&" : "?"}limit=${limit}&cursor=${encodeURIComponent(page.pagination.next_cursor)}`
+      : null;
+  }
+  return seen;
+}
+
+const subjects = (records: Obj[]) => records.map((r) => r.subject);
+
+describe(`sorted lists (SPEC §12.1), ${STORE} store`, () => {
+  let scoped: Obj;
+  before(async () => {
+    // A fresh organization of its own, so that its list holds just these records.
+    scoped = (await expectStatus(api, "POST", "/v1/organizations", 201, { body: { name: "Sorted" } })).body as Obj;
+    const make = (body: Obj) => ticket(body, scoped);
+    await make({ subject: "b-normal-late", priority: "normal", due_at: "2026-12-03T10:00:00Z", estimate: 5 });
+    await make({ subject: "a-urgent-none", priority: "urgent", estimate: 1 });
+    await make({ subject: "c-low-early", priority: "low", due_at: "2026-12-01T09:00:00+02:00", estimate: 5 });
+    await make({ subject: "d-high-mid", priority: "high", due_at: "2026-12-01T08:30:00Z" });
+    await make({ subject: "e-urgent-mid", priority: "urgent", due_at: "2026-12-02T00:00:00Z", estimate: 3 });
+  });
+  const list = (query: string) => `/v1/organizations/${scoped.id}/tickets?${query}`;
+
+  test("an enum sorts in the order of its values, descending with -; id breaks ties in the last key's direction", async () => {
+    const asc = await walk(list("sort=priority"));
+    assert.deepEqual(subjects(asc), ["c-low-early", "b-normal-late", "d-high-mid", "a-urgent-none", "e-urgent-mid"]);
+    const desc = await walk(list("sort=-priority"));
+    assert.deepEqual(subjects(desc), ["e-urgent-mid", "a-urgent-none", "d-high-mid", "b-normal-late", "c-low-early"]);
+  });
+
+  test("date-times sort as instants, whatever their offset; records without a value come last either way", async () => {
+    assert.deepEqual(subjects(await walk(list("sort=due_at"))), ["c-low-early", "d-high-mid", "e-urgent-mid", "b-normal-late", "a-urgent-none"]);
+    assert.deepEqual(subjects(await walk(list("sort=-due_at"))), ["b-normal-late", "e-urgent-mid", "d-high-mid", "c-low-early", "a-urgent-none"]);
+  });
+
+  test("up to three keys, mixed directions, over cursor pages of every size", async () => {
+    // estimate ascending (nulls last), then priority descending, then id descending.
+    for (const limit of [1, 2, 3, 100]) {
+      assert.deepEqual(subjects(await walk(list("sort=estimate,-priority"), limit)), [
+        "a-urgent-none",
+        "e-urgent-mid",
+        "b-normal-late",
+        "c-low-early",
+        "d-high-mid",
+      ], `limit ${limit}`);
+    }
+    assert.deepEqual(subjects(await walk(list("sort=-estimate,subject,-created_at"))), ["b-normal-late", "c-low-early", "e-urgent-mid", "a-urgent-none", "d-high-mid"]);
+  });
+
+  test("strings sort by code point", async () => {
+    const o = (await expectStatus(api, "POST", "/v1/organizations", 201, { body: { name: "Code points" } })).body as Obj;
+    for (const subject of ["b", "B", "é", "\u{1F600}", "\uFF21", "a"]) await ticket({ subject }, o);
+    const sorted = subjects(await walk(`/v1/organizations/${o.id}/tickets?sort=subject`));
+    assert.deepEqual(sorted, ["B", "a", "b", "é", "\uFF21", "\u{1F600}"]);
+  });
+
+  test("the top-level list, a search and an offset list honour sort", async () => {
+    const top = subjects(await walk(`/v1/tickets?sort=-priority,subject&q=-mid`));
+    assert.deepEqual(top, ["e-urgent-mid", "d-high-mid"]);
+    await expectStatus(api, "POST", "/v1/agents", 201, { body: { name: "Cleo" } });
+    await expectStatus(api, "POST", "/v1/agents", 201, { body: { name: "Bob" } });
+    const page = (await expectStatus(api, "GET", "/v1/agents?sort=-name&per_page=2", 200)).body as Obj;
+    assert.deepEqual(page.data.map((a: Obj) => a.name), ["Cleo", "Bob"]);
+    assert.equal(page.pagination.total, 3);
+    const second = (await expectStatus(api, "GET", "/v1/agents?sort=-name&per_page=2&page=2", 200)).body as Obj;
+    assert.deepEqual(second.data.map((a: Obj) => a.name), ["Ann"]);
+  });
+
+  test("a cursor works only with the sort, filters and q it came from (400 naming cursor)", async () => {
+    const first = (await expectStatus(api, "GET", list("sort=priority&limit=1"), 200)).body as Obj;
+    const cursor = encodeURIComponent(first.pagination.next_cursor);
+    await expectStatus(api, "GET", list(`sort=priority&limit=1&cursor=${cursor}`), 200);
+    for (const other of ["sort=-priority", "sort=due_at", "", "sort=priority&status=new", "sort=priority&q=urgent", "sort=priority&estimate[gte]=1"]) {
+      const error = await expectError(api, "GET", list(`${other}&limit=1&cursor=${cursor}`), 400, "VALIDATION_ERROR");
+      assert.deepEqual(detailFields(error), ["cursor"], other);
+    }
+  });
+
+  test("an unknown, repeated or undeclared key, or more than three, answers 400 naming sort", async () => {
+    for (const bad of ["status", "priority,priority", "priority,-priority", "id", "a,b,c,d", "due_at,subject,estimate,priority", "", "+priority", "priority,"]) {
+      const error = await expectError(api, "GET", list(`sort=${encodeURIComponent(bad)}`), 400, "VALIDATION_ERROR");
+      assert.deepEqual(detailFields(error), ["sort"], bad);
+    }
+  });
+});
+
+describe(`a sorted walk while records change, ${STORE} store`, () => {
+  test("every record unchanged during the walk is seen exactly once, in order", async () => {
+    const o = (await expectStatus(api, "POST", "/v1/organizations", 201, { body: { name: "Walk" } })).body as Obj;
+    const priorities = ["low", "normal", "high", "urgent"];
+    const made: Obj[] = [];
+    for (let i = 0; i < 24; i++) made.push(await ticket({ subject: `t${String(i).padStart(2, "0")}`, priority: priorities[i % 4], estimate: i % 5 }, o));
+    const changed = new Set<string>();
+    const seen: Obj[] = [];
+    const base = `/v1/organizations/${o.id}/tickets?sort=-priority,estimate&limit=3`;
+    let url: string | null = base;
+    let step = 0;
+    while (url) {
+      const page = (await expectStatus(api, "GET", url, 200)).body as Obj;
+      seen.push(...page.data);
+      // Meanwhile: a new record, and a change of one not seen yet.
+      await ticket({ subject: `new${step}`, priority: priorities[step % 4], estimate: step % 5 }, o);
+      const target = made[(step * 7) % made.length]!;
+      if (!seen.some((r) => r.id === target.id)) {
+        await expectStatus(api, "PATCH", `/v1/tickets/${target.id}`, 200, { body: { priority: priorities[(step + 1) % 4] } });
+        changed.add(target.id);
+      }
+      step++;
+      url = page.pagination.next_cursor ? `${base}&cursor=${encodeURIComponent(page.pagination.next_cursor)}` : null;
+    }
+    const ids = seen.map((r) => r.id);
+    assert.equal(new Set(ids).size, ids.length, "no record twice");
+    for (const r of made) if (!changed.has(r.id)) assert.ok(ids.includes(r.id), `unchanged ${r.subject} seen`);
+    const unchanged = seen.filter((r) => made.some((m) => m.id === r.id) && !changed.has(r.id));
+    const rank = (r: Obj) => priorities.indexOf(r.priority);
+    for (let i = 1; i < unchanged.length; i++) {
+      const [a, b] = [unchanged[i - 1]!, unchanged[i]!];
+      assert.ok(rank(a) > rank(b) || (rank(a) === rank(b) && (a.estimate < b.estimate || (a.estimate === b.estimate && a.id < b.id))), `${a.subject} before ${b.subject}`);
+    }
+  });
+});
+
+describe(`operator filters (SPEC §12.2), ${STORE} store`, () => {
+  let o: Obj;
+  before(async () => {
+    o = (await expectStatus(api, "POST", "/v1/organizations", 201, { body: { name: "Filters" } })).body as Obj;
+    await ticket({ subject: "open-1", status: "open", estimate: 1, score: 0.5, opened_on: "2026-11-01", due_at: "2026-11-27T12:00:00Z", assignee_id: agent.id, vip: true }, o);
+    await ticket({ subject: "pending-2", status: "pending", estimate: 2, score: 1.5, opened_on: "2026-11-10", due_at: "2026-11-30T12:00:00+01:00", assignee_id: null }, o);
+    await ticket({ subject: "new-3", status: "new", estimate: 3, opened_on: "2026-11-20" }, o);
+    await ticket({ subject: "closed-4", status: "closed", due_at: "2026-12-05T00:00:00Z" }, o);
+  });
+  const names = async (query: string) =>
+    subjects(await walk(`/v1/organizations/${o.id}/tickets?sort=subject&${query}`)).sort();
+
+  test("[in] on an enum and an integer; equality still works", async () => {
+    assert.deepEqual(await names("status[in]=open,pending"), ["open-1", "pending-2"]);
+    assert.deepEqual(await names("estimate[in]=1,3"), ["new-3", "open-1"]);
+    assert.deepEqual(await names("status=new"), ["new-3"]);
+    assert.deepEqual(await names("status%5Bin%5D=closed"), ["closed-4"]);
+  });
+
+  test("ranges on integers, numbers, dates, date-times (as instants) and created_at, combined by AND; records without a value never match", async () => {
+    assert.deepEqual(await names("estimate[gte]=2"), ["new-3", "pending-2"]);
+    assert.deepEqual(await names("estimate[gt]=1&estimate[lt]=3"), ["pending-2"]);
+    assert.deepEqual(await names("score[lte]=0.5"), ["open-1"]);
+    assert.deepEqual(await names("opened_on[gt]=2026-11-01&opened_on[lte]=2026-11-20"), ["new-3", "pending-2"]);
+    // 2026-11-30T12:00:00+01:00 is 11:00Z.
+    assert.deepEqual(await names(`due_at[lt]=${encodeURIComponent("2026-11-30T11:30:00Z")}`), ["open-1", "pending-2"]);
+    assert.deepEqual(await names(`due_at[gte]=${encodeURIComponent("2026-11-30T11:00:00Z")}`), ["closed-4", "pending-2"]);
+    assert.deepEqual(await names(`created_at[gte]=${encodeURIComponent("2000-01-01T00:00:00Z")}&created_at[lt]=${encodeURIComponent("2100-01-01T00:00:00+05:00")}`), ["closed-4", "new-3", "open-1", "pending-2"]);
+    assert.deepEqual(await names(`updated_at[lt]=${encodeURIComponent("2000-01-01T00:00:00Z")}`), []);
+  });
+
+  test("[null] on an optional reference (unassigned) and on an optional number", async () => {
+    assert.deepEqual(await names("assignee_id[null]=true"), ["closed-4", "new-3", "pending-2"]);
+    assert.deepEqual(await names("assignee_id[null]=false"), ["open-1"]);
+    assert.deepEqual(await names("due_at[null]=true"), ["new-3"]);
+    assert.deepEqual(await names("estimate[null]=false&status[in]=closed,new"), ["new-3"]);
+  });
+
+  test("a bad value, an unknown operator or an operator the type does not take answers 400 naming the parameter as sent", async () => {
+    const cases: Array<[string, string]> = [
+      ["status[in]=open,nope", "status[in]"],
+      ["due_at[gte]=tomorrow", "due_at[gte]"],
+      ["due_at[gte]=2026-11-01", "due_at[gte]"],
+      ["estimate[gt]=1.5", "estimate[gt]"],
+      ["assignee_id[null]=yes", "assignee_id[null]"],
+      ["status[gt]=open", "status[gt]"],
+      ["vip[in]=true", "vip[in]"],
+      ["subject[gte]=a", "subject[gte]"],
+      ["estimate[like]=1", "estimate[like]"],
+      ["assignee_id=" + agent.id, "assignee_id"],
+      ["priority[null]=true", "priority[null]"],
+      [`estimate[in]=${Array.from({ length: 101 }, (_, i) => i).join(",")}`, "estimate[in]"],
+      ["estimate[in]=", "estimate[in]"],
+    ];
+    for (const [query, field] of cases) {
+      const error = await expectError(api, "GET", `/v1/organizations/${o.id}/tickets?${query}`, 400, "VALIDATION_ERROR");
+      assert.deepEqual(detailFields(error), [field], query);
+    }
+  });
+
+  test("the OpenAPI document lists each parameter under its full name", () => {
+    const doc = api.contract.documents.get("v1")!;
+    const params = (doc.paths["/v1/tickets"].get.parameters as Obj[]).map((p) => p.name ?? p.$ref);
+    for (const name of ["sort", "status", "status[in]", "due_at[gte]", "due_at[lt]", "assignee_id[null]", "created_at[gte]", "updated_at[lte]", "estimate[in]"]) {
+      assert.ok(params.includes(name), name);
+    }
+    assert.ok(!params.includes("assignee_id"), "a uuid is filtered by [null] only");
+    assert.ok(!params.includes("due_at[in]"), "[in] is for string, enum and integer");
+  });
+});
+
+test(`the other organization's tickets stay out of a child list, ${STORE} store`, async () => {
+  await ticket({ subject: "elsewhere", priority: "urgent" }, other);
+  const mine = await walk(`/v1/organizations/${org.id}/tickets?sort=-priority`);
+  assert.ok(!mine.some((r) => r.subject === "elsewhere"));
+});
