@@ -197,11 +197,13 @@ function walls(runs: ProcessRun[]): string {
 }
 
 /**
- * The incremental runs' targets, as ratios to the cold generate N=100 of the same run. On the
- * machine of docs/benchmarks.md: no-op 0.16× (CPU 0.11×), check 0.17× (CPU 0.11×), one changed
- * resource 0.90× (CPU 0.80×). Each margin lets the ratio move by half again or more and catches
- * the same step made 3× slower (no-op and check 0.48× and CPU 0.33×, one change 2.7× and CPU
- * 2.4×; test/bench-quick.test.ts).
+ * The incremental runs' targets, as ratios to the cold generate N=100 of the same run, wall time
+ * (CPU time). Measured: on the machine of docs/benchmarks.md (AMD EPYC) no-op 0.16× (0.11×),
+ * check 0.17× (0.11×), one changed resource 0.90× (0.80×); on the Xeon CI machine of session 6
+ * no-op 0.10× (0.08×), check 0.10× (0.08×), one change 1.05× (0.67×). Each margin is at least
+ * 1.5× above both (so a neighbour or a slower machine does not cross it: both sides slow down)
+ * and below three times both, so the same step made 3× slower is caught on either machine
+ * (test/bench-quick.test.ts holds both machines' figures to that).
  */
 export const INCREMENTAL_LIMITS: ReadonlyArray<{
   name: string;
@@ -212,9 +214,9 @@ export const INCREMENTAL_LIMITS: ReadonlyArray<{
   /** …when the CPU-time ratio is past this one too. */
   cpuMargin: number;
 }> = [
-  { name: "no-op generate", runs: "noop", target: 0.25, margin: 0.4, cpuMargin: 0.3 },
+  { name: "no-op generate", runs: "noop", target: 0.25, margin: 0.28, cpuMargin: 0.2 },
   { name: "one changed resource", runs: "change", target: 1, margin: 1.6, cpuMargin: 1.6 },
-  { name: "check", runs: "check", target: 0.25, margin: 0.4, cpuMargin: 0.3 },
+  { name: "check", runs: "check", target: 0.25, margin: 0.28, cpuMargin: 0.2 },
 ];
 
 /** Targets of the issue, with the margins quick mode allows for noise: ratios only (issue 23). */
@@ -229,10 +231,11 @@ export function generationChecks(r: GenerationResult): Check[] {
       value: fmtRatio(ratio),
       target: "< 1.00×",
       met: ratio < 1,
-      // 0.27× on the machine of docs/benchmarks.md: the margin, over twice that, still catches
-      // canon's cold run made 3× slower (0.81×), which the target alone would not.
-      margin: "≤ 0.60×",
-      withinMargin: ratio <= 0.6,
+      // 0.27× on the machine of docs/benchmarks.md, 0.40× on the CI machine of session 6: the
+      // margin, well above both, still catches canon's cold run made 3× slower on either (0.81×,
+      // 1.2×), which the target alone would not.
+      margin: "≤ 0.75×",
+      withinMargin: ratio <= 0.75,
     });
   }
   if (s100 && s100.prettier.length > 0) {
