@@ -118,12 +118,16 @@ describe("breaking changes, on real pairs of definitions", () => {
     ["a new required input", { [books]: replace("  note:", "  edition: { type: integer }\n  note:") }, { kind: "field-added", operationId: "createBook", part: "request", field: "edition" }],
     ["an operation removed", { [books]: replace("[list, read, create, update, delete]", "[list, read, create, update]") }, { kind: "operation-removed", operationId: "deleteBook" }],
     ["a path removed", { "authors.yaml": remove }, { kind: "path-removed", operationId: "listAuthors" }],
-    ["a query parameter removed", { [books]: replace("filters: [genre]\n", "") }, { kind: "parameter-removed", operationId: "listBooks", field: "genre" }],
+    ["a query parameter removed", { [books]: replace("filters: [genre, pages]\n", "") }, { kind: "parameter-removed", operationId: "listBooks", field: "genre" }],
     ["an action removed", { [books]: replace(actionBlock, "") }, { kind: "action-removed", operationId: "createBookLoan" }],
     ["a tighter max_length on input", { [books]: replace("max_length: 200", "max_length: 150") }, { kind: "limit-tightened", operationId: "createBook", field: "title", keyword: "maxLength" }],
     ["a tighter maximum on input", { [books]: replace("maximum: 5000", "maximum: 1000") }, { kind: "limit-tightened", operationId: "createBook", field: "pages", keyword: "maximum" }],
     ["a tighter pattern on input", { [books]: replace("{10,17}", "{13,17}") }, { kind: "limit-tightened", operationId: "createBook", field: "isbn", keyword: "pattern" }],
     ["the pagination mode changed", { [books]: replace("operations:", "pagination: offset\noperations:") }, { kind: "pagination-changed", operationId: "listBooks" }],
+    ["a sort key removed (SPEC §12)", { [books]: replace("sort: [pages, genre]", "sort: [pages]") }, { kind: "enum-value-removed", operationId: "listBooks", part: "parameter", field: "sort" }],
+    ["sorting removed altogether", { [books]: replace("sort: [pages, genre]\n", "") }, { kind: "parameter-removed", operationId: "listBooks", field: "sort" }],
+    ["a filter removed: its operators go too", { [books]: replace("filters: [genre, pages]", "filters: [genre]") }, { kind: "parameter-removed", operationId: "listBooks", field: "pages[gte]" }],
+    ["a value removed from an [in] filter's enum", { [books]: replace("[fiction, poetry, drama]", "[fiction, poetry]") }, { kind: "enum-value-removed", operationId: "listBooks", part: "parameter", field: "genre[in]" }],
     ["a status code removed", { [books]: replace("max_length: 100 }\n", "max_length: 100 }\n    response: 204\n") }, { kind: "status-removed", operationId: "createBookLoan" }],
   ];
   cases.forEach(([name, edits, expected], i) => {
@@ -145,6 +149,9 @@ describe("changes that break nothing", () => {
     ["a new resource", { "publishers.yaml": () => "resource: publishers\nfields:\n  name: { type: string }\n" }, { kind: "operation-added", operationId: "listPublishers" }],
     ["a new optional input", { [books]: replace("  note:", "  rating: { type: integer, default: 0 }\n  note:") }, { kind: "field-added", operationId: "createBook", part: "request", field: "rating" }],
     ["a looser input limit", { [books]: replace("max_length: 200", "max_length: 300") }, { kind: "limit-loosened", operationId: "createBook", field: "title", keyword: "maxLength" }],
+    ["a sort key added (SPEC §12)", { [books]: replace("sort: [pages, genre]", "sort: [pages, genre, published_on]") }, { kind: "enum-value-added", operationId: "listBooks", part: "parameter", field: "sort" }],
+    ["sorting added to a list", { "authors.yaml": replace("resource: authors\n", "resource: authors\nsort: [name]\n") }, { kind: "parameter-added", operationId: "listAuthors", field: "sort" }],
+    ["a filter added, with its operators", { [books]: replace("filters: [genre, pages]", "filters: [genre, pages, published_on, created_at]") }, { kind: "parameter-added", operationId: "listBooks", field: "created_at[gte]" }],
     ["a required input made optional", { [books]: replace("contact: { type: string }", "contact: { type: string, default: '' }") }, { kind: "field-optional", operationId: "createBook", part: "request", field: "contact" }],
   ];
   cases.forEach(([name, edits, expected], i) => {
