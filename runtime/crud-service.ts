@@ -16,7 +16,10 @@ export interface ResourceSpec {
   unique: string[];
   /** Of `unique`, the `format: email` fields (also compared without regard to ASCII case). */
   emails?: string[];
-  /** uuid fields that must name an existing record of another collection. */
+  /**
+   * uuid fields that must name an existing record of another collection: a field, or a path into
+   * arrays and objects (`tag_ids.*` for each item, `address.country_id`, `lines.*.product_id`).
+   */
   references: Array<{ field: string; collection: string }>;
 }
 
@@ -111,16 +114,70 @@ export class CrudService<V extends Values> implements ResourceService<V> {
     );
   }
 
-  /** 422 when a reference names no record; unchanged references are not looked up again. */
+  /**
+   * 422 when a reference names no record, with a detail for each such reference (`tag_ids.2`);
+   * references the record already had are not looked up again.
+   */
   protected async checkReferences(values: Values, previous: Values | null): Promise<void> {
+    const missing: Array<{ field: string; collection: string }> = [];
     for (const { field, collection } of this.spec.references) {
-      const id = values[field];
-      if (typeof id !== "string" || (previous && previous[field] === id)) continue;
-      if (!(await this.store.get(collection, id))) {
-        throw new BusinessRuleError(`${field} names no existing record of ${collection}.`, [
-          { field, issue: `must name an existing record of ${collection}` },
-        ]);
+      if (!field.includes(".")) {
+        const id = values[field];
+        if (typeof id !== "string" || (previous && previous[field] === id)) continue;
+        if (!(await this.store.get(collection, id))) missing.push({ field, collection });
+        continue;
+      }
+      const known = new Set(previous ? idsAt(previous, field).map(([, id]) => id) : []);
+      const checked = new Map<string, boolean>();
+      for (const [at, id] of idsAt(values, field)) {
+        if (known.has(id)) continue;
+        let found = checked.get(id);
+        if (found === undefined) {
+          found = (await this.store.get(collection, id)) !== null;
+          checked.set(id, found);
+        }
+        if (!found) missing.push({ field: at, collection });
       }
     }
+    if (missing.length) {
+      const first = missing[0]!;
+      throw new BusinessRuleError(
+        missing.length === 1
+          ? `${first.field} names no existing record of ${first.collection}.`
+          : `${missing.length} references name no existing record.`,
+        missing.map(({ field, collection }) => ({
+          field,
+          issue: `must name an existing record of ${collection}`,
+        })),
+      );
+    }
   }
+}
+
+/**
+ * The ids found at a reference path in `values`, each with where it is (`tag_ids.*` gives
+ * `["tag_ids.0", id], ["tag_ids.1", id]`, `address.country_id` gives `["address.country_id", id]`).
+ */
+function idsAt(values: Values, path: string): Array<[string, string]> {
+  const found: Array<[string, string]> = [];
+  const walk = (value: unknown, parts: string[], at: string): void => {
+    if (parts.length === 0) {
+      if (typeof value === "string") found.push([at, value]);
+      return;
+    }
+    const [part, ...rest] = parts as [string, ...string[]];
+    if (part === "*") {
+      if (Array.isArray(value)) value.forEach((item, i) => walk(item, rest, `${at}.${i}`));
+    } else if (
+      typeof value === "object" &&
+      value !== null &&
+      !Array.isArray(value) &&
+      Object.hasOwn(value, part)
+    ) {
+      walk((value as Record<string, unknown>)[part], rest, `${at}.${part}`);
+    }
+  };
+  const [head, ...rest] = path.split(".") as [string, ...string[]];
+  if (Object.hasOwn(values, head)) walk(values[head], rest, head);
+  return found;
 }

@@ -225,6 +225,21 @@ function mayBeAbsent(f: FieldDef, lifetime: number[]): boolean {
   return !(f.hasDefault || (!f.optional && !f.readOnly && everywhere));
 }
 
+/**
+ * The references inside arrays and objects, by their path in the stored values: `tag_ids.*` (each
+ * item of an array), `address.country_id`, `lines.*.product_id`.
+ */
+function nestedReferences(fields: FieldDef[]): Array<{ path: string; collection: string }> {
+  const found: Array<{ path: string; collection: string }> = [];
+  const visit = (f: FieldDef, path: string, nested: boolean) => {
+    if (nested && f.type === "uuid" && f.references) found.push({ path, collection: f.references });
+    if (f.items) visit(f.items, `${path}.*`, true);
+    for (const sub of f.fields ?? []) visit(sub, `${path}.${sub.name}`, true);
+  };
+  for (const f of fields) visit(f, f.name, false);
+  return found;
+}
+
 function storageResource(r: ResourceDef, versions: VersionModel[]): StorageResource {
   const names = namesOf(r.singular, r.collection);
   const parentField = r.parent ? (r.fields.find((f) => f.type === "uuid" && f.references === r.parent)?.name ?? null) : null;
@@ -241,6 +256,10 @@ function storageResource(r: ResourceDef, versions: VersionModel[]): StorageResou
       symbols: actionSymbols(r.singular, singularOf(a.name), a.name),
       targetField: `${snakeCase(r.singular)}_id`,
       fields: a.fields.map((f) => versionField(f, Number.POSITIVE_INFINITY)),
+      references: a.fields.flatMap((f) =>
+        f.type === "uuid" && f.references ? [{ field: f.name, collection: f.references, onDelete: f.onDelete ?? "restrict" }] : [],
+      ),
+      nestedReferences: nestedReferences(a.fields),
     })),
     unique: r.fields.filter((f) => f.unique).map((f) => f.name),
     references: r.fields.flatMap((f) =>
@@ -248,6 +267,7 @@ function storageResource(r: ResourceDef, versions: VersionModel[]): StorageResou
         ? [{ field: f.name, collection: f.references, onDelete: f.onDelete ?? (f.name === parentField ? "cascade" : "restrict") }]
         : [],
     ),
+    nestedReferences: nestedReferences(r.fields),
     parentField,
     search: r.search,
     filters: r.filters,
@@ -263,7 +283,10 @@ function storageResource(r: ResourceDef, versions: VersionModel[]): StorageResou
 function storeReferences(storage: StorageResource[]): StoreReference[] {
   return storage.flatMap((r) => [
     ...r.references.map((ref) => ({ collection: r.collection, field: ref.field, references: ref.collection, onDelete: ref.onDelete })),
-    ...r.actionRecords.map((a) => ({ collection: a.collection, field: a.targetField, references: r.collection, onDelete: "cascade" as const })),
+    ...r.actionRecords.flatMap((a) => [
+      { collection: a.collection, field: a.targetField, references: r.collection, onDelete: "cascade" as const },
+      ...a.references.map((ref) => ({ collection: a.collection, field: ref.field, references: ref.collection, onDelete: ref.onDelete })),
+    ]),
   ]);
 }
 
@@ -319,6 +342,7 @@ function exportJobStorage(): StorageResource {
     symbols: resourceSymbols(namesOf("export", "exports"), EXPORT_JOBS),
     fields,
     actionRecords: [],
+    nestedReferences: [],
     unique: [],
     references: [],
     parentField: null,

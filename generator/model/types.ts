@@ -279,10 +279,24 @@ export interface StorageResource {
   symbols: RecordSymbols;
   /** Every field any version has, named by storage name; `optional` when some record may lack it. */
   fields: VersionField[];
-  /** The records of its actions. */
-  actionRecords: Array<{ name: string; collection: string; names: Names; symbols: RecordSymbols; targetField: string; fields: VersionField[] }>;
+  /** The records of its actions, with the references of their fields (their target's is `targetField`). */
+  actionRecords: Array<{
+    name: string;
+    collection: string;
+    names: Names;
+    symbols: RecordSymbols;
+    targetField: string;
+    fields: VersionField[];
+    references: Array<{ field: string; collection: string; onDelete: OnDelete }>;
+    nestedReferences: Array<{ path: string; collection: string }>;
+  }>;
   unique: string[];
   references: Array<{ field: string; collection: string; onDelete: OnDelete }>;
+  /**
+   * References inside arrays and objects, by path (`tag_ids.*`, `address.country_id`): each id
+   * must name a record on every write (422 naming `tag_ids.0`); not kept as foreign keys.
+   */
+  nestedReferences: Array<{ path: string; collection: string }>;
   parentField: string | null;
   search: string[];
   filters: string[];

@@ -4,14 +4,17 @@
 // conventions that hold for every response (request id, deprecation headers, no row_id,
 // no password, no integer identifier, exact error envelope).
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { readFileSync, rmSync } from "node:fs";
 import { Agent, request as httpRequest } from "node:http";
 import { connect } from "node:net";
 import Ajv2020 from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
 import type { FastifyInstance } from "fastify";
 import { buildApp, devAuthenticate } from "../../generated/index.ts";
-import { storeFromEnvironment } from "../store/stores.ts";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+import { dropSchemas, freshSchema, POSTGRES_URL, preparePostgres, storeFromEnvironment } from "../store/stores.ts";
+import { canon, workspace } from "../support/cli.ts";
 import { resolveRef } from "../support/openapi-ref.ts";
 
 type Obj = Record<string, any>;
@@ -623,4 +626,46 @@ export function checkBytesResponse(contract: Contract, bytes: Buffer | string, r
     assertErrorEnvelope(res.body);
     assertSchema([...contract.documents.keys()].at(-1)!, "Error", res.body, contract);
   }
+}
+
+/**
+ * A fixture's service (`test/fixtures/<fixture>`, generated into a workspace) on loopback, on the
+ * store CANON_TEST_STORE names (memory, PGlite in memory, or a fresh schema of the PostgreSQL
+ * server, dropped on close), checked against its own documents.
+ */
+export async function startFixture(
+  name: string,
+  fixture: string,
+  versions: string[],
+  options: Record<string, unknown> = {},
+): Promise<Api & { dir: string }> {
+  const dir = workspace(name, fixture);
+  const run = canon(["generate"], dir);
+  assert.equal(run.code, 0, run.stderr);
+  const out = pathToFileURL(path.join(dir, "generated") + path.sep);
+  const entry = (await import(new URL("index.ts", out).href)) as Obj;
+  const sql = (await import(new URL("sql/index.ts", out).href)) as Obj;
+  const kind = process.env.CANON_TEST_STORE ?? "memory";
+  const schemas: string[] = [];
+  let store: { close(): Promise<void> };
+  if (kind === "postgres") {
+    await preparePostgres();
+    const schema = freshSchema(`canon_${name.replace(/-/g, "_")}`);
+    schemas.push(schema);
+    store = await sql.openStore(POSTGRES_URL, { schema });
+  } else {
+    store = await sql.openStore(kind === "pglite" ? "pglite:memory://" : "memory");
+  }
+  const app = await entry.buildApp({ authenticate: entry.devAuthenticate, rateLimit: false, store, ...options });
+  const api = await listen(app, loadContract(name, out, versions));
+  return {
+    ...api,
+    dir,
+    close: async () => {
+      await api.close();
+      await store.close();
+      await dropSchemas(schemas);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }

@@ -3,53 +3,25 @@
 // CANON_TEST_STORE names (scripts/test.ts runs the HTTP suite on memory, PGlite and PostgreSQL).
 // Every response is checked against the service's own OpenAPI document.
 import assert from "node:assert/strict";
-import { rmSync } from "node:fs";
-import path from "node:path";
 import { after, before, describe, test } from "node:test";
-import { pathToFileURL } from "node:url";
-import { canon, workspace } from "../support/cli.ts";
-import { dropSchemas, freshSchema, POSTGRES_URL, preparePostgres } from "../store/stores.ts";
-import { detailFields, expectError, expectStatus, listen, loadContract, type Api } from "./helpers.ts";
+import { detailFields, expectError, expectStatus, startFixture, type Api } from "./helpers.ts";
 
 type Obj = Record<string, any>;
 
 const STORE = process.env.CANON_TEST_STORE ?? "memory";
 let api: Api;
-let dir = "";
-let store: { close(): Promise<void> } | undefined;
-const schemas: string[] = [];
 let org: Obj;
 let other: Obj;
 let agent: Obj;
 
 before(async () => {
-  dir = workspace("http-helpdesk", "test/fixtures/helpdesk");
-  const run = canon(["generate"], dir);
-  assert.equal(run.code, 0, run.stderr);
-  const out = pathToFileURL(path.join(dir, "generated") + path.sep);
-  const entry = (await import(new URL("index.ts", out).href)) as Obj;
-  const sql = (await import(new URL("sql/index.ts", out).href)) as Obj;
-  if (STORE === "postgres") {
-    await preparePostgres();
-    const schema = freshSchema("canon_helpdesk");
-    schemas.push(schema);
-    store = await sql.openStore(POSTGRES_URL, { schema });
-  } else {
-    store = await sql.openStore(STORE === "pglite" ? "pglite:memory://" : "memory");
-  }
-  const app = await entry.buildApp({ authenticate: entry.devAuthenticate, rateLimit: false, store });
-  api = await listen(app, loadContract("helpdesk", out, ["v1"]));
+  api = await startFixture("http-helpdesk", "test/fixtures/helpdesk", ["v1"]);
   org = (await expectStatus(api, "POST", "/v1/organizations", 201, { body: { name: "Acme" } })).body as Obj;
   other = (await expectStatus(api, "POST", "/v1/organizations", 201, { body: { name: "Other" } })).body as Obj;
   agent = (await expectStatus(api, "POST", "/v1/agents", 201, { body: { name: "Ann" } })).body as Obj;
 });
 
-after(async () => {
-  await api?.close();
-  await store?.close();
-  await dropSchemas(schemas);
-  if (dir) rmSync(dir, { recursive: true, force: true });
-});
+after(() => api?.close());
 
 async function ticket(body: Obj, organization: Obj = org): Promise<Obj> {
   return (await expectStatus(api, "POST", "/v1/tickets", 201, { body: { organization_id: organization.id, ...body } })).body as Obj;

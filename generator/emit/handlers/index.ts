@@ -329,6 +329,13 @@ function exportsView(version: VersionModel, exports: VersionExport[]) {
   };
 }
 
+/** The references a service checks on write: each field's, then each path into arrays and objects (`tag_ids.*`). */
+function referenceSpecs(fields: Array<{ field: string; collection: string }>, nested: Array<{ path: string; collection: string }>): string {
+  return [...fields.map((ref) => ({ field: ref.field, collection: ref.collection })), ...nested.map((ref) => ({ field: ref.path, collection: ref.collection }))]
+    .map((ref) => `{ field: ${JSON.stringify(ref.field)}, collection: ${JSON.stringify(ref.collection)} }`)
+    .join(", ");
+}
+
 function servicesView(model: ApiModel) {
   const services = model.storage.flatMap((r) => [
     {
@@ -340,7 +347,7 @@ function servicesView(model: ApiModel) {
         .filter((f) => uniqueKindOf(f) === "email")
         .map((f) => JSON.stringify(f.storageName))
         .join(", "),
-      references: r.references.map((ref) => `{ field: ${JSON.stringify(ref.field)}, collection: ${JSON.stringify(ref.collection)} }`).join(", "),
+      references: referenceSpecs(r.references, r.nestedReferences),
     },
     ...r.actionRecords.map((a) => ({
       name: a.symbols.service,
@@ -348,7 +355,7 @@ function servicesView(model: ApiModel) {
       collection: a.collection,
       unique: "",
       emails: "",
-      references: "",
+      references: referenceSpecs(a.references, a.nestedReferences),
     })),
   ]);
   services.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));

@@ -282,9 +282,14 @@ function actionPlans(r: StorageResource): CollectionPlan[] {
     const sources: ColumnSource[] = [
       // An action record is part of its target's history: it goes when the target goes.
       { field: target, references: { collection: r.collection, onDelete: "cascade" } },
-      ...a.fields.filter((f) => f.storageName !== a.targetField).map((field) => ({ field })),
+      ...a.fields
+        .filter((f) => f.storageName !== a.targetField)
+        .map((field): ColumnSource => {
+          const reference = a.references.find((x) => x.field === field.storageName);
+          return reference ? { field, references: { collection: reference.collection, onDelete: reference.onDelete } } : { field };
+        }),
     ];
-    return plan(a.collection, sources, [a.targetField], []);
+    return plan(a.collection, sources, [a.targetField, ...a.references.map((x) => x.field)], []);
   });
 }
 

@@ -26,7 +26,7 @@ export function fieldRules(ctx: LintContext): void {
       if (place !== "items") checkName(ctx, field, place === "object" ? path : field.name, place === "object" ? null : r.singular);
       const reserved = place !== "items" && checkReserved(ctx, field, place);
       if (!reserved) checkIdType(ctx, field);
-      checkReferences(ctx, field);
+      checkReferences(ctx, field, place === "items" || place === "object");
     }
     for (const field of r.fields) if (field.renamed) checkFromName(ctx, field);
     versionNameCollisions(ctx, r);
@@ -98,8 +98,18 @@ function checkIdType(ctx: LintContext, field: FieldDef): void {
   }
 }
 
-function checkReferences(ctx: LintContext, field: FieldDef): void {
+function checkReferences(ctx: LintContext, field: FieldDef, nested: boolean): void {
   if (field.references === undefined) return;
+  // An id inside an array or an object is checked on every write; deleting the record it names
+  // does not reach into arrays and objects yet, so an on_delete there would be ignored.
+  if (nested && field.onDelete !== undefined) {
+    ctx.report(
+      "field-option",
+      field.at("on_delete"),
+      `on_delete of ${q(field.name)} does not apply to a reference inside an array or object: such an id is checked when it is written (422), and deleting the record it names is not blocked or cascaded`,
+      "remove on_delete, or make the reference a field of its own",
+    );
+  }
   if (field.type !== "uuid") {
     ctx.report(
       "field-option",

@@ -1,0 +1,67 @@
+// SPEC §12.3 "every references is enforced", over HTTP on the service generated from
+// test/fixtures/helpdesk, on the store CANON_TEST_STORE names: an id in an array's items, in an
+// object's field and in an action's field must name an existing record (422
+// BUSINESS_RULE_VIOLATION naming where it is: `tag_ids.1`, `contact.agent_id`, `agent_id`).
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { expectError, expectStatus, startFixture, UNKNOWN_ID, type Api } from "./helpers.ts";
+
+type Obj = Record<string, any>;
+const STORE = process.env.CANON_TEST_STORE ?? "memory";
+let api: Api;
+let org: Obj;
+let agent: Obj;
+let tag: Obj;
+
+before(async () => {
+  api = await startFixture("http-references", "test/fixtures/helpdesk", ["v1"]);
+  org = (await expectStatus(api, "POST", "/v1/organizations", 201, { body: { name: "Acme" } })).body as Obj;
+  agent = (await expectStatus(api, "POST", "/v1/agents", 201, { body: { name: "Ann" } })).body as Obj;
+  tag = (await expectStatus(api, "POST", "/v1/tags", 201, { body: { name: "billing" } })).body as Obj;
+});
+after(() => api?.close());
+
+const fields = (error: Obj) => (error.details as Obj[]).map((d) => d.field);
+
+describe(`references inside arrays, objects and actions, ${STORE} store`, () => {
+  test("an array's items: every id must name a record; the order given is kept", async () => {
+    const error = await expectError(api, "POST", "/v1/tickets", 422, "BUSINESS_RULE_VIOLATION", {
+      body: { organization_id: org.id, subject: "x", tag_ids: [tag.id, UNKNOWN_ID] },
+    });
+    assert.deepEqual(fields(error), ["tag_ids.1"]);
+    const second = (await expectStatus(api, "POST", "/v1/tags", 201, { body: { name: "urgent" } })).body as Obj;
+    const ticket = (await expectStatus(api, "POST", "/v1/tickets", 201, { body: { organization_id: org.id, subject: "x", tag_ids: [second.id, tag.id] } })).body as Obj;
+    assert.deepEqual(ticket.tag_ids, [second.id, tag.id]);
+    const patched = await expectError(api, "PATCH", `/v1/tickets/${ticket.id}`, 422, "BUSINESS_RULE_VIOLATION", {
+      body: { tag_ids: [UNKNOWN_ID, tag.id, UNKNOWN_ID] },
+    });
+    assert.deepEqual(fields(patched), ["tag_ids.0", "tag_ids.2"]);
+    const unchanged = (await expectStatus(api, "GET", `/v1/tickets/${ticket.id}`, 200)).body as Obj;
+    assert.deepEqual(unchanged.tag_ids, [second.id, tag.id], "nothing changed");
+  });
+
+  test("an object's field", async () => {
+    const error = await expectError(api, "POST", "/v1/tickets", 422, "BUSINESS_RULE_VIOLATION", {
+      body: { organization_id: org.id, subject: "x", contact: { agent_id: UNKNOWN_ID } },
+    });
+    assert.deepEqual(fields(error), ["contact.agent_id"]);
+    await expectStatus(api, "POST", "/v1/tickets", 201, { body: { organization_id: org.id, subject: "x", contact: { agent_id: agent.id } } });
+  });
+
+  test("an action's field: no action record is made", async () => {
+    const ticket = (await expectStatus(api, "POST", "/v1/tickets", 201, { body: { organization_id: org.id, subject: "x" } })).body as Obj;
+    const error = await expectError(api, "POST", `/v1/tickets/${ticket.id}/escalations`, 422, "BUSINESS_RULE_VIOLATION", {
+      body: { agent_id: UNKNOWN_ID },
+    });
+    assert.deepEqual(fields(error), ["agent_id"]);
+    const made = (await expectStatus(api, "POST", `/v1/tickets/${ticket.id}/escalations`, 201, { body: { agent_id: agent.id } })).body as Obj;
+    assert.equal(made.agent_id, agent.id);
+  });
+
+  test("an agent named by an action record cannot be deleted (restrict, the default)", async () => {
+    const other = (await expectStatus(api, "POST", "/v1/agents", 201, { body: { name: "Bob" } })).body as Obj;
+    const ticket = (await expectStatus(api, "POST", "/v1/tickets", 201, { body: { organization_id: org.id, subject: "y" } })).body as Obj;
+    await expectStatus(api, "POST", `/v1/tickets/${ticket.id}/escalations`, 201, { body: { agent_id: other.id } });
+    await expectError(api, "DELETE", `/v1/agents/${other.id}`, 422, "BUSINESS_RULE_VIOLATION");
+  });
+});
