@@ -1,0 +1,121 @@
+/**
+ * `decimal` and `map` values (SPEC §12.6). A decimal is exact: it stays a string from the
+ * request to the store and back, and is compared as a BigInt of its scaled digits, never as a
+ * JavaScript number. Only reading, normalizing and comparing are needed, so this is written by
+ * hand rather than taken from a decimal arithmetic library. The generator imports the same
+ * functions to check and normalize the definitions' bounds and defaults: one definition, both
+ * sides.
+ */
+import { z } from "zod";
+import { ISSUES } from "./messages.ts";
+
+/** A decimal as a client may send it: JSON number grammar without exponent, as a string. */
+const DECIMAL_TEXT = /^(-?)(0|[1-9][0-9]*)(?:\.([0-9]+))?$/;
+
+/** The parts of a decimal text, or undefined when it is not one (`1e3`, `+1`, `NaN`, `.5`, `01`). */
+export function decimalParts(text: string): { negative: boolean; integer: string; fraction: string } | undefined {
+  const m = DECIMAL_TEXT.exec(text);
+  if (!m) return undefined;
+  return { negative: m[1] === "-", integer: m[2]!, fraction: m[3] ?? "" };
+}
+
+/**
+ * Why `text` is not a decimal of `numeric(precision, scale)`, or undefined when it is one: at
+ * most `precision - scale` digits before the point and `scale` after it.
+ */
+export function decimalProblem(text: string, precision: number, scale: number): string | undefined {
+  // Longer than any valid value: refused before the pattern reads it.
+  const parts = text.length <= precision + 3 ? decimalParts(text) : undefined;
+  if (!parts) return ISSUES.decimal(precision, scale);
+  const integerDigits = parts.integer === "0" ? 0 : parts.integer.length;
+  if (integerDigits > precision - scale || parts.fraction.length > scale) return ISSUES.decimal(precision, scale);
+  return undefined;
+}
+
+/**
+ * The canonical form of a valid decimal: no leading zeros, exactly `scale` fraction digits
+ * (padded with zeros), no minus sign on zero. `"12.5"` → `"12.50"`, `"-0"` → `"0.00"`.
+ */
+export function canonicalDecimal(text: string, scale: number): string {
+  const parts = decimalParts(text);
+  if (!parts) return text;
+  const fraction = parts.fraction.padEnd(scale, "0");
+  const zero = parts.integer === "0" && /^0*$/.test(fraction);
+  const sign = parts.negative && !zero ? "-" : "";
+  return scale > 0 ? `${sign}${parts.integer}.${fraction}` : `${sign}${parts.integer}`;
+}
+
+/** A valid decimal as an integer count of units of its last digit at `scale`: `"12.5"` at 2 → 1250n. */
+export function scaledDecimal(text: string, scale: number): bigint {
+  const parts = decimalParts(text);
+  if (!parts) throw new Error(`not a decimal: ${text}`);
+  const digits = BigInt(`${parts.integer}${parts.fraction.padEnd(scale, "0").slice(0, scale)}`);
+  return parts.negative ? -digits : digits;
+}
+
+/** -1, 0 or 1 as `a` is below, equal to or above `b` (both valid decimals of at most `scale` fraction digits). */
+export function compareDecimals(a: string, b: string, scale: number): number {
+  const x = scaledDecimal(a, scale);
+  const y = scaledDecimal(b, scale);
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+
+export interface DecimalBounds {
+  minimum?: string;
+  maximum?: string;
+}
+
+/**
+ * zod schema of a `decimal` field: a JSON string (a JSON number answers 400: it may already have
+ * lost digits), within precision, scale and bounds, read as its canonical form.
+ */
+export function decimalSchema(precision: number, scale: number, bounds: DecimalBounds = {}) {
+  const issue = ISSUES.decimal(precision, scale);
+  return z.string({ error: issue }).transform((text, ctx) => {
+    const problem = decimalProblem(text, precision, scale);
+    if (problem) {
+      ctx.issues.push({ code: "custom", message: problem, input: text });
+      return z.NEVER;
+    }
+    if (bounds.minimum !== undefined && compareDecimals(text, bounds.minimum, scale) < 0) {
+      ctx.issues.push({ code: "custom", message: ISSUES.decimalBound("least", bounds.minimum), input: text });
+      return z.NEVER;
+    }
+    if (bounds.maximum !== undefined && compareDecimals(text, bounds.maximum, scale) > 0) {
+      ctx.issues.push({ code: "custom", message: ISSUES.decimalBound("most", bounds.maximum), input: text });
+      return z.NEVER;
+    }
+    return canonicalDecimal(text, scale);
+  });
+}
+
+/** Most keys a map may hold, whatever its `max_items`. */
+export const MAP_MAX_KEYS = 100;
+
+/** A key of a map: 1 to 40 letters, digits, `_`, `-` and `.` (SPEC §12.6). */
+export const MAP_KEY_PATTERN = "^[A-Za-z0-9_.-]{1,40}$";
+
+const MAP_KEY = new RegExp(MAP_KEY_PATTERN);
+
+/** Whether `key` may name an entry of a map (`__proto__` never: it would be no entry of a plain object). */
+export function isMapKey(key: string): boolean {
+  return MAP_KEY.test(key) && key !== "__proto__";
+}
+
+/**
+ * zod schema of a `map` field: an object of at most `maxItems` keys, each following the key
+ * rules, to values of `items`. A bad key is a detail of its own (`metadata.<key>`); too many
+ * keys are one detail naming the map, and its values are then not read.
+ */
+export function mapSchema<T extends z.ZodType>(items: T, maxItems: number) {
+  const entries = z.record(z.string().refine(isMapKey, { error: ISSUES.mapKey }), items);
+  return z
+    .unknown()
+    .superRefine((value, ctx) => {
+      if (typeof value !== "object" || value === null || Array.isArray(value)) return;
+      if (Object.keys(value).length > maxItems) ctx.addIssue({ code: "custom", message: ISSUES.mapSize(maxItems) });
+      // zod's record skips this key; Fastify's parser refuses it already, but a schema never drops input.
+      else if (Object.hasOwn(value, "__proto__")) ctx.addIssue({ code: "custom", message: ISSUES.mapKey, path: ["__proto__"] });
+    })
+    .pipe(entries);
+}
