@@ -27,10 +27,13 @@ export const ISSUES = {
   /** A text's length: "must be at least 3 characters". */
   length: (side: "least" | "most", limit: number) => bound(side, "string", limit),
   /** A `decimal` (./decimal.ts): its form and digits, then its bounds. */
-  decimal: (precision: number, scale: number) =>
-    scale === 0
-      ? `must be a decimal string of at most ${precision} digits, such as "12"`
-      : `must be a decimal string with at most ${precision - scale} digits before the point and ${scale} after, such as "12.${"5".padEnd(scale, "0")}"`,
+  decimal: (precision: number, scale: number) => {
+    const integer = precision - scale >= 2 ? "12" : precision - scale === 1 ? "1" : "0";
+    const example = scale === 0 ? integer : `${integer}.${"5".padEnd(scale, "0")}`;
+    return scale === 0
+      ? `must be a decimal string of at most ${precision} digits, such as "${example}"`
+      : `must be a decimal string with at most ${precision - scale} digits before the point and ${scale} after, such as "${example}"`;
+  },
   decimalBound: (side: "least" | "most", limit: string) => `must be at ${side} ${limit}`,
   /** A key of a `map`, and its number of keys. */
   mapKey: "is not a valid key: 1 to 40 letters, digits, _, - or .",
