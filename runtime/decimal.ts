@@ -13,7 +13,9 @@ import { ISSUES } from "./messages.ts";
 const DECIMAL_TEXT = /^(-?)(0|[1-9][0-9]*)(?:\.([0-9]+))?$/;
 
 /** The parts of a decimal text, or undefined when it is not one (`1e3`, `+1`, `NaN`, `.5`, `01`). */
-export function decimalParts(text: string): { negative: boolean; integer: string; fraction: string } | undefined {
+export function decimalParts(
+  text: string,
+): { negative: boolean; integer: string; fraction: string } | undefined {
   const m = DECIMAL_TEXT.exec(text);
   if (!m) return undefined;
   return { negative: m[1] === "-", integer: m[2]!, fraction: m[3] ?? "" };
@@ -28,7 +30,8 @@ export function decimalProblem(text: string, precision: number, scale: number): 
   const parts = text.length <= precision + 3 ? decimalParts(text) : undefined;
   if (!parts) return ISSUES.decimal(precision, scale);
   const integerDigits = parts.integer === "0" ? 0 : parts.integer.length;
-  if (integerDigits > precision - scale || parts.fraction.length > scale) return ISSUES.decimal(precision, scale);
+  if (integerDigits > precision - scale || parts.fraction.length > scale)
+    return ISSUES.decimal(precision, scale);
   return undefined;
 }
 
@@ -113,9 +116,11 @@ export function mapSchema<T extends z.ZodType>(items: T, maxItems: number) {
     .unknown()
     .superRefine((value, ctx) => {
       if (typeof value !== "object" || value === null || Array.isArray(value)) return;
-      if (Object.keys(value).length > maxItems) ctx.addIssue({ code: "custom", message: ISSUES.mapSize(maxItems) });
+      if (Object.keys(value).length > maxItems)
+        ctx.addIssue({ code: "custom", message: ISSUES.mapSize(maxItems) });
       // zod's record skips this key; Fastify's parser refuses it already, but a schema never drops input.
-      else if (Object.hasOwn(value, "__proto__")) ctx.addIssue({ code: "custom", message: ISSUES.mapKey, path: ["__proto__"] });
+      else if (Object.hasOwn(value, "__proto__"))
+        ctx.addIssue({ code: "custom", message: ISSUES.mapKey, path: ["__proto__"] });
     })
     .pipe(entries);
 }

@@ -10,7 +10,8 @@
  * objects; `wrapped`: a scalar that may be both absent, SQL NULL, and null, JSON null).
  * `decimal` is `numeric(precision, scale)`, written and read as its text, never as a number.
  */
-export type ColumnKind = "text" | "integer" | "number" | "boolean" | "uuid" | "date" | "json" | "wrapped" | "decimal";
+export type ColumnKind =
+  "text" | "integer" | "number" | "boolean" | "uuid" | "date" | "json" | "wrapped" | "decimal";
 
 /** The SQL type of the column that keeps each kind of value. */
 export const COLUMN_SQL_TYPES: Readonly<Record<ColumnKind, string>> = {

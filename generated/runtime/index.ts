@@ -6,6 +6,7 @@ export * from "./auth.ts";
 export * from "./crud-service.ts";
 export * from "./cursor-keys.ts";
 export * from "./cursor.ts";
+export * from "./decimal.ts";
 export * from "./docs.ts";
 export * from "./errors.ts";
 export * from "./events.ts";
