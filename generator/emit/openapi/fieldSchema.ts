@@ -1,5 +1,5 @@
 import type { VersionField } from "../../model/types.ts";
-import { MAP_KEY_PATTERN } from "../../../runtime/decimal.ts";
+import { MAP_KEY_PATTERN } from "../../../runtime/map.ts";
 import { orList } from "../shared/code.ts";
 import { defined, type Json, type JsonObject } from "./json.ts";
 

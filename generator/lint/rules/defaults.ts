@@ -1,4 +1,5 @@
-import { compareDecimals, decimalProblem, isMapKey } from "../../../runtime/decimal.ts";
+import { compareDecimals, decimalProblem } from "../../../runtime/decimal.ts";
+import { isMapKey } from "../../../runtime/map.ts";
 import type { FieldDef } from "../../model/types.ts";
 import { dateValue, q } from "../context.ts";
 

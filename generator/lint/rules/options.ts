@@ -1,6 +1,7 @@
 import type { FieldDef, FieldType } from "../../model/types.ts";
 import { q, walkFields, type FieldPlace, type LintContext } from "../context.ts";
-import { compareDecimals, decimalProblem, MAP_MAX_KEYS } from "../../../runtime/decimal.ts";
+import { compareDecimals, decimalProblem } from "../../../runtime/decimal.ts";
+import { MAP_MAX_KEYS } from "../../../runtime/map.ts";
 import { fitsDefault } from "./defaults.ts";
 
 /**
