@@ -8,8 +8,10 @@
 /**
  * How a column keeps its field's value: in its own SQL type, or as jsonb (`json`: arrays and
  * objects; `wrapped`: a scalar that may be both absent, SQL NULL, and null, JSON null).
+ * `decimal` is `numeric(precision, scale)`, written and read as its text, never as a number.
  */
-export type ColumnKind = "text" | "integer" | "number" | "boolean" | "uuid" | "date" | "json" | "wrapped";
+export type ColumnKind =
+  "text" | "integer" | "number" | "boolean" | "uuid" | "date" | "json" | "wrapped" | "decimal";
 
 /** The SQL type of the column that keeps each kind of value. */
 export const COLUMN_SQL_TYPES: Readonly<Record<ColumnKind, string>> = {
@@ -21,7 +23,14 @@ export const COLUMN_SQL_TYPES: Readonly<Record<ColumnKind, string>> = {
   date: "date",
   json: "jsonb",
   wrapped: "jsonb",
+  // With the field's precision and scale: numeric(12, 2) (see `decimalColumnType`).
+  decimal: "numeric",
 };
+
+/** The SQL type of a decimal field's column. */
+export function decimalColumnType(precision: number, scale: number): string {
+  return `numeric(${precision}, ${scale})`;
+}
 
 /** Whether values of this kind are kept as jsonb (sent as JSON text, read back as JSON text). */
 export function isJsonKind(kind: ColumnKind): boolean {

@@ -180,6 +180,61 @@ describe("changes that break nothing", () => {
   });
 });
 
+describe("decimal and map fields (SPEC §12: a change to or from them breaks; wider precision or max_items does not)", () => {
+  /** Books with one more field, `extra`, declared as given (before `note`). */
+  const withExtra = (field: string): Record<string, Edit> => ({ [books]: replace("  note:", `  extra: ${field}\n  note:`) });
+  /** The changes from the definitions with `before` to those with `after` (not from the base). */
+  async function changesBetween(name: string, before: Record<string, Edit>, after: Record<string, Edit>): Promise<Change[]> {
+    const a = (await documents(variant(`${name}-a`, before))).get("v1")!;
+    const b = (await documents(variant(`${name}-b`, after))).get("v1")!;
+    return compareDocuments(a, b);
+  }
+  const price = (options: string) => `{ type: decimal, ${options} }`;
+  const meta = (options: string) => `{ type: map, items: { type: string }, ${options} }`;
+
+  const breaking: Array<[string, string, string, Expect]> = [
+    ["string → decimal (same JSON type, another value)", "{ type: string }", price("precision: 12, scale: 2"), { kind: "format-changed", operationId: "getBook", part: "response", field: "extra" }],
+    ["decimal → string", price("precision: 12, scale: 2"), "{ type: string }", { kind: "format-changed", operationId: "createBook", part: "request", field: "extra" }],
+    ["decimal → string, in a response", price("precision: 12, scale: 2"), "{ type: string }", { kind: "format-changed", operationId: "getBook", part: "response", field: "extra" }],
+    ["number → decimal", "{ type: number }", price("precision: 12, scale: 2"), { kind: "type-changed", operationId: "getBook", field: "extra" }],
+    ["object → map", "{ type: object, fields: { a: { type: string } } }", meta("max_items: 50"), { kind: "type-changed", operationId: "getBook", part: "response", field: "extra", keyword: "additionalProperties" }],
+    ["map → object", meta("max_items: 50"), "{ type: object, fields: { a: { type: string } } }", { kind: "type-changed", operationId: "createBook", part: "request", field: "extra" }],
+    ["string → map", "{ type: string }", meta("max_items: 50"), { kind: "type-changed", operationId: "getBook", field: "extra" }],
+    ["a map's item type changed", meta("max_items: 50"), "{ type: map, items: { type: integer }, max_items: 50 }", { kind: "type-changed", operationId: "getBook", field: "extra.*" }],
+    ["fewer keys in an input map", meta("max_items: 50"), meta("max_items: 20"), { kind: "limit-tightened", operationId: "createBook", field: "extra", keyword: "maxProperties" }],
+    ["fewer fraction digits in an input decimal", price("precision: 12, scale: 2"), price("precision: 12, scale: 1"), { kind: "limit-tightened", operationId: "createBook", field: "extra", keyword: "x-scale" }],
+    ["fewer integer digits in an input decimal", price("precision: 12, scale: 2"), price("precision: 10, scale: 2"), { kind: "limit-tightened", operationId: "createBook", field: "extra", keyword: "x-precision" }],
+    ["a higher minimum on an input decimal", price('precision: 12, scale: 2, minimum: "0"'), price('precision: 12, scale: 2, minimum: "0.01"'), { kind: "limit-tightened", operationId: "createBook", field: "extra", keyword: "x-minimum" }],
+    ["a new maximum on an input decimal", price("precision: 12, scale: 2"), price('precision: 12, scale: 2, maximum: "100"'), { kind: "limit-tightened", operationId: "createBook", field: "extra", keyword: "x-maximum" }],
+  ];
+  breaking.forEach(([name, before, after, expected], i) => {
+    test(`breaking: ${name}`, async () => {
+      const changes = await changesBetween(`decimal-map-break-${i}`, withExtra(before), withExtra(after));
+      assert.ok(changes.some((c) => c.breaking && matches(c, expected)), `expected a breaking ${expected.kind}, got:\n${listing(changes)}`);
+    });
+  });
+
+  const safe: Array<[string, string, string, Expect]> = [
+    ["a wider precision", price("precision: 12, scale: 2"), price("precision: 14, scale: 2"), { kind: "limit-loosened", operationId: "createBook", field: "extra", keyword: "x-precision" }],
+    ["a wider precision and scale", price("precision: 12, scale: 2"), price("precision: 14, scale: 4"), { kind: "limit-loosened", operationId: "createBook", field: "extra", keyword: "x-scale" }],
+    ["a higher maximum", price('precision: 12, scale: 2, maximum: "100"'), price('precision: 12, scale: 2, maximum: "100.5"'), { kind: "limit-loosened", operationId: "createBook", field: "extra", keyword: "x-maximum" }],
+    ["more keys in a map", meta("max_items: 50"), meta("max_items: 100"), { kind: "limit-loosened", operationId: "createBook", field: "extra", keyword: "maxProperties" }],
+    ["a new optional decimal", "{ type: string, optional: true }", "{ type: string, optional: true }\n  amount: { type: decimal, precision: 12, scale: 2, optional: true }", { kind: "field-added", operationId: "createBook", field: "amount" }],
+  ];
+  safe.forEach(([name, before, after, expected], i) => {
+    test(`not breaking: ${name}`, async () => {
+      const changes = await changesBetween(`decimal-map-safe-${i}`, withExtra(before), withExtra(after));
+      assert.deepEqual(changes.filter((c) => c.breaking).map((c) => c.text), [], listing(changes));
+      assert.ok(changes.some((c) => matches(c, expected)), `expected ${expected.kind}, got:\n${listing(changes)}`);
+    });
+  });
+
+  test("the same decimal written with another minimum text (\"0\" and \"0.00\") changes nothing", async () => {
+    const changes = await changesBetween("decimal-same", withExtra(price('precision: 12, scale: 2, minimum: "0"')), withExtra(price('precision: 12, scale: 2, minimum: "0.00"')));
+    assert.deepEqual(changes, []);
+  });
+});
+
 /** Every JSON Schema 2020-12 and OpenAPI 3.1 keyword, and the words of an OpenAPI document: each is also a field name. */
 const KEYWORDS = [
   "$schema", "$id", "$ref", "$anchor", "$dynamicRef", "$dynamicAnchor", "$defs", "$comment", "$vocabulary",

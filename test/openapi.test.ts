@@ -565,3 +565,62 @@ describe("openapi emitter: schemas compile with Ajv 2020 and judge instances", (
     assert.equal(schema("Event")({ ...event, extra: 1 }), false);
   });
 });
+
+describe("openapi emitter: decimal and map fields (test/fixtures/ledger)", () => {
+  let ledger: Obj;
+  before(async () => {
+    ledger = documents(await modelOf("test/fixtures/ledger")).get("v1/openapi.json")!;
+  });
+
+  test("the document is valid OpenAPI 3.1 for an independent validator, and its schemas compile", async () => {
+    const result = await new Validator().validate(structuredClone(ledger));
+    assert.ok(result.valid, JSON.stringify(result.errors));
+    const schema = ajvFor(ledger);
+    for (const name of Object.keys(ledger.components.schemas)) schema(name);
+  });
+
+  test("a decimal is a string of format decimal with a pattern, its digits and bounds as x- keywords", () => {
+    const balance = ledger.components.schemas.Account.properties.balance;
+    assert.deepEqual(balance, {
+      type: "string",
+      format: "decimal",
+      pattern: "^-?(0|[1-9][0-9]{0,9})\\.[0-9]{2}$",
+      "x-precision": 12,
+      "x-scale": 2,
+      "x-minimum": "-1000.00",
+      "x-maximum": "9999999999.99",
+      description: "An exact decimal as a string, up to 12 digits with 2 after the point, at least -1000.00 and at most 9999999999.99.",
+    });
+    assert.equal(ledger.components.schemas.AccountCreate.properties.balance.pattern, "^-?(0|[1-9][0-9]{0,9})(\\.[0-9]{1,2})?$");
+    assert.deepEqual(ledger.components.schemas.Account.properties.rate.type, ["string", "null"]);
+    assert.equal(ledger.components.schemas.Account.properties.rate.pattern, "^-?0\\.[0-9]{4}$");
+    assert.equal(ledger.components.schemas.Account.properties.shares.pattern, "^-?(0|[1-9][0-9]{0,4})$");
+  });
+
+  test("a map is an object with additionalProperties, propertyNames and maxProperties", () => {
+    const labels = ledger.components.schemas.Account.properties.labels;
+    const names = { pattern: "^[A-Za-z0-9_.-]{1,40}$" };
+    assert.deepEqual(labels.additionalProperties, { type: "object", additionalProperties: { type: "integer" }, propertyNames: names, maxProperties: 5 });
+    assert.deepEqual(labels.propertyNames, names);
+    assert.equal(labels.maxProperties, 100);
+    assert.equal(ledger.components.schemas.Account.properties.metadata.maxProperties, 50);
+  });
+
+  test("the schemas judge records and bodies", () => {
+    const schema = ajvFor(ledger);
+    const id = "01890a5d-ac96-774b-bcce-b302099a8057";
+    const at = "2026-01-02T03:04:05.000Z";
+    const account = { id, name: "A", balance: "12.50", shares: "0", limits: {}, created_at: at, updated_at: at };
+    const record = schema("Account");
+    assert.equal(record(account), true);
+    assert.equal(record({ ...account, balance: "12.5" }), false, "a response always has scale digits");
+    assert.equal(record({ ...account, balance: 12.5 }), false);
+    assert.equal(record({ ...account, metadata: { "ok.key-1": "x" } }), true);
+    assert.equal(record({ ...account, metadata: { "bad key": "x" } }), false);
+    assert.equal(record({ ...account, labels: { a: { b: "x" } } }), false);
+    const create = schema("AccountCreate");
+    for (const balance of ["12.5", "12", "-1000", "0.01"]) assert.equal(create({ name: "A", balance }), true, balance);
+    for (const balance of ["1e3", "+1", "01", "12.505", "12345678901", 1]) assert.equal(create({ name: "A", balance }), false, String(balance));
+    assert.equal(create({ name: "A", balance: "1", metadata: Object.fromEntries(Array.from({ length: 51 }, (_, i) => [`k${i}`, "x"])) }), false);
+  });
+});

@@ -5,7 +5,7 @@
  * every write is atomic within the process.
  *
  * Stored records are immutable snapshots: a write replaces a record instead of changing it, and
- * copies the values it is given, so reads hand out the stored snapshot itself without copying.
+ * copies the values it is given (each object's keys in the order of json-order.ts), so reads hand out the stored snapshot itself without copying.
  * Callers must treat records they read as read-only (the generated handlers and the CRUD
  * service only ever spread them into new objects).
  *
@@ -19,6 +19,7 @@
  */
 import { newCursorSecret, type CursorKey } from "./cursor-keys.ts";
 import { ConflictError } from "./errors.ts";
+import { orderedValues } from "./json-order.ts";
 import {
   EventSinks,
   MemoryEventLog,
@@ -112,7 +113,7 @@ export class MemoryStore implements Store {
     if (c.byId.has(record.id))
       throw new ConflictError("A record with this id exists.", [{ field: "id", issue: "is taken" }]);
     this.checkUnique(c, record.values, constraints, null);
-    const stored: StoredRecord = { ...record, values: structuredClone(record.values) };
+    const stored: StoredRecord = { ...record, values: orderedValues(record.values) };
     await this.put(collection, c, null, stored, constraints, publish);
     return stored;
   }
@@ -126,7 +127,7 @@ export class MemoryStore implements Store {
     this.checkUnique(c, values, constraints, id);
     const next: StoredRecord = {
       ...current,
-      values: structuredClone(values),
+      values: orderedValues(values),
       revision: current.revision + 1,
       updated_at: laterTimestamp(current.updated_at),
     };

@@ -27,6 +27,18 @@ export const ISSUES = {
   ifMatch: "does not match the current ETag",
   /** A text's length: "must be at least 3 characters". */
   length: (side: "least" | "most", limit: number) => bound(side, "string", limit),
+  /** A `decimal` (./decimal.ts): its form and digits, then its bounds. */
+  decimal: (precision: number, scale: number) => {
+    const integer = precision - scale >= 2 ? "12" : precision - scale === 1 ? "1" : "0";
+    const example = scale === 0 ? integer : `${integer}.${"5".padEnd(scale, "0")}`;
+    return scale === 0
+      ? `must be a decimal string of at most ${precision} digits, such as "${example}"`
+      : `must be a decimal string with at most ${precision - scale} digits before the point and ${scale} after, such as "${example}"`;
+  },
+  decimalBound: (side: "least" | "most", limit: string) => `must be at ${side} ${limit}`,
+  /** A key of a `map`, and its number of keys. */
+  mapKey: "is not a valid key: 1 to 40 letters, digits, _, - or .",
+  mapSize: (max: number) => `must have at most ${max} key${max === 1 ? "" : "s"}`,
   /** Parameters of the other mode of an offset list (./lists.ts). */
   /** `[in]` with too many values. */
   inCount: (max: number) => `must list at most ${max} comma-separated values`,
@@ -52,6 +64,7 @@ const TYPE_NAMES: Record<string, string> = {
   boolean: "true or false",
   array: "an array",
   object: "an object",
+  record: "an object",
   date: "a date",
 };
 
@@ -87,6 +100,8 @@ export function validationMessage(issue: z.core.$ZodRawIssue): string {
       return `must be a multiple of ${String(issue.divisor)}`;
     case "unrecognized_keys":
       return ISSUES.notAllowed;
+    case "invalid_key":
+      return ISSUES.mapKey;
     default:
       return "is not valid";
   }

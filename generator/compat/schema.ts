@@ -1,5 +1,6 @@
 import { child, identical, isObject, obj, resolve, sameJson, show, typesOf, type Located } from "./resolve.ts";
 import type { Change, Json, JsonObject } from "./types.ts";
+import { compareDecimals, decimalParts } from "../../runtime/decimal.ts";
 
 /**
  * Compares two JSON Schemas of one place of an operation. What breaks a client depends on the
@@ -149,8 +150,9 @@ function compareFormat(old: JsonObject, now: JsonObject, input: boolean, report:
   const a = old.format;
   const b = now.format;
   if (a === b) return;
-  // A new format narrows what a value may be: a break for inputs; a dropped one widens: a break for outputs.
-  const breaking = a !== undefined && b !== undefined ? true : input ? b !== undefined : a !== undefined;
+  // A new format narrows what a value may be: a break for inputs; a dropped one widens: a break for
+  // outputs. A decimal is another type written as a string (SPEC §12): a change to or from it breaks both.
+  const breaking = a !== undefined && b !== undefined ? true : a === "decimal" || b === "decimal" ? true : input ? b !== undefined : a !== undefined;
   report({ kind: "format-changed", breaking, keyword: "format", detail: `changed format from ${show(a)} to ${show(b)}` });
 }
 
@@ -197,11 +199,63 @@ function compareLimits(old: JsonObject, now: JsonObject, input: boolean, report:
       else limit(k, smallerIsTighter ? b < a : b > a);
     }
   }
+  // A decimal's pattern follows from its digits, compared below as numbers.
+  if (old.format === "decimal" && now.format === "decimal") {
+    compareDecimalLimits(old, now, input, report);
+    return;
+  }
   if (old.pattern !== now.pattern) limit("pattern", now.pattern !== undefined);
+}
+
+/**
+ * Two decimals: fewer digits before or after the point, or a tighter bound, narrow what an input
+ * takes (a break); more digits (a wider precision) or a looser bound do not. Outputs within other
+ * limits break nothing, as for every limit.
+ */
+function compareDecimalLimits(old: JsonObject, now: JsonObject, input: boolean, report: Report): void {
+  const digits = (schema: JsonObject) => {
+    const precision = typeof schema["x-precision"] === "number" ? schema["x-precision"] : 0;
+    const scale = typeof schema["x-scale"] === "number" ? schema["x-scale"] : 0;
+    return { integer: precision - scale, scale };
+  };
+  const a = digits(old);
+  const b = digits(now);
+  const change = (keyword: string, tighter: boolean, detail: string) =>
+    report({ kind: tighter ? "limit-tightened" : "limit-loosened", breaking: input && tighter, keyword, detail });
+  if (a.integer !== b.integer) change("x-precision", b.integer < a.integer, `has ${b.integer} digits before the point instead of ${a.integer}`);
+  if (a.scale !== b.scale) change("x-scale", b.scale < a.scale, `has ${b.scale} digits after the point instead of ${a.scale}`);
+  const scale = Math.max(a.scale, b.scale);
+  const bound = (keyword: "x-minimum" | "x-maximum") => {
+    const x = typeof old[keyword] === "string" && decimalParts(old[keyword]) ? old[keyword] : undefined;
+    const y = typeof now[keyword] === "string" && decimalParts(now[keyword]) ? now[keyword] : undefined;
+    if (x === y || (x !== undefined && y !== undefined && compareDecimals(x, y, scale) === 0)) return;
+    const order = x === undefined || y === undefined ? 0 : compareDecimals(y, x, scale);
+    const tighter = x === undefined ? true : y === undefined ? false : keyword === "x-minimum" ? order > 0 : order < 0;
+    change(keyword, tighter, `has ${keyword.slice(2)} ${show(y)} instead of ${show(x)}`);
+  };
+  bound("x-minimum");
+  bound("x-maximum");
 }
 
 function compareObject(ctx: SchemaContext, old: JsonObject, now: JsonObject, here: Place, seen: Set<string>, report: Report): void {
   const input = ctx.direction === "input";
+  // A map (`additionalProperties` a schema: its values) is another type than an object of fields.
+  const oldMap = isObject(old.additionalProperties);
+  const newMap = isObject(now.additionalProperties);
+  if (oldMap !== newMap) {
+    report({
+      kind: "type-changed",
+      breaking: true,
+      keyword: "additionalProperties",
+      detail: oldMap ? "changed type from a map to an object of fields" : "changed type from an object of fields to a map",
+    });
+    return;
+  }
+  if (oldMap && newMap) {
+    const field = here.field ? `${here.field}.*` : "*";
+    const schemaField = here.schema ? { ...here.schema, field: here.schema.field ? `${here.schema.field}.*` : "*" } : undefined;
+    walk(ctx, old.additionalProperties, now.additionalProperties, { oldPointer: child(here.oldPointer, "additionalProperties"), newPointer: child(here.newPointer, "additionalProperties"), field, schema: schemaField }, seen);
+  }
   const a = obj(old.properties);
   const b = obj(now.properties);
   const aReq = new Set(Array.isArray(old.required) ? old.required : []);

@@ -22,6 +22,8 @@ export const RULES = {
   "field-default": { severity: "error", doc: "A default value that does not fit its field." },
   "pattern-backtracking": { severity: "error", doc: "A pattern runs in time linear in its input: one that can backtrack catastrophically would let one request hold the service." },
   "array-max-items": { severity: "error", doc: "An array holds at most 100 items (conventions 8)." },
+  "map-max-items": { severity: "error", doc: "A map holds at most 100 keys (SPEC 12.6)." },
+  "map-nesting": { severity: "error", doc: "Maps nest at most two deep: a map of maps, never a map of maps of maps." },
   "version-name": { severity: "error", doc: "Versions are v1, v2, ... consecutive from v1, no minor versions (conventions 9.2-9.4, 9.6)." },
   "version-sunset": { severity: "error", doc: "A deprecated version names a sunset at least 90 days after its deprecation (conventions 8, 9.9)." },
   "version-ref": { severity: "error", doc: "added, removed and renamed name versions that exist, in order." },

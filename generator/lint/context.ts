@@ -40,7 +40,7 @@ export interface FieldVisit {
   place: FieldPlace;
   /** The action the field belongs to (directly or nested), if any. */
   action?: ActionDef;
-  /** Dotted path for messages: `dimensions.width_mm`, `tags[]`, `cancellations.reason`. */
+  /** Dotted path for messages: `dimensions.width_mm`, `tags[]`, `metadata.*` (a map's values), `cancellations.reason`. */
   path: string;
 }
 
@@ -54,7 +54,7 @@ export function* walkFields(resource: ResourceDef): Generator<FieldVisit> {
 
 function* walk(field: FieldDef, resource: ResourceDef, place: FieldPlace, action: ActionDef | undefined, path: string): Generator<FieldVisit> {
   yield { field, resource, place, action, path };
-  if (field.items) yield* walk(field.items, resource, "items", action, `${path}[]`);
+  if (field.items) yield* walk(field.items, resource, "items", action, field.type === "map" ? `${path}.*` : `${path}[]`);
   for (const sub of field.fields ?? []) yield* walk(sub, resource, "object", action, `${path}.${sub.name}`);
 }
 

@@ -1,4 +1,5 @@
 import { EXPORT_EVENTS } from "../../runtime/events.ts";
+import { canonicalDecimal } from "../../runtime/decimal.ts";
 import type { StoreReference } from "../../runtime/references.ts";
 import { EXPORT_JOB_FIELDS, EXPORT_JOB_FILTERS, EXPORT_JOBS, type ExportJobField } from "../../runtime/exports-job.ts";
 import { compareText } from "../diagnostics/diagnostic.ts";
@@ -203,10 +204,11 @@ function versionField(f: FieldDef, n: number): VersionField {
     items: f.items ? versionField(f.items, n) : undefined,
     maxItems: f.maxItems,
     fields: f.fields?.map((sub) => versionField(sub, n)),
+    ...decimalOptions(f),
     optional: f.optional,
     nullable: f.nullable,
     hasDefault: f.hasDefault,
-    default: f.default,
+    default: f.type === "decimal" && typeof f.default === "string" ? canonicalDecimal(f.default, f.scale ?? 0) : f.default,
     readOnly: f.readOnly,
     writeOnly: f.writeOnly,
     unique: f.unique,
@@ -214,6 +216,23 @@ function versionField(f: FieldDef, n: number): VersionField {
     requiredInput: input && !f.optional && !f.hasDefault,
     output: !f.writeOnly,
   };
+}
+
+/** A decimal's precision, scale and bounds, the bounds in canonical form (`"0"` at scale 2 is `"0.00"`). */
+function decimalOptions(f: FieldDef): Pick<VersionField, "precision" | "scale" | "decimalMinimum" | "decimalMaximum"> {
+  if (f.type !== "decimal") return {};
+  const scale = f.scale ?? 0;
+  return defined({
+    precision: f.precision,
+    scale,
+    decimalMinimum: f.decimalMinimum === undefined ? undefined : canonicalDecimal(f.decimalMinimum, scale),
+    decimalMaximum: f.decimalMaximum === undefined ? undefined : canonicalDecimal(f.decimalMaximum, scale),
+  });
+}
+
+/** `value` without its undefined properties. */
+function defined<T extends object>(value: T): T {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
 }
 
 /**

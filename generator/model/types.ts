@@ -15,7 +15,7 @@ export type { RecordSymbols, ResourceSymbols } from "./symbols.ts";
  *    version-independent `storage` view that the store and the CRUD service use.
  */
 
-export type FieldType = "string" | "integer" | "number" | "boolean" | "uuid" | "date" | "datetime" | "enum" | "array" | "object";
+export type FieldType = "string" | "integer" | "number" | "boolean" | "uuid" | "date" | "datetime" | "enum" | "array" | "object" | "decimal" | "map";
 
 export type Locator = (...path: PropertyKey[]) => SourceLocation;
 
@@ -39,8 +39,15 @@ interface FieldShape<Nested> {
   references?: string;
   values?: string[];
   items?: Nested;
+  /** array: most items; map: most keys. */
   maxItems?: number;
   fields?: Nested[];
+  /** decimal: most significant digits, and how many of them follow the point. */
+  precision?: number;
+  scale?: number;
+  /** decimal: bounds as decimal strings (canonical, `scale` fraction digits, in a `VersionField`). */
+  decimalMinimum?: string;
+  decimalMaximum?: string;
   optional: boolean;
   nullable: boolean;
   hasDefault: boolean;

@@ -24,6 +24,8 @@ export const fieldTypes = [
   "enum",
   "array",
   "object",
+  "decimal",
+  "map",
 ] as const;
 
 const scalar = z.union([z.string(), z.number(), z.boolean(), z.null()]);
@@ -42,8 +44,16 @@ export const FieldSchema = z
       .min(1)
       .optional()
       .describe("string with format: uri: the URL schemes accepted (default [http, https])."),
-    minimum: z.number().optional().describe("integer or number: smallest value."),
-    maximum: z.number().optional().describe("integer or number: largest value."),
+    minimum: z
+      .union([z.number(), z.string()])
+      .optional()
+      .describe('integer or number: smallest value; decimal: smallest value as a string, such as "0".'),
+    maximum: z
+      .union([z.number(), z.string()])
+      .optional()
+      .describe('integer or number: largest value; decimal: largest value as a string, such as "99999.99".'),
+    precision: z.int().optional().describe("decimal: most significant digits, 1 to 38."),
+    scale: z.int().optional().describe("decimal: digits after the decimal point, 0 to precision."),
     references: z.string().optional().describe("uuid: the collection whose record this id names."),
     on_delete: z
       .enum(["restrict", "cascade"])
@@ -53,9 +63,9 @@ export const FieldSchema = z
       ),
     values: z.array(z.string()).min(1).optional().describe("enum: the allowed values."),
     get items() {
-      return FieldSchema.optional().describe("array: the type of each item.");
+      return FieldSchema.optional().describe("array: the type of each item; map: the type of each value.");
     },
-    max_items: z.int().min(0).optional().describe("array: most items (default 100, never more)."),
+    max_items: z.int().min(0).optional().describe("array: most items; map: most keys (default 100, never more)."),
     get fields() {
       return z.record(z.string(), FieldSchema).optional().describe("object: its fields.");
     },

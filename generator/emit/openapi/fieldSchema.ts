@@ -1,4 +1,5 @@
 import type { VersionField } from "../../model/types.ts";
+import { MAP_KEY_PATTERN } from "../../../runtime/map.ts";
 import { orList } from "../shared/code.ts";
 import { defined, type Json, type JsonObject } from "./json.ts";
 
@@ -27,11 +28,34 @@ export function fieldSchema(field: VersionField, mode: FieldMode): JsonObject {
   });
 }
 
-/** The field's description; a URL field's also names the schemes it accepts, which `format: uri` does not. */
+/**
+ * The field's description; a URL field's also names the schemes it accepts, which `format: uri`
+ * does not, and a decimal's its digits and bounds, which JSON Schema cannot state of a string.
+ */
 function describe(field: VersionField): string | undefined {
-  if (!field.schemes) return field.description;
-  const note = `A URL with scheme ${orList(field.schemes)}.`;
+  const note = field.schemes ? `A URL with scheme ${orList(field.schemes)}.` : field.type === "decimal" ? decimalNote(field) : undefined;
+  if (!note) return field.description;
   return field.description ? `${field.description} ${note}` : note;
+}
+
+function decimalNote(field: VersionField): string {
+  const bounds = [
+    field.decimalMinimum === undefined ? undefined : `at least ${field.decimalMinimum}`,
+    field.decimalMaximum === undefined ? undefined : `at most ${field.decimalMaximum}`,
+  ].filter((b) => b !== undefined);
+  const range = bounds.length ? `, ${bounds.join(" and ")}` : "";
+  return `An exact decimal as a string, up to ${field.precision} digits with ${field.scale} after the point${range}.`;
+}
+
+/**
+ * The pattern of a decimal's text: in a response, always `scale` fraction digits (`"12.50"`); in
+ * a request, 1 to `scale` of them or none (`"12.5"` and `"12"` are read as `"12.50"`).
+ */
+export function decimalPattern(precision: number, scale: number, output: boolean): string {
+  const integerDigits = precision - scale;
+  const integer = integerDigits === 0 ? "0" : integerDigits === 1 ? "[0-9]" : `(0|[1-9][0-9]{0,${integerDigits - 1}})`;
+  const fraction = scale === 0 ? "" : output ? `\\.[0-9]{${scale}}` : `(\\.[0-9]{1,${scale}})?`;
+  return `^-?${integer}${fraction}$`;
 }
 
 function typeSchema(field: VersionField, mode: FieldMode): JsonObject {
@@ -65,6 +89,24 @@ function typeSchema(field: VersionField, mode: FieldMode): JsonObject {
       });
     case "object":
       return objectSchema(field.fields ?? [], nestedMode(mode));
+    case "decimal":
+      // `x-` keywords state what the gate compares (and SDK generators may read): digits and bounds.
+      return defined({
+        type: "string",
+        format: "decimal",
+        pattern: decimalPattern(field.precision ?? 0, field.scale ?? 0, mode === "output"),
+        "x-precision": field.precision,
+        "x-scale": field.scale,
+        "x-minimum": field.decimalMinimum,
+        "x-maximum": field.decimalMaximum,
+      });
+    case "map":
+      return {
+        type: "object",
+        additionalProperties: field.items ? fieldSchema(field.items, nestedMode(mode)) : {},
+        propertyNames: { pattern: MAP_KEY_PATTERN },
+        maxProperties: field.maxItems ?? 100,
+      };
   }
 }
 

@@ -71,6 +71,11 @@ function baseType(field: VersionField): string {
     }
     case "object":
       return `{ ${(field.fields ?? []).map((f) => `${propertyKey(f.name)}${f.optional ? "?" : ""}: ${tsType(f)}`).join("; ")} }`;
+    case "decimal":
+      // Exact: the decimal's canonical text, never a number.
+      return "string";
+    case "map":
+      return `Record<string, ${field.items ? tsType(field.items) : "unknown"}>`;
   }
 }
 
@@ -87,6 +92,8 @@ export function fieldDoc(field: VersionField): string | undefined {
   if (field.format) notes.push(`Format: ${field.format}.`);
   if (field.type === "date") notes.push("ISO date, YYYY-MM-DD.");
   if (field.type === "datetime") notes.push("ISO date-time.");
+  if (field.type === "decimal") notes.push(`Decimal string, ${field.precision} digits, ${field.scale} after the point.`);
+  if (field.type === "map") notes.push(`At most ${field.maxItems ?? 100} keys of 1 to 40 letters, digits, _, - or .`);
   return notes.length ? notes.join(" ") : undefined;
 }
 

@@ -44,6 +44,15 @@ function zodBase(field: VersionField): string {
       return `z.array(${field.items ? zodField(field.items, "nested") : "z.unknown()"}).max(${field.maxItems ?? 100})`;
     case "object":
       return `z.strictObject({ ${(field.fields ?? []).map((f) => `${propertyKey(f.name)}: ${zodField(f, "nested")}`).join(", ")} })`;
+    case "decimal": {
+      const bounds = [
+        field.decimalMinimum === undefined ? undefined : `minimum: ${JSON.stringify(field.decimalMinimum)}`,
+        field.decimalMaximum === undefined ? undefined : `maximum: ${JSON.stringify(field.decimalMaximum)}`,
+      ].filter((b) => b !== undefined);
+      return `decimalSchema(${field.precision ?? 0}, ${field.scale ?? 0}${bounds.length ? `, { ${bounds.join(", ")} }` : ""})`;
+    }
+    case "map":
+      return `mapSchema(${field.items ? zodField(field.items, "nested") : "z.unknown()"}, ${field.maxItems ?? 100})`;
   }
 }
 

@@ -11,7 +11,7 @@ import { cursorKeyTable, eventTable, type SystemColumn, type SystemTable } from 
 import { uniqueKeySql } from "../../../runtime/unique.ts";
 import { uniqueKindOf } from "../../model/unique.ts";
 import { serverField } from "../../model/snapshot.ts";
-import { COLUMN_SQL_TYPES, isJsonKind, ROW_ID_COLUMN, uniqueConstraintName, type ColumnKind, type SqlColumn } from "../../../runtime/sql-schema.ts";
+import { COLUMN_SQL_TYPES, decimalColumnType, isJsonKind, ROW_ID_COLUMN, uniqueConstraintName, type ColumnKind, type SqlColumn } from "../../../runtime/sql-schema.ts";
 import type { ApiModel, StorageResource, VersionField } from "../../model/types.ts";
 
 export const SNAPSHOT_FORMAT = 1;
@@ -98,9 +98,9 @@ function systemColumns(table: string): SnapshotColumn[] {
   ];
 }
 
-/** Whether a field is kept in a jsonb column: arrays, objects, and values that may be absent or null. */
+/** Whether a field is kept in a jsonb column: arrays, objects, maps, and values that may be absent or null. */
 function kindOf(field: VersionField): ColumnKind {
-  if (field.type === "array" || field.type === "object") return "json";
+  if (field.type === "array" || field.type === "object" || field.type === "map") return "json";
   // Absent (SQL NULL) and null (JSON null) are different values of such a field.
   if (field.optional && field.nullable) return "wrapped";
   switch (field.type) {
@@ -114,6 +114,8 @@ function kindOf(field: VersionField): ColumnKind {
       return "uuid";
     case "date":
       return "date";
+    case "decimal":
+      return "decimal";
     default:
       return "text";
   }
@@ -142,6 +144,7 @@ function checkExpression(field: VersionField, column: string, kind: ColumnKind):
     const jsonType = field.type === "integer" || field.type === "number" ? "number" : field.type === "boolean" ? "boolean" : "string";
     const scalar = scalarChecks(field, `(${c} #>> '{}')`, `(${c} #>> '{}')::numeric`);
     if (field.type === "integer") scalar.unshift(`(${c} #>> '{}') ~ '^-?[0-9]+$'`);
+    if (field.type === "decimal") scalar.unshift(`(${c} #>> '{}') ~ '^-?[0-9]+(\\.[0-9]+)?$'`);
     const valid = scalar.length ? scalar.join(" and ") : "true";
     return `case when ${c} is null or jsonb_typeof(${c}) = 'null' then true when jsonb_typeof(${c}) = '${jsonType}' then ${valid} else false end`;
   }
@@ -167,6 +170,11 @@ function scalarChecks(field: VersionField, text: string, number: string): string
     case "number":
       if (field.minimum !== undefined) parts.push(`${number} >= ${numberLiteral(field.minimum)}`);
       if (field.maximum !== undefined) parts.push(`${number} <= ${numberLiteral(field.maximum)}`);
+      break;
+    case "decimal":
+      // The bounds are canonical decimal texts: exact numeric literals.
+      if (field.decimalMinimum !== undefined) parts.push(`${number} >= ${field.decimalMinimum}`);
+      if (field.decimalMaximum !== undefined) parts.push(`${number} <= ${field.decimalMaximum}`);
       break;
     default:
       break;
@@ -195,7 +203,8 @@ function fieldColumn(table: string, source: ColumnSource): { column: SnapshotCol
   const { field } = source;
   const name = field.storageName;
   const kind = kindOf(field);
-  const column: SnapshotColumn = { name, type: COLUMN_SQL_TYPES[kind], notNull: !field.optional && !field.nullable };
+  const type = kind === "decimal" ? decimalColumnType(field.precision ?? 0, field.scale ?? 0) : COLUMN_SQL_TYPES[kind];
+  const column: SnapshotColumn = { name, type, notNull: !field.optional && !field.nullable };
   const fallback = defaultLiteral(field, kind);
   if (fallback !== undefined) column.default = fallback;
   // A unique string is unique by its normalized key (an index on an expression); others by value.

@@ -1,3 +1,5 @@
+import { compareDecimals, decimalProblem } from "../../../runtime/decimal.ts";
+import { isMapKey } from "../../../runtime/map.ts";
 import type { FieldDef } from "../../model/types.ts";
 import { dateValue, q } from "../context.ts";
 
@@ -72,6 +74,27 @@ export function fitsDefault(field: FieldDef, value: unknown): string | undefined
         }
         const problem = fitsDefault(sub, record[sub.name]);
         if (problem) return `field ${q(sub.name)}: ${problem}`;
+      }
+      return undefined;
+    }
+    case "decimal": {
+      if (typeof value === "number") return `${shown} is a number: write the decimal as a string, "${value}"`;
+      if (typeof value !== "string") return `${shown} is not a decimal string`;
+      if (field.precision === undefined || field.scale === undefined) return undefined;
+      const problem = decimalProblem(value, field.precision, field.scale);
+      if (problem) return `${shown} ${problem}`;
+      if (field.decimalMinimum !== undefined && compareDecimals(value, field.decimalMinimum, field.scale) < 0) return `${shown} is below the minimum ${field.decimalMinimum}`;
+      if (field.decimalMaximum !== undefined && compareDecimals(value, field.decimalMaximum, field.scale) > 0) return `${shown} is above the maximum ${field.decimalMaximum}`;
+      return undefined;
+    }
+    case "map": {
+      if (typeof value !== "object" || Array.isArray(value)) return `${shown} is not a map (an object)`;
+      const entries = Object.entries(value as Record<string, unknown>);
+      if (field.maxItems !== undefined && entries.length > field.maxItems) return `${entries.length} keys are more than max_items ${field.maxItems}`;
+      for (const [key, item] of entries) {
+        if (!isMapKey(key)) return `the key ${q(key)} is not 1 to 40 letters, digits, _, - or .`;
+        const problem = field.items ? fitsDefault(field.items, item) : undefined;
+        if (problem) return `key ${q(key)}: ${problem}`;
       }
       return undefined;
     }

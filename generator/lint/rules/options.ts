@@ -1,12 +1,21 @@
 import type { FieldDef, FieldType } from "../../model/types.ts";
 import { q, walkFields, type FieldPlace, type LintContext } from "../context.ts";
+import { compareDecimals, decimalProblem } from "../../../runtime/decimal.ts";
+import { MAP_MAX_KEYS } from "../../../runtime/map.ts";
 import { fitsDefault } from "./defaults.ts";
 
 /**
- * field-option, array-max-items, field-default: every option applies to its field's type,
- * options agree with each other, arrays stay within 100 items, defaults fit their field.
+ * field-option, array-max-items, map-max-items, map-nesting, field-default: every option
+ * applies to its field's type, options agree with each other, arrays and maps stay within 100
+ * items or keys, maps nest at most two deep, defaults fit their field.
  */
 const maxItemsLimit = 100;
+
+/** Most decimal digits: PostgreSQL's numeric takes more, but no client language's decimal type does. */
+const maxPrecision = 38;
+
+/** Most maps on one path into a value: a map of maps, never a map of maps of maps. */
+const mapDepthLimit = 2;
 
 const uniqueTypes: ReadonlySet<FieldType> = new Set(["string", "integer", "number", "uuid", "date", "datetime", "enum"]);
 
@@ -19,9 +28,11 @@ const typeOptions: Array<[keyof FieldDef, string, FieldType[]]> = [
   ["minimum", "minimum", ["integer", "number"]],
   ["maximum", "maximum", ["integer", "number"]],
   ["values", "values", ["enum"]],
-  ["items", "items", ["array"]],
-  ["maxItems", "max_items", ["array"]],
+  ["items", "items", ["array", "map"]],
+  ["maxItems", "max_items", ["array", "map"]],
   ["fields", "fields", ["object"]],
+  ["precision", "precision", ["decimal"]],
+  ["scale", "scale", ["decimal"]],
 ];
 
 export function optionRules(ctx: LintContext): void {
@@ -44,6 +55,52 @@ export function optionRules(ctx: LintContext): void {
   }
 }
 
+/**
+ * A decimal's options: precision 1 to 38, scale 0 to precision, bounds as decimal strings within
+ * them and in order. True when something was reported.
+ */
+function checkDecimal(f: FieldDef, path: string, report: (key: string, message: string, fix: string) => void): boolean {
+  let bad = false;
+  const say = (key: string, message: string, fix: string) => {
+    bad = true;
+    report(key, message, fix);
+  };
+  for (const [key, value] of [["minimum", f.minimum], ["maximum", f.maximum]] as const) {
+    if (value !== undefined) say(key, `${key} of decimal field ${q(path)} is a number: a decimal's bounds are strings, so that no digit is lost`, `quote it: ${key}: "${value}"`);
+  }
+  const { precision, scale } = f;
+  if (precision !== undefined && (precision < 1 || precision > maxPrecision)) {
+    say("precision", `precision ${precision} of ${q(path)} is not from 1 to ${maxPrecision}`, `use a precision from 1 to ${maxPrecision}, such as precision: 12`);
+  }
+  if (scale !== undefined && precision !== undefined && (scale < 0 || scale > precision)) {
+    say("scale", `scale ${scale} of ${q(path)} is not from 0 to its precision ${precision}`, `use a scale from 0 to ${precision}, such as scale: ${Math.min(2, precision)}`);
+  }
+  if (bad || precision === undefined || scale === undefined) return bad;
+  const bounds: Array<["minimum" | "maximum", string | undefined]> = [["minimum", f.decimalMinimum], ["maximum", f.decimalMaximum]];
+  for (const [key, value] of bounds) {
+    if (value === undefined) continue;
+    const problem = decimalProblem(value, precision, scale);
+    if (problem) say(key, `${key} ${q(value)} of ${q(path)} is not a decimal of precision ${precision} and scale ${scale}: it ${problem}`, `write a decimal string such as "${"9".repeat(Math.max(1, Math.min(precision - scale, 5)))}${scale ? `.${"9".repeat(scale)}` : ""}"`);
+  }
+  if (!bad && f.decimalMinimum !== undefined && f.decimalMaximum !== undefined && compareDecimals(f.decimalMinimum, f.decimalMaximum, scale) > 0) {
+    say("minimum", `minimum ${f.decimalMinimum} of ${q(path)} is greater than its maximum ${f.decimalMaximum}`, "make minimum at most maximum");
+  }
+  return bad;
+}
+
+/** How many maps deep a value of `f` nests: through map values, array items and object fields. */
+function mapDepth(f: FieldDef): number {
+  const inner = Math.max(0, ...(f.items ? [mapDepth(f.items)] : []), ...(f.fields ?? []).map(mapDepth));
+  return inner + (f.type === "map" ? 1 : 0);
+}
+
+/** The collection some uuid inside a map's values references, if any. */
+function mapItemsReferencing(f: FieldDef): string | undefined {
+  const inside = (g: FieldDef): string | undefined =>
+    g.references ?? (g.items ? inside(g.items) : undefined) ?? (g.fields ?? []).map(inside).find((r) => r !== undefined);
+  return f.items ? inside(f.items) : undefined;
+}
+
 /** Reports option problems of one field; true when the field's options are inconsistent. */
 function checkOptions(ctx: LintContext, f: FieldDef, place: FieldPlace, path: string): boolean {
   let bad = false;
@@ -52,13 +109,17 @@ function checkOptions(ctx: LintContext, f: FieldDef, place: FieldPlace, path: st
     ctx.report("field-option", f.at(key), message, fix);
   };
   for (const [prop, key, types] of typeOptions) {
-    if (f[prop] === undefined || types.includes(f.type)) continue;
+    // A decimal's numeric bounds are reported below, with how to write them.
+    if (f[prop] === undefined || types.includes(f.type) || (f.type === "decimal" && (prop === "minimum" || prop === "maximum"))) continue;
     report(key, `${key} does not apply to ${q(path)}, which is type ${f.type}: it applies to ${types.join(" and ")} only`, `remove ${key}, or change the type`);
   }
   const required: Array<[FieldType, keyof FieldDef, string, string]> = [
     ["enum", "values", "values", "values: [first, second]"],
     ["array", "items", "items", "items: { type: string }"],
     ["object", "fields", "fields", "fields: { name: { type: string } }"],
+    ["map", "items", "items", "items: { type: string, max_length: 500 }"],
+    ["decimal", "precision", "precision", "precision: 12"],
+    ["decimal", "scale", "scale", "scale: 2"],
   ];
   for (const [type, prop, key, example] of required) {
     if (f.type === type && f[prop] === undefined) report("type", `${q(path)} is type ${type} and needs ${key}`, `add ${example}`);
@@ -97,6 +158,40 @@ function checkOptions(ctx: LintContext, f: FieldDef, place: FieldPlace, path: st
         if (v !== undefined && !Number.isInteger(v)) report(key, `${key} ${v} of integer field ${q(path)} is not an integer`, `use a whole number, or make the field type number`);
       }
     }
+  }
+  for (const [prop, key] of [["decimalMinimum", "minimum"], ["decimalMaximum", "maximum"]] as const) {
+    const v = f[prop];
+    if (v !== undefined && f.type !== "decimal") {
+      const applies = f.type === "integer" || f.type === "number";
+      report(
+        key,
+        applies ? `${key} of ${q(path)} is the string ${q(v)}: ${f.type} bounds are numbers` : `${key} does not apply to ${q(path)}, which is type ${f.type}: it applies to integer, number and decimal only`,
+        applies ? `write it as a number: ${key}: ${Number.isFinite(Number(v)) ? Number(v) : 0}` : `remove ${key}, or change the type`,
+      );
+    }
+  }
+  if (f.type === "decimal") bad = checkDecimal(f, path, report) || bad;
+  if (f.type === "map") {
+    if (f.maxItems !== undefined && f.maxItems > MAP_MAX_KEYS) {
+      bad = true;
+      ctx.report(
+        "map-max-items",
+        f.at("max_items"),
+        `max_items ${f.maxItems} of ${q(path)} is over ${MAP_MAX_KEYS}: a map holds at most ${MAP_MAX_KEYS} keys`,
+        `use max_items: ${MAP_MAX_KEYS} or less (the default is ${MAP_MAX_KEYS}); model more entries as a child collection with parent:`,
+      );
+    }
+    if (f.items && mapDepth(f) > mapDepthLimit) {
+      bad = true;
+      ctx.report(
+        "map-nesting",
+        f.at("items"),
+        `${q(path)} nests maps ${mapDepth(f)} deep: maps nest at most ${mapDepthLimit} deep (a map of maps)`,
+        "give the inner map's values a type that is not a map, or declare the structure with type: object and its fields",
+      );
+    }
+    const referencing = mapItemsReferencing(f);
+    if (referencing) report("items", `the values of map ${q(path)} reference ${q(referencing)}: references inside a map are not checked`, "use an array of ids (items: { type: uuid, references: ... }), or remove references");
   }
   if (f.type === "array" && f.maxItems !== undefined && f.maxItems > maxItemsLimit) {
     bad = true;

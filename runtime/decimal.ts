@@ -1,0 +1,93 @@
+/**
+ * `decimal` values (SPEC §12.6). A decimal is exact: it stays a string from the
+ * request to the store and back, and is compared as a BigInt of its scaled digits, never as a
+ * JavaScript number. Only reading, normalizing and comparing are needed, so this is written by
+ * hand rather than taken from a decimal arithmetic library. The generator imports the same
+ * functions to check and normalize the definitions' bounds and defaults: one definition, both
+ * sides.
+ */
+import { z } from "zod";
+import { ISSUES } from "./messages.ts";
+
+/** A decimal as a client may send it: JSON number grammar without exponent, as a string. */
+const DECIMAL_TEXT = /^(-?)(0|[1-9][0-9]*)(?:\.([0-9]+))?$/;
+
+/** The parts of a decimal text, or undefined when it is not one (`1e3`, `+1`, `NaN`, `.5`, `01`). */
+export function decimalParts(
+  text: string,
+): { negative: boolean; integer: string; fraction: string } | undefined {
+  const m = DECIMAL_TEXT.exec(text);
+  if (!m) return undefined;
+  return { negative: m[1] === "-", integer: m[2]!, fraction: m[3] ?? "" };
+}
+
+/**
+ * Why `text` is not a decimal of `numeric(precision, scale)`, or undefined when it is one: at
+ * most `precision - scale` digits before the point and `scale` after it.
+ */
+export function decimalProblem(text: string, precision: number, scale: number): string | undefined {
+  // Longer than any valid value: refused before the pattern reads it.
+  const parts = text.length <= precision + 3 ? decimalParts(text) : undefined;
+  if (!parts) return ISSUES.decimal(precision, scale);
+  const integerDigits = parts.integer === "0" ? 0 : parts.integer.length;
+  if (integerDigits > precision - scale || parts.fraction.length > scale)
+    return ISSUES.decimal(precision, scale);
+  return undefined;
+}
+
+/**
+ * The canonical form of a valid decimal: no leading zeros, exactly `scale` fraction digits
+ * (padded with zeros), no minus sign on zero. `"12.5"` → `"12.50"`, `"-0"` → `"0.00"`.
+ */
+export function canonicalDecimal(text: string, scale: number): string {
+  const parts = decimalParts(text);
+  if (!parts) return text;
+  const fraction = parts.fraction.padEnd(scale, "0");
+  const zero = parts.integer === "0" && /^0*$/.test(fraction);
+  const sign = parts.negative && !zero ? "-" : "";
+  return scale > 0 ? `${sign}${parts.integer}.${fraction}` : `${sign}${parts.integer}`;
+}
+
+/** A valid decimal as an integer count of units of its last digit at `scale`: `"12.5"` at 2 → 1250n. */
+export function scaledDecimal(text: string, scale: number): bigint {
+  const parts = decimalParts(text);
+  if (!parts) throw new Error(`not a decimal: ${text}`);
+  const digits = BigInt(`${parts.integer}${parts.fraction.padEnd(scale, "0").slice(0, scale)}`);
+  return parts.negative ? -digits : digits;
+}
+
+/** -1, 0 or 1 as `a` is below, equal to or above `b` (both valid decimals of at most `scale` fraction digits). */
+export function compareDecimals(a: string, b: string, scale: number): number {
+  const x = scaledDecimal(a, scale);
+  const y = scaledDecimal(b, scale);
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+
+export interface DecimalBounds {
+  minimum?: string;
+  maximum?: string;
+}
+
+/**
+ * zod schema of a `decimal` field: a JSON string (a JSON number answers 400: it may already have
+ * lost digits), within precision, scale and bounds, read as its canonical form.
+ */
+export function decimalSchema(precision: number, scale: number, bounds: DecimalBounds = {}) {
+  const issue = ISSUES.decimal(precision, scale);
+  return z.string({ error: issue }).transform((text, ctx) => {
+    const problem = decimalProblem(text, precision, scale);
+    if (problem) {
+      ctx.issues.push({ code: "custom", message: problem, input: text });
+      return z.NEVER;
+    }
+    if (bounds.minimum !== undefined && compareDecimals(text, bounds.minimum, scale) < 0) {
+      ctx.issues.push({ code: "custom", message: ISSUES.decimalBound("least", bounds.minimum), input: text });
+      return z.NEVER;
+    }
+    if (bounds.maximum !== undefined && compareDecimals(text, bounds.maximum, scale) > 0) {
+      ctx.issues.push({ code: "custom", message: ISSUES.decimalBound("most", bounds.maximum), input: text });
+      return z.NEVER;
+    }
+    return canonicalDecimal(text, scale);
+  });
+}
