@@ -3,6 +3,7 @@ import type { Definitions } from "../model/types.ts";
 import { createContext, type Rule } from "./context.ts";
 import { fieldRules } from "./rules/fields.ts";
 import { filterRules } from "./rules/filters.ts";
+import { listUnderRules } from "./rules/list-under.ts";
 import { optionRules } from "./rules/options.ts";
 import { parentRules } from "./rules/parents.ts";
 import { patternRules } from "./rules/patterns.ts";
@@ -19,7 +20,7 @@ export interface LintOptions {
 }
 
 /** Every rule, one per concern. Each reports through the context and never throws on odd input. */
-const rules: Rule[] = [versionRules, pathRules, resourceRules, parentRules, fieldRules, optionRules, patternRules, versionRefRules, filterRules];
+const rules: Rule[] = [versionRules, pathRules, resourceRules, parentRules, fieldRules, optionRules, patternRules, versionRefRules, filterRules, listUnderRules];
 
 /** Runs every lint rule over the normalized definitions and returns every problem found. */
 export function lint(defs: Definitions, options: LintOptions): Diagnostic[] {

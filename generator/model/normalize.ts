@@ -90,6 +90,7 @@ function normalizeField(source: SourceFile, at: PropertyKey[], name: string, f: 
     scale: f.scale,
     references: f.references,
     onDelete: f.on_delete,
+    listUnder: f.list_under,
     values: f.values,
     items: f.items ? normalizeField(source, [...at, "items"], "items", f.items) : undefined,
     maxItems: f.type === "array" || f.type === "map" ? (f.max_items ?? 100) : f.max_items,

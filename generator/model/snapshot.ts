@@ -12,6 +12,7 @@ import type {
   FieldDef,
   ListCondition,
   ListSortKey,
+  ListUnder,
   Names,
   Operation,
   ResourceDef,
@@ -143,6 +144,21 @@ function versionResource(defs: Definitions, r: ResourceDef, version: string, suc
             path: `/${version}/${parentDef.collection}/{id}/${r.collection}`,
           }
         : null,
+    listsUnder: fields.flatMap((f): ListUnder[] => {
+      const under = f.type === "uuid" && f.references && r.fields.find((d) => d.name === f.storageName)?.listUnder;
+      const owner = under ? defs.resources.find((o) => o.collection === f.references) : undefined;
+      if (!owner || !presentIn(n, owner.added, owner.removed)) return [];
+      const ownerNames = namesOf(owner.singular, owner.collection);
+      return [
+        {
+          collection: owner.collection,
+          names: ownerNames,
+          symbols: resourceSymbols(ownerNames, owner.collection),
+          field: f,
+          path: `/${version}/${owner.collection}/{id}/${r.collection}`,
+        },
+      ];
+    }),
     actions: r.actions.map((a): VersionAction => {
       const singular = singularOf(a.name);
       return {

@@ -62,6 +62,8 @@ export interface FieldDef extends FieldShape<FieldDef> {
   schemes?: string[];
   /** With `references`: what deleting the referenced record does; undefined: the default (cascade for a parent field, else restrict). */
   onDelete?: OnDelete;
+  /** With references: the resource is also listed under the referenced record (SPEC §12.3). */
+  listUnder?: boolean;
   added?: string;
   removed?: string;
   renamed?: { in: string; from: string };
@@ -204,6 +206,18 @@ export interface ListSortKey {
   rank?: string[];
 }
 
+/** A list of a resource under one record of another collection: its parent's, or a `list_under` field's. */
+export interface ListUnder {
+  /** The collection of the record the list hangs under. */
+  collection: string;
+  names: Names;
+  symbols: ResourceSymbols;
+  /** The field that names that record. */
+  field: VersionField;
+  /** `/v2/users/{id}/orders`. */
+  path: string;
+}
+
 export interface VersionResource {
   collection: string;
   names: Names;
@@ -221,7 +235,13 @@ export interface VersionResource {
   /** The keys `?sort=` takes (SPEC §12.1), in the order the definition lists them. */
   sort: ListSortKey[];
   /** Its parent, and its list under it: `path` is `/v2/users/{id}/orders`. */
-  parent: { collection: string; names: Names; symbols: ResourceSymbols; field: VersionField; path: string } | null;
+  parent: ListUnder | null;
+  /**
+   * Its other lists under a referenced record (`list_under: true` on a referencing field, SPEC
+   * §12.3): `/v2/agents/{id}/tickets`, the records whose field names that record. In the order of
+   * the fields.
+   */
+  listsUnder: ListUnder[];
   actions: VersionAction[];
   /** `/v2/orders` and `/v2/orders/{id}` (OpenAPI's form of a path parameter). */
   paths: { collection: string; item: string };

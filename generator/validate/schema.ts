@@ -61,6 +61,12 @@ export const FieldSchema = z
       .describe(
         "With references: what deleting the referenced record does. restrict (the default): refused with 422 naming this collection; cascade: this record is deleted too (the default for a child's parent field).",
       ),
+    list_under: z
+      .boolean()
+      .optional()
+      .describe(
+        "uuid with references (not the parent field): also list this resource under the referenced record, GET /vN/<referenced>/{id}/<resource>.",
+      ),
     values: z.array(z.string()).min(1).optional().describe("enum: the allowed values."),
     get items() {
       return FieldSchema.optional().describe("array: the type of each item; map: the type of each value.");

@@ -232,3 +232,20 @@ test(`the other organization's tickets stay out of a child list, ${STORE} store`
   const mine = await walk(`/v1/organizations/${org.id}/tickets?sort=-priority`);
   assert.ok(!mine.some((r) => r.subject === "elsewhere"));
 });
+
+describe(`list_under (SPEC §12.3), ${STORE} store`, () => {
+  test("GET /v1/agents/{id}/tickets lists the tickets assigned to that agent, with sort, filters and q; 404 for an unknown agent", async () => {
+    const bea = (await expectStatus(api, "POST", "/v1/agents", 201, { body: { name: "Bea" } })).body as Obj;
+    const o = (await expectStatus(api, "POST", "/v1/organizations", 201, { body: { name: "Under" } })).body as Obj;
+    await ticket({ subject: "bea-low", priority: "low", assignee_id: bea.id }, o);
+    await ticket({ subject: "bea-urgent", priority: "urgent", assignee_id: bea.id, status: "open" }, o);
+    await ticket({ subject: "nobody", priority: "urgent" }, o);
+    await ticket({ subject: "ann's", priority: "high", assignee_id: agent.id }, o);
+    assert.deepEqual(subjects(await walk(`/v1/agents/${bea.id}/tickets?sort=-priority`, 1)), ["bea-urgent", "bea-low"]);
+    assert.deepEqual(subjects(await walk(`/v1/agents/${bea.id}/tickets?status[in]=open,solved`)), ["bea-urgent"]);
+    assert.deepEqual(subjects(await walk(`/v1/agents/${bea.id}/tickets?q=urgent`)), ["bea-urgent"]);
+    await expectError(api, "GET", `/v1/agents/01890a5d-ac96-774b-bcce-b302099a8057/tickets`, 404, "NOT_FOUND");
+    const doc = api.contract.documents.get("v1")!;
+    assert.equal(doc.paths["/v1/agents/{id}/tickets"].get.operationId, "listAgentTickets");
+  });
+});

@@ -48,9 +48,13 @@ function queryNames(r: VersionResource) {
 
 /** The query interfaces of a resource's lists: one in cursor mode; in offset mode, one more for a search. */
 export function resourceQueries(r: VersionResource): QueryView[] {
-  if (!r.operations.list && !r.parent) return [];
+  if (!r.operations.list && !r.parent && !r.listsUnder.length) return [];
   const names = queryNames(r);
-  const paths = [r.operations.list ? `GET ${r.paths.collection}` : null, r.parent ? `GET ${r.parent.path}` : null].filter(Boolean);
+  const paths = [
+    r.operations.list ? `GET ${r.paths.collection}` : null,
+    r.parent ? `GET ${r.parent.path}` : null,
+    ...r.listsUnder.map((u) => `GET ${u.path}`),
+  ].filter(Boolean);
   const filters = filterMembers(r);
   const aliases = sortAlias(r);
   const q = (optional: boolean) => ({ key: "q", type: "string", optional, doc: `${searchDoc(r.search)}; always cursor mode.` });
@@ -202,7 +206,8 @@ export function resourceClasses(r: VersionResource, children: VersionResource[])
     };
   });
   const childClasses: ClassView[] = children.map((c) => {
-    const path = c.parent!.path;
+    // Its parent's list, or the list under a `list_under` field that names this collection.
+    const path = c.parent?.collection === r.collection ? c.parent.path : c.listsUnder.find((u) => u.collection === r.collection)!.path;
     return {
       name: `${c.names.pluralPascal}Of${r.names.pascal}Client`,
       doc: `The ${c.collection.replace(/-/g, " ")} of one ${one}: GET ${path}.`,

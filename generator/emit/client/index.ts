@@ -62,7 +62,9 @@ const resourceParts = new PartMemo<ResourcePart>();
  */
 function clientParts(context: EmitContext, version: VersionModel): { pieces: string[]; entries: ClassView[] } {
   const children = new Map<string, VersionResource[]>();
-  for (const r of version.resources) if (r.parent) children.set(r.parent.collection, [...(children.get(r.parent.collection) ?? []), r]);
+  for (const r of version.resources) {
+    for (const u of [...(r.parent ? [r.parent] : []), ...r.listsUnder]) children.set(u.collection, [...(children.get(u.collection) ?? []), r]);
+  }
   const parts = version.resources.map((r) => {
     const kids = children.get(r.collection) ?? [];
     return resourceParts.get(r, kids.map(objectKey).join(" "), () => {

@@ -126,15 +126,16 @@ function routesView(version: VersionModel, r: VersionResource, deleteEvent: stri
       scope: `${v}/${r.collection}`,
       location: `/${v}/${r.collection}/\${record.id}`,
     },
-    parent: r.parent && {
-      path: `/${v}/${r.parent.collection}/:id/${r.collection}`,
-      scope: `${v}/${r.parent.collection}/\${id}/${r.collection}`,
-      collection: r.parent.collection,
-      singular: r.parent.names.singular,
-      camel: r.parent.names.camel,
-      symbols: r.parent.symbols,
-      where: objectLiteral([`${propertyKey(r.parent.field.storageName)}: id`, ...where]),
-    },
+    // The lists under one record: the parent's, then each `list_under` field's.
+    unders: [...(r.parent ? [r.parent] : []), ...r.listsUnder].map((u) => ({
+      path: `/${v}/${u.collection}/:id/${r.collection}`,
+      scope: `${v}/${u.collection}/\${id}/${r.collection}${u === r.parent ? "" : `/${u.field.storageName}`}`,
+      collection: u.collection,
+      singular: u.names.singular,
+      camel: u.names.camel,
+      symbols: u.symbols,
+      where: objectLiteral([`${propertyKey(u.field.storageName)}: id`, ...where]),
+    })),
     actions,
     deleteEvent,
   };

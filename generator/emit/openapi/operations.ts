@@ -80,12 +80,12 @@ export function resourceOperations(version: VersionSettings, resource: VersionRe
       }),
     );
   }
-  const parent = resource.parent;
-  if (parent) {
+  // The lists under one record: the parent's, then each `list_under` field's.
+  for (const parent of [...(resource.parent ? [resource.parent] : []), ...resource.listsUnder]) {
     const summary = `List the ${spaced(collection)} of ${withArticle(parent.names.singular)}`;
     out.push(
       at(
-        `/${version.name}/${parent.collection}/{id}/${collection}`,
+        parent.path,
         "get",
         `list${parent.names.pascal}${names.pluralPascal}`,
         summary,

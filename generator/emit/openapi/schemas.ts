@@ -25,7 +25,7 @@ const timestamp: JsonObject = { type: "string", format: "date-time" };
 
 /** Does the resource answer a list: its own, or one under its parent? */
 export function isListed(resource: VersionResource): boolean {
-  return resource.operations.list || resource.parent !== null;
+  return resource.operations.list || resource.parent !== null || resource.listsUnder.length > 0;
 }
 
 /**
