@@ -31,20 +31,68 @@ export interface StoredRecord<V extends Values = Values> {
   values: V;
 }
 
+/**
+ * How a field's values compare, for sorting and range conditions (SPEC §12.1, §12.2):
+ *  - `text`: by code point (PostgreSQL `collate "C"`);
+ *  - `number`: integers and numbers;
+ *  - `rank`: an enum, in the order of its `values` (`SortKey.rank`);
+ *  - `date`: `YYYY-MM-DD`;
+ *  - `instant`: a date-time with a time zone, compared as the instant it names (created_at,
+ *    updated_at, and `datetime` fields, which keep the text as sent);
+ *  - `boolean`: false before true.
+ */
+export type Ordering = "text" | "number" | "rank" | "date" | "instant" | "boolean";
+
+/** One key of a sorted list: a storage field, or `created_at`/`updated_at`. */
+export interface SortKey {
+  field: string;
+  descending: boolean;
+  ordering: Ordering;
+  /** With `rank`: the enum's values, lowest first. */
+  rank?: readonly string[];
+}
+
+/** An operator condition of a list (SPEC §12.2), combined with the others by AND. */
+export type Condition =
+  | { field: string; op: "in"; ordering: Ordering; values: unknown[] }
+  | { field: string; op: "gt" | "gte" | "lt" | "lte"; ordering: Ordering; value: unknown }
+  /** `true`: the field is null or absent; `false`: it has a value. */
+  | { field: string; op: "null"; value: boolean };
+
 export interface Match {
   /** Exact matches on storage fields (filters, and the parent field of a child list). */
   where: Values;
+  /** Operator conditions on storage fields or `created_at`/`updated_at`, all combined with AND. */
+  conditions?: Condition[];
   /** Case-insensitive substring match of `text` on any of `fields`. */
   search?: { fields: string[]; text: string };
 }
 
+/**
+ * Where a sorted cursor list continues: after the record whose sort values (one per key of
+ * `sort`, null for a missing value) and id are these.
+ */
+export interface SortPosition {
+  values: unknown[];
+  id: string;
+}
+
 export interface CursorQuery extends Match {
-  /** Records with an id greater than this one. */
+  /**
+   * The order: up to 3 keys, then `id` in the direction of the last key. Absent or empty:
+   * ascending id. Nulls (and absent values) come last in either direction.
+   */
+  sort?: SortKey[];
+  /** Unsorted: records with an id greater than this one. */
   after?: string;
+  /** Sorted: records after this position in the order of `sort` (keyset pagination). */
+  afterPosition?: SortPosition;
   limit: number;
 }
 
 export interface OffsetQuery extends Match {
+  /** The order, as for CursorQuery. */
+  sort?: SortKey[];
   offset: number;
   limit: number;
 }
@@ -86,9 +134,9 @@ export type DeleteArgs = [
 ];
 
 export interface Store extends EventFeed, CursorKeyStore {
-  /** Records in ascending id order, at most `limit`, and whether more follow. */
+  /** Records in the order of `query.sort` (ascending id without), at most `limit`, and whether more follow. */
   list(collection: string, query: CursorQuery): Promise<{ records: StoredRecord[]; hasMore: boolean }>;
-  /** One page in ascending id order, and how many records match in all. */
+  /** One page in the order of `query.sort` (ascending id without), and how many records match in all. */
   page(collection: string, query: OffsetQuery): Promise<{ records: StoredRecord[]; total: number }>;
   get(collection: string, id: string): Promise<StoredRecord | null>;
   /**
