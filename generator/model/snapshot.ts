@@ -225,6 +225,7 @@ function storageResource(r: ResourceDef, versions: VersionModel[]): StorageResou
     parentField,
     search: r.search,
     filters: r.filters,
+    sort: r.sort ?? [],
   };
 }
 
@@ -297,5 +298,6 @@ function exportJobStorage(): StorageResource {
     parentField: null,
     search: [],
     filters: [...EXPORT_JOB_FILTERS],
+    sort: [],
   };
 }

@@ -86,6 +86,8 @@ export interface ResourceDef {
   pagination: "cursor" | "offset";
   search: string[];
   filters: string[];
+  /** Fields a list may be ordered by (storage names, `created_at`/`updated_at` allowed). */
+  sort?: string[];
   exportable: boolean;
   /** Formats an export offers, the default first (absent: NDJSON only). */
   exportFormats?: ExportFormat[];
@@ -250,6 +252,8 @@ export interface StorageResource {
   parentField: string | null;
   search: string[];
   filters: string[];
+  /** The declared sort keys (storage names, possibly `created_at`/`updated_at`): each gets a sort index. */
+  sort: string[];
 }
 
 export interface ApiModel {
