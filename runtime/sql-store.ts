@@ -257,7 +257,11 @@ export class SqlStore implements Store {
       const target = this.target(p, key.field);
       return { key, target, expression: sortExpression(target, key.ordering, key.rank) };
     });
-    const terms = keys.map((k) => orderTerm(k.expression, k.key.descending, k.target.notNull));
+    // A bare column name in ORDER BY would name the select's output column of that name
+    // (`"created_at"::text as "created_at"`): qualified, it is the table's column, which the index holds.
+    const terms = keys.map((k) =>
+      orderTerm(k.expression.startsWith('"') ? `${p.table}.${k.expression}` : k.expression, k.key.descending, k.target.notNull),
+    );
     terms.push(sort[sort.length - 1]!.descending ? `"id" desc` : `"id"`);
     return { terms: terms.join(", "), keys };
   }

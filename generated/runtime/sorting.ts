@@ -41,8 +41,7 @@ export function instantKey(text: string): number {
   const zulu = text.endsWith("Z");
   const seconds = text.slice(17, zulu ? -1 : -6);
   const ms = Number(seconds.slice(0, 2)) * 1000 + Number(`${seconds.slice(3)}000`.slice(0, 3));
-  const sign = zulu ? 0 : text.charAt(text.length - 6) === "-" ? -1 : 1;
-  const offset = sign * (Number(text.slice(-5, -3)) * 60 + Number(text.slice(-2)));
+  const offset = zulu ? 0 : (text.charAt(text.length - 6) === "-" ? -1 : 1) * (Number(text.slice(-5, -3)) * 60 + Number(text.slice(-2)));
   const y = Y - (M <= 2 ? 1 : 0) + 400;
   const days =
     365 * y + Math.floor(y / 4) - Math.floor(y / 100) + Math.floor(y / 400) + Math.floor((153 * ((M + 9) % 12) + 2) / 5) + D - 1;
