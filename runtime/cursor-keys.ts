@@ -91,6 +91,8 @@ export async function storeCursorCodec(store: CursorKeyStore, secret?: string): 
   return {
     encode: (scope, after) => codec.encode(scope, after),
     decode: (scope, cursor) => codec.decode(scope, cursor),
+    encodePosition: (scope, position) => codec.encodePosition(scope, position),
+    decodePosition: (scope, cursor) => codec.decodePosition(scope, cursor),
     refresh,
     close: () => clearInterval(timer),
   };

@@ -1,13 +1,15 @@
 /**
- * The two list modes of conventions §4.5 over a service: cursor (ascending id, `next_cursor`
- * null exactly when `has_more` is false) and offset (with totals).
+ * The two list modes of conventions §4.5 over a service: cursor (ascending id, or keyset over
+ * the sort keys and id with `sort`; `next_cursor` null exactly when `has_more` is false) and
+ * offset (with totals), both in the order of `sort` when given (SPEC §12.1).
  */
 import type { ResourceService } from "./crud-service.ts";
 import { listScope, type CursorCodec } from "./cursor.ts";
 import { ValidationError } from "./errors.ts";
 import { ISSUES } from "./messages.ts";
 import { offsetPagination, type CursorPage, type OffsetPage } from "./pagination.ts";
-import type { Match, SortKey, StoredRecord, Values } from "./store.ts";
+import { positionOf } from "./sorting.ts";
+import type { Match, SortKey, SortPosition, StoredRecord, Values } from "./store.ts";
 
 export interface CursorParams {
   limit: number;
@@ -19,6 +21,11 @@ export interface OffsetParams {
   per_page: number;
 }
 
+/**
+ * One cursor page. With `sort` the cursor is keyset over (sort keys…, id): `next_cursor` holds the
+ * last record's sort values and id. A cursor is bound to the path, the exact matches, the
+ * operator conditions, `q` and the sort: one used with another answers 400 naming `cursor`.
+ */
 export async function listByCursor<V extends Values, T>(
   service: Pick<ResourceService<V>, "list">,
   codec: CursorCodec,
@@ -28,31 +35,36 @@ export async function listByCursor<V extends Values, T>(
   view: (record: StoredRecord<V>) => T,
   sort?: SortKey[],
 ): Promise<CursorPage<T>> {
-  const scope = listScope(path, match.where, match.search?.text);
+  const sorted = sort !== undefined && sort.length > 0;
+  const scope = listScope(path, match.where, match.search?.text, { conditions: match.conditions, sort });
   let after: string | undefined;
+  let afterPosition: SortPosition | undefined;
   if (params.cursor !== undefined) {
-    const decoded = codec.decode(scope, params.cursor);
-    if (decoded === null) {
+    const decoded = sorted ? codec.decodePosition(scope, params.cursor) : codec.decode(scope, params.cursor);
+    if (decoded === null || (typeof decoded === "object" && decoded.values.length !== sort!.length)) {
       throw new ValidationError([{ field: "cursor", issue: ISSUES.foreignCursor }]);
     }
-    after = decoded;
+    if (typeof decoded === "string") after = decoded;
+    else afterPosition = decoded;
   }
   const { records, hasMore } = await service.list({
     ...match,
-    ...(sort ? { sort } : {}),
     limit: params.limit,
+    ...(sorted ? { sort } : {}),
     ...(after === undefined ? {} : { after }),
+    ...(afterPosition === undefined ? {} : { afterPosition }),
   });
   const last = records[records.length - 1];
+  let next: string | null = null;
+  if (hasMore && last)
+    next = sorted ? codec.encodePosition(scope, positionOf(last, sort)) : codec.encode(scope, last.id);
   return {
     data: records.map(view),
-    pagination: {
-      next_cursor: hasMore && last ? codec.encode(scope, last.id) : null,
-      has_more: hasMore && last !== undefined,
-    },
+    pagination: { next_cursor: next, has_more: hasMore && last !== undefined },
   };
 }
 
+/** One offset page, in the order of `sort` when given. */
 export async function listByOffset<V extends Values, T>(
   service: Pick<ResourceService<V>, "page">,
   params: OffsetParams,
@@ -62,9 +74,9 @@ export async function listByOffset<V extends Values, T>(
 ): Promise<OffsetPage<T>> {
   const { records, total } = await service.page({
     ...match,
-    ...(sort ? { sort } : {}),
     offset: (params.page - 1) * params.per_page,
     limit: params.per_page,
+    ...(sort !== undefined && sort.length > 0 ? { sort } : {}),
   });
   return { data: records.map(view), pagination: offsetPagination(params.page, params.per_page, total) };
 }

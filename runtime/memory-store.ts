@@ -1,6 +1,7 @@
 /**
  * An in-process store: records per collection in ascending id order (binary search for
- * cursors), with an index per unique field. Each method runs without awaiting in between, so
+ * cursors), with an index per unique field. A sorted list (`sort`) sorts the matching records
+ * on every call, in the order sorting.ts defines. Each method runs without awaiting in between, so
  * every write is atomic within the process.
  *
  * Stored records are immutable snapshots: a write replaces a record instead of changing it, and
@@ -30,6 +31,7 @@ import {
   type StoredEvent,
 } from "./events.ts";
 import { referencedError, referencesTo, type StoreReference } from "./references.ts";
+import { comparePositions, meetsCondition, sortRecords, sortValues } from "./sorting.ts";
 import { uniqueKey } from "./unique.ts";
 import type {
   CursorQuery,
@@ -37,6 +39,7 @@ import type {
   InsertArgs,
   Match,
   OffsetQuery,
+  SortKey,
   Store,
   StoredRecord,
   UpdateArgs,
@@ -87,6 +90,7 @@ export class MemoryStore implements Store {
 
   async list(collection: string, query: CursorQuery): Promise<{ records: StoredRecord[]; hasMore: boolean }> {
     const { ordered } = this.collection(collection);
+    if (query.sort?.length) return sortedList(ordered, query, query.sort);
     const start = query.after === undefined ? 0 : firstIndex(ordered, query.after, true);
     const records: StoredRecord[] = [];
     for (let i = start; i < ordered.length; i++) {
@@ -100,6 +104,7 @@ export class MemoryStore implements Store {
 
   async page(collection: string, query: OffsetQuery): Promise<{ records: StoredRecord[]; total: number }> {
     const all = this.collection(collection).ordered.filter((r) => matches(r, query));
+    if (query.sort?.length) sortRecords(all, query.sort);
     return { records: all.slice(query.offset, query.offset + query.limit), total: all.length };
   }
 
@@ -317,6 +322,9 @@ function matches(record: StoredRecord, match: Match): boolean {
   for (const [field, value] of Object.entries(match.where)) {
     if (record.values[field] !== value) return false;
   }
+  if (match.conditions) {
+    for (const condition of match.conditions) if (!meetsCondition(record, condition)) return false;
+  }
   if (match.search) {
     const needle = match.search.text.toLowerCase();
     return match.search.fields.some((f) => {
@@ -325,6 +333,25 @@ function matches(record: StoredRecord, match: Match): boolean {
     });
   }
   return true;
+}
+
+/**
+ * A sorted cursor page: the matching records after `query.afterPosition` in the order of
+ * `sort`, at most `limit`, and whether more follow. Every call sorts what matches.
+ */
+function sortedList(
+  ordered: StoredRecord[],
+  query: CursorQuery,
+  sort: readonly SortKey[],
+): { records: StoredRecord[]; hasMore: boolean } {
+  const position = query.afterPosition;
+  const found = ordered.filter(
+    (record) =>
+      matches(record, query) &&
+      (!position || comparePositions(sort, sortValues(record, sort), record.id, position.values, position.id) > 0),
+  );
+  sortRecords(found, sort);
+  return { records: found.slice(0, query.limit), hasMore: found.length > query.limit };
 }
 
 /** First index whose id is not less than `id` (with `after`: greater than `id`), by binary search. */

@@ -15,11 +15,14 @@
  * database gave them) to `published(events)` after the commit.
  */
 import type {
+  Condition,
   CursorQuery,
   DeleteArgs,
   InsertArgs,
   Match,
   OffsetQuery,
+  SortKey,
+  SortPosition,
   Store,
   StoredRecord,
   UpdateArgs,
@@ -58,12 +61,27 @@ import {
   writeWithEvent,
 } from "./sql-events.ts";
 import { referencesTo, type StoreReference } from "./references.ts";
-import { isJsonKind, type SqlColumn, type SqlSchema } from "./sql-schema.ts";
+import { COLUMN_SQL_TYPES, isJsonKind, type SqlColumn, type SqlSchema } from "./sql-schema.ts";
 import { StatementCache } from "./sql-statements.ts";
+import {
+  arrayLiteral,
+  keysetCondition,
+  orderTerm,
+  sortExpression,
+  sortParameter,
+  sortParameterValue,
+  type SortTarget,
+} from "./sql-sort.ts";
 
 export { openDriver, type SqlDriver, type SqlQueryable, type SqlStoreOptions } from "./sql-driver.ts";
 export { migrate, readMigrations, type MigrationFile } from "./sql-migrations.ts";
 export type { ColumnKind, SqlCollection, SqlColumn, SqlConstraint, SqlSchema } from "./sql-schema.ts";
+
+/** `created_at` and `updated_at`: timestamptz columns every table has. */
+const SYSTEM_TARGETS: Readonly<Record<string, SortTarget>> = {
+  created_at: { column: "created_at", kind: "timestamptz", notNull: true },
+  updated_at: { column: "updated_at", kind: "timestamptz", notNull: true },
+};
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -167,6 +185,9 @@ export class SqlStore implements Store {
       if (value === null && !isJsonKind(column.kind)) out.push(`${q(column.column)} is null`);
       else out.push(`${q(column.column)} = ${parameter(column, value, params)}`);
     }
+    if (match.conditions) {
+      for (const condition of match.conditions) out.push(this.condition(p, condition, params));
+    }
     if (match.search) {
       const texts = match.search.fields.flatMap((field) => {
         const column = this.column(p, field);
@@ -193,8 +214,99 @@ export class SqlStore implements Store {
     return out;
   }
 
+  /** What a sort key or condition is over: `created_at`/`updated_at`, or a field's column. */
+  private target(p: Prepared, field: string): SortTarget {
+    const system = SYSTEM_TARGETS[field];
+    if (system) return system;
+    const column = this.column(p, field);
+    return { column: column.column, kind: column.kind, notNull: column.notNull === true };
+  }
+
+  /** One operator condition (SPEC §12.2); nulls never meet `in` or a range. */
+  private condition(p: Prepared, condition: Condition, params: unknown[]): string {
+    const target = this.target(p, condition.field);
+    const c = q(target.column);
+    const json = target.kind === "json" || target.kind === "wrapped";
+    if (condition.op === "null") {
+      // In jsonb, JSON null is null too.
+      if (json) return condition.value ? `(${c} is null or ${c} = 'null'::jsonb)` : `(${c} is not null and ${c} <> 'null'::jsonb)`;
+      return `${c} ${condition.value ? "is null" : "is not null"}`;
+    }
+    if (condition.op === "in") {
+      if (condition.ordering === "instant" && target.kind !== "timestamptz") {
+        // Date-times kept as text: each value through the instant expression.
+        params.push(arrayLiteral(condition.values));
+        const values = `select ${sortParameter(target, "instant", undefined, "v")} from unnest($${params.length}::text[]) v`;
+        return `${sortExpression(target, "instant")} in (${values})`;
+      }
+      if (json) {
+        params.push(arrayLiteral(condition.values.map((v) => JSON.stringify(v))));
+        return `${c} = any($${params.length}::jsonb[])`;
+      }
+      params.push(arrayLiteral(condition.values.map((v) => sortParameterValue(target, v))));
+      return `${c} = any($${params.length}::${target.kind === "timestamptz" ? "timestamptz" : COLUMN_SQL_TYPES[target.kind]}[])`;
+    }
+    params.push(sortParameterValue(target, condition.value));
+    const op = { gt: ">", gte: ">=", lt: "<", lte: "<=" }[condition.op];
+    return `${sortExpression(target, condition.ordering)} ${op} ${sortParameter(target, condition.ordering, undefined, `$${params.length}`)}`;
+  }
+
+  /** The ORDER BY of `sort` (then `"id"` in the last key's direction) and each key's expression and target. */
+  private orderBy(p: Prepared, sort: readonly SortKey[]): { terms: string; keys: Array<{ key: SortKey; target: SortTarget; expression: string }> } {
+    const keys = sort.map((key) => {
+      const target = this.target(p, key.field);
+      return { key, target, expression: sortExpression(target, key.ordering, key.rank) };
+    });
+    // A bare column name in ORDER BY would name the select's output column of that name
+    // (`"created_at"::text as "created_at"`): qualified, it is the table's column, which the index holds.
+    const terms = keys.map((k) =>
+      orderTerm(k.expression.startsWith('"') ? `${p.table}.${k.expression}` : k.expression, k.key.descending, k.target.notNull),
+    );
+    terms.push(sort[sort.length - 1]!.descending ? `"id" desc` : `"id"`);
+    return { terms: terms.join(", "), keys };
+  }
+
+  /** A sorted cursor page: keyset over (sort keys…, id) after `afterPosition`. */
+  private async sortedList(
+    collection: string,
+    p: Prepared,
+    query: CursorQuery,
+    sort: readonly SortKey[],
+  ): Promise<{ records: StoredRecord[]; hasMore: boolean }> {
+    const params: unknown[] = [];
+    const where = this.conditions(p, query, params);
+    const { terms, keys } = this.orderBy(p, sort);
+    const position: SortPosition | undefined = query.afterPosition;
+    if (position) {
+      const parts = keys.map(({ key, target, expression }, i) => {
+        const value = position.values[i];
+        if (value === null || value === undefined) return { expression, parameter: null, descending: key.descending, notNull: target.notNull };
+        params.push(sortParameterValue(target, value));
+        return {
+          expression,
+          parameter: sortParameter(target, key.ordering, key.rank, `$${params.length}`),
+          descending: key.descending,
+          notNull: target.notNull,
+        };
+      });
+      params.push(position.id);
+      where.push(keysetCondition(parts, `$${params.length}::uuid`));
+    }
+    params.push(query.limit + 1);
+    const rows = await this.read(
+      collection,
+      this.statements.get(
+        `select ${p.select} from ${p.table}${where.length ? ` where ${where.join(" and ")}` : ""} order by ${terms} limit $${params.length}`,
+      ),
+      params,
+    );
+    const hasMore = rows.length > query.limit;
+    return { records: rows.slice(0, query.limit).map((r) => this.toRecord(p, r)), hasMore };
+  }
+
   async list(collection: string, query: CursorQuery): Promise<{ records: StoredRecord[]; hasMore: boolean }> {
     const p = this.collection(collection);
+    if (query.sort?.length) return this.sortedList(collection, p, query, query.sort);
     const params: unknown[] = [];
     const where = this.conditions(p, query, params);
     if (query.after !== undefined) {
@@ -222,13 +334,25 @@ export class SqlStore implements Store {
     const limit = `$${params.length - 1}`;
     const offset = `$${params.length}`;
     // One statement, one snapshot: the total and the page always agree. The rows skipped by
-    // the offset are walked on the id index only; columns are read for the page's rows alone.
+    // the offset are walked on the id index only (or the sort's); columns are read for the page's
+    // rows alone. A sorted page orders its rows again by the keys, selected as `_sort<i>`.
+    let order = `order by "id"`;
+    let outer = `order by p."id"`;
+    let keys = "";
+    if (query.sort?.length) {
+      const sorted = this.orderBy(p, query.sort);
+      order = `order by ${sorted.terms}`;
+      keys = sorted.keys.map((k, i) => `, ${k.expression} as "_sort${i}"`).join("");
+      const terms = sorted.keys.map((k, i) => orderTerm(`p."_sort${i}"`, k.key.descending, k.target.notNull));
+      terms.push(query.sort[query.sort.length - 1]!.descending ? `p."id" desc` : `p."id"`);
+      outer = `order by ${terms.join(", ")}`;
+    }
     const rows = await this.read(
       collection,
       this.statements.get(
         `select t._total, p.* from (select count(*) as _total from ${p.table}${filter}) t ` +
-          `left join (select ${p.select} from ${p.table} where "id" in ` +
-          `(select "id" from ${p.table}${filter} order by "id" limit ${limit} offset ${offset})) p on true order by p."id"`,
+          `left join (select ${p.select}${keys} from ${p.table} where "id" in ` +
+          `(select "id" from ${p.table}${filter} ${order} limit ${limit} offset ${offset})) p on true ${outer}`,
       ),
       params,
     );

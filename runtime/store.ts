@@ -34,13 +34,14 @@ export interface StoredRecord<V extends Values = Values> {
  * How a field's values compare, for sorting and range conditions (SPEC §12.1, §12.2):
  *  - `text`: by code point (PostgreSQL `collate "C"`);
  *  - `number`: integers and numbers;
+ *  - `decimal`: exact decimals, kept as their canonical text (`-12.50`), never through a float;
  *  - `rank`: an enum, in the order of its `values` (`SortKey.rank`);
  *  - `date`: `YYYY-MM-DD`;
  *  - `instant`: a date-time with a time zone, compared as the instant it names (created_at,
  *    updated_at, and `datetime` fields, which keep the text as sent);
  *  - `boolean`: false before true.
  */
-export type Ordering = "text" | "number" | "rank" | "date" | "instant" | "boolean";
+export type Ordering = "text" | "number" | "decimal" | "rank" | "date" | "instant" | "boolean";
 
 /** One key of a sorted list: a storage field, or `created_at`/`updated_at`. */
 export interface SortKey {

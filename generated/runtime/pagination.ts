@@ -4,6 +4,7 @@
  * (default 20, maximum 100, anything else answered with 400).
  */
 import { z } from "zod";
+import { MAX_CURSOR_LENGTH } from "./cursor.ts";
 import { ISSUES, validationMessage } from "./messages.ts";
 import {
   MAX_IN_VALUES,
@@ -38,7 +39,9 @@ export const pageParam = integerText(PAGE_ISSUE)
   .default(1);
 
 /** `cursor`: opaque text; its validity is checked by the cursor codec. */
-export const cursorParam = z.string({ error: ISSUES.cursor }).max(1024, { error: ISSUES.cursor });
+export const cursorParam = z
+  .string({ error: ISSUES.cursor })
+  .max(MAX_CURSOR_LENGTH, { error: ISSUES.cursor });
 
 /** The longest `q`. */
 export const SEARCH_MAX_LENGTH = 200;

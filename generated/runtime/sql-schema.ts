@@ -56,6 +56,11 @@ export interface SqlColumn {
   kind: ColumnKind;
   /** SQL NULL reads as an absent value; otherwise as null. */
   optional: boolean;
+  /**
+   * Every row has a value (the column is `not null`). Given for the columns of declared sort
+   * keys: a sorted cursor then continues with a row comparison, which an index serves.
+   */
+  notNull?: boolean;
 }
 
 export interface SqlCollection {

@@ -11,10 +11,10 @@ import type { FieldType, FilterOperator, VersionField } from "./types.ts";
 export const TIMESTAMPS: ReadonlySet<string> = new Set(["created_at", "updated_at"]);
 
 /** Types matched by `?field=value`. */
-export const EQUALS_TYPES: ReadonlySet<FieldType> = new Set(["string", "enum", "boolean", "integer", "number", "date"]);
+export const EQUALS_TYPES: ReadonlySet<FieldType> = new Set(["string", "enum", "boolean", "integer", "number", "decimal", "date"]);
 
 const IN_TYPES: ReadonlySet<FieldType> = new Set(["string", "enum", "integer"]);
-const RANGE_TYPES: ReadonlySet<FieldType> = new Set(["integer", "number", "date", "datetime"]);
+const RANGE_TYPES: ReadonlySet<FieldType> = new Set(["integer", "number", "decimal", "date", "datetime"]);
 
 /** The range operators, in the order their parameters are listed. */
 export const RANGE_OPERATORS = ["gt", "gte", "lt", "lte"] as const;
@@ -32,6 +32,8 @@ export function orderingOf(type: FieldType): Ordering | undefined {
     case "integer":
     case "number":
       return "number";
+    case "decimal":
+      return "decimal";
     case "date":
       return "date";
     case "datetime":

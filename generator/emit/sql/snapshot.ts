@@ -7,7 +7,10 @@
 import { createHash } from "node:crypto";
 import { EXPORT_CHUNKS_TABLE } from "../../../runtime/exports-files-sql.ts";
 import type { OnDelete } from "../../../runtime/references.ts";
+import { orderingOf as modelOrdering } from "../../model/lists.ts";
 import { cursorKeyTable, eventTable, type SystemColumn, type SystemTable } from "../../../runtime/sql-events.ts";
+import { sortExpression, type SortTarget } from "../../../runtime/sql-sort.ts";
+import type { Ordering } from "../../../runtime/store.ts";
 import { uniqueKeySql } from "../../../runtime/unique.ts";
 import { uniqueKindOf } from "../../model/unique.ts";
 import { serverField } from "../../model/snapshot.ts";
@@ -233,6 +236,39 @@ function btreeIndex(table: string, column: string): SnapshotIndex {
   return { name: identifier(`${table}_${column}_id_idx`), definition: `using btree (${quote(column)}, "id")` };
 }
 
+/** How a field's values compare (SPEC §12.1, §12.2), as the model says (model/lists.ts): the ordering of its sort index. */
+export function orderingOf(field: Pick<VersionField, "type">): Ordering {
+  return modelOrdering(field.type) ?? "text";
+}
+
+/** The system columns a list may be sorted by. */
+const SORTABLE_SYSTEM: Readonly<Record<string, SortTarget>> = {
+  created_at: { column: "created_at", kind: "timestamptz", notNull: true },
+  updated_at: { column: "updated_at", kind: "timestamptz", notNull: true },
+};
+
+/**
+ * The indexes of one declared sort key, on its sort expression (runtime/sql-sort.ts: the store
+ * orders by the very same one), then `id`: `<table>_<column>_sort_idx` (ascending, nulls last; a
+ * backward scan serves descending when the column is `not null`), and for a column that may be
+ * null also `<table>_<column>_sort_desc_idx` (descending, nulls last), so that either direction
+ * of a one-key sort is one index scan.
+ */
+export function sortIndexes(table: string, target: SortTarget, ordering: Ordering, rank?: readonly string[]): SnapshotIndex[] {
+  const expression = sortExpression(target, ordering, rank);
+  const element = /^"[^"]*"$/.test(expression) ? expression : `(${expression})`;
+  const indexes: SnapshotIndex[] = [
+    { name: identifier(`${table}_${target.column}_sort_idx`), definition: `using btree (${element}, "id")` },
+  ];
+  if (!target.notNull) {
+    indexes.push({
+      name: identifier(`${table}_${target.column}_sort_desc_idx`),
+      definition: `using btree (${element} desc nulls last, "id" desc)`,
+    });
+  }
+  return indexes;
+}
+
 function trigramIndex(table: string, column: string, kind: ColumnKind): SnapshotIndex {
   const expression = kind === "wrapped" ? `((${quote(column)} #>> '{}'))` : quote(column);
   return { name: identifier(`${table}_${column}_trgm_idx`), definition: `using gin (${expression} gin_trgm_ops)` };
@@ -243,6 +279,7 @@ function plan(
   sources: ColumnSource[],
   indexed: string[],
   searched: string[],
+  sorted: string[] = [],
 ): CollectionPlan {
   const table = tableName(collection);
   const columns = systemColumns(table);
@@ -271,6 +308,25 @@ function plan(
     search.push(name);
     indexes.push(trigramIndex(table, name, kind));
   }
+  const sortedSeen = new Set<string>();
+  for (const name of sorted) {
+    if (sortedSeen.has(name)) continue;
+    sortedSeen.add(name);
+    const system = SORTABLE_SYSTEM[name];
+    if (system) {
+      indexes.push(...sortIndexes(table, system, "instant"));
+      continue;
+    }
+    const index = fields.findIndex((f) => f.column === name);
+    const meta = fields[index];
+    const field = sources.find((s) => s.field.storageName === name)?.field;
+    if (!meta || !field || meta.kind === "json") continue;
+    const notNull = columns.find((c) => c.name === name)?.notNull === true;
+    // The store needs to know that every row has a value (row comparisons; `desc` without `nulls last`).
+    if (notNull) fields[index] = { ...meta, notNull: true };
+    const target: SortTarget = { column: name, kind: meta.kind, notNull };
+    indexes.push(...sortIndexes(table, target, orderingOf(field), field.type === "enum" ? field.values ?? [] : undefined));
+  }
   return { collection, table: { name: table, collection, columns, indexes }, fields, search };
 }
 
@@ -282,7 +338,7 @@ function resourcePlan(r: StorageResource): CollectionPlan {
     return { field, references: { collection: reference.collection, onDelete: reference.onDelete } };
   });
   const indexed = [...(r.parentField ? [r.parentField] : []), ...r.references.map((x) => x.field), ...r.filters];
-  return plan(r.collection, sources, indexed, r.search);
+  return plan(r.collection, sources, indexed, r.search, r.sort);
 }
 
 function actionPlans(r: StorageResource): CollectionPlan[] {

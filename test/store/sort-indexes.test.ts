@@ -1,0 +1,52 @@
+// The SQL emitter's sort indexes (SPEC §12.1: every declared key is served by an index): one per
+// declared key on the store's own sort expression, a second (descending, nulls last) for a column
+// that may be null, `notNull` in schema.ts for the store's row comparisons; and none without `sort`.
+// The model's `sort` is set by hand here: the definition key `sort:` comes with the schema's lint.
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { migrationBetween } from "../../generator/emit/sql/diff.ts";
+import { collectionPlans, snapshotOf, systemTables } from "../../generator/emit/sql/snapshot.ts";
+import { runFrontEnd } from "../../generator/pipeline.ts";
+
+test("a declared sort key gets its sort indexes; nothing changes without one", async () => {
+  const front = await runFrontEnd("definitions", { today: "2026-01-01" });
+  assert.ok(front.model, front.diagnostics.map((d) => d.message).join("\n"));
+  const model = front.model;
+  const before = snapshotOf(collectionPlans(model), systemTables(model));
+  const invoices = model.storage.find((r) => r.collection === "invoices")!;
+  assert.deepEqual(invoices.sort, []);
+  invoices.sort = ["status", "due_date", "created_at", "amount_cents"];
+  const plans = collectionPlans(model);
+  const plan = plans.find((p) => p.collection === "invoices")!;
+  const sortIndexes = plan.table.indexes.filter((i) => i.name.includes("_sort"));
+  assert.deepEqual(
+    sortIndexes.map((i) => [i.name, i.definition]),
+    [
+      ["invoices_status_sort_idx", `using btree ((array_position(ARRAY['draft', 'issued', 'paid', 'void']::text[], "status")), "id")`],
+      ["invoices_due_date_sort_idx", `using btree ("due_date", "id")`],
+      ["invoices_created_at_sort_idx", `using btree ("created_at", "id")`],
+      ["invoices_amount_cents_sort_idx", `using btree ("amount_cents", "id")`],
+    ],
+  );
+  // The showcase's invoice fields are required: one index serves both directions, and the store is told.
+  assert.deepEqual(
+    plan.fields.filter((f) => f.notNull).map((f) => f.field),
+    ["amount_cents", "due_date", "status"],
+  );
+  // The next migration creates them.
+  const migration = migrationBetween(before, snapshotOf(plans, systemTables(model)));
+  const text = JSON.stringify(migration);
+  for (const index of sortIndexes) assert.ok(text.includes(index.name), index.name);
+});
+
+test("a nullable sort column gets a descending index too", async () => {
+  const front = await runFrontEnd("definitions", { today: "2026-01-01" });
+  const model = front.model!;
+  const orders = model.storage.find((r) => r.collection === "orders")!;
+  const nullable = orders.fields.find((f) => f.optional || f.nullable)!;
+  orders.sort = [nullable.storageName];
+  const plan = collectionPlans(model).find((p) => p.collection === "orders")!;
+  const names = plan.table.indexes.filter((i) => i.name.includes("_sort")).map((i) => i.name);
+  assert.deepEqual(names, [`orders_${nullable.storageName}_sort_idx`, `orders_${nullable.storageName}_sort_desc_idx`]);
+  assert.equal(plan.fields.find((f) => f.field === nullable.storageName)!.notNull, undefined);
+});
