@@ -90,6 +90,8 @@ export interface ResourceDef {
   filters: string[];
   /** Fields (or `created_at`/`updated_at`) a list may be sorted by. */
   sort: string[];
+  /** Composite unique constraints (`unique: [[a, b], …]` at the resource level): field names unique together, as written. */
+  uniqueTogether: string[][];
   exportable: boolean;
   /** Formats an export offers, the default first (absent: NDJSON only). */
   exportFormats?: ExportFormat[];
@@ -213,6 +215,11 @@ export interface VersionResource {
   conditions: ListCondition[];
   /** The keys `?sort=` takes (SPEC §12.1), in the order the definition lists them. */
   sort: ListSortKey[];
+  /**
+   * Composite unique constraints (SPEC §12.3) whose fields this version all shows, by this
+   * version's names: a write that would repeat one answers 409.
+   */
+  uniqueTogether: string[][];
   /** Its parent, and its list under it: `path` is `/v2/users/{id}/orders`. */
   parent: { collection: string; names: Names; symbols: ResourceSymbols; field: VersionField; path: string } | null;
   actions: VersionAction[];
@@ -281,7 +288,10 @@ export interface StorageResource {
   fields: VersionField[];
   /** The records of its actions. */
   actionRecords: Array<{ name: string; collection: string; names: Names; symbols: RecordSymbols; targetField: string; fields: VersionField[] }>;
+  /** Storage fields unique on their own (`unique: true`). */
   unique: string[];
+  /** Composite unique constraints: storage fields unique together, each list in the order written. */
+  uniqueTogether: string[][];
   references: Array<{ field: string; collection: string; onDelete: OnDelete }>;
   parentField: string | null;
   search: string[];
