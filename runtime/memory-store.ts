@@ -1,8 +1,8 @@
 /**
  * An in-process store: records per collection in ascending id order (binary search for
- * cursors), with an index per unique field. A sorted list (`sort`) sorts the matching records
- * on every call, in the order sorting.ts defines. Each method runs without awaiting in between, so
- * every write is atomic within the process.
+ * cursors), with an index per unique field and per composite unique constraint. A sorted list
+ * (`sort`) sorts the matching records on every call, in the order sorting.ts defines. Each method
+ * runs without awaiting in between, so every write is atomic within the process.
  *
  * Stored records are immutable snapshots: a write replaces a record instead of changing it, and
  * copies the values it is given (each object's keys in the order of json-order.ts), so reads hand out the stored snapshot itself without copying.
@@ -32,7 +32,7 @@ import {
 } from "./events.ts";
 import { referencedError, referencesTo, type StoreReference } from "./references.ts";
 import { comparePositions, meetsCondition, sortRecords, sortValues } from "./sorting.ts";
-import { uniqueKey } from "./unique.ts";
+import { uniqueConflict, uniqueKey } from "./unique.ts";
 import type {
   CursorQuery,
   DeleteArgs,
@@ -50,7 +50,10 @@ import type {
 interface Collection {
   ordered: StoredRecord[];
   byId: Map<string, StoredRecord>;
-  /** Unique field → its values' keys (`uniqueKey`) → id of the record that has it. */
+  /**
+   * Unique field → its values' keys (`uniqueKey`) → id of the record that has it; and for a
+   * composite constraint, its fields joined by commas → the JSON of its values' keys → id.
+   */
   unique: Map<string, Map<unknown, string>>;
 }
 
@@ -283,9 +286,13 @@ export class MemoryStore implements Store {
       const value = values[field];
       if (value === undefined || value === null) continue;
       const holder = c.unique.get(field)?.get(keyOf(field, value, constraints));
-      if (holder !== undefined && holder !== self) {
-        throw new ConflictError(`Another record has this ${field}.`, [{ field, issue: "is already taken" }]);
-      }
+      if (holder !== undefined && holder !== self) throw uniqueConflict([field]);
+    }
+    for (const fields of constraints.uniqueTogether ?? []) {
+      const key = tupleKeyOf(fields, values, constraints);
+      if (key === null) continue;
+      const holder = c.unique.get(fields.join(","))?.get(key);
+      if (holder !== undefined && holder !== self) throw uniqueConflict(fields);
     }
   }
 
@@ -310,7 +317,33 @@ export class MemoryStore implements Store {
       const value = after.values[field];
       if (value !== undefined && value !== null) index.set(keyOf(field, value, constraints), after.id);
     }
+    for (const fields of constraints.uniqueTogether ?? []) {
+      const name = fields.join(",");
+      let index = c.unique.get(name);
+      if (!index) {
+        index = new Map();
+        c.unique.set(name, index);
+      }
+      const old = before && tupleKeyOf(fields, before.values, constraints);
+      if (old && index.get(old) === after.id) index.delete(old);
+      const key = tupleKeyOf(fields, after.values, constraints);
+      if (key !== null) index.set(key, after.id);
+    }
   }
+}
+
+/**
+ * The key a composite constraint indexes a record by: the JSON of its fields' keys; null when one
+ * of them is null or absent (such a record is held by nothing, as NULLs are distinct in SQL).
+ */
+function tupleKeyOf(fields: readonly string[], values: Values, constraints: WriteConstraints): string | null {
+  const keys: unknown[] = [];
+  for (const field of fields) {
+    const value = values[field];
+    if (value === undefined || value === null) return null;
+    keys.push(keyOf(field, value, constraints));
+  }
+  return JSON.stringify(keys);
 }
 
 /** The key a unique value is indexed by. */
@@ -348,7 +381,8 @@ function sortedList(
   const found = ordered.filter(
     (record) =>
       matches(record, query) &&
-      (!position || comparePositions(sort, sortValues(record, sort), record.id, position.values, position.id) > 0),
+      (!position ||
+        comparePositions(sort, sortValues(record, sort), record.id, position.values, position.id) > 0),
   );
   sortRecords(found, sort);
   return { records: found.slice(0, query.limit), hasMore: found.length > query.limit };

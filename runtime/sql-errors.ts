@@ -1,11 +1,13 @@
 /**
- * PostgreSQL's errors as the API's: a unique violation is 409 naming the field, a foreign-key
- * violation 422 naming the field (or, on delete, the collection still referring to the record),
+ * PostgreSQL's errors as the API's: a unique violation is 409 naming the field (every field of a
+ * composite constraint), a foreign-key violation 422 naming the field (or, on delete, the
+ * collection still referring to the record),
  * a check or not-null violation 400 naming the field, a unique text too long for its index 400
  * naming the field. Anything else is left as it is (500).
  */
 import { BusinessRuleError, ConflictError, ValidationError } from "./errors.ts";
 import type { SqlSchema } from "./sql-schema.ts";
+import { uniqueConflict } from "./unique.ts";
 
 export type SqlOperation = "read" | "write" | "delete";
 
@@ -24,7 +26,7 @@ export function translateSqlError(
       const field = constraint?.field ?? /^Key \(([^)]+)\)/.exec(String(e.detail ?? ""))?.[1] ?? "id";
       if (field === "id")
         return new ConflictError("A record with this id exists.", [{ field: "id", issue: "is taken" }]);
-      return new ConflictError(`Another record has this ${field}.`, [{ field, issue: "is already taken" }]);
+      return uniqueConflict(constraint?.fields ?? [field]);
     }
     case "23503": {
       if (op === "delete" || (constraint && constraint.collection !== collection)) {
@@ -42,9 +44,12 @@ export function translateSqlError(
     case "54000":
       // An index entry over PostgreSQL's limit (about 2,700 bytes): a unique text too long to index.
       if (constraint?.kind === "unique")
-        return new ValidationError([
-          { field: constraint.field, issue: "is too long to be kept unique: at most about 2,700 bytes" },
-        ]);
+        return new ValidationError(
+          (constraint.fields ?? [constraint.field]).map((field) => ({
+            field,
+            issue: "is too long to be kept unique: at most about 2,700 bytes",
+          })),
+        );
       return error;
     case "23502":
       return new ValidationError([

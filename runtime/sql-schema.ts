@@ -71,7 +71,10 @@ export interface SqlCollection {
 
 export interface SqlConstraint {
   collection: string;
+  /** The field it constrains; of a composite unique constraint, its first field. */
   field: string;
+  /** A composite unique constraint (SPEC §12.3): every field it holds, in the order written. */
+  fields?: string[];
   kind: "unique" | "references";
   /** The referenced collection. */
   references?: string;

@@ -103,7 +103,13 @@ export interface WriteConstraints {
    * key (trimmed, NFC; runtime/unique.ts); the value kept is the value sent.
    */
   unique: string[];
-  /** Of `unique`, the `format: email` fields: compared also without regard to ASCII case. */
+  /**
+   * Composite unique constraints (SPEC §12.3): storage fields unique together, each text
+   * compared as in `unique`. A record with one of a list's fields null or absent is not held by
+   * that list (as a PostgreSQL unique index treats NULLs as distinct).
+   */
+  uniqueTogether?: string[][];
+  /** Of the fields of `unique` and `uniqueTogether`, the `format: email` ones: compared also without regard to ASCII case. */
   emails?: string[];
 }
 
@@ -140,7 +146,7 @@ export interface Store extends EventFeed, CursorKeyStore {
   page(collection: string, query: OffsetQuery): Promise<{ records: StoredRecord[]; total: number }>;
   get(collection: string, id: string): Promise<StoredRecord | null>;
   /**
-   * Inserts; throws ConflictError naming the field when a unique value is taken. `publish`
+   * Inserts; throws ConflictError naming the field (every field of a composite constraint) when a unique value is taken. `publish`
    * makes the write's event from the inserted record; it is kept with the write.
    */
   insert(...args: InsertArgs): Promise<StoredRecord>;

@@ -128,6 +128,8 @@ describe("breaking changes, on real pairs of definitions", () => {
     ["sorting removed altogether", { [books]: replace("sort: [pages, genre]\n", "") }, { kind: "parameter-removed", operationId: "listBooks", field: "sort" }],
     ["a filter removed: its operators go too", { [books]: replace("filters: [genre, pages]", "filters: [genre]") }, { kind: "parameter-removed", operationId: "listBooks", field: "pages[gte]" }],
     ["a value removed from an [in] filter's enum", { [books]: replace("[fiction, poetry, drama]", "[fiction, poetry]") }, { kind: "enum-value-removed", operationId: "listBooks", part: "parameter", field: "genre[in]" }],
+    ["a composite unique constraint added (SPEC §12.3)", { [books]: replace("sort: [pages, genre]\n", "sort: [pages, genre]\nunique: [[title, isbn]]\n") }, { kind: "unique-added", operationId: "createBook", part: "request", keyword: "x-canon-unique" }],
+    ["a composite unique constraint widened to another list", { [books]: replace("sort: [pages, genre]\n", "sort: [pages, genre]\nunique: [[title, contact]]\n") }, { kind: "unique-added", operationId: "updateBook", part: "request" }],
     ["a status code removed", { [books]: replace("max_length: 100 }\n", "max_length: 100 }\n    response: 204\n") }, { kind: "status-removed", operationId: "createBookLoan" }],
   ];
   cases.forEach(([name, edits, expected], i) => {
@@ -364,6 +366,7 @@ describe("the gate's diagnostics point at the definition line", () => {
     ["tighter limit: the option", { [books]: replace("max_length: 200", "max_length: 150") }, "max_length: 150", "limit-tightened", /add v2 to versions/],
     ["removed operation: operations", { [books]: replace("[list, read, create, update, delete]", "[list, read, create, update]") }, "operations:", "operation-removed", /removed: v2/],
     ["pagination: its key", { [books]: replace("operations:", "pagination: offset\noperations:") }, "pagination:", "pagination-changed", /v2/],
+    ["composite unique added: the unique key", { [books]: replace("sort: [pages, genre]\n", "sort: [pages, genre]\nunique: [[title, isbn]]\n") }, "unique: [[title, isbn]]", "unique-added", /removed: v2/],
     ["action response: its key", { [books]: replace("max_length: 100 }\n", "max_length: 100 }\n    response: 204\n") }, "response: 204", "status-removed", /v2/],
   ];
   cases.forEach(([name, edits, line, kind, fix], i) => {
@@ -380,6 +383,15 @@ describe("the gate's diagnostics point at the definition line", () => {
       assert.match(d.fix, fix);
       assert.deepEqual(result.broken, ["v1"]);
     });
+  });
+
+  test("a composite unique constraint removed, or its fields reordered, breaks nothing (SPEC §12.3)", async () => {
+    const withList = (await documents(variant("unique-list", { [books]: replace("sort: [pages, genre]\n", "sort: [pages, genre]\nunique: [[title, isbn]]\n") }))).get("v1")!;
+    const reordered = (await documents(variant("unique-reordered", { [books]: replace("sort: [pages, genre]\n", "sort: [pages, genre]\nunique: [[isbn, title]]\n") }))).get("v1")!;
+    const removed = compareDocuments(withList, published);
+    assert.ok(removed.some((c) => c.kind === "unique-removed" && !c.breaking && c.operation?.operationId === "createBook"), listing(removed));
+    assert.deepEqual(removed.filter((c) => c.breaking).map((c) => c.text), [], listing(removed));
+    assert.deepEqual(compareDocuments(withList, reordered).filter((c) => c.kind.startsWith("unique-")), []);
   });
 
   test("one diagnostic per break, naming every operation it reaches", async () => {

@@ -208,7 +208,7 @@ describe("robustness and docs", () => {
     });
     const resource = (collection: string, extra: Partial<ResourceDef> = {}): ResourceDef => ({
       file: `${collection}.yaml`, collection, singular: collection, operations: [], pagination: "cursor", search: [], filters: [], sort: [],
-      exportable: false, fields: [], actions: [], at, ...extra,
+      uniqueTogether: [], exportable: false, fields: [], actions: [], at, ...extra,
     });
     const odd: Definitions = {
       title: "", baseUrl: "::", versions: [{ name: "v1.1", retired: false, at }, { name: "", deprecated: "x", sunset: "2026-13-45", retired: false, at }],
@@ -216,7 +216,7 @@ describe("robustness and docs", () => {
       resources: [
         resource("", { parent: "", added: "v9", removed: "v0", search: ["", "nope"], filters: ["x"] }),
         resource("a/b/c", { parent: "a/b/c", actions: [{ name: "", fields: [field("", { renamed: { in: "v7", from: "" } })], response: 204, at }] }),
-        resource("xs", { parent: "ys", fields: [field("ys_id", { type: "array", renamed: { in: "v1.1", from: "ys_id" }, removed: "" })] }),
+        resource("xs", { parent: "ys", uniqueTogether: [[], ["ys_id", "ys_id"], ["nope", ""]], fields: [field("ys_id", { type: "array", renamed: { in: "v1.1", from: "ys_id" }, removed: "" })] }),
         resource("ys", { parent: "xs", fields: [field("o", { type: "object", fields: [], default: { a: 1 }, hasDefault: true }), field("e", { type: "enum", default: 3, hasDefault: true })] }),
       ],
     };

@@ -15,7 +15,9 @@ export interface ResourceSpec {
   collection: string;
   /** Storage fields whose values are unique (text compared normalized: runtime/unique.ts). */
   unique: string[];
-  /** Of `unique`, the `format: email` fields (also compared without regard to ASCII case). */
+  /** Composite unique constraints: storage fields unique together (SPEC §12.3). */
+  uniqueTogether?: string[][];
+  /** Of the fields of `unique` and `uniqueTogether`, the `format: email` ones (also compared without regard to ASCII case). */
   emails?: string[];
   /**
    * uuid fields that must name an existing record of another collection: a field, or a path into

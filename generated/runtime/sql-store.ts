@@ -230,7 +230,10 @@ export class SqlStore implements Store {
     const json = target.kind === "json" || target.kind === "wrapped";
     if (condition.op === "null") {
       // In jsonb, JSON null is null too.
-      if (json) return condition.value ? `(${c} is null or ${c} = 'null'::jsonb)` : `(${c} is not null and ${c} <> 'null'::jsonb)`;
+      if (json)
+        return condition.value
+          ? `(${c} is null or ${c} = 'null'::jsonb)`
+          : `(${c} is not null and ${c} <> 'null'::jsonb)`;
       return `${c} ${condition.value ? "is null" : "is not null"}`;
     }
     if (condition.op === "in") {
@@ -253,7 +256,10 @@ export class SqlStore implements Store {
   }
 
   /** The ORDER BY of `sort` (then `"id"` in the last key's direction) and each key's expression and target. */
-  private orderBy(p: Prepared, sort: readonly SortKey[]): { terms: string; keys: Array<{ key: SortKey; target: SortTarget; expression: string }> } {
+  private orderBy(
+    p: Prepared,
+    sort: readonly SortKey[],
+  ): { terms: string; keys: Array<{ key: SortKey; target: SortTarget; expression: string }> } {
     const keys = sort.map((key) => {
       const target = this.target(p, key.field);
       return { key, target, expression: sortExpression(target, key.ordering, key.rank) };
@@ -261,7 +267,11 @@ export class SqlStore implements Store {
     // A bare column name in ORDER BY would name the select's output column of that name
     // (`"created_at"::text as "created_at"`): qualified, it is the table's column, which the index holds.
     const terms = keys.map((k) =>
-      orderTerm(k.expression.startsWith('"') ? `${p.table}.${k.expression}` : k.expression, k.key.descending, k.target.notNull),
+      orderTerm(
+        k.expression.startsWith('"') ? `${p.table}.${k.expression}` : k.expression,
+        k.key.descending,
+        k.target.notNull,
+      ),
     );
     terms.push(sort[sort.length - 1]!.descending ? `"id" desc` : `"id"`);
     return { terms: terms.join(", "), keys };
@@ -281,7 +291,8 @@ export class SqlStore implements Store {
     if (position) {
       const parts = keys.map(({ key, target, expression }, i) => {
         const value = position.values[i];
-        if (value === null || value === undefined) return { expression, parameter: null, descending: key.descending, notNull: target.notNull };
+        if (value === null || value === undefined)
+          return { expression, parameter: null, descending: key.descending, notNull: target.notNull };
         params.push(sortParameterValue(target, value));
         return {
           expression,

@@ -6,7 +6,12 @@
  * only the comparison is normalized. The memory store compares `uniqueKey`s; the SQL store's
  * unique indexes are on `uniqueKeySql` of the column (the generator imports it from here), the
  * same function in PostgreSQL's terms.
+ *
+ * A composite constraint (`unique: [[organization_id, email]]`, SPEC §12.3) compares each of its
+ * fields so, and holds only records that have every one of its fields: a record with one of them
+ * null or absent is held by nothing, as a PostgreSQL unique index treats NULLs as distinct.
  */
+import { ConflictError } from "./errors.ts";
 
 /** `text`: trimmed and NFC; `email`: also ASCII letters in lower case. */
 export type UniqueKind = "text" | "email";
@@ -31,4 +36,23 @@ export function uniqueKeySql(text: string, kind: UniqueKind): string {
   const chars = TRIMMED.map((c) => `\\${c.toString(16).padStart(4, "0")}`).join("");
   const key = `normalize(btrim(${text}, U&'${chars}'), NFC)`;
   return kind === "email" ? `translate(${key}, '${UPPER}', '${UPPER.toLowerCase()}')` : key;
+}
+
+/**
+ * The 409 of a write that repeats a unique value: one field (`unique: true`), or every field of
+ * a composite constraint, one detail each.
+ */
+export function uniqueConflict(fields: readonly string[]): ConflictError {
+  if (fields.length === 1) {
+    const field = fields[0]!;
+    return new ConflictError(`Another record has this ${field}.`, [{ field, issue: "is already taken" }]);
+  }
+  const all = fields.join(", ");
+  return new ConflictError(
+    `Another record has this combination of ${all}.`,
+    fields.map((field) => ({
+      field,
+      issue: `is already taken together with ${fields.filter((f) => f !== field).join(", ")}`,
+    })),
+  );
 }

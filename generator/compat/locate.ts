@@ -24,6 +24,9 @@ export function locateChange(defs: Definitions, model: ApiModel, version: string
       return key("actions");
     case "pagination-changed":
       return key("pagination");
+    case "unique-added":
+    case "unique-removed":
+      return key("unique");
     case "status-removed":
     case "response-body-removed":
       return action ? written(action, "response") ?? action.at() : key("operations");

@@ -90,6 +90,8 @@ export function breakFix(version: string, next: string, change: Change): string 
     case "status-removed":
     case "response-body-removed":
       return `keep the response of ${version} as it was (for an action, its \`response:\`); to change it, ${add} and add the new action or resource with \`added: ${next}\``;
+    case "unique-added":
+      return `keep ${version} without the new list: a resource-level unique holds every version of the resource; to add it, ${add}, mark the resource \`removed: ${next}\` and add its successor with \`added: ${next}\` and the list`;
     case "servers-changed":
       return `keep base_url as it was: clients of ${version} call it`;
     default:

@@ -129,6 +129,7 @@ function compareResolved(ctx: SchemaContext, o: Located, n: Located, place: Plac
   compareFormat(old, now, input, report);
   compareEnum(old, now, input, report);
   compareLimits(old, now, input, report);
+  if (input) compareUnique(old, now, report);
   if (input && !sameJson(old.default, now.default)) {
     report({ kind: "default-changed", breaking: false, keyword: "default", detail: `defaults to ${show(now.default)} instead of ${show(old.default)}` });
   }
@@ -235,6 +236,33 @@ function compareDecimalLimits(old: JsonObject, now: JsonObject, input: boolean, 
   };
   bound("x-minimum");
   bound("x-maximum");
+}
+
+/** The lists of `x-canon-unique`, each as its sorted fields (the order of a list does not matter). */
+function uniqueLists(schema: JsonObject): Map<string, string[]> {
+  const lists = Array.isArray(schema["x-canon-unique"]) ? schema["x-canon-unique"] : [];
+  const out = new Map<string, string[]>();
+  for (const list of lists) {
+    if (!Array.isArray(list)) continue;
+    const fields = list.filter((f): f is string => typeof f === "string");
+    out.set(JSON.stringify([...fields].sort()), fields);
+  }
+  return out;
+}
+
+/**
+ * Composite unique constraints of a write body (SPEC §12.3): a new list refuses (409) a write the
+ * published version accepted, a break; a list gone only accepts more.
+ */
+function compareUnique(old: JsonObject, now: JsonObject, report: Report): void {
+  const a = uniqueLists(old);
+  const b = uniqueLists(now);
+  for (const [key, fields] of b) {
+    if (!a.has(key)) report({ kind: "unique-added", breaking: true, keyword: "x-canon-unique", detail: `has a new composite unique constraint [${fields.join(", ")}]: a write repeating those values now answers 409` });
+  }
+  for (const [key, fields] of a) {
+    if (!b.has(key)) report({ kind: "unique-removed", breaking: false, keyword: "x-canon-unique", detail: `no longer has the composite unique constraint [${fields.join(", ")}]` });
+  }
 }
 
 function compareObject(ctx: SchemaContext, old: JsonObject, now: JsonObject, here: Place, seen: Set<string>, report: Report): void {

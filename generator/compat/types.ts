@@ -46,6 +46,9 @@ export type ChangeKind =
   | "closed-object"
   | "default-changed"
   | "schema-changed"
+  // composite unique constraints of a write body (`x-canon-unique`)
+  | "unique-added"
+  | "unique-removed"
   // the document
   | "servers-changed";
 

@@ -35,6 +35,7 @@ export const RULES = {
   "filter-field": { severity: "error", doc: "filters and search name fields that exist, of a type they can match; a uuid field only as a filter of [null] (conventions 2.2, 4.1.6)." },
   "list-under": { severity: "error", doc: "list_under sits on a top-level uuid field with references, not the parent's, one per referenced collection (SPEC 12.3)." },
   "sort-field": { severity: "error", doc: "sort names fields (or created_at/updated_at) whose values have an order (SPEC 12.1)." },
+  "unique-together": { severity: "error", doc: "A resource-level unique list names two or more scalar fields, each once, none removed; no list repeats or holds another, or a field unique on its own (SPEC 12.3)." },
   "action-fields": { severity: "error", doc: "Action fields follow the same rules as resource fields." },
   "operations": { severity: "error", doc: "operations are listed once each, and a resource with actions can be read." },
   "sunset-near": { severity: "warning", doc: "A deprecated version's sunset date is near or past: remove the version on time." },

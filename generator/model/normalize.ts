@@ -51,6 +51,7 @@ function normalizeResource(source: SourceFile, r: ResourceDefinition): ResourceD
     search: r.search ?? [],
     filters: r.filters ?? [],
     sort: r.sort ?? [],
+    uniqueTogether: r.unique ?? [],
     exportable: r.export !== undefined && r.export !== false,
     exportFormats: typeof r.export === "object" && r.export.formats ? [...new Set(r.export.formats)] : ["ndjson"],
     fields: normalizeFields(source, ["fields"], r.fields),

@@ -134,6 +134,11 @@ function versionResource(defs: Definitions, r: ResourceDef, version: string, suc
     }),
     conditions: r.filters.flatMap((s) => listConditions(TIMESTAMPS.has(s) ? timestampField(s) : byStorage.get(s))),
     sort: r.sort.flatMap((s) => sortKey(TIMESTAMPS.has(s) ? timestampField(s) : byStorage.get(s))),
+    // The composite unique constraints whose fields this version all shows, by this version's names.
+    uniqueTogether: r.uniqueTogether.flatMap((list) => {
+      const shown = list.map((s) => byStorage.get(s)?.name);
+      return shown.every((name) => name !== undefined) ? [shown as string[]] : [];
+    }),
     parent:
       parentDef && parentField
         ? {
@@ -297,6 +302,7 @@ function storageResource(r: ResourceDef, versions: VersionModel[]): StorageResou
       nestedReferences: nestedReferences(a.fields),
     })),
     unique: r.fields.filter((f) => f.unique).map((f) => f.name),
+    uniqueTogether: r.uniqueTogether.map((list) => [...list]),
     references: r.fields.flatMap((f) =>
       f.type === "uuid" && f.references
         ? [{ field: f.name, collection: f.references, onDelete: f.onDelete ?? (f.name === parentField ? "cascade" : "restrict") }]
@@ -379,6 +385,7 @@ function exportJobStorage(): StorageResource {
     actionRecords: [],
     nestedReferences: [],
     unique: [],
+    uniqueTogether: [],
     references: [],
     parentField: null,
     search: [],

@@ -99,6 +99,8 @@ export interface ResourceDef {
   filters: string[];
   /** Fields (or `created_at`/`updated_at`) a list may be sorted by. */
   sort: string[];
+  /** Composite unique constraints (`unique: [[a, b], …]` at the resource level): field names unique together, as written. */
+  uniqueTogether: string[][];
   exportable: boolean;
   /** Formats an export offers, the default first (absent: NDJSON only). */
   exportFormats?: ExportFormat[];
@@ -234,6 +236,11 @@ export interface VersionResource {
   conditions: ListCondition[];
   /** The keys `?sort=` takes (SPEC §12.1), in the order the definition lists them. */
   sort: ListSortKey[];
+  /**
+   * Composite unique constraints (SPEC §12.3) whose fields this version all shows, by this
+   * version's names: a write that would repeat one answers 409.
+   */
+  uniqueTogether: string[][];
   /** Its parent, and its list under it: `path` is `/v2/users/{id}/orders`. */
   parent: ListUnder | null;
   /**
@@ -317,7 +324,10 @@ export interface StorageResource {
     references: Array<{ field: string; collection: string; onDelete: OnDelete }>;
     nestedReferences: Array<{ path: string; collection: string }>;
   }>;
+  /** Storage fields unique on their own (`unique: true`). */
   unique: string[];
+  /** Composite unique constraints: storage fields unique together, each list in the order written. */
+  uniqueTogether: string[][];
   references: Array<{ field: string; collection: string; onDelete: OnDelete }>;
   /**
    * References inside arrays and objects, by path (`tag_ids.*`, `address.country_id`): each id

@@ -8,6 +8,14 @@ import type { VersionField } from "./types.ts";
  * services emitter (the memory store's `emails`).
  */
 export function uniqueKindOf(field: Pick<VersionField, "unique" | "type" | "format">): UniqueKind | null {
-  if (!field.unique || field.type !== "string") return null;
+  return field.unique ? compareKindOf(field) : null;
+}
+
+/**
+ * How a field compares when some unique constraint holds it (its own `unique`, or a composite
+ * one): as `uniqueKindOf`, whether or not the field itself is unique.
+ */
+export function compareKindOf(field: Pick<VersionField, "type" | "format">): UniqueKind | null {
+  if (field.type !== "string") return null;
   return field.format === "email" ? "email" : "text";
 }

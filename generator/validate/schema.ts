@@ -127,6 +127,12 @@ export const ResourceSchema = z
       .describe(
         "Fields a list may be ordered by with ?sort=f,-g (up to 3 keys; - for descending; id breaks ties); created_at and updated_at allowed.",
       ),
+    unique: z
+      .array(z.array(z.string()))
+      .optional()
+      .describe(
+        "Fields unique together: each list (two or more fields) may not repeat in two records, a duplicate answers 409; text compares as for a unique field; a record with one of them null or absent is not held by the list.",
+      ),
     export: z
       .union([
         z.boolean(),

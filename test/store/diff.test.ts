@@ -122,6 +122,52 @@ describe("migrations between snapshots", () => {
     }
   });
 
+  test("composite unique (SPEC §12.3): an index added, changed and dropped with the definitions, text compared normalized", async () => {
+    const members = (unique = "") => `resource: members
+${unique}fields:
+  org_id: { type: uuid }
+  email: { type: string, format: email, max_length: 100 }
+  handle: { type: string, max_length: 50 }
+  badge: { type: integer, optional: true }
+`;
+    const insert = (id: string, email: string, handle: string, badge = "null") =>
+      db.exec(`insert into members (id, created_at, updated_at, org_id, email, handle, badge) values ('01890a5d-ac96-774b-bcce-b302099a80${id}', now(), now(), '01890a5d-ac96-774b-bcce-b302099a8000', '${email}', '${handle}', ${badge})`);
+    const violation = async (run: Promise<unknown>) => {
+      const error = (await run.then(() => null, (e: unknown) => e)) as { code?: string; constraint?: string } | null;
+      assert.equal(error?.code, "23505", "a unique violation");
+      return error.constraint;
+    };
+    const c1 = await snapshotOfFiles({ "members.yaml": members() });
+    await apply(migrationBetween(null, c1)!.statements);
+    await insert("01", "ann@x.org", "ann");
+
+    const c2 = await snapshotOfFiles({ "members.yaml": members("unique: [[org_id, email], [handle, badge]]\n") });
+    const m2 = migrationBetween(c1, c2)!;
+    assert.equal(m2.name, "index_members_org_id_email_unique_and_more");
+    const text2 = m2.statements.join("\n");
+    assert.match(text2, /create unique index if not exists "members_org_id__email_unique" on "members" using btree \("org_id", \(translate\(normalize\(btrim\("email", U&'[^']+'\), NFC\), 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz'\)\)\);/);
+    assert.match(text2, /create unique index if not exists "members_handle__badge_unique" on "members" using btree \(\(normalize\(btrim\("handle", U&'[^']+'\), NFC\)\), "badge"\);/);
+    await apply(m2.statements);
+    assert.equal(migrationBetween(c2, c2), null, "no change, no migration");
+    assert.equal(await violation(insert("02", "Ann@X.org", "bea")), "members_org_id__email_unique");
+    await insert("03", "bea@x.org", "ann"); // badge null in both: NULLs are distinct
+    await insert("04", "cy@x.org", "cy", "1");
+    assert.equal(await violation(insert("05", "dee@x.org", " cy", "1")), "members_handle__badge_unique");
+
+    // The list changes: the old index goes, the new one comes; a list dropped drops its index.
+    const c3 = await snapshotOfFiles({ "members.yaml": members("unique: [[org_id, handle, badge]]\n") });
+    const text3 = migrationBetween(c2, c3)!.statements.join("\n");
+    assert.match(text3, /create unique index if not exists "members_org_id__handle__badge_unique"/);
+    assert.match(text3, /drop index if exists "members_org_id__email_unique";/);
+    assert.match(text3, /drop index if exists "members_handle__badge_unique";/);
+    await apply(migrationBetween(c2, c3)!.statements);
+    await insert("06", "Ann@X.org", "eve");
+    const c4 = await snapshotOfFiles({ "members.yaml": members() });
+    const m4 = migrationBetween(c3, c4)!;
+    assert.deepEqual(m4.statements, ['drop index if exists "members_org_id__handle__badge_unique";']);
+    await apply(m4.statements);
+  });
+
   test("long names stay within PostgreSQL's 63 bytes, distinct", () => {
     const a = identifier(`${"x".repeat(70)}_a_key`);
     const b = identifier(`${"x".repeat(70)}_b_key`);

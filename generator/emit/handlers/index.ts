@@ -1,5 +1,5 @@
 import type { ApiModel, VersionExport, VersionField, VersionModel, VersionResource } from "../../model/types.ts";
-import { uniqueKindOf } from "../../model/unique.ts";
+import { compareKindOf, uniqueKindOf } from "../../model/unique.ts";
 import { GENERATED_HEADER, styledTs, type EmitContext, type EmittedFile, type Emitter } from "../emitter.ts";
 import { literal, propertyKey } from "../shared/code.ts";
 import { IMPORTS, runtimeSource, source, specifierIn, usedIdentifiers, withImports, type ImportSource } from "../shared/imports.ts";
@@ -344,8 +344,9 @@ function servicesView(model: ApiModel) {
       values: r.symbols.values,
       collection: r.collection,
       unique: r.unique.map((u) => JSON.stringify(u)).join(", "),
+      uniqueTogether: r.uniqueTogether.map((list) => `[${list.map((u) => JSON.stringify(u)).join(", ")}]`).join(", "),
       emails: r.fields
-        .filter((f) => uniqueKindOf(f) === "email")
+        .filter((f) => uniqueKindOf(f) === "email" || (compareKindOf(f) === "email" && r.uniqueTogether.some((l) => l.includes(f.storageName))))
         .map((f) => JSON.stringify(f.storageName))
         .join(", "),
       references: referenceSpecs(r.references, r.nestedReferences),
@@ -355,6 +356,7 @@ function servicesView(model: ApiModel) {
       values: a.symbols.values,
       collection: a.collection,
       unique: "",
+      uniqueTogether: "",
       emails: "",
       references: referenceSpecs(a.references, a.nestedReferences),
     })),

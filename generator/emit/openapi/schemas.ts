@@ -36,9 +36,9 @@ export function resourceSchemas(resource: VersionResource, storage: StorageResou
   const names = schemaNames(resource);
   const out: Array<[string, Json]> = [[names.record, recordSchema(resource, storage)]];
   const { operations } = resource;
-  if (operations.create) out.push([names.create, objectSchema(resource.fields, "create")]);
-  if (operations.update) out.push([names.update, objectSchema(resource.fields, "patch")]);
-  if (operations.replace) out.push([names.replace, objectSchema(resource.fields, "create")]);
+  if (operations.create) out.push([names.create, withUnique(resource, objectSchema(resource.fields, "create"))]);
+  if (operations.update) out.push([names.update, withUnique(resource, objectSchema(resource.fields, "patch"))]);
+  if (operations.replace) out.push([names.replace, withUnique(resource, objectSchema(resource.fields, "create"))]);
   if (isListed(resource)) {
     out.push([names.cursorPage, cursorPageSchema(names.record)]);
     if (resource.pagination === "offset") out.push([names.offsetPage, offsetPageSchema(names.record)]);
@@ -49,6 +49,16 @@ export function resourceSchemas(resource: VersionResource, storage: StorageResou
     out.push([actionNames.create, objectSchema(action.fields, "create")]);
   }
   return out;
+}
+
+/**
+ * A write body's schema with the resource's composite unique constraints (SPEC §12.3) as
+ * `x-canon-unique`: the lists of fields (this version's names) no two records may share; a write
+ * that would answers 409. The breaking-change gate reads it (adding a list is breaking).
+ */
+function withUnique(resource: VersionResource, schema: JsonObject): JsonObject {
+  if (!resource.uniqueTogether.length) return schema;
+  return { ...schema, "x-canon-unique": resource.uniqueTogether.map((list) => [...list]) };
 }
 
 /**

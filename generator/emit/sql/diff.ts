@@ -50,7 +50,7 @@ function onDeleteAction(onDelete: OnDelete): string {
 }
 
 function createIndex(table: string, index: SnapshotIndex): string {
-  return `create ${index.unique ? "unique " : ""}index if not exists ${quote(index.name)} on ${quote(table)} ${index.definition};`;
+  return `create ${index.unique || index.together ? "unique " : ""}index if not exists ${quote(index.name)} on ${quote(table)} ${index.definition};`;
 }
 
 /** Drop-then-add: idempotent as a pair. */
@@ -161,7 +161,7 @@ function alterTable(before: SnapshotTable, after: SnapshotTable): Change[] {
   const newIndexes = new Map(after.indexes.map((i) => [i.name, i]));
   for (const index of after.indexes) {
     const previous = oldIndexes.get(index.name);
-    if (previous && previous.definition === index.definition && previous.unique === index.unique) continue;
+    if (previous && previous.definition === index.definition && previous.unique === index.unique && sameJson(previous.together, index.together)) continue;
     changes.push({
       words: `index_${index.name}`,
       statements: [...(previous ? [`drop index if exists ${quote(index.name)};`] : []), createIndex(after.name, index)],

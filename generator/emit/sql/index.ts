@@ -109,6 +109,10 @@ function schemaView(model: ApiModel, plans: CollectionPlan[]): object {
   for (const plan of plans) {
     for (const index of plan.table.indexes) {
       if (index.unique) constraints.push({ name: index.name, value: literal({ collection: plan.collection, field: index.unique, kind: "unique" }) });
+      if (index.together) {
+        const value = { collection: plan.collection, field: index.together[0], fields: index.together, kind: "unique" };
+        constraints.push({ name: index.name, value: literal(value) });
+      }
     }
     for (const column of plan.table.columns) {
       if (column.unique) {

@@ -12,7 +12,7 @@ import { cursorKeyTable, eventTable, type SystemColumn, type SystemTable } from 
 import { sortExpression, type SortTarget } from "../../../runtime/sql-sort.ts";
 import type { Ordering } from "../../../runtime/store.ts";
 import { uniqueKeySql } from "../../../runtime/unique.ts";
-import { uniqueKindOf } from "../../model/unique.ts";
+import { compareKindOf, uniqueKindOf } from "../../model/unique.ts";
 import { serverField } from "../../model/snapshot.ts";
 import { COLUMN_SQL_TYPES, decimalColumnType, isJsonKind, ROW_ID_COLUMN, uniqueConstraintName, type ColumnKind, type SqlColumn } from "../../../runtime/sql-schema.ts";
 import type { ApiModel, StorageResource, VersionField } from "../../model/types.ts";
@@ -29,6 +29,11 @@ export interface SnapshotIndex {
   name: string;
   /** A unique index: the column whose values it keeps unique (a unique string field, compared normalized). */
   unique?: string;
+  /**
+   * A composite unique index (SPEC §12.3): the columns whose values it keeps unique together,
+   * text compared normalized as for `unique`. A row with one of them NULL is held by nothing.
+   */
+  together?: string[];
   /** What follows `on <table>`: `using btree ("status", "id")`. */
   definition: string;
 }
@@ -358,9 +363,38 @@ function actionPlans(r: StorageResource): CollectionPlan[] {
   });
 }
 
+/**
+ * The name of a composite unique index: the table, the columns joined by `__` (a field name never
+ * holds two underscores in a row) and `_unique` (no other index or constraint ends so).
+ */
+export function compositeUniqueName(table: string, columns: readonly string[]): string {
+  return identifier(`${table}_${columns.join("__")}_unique`);
+}
+
+/**
+ * A resource's plan with its composite unique indexes (SPEC §12.3), after every other index: one
+ * per list, over its columns in the order written, each text column by its normalized key
+ * (`uniqueKeySql`, as a unique string field), a jsonb-kept scalar by its text (JSON null is then
+ * SQL NULL), anything else by value.
+ */
+function withCompositeUnique(plan: CollectionPlan, r: StorageResource): CollectionPlan {
+  const kinds = new Map(plan.fields.map((f) => [f.column, f.kind]));
+  for (const list of r.uniqueTogether) {
+    const parts = list.map((name) => {
+      const field = r.fields.find((f) => f.storageName === name);
+      const wrapped = kinds.get(name) === "wrapped";
+      const text = wrapped ? `(${quote(name)} #>> '{}')` : quote(name);
+      const kind = field ? compareKindOf(field) : null;
+      return kind ? `(${uniqueKeySql(text, kind)})` : wrapped ? `(${text})` : text;
+    });
+    plan.table.indexes.push({ name: compositeUniqueName(plan.table.name, list), together: [...list], definition: `using btree (${parts.join(", ")})` });
+  }
+  return plan;
+}
+
 /** Every stored collection of the API, in definition order, each resource followed by its actions' records; then export jobs. */
 export function collectionPlans(model: ApiModel): CollectionPlan[] {
-  const plans = model.storage.flatMap((r) => [resourcePlan(r), ...actionPlans(r)]);
+  const plans = model.storage.flatMap((r) => [withCompositeUnique(resourcePlan(r), r), ...actionPlans(r)]);
   // Export jobs (when some resource sets `export: true`) are kept like any collection, after the resources.
   if (model.exportJobs) plans.push(resourcePlan(model.exportJobs));
   return plans;
