@@ -4,7 +4,7 @@
  * collection's SQL table (generator/model/snapshot.ts) and the `Export` schema of each version's
  * OpenAPI document (generator/emit/openapi/exports.ts). Nothing here is restated elsewhere.
  */
-import type { Match, StoredRecord, Values } from "./store.ts";
+import type { Match, SortKey, StoredRecord, Values } from "./store.ts";
 
 /** The store collection of export jobs: canon's own, never a resource's name (a `/` is in none). */
 export const EXPORT_JOBS = "canon/exports";
@@ -45,7 +45,9 @@ export const EXPORT_JOB_FIELDS = {
   /** The filters as the client gave them (this version's field names). */
   filters: { type: "object" },
   q: { type: "string", optional: true },
-  /** The same filters and search as the store reads them (storage names). */
+  /** The order of the file, `?sort=` of the list as the client gave it (this version's names). */
+  sort: { type: "string", optional: true },
+  /** The same filters, search and order as the store reads them (storage names; `sort` as SortKey[]). */
   match: { type: "object" },
   record_count: { type: "integer", minimum: 0 },
   attempts: { type: "integer", minimum: 0 },
@@ -75,7 +77,7 @@ type RequiredName = { [K in keyof Fields]: Fields[K] extends { optional: true } 
 /** The values of a stored job, as EXPORT_JOB_FIELDS defines them (`match` as the store reads it). */
 export type ExportJobValues = { -readonly [K in Exclude<RequiredName, "match">]: ValueOf<Fields[K]> } & {
   -readonly [K in Exclude<keyof Fields, RequiredName>]?: ValueOf<Fields[K]>;
-} & { match: Match };
+} & { match: Match & { sort?: SortKey[] } };
 
 export type ExportJob = StoredRecord<ExportJobValues>;
 
@@ -91,6 +93,7 @@ export interface ExportView {
   status: ExportStatus;
   filters: Values;
   q?: string;
+  sort?: string;
   record_count: number;
   download_url?: string;
   expires_at?: string;
@@ -133,6 +136,7 @@ export function exportView(job: ExportJob): ExportView {
     status: v.status,
     filters: v.filters,
     ...(v.q === undefined ? {} : { q: v.q }),
+    ...(v.sort === undefined ? {} : { sort: v.sort }),
     record_count: v.record_count,
     ...(succeeded
       ? { download_url: `/${v.version}/exports/${job.id}/files/${v.token}`, expires_at: v.expires_at }

@@ -7,7 +7,8 @@
  */
 import { setImmediate as nextTurn } from "node:timers/promises";
 import type { ExportFormat, ExportJob } from "./exports-job.ts";
-import type { CursorQuery, StoredRecord, Values } from "./store.ts";
+import { positionOf } from "./sorting.ts";
+import type { CursorQuery, SortPosition, StoredRecord, Values } from "./store.ts";
 
 /** One exportable collection of one version: how its records are read and shown. */
 export interface ExportSource<V extends Values = Values> {
@@ -41,10 +42,10 @@ export function recordLines(
 }
 
 /**
- * Writes the records of a job into `sink`: every record the list would show, in ascending id
- * order, up to the job's own id (so records created after the export was requested are not in
- * it). A page at a time; `onPage` is told the count after every page, and the event loop gets a
- * turn. Returns the count.
+ * Writes the records of a job into `sink`: every record the list would show, in the list's order
+ * (the job's `sort`, else ascending id), none created after the export was requested (an id
+ * after the job's own). A page at a time; `onPage` is told the count after every page, and the
+ * event loop gets a turn. Returns the count.
  */
 export async function writeRecords(
   sink: ExportSink,
@@ -56,13 +57,23 @@ export async function writeRecords(
   const { header, line } = recordLines(job.values.format, source.columns);
   let count = 0;
   if (header) await sink.write(header);
+  const sort = job.values.match.sort;
+  const sorted = sort !== undefined && sort.length > 0;
   let after: string | undefined;
+  let afterPosition: SortPosition | undefined;
   for (;;) {
-    const page = await source.list({ ...job.values.match, limit: pageSize, ...(after ? { after } : {}) });
+    const page = await source.list({
+      ...job.values.match,
+      limit: pageSize,
+      ...(after ? { after } : {}),
+      ...(afterPosition ? { afterPosition } : {}),
+    });
     let chunk = "";
     let done = !page.hasMore || page.records.length === 0;
     for (const record of page.records) {
       if (record.id > job.id) {
+        // In id order every record after it is newer too; in another order, newer ones are skipped.
+        if (sorted) continue;
         done = true;
         break;
       }
@@ -71,7 +82,9 @@ export async function writeRecords(
     }
     if (chunk) await sink.write(chunk);
     if (done) break;
-    after = page.records[page.records.length - 1]!.id;
+    const last = page.records[page.records.length - 1]!;
+    if (sorted) afterPosition = positionOf(last, sort);
+    else after = last.id;
     await onPage(count);
     await nextTurn();
   }

@@ -12,8 +12,12 @@ import os from "node:os";
 import path from "node:path";
 import type { RunSummary } from "./summary-reporter.ts";
 
+// The project's own tools (tsc) first on the PATH, as `npm test` puts them, also when this file is run by hand.
+const bin = path.join(import.meta.dirname, "..", "node_modules", ".bin");
+const PATH = `${bin}${path.delimiter}${process.env.PATH ?? ""}`;
+
 function run(command: string, args: string[], env: Record<string, string> = {}): number {
-  const result = spawnSync(command, args, { stdio: "inherit", env: { ...process.env, ...env } });
+  const result = spawnSync(command, args, { stdio: "inherit", env: { ...process.env, PATH, ...env } });
   return result.status ?? 1;
 }
 

@@ -35,7 +35,7 @@ import type { PgBossExportQueue, PgBossQueueOptions } from "./exports-pgboss.ts"
 import { InProcessExportQueue, type ExportQueue } from "./exports-queue.ts";
 import { writeRecords, type ExportSource } from "./exports-writing.ts";
 import type { SqlDriver } from "./sql-driver.ts";
-import type { CursorQuery, Match, Store, Values } from "./store.ts";
+import type { CursorQuery, Match, SortKey, Store, Values } from "./store.ts";
 import { newId } from "./uuid.ts";
 
 export interface ExportOptions {
@@ -130,6 +130,8 @@ export class ExportService {
     filters: Values;
     q?: string | undefined;
     match: Match;
+    /** The order of the file: `sort` as the client gave it, and as the store reads it. */
+    sort?: { text: string; keys: SortKey[] } | undefined;
   }): Promise<ExportJob> {
     if (!this.sources.has(`${input.version}/${input.resource}`)) {
       throw new Error(`${input.version} does not export ${input.resource}`);
@@ -144,7 +146,10 @@ export class ExportService {
       status: "pending",
       filters: Object.fromEntries(Object.entries(input.filters).filter(([, v]) => v !== undefined)),
       ...(q === undefined ? {} : { q }),
-      match: JSON.parse(JSON.stringify(input.match)) as Match,
+      ...(input.sort?.keys.length ? { sort: input.sort.text } : {}),
+      match: JSON.parse(
+        JSON.stringify(input.sort?.keys.length ? { ...input.match, sort: input.sort.keys } : input.match),
+      ) as Match,
       record_count: 0,
       attempts: 0,
     };

@@ -75,6 +75,7 @@ export const sqlSchema: SqlSchema = {
         { field: "status", column: "status", kind: "text", optional: false },
         { field: "filters", column: "filters", kind: "json", optional: false },
         { field: "q", column: "q", kind: "text", optional: true },
+        { field: "sort", column: "sort", kind: "text", optional: true },
         { field: "match", column: "match", kind: "json", optional: false },
         { field: "record_count", column: "record_count", kind: "integer", optional: false },
         { field: "attempts", column: "attempts", kind: "integer", optional: false },

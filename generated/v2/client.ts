@@ -612,6 +612,8 @@ export interface ExportJob {
   filters: Record<string, unknown>;
   /** The search it was made with. */
   q?: string;
+  /** The order of the file, as `sort` on the list; ascending id without. */
+  sort?: string;
   /** Records written so far; once succeeded, every record in the file. */
   record_count: number;
   /** Once succeeded: the file, for `api.exports.download(job)`; it works until `expires_at`. */
@@ -636,10 +638,12 @@ export interface OrderExportCreate {
   filters?: OrderExportFilters;
 }
 
-/** Exact-match filters of orders, as on its list. */
+/** Filters of orders, as on its list (an operator under its parameter's name: `"status[in]": ["open"]`). */
 export interface OrderExportFilters {
   status?: "pending" | "paid" | "shipped" | "cancelled";
   currency?: string;
+  "status[in]"?: Array<"pending" | "paid" | "shipped" | "cancelled">;
+  "currency[in]"?: Array<string>;
 }
 
 /** Query of GET /v2/invoices and GET /v2/orders/{id}/invoices. */

@@ -45,6 +45,16 @@ const orderExportCreate = z.strictObject({
         .string()
         .regex(/^[A-Z]{3}$/)
         .optional(),
+      "status[in]": z
+        .array(z.enum(["pending", "paid", "shipped", "cancelled"]))
+        .min(1)
+        .max(100)
+        .optional(),
+      "currency[in]": z
+        .array(z.string().regex(/^[A-Z]{3}$/))
+        .min(1)
+        .max(100)
+        .optional(),
     })
     .default({}),
 });
@@ -86,6 +96,10 @@ export function registerExportRoutes(
         { status: body.filters.status, currency: body.filters.currency },
         ["note"],
         body.q,
+        [
+          { field: "status", op: "in", ordering: "rank", values: body.filters["status[in]"] },
+          { field: "currency", op: "in", ordering: "text", values: body.filters["currency[in]"] },
+        ],
       );
       return exports.create({
         owner,

@@ -338,6 +338,8 @@ function versionExport(r: ResourceDef, resource: VersionResource): VersionExport
     symbols: resource.symbols,
     formats: r.exportFormats?.length ? r.exportFormats : ["ndjson"],
     filters: resource.filters,
+    conditions: resource.conditions,
+    sort: resource.sort,
     search: resource.search,
     columns: ["id", ...resource.fields.filter((f) => f.output).map((f) => f.name), "created_at", "updated_at"],
   };

@@ -275,6 +275,10 @@ export interface VersionExport {
   formats: ExportFormat[];
   /** The list's exact-match filters (this version's names), accepted in `filters`. */
   filters: VersionField[];
+  /** The list's operator filters, accepted in `filters` under their parameter names (`"status[in]": [...]`). */
+  conditions: ListCondition[];
+  /** The list's sort keys, accepted in `sort` as on the list. */
+  sort: ListSortKey[];
   /** Fields `q` matches, as on the list. */
   search: VersionField[];
   /** Field names of a record in the file, in order: the CSV header (id, returned fields, created_at, updated_at). */

@@ -4,24 +4,29 @@
 // Every response is checked against the service's own OpenAPI document.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
+import { download, exportsFolder, ndjson, settled } from "../exports/helpers.ts";
 import { detailFields, expectError, expectStatus, startFixture, type Api } from "./helpers.ts";
 
 type Obj = Record<string, any>;
 
 const STORE = process.env.CANON_TEST_STORE ?? "memory";
 let api: Api;
+const folder = exportsFolder();
 let org: Obj;
 let other: Obj;
 let agent: Obj;
 
 before(async () => {
-  api = await startFixture("http-helpdesk", "test/fixtures/helpdesk", ["v1"]);
+  api = await startFixture("http-helpdesk", "test/fixtures/helpdesk", ["v1"], { exports: { directory: folder.directory, pageSize: 2 } });
   org = (await expectStatus(api, "POST", "/v1/organizations", 201, { body: { name: "Acme" } })).body as Obj;
   other = (await expectStatus(api, "POST", "/v1/organizations", 201, { body: { name: "Other" } })).body as Obj;
   agent = (await expectStatus(api, "POST", "/v1/agents", 201, { body: { name: "Ann" } })).body as Obj;
 });
 
-after(() => api?.close());
+after(async () => {
+  await api?.close();
+  folder.remove();
+});
 
 async function ticket(body: Obj, organization: Obj = org): Promise<Obj> {
   return (await expectStatus(api, "POST", "/v1/tickets", 201, { body: { organization_id: organization.id, ...body } })).body as Obj;
@@ -247,5 +252,46 @@ describe(`list_under (SPEC §12.3), ${STORE} store`, () => {
     await expectError(api, "GET", `/v1/agents/01890a5d-ac96-774b-bcce-b302099a8057/tickets`, 404, "NOT_FOUND");
     const doc = api.contract.documents.get("v1")!;
     assert.equal(doc.paths["/v1/agents/{id}/tickets"].get.operationId, "listAgentTickets");
+  });
+});
+
+describe(`exports honour sort and operator filters, ${STORE} store`, () => {
+  test("a sorted, filtered export writes the records the list shows, in its order, page after page", async () => {
+    const o = (await expectStatus(api, "POST", "/v1/organizations", 201, { body: { name: "Export" } })).body as Obj;
+    const priorities = ["low", "normal", "high", "urgent"];
+    for (let i = 0; i < 9; i++) {
+      await ticket({ subject: `exp${i}`, priority: priorities[i % 4], status: i % 3 === 0 ? "closed" : "open", estimate: i }, o);
+    }
+    const body = {
+      resource: "tickets",
+      q: "exp",
+      sort: "-priority,estimate",
+      filters: { "status[in]": ["open", "pending"], "estimate[lt]": 8, "due_at[null]": true },
+    };
+    const job = (await expectStatus(api, "POST", "/v1/exports", 201, { body })).body as Obj;
+    assert.equal(job.sort, "-priority,estimate");
+    assert.deepEqual(job.filters, body.filters);
+    // Created after the export was asked for: not in the file.
+    await ticket({ subject: "exp-late", priority: "urgent", status: "open", estimate: 0 }, o);
+    const done = await settled(api, "v1", job.id);
+    assert.equal(done.status, "succeeded", JSON.stringify(done));
+    const file = ndjson((await download(api, done.download_url)).text);
+    const listed = await walk(`/v1/tickets?q=exp&sort=-priority,estimate&status[in]=open,pending&estimate[lt]=8&due_at[null]=true`);
+    const fromList = listed.filter((r) => r.organization_id === o.id && r.subject !== "exp-late");
+    const fromFile = file.filter((r) => r.organization_id === o.id);
+    assert.deepEqual(subjects(fromFile), subjects(fromList));
+    assert.deepEqual(subjects(fromFile), ["exp7", "exp2", "exp1", "exp5", "exp4"]);
+  });
+
+  test("an export's sort and operator filters are validated as the list's (400 naming them)", async () => {
+    for (const [bad, field] of [
+      [{ sort: "status" }, "sort"],
+      [{ filters: { "status[in]": "open" } }, "filters.status[in]"],
+      [{ filters: { "estimate[gte]": "1" } }, "filters.estimate[gte]"],
+      [{ filters: { "subject[gt]": "a" } }, "filters.subject[gt]"],
+    ] as const) {
+      const error = await expectError(api, "POST", "/v1/exports", 400, "VALIDATION_ERROR", { body: { resource: "tickets", ...bad } });
+      assert.deepEqual(detailFields(error), [field], JSON.stringify(bad));
+    }
   });
 });

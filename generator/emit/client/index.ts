@@ -124,7 +124,15 @@ function exportsView(exports: VersionExport[]) {
       resource: JSON.stringify(e.collection),
       formats: union(e.formats),
       search: searchDoc(e.search),
-      members: e.filters.map((f) => ({ key: propertyKey(f.name), type: tsType({ ...f, nullable: false }) })),
+      members: [
+        ...e.filters.map((f) => ({ key: propertyKey(f.name), type: tsType({ ...f, nullable: false }) })),
+        ...e.conditions.map((c) => {
+          const value = tsType({ ...c.field, nullable: false });
+          return { key: propertyKey(c.param), type: c.op === "in" ? `Array<${value}>` : c.op === "null" ? "boolean" : value };
+        }),
+      ],
+      operators: e.conditions.length > 0,
+      sort: e.sort.length ? `up to 3 comma-separated keys among ${e.sort.map((k) => `\`${k.name}\``).join(", ")}, \`-\` for descending` : null,
     })),
   };
 }

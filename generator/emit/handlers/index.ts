@@ -4,7 +4,7 @@ import { GENERATED_HEADER, styledTs, type EmitContext, type EmittedFile, type Em
 import { literal, propertyKey } from "../shared/code.ts";
 import { IMPORTS, runtimeSource, source, specifierIn, usedIdentifiers, withImports, type ImportSource } from "../shared/imports.ts";
 import { ROUTE_CONTEXT } from "../shared/route-context.ts";
-import { zodField } from "../shared/zod.ts";
+import { conditionBodySchema, sortSchema, zodField } from "../shared/zod.ts";
 import { PartMemo } from "../../util/memo.ts";
 
 /**
@@ -323,8 +323,21 @@ function exportsView(version: VersionModel, exports: VersionExport[]) {
       formats: quoted(e.formats),
       defaultFormat: e.formats[0],
       columns: quoted(e.columns),
-      filters: e.filters.map((f) => ({ key: propertyKey(f.name), zod: zodField({ ...f, nullable: false, hasDefault: false }, "update") })),
+      filters: [
+        ...e.filters.map((f) => ({ key: propertyKey(f.name), zod: zodField({ ...f, nullable: false, hasDefault: false }, "update") })),
+        ...e.conditions.map((c) => ({ key: propertyKey(c.param), zod: conditionBodySchema(c) })),
+      ],
       where: e.filters.map((f) => `${propertyKey(f.storageName)}: body.filters.${access(f.name)}`.replace(".[", "[")).join(", "),
+      conditions: e.conditions.length
+        ? `, [${e.conditions
+            .map((c) => {
+              const value = `body.filters[${JSON.stringify(c.param)}]`;
+              const field = `field: ${JSON.stringify(c.field.storageName)}, op: ${JSON.stringify(c.op)}`;
+              return c.op === "null" ? `{ ${field}, value: ${value} }` : `{ ${field}, ordering: ${JSON.stringify(c.ordering)}, ${c.op === "in" ? "values" : "value"}: ${value} }`;
+            })
+            .join(", ")}]`
+        : "",
+      sort: e.sort.length ? sortSchema(e.sort) : null,
       searchFields: quoted(e.search.map((f) => f.storageName)),
     })),
   };

@@ -1,4 +1,4 @@
-import { SEARCH_MAX_LENGTH } from "../../../runtime/pagination.ts";
+import { MAX_IN_VALUES, MAX_SORT_KEYS, SEARCH_MAX_LENGTH } from "../../../runtime/pagination.ts";
 import {
   EXPORT_FORMATS,
   EXPORT_MEDIA_TYPES,
@@ -7,7 +7,7 @@ import {
   EXPORT_VIEW_WHEN_SUCCEEDED,
   type ExportView,
 } from "../../../runtime/exports-job.ts";
-import type { ExportFormat, VersionExport, VersionModel } from "../../model/types.ts";
+import type { ExportFormat, ListCondition, VersionExport, VersionModel } from "../../model/types.ts";
 import { commonErrors, errorResponses, lookupErrors, writeErrors } from "./errors.ts";
 import { fieldSchema } from "./fieldSchema.ts";
 import { linkHeaderName, responseHeaders, successorLink } from "./headers.ts";
@@ -26,6 +26,14 @@ import { closedObject, cursorPageSchema, idSchema } from "./schemas.ts";
 export const exportsTag = "exports";
 
 const timestamp: JsonObject = { type: "string", format: "date-time" };
+
+/** An operator filter of an export's `filters`: its JSON value. */
+function conditionSchema(c: ListCondition): Json {
+  const value = fieldSchema(c.field, "filter");
+  if (c.op === "in") return { type: "array", items: value, minItems: 1, maxItems: MAX_IN_VALUES };
+  if (c.op === "null") return { type: "boolean" };
+  return value;
+}
 
 function formatsOf(exports: VersionExport[]): ExportFormat[] {
   const all = new Set(exports.flatMap((e) => e.formats));
@@ -46,6 +54,7 @@ export function exportSchemas(exports: VersionExport[], searchMinLength: number)
     },
     filters: { anyOf: exports.map((e) => ref("schemas", e.symbols.exportFilters)), description: "The filters the export was made with." },
     q: { type: "string", description: "The search the export was made with, if any." },
+    sort: { type: "string", description: "The order of the file, as `sort` on the list, if one was given; else ascending `id`." },
     record_count: { type: "integer", minimum: 0, description: "Records written to the file so far; once succeeded, every record in it." },
     download_url: {
       type: "string",
@@ -69,9 +78,14 @@ export function exportSchemas(exports: VersionExport[], searchMinLength: number)
 
   const variants = exports.map((e): Array<[string, Json]> => {
     const filters = closedObject(
-      e.filters.map((f): [string, Json] => [f.name, fieldSchema(f, "filter")]),
+      [
+        ...e.filters.map((f): [string, Json] => [f.name, fieldSchema(f, "filter")]),
+        ...e.conditions.map((c): [string, Json] => [c.param, conditionSchema(c)]),
+      ],
       [],
-      `Exact-match filters of ${spaced(e.collection)}, as on its list.`,
+      e.conditions.length
+        ? `Filters of ${spaced(e.collection)}, as on its list: a field's value (equals), or an operator under the parameter's name with a JSON value (\`"status[in]": ["open"]\`, \`"due_at[gte]": "…"\`, \`"assignee_id[null]": true\`).`
+        : `Exact-match filters of ${spaced(e.collection)}, as on its list.`,
     );
     const create = closedObject(
       [
@@ -89,6 +103,17 @@ export function exportSchemas(exports: VersionExport[], searchMinLength: number)
           },
         ],
         ["filters", ref("schemas", e.symbols.exportFilters)],
+        ...(e.sort.length
+          ? [
+              [
+                "sort",
+                {
+                  type: "string",
+                  description: `The order of the file, as \`sort\` on the list: up to ${MAX_SORT_KEYS} comma-separated keys among ${e.sort.map((k) => `\`${k.name}\``).join(", ")}, \`-\` for descending. Without it: ascending \`id\`.`,
+                },
+              ] as [string, Json],
+            ]
+          : []),
       ],
       ["resource"],
       `An export of ${spaced(e.collection)}.`,

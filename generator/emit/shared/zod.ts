@@ -1,4 +1,5 @@
-import type { VersionField } from "../../model/types.ts";
+import type { ListCondition, ListSortKey, VersionField } from "../../model/types.ts";
+import { MAX_IN_VALUES } from "../../../runtime/pages.ts";
 import { literal, numberLiteral, orList, propertyKey, regexLiteral } from "./code.ts";
 
 /** How a field is read: in a create/replace body, in a PATCH body, or nested inside another value. */
@@ -82,5 +83,42 @@ export function zodQuery(field: VersionField): string {
       return "dateSchema";
     default:
       return zodBase(field);
+  }
+}
+
+/** The zod expression that reads an operator filter's parameter. */
+export function conditionSchema(c: ListCondition): string {
+  switch (c.op) {
+    case "in":
+      return `inParam(${zodQuery(c.field)})`;
+    case "null":
+      return "queryNull";
+    default:
+      return c.field.type === "datetime" ? "queryInstant" : zodQuery(c.field);
+  }
+}
+
+/** `sortParam({ … })`: each key `?sort=` takes, the storage field it orders by and how its values compare. */
+export function sortSchema(keys: ListSortKey[]): string {
+  const entries = keys.map((k) => {
+    const rank = k.rank ? `, rank: [${k.rank.map((v) => JSON.stringify(v)).join(", ")}]` : "";
+    return `${propertyKey(k.name)}: { field: ${JSON.stringify(k.storageName)}, ordering: ${JSON.stringify(k.ordering)}${rank} }`;
+  });
+  return `sortParam({ ${entries.join(", ")} })`;
+}
+
+/**
+ * The zod expression that reads an operator filter in a JSON body (an export's `filters`): its
+ * value typed as JSON (`"status[in]": ["open", "pending"]`, `"due_at[gte]": "2026-…"`, `"x[null]": true`).
+ */
+export function conditionBodySchema(c: ListCondition): string {
+  const value = zodField({ ...c.field, nullable: false, hasDefault: false, optional: false }, "nested");
+  switch (c.op) {
+    case "in":
+      return `z.array(${value}).min(1).max(${MAX_IN_VALUES}).optional()`;
+    case "null":
+      return "z.boolean().optional()";
+    default:
+      return `${value}.optional()`;
   }
 }

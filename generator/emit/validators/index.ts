@@ -1,8 +1,8 @@
-import type { ApiModel, ListCondition, ListSortKey, VersionField, VersionResource } from "../../model/types.ts";
+import type { ApiModel, VersionField, VersionResource } from "../../model/types.ts";
 import { GENERATED_HEADER, styledTs, type EmitContext, type EmittedFile, type Emitter } from "../emitter.ts";
 import { propertyKey } from "../shared/code.ts";
 import { IMPORTS, runtimeSource, source, withImports } from "../shared/imports.ts";
-import { zodField, zodQuery, type ZodMode } from "../shared/zod.ts";
+import { conditionSchema, sortSchema, zodField, zodQuery, type ZodMode } from "../shared/zod.ts";
 import { PartMemo } from "../../util/memo.ts";
 
 /** Each `vN/<collection>/validators.ts`, by its resource (kept the same object by a `canon dev` session) and version. */
@@ -27,27 +27,6 @@ export const validatorsEmitter: Emitter = {
 
 function entries(fields: VersionField[], mode: ZodMode) {
   return fields.filter((f) => f.input).map((f) => ({ key: propertyKey(f.name), schema: zodField(f, mode) }));
-}
-
-/** The zod expression that reads an operator filter's parameter. */
-function conditionSchema(c: ListCondition): string {
-  switch (c.op) {
-    case "in":
-      return `inParam(${zodQuery(c.field)})`;
-    case "null":
-      return "queryNull";
-    default:
-      return c.field.type === "datetime" ? "queryInstant" : zodQuery(c.field);
-  }
-}
-
-/** `sortParam({ … })`: each key `?sort=` takes, the storage field it orders by and how its values compare. */
-function sortSchema(keys: ListSortKey[]): string {
-  const entries = keys.map((k) => {
-    const rank = k.rank ? `, rank: [${k.rank.map((v) => JSON.stringify(v)).join(", ")}]` : "";
-    return `${propertyKey(k.name)}: { field: ${JSON.stringify(k.storageName)}, ordering: ${JSON.stringify(k.ordering)}${rank} }`;
-  });
-  return `sortParam({ ${entries.join(", ")} })`;
 }
 
 function view(version: string, searchMinLength: number, r: VersionResource) {
