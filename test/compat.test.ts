@@ -530,6 +530,51 @@ describe("the CLI", () => {
     assert.match(allowed.stderr, /only for a version that has never shipped/);
   });
 
+  test("a draft version (draft: true) takes any change; removing draft publishes it, and from then on the gate holds it", () => {
+    const dir = variant("draft", { "api.yaml": replace("  v1: {}\n", "  v1: {}\n  v2: { draft: true }\n") });
+    assert.equal(canon(["generate"], dir).code, 0);
+    const out = path.join(dir, "generated");
+    const doc = JSON.parse(readFileSync(path.join(out, "v2", "openapi.json"), "utf8"));
+    assert.equal(doc.info["x-canon-draft"], true);
+    assert.match(doc.info.description, /\*\*Draft\*\*/);
+    assert.equal((JSON.parse(readFileSync(path.join(out, "v1", "openapi.json"), "utf8")).info as JsonObject)["x-canon-draft"], undefined);
+    // A resource added in the draft v2, then changed and removed again: nothing of v1 changes, and v2 may change in any way.
+    const books2 = path.join(dir, "definitions", books);
+    const original = readFileSync(books2, "utf8");
+    const publishers = path.join(dir, "definitions", "publishers.yaml");
+    writeFileSync(publishers, "resource: publishers\nadded: v2\nfields:\n  name: { type: string, max_length: 200 }\n");
+    const first = canon(["generate"], dir);
+    assert.equal(first.code, 0, first.stderr);
+    writeFileSync(publishers, "resource: publishers\nadded: v2\nfields:\n  title: { type: string, max_length: 20 }\n");
+    const second = canon(["generate"], dir);
+    assert.equal(second.code, 0, `a renamed field and a tighter limit in the draft v2 pass: ${second.stderr}`);
+    rmSync(publishers);
+    const third = canon(["generate"], dir);
+    assert.equal(third.code, 0, `a resource of the draft v2 removed: ${third.stderr}`);
+    // A break of the published v1 names the draft as the place for the change.
+    writeFileSync(books2, original.replace("  contact:", "  email:"));
+    const refused = canon(["generate"], dir);
+    assert.equal(refused.code, 1);
+    assert.match(refused.stderr, /breaking-change v1 is published[\s\S]*fix: .*make the change in the draft v2/);
+    // Publish v2 (remove draft): accepted; from then on a break of v2 is refused.
+    writeFileSync(books2, original);
+    writeFileSync(publishers, "resource: publishers\nadded: v2\nfields:\n  name: { type: string, max_length: 200 }\n");
+    assert.equal(canon(["generate"], dir).code, 0);
+    writeFileSync(path.join(dir, "definitions", "api.yaml"), readFileSync(path.join(dir, "definitions", "api.yaml"), "utf8").replace("  v2: { draft: true }\n", "  v2: {}\n"));
+    const published = canon(["generate"], dir);
+    assert.equal(published.code, 0, published.stderr);
+    rmSync(publishers);
+    const broken = canon(["generate"], dir);
+    assert.equal(broken.code, 1);
+    assert.match(broken.stderr, /breaking-change v2 is published/);
+    writeFileSync(publishers, "resource: publishers\nadded: v2\nfields:\n  name: { type: string, max_length: 200 }\n");
+    // …and marking it a draft again does not reopen it.
+    writeFileSync(path.join(dir, "definitions", "api.yaml"), readFileSync(path.join(dir, "definitions", "api.yaml"), "utf8").replace("  v2: {}\n", "  v2: { draft: true }\n"));
+    const reopened = canon(["generate"], dir);
+    assert.equal(reopened.code, 1);
+    assert.match(reopened.stderr, /error version-draft-published v2 is published/);
+  });
+
   test("lint warns about a near sunset, and fails on it only with --fail-on-sunset", () => {
     const fixture = path.join("test", "fixtures", "broken", "sunset-near");
     const plain = canon(["lint", "--definitions", fixture, "--today", "2026-11-21"]);

@@ -211,7 +211,7 @@ describe("robustness and docs", () => {
       uniqueTogether: [], exportable: false, fields: [], actions: [], at, ...extra,
     });
     const odd: Definitions = {
-      title: "", baseUrl: "::", versions: [{ name: "v1.1", retired: false, at }, { name: "", deprecated: "x", sunset: "2026-13-45", retired: false, at }],
+      title: "", baseUrl: "::", versions: [{ name: "v1.1", retired: false, draft: false, at }, { name: "", deprecated: "x", sunset: "2026-13-45", retired: false, draft: true, at }],
       rateLimit: null, events: true, bodyLimit: 1, searchMinLength: 3, at,
       resources: [
         resource("", { parent: "", added: "v9", removed: "v0", search: ["", "nope"], filters: ["x"] }),

@@ -5,7 +5,7 @@ import { mergeGitignore, mergePackageJson, mergeTsconfig, readIfPresent, type Fi
 
 /** The starter api.yaml. */
 function apiTemplate(schema: string): string {
-  return [schema, "title: My API", "base_url: https://api.example.com", "versions:", "  v1: {}", "rate_limit:", "  requests: 100", "  per_seconds: 60", ""].join(
+  return [schema, "title: My API", "base_url: https://api.example.com", "versions:", "  v1: { draft: true } # not published yet: change anything; remove draft to publish v1", "rate_limit:", "  requests: 100", "  per_seconds: 60", ""].join(
     "\n",
   );
 }

@@ -81,7 +81,10 @@ export async function compatibilityGate(input: GateInput): Promise<GateResult> {
   const published = await publishedDocuments(input.out, input.known);
   const fresh = new Map(input.files.filter((f) => /^v[1-9][0-9]*\/openapi\.json$/.test(f.path)).map((f) => [f.path.split("/")[0]!, f.content]));
   const latest = Math.max(0, ...input.definitions.versions.map((v) => versionNumber(v.name)).filter((n) => !Number.isNaN(n)));
-  const next = `v${latest + 1}`;
+  // Where a break belongs: the first draft when there is one (SPEC §3: a draft is not published), else a new version.
+  const firstDraft = input.definitions.versions.find((v) => v.draft && !v.retired)?.name;
+  const next = firstDraft ?? `v${latest + 1}`;
+  const drafts = new Set(input.definitions.versions.filter((v) => v.draft).map((v) => v.name));
   const result: GateResult = { diagnostics: [], broken: [], retired: [] };
   const severity = input.allowBreaking ? "warning" : "error";
   const push = (d: Diagnostic) => result.diagnostics.push({ ...d, severity });
@@ -93,6 +96,21 @@ export async function compatibilityGate(input: GateInput): Promise<GateResult> {
     const old = parsed.get(text, () => parseJson(text));
     // A document canon cannot read is no contract to hold to; `check` lists it as differing.
     if (old === undefined) continue;
+    // A draft's document was never a contract: it may change in any way, be published, or go.
+    if (wasDraft(old)) continue;
+    if (drafts.has(version)) {
+      result.broken.push(version);
+      const at = input.definitions.versions.find((v) => v.name === version)!.at("draft");
+      push(
+        diagnostic(
+          "version-draft-published",
+          at,
+          `${version} is published (its document in the output folder is no draft): it cannot become a draft again, its clients rely on it`,
+          `remove draft: true from ${version}; make the change in a new version${firstDraft && firstDraft !== version ? ` or in the draft ${firstDraft}` : ""}`,
+        ),
+      );
+      continue;
+    }
     if (content === undefined) {
       const problem = removedVersion(version, old, input.today);
       if (!problem) {
@@ -113,7 +131,7 @@ export async function compatibilityGate(input: GateInput): Promise<GateResult> {
   for (const group of groups(input, breaking)) {
     const versions = versionList([...new Set(group.map((g) => g.version))]);
     const first = representative(group.map((g) => g.change));
-    push(diagnostic("breaking-change", group.location, breakMessage(group), breakFix(versions, next, first)));
+    push(diagnostic("breaking-change", group.location, breakMessage(group), breakFix(versions, next, first, firstDraft !== undefined)));
   }
   return result;
 }
@@ -123,6 +141,12 @@ export async function compatibilityGate(input: GateInput): Promise<GateResult> {
  * the next save is compared with, so it is neither parsed then nor now.
  */
 const parsed = new TextMemo<Json | undefined>(2);
+
+/** Whether a published document is a draft's (`info.x-canon-draft`, which the OpenAPI emitter writes for `draft: true`). */
+function wasDraft(doc: Json): boolean {
+  const info = obj(doc).info;
+  return typeof info === "object" && info !== null && !Array.isArray(info) && (info as Record<string, Json>)["x-canon-draft"] === true;
+}
 
 /** A document's JSON, or undefined when it is not JSON. */
 function parseJson(text: string): Json | undefined {

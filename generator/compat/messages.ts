@@ -67,8 +67,8 @@ export function representative(group: Change[]): Change {
  * How to make the change without breaking `version`: keep it as it was, and make the change
  * in a new version `next` with added / removed / renamed.
  */
-export function breakFix(version: string, next: string, change: Change): string {
-  const add = `add ${next} to versions in api.yaml`;
+export function breakFix(version: string, next: string, change: Change, nextIsDraft = false): string {
+  const add = nextIsDraft ? `make the change in the draft ${next}` : `add ${next} to versions in api.yaml`;
   const name = (change.schema?.field || change.field).split(".").pop()!.replace(/\[\]$/, "");
   const newName = change.renamedTo?.split(".").pop();
   switch (change.kind) {

@@ -26,6 +26,7 @@ export const RULES = {
   "map-nesting": { severity: "error", doc: "Maps nest at most two deep: a map of maps, never a map of maps of maps." },
   "version-name": { severity: "error", doc: "Versions are v1, v2, ... consecutive from v1, no minor versions (conventions 9.2-9.4, 9.6)." },
   "version-sunset": { severity: "error", doc: "A deprecated version names a sunset at least 90 days after its deprecation (conventions 8, 9.9)." },
+  "version-draft": { severity: "error", doc: "Drafts (draft: true) come after every published version and are neither deprecated nor retired." },
   "version-ref": { severity: "error", doc: "added, removed and renamed name versions that exist, in order." },
   "version-added-required": { severity: "error", doc: "A field added after a resource's first version is optional or has a default, so that writes through older versions stay valid." },
   "base-url": { severity: "error", doc: "base_url is an absolute http(s) URL without a trailing slash." },
@@ -49,6 +50,7 @@ export const RULES = {
 export const OUTPUT_RULES = {
   "breaking-change": { severity: "error", doc: "A published version's OpenAPI document would change in a way that breaks its clients (conventions 9.7)." },
   "output-drift": { severity: "error", doc: "A file in the output folder is not what canon generate would write: edited by hand, missing or stale (canon check)." },
+  "version-draft-published": { severity: "error", doc: "A published version was marked draft: true; a published contract cannot be reopened." },
   "version-removed-early": { severity: "error", doc: "A published version was removed from the definitions before its sunset date passed (conventions 9.9)." },
   "foreign-file": { severity: "error", doc: "A file in the output folder that canon did not write: generate never overwrites or removes it, and refuses to run while it is there." },
 } as const satisfies Record<string, { severity: Severity; doc: string }>;

@@ -25,6 +25,7 @@ export function normalize(
       deprecated: v?.deprecated,
       sunset: v?.sunset,
       retired: v?.retired ?? false,
+      draft: v?.draft ?? false,
       at: (...path) => api.source.locate(["versions", name, ...path], path.length ? "value" : "key"),
     })),
     rateLimit: a.rate_limit ? { requests: a.rate_limit.requests, perSeconds: a.rate_limit.per_seconds } : null,

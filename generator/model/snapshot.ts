@@ -72,6 +72,7 @@ export function buildModel(defs: Definitions): ApiModel {
       title: defs.title,
       baseUrl: defs.baseUrl,
       deprecation,
+      draft: v.draft,
       events: defs.events,
       eventsPath: defs.events ? `/${v.name}/events` : null,
       searchMinLength: defs.searchMinLength,

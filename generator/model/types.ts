@@ -115,6 +115,8 @@ export interface VersionDef {
   sunset?: string;
   /** Gone: listed so that numbering and references hold, but not generated or served. */
   retired: boolean;
+  /** Not published yet: generated and served, but not held to an earlier document by the gate. */
+  draft: boolean;
   at: Locator;
 }
 
@@ -291,6 +293,8 @@ export interface VersionModel {
   title: string;
   baseUrl: string;
   deprecation: { deprecated: string; sunset: string; sunsetHttpDate: string; successor: string } | null;
+  /** A draft (`draft: true`): served and documented, not published; its document says so. */
+  draft: boolean;
   events: boolean;
   /** `/v2/events` when events are on (`/v2/events/{id}` reads one), else null. */
   eventsPath: string | null;

@@ -154,6 +154,12 @@ export const ResourceSchema = z
 export type ResourceDefinition = z.infer<typeof ResourceSchema>;
 
 export const VersionSchema = z.strictObject({
+  draft: z
+    .boolean()
+    .optional()
+    .describe(
+      "Not published yet: generated, served and documented, but any change to it passes the breaking-change gate. Remove it to publish the version; from then on the gate holds it.",
+    ),
   deprecated: isoDate.optional().describe("Date the version was deprecated."),
   sunset: isoDate.optional().describe("Date the version goes away; at least 90 days after deprecated."),
   retired: z

@@ -43,7 +43,13 @@ export function openapiDocument(model: ApiModel, version: VersionModel): JsonObj
   return {
     "x-generated": generatedNotice,
     openapi: "3.1.0",
-    info: { title: version.title, version: version.name, description: infoDescription(model, version) },
+    info: {
+      title: version.title,
+      version: version.name,
+      description: infoDescription(model, version),
+      // The gate reads it: a draft's document is no contract yet, and a published one never becomes a draft again.
+      ...(version.draft ? { "x-canon-draft": true } : {}),
+    },
     servers: [{ url: version.baseUrl }],
     security: [{ bearerAuth: [] }],
     tags: tags.sort((a, b) => compareText(String(a.name), String(b.name))),
@@ -104,6 +110,9 @@ function pathItems(operations: PathOperation[]): JsonObject {
 
 function infoDescription(model: ApiModel, version: VersionModel): string {
   const parts = [model.description ?? ""];
+  if (version.draft) {
+    parts.push(`**Draft**: ${version.name} is not published yet and may still change in any way.`);
+  }
   const d = version.deprecation;
   if (d) {
     parts.push(

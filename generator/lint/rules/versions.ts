@@ -14,6 +14,28 @@ export function versionRules(ctx: LintContext): void {
   sunsetNear(ctx);
   baseUrl(ctx);
   retired(ctx);
+  drafts(ctx);
+}
+
+/**
+ * version-draft: drafts (`draft: true`) come after every published version (clients move from
+ * a published version to the next one, never to a draft and back), and a draft is neither
+ * deprecated nor retired: it was never published.
+ */
+function drafts(ctx: LintContext): void {
+  const versions = ctx.defs.versions;
+  versions.forEach((v, i) => {
+    if (!v.draft) {
+      const draft = versions.slice(0, i).find((d) => d.draft);
+      if (draft) {
+        ctx.report("version-draft", draft.at("draft"), `${draft.name} is a draft but ${v.name}, after it, is published`, `publish ${draft.name} first (remove draft: true), or mark ${v.name} draft too`);
+      }
+      return;
+    }
+    for (const key of ["deprecated", "retired"] as const) {
+      if (v[key]) ctx.report("version-draft", v.at(key), `${v.name} is a draft: it was never published, so it cannot be ${key}`, `remove ${key} from ${v.name}, or remove ${v.name} itself`);
+    }
+  });
 }
 
 function versionNames(ctx: LintContext): void {
