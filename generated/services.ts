@@ -31,9 +31,24 @@ export interface Services {
 
 /** What the store must enforce for each collection. */
 export const resourceSpecs = {
-  invoices: { collection: "invoices", unique: [], references: [{ field: "order_id", collection: "orders" }] },
+  invoices: {
+    collection: "invoices",
+    unique: [],
+    uniqueTogether: [["order_id", "number"]],
+    references: [
+      { field: "order_id", collection: "orders" },
+      { field: "approved_by", collection: "users" },
+    ],
+  },
   orderCancellations: { collection: "orders/cancellations", unique: [], references: [] },
-  orders: { collection: "orders", unique: ["code"], references: [{ field: "user_id", collection: "users" }] },
+  orders: {
+    collection: "orders",
+    unique: ["code"],
+    references: [
+      { field: "user_id", collection: "users" },
+      { field: "product_ids.*", collection: "products" },
+    ],
+  },
   products: { collection: "products", unique: ["sku"], references: [] },
   users: { collection: "users", unique: ["email"], emails: ["email"], references: [] },
 } satisfies Record<keyof Services, ResourceSpec>;
@@ -41,6 +56,7 @@ export const resourceSpecs = {
 /** Every reference between stored collections, and what deleting the referenced record does (`on_delete`). */
 export const storeReferences: StoreReference[] = [
   { collection: "invoices", field: "order_id", references: "orders", onDelete: "cascade" },
+  { collection: "invoices", field: "approved_by", references: "users", onDelete: "restrict" },
   { collection: "orders", field: "user_id", references: "users", onDelete: "cascade" },
   { collection: "orders/cancellations", field: "order_id", references: "orders", onDelete: "cascade" },
 ];

@@ -10,6 +10,8 @@ export type InvoiceValues = {
   amount_cents: number;
   due_date: string;
   status: "draft" | "issued" | "paid" | "void";
+  number?: number;
+  approved_by?: string;
 };
 
 /** Stored values of orders. */
@@ -24,6 +26,8 @@ export type OrderValues = {
   gift_wrap: boolean;
   legacy_ref?: string;
   amount_due_cents: number;
+  metadata?: Record<string, string>;
+  product_ids: string[];
 };
 
 /** Stored values of orders/cancellations. */
@@ -38,6 +42,7 @@ export type ProductValues = {
   name: string;
   description?: string;
   price_cents: number;
+  price?: string;
   category: "books" | "games" | "tools" | "other";
   tags: string[];
   dimensions?: { width_mm: number; height_mm: number };

@@ -83,7 +83,7 @@ before(async () => {
   showcase = await modelOf("definitions");
   fixture = await modelOf("test/fixtures/openapi");
   const docs = documents(showcase);
-  assert.deepEqual([...docs.keys()], ["v1/openapi.json", "v2/openapi.json"]);
+  assert.deepEqual([...docs.keys()], ["v1/openapi.json", "v2/openapi.json", "v3/openapi.json"]);
   v1 = docs.get("v1/openapi.json")!;
   v2 = docs.get("v2/openapi.json")!;
   const libDocs = documents(fixture);

@@ -635,6 +635,8 @@ export interface OrderExportCreate {
   format?: "ndjson" | "csv";
   /** Text to find (case-insensitive) in note, as `q` on the list. */
   q?: string;
+  /** The order of the file, as `sort` on the list: up to 3 comma-separated keys among `placed_at`, `total_cents`, `status`, `created_at`, `-` for descending; ascending id without. */
+  sort?: string;
   filters?: OrderExportFilters;
 }
 
@@ -642,9 +644,27 @@ export interface OrderExportCreate {
 export interface OrderExportFilters {
   status?: "pending" | "paid" | "shipped" | "cancelled";
   currency?: string;
+  total_cents?: number;
   "status[in]"?: Array<"pending" | "paid" | "shipped" | "cancelled">;
   "currency[in]"?: Array<string>;
+  "total_cents[in]"?: Array<number>;
+  "total_cents[gt]"?: number;
+  "total_cents[gte]"?: number;
+  "total_cents[lt]"?: number;
+  "total_cents[lte]"?: number;
+  "placed_at[gt]"?: string;
+  "placed_at[gte]"?: string;
+  "placed_at[lt]"?: string;
+  "placed_at[lte]"?: string;
+  "placed_at[null]"?: boolean;
+  "created_at[gt]"?: string;
+  "created_at[gte]"?: string;
+  "created_at[lt]"?: string;
+  "created_at[lte]"?: string;
 }
+
+/** A key of `sort` on invoices: ascending, or descending with `-`. */
+export type InvoicesSortKey = "due_date" | "-due_date" | "amount_cents" | "-amount_cents";
 
 /** Query of GET /v1/invoices and GET /v1/orders/{id}/invoices. */
 export interface InvoicesListQuery {
@@ -654,9 +674,24 @@ export interface InvoicesListQuery {
   cursor?: string;
   /** Text to find (case-insensitive); this collection has no text field; always cursor mode. */
   q?: string;
+  /** Order: a key, or up to 3; `-` for descending; `id` breaks ties, records without a value come last. */
+  sort?: InvoicesSortKey | InvoicesSortKey[];
   /** Only records whose status is this value, or is one of `{ in: [...] }`. */
   status?: "draft" | "issued" | "paid" | "void" | { in?: Array<"draft" | "issued" | "paid" | "void"> };
+  /** Only records whose due_date is this value, or is above `{ gt }`, or is at least `{ gte }`, or is below `{ lt }`, or is at most `{ lte }`. */
+  due_date?: string | { gt?: string; gte?: string; lt?: string; lte?: string };
 }
+
+/** A key of `sort` on orders: ascending, or descending with `-`. */
+export type OrdersSortKey =
+  | "placed_at"
+  | "-placed_at"
+  | "total_cents"
+  | "-total_cents"
+  | "status"
+  | "-status"
+  | "created_at"
+  | "-created_at";
 
 /** Query of GET /v1/orders and GET /v1/users/{id}/orders. */
 export interface OrdersListQuery {
@@ -666,6 +701,8 @@ export interface OrdersListQuery {
   cursor?: string;
   /** Text to find (case-insensitive) in note; always cursor mode. */
   q?: string;
+  /** Order: a key, or up to 3; `-` for descending; `id` breaks ties, records without a value come last. */
+  sort?: OrdersSortKey | OrdersSortKey[];
   /** Only records whose status is this value, or is one of `{ in: [...] }`. */
   status?:
     | "pending"
@@ -675,7 +712,17 @@ export interface OrdersListQuery {
     | { in?: Array<"pending" | "paid" | "shipped" | "cancelled"> };
   /** Only records whose currency is this value, or is one of `{ in: [...] }`. */
   currency?: string | { in?: Array<string> };
+  /** Only records whose total_cents is this value, or is one of `{ in: [...] }`, or is above `{ gt }`, or is at least `{ gte }`, or is below `{ lt }`, or is at most `{ lte }`. */
+  total_cents?: number | { in?: Array<number>; gt?: number; gte?: number; lt?: number; lte?: number };
+  /** Only records whose placed_at is above `{ gt }`, or is at least `{ gte }`, or is below `{ lt }`, or is at most `{ lte }`, or is absent `{ null: true }` or present `{ null: false }`. */
+  placed_at?: { gt?: string; gte?: string; lt?: string; lte?: string; null?: boolean };
+  /** Only records whose created_at is above `{ gt }`, or is at least `{ gte }`, or is below `{ lt }`, or is at most `{ lte }`. */
+  created_at?: { gt?: string; gte?: string; lt?: string; lte?: string };
 }
+
+/** A key of `sort` on products: ascending, or descending with `-`. */
+export type ProductsSortKey =
+  "name" | "-name" | "price_cents" | "-price_cents" | "created_at" | "-created_at";
 
 /** Query of GET /v1/products. */
 export interface ProductsListQuery {
@@ -685,9 +732,18 @@ export interface ProductsListQuery {
   cursor?: string;
   /** Text to find (case-insensitive) in name or description; always cursor mode. */
   q?: string;
+  /** Order: a key, or up to 3; `-` for descending; `id` breaks ties, records without a value come last. */
+  sort?: ProductsSortKey | ProductsSortKey[];
   /** Only records whose category is this value, or is one of `{ in: [...] }`. */
   category?: "books" | "games" | "tools" | "other" | { in?: Array<"books" | "games" | "tools" | "other"> };
+  /** Only records whose price_cents is this value, or is one of `{ in: [...] }`, or is above `{ gt }`, or is at least `{ gte }`, or is below `{ lt }`, or is at most `{ lte }`. */
+  price_cents?: number | { in?: Array<number>; gt?: number; gte?: number; lt?: number; lte?: number };
+  /** Only records whose created_at is above `{ gt }`, or is at least `{ gte }`, or is below `{ lt }`, or is at most `{ lte }`. */
+  created_at?: { gt?: string; gte?: string; lt?: string; lte?: string };
 }
+
+/** A key of `sort` on users: ascending, or descending with `-`. */
+export type UsersSortKey = "name" | "-name" | "email" | "-email" | "created_at" | "-created_at";
 
 /** Query of GET /v1/users: offset mode. */
 export interface UsersListQuery {
@@ -695,8 +751,12 @@ export interface UsersListQuery {
   page?: number;
   /** Records per page, 1 to 100; 20 when absent. */
   per_page?: number;
+  /** Order: a key, or up to 3; `-` for descending; `id` breaks ties, records without a value come last. */
+  sort?: UsersSortKey | UsersSortKey[];
   /** Only records whose role is this value, or is one of `{ in: [...] }`. */
   role?: "customer" | "admin" | { in?: Array<"customer" | "admin"> };
+  /** Only records whose created_at is above `{ gt }`, or is at least `{ gte }`, or is below `{ lt }`, or is at most `{ lte }`. */
+  created_at?: { gt?: string; gte?: string; lt?: string; lte?: string };
 }
 
 /** Query of a search of users: cursor mode. */
@@ -707,8 +767,12 @@ export interface UsersSearchQuery {
   limit?: number;
   /** `next_cursor` of the page before; the first page when absent. */
   cursor?: string;
+  /** Order: a key, or up to 3; `-` for descending; `id` breaks ties, records without a value come last. */
+  sort?: UsersSortKey | UsersSortKey[];
   /** Only records whose role is this value, or is one of `{ in: [...] }`. */
   role?: "customer" | "admin" | { in?: Array<"customer" | "admin"> };
+  /** Only records whose created_at is above `{ gt }`, or is at least `{ gte }`, or is below `{ lt }`, or is at most `{ lte }`. */
+  created_at?: { gt?: string; gte?: string; lt?: string; lte?: string };
 }
 
 /** Query of GET /v1/events. */

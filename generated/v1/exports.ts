@@ -19,6 +19,7 @@ import {
   principalOf,
   searchParam,
   sendRecord,
+  sortParam,
   uuidSchema,
 } from "../runtime/index.ts";
 import {
@@ -38,6 +39,12 @@ const orderExportCreate = z.strictObject({
   resource: z.literal("orders"),
   format: z.enum(["ndjson", "csv"]).default("ndjson"),
   q: searchParam(3).optional(),
+  sort: sortParam({
+    placed_at: { field: "placed_at", ordering: "instant" },
+    total_cents: { field: "total_cents", ordering: "number" },
+    status: { field: "status", ordering: "rank", rank: ["pending", "paid", "shipped", "cancelled"] },
+    created_at: { field: "created_at", ordering: "instant" },
+  }).optional(),
   filters: z
     .strictObject({
       status: z.enum(["pending", "paid", "shipped", "cancelled"]).optional(),
@@ -45,6 +52,7 @@ const orderExportCreate = z.strictObject({
         .string()
         .regex(/^[A-Z]{3}$/)
         .optional(),
+      total_cents: z.int().min(0).optional(),
       "status[in]": z
         .array(z.enum(["pending", "paid", "shipped", "cancelled"]))
         .min(1)
@@ -55,6 +63,20 @@ const orderExportCreate = z.strictObject({
         .min(1)
         .max(100)
         .optional(),
+      "total_cents[in]": z.array(z.int().min(0)).min(1).max(100).optional(),
+      "total_cents[gt]": z.int().min(0).optional(),
+      "total_cents[gte]": z.int().min(0).optional(),
+      "total_cents[lt]": z.int().min(0).optional(),
+      "total_cents[lte]": z.int().min(0).optional(),
+      "placed_at[gt]": z.iso.datetime({ offset: true }).optional(),
+      "placed_at[gte]": z.iso.datetime({ offset: true }).optional(),
+      "placed_at[lt]": z.iso.datetime({ offset: true }).optional(),
+      "placed_at[lte]": z.iso.datetime({ offset: true }).optional(),
+      "placed_at[null]": z.boolean().optional(),
+      "created_at[gt]": z.iso.datetime({ offset: true }).optional(),
+      "created_at[gte]": z.iso.datetime({ offset: true }).optional(),
+      "created_at[lt]": z.iso.datetime({ offset: true }).optional(),
+      "created_at[lte]": z.iso.datetime({ offset: true }).optional(),
     })
     .default({}),
 });
@@ -93,14 +115,34 @@ export function registerExportRoutes(
     orders: async (owner, input) => {
       const body = parseBody(orderExportCreate, input);
       const match = matchOf(
-        { status: body.filters.status, currency: body.filters.currency },
+        {
+          status: body.filters.status,
+          currency: body.filters.currency,
+          total_cents: body.filters.total_cents,
+        },
         ["note"],
         body.q,
         [
           { field: "status", op: "in", ordering: "rank", values: body.filters["status[in]"] },
           { field: "currency", op: "in", ordering: "text", values: body.filters["currency[in]"] },
+          { field: "total_cents", op: "in", ordering: "number", values: body.filters["total_cents[in]"] },
+          { field: "total_cents", op: "gt", ordering: "number", value: body.filters["total_cents[gt]"] },
+          { field: "total_cents", op: "gte", ordering: "number", value: body.filters["total_cents[gte]"] },
+          { field: "total_cents", op: "lt", ordering: "number", value: body.filters["total_cents[lt]"] },
+          { field: "total_cents", op: "lte", ordering: "number", value: body.filters["total_cents[lte]"] },
+          { field: "placed_at", op: "gt", ordering: "instant", value: body.filters["placed_at[gt]"] },
+          { field: "placed_at", op: "gte", ordering: "instant", value: body.filters["placed_at[gte]"] },
+          { field: "placed_at", op: "lt", ordering: "instant", value: body.filters["placed_at[lt]"] },
+          { field: "placed_at", op: "lte", ordering: "instant", value: body.filters["placed_at[lte]"] },
+          { field: "placed_at", op: "null", value: body.filters["placed_at[null]"] },
+          { field: "created_at", op: "gt", ordering: "instant", value: body.filters["created_at[gt]"] },
+          { field: "created_at", op: "gte", ordering: "instant", value: body.filters["created_at[gte]"] },
+          { field: "created_at", op: "lt", ordering: "instant", value: body.filters["created_at[lt]"] },
+          { field: "created_at", op: "lte", ordering: "instant", value: body.filters["created_at[lte]"] },
         ],
       );
+      // The order as given (shown on the job) and as the store reads it.
+      const sort = body.sort && { text: (input as { sort: string }).sort, keys: body.sort };
       return exports.create({
         owner,
         version: "v1",
@@ -109,6 +151,7 @@ export function registerExportRoutes(
         filters: body.filters,
         q: body.q,
         match,
+        sort,
       });
     },
   };

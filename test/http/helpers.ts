@@ -58,11 +58,12 @@ addFormatsTo(ajv);
 // The OpenAPI format registry's `decimal` (canon's decimal fields), which ajv-formats does not know.
 ajv.addFormat("decimal", /^-?[0-9]+(\.[0-9]+)?$/);
 
-/** The showcase in `generated/`: v1 deprecated (sunset 2027-06-30), v2 current. */
+/** The showcase in `generated/`: v1 deprecated (sunset 2027-06-30), v2 current, v3 a draft. */
 export const SHOWCASE: Contract = loadContract(
   "showcase",
   new URL("../../generated/", import.meta.url),
-  [...VERSIONS],
+  // v3 is a draft (SPEC §12's keys): served and checked like the others; VERSIONS are the published two.
+  [...VERSIONS, "v3"],
   new Map([["v1", { sunset: SUNSET, successor: "v2", baseUrl: BASE_URL }]]),
 );
 

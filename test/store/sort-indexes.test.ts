@@ -1,7 +1,7 @@
 // The SQL emitter's sort indexes (SPEC §12.1: every declared key is served by an index): one per
 // declared key on the store's own sort expression, a second (descending, nulls last) for a column
 // that may be null, `notNull` in schema.ts for the store's row comparisons; and none without `sort`.
-// The model's `sort` is set by hand here: the definition key `sort:` comes with the schema's lint.
+// The model's `sort` is set by hand here, on the showcase's invoices as they were before the keys of §12.
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { migrationBetween } from "../../generator/emit/sql/diff.ts";
@@ -12,9 +12,11 @@ test("a declared sort key gets its sort indexes; nothing changes without one", a
   const front = await runFrontEnd("definitions", { today: "2026-01-01" });
   assert.ok(front.model, front.diagnostics.map((d) => d.message).join("\n"));
   const model = front.model;
-  const before = snapshotOf(collectionPlans(model), systemTables(model));
+  // The showcase's invoices as they were before §12: filtered by status only, no sort keys.
   const invoices = model.storage.find((r) => r.collection === "invoices")!;
-  assert.deepEqual(invoices.sort, []);
+  invoices.sort = [];
+  invoices.filters = ["status"];
+  const before = snapshotOf(collectionPlans(model), systemTables(model));
   invoices.sort = ["status", "due_date", "created_at", "amount_cents"];
   const plans = collectionPlans(model);
   const plan = plans.find((p) => p.collection === "invoices")!;
@@ -49,4 +51,16 @@ test("a nullable sort column gets a descending index too", async () => {
   const names = plan.table.indexes.filter((i) => i.name.includes("_sort")).map((i) => i.name);
   assert.deepEqual(names, [`orders_${nullable.storageName}_sort_idx`, `orders_${nullable.storageName}_sort_desc_idx`]);
   assert.equal(plan.fields.find((f) => f.field === nullable.storageName)!.notNull, undefined);
+});
+
+test("a sort key whose order is its column's own shares the filter's (column, id) index: no index twice", async () => {
+  const front = await runFrontEnd("definitions", { today: "2026-01-01" });
+  assert.ok(front.model);
+  for (const plan of collectionPlans(front.model)) {
+    const definitions = plan.table.indexes.map((i) => i.definition);
+    assert.equal(new Set(definitions).size, definitions.length, `${plan.collection}: ${definitions.join("; ")}`);
+  }
+  const invoices = collectionPlans(front.model).find((p) => p.collection === "invoices")!;
+  assert.ok(invoices.table.indexes.some((i) => i.name === "invoices_due_date_id_idx"));
+  assert.ok(!invoices.table.indexes.some((i) => i.name === "invoices_due_date_sort_idx"));
 });

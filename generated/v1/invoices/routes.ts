@@ -68,10 +68,14 @@ export function registerInvoicesRoutes(
   app.get("/v1/invoices", async (request) => {
     await authorizeOrThrow(authorize, request, "list", "invoices");
     const query = parseParams(invoiceListQuery, request.query);
-    const match = matchOf({ status: query.status }, [], query.q, [
+    const match = matchOf({ status: query.status, due_date: query.due_date }, [], query.q, [
       { field: "status", op: "in", ordering: "rank", values: query["status[in]"] },
+      { field: "due_date", op: "gt", ordering: "date", value: query["due_date[gt]"] },
+      { field: "due_date", op: "gte", ordering: "date", value: query["due_date[gte]"] },
+      { field: "due_date", op: "lt", ordering: "date", value: query["due_date[lt]"] },
+      { field: "due_date", op: "lte", ordering: "date", value: query["due_date[lte]"] },
     ]);
-    return listByCursor(services.invoices, cursors, "v1/invoices", query, match, toInvoice);
+    return listByCursor(services.invoices, cursors, "v1/invoices", query, match, toInvoice, query.sort);
   });
 
   app.get("/v1/orders/:id/invoices", async (request) => {
@@ -80,10 +84,22 @@ export function registerInvoicesRoutes(
     await authorizeOrThrow(authorize, request, "read", "orders", order, { name: "order" });
     await authorizeOrThrow(authorize, request, "list", "invoices");
     const query = parseParams(invoiceListQuery, request.query);
-    const match = matchOf({ order_id: id, status: query.status }, [], query.q, [
+    const match = matchOf({ order_id: id, status: query.status, due_date: query.due_date }, [], query.q, [
       { field: "status", op: "in", ordering: "rank", values: query["status[in]"] },
+      { field: "due_date", op: "gt", ordering: "date", value: query["due_date[gt]"] },
+      { field: "due_date", op: "gte", ordering: "date", value: query["due_date[gte]"] },
+      { field: "due_date", op: "lt", ordering: "date", value: query["due_date[lt]"] },
+      { field: "due_date", op: "lte", ordering: "date", value: query["due_date[lte]"] },
     ]);
-    return listByCursor(services.invoices, cursors, `v1/orders/${id}/invoices`, query, match, toInvoice);
+    return listByCursor(
+      services.invoices,
+      cursors,
+      `v1/orders/${id}/invoices`,
+      query,
+      match,
+      toInvoice,
+      query.sort,
+    );
   });
 
   app.get("/v1/invoices/:id", async (request, reply) => {

@@ -6,6 +6,7 @@ import {
   inParam,
   pageSizeParam,
   searchParam,
+  sortParam,
   uuidSchema,
 } from "../../runtime/index.ts";
 
@@ -17,8 +18,17 @@ export const invoiceListQuery = z.strictObject({
   limit: pageSizeParam,
   cursor: cursorParam.optional(),
   q: searchParam(3).optional(),
+  sort: sortParam({
+    due_date: { field: "due_date", ordering: "date" },
+    amount_cents: { field: "amount_cents", ordering: "number" },
+  }).optional(),
   status: z.enum(["draft", "issued", "paid", "void"]).optional(),
+  due_date: dateSchema.optional(),
   "status[in]": inParam(z.enum(["draft", "issued", "paid", "void"])).optional(),
+  "due_date[gt]": dateSchema.optional(),
+  "due_date[gte]": dateSchema.optional(),
+  "due_date[lt]": dateSchema.optional(),
+  "due_date[lte]": dateSchema.optional(),
 });
 
 /** Fields the server sets: sending one is answered with 400 naming it. */

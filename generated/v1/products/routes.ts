@@ -97,10 +97,24 @@ export function registerProductsRoutes(
   app.get("/v1/products", async (request) => {
     await authorizeOrThrow(authorize, request, "list", "products");
     const query = parseParams(productListQuery, request.query);
-    const match = matchOf({ category: query.category }, ["name", "description"], query.q, [
-      { field: "category", op: "in", ordering: "rank", values: query["category[in]"] },
-    ]);
-    return listByCursor(services.products, cursors, "v1/products", query, match, toProduct);
+    const match = matchOf(
+      { category: query.category, price_cents: query.price_cents },
+      ["name", "description"],
+      query.q,
+      [
+        { field: "category", op: "in", ordering: "rank", values: query["category[in]"] },
+        { field: "price_cents", op: "in", ordering: "number", values: query["price_cents[in]"] },
+        { field: "price_cents", op: "gt", ordering: "number", value: query["price_cents[gt]"] },
+        { field: "price_cents", op: "gte", ordering: "number", value: query["price_cents[gte]"] },
+        { field: "price_cents", op: "lt", ordering: "number", value: query["price_cents[lt]"] },
+        { field: "price_cents", op: "lte", ordering: "number", value: query["price_cents[lte]"] },
+        { field: "created_at", op: "gt", ordering: "instant", value: query["created_at[gt]"] },
+        { field: "created_at", op: "gte", ordering: "instant", value: query["created_at[gte]"] },
+        { field: "created_at", op: "lt", ordering: "instant", value: query["created_at[lt]"] },
+        { field: "created_at", op: "lte", ordering: "instant", value: query["created_at[lte]"] },
+      ],
+    );
+    return listByCursor(services.products, cursors, "v1/products", query, match, toProduct, query.sort);
   });
 
   app.get("/v1/products/:id", async (request, reply) => {

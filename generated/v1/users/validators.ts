@@ -5,7 +5,9 @@ import {
   inParam,
   pageParam,
   pageSizeParam,
+  queryInstant,
   searchParam,
+  sortParam,
   uuidSchema,
 } from "../../runtime/index.ts";
 
@@ -19,8 +21,17 @@ export const userListQuery = z.strictObject({
   limit: pageSizeParam,
   cursor: cursorParam.optional(),
   q: searchParam(3).optional(),
+  sort: sortParam({
+    name: { field: "name", ordering: "text" },
+    email: { field: "email", ordering: "text" },
+    created_at: { field: "created_at", ordering: "instant" },
+  }).optional(),
   role: z.enum(["customer", "admin"]).optional(),
   "role[in]": inParam(z.enum(["customer", "admin"])).optional(),
+  "created_at[gt]": queryInstant.optional(),
+  "created_at[gte]": queryInstant.optional(),
+  "created_at[lt]": queryInstant.optional(),
+  "created_at[lte]": queryInstant.optional(),
 });
 
 /** Fields the server sets: sending one is answered with 400 naming it. */

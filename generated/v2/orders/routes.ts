@@ -62,6 +62,7 @@ function valuesOfOrder(body: z.output<typeof orderCreate>): OrderValues {
     gift_wrap: body.gift_wrap,
     amount_due_cents: body.amount_due_cents,
     status: "pending",
+    product_ids: [],
   };
 }
 
@@ -96,11 +97,30 @@ export function registerOrdersRoutes(
   app.get("/v2/orders", async (request) => {
     await authorizeOrThrow(authorize, request, "list", "orders");
     const query = parseParams(orderListQuery, request.query);
-    const match = matchOf({ status: query.status, currency: query.currency }, ["note"], query.q, [
-      { field: "status", op: "in", ordering: "rank", values: query["status[in]"] },
-      { field: "currency", op: "in", ordering: "text", values: query["currency[in]"] },
-    ]);
-    return listByCursor(services.orders, cursors, "v2/orders", query, match, toOrder);
+    const match = matchOf(
+      { status: query.status, currency: query.currency, total_cents: query.total_cents },
+      ["note"],
+      query.q,
+      [
+        { field: "status", op: "in", ordering: "rank", values: query["status[in]"] },
+        { field: "currency", op: "in", ordering: "text", values: query["currency[in]"] },
+        { field: "total_cents", op: "in", ordering: "number", values: query["total_cents[in]"] },
+        { field: "total_cents", op: "gt", ordering: "number", value: query["total_cents[gt]"] },
+        { field: "total_cents", op: "gte", ordering: "number", value: query["total_cents[gte]"] },
+        { field: "total_cents", op: "lt", ordering: "number", value: query["total_cents[lt]"] },
+        { field: "total_cents", op: "lte", ordering: "number", value: query["total_cents[lte]"] },
+        { field: "placed_at", op: "gt", ordering: "instant", value: query["placed_at[gt]"] },
+        { field: "placed_at", op: "gte", ordering: "instant", value: query["placed_at[gte]"] },
+        { field: "placed_at", op: "lt", ordering: "instant", value: query["placed_at[lt]"] },
+        { field: "placed_at", op: "lte", ordering: "instant", value: query["placed_at[lte]"] },
+        { field: "placed_at", op: "null", value: query["placed_at[null]"] },
+        { field: "created_at", op: "gt", ordering: "instant", value: query["created_at[gt]"] },
+        { field: "created_at", op: "gte", ordering: "instant", value: query["created_at[gte]"] },
+        { field: "created_at", op: "lt", ordering: "instant", value: query["created_at[lt]"] },
+        { field: "created_at", op: "lte", ordering: "instant", value: query["created_at[lte]"] },
+      ],
+    );
+    return listByCursor(services.orders, cursors, "v2/orders", query, match, toOrder, query.sort);
   });
 
   app.get("/v2/users/:id/orders", async (request) => {
@@ -110,15 +130,29 @@ export function registerOrdersRoutes(
     await authorizeOrThrow(authorize, request, "list", "orders");
     const query = parseParams(orderListQuery, request.query);
     const match = matchOf(
-      { user_id: id, status: query.status, currency: query.currency },
+      { user_id: id, status: query.status, currency: query.currency, total_cents: query.total_cents },
       ["note"],
       query.q,
       [
         { field: "status", op: "in", ordering: "rank", values: query["status[in]"] },
         { field: "currency", op: "in", ordering: "text", values: query["currency[in]"] },
+        { field: "total_cents", op: "in", ordering: "number", values: query["total_cents[in]"] },
+        { field: "total_cents", op: "gt", ordering: "number", value: query["total_cents[gt]"] },
+        { field: "total_cents", op: "gte", ordering: "number", value: query["total_cents[gte]"] },
+        { field: "total_cents", op: "lt", ordering: "number", value: query["total_cents[lt]"] },
+        { field: "total_cents", op: "lte", ordering: "number", value: query["total_cents[lte]"] },
+        { field: "placed_at", op: "gt", ordering: "instant", value: query["placed_at[gt]"] },
+        { field: "placed_at", op: "gte", ordering: "instant", value: query["placed_at[gte]"] },
+        { field: "placed_at", op: "lt", ordering: "instant", value: query["placed_at[lt]"] },
+        { field: "placed_at", op: "lte", ordering: "instant", value: query["placed_at[lte]"] },
+        { field: "placed_at", op: "null", value: query["placed_at[null]"] },
+        { field: "created_at", op: "gt", ordering: "instant", value: query["created_at[gt]"] },
+        { field: "created_at", op: "gte", ordering: "instant", value: query["created_at[gte]"] },
+        { field: "created_at", op: "lt", ordering: "instant", value: query["created_at[lt]"] },
+        { field: "created_at", op: "lte", ordering: "instant", value: query["created_at[lte]"] },
       ],
     );
-    return listByCursor(services.orders, cursors, `v2/users/${id}/orders`, query, match, toOrder);
+    return listByCursor(services.orders, cursors, `v2/users/${id}/orders`, query, match, toOrder, query.sort);
   });
 
   app.get("/v2/orders/:id", async (request, reply) => {

@@ -69,12 +69,16 @@ export function registerUsersRoutes(
     const query = parseParams(userListQuery, request.query);
     const match = matchOf({ role: query.role }, ["name", "email"], query.q, [
       { field: "role", op: "in", ordering: "rank", values: query["role[in]"] },
+      { field: "created_at", op: "gt", ordering: "instant", value: query["created_at[gt]"] },
+      { field: "created_at", op: "gte", ordering: "instant", value: query["created_at[gte]"] },
+      { field: "created_at", op: "lt", ordering: "instant", value: query["created_at[lt]"] },
+      { field: "created_at", op: "lte", ordering: "instant", value: query["created_at[lte]"] },
     ]);
     checkListMode(request.query, match.search !== undefined);
     if (match.search) {
-      return listByCursor(services.users, cursors, "v2/users", query, match, toUser);
+      return listByCursor(services.users, cursors, "v2/users", query, match, toUser, query.sort);
     }
-    return listByOffset(services.users, query, match, toUser);
+    return listByOffset(services.users, query, match, toUser, query.sort);
   });
 
   app.get("/v2/users/:id", async (request, reply) => {

@@ -332,7 +332,11 @@ function plan(
     const target: SortTarget = { column: name, kind: meta.kind, notNull };
     indexes.push(...sortIndexes(table, target, orderingOf(field), field.type === "enum" ? field.values ?? [] : undefined));
   }
-  return { collection, table: { name: table, collection, columns, indexes }, fields, search };
+  // A sort key whose order is its column's own (a number, a date) would repeat the filter's
+  // (column, id) index: one is kept, the first.
+  const definitions = new Set<string>();
+  const distinct = indexes.filter((i) => !definitions.has(i.definition) && definitions.add(i.definition));
+  return { collection, table: { name: table, collection, columns, indexes: distinct }, fields, search };
 }
 
 function resourcePlan(r: StorageResource): CollectionPlan {
