@@ -47,7 +47,11 @@ export class ActingService<V extends Values> extends CrudService<V> {
     const id = values[targetField];
     const current = typeof id === "string" ? await this.store.get(this.target.collection, id) : null;
     if (!current) throw new NotFoundError("The record this action acts on does not exist.");
-    checkRequires(requires, current.values, `The ${this.spec.collection.split("/").pop()} action`);
+    checkRequires(
+      requires,
+      current.values,
+      this.spec.collection.slice(this.spec.collection.indexOf("/") + 1),
+    );
     let changed: Values | null = null;
     if (sets) {
       changed = { ...current.values };

@@ -49,7 +49,7 @@ export function checkTransitions(transitions: Transitions | undefined, before: V
 
 /**
  * 422 naming each field of `requires` whose value in `values` (the record an action acts on) is
- * not one of those listed; `action` names the action in the message.
+ * not one of those listed; `action` (`cancellations`) names the action in the message.
  */
 export function checkRequires(requires: Requirements | undefined, values: Values, action: string): void {
   if (!requires) return;
@@ -60,14 +60,14 @@ export function checkRequires(requires: Requirements | undefined, values: Values
     if (allowed.includes(value)) continue;
     details.push({
       field,
-      issue: `must be ${either(allowed.map(String))} for ${action} (it is ${value === undefined ? "absent" : String(value)})`,
+      issue: `must be ${either(allowed.map(String))} (it is ${value === undefined ? "absent" : String(value)})`,
     });
   }
   if (details.length)
     throw new BusinessRuleError(
       details.length === 1
-        ? `${action} requires ${details[0]!.field} to be ${either(requires[details[0]!.field]!.map(String))}.`
-        : `${action} requires other values of ${details.length} fields.`,
+        ? `The action ${action} requires ${details[0]!.field} to be ${either(requires[details[0]!.field]!.map(String))}.`
+        : `The action ${action} requires other values of ${details.length} fields.`,
       details,
     );
 }
