@@ -6,6 +6,7 @@
  */
 import { BusinessRuleError } from "./errors.ts";
 import type { EventOf } from "./events.ts";
+import { checkTransitions, type Transitions } from "./rules.ts";
 import type { CursorQuery, OffsetQuery, Store, StoredRecord, Values } from "./store.ts";
 import { newId } from "./uuid.ts";
 
@@ -23,6 +24,8 @@ export interface ResourceSpec {
    * arrays and objects (`tag_ids.*` for each item, `address.country_id`, `lines.*.product_id`).
    */
   references: Array<{ field: string; collection: string }>;
+  /** The state machines of enum fields (SPEC §12.5): an update or replace that breaks one answers 422. */
+  transitions?: Transitions;
 }
 
 /**
@@ -94,6 +97,8 @@ export class CrudService<V extends Values> implements ResourceService<V> {
     values: V,
     publish?: EventOf<StoredRecord<V>>,
   ): Promise<StoredRecord<V> | null> {
+    // Checked against the record the write replaces: the store writes only at `current.revision`.
+    checkTransitions(this.spec.transitions, current.values, values);
     await this.checkReferences(values, current.values);
     return (await this.store.update(
       this.spec.collection,
@@ -120,9 +125,13 @@ export class CrudService<V extends Values> implements ResourceService<V> {
    * 422 when a reference names no record, with a detail for each such reference (`tag_ids.2`);
    * references the record already had are not looked up again.
    */
-  protected async checkReferences(values: Values, previous: Values | null): Promise<void> {
+  protected async checkReferences(
+    values: Values,
+    previous: Values | null,
+    references: ResourceSpec["references"] = this.spec.references,
+  ): Promise<void> {
     const missing: Array<{ field: string; collection: string }> = [];
-    for (const { field, collection } of this.spec.references) {
+    for (const { field, collection } of references) {
       if (!field.includes(".")) {
         const id = values[field];
         if (typeof id !== "string" || (previous && previous[field] === id)) continue;

@@ -1,5 +1,6 @@
 /** The runtime of a generated service: everything that is the same for every API. */
 // Whole modules first, then the option types of modules that are otherwise internal.
+export * from "./acting-service.ts";
 export * from "./app.ts";
 export * from "./auth.ts";
 export * from "./crud-service.ts";
@@ -15,6 +16,7 @@ export * from "./map.ts";
 export * from "./memory-store.ts";
 export * from "./pagination.ts";
 export * from "./references.ts";
+export * from "./rules.ts";
 export * from "./storable.ts";
 export * from "./store.ts";
 export * from "./uuid.ts";

@@ -44,6 +44,7 @@ import type {
   StoredRecord,
   UpdateArgs,
   Values,
+  Write,
   WriteConstraints,
 } from "./store.ts";
 
@@ -160,6 +161,63 @@ export class MemoryStore implements Store {
     }
     if (events.length) await this.keep(...events);
     return true;
+  }
+
+  /**
+   * Every write is checked and every event made before anything changes; then the records are
+   * written one after the other without an await, so that no other write comes in between.
+   */
+  async writeAll(writes: readonly Write[]): Promise<StoredRecord[] | null> {
+    const planned: Array<{
+      collection: string;
+      c: Collection;
+      before: StoredRecord | null;
+      record: StoredRecord;
+      constraints: WriteConstraints;
+      publish?: EventOf<StoredRecord>;
+    }> = [];
+    const records: StoredRecord[] = [];
+    for (const write of writes) {
+      if ("expect" in write) {
+        const [collection, id, revision] = write.expect;
+        const current = this.current(this.collection(collection), id, revision);
+        if (!current) return null;
+        records.push(current);
+      } else if ("insert" in write) {
+        const [collection, record, constraints, publish] = write.insert;
+        const c = this.collection(collection);
+        if (c.byId.has(record.id))
+          throw new ConflictError("A record with this id exists.", [{ field: "id", issue: "is taken" }]);
+        this.checkUnique(c, record.values, constraints, null);
+        const stored: StoredRecord = { ...record, values: orderedValues(record.values) };
+        planned.push({ collection, c, before: null, record: stored, constraints, publish });
+        records.push(stored);
+      } else {
+        const [collection, id, values, expectedRevision, constraints, publish] = write.update;
+        const c = this.collection(collection);
+        const current = this.current(c, id, expectedRevision);
+        if (!current) return null;
+        this.checkUnique(c, values, constraints, id);
+        const next: StoredRecord = {
+          ...current,
+          values: orderedValues(values),
+          revision: current.revision + 1,
+          updated_at: laterTimestamp(current.updated_at),
+        };
+        planned.push({ collection, c, before: current, record: next, constraints, publish });
+        records.push(next);
+      }
+    }
+    const events: StoredEvent[] = [];
+    for (const { collection, record, publish } of planned)
+      if (publish) events.push(publish(record, collection));
+    for (const { c, before, record, constraints } of planned) {
+      c.ordered.splice(firstIndex(c.ordered, record.id), before ? 1 : 0, record);
+      c.byId.set(record.id, record);
+      this.index(c, before, record, constraints);
+    }
+    if (events.length) await this.keep(...events);
+    return records;
   }
 
   /** The record a write of revision `expectedRevision` changes: none when it is gone; ConflictError when it has moved on. */

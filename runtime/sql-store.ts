@@ -26,6 +26,7 @@ import type {
   Store,
   StoredRecord,
   UpdateArgs,
+  Write,
 } from "./store.ts";
 import type { CursorKey } from "./cursor-keys.ts";
 import { ConflictError } from "./errors.ts";
@@ -84,6 +85,9 @@ const SYSTEM_TARGETS: Readonly<Record<string, SortTarget>> = {
 };
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Thrown inside `writeAll`'s transaction when a record to write is gone: rolls it back. */
+class Gone extends Error {}
 
 /** What a write kept: the record as read back, and its event when the store made it. */
 interface Kept {
@@ -458,6 +462,71 @@ export class SqlStore implements Store {
     if (!deleted) return this.missingOrChanged(p, id, false);
     await this.sinks.publish(events);
     return true;
+  }
+
+  /**
+   * The writes in one transaction, in order, then their events (in the same order) with them.
+   * `expect` reads the record `for share`: it cannot change until the commit.
+   */
+  async writeAll(writes: readonly Write[]): Promise<StoredRecord[] | null> {
+    let events: StoredEvent[] = [];
+    try {
+      const records = await this.db.transaction(async (tx) => {
+        const written: StoredRecord[] = [];
+        const made: StoredEvent[] = [];
+        for (const write of writes) {
+          const collection = Object.values(write)[0]![0];
+          const p = this.collection(collection);
+          let rows: Row[];
+          let publish: EventOf<StoredRecord> | undefined;
+          let expected: number | undefined;
+          if ("expect" in write) {
+            const [, id, revision] = write.expect;
+            const lock = this.statements.get(`select ${p.select} from ${p.table} where "id" = $1 for share`);
+            rows = await this.translated(collection, "read", () => tx.query(lock, [id]));
+            expected = revision;
+          } else if ("insert" in write) {
+            const [, record] = write.insert;
+            publish = write.insert[3];
+            const params: unknown[] = [record.id, record.created_at, record.updated_at, record.revision];
+            const names = [`"id"`, `"created_at"`, `"updated_at"`, `"_revision"`];
+            const slots = ["$1", "$2::timestamptz", "$3::timestamptz", "$4"];
+            for (const [field, value] of Object.entries(record.values)) {
+              if (value === undefined) continue;
+              const column = this.column(p, field);
+              names.push(q(column.column));
+              slots.push(parameter(column, value, params));
+            }
+            const text = `insert into ${p.table} (${names.join(", ")}) values (${slots.join(", ")}) returning ${p.select}`;
+            rows = await this.translated(collection, "write", () =>
+              tx.query(this.statements.get(text), params),
+            );
+          } else {
+            const [, id, values, expectedRevision] = write.update;
+            publish = write.update[5];
+            for (const field of Object.keys(values)) this.column(p, field);
+            const params: unknown[] = [id, expectedRevision, new Date().toISOString()];
+            for (const column of p.list) parameter(column, values[column.field], params);
+            rows = await this.translated(collection, "write", () => tx.query(p.update, params));
+            if (!rows[0] && (await tx.query(p.revision, [id])).length)
+              throw new ConflictError("The record was changed by another request.");
+          }
+          if (!rows[0]) throw new Gone();
+          const record = this.toRecord(p, rows[0]);
+          if (expected !== undefined && record.revision !== expected)
+            throw new ConflictError("The record was changed by another request.");
+          written.push(record);
+          if (publish) made.push(publish(record, collection));
+        }
+        events = this.schema.events && made.length ? await insertEvents(tx, made) : made;
+        return written;
+      });
+      if (events.length) await this.sinks.publish(events);
+      return records;
+    } catch (error) {
+      if (error instanceof Gone) return null;
+      throw error;
+    }
   }
 
   /**

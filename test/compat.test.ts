@@ -130,6 +130,8 @@ describe("breaking changes, on real pairs of definitions", () => {
     ["a value removed from an [in] filter's enum", { [books]: replace("[fiction, poetry, drama]", "[fiction, poetry]") }, { kind: "enum-value-removed", operationId: "listBooks", part: "parameter", field: "genre[in]" }],
     ["a composite unique constraint added (SPEC §12.3)", { [books]: replace("sort: [pages, genre]\n", "sort: [pages, genre]\nunique: [[title, isbn]]\n") }, { kind: "unique-added", operationId: "createBook", part: "request", keyword: "x-canon-unique" }],
     ["a composite unique constraint widened to another list", { [books]: replace("sort: [pages, genre]\n", "sort: [pages, genre]\nunique: [[title, contact]]\n") }, { kind: "unique-added", operationId: "updateBook", part: "request" }],
+    ["transitions added to an enum field (SPEC §12.5)", { [books]: replace("values: [fiction, poetry, drama] }", "values: [fiction, poetry, drama], transitions: { fiction: [poetry] } }") }, { kind: "transitions-added", operationId: "updateBook", part: "request", field: "genre", keyword: "x-canon-transitions" }],
+    ["requires added to an action (SPEC §12.5)", { [books]: replace(actionBlock, `${actionBlock}    requires: { genre: [fiction] }\n`) }, { kind: "requires-added", operationId: "createBookLoan", part: "operation", keyword: "x-canon-requires" }],
     ["a status code removed", { [books]: replace("max_length: 100 }\n", "max_length: 100 }\n    response: 204\n") }, { kind: "status-removed", operationId: "createBookLoan" }],
   ];
   cases.forEach(([name, edits, expected], i) => {
@@ -367,6 +369,8 @@ describe("the gate's diagnostics point at the definition line", () => {
     ["removed operation: operations", { [books]: replace("[list, read, create, update, delete]", "[list, read, create, update]") }, "operations:", "operation-removed", /removed: v2/],
     ["pagination: its key", { [books]: replace("operations:", "pagination: offset\noperations:") }, "pagination:", "pagination-changed", /v2/],
     ["composite unique added: the unique key", { [books]: replace("sort: [pages, genre]\n", "sort: [pages, genre]\nunique: [[title, isbn]]\n") }, "unique: [[title, isbn]]", "unique-added", /removed: v2/],
+    ["transitions added: the option", { [books]: replace("values: [fiction, poetry, drama] }", "values: [fiction, poetry, drama], transitions: { fiction: [poetry] } }") }, "transitions:", "transitions-added", /removed: v2/],
+    ["requires added: the action's requires", { [books]: replace(actionBlock, `${actionBlock}    requires: { genre: [fiction] }\n`) }, "requires:", "requires-added", /added: v2/],
     ["action response: its key", { [books]: replace("max_length: 100 }\n", "max_length: 100 }\n    response: 204\n") }, "response: 204", "status-removed", /v2/],
   ];
   cases.forEach(([name, edits, line, kind, fix], i) => {
@@ -392,6 +396,28 @@ describe("the gate's diagnostics point at the definition line", () => {
     assert.ok(removed.some((c) => c.kind === "unique-removed" && !c.breaking && c.operation?.operationId === "createBook"), listing(removed));
     assert.deepEqual(removed.filter((c) => c.breaking).map((c) => c.text), [], listing(removed));
     assert.deepEqual(compareDocuments(withList, reordered).filter((c) => c.kind.startsWith("unique-")), []);
+  });
+
+  test("transitions removed or allowing more targets, requires removed or taking more values, break nothing; forbidding more does (SPEC §12.5)", async () => {
+    const genre = (machine: string) => ({ [books]: replace("values: [fiction, poetry, drama] }", `values: [fiction, poetry, drama], transitions: ${machine} }`) });
+    const loans = (requires: string) => ({ [books]: replace(actionBlock, `${actionBlock}    requires: ${requires}\n`) });
+    const v1 = async (name: string, edits: Record<string, Edit>) => (await documents(variant(name, edits))).get("v1")!;
+    const machine = await v1("machine", genre("{ fiction: [poetry], poetry: [drama] }"));
+    const wider = await v1("machine-wider", genre("{ fiction: [poetry, drama], poetry: [drama], drama: [fiction] }"));
+    const narrower = await v1("machine-narrower", genre("{ fiction: [poetry] }"));
+    const required = await v1("requires", loans("{ genre: [fiction, poetry] }"));
+    const requiredMore = await v1("requires-more", loans("{ genre: [fiction, poetry, drama] }"));
+    const requiredLess = await v1("requires-less", loans("{ genre: [fiction] }"));
+    const breaks = (a: Json, b: Json) => compareDocuments(a, b).filter((c) => c.breaking);
+    for (const [from, to] of [[machine, published], [machine, wider], [required, published], [required, requiredMore]] as const) {
+      assert.deepEqual(breaks(from, to).map((c) => c.text), []);
+    }
+    const removed = compareDocuments(machine, published);
+    assert.ok(removed.some((c) => c.kind === "transitions-removed" && c.operation?.operationId === "updateBook"), listing(removed));
+    const narrowed = breaks(machine, narrower);
+    assert.ok(narrowed.some((c) => c.kind === "transitions-narrowed" && c.field === "genre" && /from "poetry" to "drama"/.test(c.text)), listing(narrowed));
+    const fewer = breaks(required, requiredLess);
+    assert.ok(fewer.some((c) => c.kind === "requires-added" && c.operation?.operationId === "createBookLoan" && /"poetry"/.test(c.text)), listing(fewer));
   });
 
   test("one diagnostic per break, naming every operation it reaches", async () => {

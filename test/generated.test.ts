@@ -38,7 +38,7 @@ describe("generated code", () => {
     assert.equal(canon(["generate"], dir).code, 0);
     const result = typecheck(path.join(dir, "generated"));
     assert.equal(result.code, 0, result.output);
-    for (const fixture of ["test/fixtures/openapi", "test/fixtures/ledger"]) {
+    for (const fixture of ["test/fixtures/openapi", "test/fixtures/ledger", "test/fixtures/desk"]) {
       const ws = workspace(`tsc-${path.basename(fixture)}`, fixture);
       const run = canon(["generate"], ws);
       assert.equal(run.code, 0, run.stderr);

@@ -215,7 +215,7 @@ describe("robustness and docs", () => {
       rateLimit: null, events: true, bodyLimit: 1, searchMinLength: 3, at,
       resources: [
         resource("", { parent: "", added: "v9", removed: "v0", search: ["", "nope"], filters: ["x"] }),
-        resource("a/b/c", { parent: "a/b/c", actions: [{ name: "", fields: [field("", { renamed: { in: "v7", from: "" } })], response: 204, at }] }),
+        resource("a/b/c", { parent: "a/b/c", actions: [{ name: "", fields: [field("", { renamed: { in: "v7", from: "" } })], response: 204, requires: [], sets: [], at }] }),
         resource("xs", { parent: "ys", uniqueTogether: [[], ["ys_id", "ys_id"], ["nope", ""]], fields: [field("ys_id", { type: "array", renamed: { in: "v1.1", from: "ys_id" }, removed: "" })] }),
         resource("ys", { parent: "xs", fields: [field("o", { type: "object", fields: [], default: { a: 1 }, hasDefault: true }), field("e", { type: "enum", default: 3, hasDefault: true })] }),
       ],

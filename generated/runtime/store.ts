@@ -139,6 +139,14 @@ export type DeleteArgs = [
   publish?: EventOf<StoredRecord>,
   current?: StoredRecord,
 ];
+/**
+ * One write of `Store.writeAll`: an insert, an update, or `expect`, which writes nothing but
+ * requires the record to be still at `revision` when the others are written.
+ */
+export type Write =
+  | { insert: InsertArgs }
+  | { update: UpdateArgs }
+  | { expect: [collection: string, id: string, revision: number] };
 
 export interface Store extends EventFeed, CursorKeyStore {
   /** Records in the order of `query.sort` (ascending id without), at most `limit`, and whether more follow. */
@@ -163,5 +171,13 @@ export interface Store extends EventFeed, CursorKeyStore {
    * `publish` makes the write's event from the record as it was; `current` is a hint as for `update`.
    */
   delete(...args: DeleteArgs): Promise<boolean>;
+  /**
+   * Several writes on different records as one (an action that changes the record it acts on,
+   * SPEC §12.5): in one transaction on a SQL store, with no await in between in memory. Every
+   * write and its event is kept (the events in the order of the writes), or none: a conflict
+   * (revision or unique) throws ConflictError, a record to update or expect that is gone gives
+   * null. Returns the record of each write (for `expect`, the record as it is).
+   */
+  writeAll(writes: readonly Write[]): Promise<StoredRecord[] | null>;
   close(): Promise<void>;
 }

@@ -27,6 +27,9 @@ export function locateChange(defs: Definitions, model: ApiModel, version: string
     case "unique-added":
     case "unique-removed":
       return key("unique");
+    case "requires-added":
+    case "requires-removed":
+      return action ? (written(action, "requires") ?? action.at()) : key("actions");
     case "status-removed":
     case "response-body-removed":
       return action ? written(action, "response") ?? action.at() : key("operations");
@@ -92,7 +95,7 @@ function findField(model: ApiModel, version: string, resource: ResourceDef, acti
   }
 }
 
-const yamlKeys: Record<string, string> = { maxLength: "max_length", minLength: "min_length", maxItems: "max_items", enum: "values", required: "optional" };
+const yamlKeys: Record<string, string> = { maxLength: "max_length", minLength: "min_length", maxItems: "max_items", enum: "values", required: "optional", "x-canon-transitions": "transitions" };
 
 /** The option that changed, when the definition writes it; else the field's key. */
 function optionAt(field: FieldDef, keyword: string | undefined): SourceLocation {

@@ -100,12 +100,34 @@ function compareOperation(
   if (a.operation.deprecated !== true && b.operation.deprecated === true) {
     add({ in: "operation" }, { kind: "operation-deprecated", breaking: false, field: "", pointer: b.pointer, subject: "the operation", detail: "is deprecated" });
   }
+  compareRequires(a, b, add);
   const pagination = comparePagination(oldDoc, newDoc, a, b);
   if (pagination) add({ in: "response", status: "200" }, pagination);
   compareParameters(oldDoc, newDoc, a, b, pagination !== null, add, schemas);
   compareRequestBody(oldDoc, newDoc, a, b, add, schemas);
   compareResponses(oldDoc, newDoc, a, b, pagination !== null, add, schemas);
   return out;
+}
+
+/**
+ * What an action requires of its record (SPEC §12.5): a value of a field no longer listed (or a
+ * field newly required) refuses an action the published version took, a break; a value newly
+ * listed or a requirement gone only accepts more.
+ */
+function compareRequires(a: Endpoint, b: Endpoint, add: Add): void {
+  const listed = (e: Endpoint) => new Map(Object.entries(obj(e.operation["x-canon-requires"])).map(([f, v]) => [f, Array.isArray(v) ? v : []]));
+  const before = listed(a);
+  const after = listed(b);
+  const change = (kind: "requires-added" | "requires-removed", field: string, detail: string) =>
+    add({ in: "operation" }, { kind, breaking: kind === "requires-added", field: "", keyword: "x-canon-requires", pointer: child(b.pointer, "x-canon-requires"), subject: "the action", detail: `${detail} of ${JSON.stringify(field)}` });
+  for (const [field, values] of after) {
+    const was = before.get(field);
+    const newly = was === undefined ? values : was.filter((v) => !values.some((x) => JSON.stringify(x) === JSON.stringify(v)));
+    if (was === undefined) change("requires-added", field, `now requires ${values.map((v) => JSON.stringify(v)).join(", ")}`);
+    else if (newly.length) change("requires-added", field, `no longer takes ${newly.map((v) => JSON.stringify(v)).join(", ")}`);
+    else if (values.length > was.length) change("requires-removed", field, "takes more values");
+  }
+  for (const field of before.keys()) if (!after.has(field)) change("requires-removed", field, "no longer requires values");
 }
 
 type Raw = Omit<SchemaChange, "text">;

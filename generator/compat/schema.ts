@@ -128,6 +128,7 @@ function compareResolved(ctx: SchemaContext, o: Located, n: Located, place: Plac
   }
   compareFormat(old, now, input, report);
   compareEnum(old, now, input, report);
+  compareTransitions(old, now, report);
   compareLimits(old, now, input, report);
   if (input) compareUnique(old, now, report);
   if (input && !sameJson(old.default, now.default)) {
@@ -236,6 +237,42 @@ function compareDecimalLimits(old: JsonObject, now: JsonObject, input: boolean, 
   };
   bound("x-minimum");
   bound("x-maximum");
+}
+
+/** The state machine of `x-canon-transitions`: each value → the values it may change to; null without one. */
+function transitionsOf(schema: JsonObject): Map<string, string[]> | null {
+  const machine = schema["x-canon-transitions"];
+  if (!isObject(machine)) return null;
+  return new Map(Object.entries(machine).map(([from, to]) => [from, Array.isArray(to) ? to.filter((v): v is string => typeof v === "string") : []]));
+}
+
+/**
+ * The state machine of an enum field (SPEC §12.5): a new machine refuses changes the published
+ * version allowed (422), a break; so does a value that may no longer change to another (a value
+ * that is not a key is final). A machine gone, or a change newly allowed, only accepts more.
+ */
+function compareTransitions(old: JsonObject, now: JsonObject, report: Report): void {
+  const a = transitionsOf(old);
+  const b = transitionsOf(now);
+  if (!a && !b) return;
+  const keyword = "x-canon-transitions";
+  if (!a) {
+    report({ kind: "transitions-added", breaking: true, keyword, detail: "has new transitions: a change of its value off them now answers 422" });
+    return;
+  }
+  if (!b) {
+    report({ kind: "transitions-removed", breaking: false, keyword, detail: "no longer has transitions: its value may change to any other" });
+    return;
+  }
+  const values = [...new Set([...a.keys(), ...b.keys()])];
+  for (const from of values) {
+    const before = a.get(from) ?? [];
+    const after = b.get(from) ?? [];
+    const lost = before.filter((to) => !after.includes(to));
+    const gained = after.filter((to) => !before.includes(to));
+    if (lost.length) report({ kind: "transitions-narrowed", breaking: true, keyword, detail: `may no longer change from ${show(from)} to ${lost.map(show).join(", ")}` });
+    if (gained.length) report({ kind: "transitions-widened", breaking: false, keyword, detail: `may now change from ${show(from)} to ${gained.map(show).join(", ")}` });
+  }
 }
 
 /** The lists of `x-canon-unique`, each as its sorted fields (the order of a list does not matter). */

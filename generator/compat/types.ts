@@ -49,6 +49,14 @@ export type ChangeKind =
   // composite unique constraints of a write body (`x-canon-unique`)
   | "unique-added"
   | "unique-removed"
+  // the state machine of an enum field (`x-canon-transitions`, SPEC §12.5)
+  | "transitions-added"
+  | "transitions-removed"
+  | "transitions-narrowed"
+  | "transitions-widened"
+  // what an action requires of its record (`x-canon-requires`, SPEC §12.5)
+  | "requires-added"
+  | "requires-removed"
   // the document
   | "servers-changed";
 

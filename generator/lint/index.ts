@@ -1,6 +1,7 @@
 import type { Diagnostic } from "../diagnostics/diagnostic.ts";
 import type { Definitions } from "../model/types.ts";
 import { createContext, type Rule } from "./context.ts";
+import { businessRules } from "./rules/business.ts";
 import { fieldRules } from "./rules/fields.ts";
 import { filterRules } from "./rules/filters.ts";
 import { listUnderRules } from "./rules/list-under.ts";
@@ -21,7 +22,7 @@ export interface LintOptions {
 }
 
 /** Every rule, one per concern. Each reports through the context and never throws on odd input. */
-const rules: Rule[] = [versionRules, pathRules, resourceRules, parentRules, fieldRules, optionRules, patternRules, versionRefRules, filterRules, listUnderRules, uniqueRules];
+const rules: Rule[] = [versionRules, pathRules, resourceRules, parentRules, fieldRules, optionRules, patternRules, versionRefRules, filterRules, listUnderRules, uniqueRules, businessRules];
 
 /** Runs every lint rule over the normalized definitions and returns every problem found. */
 export function lint(defs: Definitions, options: LintOptions): Diagnostic[] {

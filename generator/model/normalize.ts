@@ -62,6 +62,10 @@ function normalizeResource(source: SourceFile, r: ResourceDefinition): ResourceD
         description: action.description,
         fields: normalizeFields(source, ["actions", name, "fields"], action.fields ?? {}),
         response: action.response ?? 201,
+        requires: Object.entries(action.requires ?? {}).map(([field, values]) => ({ field, values })),
+        sets: Object.entries(action.sets ?? {}).map(([field, set]) =>
+          set !== null && typeof set === "object" ? { field, from: set.from } : { field, value: set },
+        ),
         at: (...path) => source.locate(["actions", name, ...path], path.length ? "value" : "key"),
       }),
     ),
@@ -94,6 +98,7 @@ function normalizeField(source: SourceFile, at: PropertyKey[], name: string, f: 
     onDelete: f.on_delete,
     listUnder: f.list_under,
     values: f.values,
+    transitions: f.transitions,
     items: f.items ? normalizeField(source, [...at, "items"], "items", f.items) : undefined,
     maxItems: f.type === "array" || f.type === "map" ? (f.max_items ?? 100) : f.max_items,
     fields: f.fields ? normalizeFields(source, [...at, "fields"], f.fields) : undefined,

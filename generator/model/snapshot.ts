@@ -178,6 +178,10 @@ function versionResource(defs: Definitions, r: ResourceDef, version: string, suc
         eventType: `${r.singular}.${singular}.created`,
         targetField: `${snakeCase(r.singular)}_id`,
         path: `${collectionPath}/{id}/${a.name}`,
+        rules: {
+          requires: a.requires.map((x) => ({ ...x, field: shownName(r, x.field, n) })),
+          sets: a.sets.map((x) => ({ ...x, field: shownName(r, x.field, n) })),
+        },
       };
     }),
     paths: { collection: collectionPath, item: `${collectionPath}/{id}` },
@@ -186,6 +190,12 @@ function versionResource(defs: Definitions, r: ResourceDef, version: string, suc
       .filter((f) => f.hasDefault && (f.readOnly || !presentIn(n, f.added, f.removed)))
       .map((f) => ({ storageName: f.name, value: f.default })),
   };
+}
+
+/** A field of `r` by the name version `n` gives it (its storage name when it has no other). */
+function shownName(r: ResourceDef, field: string, n: number): string {
+  const f = r.fields.find((x) => x.name === field);
+  return f?.renamed && n < versionNumber(f.renamed.in) ? f.renamed.from : field;
 }
 
 /** The operator filters of one filter field, as a version shows it (none when the version lacks it). */
@@ -223,6 +233,7 @@ function versionField(f: FieldDef, n: number): VersionField {
     maximum: f.maximum,
     references: f.references,
     values: f.values,
+    transitions: f.transitions,
     items: f.items ? versionField(f.items, n) : undefined,
     maxItems: f.maxItems,
     fields: f.fields?.map((sub) => versionField(sub, n)),
@@ -301,6 +312,7 @@ function storageResource(r: ResourceDef, versions: VersionModel[]): StorageResou
         f.type === "uuid" && f.references ? [{ field: f.name, collection: f.references, onDelete: f.onDelete ?? "restrict" }] : [],
       ),
       nestedReferences: nestedReferences(a.fields),
+      rules: { requires: a.requires, sets: a.sets },
     })),
     unique: r.fields.filter((f) => f.unique).map((f) => f.name),
     uniqueTogether: r.uniqueTogether.map((list) => [...list]),

@@ -38,6 +38,8 @@ interface FieldShape<Nested> {
   maximum?: number;
   references?: string;
   values?: string[];
+  /** enum: value → the values it may change to, as written (SPEC §12.5); a value that is not a key is final. */
+  transitions?: Record<string, string[]>;
   items?: Nested;
   /** array: most items; map: most keys. */
   maxItems?: number;
@@ -71,7 +73,15 @@ export interface FieldDef extends FieldShape<FieldDef> {
   at: Locator;
 }
 
-export interface ActionDef {
+/** What an action requires of its record, and what it sets on it (SPEC §12.5), in the order written. */
+export interface ActionRules {
+  /** Field of the resource → the values it must have for the action to be taken. */
+  requires: Array<{ field: string; values: unknown[] }>;
+  /** Field of the resource → a value, or `from` an action field. */
+  sets: Array<{ field: string; value?: unknown; from?: string }>;
+}
+
+export interface ActionDef extends ActionRules {
   name: string;
   description?: string;
   fields: FieldDef[];
@@ -181,6 +191,8 @@ export interface VersionAction {
   targetField: string;
   /** `/v2/orders/{id}/cancellations` (OpenAPI's form of a path parameter). */
   path: string;
+  /** Its `requires` and `sets`, each field by this version's name (its storage name when the version does not show it). */
+  rules: ActionRules;
 }
 
 /** An operator of a list filter (SPEC §12.2); equality is the bare `?field=value` (`VersionResource.filters`). */
@@ -331,6 +343,8 @@ export interface StorageResource {
     fields: VersionField[];
     references: Array<{ field: string; collection: string; onDelete: OnDelete }>;
     nestedReferences: Array<{ path: string; collection: string }>;
+    /** Its `requires` and `sets` by storage names; both empty for an action that only records. */
+    rules: ActionRules;
   }>;
   /** Storage fields unique on their own (`unique: true`). */
   unique: string[];

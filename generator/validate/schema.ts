@@ -68,6 +68,12 @@ export const FieldSchema = z
         "uuid with references (not the parent field): also list this resource under the referenced record, GET /vN/<referenced>/{id}/<resource>.",
       ),
     values: z.array(z.string()).min(1).optional().describe("enum: the allowed values."),
+    transitions: z
+      .record(z.string(), z.array(z.string()))
+      .optional()
+      .describe(
+        "enum: the state machine. Each value lists the values it may change to by an update, a replace or an action; a value that is not a key is final. A create takes any value; keeping the same value is no transition; any other change answers 422.",
+      ),
     get items() {
       return FieldSchema.optional().describe("array: the type of each item; map: the type of each value.");
     },
@@ -101,6 +107,16 @@ export const ActionSchema = z.strictObject({
   description: z.string().optional(),
   fields: z.record(z.string(), FieldSchema).optional().describe("Fields of the action's request body."),
   response: z.union([z.literal(201), z.literal(204)]).optional().describe("201 (default): the created action record; 204: no body."),
+  requires: z
+    .record(z.string(), z.array(scalar).min(1))
+    .optional()
+    .describe("The values fields of the record must have for the action to be taken (enum, boolean or string fields); else 422 naming the field, and nothing is created."),
+  sets: z
+    .record(z.string(), z.union([scalar, z.strictObject({ from: z.string().describe("An action field whose value the field takes.") })]))
+    .optional()
+    .describe(
+      "Fields of the record the action changes, in the same transaction as the action record (transitions checked; a new revision and a .updated event): a value, or { from: <action field> }. A read_only field may be set here.",
+    ),
 });
 
 export const ResourceSchema = z

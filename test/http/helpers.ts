@@ -659,7 +659,10 @@ export async function startFixture(
   } else {
     store = await sql.openStore(kind === "pglite" ? "pglite:memory://" : "memory");
   }
-  const app = await entry.buildApp({ authenticate: entry.devAuthenticate, rateLimit: false, store, ...options });
+  // `wrapStore` (a test's own option) puts a wrapper of its own between the app and the store.
+  const { wrapStore, ...rest } = options as { wrapStore?: (store: unknown) => unknown };
+  const served = wrapStore ? wrapStore(store) : store;
+  const app = await entry.buildApp({ authenticate: entry.devAuthenticate, rateLimit: false, store: served, ...rest });
   const api = await listen(app, loadContract(name, out, versions));
   return {
     ...api,

@@ -83,6 +83,10 @@ function routesView(version: VersionModel, r: VersionResource, deleteEvent: stri
       view: a.fields.filter((f) => f.output).map((f) => ({ key: propertyKey(f.name), source: access(f.storageName) })),
       createValues: a.fields.filter((f) => f.input).map((f) => ({ key: propertyKey(f.storageName), expr: bodyValue(f) })),
       eventType: a.eventType,
+      // An action that changes its record publishes the record's `.updated` event too (SPEC §12.5).
+      publish: a.rules.sets.length
+        ? `eventsOf({ ${propertyKey(r.collection)}: eventOf("${r.names.singular}.updated", "${r.collection}", ${r.symbols.view}), ${JSON.stringify(`${r.collection}/${a.name}`)}: eventOf("${a.eventType}", "${r.collection}/${a.name}", ${a.symbols.view}) })`
+        : `eventOf("${a.eventType}", "${r.collection}/${a.name}", ${a.symbols.view})`,
       noContent: a.response === 204,
     };
   });
@@ -350,6 +354,23 @@ function referenceSpecs(fields: Array<{ field: string; collection: string }>, ne
     .join(", ");
 }
 
+/** The state machines of a resource's enum fields (SPEC §12.5) as the service's `transitions`, or "" without any. */
+function transitionsOf(r: ApiModel["storage"][number]): string {
+  const machines = r.fields.filter((f) => f.transitions).map((f) => [f.storageName, f.transitions]);
+  return machines.length ? literal(Object.fromEntries(machines)) : "";
+}
+
+/** What an action does to its record (`ActionEffect`), or "" for an action that only records. */
+function effectOf(a: ApiModel["storage"][number]["actionRecords"][number]): string {
+  const { requires, sets } = a.rules;
+  if (!requires.length && !sets.length) return "";
+  return literal({
+    targetField: a.targetField,
+    ...(requires.length ? { requires: Object.fromEntries(requires.map((x) => [x.field, x.values])) } : {}),
+    ...(sets.length ? { sets: Object.fromEntries(sets.map((x) => [x.field, x.from === undefined ? { value: x.value } : { from: x.from }])) } : {}),
+  });
+}
+
 function servicesView(model: ApiModel) {
   const services = model.storage.flatMap((r) => [
     {
@@ -363,6 +384,9 @@ function servicesView(model: ApiModel) {
         .map((f) => JSON.stringify(f.storageName))
         .join(", "),
       references: referenceSpecs(r.references, r.nestedReferences),
+      transitions: transitionsOf(r),
+      effect: "",
+      target: "",
     },
     ...r.actionRecords.map((a) => ({
       name: a.symbols.service,
@@ -372,6 +396,9 @@ function servicesView(model: ApiModel) {
       uniqueTogether: "",
       emails: "",
       references: referenceSpecs(a.references, a.nestedReferences),
+      transitions: "",
+      effect: effectOf(a),
+      target: r.symbols.service,
     })),
   ]);
   services.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));

@@ -25,6 +25,8 @@ export function fieldSchema(field: VersionField, mode: FieldMode): JsonObject {
     ...schema,
     description: mode === "filter" ? undefined : describe(field),
     default: mode === "create" && field.hasDefault ? (field.default as Json) : undefined,
+    // The state machine (SPEC §12.5): the values each value may change to, as written.
+    "x-canon-transitions": mode === "filter" || !field.transitions ? undefined : (field.transitions as Json),
   });
 }
 
@@ -33,9 +35,24 @@ export function fieldSchema(field: VersionField, mode: FieldMode): JsonObject {
  * does not, and a decimal's its digits and bounds, which JSON Schema cannot state of a string.
  */
 function describe(field: VersionField): string | undefined {
-  const note = field.schemes ? `A URL with scheme ${orList(field.schemes)}.` : field.type === "decimal" ? decimalNote(field) : undefined;
+  const note = field.schemes
+    ? `A URL with scheme ${orList(field.schemes)}.`
+    : field.type === "decimal"
+      ? decimalNote(field)
+      : field.transitions
+        ? transitionsNote(field.values ?? [], field.transitions)
+        : undefined;
   if (!note) return field.description;
   return field.description ? `${field.description} ${note}` : note;
+}
+
+/** The state machine in words: `Changes only from new to open; … closed is final. …` */
+function transitionsNote(values: string[], transitions: Record<string, string[]>): string {
+  const moves = values.filter((v) => transitions[v]?.length).map((v) => `from ${v} to ${orList(transitions[v]!)}`);
+  const final = values.filter((v) => !transitions[v]?.length);
+  const finals = final.length ? `; ${final.length === 1 ? `${final[0]} is` : `${orList(final).replace(/ or /, " and ")} are`} final` : "";
+  const changes = moves.length ? `Changes only ${moves.join("; ")}${finals}.` : "Never changes once set.";
+  return `${changes} Any other change by an update, a replace or an action answers 422; a create takes any value.`;
 }
 
 function decimalNote(field: VersionField): string {

@@ -1,6 +1,7 @@
-import type { VersionResource, VersionSettings } from "../../model/types.ts";
+import type { VersionAction, VersionResource, VersionSettings } from "../../model/types.ts";
+import { orList } from "../shared/code.ts";
 import { commonErrors, errorResponses, lookupErrors, writeErrors } from "./errors.ts";
-import { ref, spaced, withArticle, type JsonObject } from "./json.ts";
+import { ref, spaced, withArticle, type Json, type JsonObject } from "./json.ts";
 import { jsonBody, jsonResponse, noContent, operationObject, type OperationParts, type PathOperation } from "./operation.ts";
 import { idParameter, ifMatchParameter, listParameters } from "./parameters.ts";
 import { actionSchemaNames, schemaNames } from "./schemas.ts";
@@ -104,16 +105,44 @@ export function resourceOperations(version: VersionSettings, resource: VersionRe
         ? jsonResponse(version, collection, "201", `The ${spaced(action.singular)}.`, ref("schemas", actionSchemas.record), [])
         : noContent(version, collection, "Done.");
     const summary = `Create ${withArticle(action.singular)} of ${one}`;
-    out.push(
-      at(`${item}/${action.name}`, "post", `create${names.pascal}${action.names.pascal}`, summary, {
-        description: action.description,
-        parameters: [id],
-        requestBody: jsonBody(actionSchemas.create),
-        responses: [success, ...errorResponses(lookupWrite)],
-      }),
-    );
+    const acting = actionRules(resource, action);
+    const post = at(`${item}/${action.name}`, "post", `create${names.pascal}${action.names.pascal}`, summary, {
+      description: [action.description, acting.note].filter(Boolean).join(" ") || undefined,
+      parameters: [id],
+      requestBody: jsonBody(actionSchemas.create),
+      responses: [success, ...errorResponses(lookupWrite)],
+    });
+    Object.assign(post.operation, acting.extensions);
+    out.push(post);
   }
   return out;
+}
+
+/**
+ * What an action requires of its record and sets on it (SPEC §12.5), as a sentence of its
+ * description and as `x-canon-requires` and `x-canon-sets` (fields by this version's names).
+ */
+function actionRules(resource: VersionResource, action: VersionAction): { note: string; extensions: JsonObject } {
+  const { requires, sets } = action.rules;
+  const extensions: JsonObject = {};
+  const sentences: string[] = [];
+  const one = resource.names.singular;
+  if (requires.length) {
+    extensions["x-canon-requires"] = Object.fromEntries(requires.map((r) => [r.field, r.values as Json[]]));
+    const each = requires.map((r) => `${r.field} to be ${orList(r.values.map((v) => String(v)))}`);
+    sentences.push(`Requires the ${spaced(one)}'s ${each.join(" and ")}; otherwise 422 and nothing is created.`);
+  }
+  if (sets.length) {
+    const from = (name: string) => action.fields.find((f) => f.storageName === name)?.name ?? name;
+    extensions["x-canon-sets"] = Object.fromEntries(
+      sets.map((s) => [s.field, s.from === undefined ? (s.value as Json) : { from: from(s.from) }]),
+    );
+    const each = sets.map((s) => (s.from === undefined ? `${s.field} to ${String(s.value)}` : `${s.field} to the ${from(s.from)} given`));
+    sentences.push(
+      `Sets the ${spaced(one)}'s ${each.join(" and ")}, in the same transaction (its transitions checked; it gets a new ETag, and a ${one}.updated event precedes this action's).`,
+    );
+  }
+  return { note: sentences.join(" "), extensions };
 }
 
 function listResponse(version: VersionSettings, resource: VersionResource): [string, JsonObject] {

@@ -1,0 +1,89 @@
+/**
+ * The default service of an action that acts on its record (SPEC §12.5): `requires` values of
+ * the record, and `sets` some of its fields. The action record is created and the record changed
+ * as one write (`Store.writeAll`), each with its event, the record's `.updated` first.
+ */
+import { CrudService, type ResourceSpec } from "./crud-service.ts";
+import { NotFoundError } from "./errors.ts";
+import type { EventOf } from "./events.ts";
+import { checkRequires, checkTransitions, type Requirements } from "./rules.ts";
+import type { Store, StoredRecord, Values, Write } from "./store.ts";
+import { newId } from "./uuid.ts";
+
+/** A field an action sets: to a value, or to the value of one of the action's fields (`from`). */
+export type ActionSet = { value: unknown } | { from: string };
+
+/** What an action does to the record it acts on (storage names). */
+export interface ActionEffect {
+  /** The action record's field that names the record (`ticket_id`). */
+  targetField: string;
+  /** The values the record's fields must have; else 422 naming the field, and nothing is written. */
+  requires?: Requirements;
+  /**
+   * The record's fields the action changes (a `from` whose action field has no value leaves the
+   * field as it is); the record's transitions are checked.
+   */
+  sets?: Readonly<Record<string, ActionSet>>;
+}
+
+export class ActingService<V extends Values> extends CrudService<V> {
+  private readonly effect: ActionEffect;
+  private readonly target: ResourceSpec;
+
+  /** `spec` is the action records', `target` the spec of the collection they act on. */
+  constructor(store: Store, spec: ResourceSpec, effect: ActionEffect, target: ResourceSpec) {
+    super(store, spec);
+    this.effect = effect;
+    this.target = target;
+  }
+
+  /**
+   * Creates the action record on the record its target field names, which must still be as read
+   * here when both are written (else 409). `publish` makes the event of each write, by its
+   * collection (the generated handlers pass `eventsOf`): the record's, then the action record's.
+   */
+  override async create(values: V, publish?: EventOf<StoredRecord<V>>): Promise<StoredRecord<V>> {
+    const { targetField, requires, sets } = this.effect;
+    const id = values[targetField];
+    const current = typeof id === "string" ? await this.store.get(this.target.collection, id) : null;
+    if (!current) throw new NotFoundError("The record this action acts on does not exist.");
+    checkRequires(
+      requires,
+      current.values,
+      this.spec.collection.slice(this.spec.collection.indexOf("/") + 1),
+    );
+    let changed: Values | null = null;
+    if (sets) {
+      changed = { ...current.values };
+      for (const [field, set] of Object.entries(sets)) {
+        if ("value" in set) changed[field] = set.value;
+        else if (values[set.from] !== undefined) changed[field] = values[set.from];
+      }
+      checkTransitions(this.target.transitions, current.values, changed);
+    }
+    await this.checkReferences(values, null);
+    if (changed) await this.checkReferences(changed, current.values, this.target.references);
+    const now = new Date().toISOString();
+    const record: StoredRecord<V> = { id: newId(), created_at: now, updated_at: now, revision: 1, values };
+    const event = publish as EventOf<StoredRecord> | undefined;
+    const writes: Write[] = [
+      changed
+        ? {
+            update: [
+              this.target.collection,
+              current.id,
+              changed,
+              current.revision,
+              this.target,
+              event,
+              current,
+            ],
+          }
+        : { expect: [this.target.collection, current.id, current.revision] },
+      { insert: [this.spec.collection, record, this.spec, event] },
+    ];
+    const written = await this.store.writeAll(writes);
+    if (!written) throw new NotFoundError("The record this action acts on does not exist.");
+    return written[1] as StoredRecord<V>;
+  }
+}

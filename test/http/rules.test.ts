@@ -1,0 +1,271 @@
+// SPEC §12.5 (transitions, actions that act) over HTTP, on the service generated from
+// test/fixtures/desk (tickets with a status machine, actions that require and set values), on the
+// store CANON_TEST_STORE names (memory, pglite or postgres). Every response is checked against
+// the service's own OpenAPI document.
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { call, expectError, expectStatus, startFixture, type Api } from "./helpers.ts";
+
+type Obj = Record<string, any>;
+
+const STORE = process.env.CANON_TEST_STORE ?? "memory";
+let api: Api;
+let ann: Obj;
+let bob: Obj;
+
+/**
+ * Holds reads of one ticket so that racing requests all read it before any of them writes: once
+ * armed, the first `skip` reads pass (`passed` resolves after them), the next `hold` wait until
+ * all of them have arrived.
+ */
+const barrier = {
+  id: "",
+  skip: 0,
+  hold: 0,
+  waiting: [] as Array<() => void>,
+  passed: Promise.resolve(),
+  onPassed: () => {},
+  arm(id: string, hold: number, skip = 0) {
+    Object.assign(this, { id, hold, skip, waiting: [] });
+    this.passed = new Promise<void>((resolve) => (this.onPassed = resolve));
+    if (skip === 0) this.onPassed();
+  },
+  async reached(collection: string, id: string): Promise<void> {
+    if (collection !== "tickets" || id !== this.id) return;
+    if (this.skip > 0) {
+      if (--this.skip === 0) this.onPassed();
+      return;
+    }
+    if (this.hold === 0) return;
+    await new Promise<void>((resolve) => {
+      this.waiting.push(resolve);
+      if (this.waiting.length === this.hold) {
+        this.hold = 0;
+        for (const go of this.waiting) go();
+      }
+    });
+  },
+};
+
+/** The store with its reads of tickets going through the barrier. */
+function barred(store: any): unknown {
+  return new Proxy(store, {
+    get(target, key) {
+      const value = Reflect.get(target, key, target);
+      if (key !== "get") return typeof value === "function" ? value.bind(target) : value;
+      return async (collection: string, id: string) => {
+        const record = await target.get(collection, id);
+        await barrier.reached(collection, id);
+        return record;
+      };
+    },
+  });
+}
+
+before(async () => {
+  api = await startFixture("http-rules", "test/fixtures/desk", ["v1"], { wrapStore: barred });
+  ann = (await expectStatus(api, "POST", "/v1/agents", 201, { body: { name: "Ann" } })).body as Obj;
+  bob = (await expectStatus(api, "POST", "/v1/agents", 201, { body: { name: "Bob" } })).body as Obj;
+});
+
+after(() => api?.close());
+
+async function ticket(body: Obj = {}): Promise<Obj> {
+  return (await expectStatus(api, "POST", "/v1/tickets", 201, { body: { subject: "Printer", ...body } })).body as Obj;
+}
+
+async function read(id: string): Promise<{ body: Obj; etag: string }> {
+  const res = await expectStatus(api, "GET", `/v1/tickets/${id}`, 200);
+  return { body: res.body as Obj, etag: res.headers.get("etag")! };
+}
+
+const patch = (id: string, body: Obj) => call(api, "PATCH", `/v1/tickets/${id}`, { body });
+
+/** Moves a new ticket along allowed transitions to `path`'s last state. */
+async function moved(...path: string[]): Promise<Obj> {
+  let t = await ticket();
+  for (const status of path) t = (await expectStatus(api, "PATCH", `/v1/tickets/${t.id}`, 200, { body: { status } })).body as Obj;
+  return t;
+}
+
+/** Every event of the feed, in its order. */
+async function events(): Promise<Obj[]> {
+  const seen: Obj[] = [];
+  let url: string | null = "/v1/events?limit=100";
+  while (url) {
+    const page = (await expectStatus(api, "GET", url, 200)).body as Obj;
+    seen.push(...page.data);
+    url = page.pagination.has_more ? `/v1/events?limit=100&cursor=${encodeURIComponent(page.pagination.next_cursor)}` : null;
+  }
+  return seen;
+}
+
+/** The events about ticket `id` (its own and its action records'). */
+async function eventsOfTicket(id: string): Promise<Obj[]> {
+  return (await events()).filter((e) => e.data.id === id || e.data.ticket_id === id);
+}
+
+describe(`transitions (SPEC §12.5), ${STORE} store`, () => {
+  test("a create takes the default or any value", async () => {
+    assert.equal((await ticket()).status, "new");
+    assert.equal((await ticket({ status: "closed" })).status, "closed");
+  });
+
+  test("PATCH along an allowed path changes the value; the same value is no transition", async () => {
+    const t = await ticket();
+    const opened = await expectStatus(api, "PATCH", `/v1/tickets/${t.id}`, 200, { body: { status: "open" } });
+    assert.equal(opened.body.status, "open");
+    const again = await expectStatus(api, "PATCH", `/v1/tickets/${t.id}`, 200, { body: { status: "open", subject: "Still" } });
+    assert.equal(again.body.status, "open");
+    assert.equal(again.body.subject, "Still");
+    const closed = await ticket({ status: "closed" });
+    await expectStatus(api, "PATCH", `/v1/tickets/${closed.id}`, 200, { body: { status: "closed" } });
+    await expectStatus(api, "PATCH", `/v1/tickets/${closed.id}`, 200, { body: { subject: "Other" } });
+  });
+
+  test("PATCH along a path not listed: 422 naming the field with the allowed values, nothing changed", async () => {
+    const t = await moved("open", "solved");
+    const before = await read(t.id);
+    const error = await expectError(api, "PATCH", `/v1/tickets/${t.id}`, 422, "BUSINESS_RULE_VIOLATION", {
+      body: { status: "pending", subject: "Changed" },
+    });
+    assert.deepEqual(error.details, [{ field: "status", issue: "may change from solved only to closed or open" }]);
+    assert.match(error.message, /status may not change from solved to pending/);
+    const after = await read(t.id);
+    assert.deepEqual(after.body, before.body);
+    assert.equal(after.etag, before.etag);
+  });
+
+  test("a value that is not a key is final", async () => {
+    const t = await ticket({ status: "closed" });
+    const error = await expectError(api, "PATCH", `/v1/tickets/${t.id}`, 422, "BUSINESS_RULE_VIOLATION", { body: { status: "open" } });
+    assert.deepEqual(error.details, [{ field: "status", issue: "may not change from closed: it is final" }]);
+  });
+
+  test("PUT is checked the same way", async () => {
+    const t = await ticket();
+    const error = await expectError(api, "PUT", `/v1/tickets/${t.id}`, 422, "BUSINESS_RULE_VIOLATION", {
+      body: { subject: "Printer", status: "solved" },
+    });
+    assert.deepEqual(error.details, [{ field: "status", issue: "may change from new only to open" }]);
+    await expectStatus(api, "PUT", `/v1/tickets/${t.id}`, 200, { body: { subject: "Printer", status: "new" } });
+    const put = await expectStatus(api, "PUT", `/v1/tickets/${t.id}`, 200, { body: { subject: "Printer", status: "open" } });
+    assert.equal(put.body.status, "open");
+  });
+
+  test("two PATCHes racing from one state to targets that exclude each other: exactly one wins", async () => {
+    // open → solved and open → pending are both allowed, but solved → pending is not: never both.
+    const seen = new Set<number>();
+    for (let round = 0; round < 8; round++) {
+      const t = await moved("open");
+      // Even rounds: both read the ticket before either writes (the write is then a compare-and-set).
+      if (round % 2 === 0) barrier.arm(t.id, 2);
+      const [a, b] = await Promise.all([patch(t.id, { status: "solved" }), patch(t.id, { status: "pending" })]);
+      const won = [a, b].filter((r) => r.status === 200);
+      assert.equal(won.length, 1, `round ${round}: ${a.status} ${b.status}`);
+      const lost = [a, b].find((r) => r.status !== 200)!;
+      seen.add(lost.status);
+      assert.ok(lost.status === 409 || lost.status === 422, `round ${round}: ${lost.status} ${lost.text}`);
+      assert.equal((await read(t.id)).body.status, won[0]!.body.status);
+      const updates = (await eventsOfTicket(t.id)).filter((e) => e.type === "ticket.updated");
+      assert.equal(updates.length, 2, "the move to open, and the one winner");
+    }
+    assert.ok(seen.has(409), "a loser that read before the winner wrote gets 409");
+  });
+});
+
+const statusesOf = (...responses: Array<{ status: number }>) => responses.map((r) => r.status);
+
+describe(`actions that act (SPEC §12.5), ${STORE} store`, () => {
+  test("sets applied: the record changes (new ETag), .updated then the action's event, as v1 shows them", async () => {
+    const t = await ticket();
+    const before = await read(t.id);
+    const res = await expectStatus(api, "POST", `/v1/tickets/${t.id}/assignments`, 201, { body: { agent_id: ann.id } });
+    assert.equal(res.body.ticket_id, t.id);
+    assert.equal(res.body.agent_id, ann.id);
+    const after = await read(t.id);
+    assert.equal(after.body.status, "open");
+    assert.equal(after.body.assignee_id, ann.id);
+    assert.notEqual(after.etag, before.etag);
+    const own = await eventsOfTicket(t.id);
+    assert.deepEqual(
+      own.map((e) => e.type),
+      ["ticket.created", "ticket.updated", "ticket.assignment.created"],
+    );
+    assert.deepEqual(own[1]!.data, after.body);
+    assert.deepEqual(own[2]!.data, res.body);
+    // Assigned again (open → open is no transition): the assignee changes.
+    await expectStatus(api, "POST", `/v1/tickets/${t.id}/assignments`, 201, { body: { agent_id: bob.id } });
+    assert.equal((await read(t.id)).body.assignee_id, bob.id);
+  });
+
+  test("a read-only field is set by an action; a 204 action acts too", async () => {
+    const t = await ticket();
+    await expectError(api, "PATCH", `/v1/tickets/${t.id}`, 400, "VALIDATION_ERROR", { body: { escalated: true } });
+    await expectStatus(api, "POST", `/v1/tickets/${t.id}/escalations`, 204, { body: {} });
+    assert.equal((await read(t.id)).body.escalated, true);
+    const error = await expectError(api, "POST", `/v1/tickets/${t.id}/escalations`, 422, "BUSINESS_RULE_VIOLATION", { body: {} });
+    assert.equal(error.details[0].field, "escalated");
+  });
+
+  test("requires refused: 422 naming the field, no action record, no event, the record unchanged", async () => {
+    const t = await moved("open");
+    const before = await read(t.id);
+    const count = (await events()).length;
+    const error = await expectError(api, "POST", `/v1/tickets/${t.id}/closures`, 422, "BUSINESS_RULE_VIOLATION", { body: { note: "done" } });
+    assert.deepEqual(error.details, [{ field: "status", issue: "must be solved (it is open)" }]);
+    assert.equal(error.message, "The action closures requires status to be solved.");
+    assert.equal((await events()).length, count);
+    const after = await read(t.id);
+    assert.deepEqual(after.body, before.body);
+    assert.equal(after.etag, before.etag);
+    // A requires-only action: created when the value is listed, the record untouched.
+    const note = await expectStatus(api, "POST", `/v1/tickets/${t.id}/notes`, 201, { body: { text: "on it" } });
+    assert.equal(note.body.text, "on it");
+    assert.equal((await read(t.id)).etag, before.etag);
+    const solved = (await expectStatus(api, "PATCH", `/v1/tickets/${t.id}`, 200, { body: { status: "solved" } })).body as Obj;
+    await expectError(api, "POST", `/v1/tickets/${solved.id}/notes`, 422, "BUSINESS_RULE_VIOLATION", { body: { text: "late" } });
+    await expectStatus(api, "POST", `/v1/tickets/${t.id}/closures`, 201, { body: { note: "done" } });
+    assert.equal((await read(t.id)).body.status, "closed");
+  });
+
+  test("a set whose transition is not allowed: 422, nothing created", async () => {
+    const t = await ticket({ status: "closed" });
+    const count = (await events()).length;
+    const error = await expectError(api, "POST", `/v1/tickets/${t.id}/reopenings`, 422, "BUSINESS_RULE_VIOLATION", { body: {} });
+    assert.deepEqual(error.details, [{ field: "status", issue: "may not change from closed: it is final" }]);
+    assert.equal((await events()).length, count);
+    const solved = await moved("open", "solved");
+    await expectStatus(api, "POST", `/v1/tickets/${solved.id}/reopenings`, 201, { body: {} });
+    assert.equal((await read(solved.id)).body.status, "open");
+  });
+
+  test("an action whose reference names no record: 422, nothing changed", async () => {
+    const t = await ticket();
+    const before = await read(t.id);
+    await expectError(api, "POST", `/v1/tickets/${t.id}/assignments`, 422, "BUSINESS_RULE_VIOLATION", {
+      body: { agent_id: "01890a5d-ac96-774b-bcce-b302099a8057" },
+    });
+    assert.equal((await read(t.id)).etag, before.etag);
+  });
+
+  test("an action racing a PATCH on the same record: exactly one of them wins", async () => {
+    // From solved: the closure (→ closed) and a PATCH to open are each allowed, but neither after the other.
+    for (let round = 0; round < 8; round++) {
+      const t = await moved("open", "solved");
+      // Even rounds: the action's service and the PATCH both read the ticket before either writes.
+      if (round % 2 === 0) barrier.arm(t.id, 2, 1);
+      const closing = call(api, "POST", `/v1/tickets/${t.id}/closures`, { body: {} });
+      await barrier.passed;
+      const [closure, reopened] = await Promise.all([closing, patch(t.id, { status: "open" })]);
+      if (round % 2 === 0) assert.ok(statusesOf(closure, reopened).includes(409), `round ${round}: ${statusesOf(closure, reopened)}`);
+      const statuses = statusesOf(closure, reopened);
+      assert.equal(statuses.filter((s) => s === 201 || s === 200).length, 1, `round ${round}: ${statuses}`);
+      assert.ok(statuses.every((s) => [200, 201, 409, 422].includes(s)), `round ${round}: ${statuses}`);
+      const status = (await read(t.id)).body.status;
+      assert.equal(status, closure.status === 201 ? "closed" : "open");
+      const types = (await eventsOfTicket(t.id)).map((e) => e.type);
+      assert.equal(types.filter((x) => x === "ticket.closure.created").length, closure.status === 201 ? 1 : 0);
+    }
+  });
+});
