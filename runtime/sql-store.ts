@@ -60,6 +60,8 @@ import {
   setEventData,
   writeWithEvent,
 } from "./sql-events.ts";
+import { activeClaim } from "./idempotency.ts";
+import { markClaim, SqlIdempotencyKeys } from "./sql-idempotency.ts";
 import { referencesTo, type StoreReference } from "./references.ts";
 import { COLUMN_SQL_TYPES, isJsonKind, type SqlColumn, type SqlSchema } from "./sql-schema.ts";
 import { StatementCache } from "./sql-statements.ts";
@@ -114,6 +116,8 @@ export class SqlStore implements Store {
   private closing: Promise<void> | undefined;
   /** By referenced collection: the `cascade` references to it (whose records a delete takes along). */
   private readonly cascades: Map<string, StoreReference[]>;
+  /** The idempotency keys of POSTs (the table `canon__idempotency_keys`, sql-idempotency.ts). */
+  readonly idempotency: SqlIdempotencyKeys;
 
   /**
    * `references` (the generated `storeReferences`) tells a delete which records its foreign keys
@@ -123,6 +127,7 @@ export class SqlStore implements Store {
     this.db = db;
     this.schema = schema;
     this.cascades = referencesTo(references.filter((reference) => reference.onDelete === "cascade"));
+    this.idempotency = new SqlIdempotencyKeys(db);
   }
 
   /** The driver, for queries of your own (reports, health checks). */
@@ -552,11 +557,14 @@ export class SqlStore implements Store {
     image: StoredRecord | undefined,
   ): Promise<StoredRecord | null> {
     const written = await this.translated(collection, op, async (): Promise<Kept | null> => {
+      // A request with an idempotency key marks its claim in the write's transaction (sql-idempotency.ts).
+      const claimed = activeClaim() !== undefined;
       if (!publish || !this.schema.events) {
+        if (claimed) return this.db.transaction(async (tx) => this.markedWrite(tx, p, statement, params));
         const rows = await this.db.query(statement, params);
         return rows[0] ? { record: this.toRecord(p, rows[0]) } : null;
       }
-      if (!image) {
+      if (!image || claimed) {
         return this.db.transaction(async (tx) => {
           const rows = await tx.query(statement, params);
           if (!rows[0]) return null;
@@ -589,6 +597,19 @@ export class SqlStore implements Store {
       await this.sinks.publish([event]);
     }
     return written.record;
+  }
+
+  /** A write without an event that marks the request's idempotency claim, in `tx`. */
+  private async markedWrite(
+    tx: SqlQueryable,
+    p: Prepared,
+    statement: Statement | string,
+    params: unknown[],
+  ): Promise<Kept | null> {
+    const rows = await tx.query(statement, params);
+    if (!rows[0]) return null;
+    await markClaim(tx);
+    return { record: this.toRecord(p, rows[0]) };
   }
 
   /** Closes the driver; closing again does nothing. */
