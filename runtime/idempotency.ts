@@ -70,6 +70,8 @@ export interface ActiveClaim {
   principal: string;
   key: string;
   token: string;
+  /** Set once the request has answered: work it started that is still running (a job) marks nothing. */
+  answered?: boolean;
 }
 
 const claims = new AsyncLocalStorage<ActiveClaim>();
@@ -79,9 +81,10 @@ export function runWithClaim<T>(claim: ActiveClaim, fn: () => T): T {
   return claims.run(claim, fn);
 }
 
-/** The idempotency claim of the request whose async context this is, if it has one. */
+/** The idempotency claim of the request whose async context this is, while it has not answered. */
 export function activeClaim(): ActiveClaim | undefined {
-  return claims.getStore();
+  const claim = claims.getStore();
+  return claim?.answered ? undefined : claim;
 }
 
 /** Thrown by a store when the claim a write was to mark is no longer the request's: the write is rolled back. */
@@ -193,14 +196,8 @@ export class MemoryIdempotencyKeys implements IdempotencyKeyStore {
   }
 }
 
-/** The request's claim, set by the preHandler hook; `replayed` when the hook answered. */
-interface RequestClaim {
-  principal: string;
-  key: string;
-  token: string;
-}
-
-const requestClaims = new WeakMap<FastifyRequest, RequestClaim>();
+/** The claim of each request that runs with a key, set by the preHandler hook. */
+const requestClaims = new WeakMap<FastifyRequest, ActiveClaim>();
 
 /**
  * Registers the hooks of idempotency keys on `app` (before the versions' routes): every POST
@@ -223,7 +220,7 @@ export function registerIdempotency(app: FastifyInstance, keys: IdempotencyKeySt
       (claim) => {
         switch (claim.outcome) {
           case "run": {
-            const active = { principal, key: key!, token: claim.token };
+            const active: ActiveClaim = { principal, key: key!, token: claim.token };
             requestClaims.set(request, active);
             // The handler runs inside this call: its writes see the claim (activeClaim()).
             return claims.run(active, done);
@@ -261,6 +258,7 @@ export function registerIdempotency(app: FastifyInstance, keys: IdempotencyKeySt
     const claim = requestClaims.get(request);
     if (!claim) return payload;
     requestClaims.delete(request);
+    claim.answered = true;
     const { principal, key, token } = claim;
     try {
       if (reply.statusCode >= 200 && reply.statusCode < 300) {

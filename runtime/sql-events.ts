@@ -15,7 +15,8 @@ import { newCursorSecret } from "./cursor-keys.ts";
 import { dataText, type ApiEvent, type EventScope, type StoredEvent } from "./events.ts";
 import type { Row, SqlQueryable } from "./sql-driver.ts";
 import { ROW_ID_COLUMN, uniqueConstraintName } from "./sql-schema.ts";
-import { markClaim } from "./sql-idempotency.ts";
+import { activeClaim } from "./idempotency.ts";
+import { claimMark, markClaim } from "./sql-idempotency.ts";
 import { namedStatement } from "./sql-statements.ts";
 
 /** A table of canon's own, as the generated migrations create it (the generator's SQL emitter reads these). */
@@ -197,12 +198,15 @@ export function writeWithEvent(
   event: StoredEvent,
 ): { text: string; params: unknown[] } {
   const n = (i: number) => `$${count + i}`;
+  const claim = activeClaim();
+  // With the request's idempotency claim, the statement marks it too (sql-idempotency.ts).
+  const marked = claim ? claimMark(`"written"`, n(5), n(6), n(7)) : null;
   return {
     text:
-      `with "written" as (${write}), "event" as (insert into "${EVENT_TABLE}" (${EVENT_COLUMNS}) ` +
+      `with "written" as (${write}), ${marked ? `${marked.cte}, ` : ""}"event" as (insert into "${EVENT_TABLE}" (${EVENT_COLUMNS}) ` +
       `select ${eventId(`"clock"."at"`, "0")}, ${n(1)}::text, ${n(2)}::text, ${n(3)}::text, "clock"."at", ${n(4)}::json from "written", ${CLOCK} ${KEPT}) ` +
-      `select "written".*, "event"."id" as "canon__event_id", "event"."occurred_at" as "canon__event_at" from "written", "event"`,
-    params: eventRow(event),
+      `select "written".*, "event"."id" as "canon__event_id", "event"."occurred_at" as "canon__event_at"${marked ? `, ${marked.fence}` : ""} from "written", "event"`,
+    params: claim ? [...eventRow(event), claim.principal, claim.key, claim.token] : eventRow(event),
   };
 }
 

@@ -60,8 +60,8 @@ import {
   setEventData,
   writeWithEvent,
 } from "./sql-events.ts";
-import { activeClaim } from "./idempotency.ts";
-import { markClaim, SqlIdempotencyKeys } from "./sql-idempotency.ts";
+import { activeClaim, ClaimLostError } from "./idempotency.ts";
+import { CLAIM_LOST_SQLSTATE, markClaim, SqlIdempotencyKeys } from "./sql-idempotency.ts";
 import { referencesTo, type StoreReference } from "./references.ts";
 import { COLUMN_SQL_TYPES, isJsonKind, type SqlColumn, type SqlSchema } from "./sql-schema.ts";
 import { StatementCache } from "./sql-statements.ts";
@@ -564,7 +564,7 @@ export class SqlStore implements Store {
         const rows = await this.db.query(statement, params);
         return rows[0] ? { record: this.toRecord(p, rows[0]) } : null;
       }
-      if (!image || claimed) {
+      if (!image) {
         return this.db.transaction(async (tx) => {
           const rows = await tx.query(statement, params);
           if (!rows[0]) return null;
@@ -580,7 +580,14 @@ export class SqlStore implements Store {
         params.length,
         made,
       );
-      const rows = await this.db.query(this.statements.get(combined.text), [...params, ...combined.params]);
+      const rows = await this.db
+        .query(this.statements.get(combined.text), [...params, ...combined.params])
+        .catch((error: unknown) => {
+          // The statement's fence: the request's idempotency claim was taken over, nothing written.
+          throw claimed && (error as { code?: unknown }).code === CLAIM_LOST_SQLSTATE
+            ? new ClaimLostError()
+            : error;
+        });
       if (!rows[0]) return null;
       const record = this.toRecord(p, rows[0]);
       let event = keptEvent(made, rows[0]);

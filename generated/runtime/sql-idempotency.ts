@@ -65,9 +65,18 @@ const TTL = `clock_timestamp() + interval '${IDEMPOTENCY_TTL_MS / 1000} seconds'
  * Claims a key: a new row, or the row of an expired key, or of a claim in flight whose lease is
  * over and that was for the same request. Returns the token when the claim is this one's.
  */
+/**
+ * The claim and the kept answer commit without waiting for the WAL flush (`synchronous_commit`
+ * off for their own one-statement transaction): each is visible at once to every instance, and
+ * the write that follows, committed synchronously, flushes the claim with it. A database crash can
+ * lose at most a kept answer of the last moments (wal_writer_delay): its row then says `written`,
+ * and a repeat answers 409 rather than running again.
+ */
+const ASYNC_COMMIT = `(select set_config('synchronous_commit', 'off', true)) as "canon__async"`;
+
 const CLAIM = namedStatement(
   `insert into ${T} ("principal", "key", "fingerprint", "token", "state", "locked_until", "expires_at") ` +
-    `values ($1, $2, $3, $4, 'running', ${LEASE}, ${TTL}) on conflict ("principal", "key") do update set ` +
+    `select $1, $2, $3, $4::uuid, 'running', ${LEASE}, ${TTL} from ${ASYNC_COMMIT} on conflict ("principal", "key") do update set ` +
     `"fingerprint" = excluded."fingerprint", "token" = excluded."token", "state" = 'running', "status" = null, ` +
     `"body" = null, "location" = null, "etag" = null, "locked_until" = excluded."locked_until", "expires_at" = excluded."expires_at" ` +
     `where ${T}."expires_at" <= clock_timestamp() or (${T}."state" = 'running' and ${T}."locked_until" <= clock_timestamp() ` +
@@ -79,13 +88,37 @@ const READ = namedStatement(
 );
 const KEEP = namedStatement(
   `update ${T} set "state" = 'done', "status" = $4, "body" = $5, "location" = $6, "etag" = $7 ` +
-    `where "principal" = $1 and "key" = $2 and "token" = $3`,
+    `from ${ASYNC_COMMIT} where "principal" = $1 and "key" = $2 and "token" = $3`,
 );
 const RELEASE = namedStatement(`delete from ${T} where "principal" = $1 and "key" = $2 and "token" = $3`);
 const MARK = namedStatement(
-  `update ${T} set "state" = 'written' where "principal" = $1 and "key" = $2 and "token" = $3 returning 1 as "marked"`,
+  `update ${T} set "state" = case when "state" = 'running' then 'written' else "state" end ` +
+    `where "principal" = $1 and "key" = $2 and "token" = $3 returning 1 as "marked"`,
 );
 const SWEEP = namedStatement(`delete from ${T} where "expires_at" <= clock_timestamp()`);
+
+/**
+ * The request's claim marked within a write's own statement (`writeWithEvent`): a CTE that marks
+ * the claim when `written` (the write's CTE) returned its row, and a column to select that fails
+ * the whole statement (division by zero, SQLSTATE 22012: nothing of it is kept) when it marked
+ * none, the claim being no longer the request's. `CLAIM_LOST_SQLSTATE` tells the store.
+ */
+export function claimMark(
+  written: string,
+  principal: string,
+  key: string,
+  token: string,
+): { cte: string; fence: string } {
+  return {
+    cte:
+      `"canon__claim" as (update ${T} set "state" = case when "state" = 'running' then 'written' else "state" end ` +
+      `where "principal" = ${principal}::text and "key" = ${key}::text and "token" = ${token}::uuid and exists (select 1 from ${written}) returning 1)`,
+    fence: `1 / (select count(*)::integer from "canon__claim") as "canon__claimed"`,
+  };
+}
+
+/** The SQLSTATE of `claimMark`'s fence: the claim was lost. */
+export const CLAIM_LOST_SQLSTATE = "22012";
 
 /**
  * Marks the request's claim (if it has one) `written`; call it in the transaction of the write.
