@@ -3,7 +3,7 @@
 //   npm run bench              full mode (several minutes; run by hand, figures go to docs/benchmarks.md)
 //   npm run bench:quick        quick mode (about two minutes, for CI): fails when a figure falls
 //                              clearly short of its target, beyond what noise alone does
-//   node bench/run.ts [--quick] [--only generation,runtime,postgres,dev,events,micro,client] [--json <file>] [--app <generated dir>]
+//   node bench/run.ts [--quick] [--only generation,runtime,postgres,dev,events,idempotency,micro,client] [--json <file>] [--app <generated dir>]
 //
 // Prints progress to stderr and a markdown report to stdout; exits 1 when a check fails (in
 // quick mode: falls outside its margin; in full mode: misses its target, with --strict).
@@ -21,6 +21,13 @@ import {
 import { benchClient, CLIENT_PLAN, clientMarkdown, type ClientResult } from "./client.ts";
 import { benchDev, DEV_PLAN, devChecks, devMarkdown, type DevResult } from "./dev.ts";
 import { benchEvents, EVENTS_PLAN, eventsChecks, eventsMarkdown, type EventsResult } from "./events.ts";
+import {
+  benchIdempotency,
+  IDEMPOTENCY_PLAN,
+  idempotencyChecks,
+  idempotencyMarkdown,
+  type IdempotencyResult,
+} from "./idempotency.ts";
 import { log, table, type Check } from "./lib.ts";
 import { benchMicro, microMarkdown, type MicroResult } from "./micro.ts";
 import {
@@ -66,7 +73,7 @@ export function parseArgs(argv: string[]): Options {
         ? only.split(",")
         : quick
           ? ["generation", "runtime", "postgres"]
-          : ["generation", "runtime", "postgres", "dev", "events", "micro", "client"],
+          : ["generation", "runtime", "postgres", "dev", "events", "idempotency", "micro", "client"],
     ),
     json: value("--json") ?? null,
     app: value("--app"),
@@ -82,6 +89,7 @@ export interface Report {
   postgres?: RuntimeResult;
   dev?: DevResult;
   events?: EventsResult;
+  idempotency?: IdempotencyResult;
   micro?: MicroResult[];
   client?: ClientResult;
   checks: Check[];
@@ -158,6 +166,12 @@ export async function runBenchmarks(options: Options): Promise<Report> {
     measure: () => benchEvents(EVENTS_PLAN),
     markdown: eventsMarkdown,
     checks: eventsChecks,
+    needsWrk: true,
+  });
+  report.idempotency = await bench("idempotency", "### What an Idempotency-Key costs a POST", {
+    measure: () => benchIdempotency(IDEMPOTENCY_PLAN),
+    markdown: idempotencyMarkdown,
+    checks: idempotencyChecks,
     needsWrk: true,
   });
   report.micro = await bench("micro", "### Micro", {

@@ -82,6 +82,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     requestLogLevel: options.requestLogLevel ?? "info",
     cors: options.cors,
     trustProxy: options.trustProxy,
+    idempotency: store.idempotency,
     versions: [v1(context), v2(context), v3(context)],
   });
   const unsubscribe = options.events

@@ -17,6 +17,7 @@ import { type CorsOptions, registerCors } from "./cors.ts";
 import { addDeprecationHeaders, type Deprecation } from "./deprecation.ts";
 import { noOperation, sendError, toApiError, urlTooLong } from "./error-mapping.ts";
 import { ApiError, InternalError, UnauthenticatedError, ValidationError } from "./errors.ts";
+import { type IdempotencyKeyStore, MemoryIdempotencyKeys, registerIdempotency } from "./idempotency.ts";
 import { registerJsonParser } from "./json-body.ts";
 import { type LogLevel, loggerOptions, RequestLog } from "./logging.ts";
 import { type Done, type Limit, type RateLimitOptions, rateLimiter } from "./rate-limit.ts";
@@ -52,6 +53,8 @@ export interface AppOptions {
   cors?: CorsOptions;
   /** Which peers' `X-Forwarded-For` (and `-Proto`, `-Host`) to believe; see `TRUSTED_PROXIES`. */
   trustProxy?: TrustProxy;
+  /** Where the `Idempotency-Key`s of POSTs are kept (the store's, SPEC §12.7); in the process when absent. */
+  idempotency?: IdempotencyKeyStore;
   versions: VersionPlugin[];
 }
 
@@ -154,6 +157,8 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
   // counts against its principal, or against its client address when it has none, so guessing
   // credentials is limited too.
   const limit = options.rateLimit ? await rateLimiter(app, options.rateLimit) : null;
+  // Every POST takes an Idempotency-Key, checked once the principal and the body are known.
+  registerIdempotency(app, options.idempotency ?? new MemoryIdempotencyKeys());
 
   for (const version of options.versions) {
     await app.register(async (scope) => {

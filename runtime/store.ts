@@ -18,6 +18,7 @@
  */
 import type { CursorKeyStore } from "./cursor-keys.ts";
 import type { EventFeed, EventOf } from "./events.ts";
+import type { IdempotencyKeyStore } from "./idempotency.ts";
 
 export type Values = Record<string, unknown>;
 
@@ -148,6 +149,11 @@ export type Write =
   | { expect: [collection: string, id: string, revision: number] };
 
 export interface Store extends EventFeed, CursorKeyStore {
+  /**
+   * Where the idempotency keys of POSTs are kept (SPEC §12.7, idempotency.ts): shared by every
+   * instance over the store. A store without it gets keys in the process of the app.
+   */
+  readonly idempotency?: IdempotencyKeyStore;
   /** Records in the order of `query.sort` (ascending id without), at most `limit`, and whether more follow. */
   list(collection: string, query: CursorQuery): Promise<{ records: StoredRecord[]; hasMore: boolean }>;
   /** One page in the order of `query.sort` (ascending id without), and how many records match in all. */

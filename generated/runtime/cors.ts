@@ -14,14 +14,20 @@ export interface CorsOptions {
   origins: string[];
   /** Let pages send cookies and HTTP authentication (`credentials: "include"`). Default: false. */
   credentials?: boolean;
-  /** Request headers to allow besides the client's (`Authorization`, `Content-Type`, `If-Match`, `X-Request-Id`). */
+  /** Request headers to allow besides the client's (`Authorization`, `Content-Type`, `Idempotency-Key`, `If-Match`, `X-Request-Id`). */
   allowedHeaders?: string[];
   /** Seconds a browser may reuse a preflight's answer. Default: 600. */
   maxAge?: number;
 }
 
 /** The request headers the generated client sends. */
-export const CORS_ALLOWED_HEADERS = ["Authorization", "Content-Type", "If-Match", "X-Request-Id"];
+export const CORS_ALLOWED_HEADERS = [
+  "Authorization",
+  "Content-Type",
+  "Idempotency-Key",
+  "If-Match",
+  "X-Request-Id",
+];
 
 /** The response headers a page may read: the client's ETag, request id, retry and deprecation headers. */
 export const CORS_EXPOSED_HEADERS = [
@@ -33,6 +39,7 @@ export const CORS_EXPOSED_HEADERS = [
   "Sunset",
   "Link",
   "WWW-Authenticate",
+  "Idempotent-Replayed",
 ];
 
 const CORS_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"];

@@ -12,6 +12,7 @@ export * from "./docs.ts";
 export * from "./errors.ts";
 export * from "./events.ts";
 export * from "./http.ts";
+export * from "./idempotency.ts";
 export * from "./lists.ts";
 export * from "./map.ts";
 export * from "./memory-store.ts";

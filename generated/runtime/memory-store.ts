@@ -20,6 +20,7 @@
  */
 import { newCursorSecret, type CursorKey } from "./cursor-keys.ts";
 import { ConflictError } from "./errors.ts";
+import { MemoryIdempotencyKeys } from "./idempotency.ts";
 import { orderedValues } from "./json-order.ts";
 import {
   EventSinks,
@@ -73,6 +74,8 @@ export class MemoryStore implements Store {
   private keys: CursorKey[] = [{ secret: newCursorSecret(), created_at: new Date().toISOString() }];
   /** By referenced collection: the references to it. */
   private readonly referrers: Map<string, StoreReference[]>;
+  /** The idempotency keys of POSTs, in the process as the records are. */
+  readonly idempotency = new MemoryIdempotencyKeys();
 
   constructor(options: MemoryStoreOptions = {}) {
     this.log = new MemoryEventLog(options.events);

@@ -7,12 +7,17 @@
  *    (`insertEvents(tx, events)`), read in id order by `/vN/events`, filtered in SQL to the
  *    collections the reader may read and to the events it owns or nobody owns.
  *  - `canon__cursor_keys`: the keys that sign cursors, one row per generation; the newest signs.
+ *
+ * `insertEvents` also marks the request's idempotency claim, when it has one, in the same
+ * transaction (sql-idempotency.ts): a write kept with its event is a write whose key never runs again.
  */
 import type { CursorKey } from "./cursor-keys.ts";
 import { newCursorSecret } from "./cursor-keys.ts";
 import { dataText, type ApiEvent, type EventScope, type StoredEvent } from "./events.ts";
 import type { Row, SqlQueryable } from "./sql-driver.ts";
 import { ROW_ID_COLUMN, uniqueConstraintName } from "./sql-schema.ts";
+import { activeClaim } from "./idempotency.ts";
+import { claimMark, markClaim } from "./sql-idempotency.ts";
 import { namedStatement } from "./sql-statements.ts";
 
 /** A table of canon's own, as the generated migrations create it (the generator's SQL emitter reads these). */
@@ -157,6 +162,8 @@ function kept(stored: StoredEvent, row: Row): StoredEvent {
  * kept: with the id and time the database gave them (hand these to the sinks).
  */
 export async function insertEvents(db: SqlQueryable, events: readonly StoredEvent[]): Promise<StoredEvent[]> {
+  // The request's idempotency claim, if it has one, is marked with the write (sql-idempotency.ts).
+  await markClaim(db);
   if (events.length === 1) return [kept(events[0]!, (await db.query(INSERT_ONE, eventRow(events[0]!)))[0]!)];
   const out: StoredEvent[] = [];
   for (let start = 0; start < events.length; start += EVENTS_PER_STATEMENT) {
@@ -192,12 +199,15 @@ export function writeWithEvent(
   event: StoredEvent,
 ): { text: string; params: unknown[] } {
   const n = (i: number) => `$${count + i}`;
+  const claim = activeClaim();
+  // With the request's idempotency claim, the statement marks it too (sql-idempotency.ts).
+  const marked = claim ? claimMark(`"written"`, n(5), n(6), n(7)) : null;
   return {
     text:
-      `with "written" as (${write}), "event" as (insert into "${EVENT_TABLE}" (${EVENT_COLUMNS}) ` +
+      `with "written" as (${write}), ${marked ? `${marked.cte}, ` : ""}"event" as (insert into "${EVENT_TABLE}" (${EVENT_COLUMNS}) ` +
       `select ${eventId(`"clock"."at"`, "0")}, ${n(1)}::text, ${n(2)}::text, ${n(3)}::text, "clock"."at", ${n(4)}::json from "written", ${CLOCK} ${KEPT}) ` +
-      `select "written".*, "event"."id" as "canon__event_id", "event"."occurred_at" as "canon__event_at" from "written", "event"`,
-    params: eventRow(event),
+      `select "written".*, "event"."id" as "canon__event_id", "event"."occurred_at" as "canon__event_at"${marked ? `, ${marked.fence}` : ""} from "written", "event"`,
+    params: claim ? [...eventRow(event), claim.principal, claim.key, claim.token] : eventRow(event),
   };
 }
 

@@ -62,6 +62,8 @@ import {
   setEventData,
   writeWithEvent,
 } from "./sql-events.ts";
+import { activeClaim, ClaimLostError } from "./idempotency.ts";
+import { CLAIM_LOST_SQLSTATE, markClaim, SqlIdempotencyKeys } from "./sql-idempotency.ts";
 import { referencesTo, type StoreReference } from "./references.ts";
 import { COLUMN_SQL_TYPES, isJsonKind, type SqlColumn, type SqlSchema } from "./sql-schema.ts";
 import { StatementCache } from "./sql-statements.ts";
@@ -119,6 +121,8 @@ export class SqlStore implements Store {
   private closing: Promise<void> | undefined;
   /** By referenced collection: the `cascade` references to it (whose records a delete takes along). */
   private readonly cascades: Map<string, StoreReference[]>;
+  /** The idempotency keys of POSTs (the table `canon__idempotency_keys`, sql-idempotency.ts). */
+  readonly idempotency: SqlIdempotencyKeys;
 
   /**
    * `references` (the generated `storeReferences`) tells a delete which records its foreign keys
@@ -128,6 +132,7 @@ export class SqlStore implements Store {
     this.db = db;
     this.schema = schema;
     this.cascades = referencesTo(references.filter((reference) => reference.onDelete === "cascade"));
+    this.idempotency = new SqlIdempotencyKeys(db);
   }
 
   /** The driver, for queries of your own (reports, health checks). */
@@ -622,7 +627,10 @@ export class SqlStore implements Store {
     image: StoredRecord | undefined,
   ): Promise<StoredRecord | null> {
     const written = await this.translated(collection, op, async (): Promise<Kept | null> => {
+      // A request with an idempotency key marks its claim in the write's transaction (sql-idempotency.ts).
+      const claimed = activeClaim() !== undefined;
       if (!publish || !this.schema.events) {
+        if (claimed) return this.db.transaction(async (tx) => this.markedWrite(tx, p, statement, params));
         const rows = await this.db.query(statement, params);
         return rows[0] ? { record: this.toRecord(p, rows[0]) } : null;
       }
@@ -642,7 +650,14 @@ export class SqlStore implements Store {
         params.length,
         made,
       );
-      const rows = await this.db.query(this.statements.get(combined.text), [...params, ...combined.params]);
+      const rows = await this.db
+        .query(this.statements.get(combined.text), [...params, ...combined.params])
+        .catch((error: unknown) => {
+          // The statement's fence: the request's idempotency claim was taken over, nothing written.
+          throw claimed && (error as { code?: unknown }).code === CLAIM_LOST_SQLSTATE
+            ? new ClaimLostError()
+            : error;
+        });
       if (!rows[0]) return null;
       const record = this.toRecord(p, rows[0]);
       let event = keptEvent(made, rows[0]);
@@ -659,6 +674,19 @@ export class SqlStore implements Store {
       await this.sinks.publish([event]);
     }
     return written.record;
+  }
+
+  /** A write without an event that marks the request's idempotency claim, in `tx`. */
+  private async markedWrite(
+    tx: SqlQueryable,
+    p: Prepared,
+    statement: Statement | string,
+    params: unknown[],
+  ): Promise<Kept | null> {
+    const rows = await tx.query(statement, params);
+    if (!rows[0]) return null;
+    await markClaim(tx);
+    return { record: this.toRecord(p, rows[0]) };
   }
 
   /** Closes the driver; closing again does nothing. */

@@ -175,7 +175,7 @@ export interface ClientOptions {
   token?: string | (() => string | null | undefined | Promise<string | null | undefined>);
   /** Headers sent with every request. */
   headers?: Record<string, string>;
-  /** Retries of a 429 (after `Retry-After`) and of a GET whose connection failed; default 2. */
+  /** Retries of a 429 (after `Retry-After`) and of a GET or a POST (with its `Idempotency-Key`) whose connection failed; default 2. */
   maxRetries?: number;
   /** The longest `Retry-After` the client waits for; a 429 asking for more is thrown at once. Default 60000. */
   maxRetryDelayMs?: number;
@@ -195,6 +195,11 @@ export interface CallOptions {
   headers?: Record<string, string>;
   /** Cancels the call, its retries and waits included. */
   signal?: AbortSignal;
+  /**
+   * A POST's `Idempotency-Key` (1 to 255 printable ASCII characters); default: a new UUID for
+   * every call. The same key again gets the first call's answer, creating nothing more.
+   */
+  idempotencyKey?: string;
 }
 
 /** What a call's answer carried besides its body. */
@@ -386,6 +391,9 @@ class Transport {
     const token = this.#options.token;
     const bearer = typeof token === "function" ? await token() : token;
     const headers = this.#headers(requestId, bearer, body !== undefined, options);
+    // Every POST carries a key (the caller's, or a new one), so that it can be sent again safely.
+    const idempotent = method === "POST";
+    if (idempotent) headers["idempotency-key"] = options.idempotencyKey ?? uuidv7();
     if (text) headers.accept = "*/*";
     const absolute = /^https?:\/\//.test(path);
     // The credentials go only to this API: an absolute URL elsewhere gets none.
@@ -405,7 +413,8 @@ class Transport {
         response = await fetcher(url, init);
       } catch (error) {
         if (options.signal?.aborted) throw error;
-        if (method === "GET" && attempt < maxRetries) {
+        // A GET, or a POST with its key, is sent again: the service runs a key's POST once.
+        if ((method === "GET" || idempotent) && attempt < maxRetries) {
           await delay(200 * 2 ** attempt, options.signal);
           continue;
         }
@@ -418,6 +427,11 @@ class Transport {
         });
       }
       if (response.headers.has("deprecation")) this.#deprecated(response.headers, method, path);
+      // A retried POST whose first attempt is still running on the service: wait for it.
+      if (idempotent && attempt > 0 && attempt < maxRetries && (await stillRunning(response))) {
+        await delay(200 * 2 ** attempt, options.signal);
+        continue;
+      }
       if (response.status === 429 && attempt < maxRetries) {
         const wait = retryAfterMs(response.headers) ?? 1000;
         if (wait <= (this.#options.maxRetryDelayMs ?? 60_000)) {
@@ -526,6 +540,16 @@ function parseJson(text: string): unknown {
   } catch {
     return undefined;
   }
+}
+
+/** A 409 naming `Idempotency-Key`: a request with the key is still running. */
+async function stillRunning(response: Response): Promise<boolean> {
+  if (response.status !== 409) return false;
+  const body = parseJson(await response.clone().text()) as
+    { error?: { details?: Array<{ field?: unknown }> } } | undefined;
+  const running = body?.error?.details?.some((d) => d.field === "Idempotency-Key") ?? false;
+  if (running) await response.body?.cancel();
+  return running;
 }
 
 /** `Retry-After` in milliseconds: seconds, or an HTTP date; null when absent or unreadable. */

@@ -341,7 +341,7 @@ describe("errors: every failure is an ApiError of its status", () => {
     await assert.rejects(notJson.products.list(), (e: unknown) => e instanceof v2.ApiError && e.code === "HTTP_200" && /not JSON/.test(e.message));
   });
 
-  test("a failed connection: a GET is retried, a write is not; then NetworkError", async () => {
+  test("a failed connection: a GET is retried, a POST too (with its key), a PATCH or DELETE is not; then NetworkError", async () => {
     let attempts = 0;
     const down = async (): Promise<Response> => {
       attempts++;
@@ -352,7 +352,7 @@ describe("errors: every failure is an ApiError of its status", () => {
     assert.equal(attempts, 3);
     attempts = 0;
     await assert.rejects(offline.products.create(productBody()), v2.NetworkError);
-    assert.equal(attempts, 1, "a POST is sent once");
+    assert.equal(attempts, 3, "a POST is retried with its Idempotency-Key");
     attempts = 0;
     await assert.rejects(offline.products.delete(UNKNOWN_ID), v2.NetworkError);
     assert.equal(attempts, 1, "a DELETE is sent once");
@@ -370,6 +370,60 @@ describe("errors: every failure is an ApiError of its status", () => {
       },
     });
     assert.ok(Array.isArray((await flaky.products.list()).data));
+  });
+});
+
+describe("Idempotency-Key: every POST carries one; a POST whose connection failed is sent again with it", () => {
+  const service = suiteFixture(() => startShowcase());
+
+  test("the answer is lost after the service created the record: the retry gets it replayed, one record", async () => {
+    const keys: string[] = [];
+    let attempts = 0;
+    const api = v2.createClient({
+      baseUrl: service.base,
+      token: "dev-writer",
+      fetch: async (input, init) => {
+        attempts++;
+        keys.push(new Headers(init.headers).get("idempotency-key") ?? "");
+        const response = await fetch(input, init);
+        // The first answer never arrives: the connection fails after the service ran the request.
+        if (attempts === 1) {
+          await response.body?.cancel();
+          throw new TypeError("socket hang up");
+        }
+        return response;
+      },
+    });
+    const body = productBody();
+    const made = await api.products.create(body).withResponse();
+    assert.equal(attempts, 2);
+    assert.match(keys[0]!, /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+    assert.equal(keys[1], keys[0], "the retry sends the same key");
+    assert.equal(made.status, 201);
+    assert.equal(made.headers.get("idempotent-replayed"), "true");
+    const reader = v2.createClient({ baseUrl: service.base, token: "dev-reader" });
+    const same: string[] = [];
+    for await (const product of reader.products.list()) if (product.sku === body.sku) same.push(product.id);
+    assert.deepEqual(same, [made.data.id]);
+  });
+
+  test("a fresh key on every POST; the caller's own key when given, and its repeat is replayed", async () => {
+    const { fetch: recording, sent } = recordingFetch();
+    const api = v2.createClient({ baseUrl: service.base, token: "dev-writer", fetch: recording });
+    await api.products.create(productBody());
+    await api.products.create(productBody());
+    const generated = sent.map((r) => r.headers.get("idempotency-key"));
+    assert.ok(generated[0] && generated[1] && generated[0] !== generated[1], JSON.stringify(generated));
+    await api.products.list();
+    assert.equal(sent.at(-1)!.headers.get("idempotency-key"), null, "a GET carries no key");
+    const key = `order-${unique()}`;
+    const body = productBody();
+    const first = await api.products.create(body, { idempotencyKey: key }).withResponse();
+    const again = await api.products.create(body, { idempotencyKey: key }).withResponse();
+    assert.equal(sent.at(-1)!.headers.get("idempotency-key"), key);
+    assert.deepEqual(again.data, first.data);
+    assert.equal(again.headers.get("idempotent-replayed"), "true");
+    await assert.rejects(api.products.create(productBody(), { idempotencyKey: key }), (e: unknown) => e instanceof v2.ApiError && e.status === 422);
   });
 });
 

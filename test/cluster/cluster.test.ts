@@ -162,6 +162,30 @@ describe("three instances behind HAProxy over one PostgreSQL and one Redis", { t
     assert.deepEqual(missing, [], "writes without their event");
   });
 
+  /** A keyed POST made on the instance the burst will kill, replayed after it from another. */
+  let keyedOnVictim: { key: string; body: Obj; answer: Answer } | undefined;
+
+  test("one keyed POST sent to two instances at once makes exactly one record (SPEC §12.7)", STEP, async () => {
+    for (let round = 0; round < 5; round++) {
+      const key = `cluster-${schema}-${round}`;
+      const body = { sku: `IDEM-${round}`, name: `Idem ${round}`, price_cents: round, category: "tools" };
+      const answers = await Promise.all(nodes.slice(0, 2).map((n) => call(n.base, "POST", "/v2/products", body, { "idempotency-key": key })));
+      const made = answers.filter((a) => a.status === 201);
+      assert.ok(made.length >= 1 && answers.every((a) => a.status === 201 || a.status === 409), answers.map((a) => `${a.status} ${a.text.slice(0, 200)}`).join("\n"));
+      // Two 201s: the second is the first's answer, replayed.
+      if (made.length === 2) assert.deepEqual(made[1]!.body, made[0]!.body);
+      for (const a of answers.filter((x) => x.status === 409)) assert.equal(a.body!.error.details[0].field, "Idempotency-Key");
+      const kept = (await walk(through(), `/v2/products?category=tools&limit=100`)).flatMap((p) => p.data.filter((r) => r.sku === body.sku));
+      assert.equal(kept.length, 1, `round ${round}: ${kept.length} records`);
+      writes.push({ type: "product.created", id: kept[0]!.id as string });
+    }
+    const key = `cluster-${schema}-victim`;
+    const body = { sku: "IDEM-VICTIM", name: "Idem victim", price_cents: 7, category: "tools" };
+    const answer = await expect(201, nodes[2]!.base, "POST", "/v2/products", body, { "idempotency-key": key });
+    writes.push({ type: "product.created", id: answer.body!.id as string });
+    keyedOnVictim = { key, body, answer };
+  });
+
   test("an instance SIGKILLed during a burst of writes loses no acknowledged write and no event", STEP, async () => {
     const TOTAL = 180;
     const WORKERS = 6;
@@ -220,6 +244,19 @@ describe("three instances behind HAProxy over one PostgreSQL and one Redis", { t
     assert.deepEqual(kept.filter((id) => !created.has(id)), [], "records without their event");
     const missing = writes.filter((w) => !feeds[0]!.some((e) => e.type === w.type && e.data.id === w.id));
     assert.deepEqual(missing, [], "acknowledged writes without their event");
+  });
+
+  test("a keyed POST answered by the killed instance is replayed by the others", STEP, async () => {
+    assert.ok(keyedOnVictim, "the keyed POST ran");
+    const { key, body, answer } = keyedOnVictim;
+    for (const node of nodes.slice(0, 2)) {
+      const again = await expect(201, node.base, "POST", "/v2/products", body, { "idempotency-key": key });
+      assert.equal(again.headers.get("idempotent-replayed"), "true");
+      assert.deepEqual(again.body, answer.body);
+      for (const name of ["location", "etag"]) assert.equal(again.headers.get(name), answer.headers.get(name));
+    }
+    const kept = (await walk(through(), `/v2/products?category=tools&limit=100`)).flatMap((p) => p.data.filter((r) => r.sku === body.sku));
+    assert.equal(kept.length, 1);
   });
 
   test("after all three restart, earlier cursors and the whole feed still work", STEP, async () => {

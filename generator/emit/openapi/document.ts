@@ -6,10 +6,10 @@ import { errorResponseComponents, errorSchema } from "./errors.ts";
 import { eventOperations, eventSchemas, eventsTagObject } from "./events.ts";
 import { exportHeaderComponents, exportOperations, exportSchemas, exportsTagObject } from "./exports.ts";
 import { headerComponents } from "./headers.ts";
-import { sortedObject, type Json, type JsonObject } from "./json.ts";
+import { ref, sortedObject, type Json, type JsonObject } from "./json.ts";
 import type { PathOperation } from "./operation.ts";
 import { resourceOperations } from "./operations.ts";
-import { parameterComponents } from "./parameters.ts";
+import { idempotencyKeyParameter, parameterComponents } from "./parameters.ts";
 import { resourceSchemas } from "./schemas.ts";
 
 export const generatedNotice = `${GENERATED_MARK}: change the definitions and run canon generate.`;
@@ -21,7 +21,7 @@ export function openapiDocument(model: ApiModel, version: VersionModel): JsonObj
   const settings = settingsKey(version);
   const storage = new Map(model.storage.map((s) => [s.collection, s]));
   const parts = version.resources.map((r) => resourceParts(version, settings, r, storage.get(r.collection)));
-  const operations: PathOperation[] = parts.flatMap((p) => p.operations);
+  const operations: PathOperation[] = parts.flatMap((p) => p.operations.map(idempotentPost));
   const schemas: Array<[string, Json]> = [["Error", errorSchema()], ...parts.flatMap((p) => p.schemas)];
   const tags: JsonObject[] = version.resources.map((r) => {
     const tag: JsonObject = { name: r.collection };
@@ -35,7 +35,7 @@ export function openapiDocument(model: ApiModel, version: VersionModel): JsonObj
   }
   const headers = headerComponents(version);
   if (version.exports) {
-    operations.push(...exportOperations(version, version.exports));
+    operations.push(...exportOperations(version, version.exports).map(idempotentPost));
     schemas.push(...exportSchemas(version.exports, version.searchMinLength));
     tags.push(exportsTagObject());
     for (const [name, value] of exportHeaderComponents(version)) headers[name] = value;
@@ -62,6 +62,27 @@ export function openapiDocument(model: ApiModel, version: VersionModel): JsonObj
       securitySchemes: { bearerAuth: { type: "http", scheme: "bearer" } },
     },
   };
+}
+
+/**
+ * A POST (create, action, export) with the optional `Idempotency-Key` header (SPEC §12.7), and
+ * `Idempotent-Replayed` on its success response; a copy: built parts are shared and never modified.
+ */
+function idempotentPost(o: PathOperation): PathOperation {
+  if (o.method !== "post") return o;
+  const responses: JsonObject = {};
+  for (const [status, response] of Object.entries(o.operation.responses as JsonObject)) {
+    const r = response as JsonObject;
+    responses[status] = status.startsWith("2") ? { ...r, headers: { ...(r.headers as JsonObject), "Idempotent-Replayed": ref("headers", "Idempotent-Replayed") } } : r;
+  }
+  const parameters = [...((o.operation.parameters as Json[] | undefined) ?? []), idempotencyKeyParameter];
+  // The keys in operationObject's order: parameters before the request body.
+  const operation: JsonObject = {};
+  for (const [key, value] of Object.entries(o.operation)) {
+    if (key === "requestBody" || key === "responses") operation.parameters = parameters;
+    operation[key] = key === "parameters" ? parameters : key === "responses" ? responses : value;
+  }
+  return { ...o, operation };
 }
 
 /** What one resource adds to its version's document. */

@@ -52,14 +52,16 @@ const errorStatuses: ErrorStatus[] = [
     status: 409,
     name: "Conflict",
     code: "CONFLICT",
-    description: "A duplicate of a unique field, or an `If-Match` that is not the record's current ETag. Nothing changed.",
+    description:
+      "A duplicate of a unique field, an `If-Match` that is not the record's current ETag, or a POST whose `Idempotency-Key` is in use by a request still running. Nothing changed.",
     message: "The request conflicts with the current state.",
   },
   {
     status: 422,
     name: "UnprocessableEntity",
     code: "BUSINESS_RULE_VIOLATION",
-    description: "Valid input that breaks a business rule, such as a reference to a record that does not exist.",
+    description:
+      "Valid input that breaks a business rule, such as a reference to a record that does not exist, or an `Idempotency-Key` already used for another path or body.",
     message: "The request breaks a business rule.",
   },
   {

@@ -40,6 +40,14 @@ export function headerComponents(version: VersionModel): JsonObject {
     ["Location", header("Path of the created record, `/vN/<collection>/<id>`.", { type: "string" })],
     ["WWW-Authenticate", header("The authentication scheme to use: `Bearer`.", { type: "string" })],
     ["Retry-After", header("Seconds to wait before retrying.", { type: "integer", minimum: 0 })],
+    [
+      "Idempotent-Replayed",
+      {
+        description: "`true` on the kept answer of an earlier request with the same `Idempotency-Key`: nothing ran again.",
+        required: false,
+        schema: { type: "string", enum: ["true"] },
+      },
+    ],
   ];
   const deprecation = version.deprecation;
   if (deprecation) {

@@ -4,7 +4,7 @@ import { fieldSchema } from "./fieldSchema.ts";
 import { ref, sortedObject, type Json, type JsonObject } from "./json.ts";
 
 /**
- * Parameters: the shared page, cursor, search and If-Match parameters in
+ * Parameters: the shared page, cursor, search, If-Match and Idempotency-Key parameters in
  * `components/parameters`, and the per-operation path id and filter parameters.
  */
 
@@ -33,6 +33,17 @@ export function parameterComponents(searchMinLength: number): JsonObject {
         schema: { type: "string" },
       },
     ],
+    [
+      "Idempotency-Key",
+      {
+        name: "Idempotency-Key",
+        in: "header",
+        required: false,
+        description:
+          "Makes the POST safe to retry: the first request with a key runs, and its success answer is kept for 24 hours for the caller; a repeat with the same key, path and body gets that answer again with `Idempotent-Replayed: true`, creating nothing. The same key with another path or body: 422; while the first is still running: 409. An error answer is not kept.",
+        schema: { type: "string", minLength: 1, maxLength: 255, pattern: "^[\\x20-\\x7E]+$" },
+      },
+    ],
   ];
   return sortedObject(entries);
 }
@@ -53,6 +64,8 @@ export function idParameter(singular: string): JsonObject {
 }
 
 export const ifMatchParameter = ref("parameters", "If-Match");
+
+export const idempotencyKeyParameter = ref("parameters", "Idempotency-Key");
 
 /**
  * Query parameters of a list in the resource's pagination mode, then `sort`, one per

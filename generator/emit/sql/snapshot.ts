@@ -9,6 +9,7 @@ import { EXPORT_CHUNKS_TABLE } from "../../../runtime/exports-files-sql.ts";
 import type { OnDelete } from "../../../runtime/references.ts";
 import { orderingOf as modelOrdering } from "../../model/lists.ts";
 import { cursorKeyTable, eventTable, type SystemColumn, type SystemTable } from "../../../runtime/sql-events.ts";
+import { IDEMPOTENCY_TABLE } from "../../../runtime/sql-idempotency.ts";
 import { sortExpression, type SortTarget } from "../../../runtime/sql-sort.ts";
 import type { Ordering } from "../../../runtime/store.ts";
 import { uniqueKeySql } from "../../../runtime/unique.ts";
@@ -407,11 +408,15 @@ export function collectionPlans(model: ApiModel): CollectionPlan[] {
 /**
  * Tables of canon's own that hold no collection, as the runtime defines them: with exports, the
  * chunks of export files (runtime/exports-files-sql.ts), which belong to their job's row; the
- * cursor keys always, and the events with `events: true` (runtime/sql-events.ts).
+ * cursor keys and the idempotency keys always (runtime/sql-idempotency.ts), and the events with
+ * `events: true` (runtime/sql-events.ts).
  */
 export function systemTables(model: ApiModel): SnapshotTable[] {
   const own: SystemTable[] = [cursorKeyTable, ...(model.events ? [eventTable] : [])];
   const tables = own.map((t): SnapshotTable => ({ name: t.name, collection: t.collection, columns: t.columns.map((c) => ({ ...c })), indexes: [] }));
+  // The idempotency keys of POSTs, always (runtime/sql-idempotency.ts).
+  const keys = IDEMPOTENCY_TABLE;
+  tables.push({ name: keys.name, collection: keys.collection, columns: keys.columns.map((c) => ({ ...c })), indexes: keys.indexes.map((i): SnapshotIndex => ("together" in i ? { ...i, together: [...i.together] } : { ...i })) });
   if (!model.exportJobs) return tables;
   const chunks = EXPORT_CHUNKS_TABLE;
   // The runtime's queries name the jobs' table as its definition does: it must be the one planned here.

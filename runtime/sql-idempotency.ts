@@ -1,0 +1,192 @@
+/**
+ * Idempotency keys on a SQL store (idempotency.ts): the table `canon__idempotency_keys`, created
+ * by the generated migrations like canon's other tables (the generator reads
+ * `IDEMPOTENCY_TABLE` here). One row per (principal, key), unique: of two instances claiming
+ * one key at once, the database lets one insert it.
+ *
+ * A row is `running` from its claim, `written` once the request's write committed (marked in
+ * the write's own transaction, `markClaim`), `done` once its answer is kept. Times are the
+ * database's, so that every instance agrees on leases and expiry.
+ */
+import {
+  IDEMPOTENCY_LEASE_MS,
+  IDEMPOTENCY_SWEEP_MS,
+  IDEMPOTENCY_TTL_MS,
+  activeClaim,
+  ClaimLostError,
+  newClaimToken,
+  type IdempotencyClaim,
+  type IdempotencyKeyStore,
+  type IdempotentAnswer,
+} from "./idempotency.ts";
+import type { SqlQueryable } from "./sql-driver.ts";
+import { ROW_ID_COLUMN } from "./sql-schema.ts";
+import { namedStatement } from "./sql-statements.ts";
+
+/** The table of the keys, as the generated migrations create it. */
+export const IDEMPOTENCY_TABLE = {
+  name: "canon__idempotency_keys",
+  /** What it keeps, for the schema snapshot. */
+  collection: "canon/idempotency-keys",
+  columns: [
+    ROW_ID_COLUMN,
+    { name: "principal", type: "text", notNull: true },
+    { name: "key", type: "text", notNull: true },
+    /** The request's fingerprint: method, path and canonical body, hashed. */
+    { name: "fingerprint", type: "text", notNull: true },
+    /** The claim of the request that runs or ran the key. */
+    { name: "token", type: "uuid", notNull: true },
+    /** `running`, `written` (its write committed) or `done` (its answer is kept). */
+    { name: "state", type: "text", notNull: true },
+    { name: "status", type: "integer", notNull: false },
+    { name: "body", type: "text", notNull: false },
+    { name: "location", type: "text", notNull: false },
+    { name: "etag", type: "text", notNull: false },
+    /** Until when a claim in flight holds the key (then a repeat may take it over). */
+    { name: "locked_until", type: "timestamptz", notNull: true },
+    { name: "expires_at", type: "timestamptz", notNull: true },
+  ],
+  indexes: [
+    {
+      name: "canon__idempotency_keys_principal__key_unique",
+      together: ["principal", "key"],
+      definition: 'using btree ("principal", "key")',
+    },
+    { name: "canon__idempotency_keys_expires_at_idx", definition: 'using btree ("expires_at")' },
+  ],
+} as const;
+
+const T = `"${IDEMPOTENCY_TABLE.name}"`;
+const LEASE = `clock_timestamp() + interval '${IDEMPOTENCY_LEASE_MS / 1000} seconds'`;
+const TTL = `clock_timestamp() + interval '${IDEMPOTENCY_TTL_MS / 1000} seconds'`;
+
+/**
+ * Claims a key: a new row, or the row of an expired key, or of a claim in flight whose lease is
+ * over and that was for the same request. Returns the token when the claim is this one's.
+ */
+/**
+ * The claim and the kept answer commit without waiting for the WAL flush (`synchronous_commit`
+ * off for their own one-statement transaction): each is visible at once to every instance, and
+ * the write that follows, committed synchronously, flushes the claim with it. A database crash can
+ * lose at most a kept answer of the last moments (wal_writer_delay): its row then says `written`,
+ * and a repeat answers 409 rather than running again.
+ */
+const ASYNC_COMMIT = `(select set_config('synchronous_commit', 'off', true)) as "canon__async"`;
+
+const CLAIM = namedStatement(
+  `insert into ${T} ("principal", "key", "fingerprint", "token", "state", "locked_until", "expires_at") ` +
+    `select $1, $2, $3, $4::uuid, 'running', ${LEASE}, ${TTL} from ${ASYNC_COMMIT} on conflict ("principal", "key") do update set ` +
+    `"fingerprint" = excluded."fingerprint", "token" = excluded."token", "state" = 'running', "status" = null, ` +
+    `"body" = null, "location" = null, "etag" = null, "locked_until" = excluded."locked_until", "expires_at" = excluded."expires_at" ` +
+    `where ${T}."expires_at" <= clock_timestamp() or (${T}."state" = 'running' and ${T}."locked_until" <= clock_timestamp() ` +
+    `and ${T}."fingerprint" = excluded."fingerprint") returning "token"`,
+);
+const READ = namedStatement(
+  `select "fingerprint", "state", "status", "body", "location", "etag", "locked_until" <= clock_timestamp() as "stale" ` +
+    `from ${T} where "principal" = $1 and "key" = $2 and "expires_at" > clock_timestamp()`,
+);
+const KEEP = namedStatement(
+  `update ${T} set "state" = 'done', "status" = $4, "body" = $5, "location" = $6, "etag" = $7 ` +
+    `from ${ASYNC_COMMIT} where "principal" = $1 and "key" = $2 and "token" = $3`,
+);
+const RELEASE = namedStatement(`delete from ${T} where "principal" = $1 and "key" = $2 and "token" = $3`);
+const MARK = namedStatement(
+  `update ${T} set "state" = case when "state" = 'running' then 'written' else "state" end ` +
+    `where "principal" = $1 and "key" = $2 and "token" = $3 returning 1 as "marked"`,
+);
+const SWEEP = namedStatement(`delete from ${T} where "expires_at" <= clock_timestamp()`);
+
+/**
+ * The request's claim marked within a write's own statement (`writeWithEvent`): a CTE that marks
+ * the claim when `written` (the write's CTE) returned its row, and a column to select that fails
+ * the whole statement (division by zero, SQLSTATE 22012: nothing of it is kept) when it marked
+ * none, the claim being no longer the request's. `CLAIM_LOST_SQLSTATE` tells the store.
+ */
+export function claimMark(
+  written: string,
+  principal: string,
+  key: string,
+  token: string,
+): { cte: string; fence: string } {
+  return {
+    cte:
+      `"canon__claim" as (update ${T} set "state" = case when "state" = 'running' then 'written' else "state" end ` +
+      `where "principal" = ${principal}::text and "key" = ${key}::text and "token" = ${token}::uuid and exists (select 1 from ${written}) returning 1)`,
+    fence: `1 / (select count(*)::integer from "canon__claim") as "canon__claimed"`,
+  };
+}
+
+/** The SQLSTATE of `claimMark`'s fence: the claim was lost. */
+export const CLAIM_LOST_SQLSTATE = "22012";
+
+/**
+ * Marks the request's claim (if it has one) `written`; call it in the transaction of the write.
+ * Throws ClaimLostError (the transaction rolls back) when the claim is no longer the request's.
+ */
+export async function markClaim(db: SqlQueryable): Promise<void> {
+  const claim = activeClaim();
+  if (!claim) return;
+  const rows = await db.query(MARK, [claim.principal, claim.key, claim.token]);
+  if (!rows.length) throw new ClaimLostError();
+}
+
+export class SqlIdempotencyKeys implements IdempotencyKeyStore {
+  private swept = 0;
+  private readonly db: SqlQueryable;
+
+  constructor(db: SqlQueryable) {
+    this.db = db;
+  }
+
+  async claim(principal: string, key: string, fingerprint: string): Promise<IdempotencyClaim> {
+    this.sweep();
+    // A row removed between the claim and the read (its request failed) is claimed again.
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const token = newClaimToken();
+      const claimed = await this.db.query(CLAIM, [principal, key, fingerprint, token]);
+      if (claimed.length && String(claimed[0]!.token) === token) return { outcome: "run", token };
+      const [row] = await this.db.query(READ, [principal, key]);
+      if (!row) continue;
+      if (row.fingerprint !== fingerprint) return { outcome: "mismatch" };
+      if (row.state === "done") return { outcome: "replay", answer: answerOf(row) };
+      // Written but never answered, and no longer running: its instance stopped in between.
+      if (row.state === "written" && row.stale === true) return { outcome: "unanswered" };
+      return { outcome: "running" };
+    }
+    return { outcome: "running" };
+  }
+
+  async keep(principal: string, key: string, token: string, answer: IdempotentAnswer): Promise<void> {
+    await this.db.query(KEEP, [
+      principal,
+      key,
+      token,
+      answer.status,
+      answer.body,
+      answer.location,
+      answer.etag,
+    ]);
+  }
+
+  async release(principal: string, key: string, token: string): Promise<void> {
+    await this.db.query(RELEASE, [principal, key, token]);
+  }
+
+  /** Deletes expired rows, at most once a minute per instance, without holding up the request. */
+  private sweep(): void {
+    const now = Date.now();
+    if (now - this.swept < IDEMPOTENCY_SWEEP_MS) return;
+    this.swept = now;
+    this.db.query(SWEEP).catch(() => {});
+  }
+}
+
+function answerOf(row: Record<string, unknown>): IdempotentAnswer {
+  const text = (v: unknown) => (v === null || v === undefined ? null : String(v));
+  return {
+    status: Number(row.status),
+    body: text(row.body),
+    location: text(row.location),
+    etag: text(row.etag),
+  };
+}

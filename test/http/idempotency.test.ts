@@ -1,0 +1,321 @@
+// SPEC §12.7 "Idempotency keys" over real HTTP, on the showcase and the store CANON_TEST_STORE
+// names (memory, pglite or postgres): a repeat gets the kept answer and writes nothing, another
+// body or path answers 422, a malformed key 400, a repeat while the first runs 409, an error is
+// not kept, keys are per principal, and on SQL the keys survive a restart and are shared by
+// two apps over one schema. Every response is checked against the version's OpenAPI document.
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+
+import { connect } from "node:net";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { describe, test } from "node:test";
+import { buildApp, devAuthenticate, scopeAuthorize } from "../../generated/index.ts";
+import type { AccessRequest, Authenticate } from "../../generated/runtime/index.ts";
+import { openStore } from "../../generated/sql/index.ts";
+import { suiteFixture } from "../support/fixture.ts";
+import { dropSchemas, freshSchema, POSTGRES_URL, preparePostgres } from "../store/stores.ts";
+import {
+  call,
+  createOrder,
+  createUser,
+  detailFields,
+  expectError,
+  expectStatus,
+  listen,
+  productBody,
+  SHOWCASE,
+  startApp,
+  walk,
+  type Api,
+  type Res,
+} from "./helpers.ts";
+
+type Obj = Record<string, any>;
+
+const STORE = process.env.CANON_TEST_STORE ?? "memory";
+
+/** Waits in `authorize` for a create whose proposed product is named `slow …`, until released. */
+let releaseSlow: (() => void) | null = null;
+async function slowAuthorize(access: AccessRequest): Promise<boolean> {
+  const name = (access.proposed as Obj | undefined)?.name;
+  if (typeof name === "string" && name.startsWith("slow ")) await new Promise<void>((resolve) => (releaseSlow = resolve));
+  return scopeAuthorize(access);
+}
+
+/** dev-writer, dev-reader, and `other-writer`: a second principal that may write. */
+const authenticate: Authenticate = (request) => {
+  if (request.headers.authorization === "Bearer other-writer") return { id: "other-writer", scopes: ["read", "write"] };
+  return devAuthenticate(request);
+};
+
+const api = suiteFixture(() => startApp({ authorize: slowAuthorize, authenticate }));
+
+let keys = 0;
+function newKey(): string {
+  keys += 1;
+  return `key-${process.pid}-${Date.now()}-${keys}`;
+}
+
+function keyed(key: string, body?: unknown, auth?: string): { body?: unknown; headers: Record<string, string>; auth?: string } {
+  return { ...(body === undefined ? {} : { body }), headers: { "idempotency-key": key }, ...(auth ? { auth } : {}) };
+}
+
+/** The events of `/v2/events` about the record `id`. */
+async function eventsOf(target: Api, id: string): Promise<Obj[]> {
+  const events = await walk(target, "/v2/events?limit=100");
+  return events.filter((e) => e.data?.id === id);
+}
+
+function sameAnswer(first: Res, again: Res): void {
+  assert.equal(again.status, first.status);
+  assert.deepEqual(again.body, first.body);
+  assert.equal(again.text, first.text);
+  for (const name of ["location", "etag"]) assert.equal(again.headers.get(name), first.headers.get(name), name);
+  assert.equal(first.headers.get("idempotent-replayed"), null);
+  assert.equal(again.headers.get("idempotent-replayed"), "true");
+}
+
+describe(`Idempotency-Key (${STORE})`, () => {
+  test("a repeated create gets the kept answer: same status, body, Location and ETag, no second record or event", async () => {
+    const key = newKey();
+    const body = productBody();
+    const first = await expectStatus(api, "POST", "/v2/products", 201, keyed(key, body));
+    // The same body with its keys in another order is the same request.
+    const reordered = Object.fromEntries(Object.entries(body).reverse());
+    const again = await expectStatus(api, "POST", "/v2/products", 201, keyed(key, reordered));
+    sameAnswer(first, again);
+    const third = await expectStatus(api, "POST", "/v2/products", 201, keyed(key, body));
+    sameAnswer(first, third);
+    const all = await walk(api, "/v2/products?limit=100");
+    assert.equal(all.filter((p) => p.sku === body.sku).length, 1);
+    assert.equal((await eventsOf(api, first.body.id)).length, 1);
+  });
+
+  test("an action (orders' cancellations) is replayed too", async () => {
+    const user = await createUser(api);
+    const order = await createOrder(api, user.id);
+    const key = newKey();
+    const url = `/v2/orders/${order.id}/cancellations`;
+    const first = await call(api, "POST", url, keyed(key, { reason: "changed my mind" }));
+    assert.ok(first.status === 201 || first.status === 204, first.text);
+    const again = await call(api, "POST", url, keyed(key, { reason: "changed my mind" }));
+    sameAnswer(first, again);
+  });
+
+  test("the same key with another body or path answers 422 naming Idempotency-Key", async () => {
+    const key = newKey();
+    const body = productBody();
+    await expectStatus(api, "POST", "/v2/products", 201, keyed(key, body));
+    const otherBody = await expectError(api, "POST", "/v2/products", 422, "BUSINESS_RULE_VIOLATION", keyed(key, { ...body, price_cents: 1 }));
+    assert.deepEqual(detailFields(otherBody), ["Idempotency-Key"]);
+    const otherPath = await expectError(api, "POST", "/v1/products", 422, "BUSINESS_RULE_VIOLATION", keyed(key, body));
+    assert.deepEqual(detailFields(otherPath), ["Idempotency-Key"]);
+  });
+
+  test("malformed keys answer 400 naming Idempotency-Key and create nothing", async () => {
+    const body = productBody();
+    for (const key of ["", "x".repeat(256)]) {
+      const error = await expectError(api, "POST", "/v2/products", 400, "VALIDATION_ERROR", keyed(key, body));
+      assert.deepEqual(detailFields(error), ["Idempotency-Key"], JSON.stringify(key));
+    }
+    await expectStatus(api, "POST", "/v2/products", 201, keyed("x".repeat(255), productBody()));
+    // Non-ASCII (UTF-8 bytes) and a control character (a tab, which HTTP parsers let through), on a raw socket.
+    for (const raw of [Buffer.from("café", "utf8"), Buffer.from("a\tb", "latin1")]) {
+      const answer = await rawPost(api, "/v2/products", raw, JSON.stringify(body));
+      assert.equal(answer.status, 400, answer.text);
+      assert.deepEqual(JSON.parse(answer.text).error.details.map((d: Obj) => d.field), ["Idempotency-Key"]);
+    }
+    const all = await walk(api, "/v2/products?limit=100");
+    assert.equal(all.filter((p) => p.sku === body.sku).length, 0);
+  });
+
+  test("an error answer is not kept: the key can be used again once the request is fixed", async () => {
+    const key = newKey();
+    const body = productBody();
+    await expectError(api, "POST", "/v2/products", 400, "VALIDATION_ERROR", keyed(key, { ...body, price_cents: "nope" }));
+    // Another body under the key that failed is not a mismatch: nothing was kept.
+    await expectStatus(api, "POST", "/v2/products", 201, keyed(key, body));
+    // A refused request (403) is not kept either.
+    const key2 = newKey();
+    await expectError(api, "POST", "/v2/products", 403, "FORBIDDEN", keyed(key2, productBody(), "dev-reader"));
+    const retried = await expectStatus(api, "POST", "/v2/products", 201, keyed(key2, productBody(), "dev-reader".replace("reader", "writer")));
+    assert.equal(retried.headers.get("idempotent-replayed"), null);
+  });
+
+  test("keys are per principal: the same key of another principal runs", async () => {
+    const key = newKey();
+    const mine = await expectStatus(api, "POST", "/v2/products", 201, keyed(key, productBody()));
+    const theirs = await expectStatus(api, "POST", "/v2/products", 201, keyed(key, productBody(), "other-writer"));
+    assert.notEqual(theirs.body.id, mine.body.id);
+    assert.equal(theirs.headers.get("idempotent-replayed"), null);
+  });
+
+  test("a repeat while the first is still running answers 409; after it, the kept answer", async () => {
+    const key = newKey();
+    const body = productBody({ name: `slow ${keys}` });
+    const first = call(api, "POST", "/v2/products", keyed(key, body));
+    for (let i = 0; releaseSlow === null; i++) {
+      assert.ok(i < 500, "the first request never reached authorize");
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    const conflict = await expectError(api, "POST", "/v2/products", 409, "CONFLICT", keyed(key, body));
+    assert.deepEqual(detailFields(conflict), ["Idempotency-Key"]);
+    const release = releaseSlow as () => void;
+    releaseSlow = null;
+    release();
+    const done = await first;
+    assert.equal(done.status, 201, done.text);
+    const again = await expectStatus(api, "POST", "/v2/products", 201, keyed(key, body));
+    sameAnswer(done, again);
+    const all = await walk(api, "/v2/products?limit=100");
+    assert.equal(all.filter((p) => p.sku === body.sku).length, 1);
+  });
+
+  test("a POST without a key runs every time", async () => {
+    const body = productBody();
+    await expectStatus(api, "POST", "/v2/products", 201, { body });
+    await expectError(api, "POST", "/v2/products", 409, "CONFLICT", { body });
+  });
+});
+
+describe(`Idempotency-Key across apps and restarts (${STORE})`, { skip: STORE === "memory" && "the memory store lives in one process" }, () => {
+  test("after a restart over the same store, and from a second app over it, the repeat is replayed", async () => {
+    let folder = "";
+    const schemas: string[] = [];
+    let target: string;
+    let options: Obj = {};
+    if (STORE === "postgres") {
+      await preparePostgres();
+      const schema = freshSchema("canon_idem");
+      schemas.push(schema);
+      target = POSTGRES_URL;
+      options = { schema };
+    } else {
+      folder = mkdtempSync(path.join(tmpdir(), "canon-idem-"));
+      target = `pglite:${folder}`;
+    }
+    const start = async () => {
+      const store = await openStore(target, options);
+      const app = await listen(await buildApp({ authenticate: devAuthenticate, rateLimit: false, store }), SHOWCASE);
+      return { ...app, close: async () => { await app.close(); } };
+    };
+    try {
+      const key = newKey();
+      const body = productBody();
+      let one = await start();
+      const first = await expectStatus(one, "POST", "/v2/products", 201, keyed(key, body));
+      await one.close();
+      one = await start();
+      try {
+        sameAnswer(first, await expectStatus(one, "POST", "/v2/products", 201, keyed(key, body)));
+        await expectError(one, "POST", "/v2/products", 422, "BUSINESS_RULE_VIOLATION", keyed(key, productBody()));
+        if (STORE === "postgres") {
+          // Two apps over one schema share the keys.
+          const two = await start();
+          try {
+            sameAnswer(first, await expectStatus(two, "POST", "/v2/products", 201, keyed(key, body)));
+            const key2 = newKey();
+            const body2 = productBody();
+            const made = await expectStatus(two, "POST", "/v2/products", 201, keyed(key2, body2));
+            sameAnswer(made, await expectStatus(one, "POST", "/v2/products", 201, keyed(key2, body2)));
+            // Sent to both at once: one record.
+            const key3 = newKey();
+            const body3 = productBody();
+            const answers = await Promise.all([one, two].map((a) => call(a, "POST", "/v2/products", keyed(key3, body3))));
+            assert.ok(answers.some((a) => a.status === 201), answers.map((a) => a.text).join("\n"));
+            for (const a of answers) assert.ok(a.status === 201 || a.status === 409, a.text);
+          } finally {
+            await two.close();
+          }
+        }
+        const all = await walk(one, "/v2/products?limit=100");
+        assert.equal(all.filter((p) => p.sku === body.sku).length, 1);
+        assert.equal((await eventsOf(one, first.body.id)).length, 1);
+      } finally {
+        await one.close();
+      }
+    } finally {
+      await dropSchemas(schemas);
+      if (folder) rmSync(folder, { recursive: true, force: true });
+    }
+  });
+});
+
+/** A POST on a raw socket with the `Idempotency-Key` header's value as these bytes. */
+function rawPost(target: Api, url: string, key: Buffer, body: string): Promise<{ status: number; text: string }> {
+  const { port } = new URL(target.base);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), "127.0.0.1");
+    let data = "";
+    socket.on("data", (chunk) => (data += chunk.toString("latin1")));
+    socket.on("error", reject);
+    socket.on("end", () => {
+      const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(data)?.[1]);
+      resolve({ status, text: data.slice(data.indexOf("\r\n\r\n") + 4) });
+    });
+    socket.write(
+      Buffer.concat([
+        Buffer.from(
+          `POST ${url} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer dev-writer\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\nIdempotency-Key: `,
+          "latin1",
+        ),
+        key,
+        Buffer.from(`\r\n\r\n${body}`, "latin1"),
+      ]),
+    );
+  });
+}
+
+
+
+describe(`A write marks its idempotency claim in its own transaction (${STORE})`, { skip: STORE === "memory" && "SQL stores only" }, () => {
+  test("a write whose claim was taken over is rolled back: no record, no event", async () => {
+    const schemas: string[] = [];
+    let target = "pglite:memory://";
+    let options: Obj = {};
+    if (STORE === "postgres") {
+      await preparePostgres();
+      const schema = freshSchema("canon_idem_fence");
+      schemas.push(schema);
+      target = POSTGRES_URL;
+      options = { schema };
+    }
+    const store = (await openStore(target, options)) as any;
+    try {
+      const claim = await store.idempotency.claim("p", "k", "f");
+      assert.equal(claim.outcome, "run");
+      const now = new Date().toISOString();
+      const record = (id: string) => ({ id, created_at: now, updated_at: now, revision: 1, values: { sku: `SKU-${id}`, name: "x", price_cents: 1 } });
+      const publish = (r: Obj, collection: string) => ({ event: { id: r.id, type: "product.created", occurred_at: now, data: { id: r.id } }, collection, owner: null });
+      const { runWithClaim, newId } = await import("../../generated/runtime/index.ts");
+      // A token that is not the claim's (another request took the key over): 409, nothing kept.
+      const lost = newId();
+      await assert.rejects(
+        runWithClaim({ principal: "p", key: "k", token: "00000000-0000-4000-8000-000000000000" }, () => store.insert("products", record(lost), { unique: [] }, publish)),
+        (error: Obj) => error.status === 409,
+      );
+      assert.equal(await store.get("products", lost), null);
+      // The claim's own token: written, and the key is no longer free.
+      const kept = newId();
+      await runWithClaim({ principal: "p", key: "k", token: claim.token }, () => store.insert("products", record(kept), { unique: [] }, publish));
+      assert.ok(await store.get("products", kept));
+      const rows = await store.driver.query(`select "state" from "canon__idempotency_keys" where "principal" = 'p' and "key" = 'k'`);
+      assert.equal(rows[0].state, "written");
+      // Over HTTP the handler's write marks the request's claim: with the answer never kept (as
+      // when an instance stops between its commit and keeping the answer), the row says written.
+      store.idempotency.keep = async () => {};
+      const app = await listen(await buildApp({ authenticate: devAuthenticate, rateLimit: false, store }), SHOWCASE);
+      try {
+        await expectStatus(app, "POST", "/v2/products", 201, keyed("http-key", productBody()));
+        const [row] = await store.driver.query(`select "state" from "canon__idempotency_keys" where "key" = 'http-key'`);
+        assert.equal(row.state, "written");
+      } finally {
+        await app.close();
+      }
+    } finally {
+      await store.close();
+      await dropSchemas(schemas);
+    }
+  });
+});
