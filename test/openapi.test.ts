@@ -72,6 +72,9 @@ function ajvFor(doc: Obj) {
   };
 }
 
+/** The query parameters of the showcase's order lists (v2). */
+const ORDERS_LIST = ["limit", "cursor", "q", "sort", "status", "currency", "total_cents", "status[in]", "currency[in]", "total_cents[in]", "total_cents[gt]", "total_cents[gte]", "total_cents[lt]", "total_cents[lte]", "placed_at[gt]", "placed_at[gte]", "placed_at[lt]", "placed_at[lte]", "placed_at[null]", "created_at[gt]", "created_at[gte]", "created_at[lt]", "created_at[lte]"];
+
 let showcase: ApiModel;
 let fixture: ApiModel;
 let v1: Obj;
@@ -208,7 +211,8 @@ describe("openapi emitter: the showcase", () => {
     const list = params(v2, operation(v2, "listOrders").op);
     assert.deepEqual(
       list.map((p) => p.name),
-      ["limit", "cursor", "q", "status", "currency", "status[in]", "currency[in]"],
+      // SPEC §12: sort, then the equality filters, then each operator under its full name.
+      ["limit", "cursor", "q", "sort", "status", "currency", "total_cents", "status[in]", "currency[in]", "total_cents[in]", "total_cents[gt]", "total_cents[gte]", "total_cents[lt]", "total_cents[lte]", "placed_at[gt]", "placed_at[gte]", "placed_at[lt]", "placed_at[lte]", "placed_at[null]", "created_at[gt]", "created_at[gte]", "created_at[lt]", "created_at[lte]"],
     );
     const limit = list.find((p) => p.name === "limit")!;
     assert.deepEqual(limit.schema, { type: "integer", minimum: 1, maximum: 100, default: 20 });
@@ -236,7 +240,7 @@ describe("openapi emitter: the showcase", () => {
       const list = params(v2, operation(v2, id).op);
       assert.deepEqual(
         list.map((p) => p.name),
-        ["page", "per_page", "limit", "cursor", "q", "role", "role[in]"],
+        ["page", "per_page", "limit", "cursor", "q", "sort", "role", "role[in]", "created_at[gt]", "created_at[gte]", "created_at[lt]", "created_at[lte]"],
       );
       assert.deepEqual(list.find((p) => p.name === "per_page")!.schema, {
         type: "integer",
@@ -259,7 +263,7 @@ describe("openapi emitter: the showcase", () => {
     const list = params(v2, op);
     assert.deepEqual(
       list.map((p) => `${p.in} ${p.name}`),
-      ["path id", "query limit", "query cursor", "query q", "query status", "query currency", "query status[in]", "query currency[in]"],
+      ["path id", ...(ORDERS_LIST as string[]).map((n) => `query ${n}`)],
     );
     assert.deepEqual(list[0]!.schema, { type: "string", format: "uuid" });
     assert.equal(list[0]!.required, true);

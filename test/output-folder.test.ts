@@ -18,9 +18,14 @@ function generated(name: string): { dir: string; out: string } {
   return { dir, out: path.join(dir, "generated") };
 }
 
-/** A change of the definitions that removes files (products) and changes others (run with --allow-breaking). */
+/**
+ * A change of the definitions that removes files (products) and changes others (run with
+ * --allow-breaking): the orders' references to products (v3's product_ids) go with it.
+ */
 function dropProducts(dir: string): void {
   rmSync(path.join(dir, "definitions", "products.yaml"));
+  const orders = path.join(dir, "definitions", "orders.yaml");
+  writeFileSync(orders, readFileSync(orders, "utf8").replace(/^  product_ids: .*\n/m, ""));
 }
 
 function allFiles(dir: string): string[] {

@@ -5,7 +5,8 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { download, exportsFolder, ndjson, settled } from "../exports/helpers.ts";
-import { detailFields, expectError, expectStatus, startFixture, type Api } from "./helpers.ts";
+import fc from "fast-check";
+import { call, detailFields, expectError, expectStatus, startFixture, type Api } from "./helpers.ts";
 
 type Obj = Record<string, any>;
 
@@ -293,5 +294,34 @@ describe(`exports honour sort and operator filters, ${STORE} store`, () => {
       const error = await expectError(api, "POST", "/v1/exports", 400, "VALIDATION_ERROR", { body: { resource: "tickets", ...bad } });
       assert.deepEqual(detailFields(error), [field], JSON.stringify(bad));
     }
+  });
+});
+
+describe(`fuzzed list parameters (sort, operators, cursors), ${STORE} store`, () => {
+  test("random combinations of the new parameters, valid and not: 200 or a 400 naming a parameter as sent, never a 500, every answer as documented", async () => {
+    const doc = api.contract.documents.get("v1")!;
+    const names = (doc.paths["/v1/tickets"].get.parameters as Obj[]).filter((p) => p.name).map((p) => p.name as string);
+    const first = (await expectStatus(api, "GET", "/v1/tickets?sort=-priority&limit=1", 200)).body as Obj;
+    const value = fc.oneof(
+      fc.constantFrom("open", "new,open", "urgent", "-priority", "priority,-due_at,subject", "1", "-3", "2.5", "1e3", "", ",", "true", "false",
+        "2026-11-01", "2026-11-01T00:00:00Z", "2026-11-01T00:00:00+14:00", "9999-99-99T99:99:99Z", "null", "%00", "🙂", "a".repeat(300),
+        Array.from({ length: 101 }, (_, i) => String(i)).join(","), first.pagination.next_cursor ?? "x", agent.id),
+      fc.string({ maxLength: 20 }),
+    );
+    const param = fc.tuple(fc.oneof(fc.constantFrom(...names), fc.constantFrom("status[nope]", "sort[in]", "due_at[eq]", "priority[null]", "id", "x[]")), value);
+    await fc.assert(
+      fc.asyncProperty(fc.array(param, { minLength: 1, maxLength: 4 }), async (params) => {
+        const query = params.map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join("&");
+        for (const path of ["/v1/tickets", `/v1/organizations/${org.id}/tickets`, `/v1/agents/${agent.id}/tickets`]) {
+          const res = await call(api, "GET", `${path}?${query}`);
+          assert.ok(res.status === 200 || res.status === 400, `${path}?${query} → ${res.status} ${res.text.slice(0, 300)}`);
+          if (res.status === 400) {
+            const fields = ((res.body as Obj).error.details as Obj[]).map((d) => d.field as string);
+            assert.ok(fields.length > 0 && fields.every((f) => params.some(([k]) => k === f) || f === "cursor"), `${query}: ${fields.join(", ")}`);
+          }
+        }
+      }),
+      { numRuns: 60, seed: 20261125 },
+    );
   });
 });
