@@ -109,12 +109,17 @@ export async function startPostgresServers(app?: string): Promise<PostgresServer
 }
 
 /** The endpoints both PostgreSQL servers answer, compared in every run. */
-export const POSTGRES_PATHS = [`/v2/products/${BENCH_ID}`, "/v2/products?limit=20"].map((path) => ({ path }));
+export const POSTGRES_PATHS = [
+  `/v2/products/${BENCH_ID}`,
+  "/v2/products?limit=20",
+  "/v2/products?category%5Bin%5D=books,games&sort=-price_cents&limit=20",
+].map((path) => ({ path }));
 
 export async function benchPostgres(plan: RuntimePlan): Promise<RuntimeResult> {
   const endpoints = [
     endpoint("PostgreSQL: GET one record (random id of 1000)", POSTGRES_PATHS[0]!.path, randomIdScript()),
     endpoint("PostgreSQL: cursor list of 20", POSTGRES_PATHS[1]!.path),
+    endpoint("PostgreSQL: sorted, filtered list of 20 (category[in], sort=-price_cents)", POSTGRES_PATHS[2]!.path),
   ];
   const result: RuntimeResult = {
     endpoints,

@@ -20,6 +20,18 @@ const NEXT_PAGE = {
   text: `select ${COLUMNS} from products where id > $1 order by id limit $2`,
 };
 
+// Issue 24 point 6: `?category[in]=…&sort=-price_cents`, a keyset over (price_cents, id) as a
+// developer would write it for that one list, over the same (price_cents, id) index.
+const SORTED_FIRST = {
+  name: "products_sorted_first",
+  text: `select ${COLUMNS} from products where category = any($1::text[]) order by price_cents desc, id desc limit $2`,
+};
+const SORTED_NEXT = {
+  name: "products_sorted_next",
+  text: `select ${COLUMNS} from products where category = any($1::text[]) and (price_cents, id) < ($2, $3) order by price_cents desc, id desc limit $4`,
+};
+const CATEGORIES = new Set(["books", "games", "tools", "other"]);
+
 interface ProductRow {
   id: string;
   sku: string;
@@ -53,7 +65,13 @@ function toProduct(row: ProductRow): object {
 const idParams = z.object({ id: z.uuid() });
 const listQuery = z.object({
   limit: z.coerce.number().int().min(1).max(100).default(20),
-  cursor: z.string().max(1024).optional(),
+  cursor: z.string().max(4096).optional(),
+  "category[in]": z
+    .string()
+    .transform((text) => text.split(","))
+    .refine((values) => values.length <= 100 && values.every((v) => CATEGORIES.has(v)))
+    .optional(),
+  sort: z.literal("-price_cents").optional(),
 });
 
 /** `url` is a postgres:// URL; its `schema` parameter names the schema of the tables. */
@@ -85,6 +103,30 @@ export async function buildHandwrittenPg(url: string, poolSize: number): Promise
         .code(400)
         .send(badRequest(String(query.error.issues[0]?.path[0] ?? "query"), "is not valid"));
     const { limit, cursor } = query.data;
+    const categories = query.data["category[in]"];
+    if (categories && query.data.sort) {
+      let position: [number, string] | null = null;
+      if (cursor !== undefined) {
+        const decoded = decodeCursor(cursor);
+        position = decoded === null ? null : (JSON.parse(decoded) as [number, string]);
+        if (position === null) return reply.code(400).send(badRequest("cursor", "is not a cursor of this list"));
+      }
+      const { rows } = await pool.query<ProductRow>(
+        position === null
+          ? { ...SORTED_FIRST, values: [categories, limit + 1] }
+          : { ...SORTED_NEXT, values: [categories, position[0], position[1], limit + 1] },
+      );
+      const hasMore = rows.length > limit;
+      const page = rows.slice(0, limit);
+      const last = page[page.length - 1];
+      return {
+        data: page.map(toProduct),
+        pagination: {
+          next_cursor: hasMore && last ? encodeCursor(JSON.stringify([Number(last.price_cents), last.id])) : null,
+          has_more: hasMore,
+        },
+      };
+    }
     let after: string | null = null;
     if (cursor !== undefined) {
       after = decodeCursor(cursor);
