@@ -271,6 +271,33 @@ export type ConditionInput =
   | { field: string; op: "gt" | "gte" | "lt" | "lte"; ordering: Ordering; value: unknown }
   | { field: string; op: "null"; value: boolean | undefined };
 
+/** One operator filter of a list, as the generated routes declare it: `[field, op, ordering]` under its parameter. */
+export type ConditionSpec = readonly [
+  field: string,
+  op: "in" | "gt" | "gte" | "lt" | "lte" | "null",
+  ordering: Ordering | null,
+];
+
+/**
+ * The operator conditions a list's query gives: for each declared parameter (`"status[in]"`), the
+ * condition on its field with the query's value (undefined when the parameter is absent).
+ */
+export function conditionsOf(
+  specs: Readonly<Record<string, ConditionSpec>>,
+  query: Record<string, unknown>,
+): ConditionInput[] {
+  const out: ConditionInput[] = [];
+  for (const param in specs) {
+    const value = query[param];
+    if (value === undefined) continue;
+    const [field, op, ordering] = specs[param]!;
+    if (op === "null") out.push({ field, op, value: value as boolean });
+    else if (op === "in") out.push({ field, op, ordering: ordering!, values: value as unknown[] });
+    else out.push({ field, op, ordering: ordering!, value });
+  }
+  return out;
+}
+
 /**
  * A list's match: the given exact-match values, `q` (when not blank) on the search fields, and
  * the operator conditions whose parameters were given.

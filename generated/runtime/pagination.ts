@@ -107,6 +107,11 @@ export function inParam<T extends z.ZodType<unknown, string>>(item: T) {
   });
 }
 
+/** A JSON list of an operator filter in a body (an export's `"status[in]": [...]`): 1 to 100 values of `item`. */
+export function inList<T extends z.ZodType>(item: T) {
+  return z.array(item).min(1).max(MAX_IN_VALUES);
+}
+
 /** A key `?sort=` may name: the storage field it orders by, and how its values compare. */
 export interface SortField {
   field: string;

@@ -195,10 +195,7 @@ export interface CallOptions {
   headers?: Record<string, string>;
   /** Cancels the call, its retries and waits included. */
   signal?: AbortSignal;
-  /**
-   * A POST's `Idempotency-Key` (1 to 255 printable ASCII characters); default: a new UUID for
-   * every call. The same key again gets the first call's answer, creating nothing more.
-   */
+  /** A POST's `Idempotency-Key` (1–255 printable ASCII); default: a new UUID; repeated, the first answer. */
   idempotencyKey?: string;
 }
 
@@ -221,7 +218,7 @@ export interface WithResponse<T> extends ResponseInfo {
 export type AnyPage<T> = OffsetPage<T> | CursorPage<T>;
 
 type Scalar = string | number | boolean;
-/** A query: a value, a list (sent comma-separated), or operators (`{ in: [...], gte: … }`, sent as `name[op]=…`). */
+/** A query: a value, a list (sent comma-separated), or operators (`{ in: [...] }`: `name[op]=…`). */
 type Query = Record<
   string,
   Scalar | readonly Scalar[] | Readonly<Record<string, Scalar | readonly Scalar[] | undefined>> | undefined

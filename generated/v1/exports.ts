@@ -9,8 +9,10 @@ import { z } from "zod";
 import {
   EXPORT_EVENTS,
   authorizeOrThrow,
+  conditionsOf,
   createEvent,
   cursorParam,
+  inList,
   listByCursor,
   matchOf,
   pageSizeParam,
@@ -21,6 +23,7 @@ import {
   sendRecord,
   sortParam,
   uuidSchema,
+  type ConditionSpec,
 } from "../runtime/index.ts";
 import {
   exportResourceSchema,
@@ -53,17 +56,9 @@ const orderExportCreate = z.strictObject({
         .regex(/^[A-Z]{3}$/)
         .optional(),
       total_cents: z.int().min(0).optional(),
-      "status[in]": z
-        .array(z.enum(["pending", "paid", "shipped", "cancelled"]))
-        .min(1)
-        .max(100)
-        .optional(),
-      "currency[in]": z
-        .array(z.string().regex(/^[A-Z]{3}$/))
-        .min(1)
-        .max(100)
-        .optional(),
-      "total_cents[in]": z.array(z.int().min(0)).min(1).max(100).optional(),
+      "status[in]": inList(z.enum(["pending", "paid", "shipped", "cancelled"])).optional(),
+      "currency[in]": inList(z.string().regex(/^[A-Z]{3}$/)).optional(),
+      "total_cents[in]": inList(z.int().min(0)).optional(),
       "total_cents[gt]": z.int().min(0).optional(),
       "total_cents[gte]": z.int().min(0).optional(),
       "total_cents[lt]": z.int().min(0).optional(),
@@ -80,6 +75,26 @@ const orderExportCreate = z.strictObject({
     })
     .default({}),
 });
+
+/** The operator filters of an export of orders: each parameter's field, operator and ordering. */
+const orderConditions: Record<string, ConditionSpec> = {
+  "status[in]": ["status", "in", "rank"],
+  "currency[in]": ["currency", "in", "text"],
+  "total_cents[in]": ["total_cents", "in", "number"],
+  "total_cents[gt]": ["total_cents", "gt", "number"],
+  "total_cents[gte]": ["total_cents", "gte", "number"],
+  "total_cents[lt]": ["total_cents", "lt", "number"],
+  "total_cents[lte]": ["total_cents", "lte", "number"],
+  "placed_at[gt]": ["placed_at", "gt", "instant"],
+  "placed_at[gte]": ["placed_at", "gte", "instant"],
+  "placed_at[lt]": ["placed_at", "lt", "instant"],
+  "placed_at[lte]": ["placed_at", "lte", "instant"],
+  "placed_at[null]": ["placed_at", "null", null],
+  "created_at[gt]": ["created_at", "gt", "instant"],
+  "created_at[gte]": ["created_at", "gte", "instant"],
+  "created_at[lt]": ["created_at", "lt", "instant"],
+  "created_at[lte]": ["created_at", "lte", "instant"],
+};
 
 const exportListQuery = z.strictObject({ limit: pageSizeParam, cursor: cursorParam.optional() });
 const exportIdParams = z.strictObject({ id: uuidSchema });
@@ -122,24 +137,7 @@ export function registerExportRoutes(
         },
         ["note"],
         body.q,
-        [
-          { field: "status", op: "in", ordering: "rank", values: body.filters["status[in]"] },
-          { field: "currency", op: "in", ordering: "text", values: body.filters["currency[in]"] },
-          { field: "total_cents", op: "in", ordering: "number", values: body.filters["total_cents[in]"] },
-          { field: "total_cents", op: "gt", ordering: "number", value: body.filters["total_cents[gt]"] },
-          { field: "total_cents", op: "gte", ordering: "number", value: body.filters["total_cents[gte]"] },
-          { field: "total_cents", op: "lt", ordering: "number", value: body.filters["total_cents[lt]"] },
-          { field: "total_cents", op: "lte", ordering: "number", value: body.filters["total_cents[lte]"] },
-          { field: "placed_at", op: "gt", ordering: "instant", value: body.filters["placed_at[gt]"] },
-          { field: "placed_at", op: "gte", ordering: "instant", value: body.filters["placed_at[gte]"] },
-          { field: "placed_at", op: "lt", ordering: "instant", value: body.filters["placed_at[lt]"] },
-          { field: "placed_at", op: "lte", ordering: "instant", value: body.filters["placed_at[lte]"] },
-          { field: "placed_at", op: "null", value: body.filters["placed_at[null]"] },
-          { field: "created_at", op: "gt", ordering: "instant", value: body.filters["created_at[gt]"] },
-          { field: "created_at", op: "gte", ordering: "instant", value: body.filters["created_at[gte]"] },
-          { field: "created_at", op: "lt", ordering: "instant", value: body.filters["created_at[lt]"] },
-          { field: "created_at", op: "lte", ordering: "instant", value: body.filters["created_at[lte]"] },
-        ],
+        conditionsOf(orderConditions, body.filters),
       );
       // The order as given (shown on the job) and as the store reads it.
       const sort = body.sort && { text: (input as { sort: string }).sort, keys: body.sort };

@@ -8,6 +8,7 @@ import {
   NotFoundError,
   authorizeOrThrow,
   checkIfMatch,
+  conditionsOf,
   definedOnly,
   eventOf,
   found,
@@ -16,6 +17,7 @@ import {
   parseBody,
   parseParams,
   sendRecord,
+  type ConditionSpec,
   type StoredRecord,
 } from "../../runtime/index.ts";
 import type { RouteContext } from "../../services.ts";
@@ -90,6 +92,20 @@ function changesOfProduct(body: z.output<typeof productUpdate>): Partial<Product
   });
 }
 
+/** The operator filters of the lists of products: each parameter's field, operator and ordering. */
+const listConditions: Record<string, ConditionSpec> = {
+  "category[in]": ["category", "in", "rank"],
+  "price_cents[in]": ["price_cents", "in", "number"],
+  "price_cents[gt]": ["price_cents", "gt", "number"],
+  "price_cents[gte]": ["price_cents", "gte", "number"],
+  "price_cents[lt]": ["price_cents", "lt", "number"],
+  "price_cents[lte]": ["price_cents", "lte", "number"],
+  "created_at[gt]": ["created_at", "gt", "instant"],
+  "created_at[gte]": ["created_at", "gte", "instant"],
+  "created_at[lt]": ["created_at", "lt", "instant"],
+  "created_at[lte]": ["created_at", "lte", "instant"],
+};
+
 export function registerProductsRoutes(
   app: FastifyInstance,
   { authorize, cursors, services }: RouteContext,
@@ -97,22 +113,12 @@ export function registerProductsRoutes(
   app.get("/v1/products", async (request) => {
     await authorizeOrThrow(authorize, request, "list", "products");
     const query = parseParams(productListQuery, request.query);
+    const conditions = conditionsOf(listConditions, query);
     const match = matchOf(
       { category: query.category, price_cents: query.price_cents },
       ["name", "description"],
       query.q,
-      [
-        { field: "category", op: "in", ordering: "rank", values: query["category[in]"] },
-        { field: "price_cents", op: "in", ordering: "number", values: query["price_cents[in]"] },
-        { field: "price_cents", op: "gt", ordering: "number", value: query["price_cents[gt]"] },
-        { field: "price_cents", op: "gte", ordering: "number", value: query["price_cents[gte]"] },
-        { field: "price_cents", op: "lt", ordering: "number", value: query["price_cents[lt]"] },
-        { field: "price_cents", op: "lte", ordering: "number", value: query["price_cents[lte]"] },
-        { field: "created_at", op: "gt", ordering: "instant", value: query["created_at[gt]"] },
-        { field: "created_at", op: "gte", ordering: "instant", value: query["created_at[gte]"] },
-        { field: "created_at", op: "lt", ordering: "instant", value: query["created_at[lt]"] },
-        { field: "created_at", op: "lte", ordering: "instant", value: query["created_at[lte]"] },
-      ],
+      conditions,
     );
     return listByCursor(services.products, cursors, "v1/products", query, match, toProduct, query.sort);
   });

@@ -7,6 +7,7 @@ import type { z } from "zod";
 import {
   authorizeOrThrow,
   checkIfMatch,
+  conditionsOf,
   definedOnly,
   eventOf,
   found,
@@ -15,6 +16,7 @@ import {
   parseBody,
   parseParams,
   sendRecord,
+  type ConditionSpec,
   type StoredRecord,
 } from "../../runtime/index.ts";
 import type { RouteContext } from "../../services.ts";
@@ -67,6 +69,16 @@ function changesOfInvoice(body: z.output<typeof invoiceUpdate>): Partial<Invoice
   });
 }
 
+/** The operator filters of the lists of invoices: each parameter's field, operator and ordering. */
+const listConditions: Record<string, ConditionSpec> = {
+  "status[in]": ["status", "in", "rank"],
+  "due_date[gt]": ["due_date", "gt", "date"],
+  "due_date[gte]": ["due_date", "gte", "date"],
+  "due_date[lt]": ["due_date", "lt", "date"],
+  "due_date[lte]": ["due_date", "lte", "date"],
+  "approved_by[null]": ["approved_by", "null", null],
+};
+
 export function registerInvoicesRoutes(
   app: FastifyInstance,
   { authorize, cursors, services }: RouteContext,
@@ -74,14 +86,8 @@ export function registerInvoicesRoutes(
   app.get("/v3/invoices", async (request) => {
     await authorizeOrThrow(authorize, request, "list", "invoices");
     const query = parseParams(invoiceListQuery, request.query);
-    const match = matchOf({ status: query.status, due_date: query.due_date }, [], query.q, [
-      { field: "status", op: "in", ordering: "rank", values: query["status[in]"] },
-      { field: "due_date", op: "gt", ordering: "date", value: query["due_date[gt]"] },
-      { field: "due_date", op: "gte", ordering: "date", value: query["due_date[gte]"] },
-      { field: "due_date", op: "lt", ordering: "date", value: query["due_date[lt]"] },
-      { field: "due_date", op: "lte", ordering: "date", value: query["due_date[lte]"] },
-      { field: "approved_by", op: "null", value: query["approved_by[null]"] },
-    ]);
+    const conditions = conditionsOf(listConditions, query);
+    const match = matchOf({ status: query.status, due_date: query.due_date }, [], query.q, conditions);
     return listByCursor(services.invoices, cursors, "v3/invoices", query, match, toInvoice, query.sort);
   });
 
@@ -91,14 +97,13 @@ export function registerInvoicesRoutes(
     await authorizeOrThrow(authorize, request, "read", "orders", order, { name: "order" });
     await authorizeOrThrow(authorize, request, "list", "invoices");
     const query = parseParams(invoiceListQuery, request.query);
-    const match = matchOf({ order_id: id, status: query.status, due_date: query.due_date }, [], query.q, [
-      { field: "status", op: "in", ordering: "rank", values: query["status[in]"] },
-      { field: "due_date", op: "gt", ordering: "date", value: query["due_date[gt]"] },
-      { field: "due_date", op: "gte", ordering: "date", value: query["due_date[gte]"] },
-      { field: "due_date", op: "lt", ordering: "date", value: query["due_date[lt]"] },
-      { field: "due_date", op: "lte", ordering: "date", value: query["due_date[lte]"] },
-      { field: "approved_by", op: "null", value: query["approved_by[null]"] },
-    ]);
+    const conditions = conditionsOf(listConditions, query);
+    const match = matchOf(
+      { order_id: id, status: query.status, due_date: query.due_date },
+      [],
+      query.q,
+      conditions,
+    );
     return listByCursor(
       services.invoices,
       cursors,
@@ -116,14 +121,13 @@ export function registerInvoicesRoutes(
     await authorizeOrThrow(authorize, request, "read", "users", user, { name: "user" });
     await authorizeOrThrow(authorize, request, "list", "invoices");
     const query = parseParams(invoiceListQuery, request.query);
-    const match = matchOf({ approved_by: id, status: query.status, due_date: query.due_date }, [], query.q, [
-      { field: "status", op: "in", ordering: "rank", values: query["status[in]"] },
-      { field: "due_date", op: "gt", ordering: "date", value: query["due_date[gt]"] },
-      { field: "due_date", op: "gte", ordering: "date", value: query["due_date[gte]"] },
-      { field: "due_date", op: "lt", ordering: "date", value: query["due_date[lt]"] },
-      { field: "due_date", op: "lte", ordering: "date", value: query["due_date[lte]"] },
-      { field: "approved_by", op: "null", value: query["approved_by[null]"] },
-    ]);
+    const conditions = conditionsOf(listConditions, query);
+    const match = matchOf(
+      { approved_by: id, status: query.status, due_date: query.due_date },
+      [],
+      query.q,
+      conditions,
+    );
     return listByCursor(
       services.invoices,
       cursors,

@@ -8,6 +8,7 @@ import {
   NotFoundError,
   authorizeOrThrow,
   checkIfMatch,
+  conditionsOf,
   definedOnly,
   eventOf,
   eventsOf,
@@ -17,6 +18,7 @@ import {
   parseBody,
   parseParams,
   sendRecord,
+  type ConditionSpec,
   type StoredRecord,
 } from "../../runtime/index.ts";
 import type { RouteContext } from "../../services.ts";
@@ -95,6 +97,26 @@ export function toOrderCancellation(record: StoredRecord<OrderCancellationValues
   };
 }
 
+/** The operator filters of the lists of orders: each parameter's field, operator and ordering. */
+const listConditions: Record<string, ConditionSpec> = {
+  "status[in]": ["status", "in", "rank"],
+  "currency[in]": ["currency", "in", "text"],
+  "total_cents[in]": ["total_cents", "in", "number"],
+  "total_cents[gt]": ["total_cents", "gt", "number"],
+  "total_cents[gte]": ["total_cents", "gte", "number"],
+  "total_cents[lt]": ["total_cents", "lt", "number"],
+  "total_cents[lte]": ["total_cents", "lte", "number"],
+  "placed_at[gt]": ["placed_at", "gt", "instant"],
+  "placed_at[gte]": ["placed_at", "gte", "instant"],
+  "placed_at[lt]": ["placed_at", "lt", "instant"],
+  "placed_at[lte]": ["placed_at", "lte", "instant"],
+  "placed_at[null]": ["placed_at", "null", null],
+  "created_at[gt]": ["created_at", "gt", "instant"],
+  "created_at[gte]": ["created_at", "gte", "instant"],
+  "created_at[lt]": ["created_at", "lt", "instant"],
+  "created_at[lte]": ["created_at", "lte", "instant"],
+};
+
 export function registerOrdersRoutes(
   app: FastifyInstance,
   { authorize, cursors, services }: RouteContext,
@@ -102,28 +124,12 @@ export function registerOrdersRoutes(
   app.get("/v3/orders", async (request) => {
     await authorizeOrThrow(authorize, request, "list", "orders");
     const query = parseParams(orderListQuery, request.query);
+    const conditions = conditionsOf(listConditions, query);
     const match = matchOf(
       { status: query.status, currency: query.currency, total_cents: query.total_cents },
       ["note"],
       query.q,
-      [
-        { field: "status", op: "in", ordering: "rank", values: query["status[in]"] },
-        { field: "currency", op: "in", ordering: "text", values: query["currency[in]"] },
-        { field: "total_cents", op: "in", ordering: "number", values: query["total_cents[in]"] },
-        { field: "total_cents", op: "gt", ordering: "number", value: query["total_cents[gt]"] },
-        { field: "total_cents", op: "gte", ordering: "number", value: query["total_cents[gte]"] },
-        { field: "total_cents", op: "lt", ordering: "number", value: query["total_cents[lt]"] },
-        { field: "total_cents", op: "lte", ordering: "number", value: query["total_cents[lte]"] },
-        { field: "placed_at", op: "gt", ordering: "instant", value: query["placed_at[gt]"] },
-        { field: "placed_at", op: "gte", ordering: "instant", value: query["placed_at[gte]"] },
-        { field: "placed_at", op: "lt", ordering: "instant", value: query["placed_at[lt]"] },
-        { field: "placed_at", op: "lte", ordering: "instant", value: query["placed_at[lte]"] },
-        { field: "placed_at", op: "null", value: query["placed_at[null]"] },
-        { field: "created_at", op: "gt", ordering: "instant", value: query["created_at[gt]"] },
-        { field: "created_at", op: "gte", ordering: "instant", value: query["created_at[gte]"] },
-        { field: "created_at", op: "lt", ordering: "instant", value: query["created_at[lt]"] },
-        { field: "created_at", op: "lte", ordering: "instant", value: query["created_at[lte]"] },
-      ],
+      conditions,
     );
     return listByCursor(services.orders, cursors, "v3/orders", query, match, toOrder, query.sort);
   });
@@ -134,28 +140,12 @@ export function registerOrdersRoutes(
     await authorizeOrThrow(authorize, request, "read", "users", user, { name: "user" });
     await authorizeOrThrow(authorize, request, "list", "orders");
     const query = parseParams(orderListQuery, request.query);
+    const conditions = conditionsOf(listConditions, query);
     const match = matchOf(
       { user_id: id, status: query.status, currency: query.currency, total_cents: query.total_cents },
       ["note"],
       query.q,
-      [
-        { field: "status", op: "in", ordering: "rank", values: query["status[in]"] },
-        { field: "currency", op: "in", ordering: "text", values: query["currency[in]"] },
-        { field: "total_cents", op: "in", ordering: "number", values: query["total_cents[in]"] },
-        { field: "total_cents", op: "gt", ordering: "number", value: query["total_cents[gt]"] },
-        { field: "total_cents", op: "gte", ordering: "number", value: query["total_cents[gte]"] },
-        { field: "total_cents", op: "lt", ordering: "number", value: query["total_cents[lt]"] },
-        { field: "total_cents", op: "lte", ordering: "number", value: query["total_cents[lte]"] },
-        { field: "placed_at", op: "gt", ordering: "instant", value: query["placed_at[gt]"] },
-        { field: "placed_at", op: "gte", ordering: "instant", value: query["placed_at[gte]"] },
-        { field: "placed_at", op: "lt", ordering: "instant", value: query["placed_at[lt]"] },
-        { field: "placed_at", op: "lte", ordering: "instant", value: query["placed_at[lte]"] },
-        { field: "placed_at", op: "null", value: query["placed_at[null]"] },
-        { field: "created_at", op: "gt", ordering: "instant", value: query["created_at[gt]"] },
-        { field: "created_at", op: "gte", ordering: "instant", value: query["created_at[gte]"] },
-        { field: "created_at", op: "lt", ordering: "instant", value: query["created_at[lt]"] },
-        { field: "created_at", op: "lte", ordering: "instant", value: query["created_at[lte]"] },
-      ],
+      conditions,
     );
     return listByCursor(services.orders, cursors, `v3/users/${id}/orders`, query, match, toOrder, query.sort);
   });

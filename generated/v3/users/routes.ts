@@ -9,6 +9,7 @@ import {
   authorizeOrThrow,
   checkIfMatch,
   checkListMode,
+  conditionsOf,
   definedOnly,
   eventOf,
   eventsOf,
@@ -19,6 +20,7 @@ import {
   parseBody,
   parseParams,
   sendRecord,
+  type ConditionSpec,
   type StoredRecord,
 } from "../../runtime/index.ts";
 import type { RouteContext } from "../../services.ts";
@@ -60,6 +62,15 @@ function changesOfUser(body: z.output<typeof userUpdate>): Partial<UserValues> {
   });
 }
 
+/** The operator filters of the lists of users: each parameter's field, operator and ordering. */
+const listConditions: Record<string, ConditionSpec> = {
+  "role[in]": ["role", "in", "rank"],
+  "created_at[gt]": ["created_at", "gt", "instant"],
+  "created_at[gte]": ["created_at", "gte", "instant"],
+  "created_at[lt]": ["created_at", "lt", "instant"],
+  "created_at[lte]": ["created_at", "lte", "instant"],
+};
+
 export function registerUsersRoutes(
   app: FastifyInstance,
   { authorize, cursors, services }: RouteContext,
@@ -67,13 +78,8 @@ export function registerUsersRoutes(
   app.get("/v3/users", async (request) => {
     await authorizeOrThrow(authorize, request, "list", "users");
     const query = parseParams(userListQuery, request.query);
-    const match = matchOf({ role: query.role }, ["name", "email"], query.q, [
-      { field: "role", op: "in", ordering: "rank", values: query["role[in]"] },
-      { field: "created_at", op: "gt", ordering: "instant", value: query["created_at[gt]"] },
-      { field: "created_at", op: "gte", ordering: "instant", value: query["created_at[gte]"] },
-      { field: "created_at", op: "lt", ordering: "instant", value: query["created_at[lt]"] },
-      { field: "created_at", op: "lte", ordering: "instant", value: query["created_at[lte]"] },
-    ]);
+    const conditions = conditionsOf(listConditions, query);
+    const match = matchOf({ role: query.role }, ["name", "email"], query.q, conditions);
     checkListMode(request.query, match.search !== undefined);
     if (match.search) {
       return listByCursor(services.users, cursors, "v3/users", query, match, toUser, query.sort);

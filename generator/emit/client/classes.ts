@@ -2,6 +2,7 @@ import type { VersionField, VersionResource } from "../../model/types.ts";
 import { camelCase } from "../../util/names.ts";
 import { commentText, propertyKey, tsType } from "../shared/code.ts";
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from "../../../runtime/pages.ts";
+import { PRINT_WIDTH } from "../../format/prettier.ts";
 
 /** A class of the client: a collection, a child collection under its parent, or an action. */
 export interface ClassView {
@@ -104,7 +105,8 @@ function filterMembers(r: VersionResource) {
     const value = tsType({ ...field, nullable: false });
     const opTypes = ops.map((op) => `${op}?: ${op === "in" ? `Array<${value}>` : op === "null" ? "boolean" : value}`);
     const object = opTypes.length ? `{ ${opTypes.join("; ")} }` : null;
-    const type = [equals ? value : null, object].filter(Boolean).join(" | ");
+    const parts = [...(equals ? value.split(" | ") : []), ...(object ? [object] : [])];
+    const type = unionLayout(`  ${propertyKey(field.name)}?: `, parts, "    ");
     const said = [equals ? "is this value" : null, ...ops.map((op) => OPERATOR_DOCS[op])].filter(Boolean);
     return { key: propertyKey(field.name), type, optional: true, doc: `Only records whose ${field.name} ${said.join(", or ")}.` };
   });
@@ -120,6 +122,17 @@ function filterMembers(r: VersionResource) {
   return members;
 }
 
+/**
+ * A union type as prettier prints it after `head` (`  status?: `): on the same line when it fits;
+ * else on the next line, indented, when it fits there; else one member a line.
+ */
+function unionLayout(head: string, parts: string[], indent: string): string {
+  const line = parts.join(" | ");
+  if (`${head}${line};`.length <= PRINT_WIDTH) return line;
+  if (`${indent}${line};`.length <= PRINT_WIDTH) return `\n${indent}${line}`;
+  return `\n${parts.map((p) => `${indent}| ${p}`).join("\n")}`;
+}
+
 function sortAliasName(r: VersionResource): string {
   return `${r.names.pluralPascal}SortKey`;
 }
@@ -128,7 +141,9 @@ function sortAliasName(r: VersionResource): string {
 function sortAlias(r: VersionResource): QueryView["aliases"] {
   if (!r.sort.length) return [];
   const keys = r.sort.flatMap((k) => [JSON.stringify(k.name), JSON.stringify(`-${k.name}`)]);
-  return [{ name: sortAliasName(r), doc: `A key of \`sort\` on ${r.collection}: ascending, or descending with \`-\`.`, type: keys.join(" | ") }];
+  const name = sortAliasName(r);
+  const type = unionLayout(`export type ${name} = `, keys, "  ");
+  return [{ name, doc: `A key of \`sort\` on ${r.collection}: ascending, or descending with \`-\`.`, type }];
 }
 
 const OPERATOR_DOCS: Record<string, string> = {

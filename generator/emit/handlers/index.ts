@@ -1,4 +1,4 @@
-import type { ApiModel, VersionExport, VersionField, VersionModel, VersionResource } from "../../model/types.ts";
+import type { ApiModel, ListCondition, VersionExport, VersionField, VersionModel, VersionResource } from "../../model/types.ts";
 import { compareKindOf, uniqueKindOf } from "../../model/unique.ts";
 import { GENERATED_HEADER, styledTs, type EmitContext, type EmittedFile, type Emitter } from "../emitter.ts";
 import { literal, propertyKey } from "../shared/code.ts";
@@ -92,14 +92,9 @@ function routesView(version: VersionModel, r: VersionResource, deleteEvent: stri
   });
 
   const where = r.filters.map((f) => `${propertyKey(f.storageName)}: query.${access(f.name)}`);
-  // The operator filters given, as conditions of the match; the sort, as the list's last argument.
-  const conditions = r.conditions.map((c) => {
-    const value = `query[${JSON.stringify(c.param)}]`;
-    const field = `field: ${JSON.stringify(c.field.storageName)}, op: ${JSON.stringify(c.op)}`;
-    return c.op === "null"
-      ? `{ ${field}, value: ${value} }`
-      : `{ ${field}, ordering: ${JSON.stringify(c.ordering)}, ${c.op === "in" ? "values" : "value"}: ${value} }`;
-  });
+  // The operator filters given, as conditions of the match (declared once per file, read per
+  // request by conditionsOf); the sort, as the list's last argument.
+  const conditionsName = "listConditions";
   return {
     header: GENERATED_HEADER,
     version: v,
@@ -121,7 +116,9 @@ function routesView(version: VersionModel, r: VersionResource, deleteEvent: stri
     replaceValues: inputs.map((f) => ({ key: propertyKey(f.storageName), expr: bodyValue(f) })),
     patchValues: inputs.map((f) => ({ key: propertyKey(f.storageName), expr: bodyValue(f) })),
     where: objectLiteral(where),
-    conditions: conditions.length ? `, [${conditions.join(", ")}]` : "",
+    conditions: r.conditions.length ? ", conditions" : "",
+    conditionsName,
+    conditionSpecs: conditionSpecs(r.conditions),
     sort: r.sort.length ? ", query.sort" : "",
     searchFields: r.search.map((f) => JSON.stringify(f.storageName)).join(", "),
     paths: {
@@ -332,19 +329,21 @@ function exportsView(version: VersionModel, exports: VersionExport[]) {
         ...e.conditions.map((c) => ({ key: propertyKey(c.param), zod: conditionBodySchema(c) })),
       ],
       where: e.filters.map((f) => `${propertyKey(f.storageName)}: body.filters.${access(f.name)}`.replace(".[", "[")).join(", "),
-      conditions: e.conditions.length
-        ? `, [${e.conditions
-            .map((c) => {
-              const value = `body.filters[${JSON.stringify(c.param)}]`;
-              const field = `field: ${JSON.stringify(c.field.storageName)}, op: ${JSON.stringify(c.op)}`;
-              return c.op === "null" ? `{ ${field}, value: ${value} }` : `{ ${field}, ordering: ${JSON.stringify(c.ordering)}, ${c.op === "in" ? "values" : "value"}: ${value} }`;
-            })
-            .join(", ")}]`
-        : "",
+      conditions: e.conditions.length ? `, conditionsOf(${e.names.camel}Conditions, body.filters)` : "",
+      conditionsName: `${e.names.camel}Conditions`,
+      conditionSpecs: conditionSpecs(e.conditions),
       sort: e.sort.length ? sortSchema(e.sort) : null,
       searchFields: quoted(e.search.map((f) => f.storageName)),
     })),
   };
+}
+
+/** Each operator filter as `conditionsOf` reads it: `"status[in]": ["status", "in", "rank"]`. */
+function conditionSpecs(conditions: ListCondition[]): Array<{ key: string; spec: string }> {
+  return conditions.map((c) => ({
+    key: propertyKey(c.param),
+    spec: [c.field.storageName, c.op, c.ordering].map((v) => JSON.stringify(v)).join(", "),
+  }));
 }
 
 /** The references a service checks on write: each field's, then each path into arrays and objects (`tag_ids.*`). */

@@ -1,5 +1,5 @@
 import type { ListCondition, ListSortKey, VersionField } from "../../model/types.ts";
-import { MAX_IN_VALUES } from "../../../runtime/pages.ts";
+import { PRINT_WIDTH } from "../../format/prettier.ts";
 import { literal, numberLiteral, orList, propertyKey, regexLiteral } from "./code.ts";
 
 /** How a field is read: in a create/replace body, in a PATCH body, or nested inside another value. */
@@ -100,11 +100,21 @@ export function conditionSchema(c: ListCondition): string {
 
 /** `sortParam({ … })`: each key `?sort=` takes, the storage field it orders by and how its values compare. */
 export function sortSchema(keys: ListSortKey[]): string {
+  // Written as prettier prints it (one key a line, a key too wide broken into its properties and,
+  // an enum's ranks too wide, one a line), for a property at the first level of an object: the
+  // formatter then has nothing to vouch for.
   const entries = keys.map((k) => {
-    const rank = k.rank ? `, rank: [${k.rank.map((v) => JSON.stringify(v)).join(", ")}]` : "";
-    return `${propertyKey(k.name)}: { field: ${JSON.stringify(k.storageName)}, ordering: ${JSON.stringify(k.ordering)}${rank} }`;
+    const key = propertyKey(k.name);
+    const field = `field: ${JSON.stringify(k.storageName)}`;
+    const ordering = `ordering: ${JSON.stringify(k.ordering)}`;
+    const ranks = k.rank?.map((v) => JSON.stringify(v));
+    const line = `    ${key}: { ${field}, ${ordering}${ranks ? `, rank: [${ranks.join(", ")}]` : ""} },`;
+    if (line.length <= PRINT_WIDTH) return line;
+    const rankLine = ranks ? `      rank: [${ranks.join(", ")}],` : "";
+    const rank = !ranks ? [] : rankLine.length <= PRINT_WIDTH ? [rankLine] : ["      rank: [", ...ranks.map((r) => `        ${r},`), "      ],"];
+    return [`    ${key}: {`, `      ${field},`, `      ${ordering},`, ...rank, "    },"].join("\n");
   });
-  return `sortParam({ ${entries.join(", ")} })`;
+  return `sortParam({\n${entries.join("\n")}\n  })`;
 }
 
 /**
@@ -115,7 +125,7 @@ export function conditionBodySchema(c: ListCondition): string {
   const value = zodField({ ...c.field, nullable: false, hasDefault: false, optional: false }, "nested");
   switch (c.op) {
     case "in":
-      return `z.array(${value}).min(1).max(${MAX_IN_VALUES}).optional()`;
+      return `inList(${value}).optional()`;
     case "null":
       return "z.boolean().optional()";
     default:
