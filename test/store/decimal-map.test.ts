@@ -69,6 +69,25 @@ for (const target of targets) {
     const create = async (extra: Obj = {}) => (await expectStatus(api, "POST", "/v1/accounts", 201, { body: { name: "Account", balance: "0", ...extra } })).body as Obj;
     const read = async (id: string) => (await expectStatus(api, "GET", `/v1/accounts/${id}`, 200)).body as Obj;
 
+    test("decimals sort and filter by range exactly (SPEC §12.1, §12.2): never through a float", async () => {
+      const marker = `sorted-${Date.now()}`;
+      // 0.1 + 0.2 would be 0.30000000000000004 as floats; 9999999999.99 is past 2^53 cents.
+      const values = ["0.30", "-999.99", "9999999999.99", "9999999999.98", "0.10", "10.00", "9.99"];
+      for (const balance of values) await create({ name: marker, balance, rate: balance.length < 5 && !balance.startsWith("-") && !balance.startsWith("1") ? "0.1234" : null });
+      const mine = (body: Obj) => (body.data as Obj[]).filter((a) => a.name === marker).map((a) => a.balance);
+      const list = async (query: string) => mine((await expectStatus(api, "GET", `/v1/accounts?limit=100&${query}`, 200)).body as Obj);
+      assert.deepEqual(await list("sort=balance"), ["-999.99", "0.10", "0.30", "9.99", "10.00", "9999999999.98", "9999999999.99"]);
+      assert.deepEqual(await list("sort=-balance"), ["9999999999.99", "9999999999.98", "10.00", "9.99", "0.30", "0.10", "-999.99"]);
+      assert.deepEqual(await list("sort=balance&balance[gt]=0.1&balance[lte]=10"), ["0.30", "9.99", "10.00"]);
+      assert.deepEqual(await list("sort=balance&balance[gte]=9999999999.98&balance[lt]=9999999999.99"), ["9999999999.98"]);
+      assert.deepEqual(await list("sort=balance&balance=0.3"), ["0.30"]);
+      // A nullable decimal (kept as jsonb): nulls last either way.
+      const rates = ((await expectStatus(api, "GET", `/v1/accounts?limit=100&sort=-rate,balance`, 200)).body as Obj).data.filter((a: Obj) => a.name === marker);
+      assert.deepEqual(rates.map((a: Obj) => a.rate ?? null), ["0.1234", "0.1234", "0.1234", null, null, null, null]);
+      const bad = await expectStatus(api, "GET", "/v1/accounts?balance[gt]=1e3", 400);
+      assert.deepEqual(((bad.body as Obj).error.details as Obj[]).map((d) => d.field), ["balance[gt]"]);
+    });
+
     test("a decimal is answered in its canonical form, scale digits always, and read back unchanged", async () => {
       const cases: Array<[Obj, Obj]> = [
         [{ balance: "12.5" }, { balance: "12.50", shares: "0" }],
