@@ -19,6 +19,7 @@ import {
   parseBody,
   parseParams,
   sendRecord,
+  writeContext,
   type StoredRecord,
 } from "../../runtime/index.ts";
 import type { RouteContext } from "../../services.ts";
@@ -93,7 +94,11 @@ export function registerUsersRoutes(
     const body = parseBody(userCreate, request.body, userReadOnly);
     const values = valuesOfUser(body);
     await authorizeOrThrow(authorize, request, "create", "users", undefined, { proposed: values });
-    const record = await services.users.create(values, eventOf("user.created", "users", toUser));
+    const record = await services.users.create(
+      values,
+      eventOf("user.created", "users", toUser),
+      writeContext(request),
+    );
     reply.header("location", `/v1/users/${record.id}`);
     return sendRecord(reply, 201, record, toUser(record));
   });
@@ -110,7 +115,12 @@ export function registerUsersRoutes(
       name: "user",
     });
     const record = found(
-      await services.users.update(current, values, eventOf("user.updated", "users", toUser)),
+      await services.users.update(
+        current,
+        values,
+        eventOf("user.updated", "users", toUser),
+        writeContext(request),
+      ),
       "user",
     );
     return sendRecord(reply, 200, record, toUser(record));
@@ -133,6 +143,7 @@ export function registerUsersRoutes(
           toOrderCancellation,
         ),
       }),
+      writeContext(request),
     );
     if (!removed) throw new NotFoundError("No user has this id.");
     return reply.code(204).send();

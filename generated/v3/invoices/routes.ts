@@ -15,6 +15,7 @@ import {
   parseBody,
   parseParams,
   sendRecord,
+  writeContext,
   type StoredRecord,
 } from "../../runtime/index.ts";
 import type { RouteContext } from "../../services.ts";
@@ -89,7 +90,9 @@ export function registerInvoicesRoutes(
     const { id } = parseParams(invoiceIdParams, request.params);
     const order = found(await services.orders.get(id), "order");
     await authorizeOrThrow(authorize, request, "read", "orders", order, { name: "order" });
-    await authorizeOrThrow(authorize, request, "list", "invoices");
+    await authorizeOrThrow(authorize, request, "list", "invoices", undefined, {
+      under: { collection: "orders", record: order },
+    });
     const query = parseParams(invoiceListQuery, request.query);
     const match = matchOf({ order_id: id, status: query.status, due_date: query.due_date }, [], query.q, [
       { field: "status", op: "in", ordering: "rank", values: query["status[in]"] },
@@ -114,7 +117,9 @@ export function registerInvoicesRoutes(
     const { id } = parseParams(invoiceIdParams, request.params);
     const user = found(await services.users.get(id), "user");
     await authorizeOrThrow(authorize, request, "read", "users", user, { name: "user" });
-    await authorizeOrThrow(authorize, request, "list", "invoices");
+    await authorizeOrThrow(authorize, request, "list", "invoices", undefined, {
+      under: { collection: "users", record: user },
+    });
     const query = parseParams(invoiceListQuery, request.query);
     const match = matchOf({ approved_by: id, status: query.status, due_date: query.due_date }, [], query.q, [
       { field: "status", op: "in", ordering: "rank", values: query["status[in]"] },
@@ -147,7 +152,11 @@ export function registerInvoicesRoutes(
     const body = parseBody(invoiceCreate, request.body, invoiceReadOnly);
     const values = valuesOfInvoice(body);
     await authorizeOrThrow(authorize, request, "create", "invoices", undefined, { proposed: values });
-    const record = await services.invoices.create(values, eventOf("invoice.created", "invoices", toInvoice));
+    const record = await services.invoices.create(
+      values,
+      eventOf("invoice.created", "invoices", toInvoice),
+      writeContext(request),
+    );
     reply.header("location", `/v3/invoices/${record.id}`);
     return sendRecord(reply, 201, record, toInvoice(record));
   });
@@ -164,7 +173,12 @@ export function registerInvoicesRoutes(
       name: "invoice",
     });
     const record = found(
-      await services.invoices.update(current, values, eventOf("invoice.updated", "invoices", toInvoice)),
+      await services.invoices.update(
+        current,
+        values,
+        eventOf("invoice.updated", "invoices", toInvoice),
+        writeContext(request),
+      ),
       "invoice",
     );
     return sendRecord(reply, 200, record, toInvoice(record));
