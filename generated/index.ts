@@ -20,6 +20,7 @@ import {
   type TrustProxy,
 } from "./runtime/index.ts";
 import { ExportService, type ExportOptions } from "./runtime/exports.ts";
+import { hookSupport, type Hooks } from "./hooks.ts";
 import { defaultServices, storeReferences, type RouteContext, type Services } from "./services.ts";
 import { v1 } from "./v1/index.ts";
 import { v2 } from "./v2/index.ts";
@@ -36,6 +37,8 @@ export interface AppOptions {
   store?: Store;
   /** Services to use instead of the default CRUD service, by resource. */
   services?: Partial<Services>;
+  /** Code run inside each write of the default services, by resource and operation (create, update, replace, delete, each action): docs/hooks.md. */
+  hooks?: Hooks;
   /** Receives each event once its write has committed (the store keeps it for /vN/events either way). A sink that fails is logged; the write stands. */
   events?: EventSink;
   /** Default: 600 requests per 60 s per principal, from api.yaml. false: no limit. */
@@ -65,7 +68,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     ...options.exports,
   });
   const context: RouteContext = {
-    services: { ...defaultServices(store), ...options.services },
+    services: { ...defaultServices(store, options.hooks, hookSupport), ...options.services },
     authorize: options.authorize ?? scopeAuthorize,
     events: store,
     cursors,
@@ -103,5 +106,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   return app;
 }
 
+export type { Hooks } from "./hooks.ts";
 export type { Services } from "./services.ts";
 export { devAuthenticate, MemoryStore, scopeAuthorize } from "./runtime/index.ts";

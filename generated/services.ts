@@ -3,10 +3,12 @@
 // The service of every resource, and what route handlers receive. Each service defaults to
 // the CRUD service over the store; pass your own in `buildApp({ services })` to add rules.
 import {
+  ActingService,
   CrudService,
   type Authorize,
   type CursorCodec,
   type EventFeed,
+  type HookSupport,
   type ResourceService,
   type ResourceSpec,
   type Store,
@@ -20,6 +22,7 @@ import type {
   ProductValues,
   UserValues,
 } from "./values.ts";
+import type { Hooks } from "./hooks.ts";
 
 export interface Services {
   invoices: ResourceService<InvoiceValues>;
@@ -61,14 +64,23 @@ export const storeReferences: StoreReference[] = [
   { collection: "orders/cancellations", field: "order_id", references: "orders", onDelete: "cascade" },
 ];
 
-/** The default service of every resource: CRUD over `store`. */
-export function defaultServices(store: Store): Services {
+/** The default service of every resource: CRUD over `store`, running `hooks` (hooks.ts) with `support`. */
+export function defaultServices(store: Store, hooks: Hooks = {}, support?: HookSupport): Services {
   return {
-    invoices: new CrudService<InvoiceValues>(store, resourceSpecs.invoices),
-    orderCancellations: new CrudService<OrderCancellationValues>(store, resourceSpecs.orderCancellations),
-    orders: new CrudService<OrderValues>(store, resourceSpecs.orders),
-    products: new CrudService<ProductValues>(store, resourceSpecs.products),
-    users: new CrudService<UserValues>(store, resourceSpecs.users),
+    invoices: new CrudService<InvoiceValues>(store, resourceSpecs.invoices, hooks.invoices, support),
+    orderCancellations: hooks.orders?.cancellations
+      ? new ActingService<OrderCancellationValues, OrderValues>(
+          store,
+          resourceSpecs.orderCancellations,
+          { targetField: "order_id" },
+          resourceSpecs.orders,
+          hooks.orders?.cancellations,
+          support,
+        )
+      : new CrudService<OrderCancellationValues>(store, resourceSpecs.orderCancellations),
+    orders: new CrudService<OrderValues>(store, resourceSpecs.orders, hooks.orders, support),
+    products: new CrudService<ProductValues>(store, resourceSpecs.products, hooks.products, support),
+    users: new CrudService<UserValues>(store, resourceSpecs.users, hooks.users, support),
   };
 }
 

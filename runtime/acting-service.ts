@@ -6,6 +6,7 @@
 import { CrudService, type ResourceSpec } from "./crud-service.ts";
 import { NotFoundError } from "./errors.ts";
 import type { EventOf } from "./events.ts";
+import type { HookStore, HookSupport, ServiceHook, WriteContext } from "./hooks.ts";
 import { checkRequires, checkTransitions, type Requirements } from "./rules.ts";
 import type { Store, StoredRecord, Values, Write } from "./store.ts";
 import { newId } from "./uuid.ts";
@@ -26,15 +27,27 @@ export interface ActionEffect {
   sets?: Readonly<Record<string, ActionSet>>;
 }
 
-export class ActingService<V extends Values> extends CrudService<V> {
+export class ActingService<V extends Values, T extends Values = Values> extends CrudService<V> {
   private readonly effect: ActionEffect;
   private readonly target: ResourceSpec;
+  private readonly hook: ServiceHook<V, T> | undefined;
 
-  /** `spec` is the action records', `target` the spec of the collection they act on. */
-  constructor(store: Store, spec: ResourceSpec, effect: ActionEffect, target: ResourceSpec) {
-    super(store, spec);
+  /**
+   * `spec` is the action records', `target` the spec of the collection they act on; `hook`, the
+   * action's hook (hooks.ts), given the record acted on as `current`.
+   */
+  constructor(
+    store: Store,
+    spec: ResourceSpec,
+    effect: ActionEffect,
+    target: ResourceSpec,
+    hook?: ServiceHook<V, T>,
+    support?: HookSupport,
+  ) {
+    super(store, spec, undefined, support);
     this.effect = effect;
     this.target = target;
+    this.hook = hook;
   }
 
   /**
@@ -42,7 +55,11 @@ export class ActingService<V extends Values> extends CrudService<V> {
    * here when both are written (else 409). `publish` makes the event of each write, by its
    * collection (the generated handlers pass `eventsOf`): the record's, then the action record's.
    */
-  override async create(values: V, publish?: EventOf<StoredRecord<V>>): Promise<StoredRecord<V>> {
+  override async create(
+    values: V,
+    publish?: EventOf<StoredRecord<V>>,
+    context?: WriteContext,
+  ): Promise<StoredRecord<V>> {
     const { targetField, requires, sets } = this.effect;
     const id = values[targetField];
     const current = typeof id === "string" ? await this.store.get(this.target.collection, id) : null;
@@ -52,6 +69,16 @@ export class ActingService<V extends Values> extends CrudService<V> {
       current.values,
       this.spec.collection.slice(this.spec.collection.indexOf("/") + 1),
     );
+    // The action's hook, with the record acted on; its writes go first (hooks.ts).
+    const staged = this.hook && context ? this.staging() : null;
+    if (staged)
+      await this.hook!({
+        principal: context!.principal,
+        requestId: context!.requestId,
+        current: current as StoredRecord<T>,
+        values,
+        store: staged as HookStore as HookStore<never>,
+      });
     let changed: Values | null = null;
     if (sets) {
       changed = { ...current.values };
@@ -61,12 +88,14 @@ export class ActingService<V extends Values> extends CrudService<V> {
       }
       checkTransitions(this.target.transitions, current.values, changed);
     }
-    await this.checkReferences(values, null);
-    if (changed) await this.checkReferences(changed, current.values, this.target.references);
+    const reader = staged ?? this.store;
+    await this.checkReferences(values, null, this.spec.references, reader);
+    if (changed) await this.checkReferences(changed, current.values, this.target.references, reader);
     const now = new Date().toISOString();
     const record: StoredRecord<V> = { id: newId(), created_at: now, updated_at: now, revision: 1, values };
     const event = publish as EventOf<StoredRecord> | undefined;
     const writes: Write[] = [
+      ...(staged ? staged.writes : []),
       changed
         ? {
             update: [
@@ -84,6 +113,6 @@ export class ActingService<V extends Values> extends CrudService<V> {
     ];
     const written = await this.store.writeAll(writes);
     if (!written) throw new NotFoundError("The record this action acts on does not exist.");
-    return written[1] as StoredRecord<V>;
+    return written[written.length - 1] as StoredRecord<V>;
   }
 }

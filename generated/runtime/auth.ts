@@ -28,6 +28,11 @@ export interface AccessRequest {
    * (may the principal do this at all? before the body is read), then with it.
    */
   proposed?: object;
+  /**
+   * On a list under a record (a child list, or a `list_under` list: `/organizations/{id}/tickets`):
+   * that record and its collection. Absent on the top-level list.
+   */
+  under?: { collection: string; record: { id: string; values: object } };
 }
 
 /** Returns the principal of a request, or null when credentials are missing or invalid. */

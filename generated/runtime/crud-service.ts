@@ -5,8 +5,16 @@
  * service after validating input and authorizing; a user replaces a resource's service to
  * add business rules without touching generated files.
  */
-import { BusinessRuleError } from "./errors.ts";
+import { BusinessRuleError, ConflictError } from "./errors.ts";
 import type { EventOf } from "./events.ts";
+import {
+  StagedHookStore,
+  type HookStore,
+  type HookSupport,
+  type ServiceHook,
+  type WriteContext,
+  type WriteHooks,
+} from "./hooks.ts";
 import { checkTransitions, type Transitions } from "./rules.ts";
 import type { CursorQuery, OffsetQuery, Store, StoredRecord, Values } from "./store.ts";
 import { newId } from "./uuid.ts";
@@ -42,23 +50,34 @@ export interface ResourceService<V extends Values = Values> {
   list(query: CursorQuery): Promise<{ records: StoredRecord<V>[]; hasMore: boolean }>;
   page(query: OffsetQuery): Promise<{ records: StoredRecord<V>[]; total: number }>;
   get(id: string): Promise<StoredRecord<V> | null>;
-  create(values: V, publish?: EventOf<StoredRecord<V>>): Promise<StoredRecord<V>>;
+  /** `context`: who writes (the handlers always give it; hooks.ts). */
+  create(values: V, publish?: EventOf<StoredRecord<V>>, context?: WriteContext): Promise<StoredRecord<V>>;
   /** Writes `values` as the record's new values, if it is still at `current.revision`. */
   update(
     current: StoredRecord<V>,
     values: V,
     publish?: EventOf<StoredRecord<V>>,
+    context?: WriteContext,
   ): Promise<StoredRecord<V> | null>;
-  remove(current: StoredRecord<V>, publish?: EventOf<StoredRecord<V>>): Promise<boolean>;
+  remove(
+    current: StoredRecord<V>,
+    publish?: EventOf<StoredRecord<V>>,
+    context?: WriteContext,
+  ): Promise<boolean>;
 }
 
 export class CrudService<V extends Values> implements ResourceService<V> {
   protected readonly store: Store;
   protected readonly spec: ResourceSpec;
+  /** The hooks of this resource's writes (hooks.ts), and what their store handle needs. */
+  protected readonly hooks: WriteHooks<V, never> | undefined;
+  protected readonly support: HookSupport | undefined;
 
-  constructor(store: Store, spec: ResourceSpec) {
+  constructor(store: Store, spec: ResourceSpec, hooks?: WriteHooks<V, never>, support?: HookSupport) {
     this.store = store;
     this.spec = spec;
+    this.hooks = hooks;
+    this.support = support;
   }
 
   // Reads hand the store's promise on as it is: no promise of their own (one less turn of the
@@ -81,7 +100,13 @@ export class CrudService<V extends Values> implements ResourceService<V> {
     return this.store.get(this.spec.collection, id) as Promise<StoredRecord<V> | null>;
   }
 
-  async create(values: V, publish?: EventOf<StoredRecord<V>>): Promise<StoredRecord<V>> {
+  async create(
+    values: V,
+    publish?: EventOf<StoredRecord<V>>,
+    context?: WriteContext,
+  ): Promise<StoredRecord<V>> {
+    const hook = this.hooks?.create;
+    if (hook && context) return this.hookedCreate(hook, values, publish, context);
     await this.checkReferences(values, null);
     const now = new Date().toISOString();
     const record: StoredRecord<V> = { id: newId(), created_at: now, updated_at: now, revision: 1, values };
@@ -97,7 +122,13 @@ export class CrudService<V extends Values> implements ResourceService<V> {
     current: StoredRecord<V>,
     values: V,
     publish?: EventOf<StoredRecord<V>>,
+    context?: WriteContext,
   ): Promise<StoredRecord<V> | null> {
+    const hooks = this.hooks;
+    if (hooks && context) {
+      const hook = context.replace ? hooks.replace : hooks.update;
+      if (hook) return this.hookedUpdate(hook, current, values, publish, context);
+    }
     // Checked against the record the write replaces: the store writes only at `current.revision`.
     checkTransitions(this.spec.transitions, current.values, values);
     await this.checkReferences(values, current.values);
@@ -112,7 +143,24 @@ export class CrudService<V extends Values> implements ResourceService<V> {
     )) as StoredRecord<V> | null;
   }
 
-  async remove(current: StoredRecord<V>, publish?: EventOf<StoredRecord<V>>): Promise<boolean> {
+  async remove(
+    current: StoredRecord<V>,
+    publish?: EventOf<StoredRecord<V>>,
+    context?: WriteContext,
+  ): Promise<boolean> {
+    const hook = this.hooks?.delete;
+    if (hook && context) {
+      const staged = this.staging();
+      await hook({
+        ...context,
+        current,
+        values: { ...current.values },
+        store: staged as HookStore as HookStore<never>,
+      });
+      // A delete is not (yet) one of `Store.writeAll`'s writes: it cannot go with other writes.
+      if (staged.writes.length)
+        throw new Error("A delete hook cannot write other records: writeAll takes no delete.");
+    }
     return this.store.delete(
       this.spec.collection,
       current.id,
@@ -120,6 +168,75 @@ export class CrudService<V extends Values> implements ResourceService<V> {
       publish as EventOf<StoredRecord> | undefined,
       current,
     );
+  }
+
+  /** The store handle of one hook call (hooks.ts). */
+  protected staging(): StagedHookStore {
+    if (!this.support) throw new Error("Hooks need the generated hookSupport (buildApp passes it).");
+    return new StagedHookStore(this.store, this.support, (values, previous, references, reader) =>
+      this.checkReferences(values, previous, references, reader),
+    );
+  }
+
+  /** A create through its hook: the hook's staged writes, then the record, as one `writeAll`. */
+  private async hookedCreate(
+    hook: ServiceHook<V>,
+    values: V,
+    publish: EventOf<StoredRecord<V>> | undefined,
+    context: WriteContext,
+  ): Promise<StoredRecord<V>> {
+    const staged = this.staging();
+    await hook({
+      principal: context.principal,
+      requestId: context.requestId,
+      current: null,
+      values,
+      store: staged as HookStore as HookStore<never>,
+    });
+    await this.checkReferences(values, null, this.spec.references, staged);
+    const now = new Date().toISOString();
+    const record: StoredRecord = { id: newId(), created_at: now, updated_at: now, revision: 1, values };
+    const written = await this.store.writeAll([
+      ...staged.writes,
+      { insert: [this.spec.collection, record, this.spec, publish as EventOf<StoredRecord> | undefined] },
+    ]);
+    if (!written) throw new ConflictError("A record the hook changed was deleted by another request.");
+    return written[written.length - 1] as StoredRecord<V>;
+  }
+
+  /** An update or replace through its hook: the hook's staged writes, then the record's, as one `writeAll`. */
+  private async hookedUpdate(
+    hook: ServiceHook<V>,
+    current: StoredRecord<V>,
+    values: V,
+    publish: EventOf<StoredRecord<V>> | undefined,
+    context: WriteContext,
+  ): Promise<StoredRecord<V> | null> {
+    const staged = this.staging();
+    await hook({
+      principal: context.principal,
+      requestId: context.requestId,
+      current,
+      values,
+      store: staged as HookStore as HookStore<never>,
+    });
+    checkTransitions(this.spec.transitions, current.values, values);
+    await this.checkReferences(values, current.values, this.spec.references, staged);
+    const written = await this.store.writeAll([
+      ...staged.writes,
+      {
+        update: [
+          this.spec.collection,
+          current.id,
+          values,
+          current.revision,
+          this.spec,
+          publish as EventOf<StoredRecord> | undefined,
+          current,
+        ],
+      },
+    ]);
+    return written ? (written[written.length - 1] as StoredRecord<V>) : null;
   }
 
   /**
@@ -130,13 +247,14 @@ export class CrudService<V extends Values> implements ResourceService<V> {
     values: Values,
     previous: Values | null,
     references: ResourceSpec["references"] = this.spec.references,
+    reader: Pick<Store, "get"> = this.store,
   ): Promise<void> {
     const missing: Array<{ field: string; collection: string }> = [];
     for (const { field, collection } of references) {
       if (!field.includes(".")) {
         const id = values[field];
         if (typeof id !== "string" || (previous && previous[field] === id)) continue;
-        if (!(await this.store.get(collection, id))) missing.push({ field, collection });
+        if (!(await reader.get(collection, id))) missing.push({ field, collection });
         continue;
       }
       const known = new Set(previous ? idsAt(previous, field).map(([, id]) => id) : []);
@@ -145,7 +263,7 @@ export class CrudService<V extends Values> implements ResourceService<V> {
         if (known.has(id)) continue;
         let found = checked.get(id);
         if (found === undefined) {
-          found = (await this.store.get(collection, id)) !== null;
+          found = (await reader.get(collection, id)) !== null;
           checked.set(id, found);
         }
         if (!found) missing.push({ field: at, collection });

@@ -166,6 +166,8 @@ export interface AccessDetails {
   proposed?: object;
   /** The record's kind in a 404 when `hideForbidden` hides it: `order` gives "No order has this id.". */
   name?: string;
+  /** On a list under a record: that record and its collection (AccessRequest.under). */
+  under?: AccessRequest["under"];
 }
 
 /**
@@ -186,6 +188,7 @@ export function authorizeOrThrow(
   const access: AccessRequest = { principal, action, collection };
   if (record) access.record = record;
   if (details.proposed) access.proposed = details.proposed;
+  if (details.under) access.under = details.under;
   const denied = () => refusal(authorize, request, access, details.name);
   return decide(authorize(access), denied);
 }

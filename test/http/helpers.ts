@@ -659,10 +659,15 @@ export async function startFixture(
   } else {
     store = await sql.openStore(kind === "pglite" ? "pglite:memory://" : "memory");
   }
-  // `wrapStore` (a test's own option) puts a wrapper of its own between the app and the store.
-  const { wrapStore, ...rest } = options as { wrapStore?: (store: unknown) => unknown };
+  // `wrapStore` (a test's own option) puts a wrapper of its own between the app and the store;
+  // `prepare` gives more options once the output is in `dir` (code that imports it: hooks).
+  const { wrapStore, prepare, ...rest } = options as {
+    wrapStore?: (store: unknown) => unknown;
+    prepare?: (dir: string) => Promise<Record<string, unknown>>;
+  };
   const served = wrapStore ? wrapStore(store) : store;
-  const app = await entry.buildApp({ authenticate: entry.devAuthenticate, rateLimit: false, store: served, ...rest });
+  const more = prepare ? await prepare(dir) : {};
+  const app = await entry.buildApp({ authenticate: entry.devAuthenticate, rateLimit: false, store: served, ...rest, ...more });
   const api = await listen(app, loadContract(name, out, versions));
   return {
     ...api,

@@ -16,6 +16,7 @@ import {
   parseBody,
   parseParams,
   sendRecord,
+  writeContext,
   type ConditionSpec,
   type StoredRecord,
 } from "../../runtime/index.ts";
@@ -88,7 +89,9 @@ export function registerInvoicesRoutes(
     const { id } = parseParams(invoiceIdParams, request.params);
     const order = found(await services.orders.get(id), "order");
     await authorizeOrThrow(authorize, request, "read", "orders", order, { name: "order" });
-    await authorizeOrThrow(authorize, request, "list", "invoices");
+    await authorizeOrThrow(authorize, request, "list", "invoices", undefined, {
+      under: { collection: "orders", record: order },
+    });
     const query = parseParams(invoiceListQuery, request.query);
     const conditions = conditionsOf(listConditions, query);
     const match = matchOf(
@@ -120,7 +123,11 @@ export function registerInvoicesRoutes(
     const body = parseBody(invoiceCreate, request.body, invoiceReadOnly);
     const values = valuesOfInvoice(body);
     await authorizeOrThrow(authorize, request, "create", "invoices", undefined, { proposed: values });
-    const record = await services.invoices.create(values, eventOf("invoice.created", "invoices", toInvoice));
+    const record = await services.invoices.create(
+      values,
+      eventOf("invoice.created", "invoices", toInvoice),
+      writeContext(request),
+    );
     reply.header("location", `/v1/invoices/${record.id}`);
     return sendRecord(reply, 201, record, toInvoice(record));
   });
@@ -137,7 +144,12 @@ export function registerInvoicesRoutes(
       name: "invoice",
     });
     const record = found(
-      await services.invoices.update(current, values, eventOf("invoice.updated", "invoices", toInvoice)),
+      await services.invoices.update(
+        current,
+        values,
+        eventOf("invoice.updated", "invoices", toInvoice),
+        writeContext(request),
+      ),
       "invoice",
     );
     return sendRecord(reply, 200, record, toInvoice(record));

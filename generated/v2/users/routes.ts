@@ -20,6 +20,7 @@ import {
   parseBody,
   parseParams,
   sendRecord,
+  writeContext,
   type ConditionSpec,
   type StoredRecord,
 } from "../../runtime/index.ts";
@@ -99,7 +100,11 @@ export function registerUsersRoutes(
     const body = parseBody(userCreate, request.body, userReadOnly);
     const values = valuesOfUser(body);
     await authorizeOrThrow(authorize, request, "create", "users", undefined, { proposed: values });
-    const record = await services.users.create(values, eventOf("user.created", "users", toUser));
+    const record = await services.users.create(
+      values,
+      eventOf("user.created", "users", toUser),
+      writeContext(request),
+    );
     reply.header("location", `/v2/users/${record.id}`);
     return sendRecord(reply, 201, record, toUser(record));
   });
@@ -116,7 +121,12 @@ export function registerUsersRoutes(
       name: "user",
     });
     const record = found(
-      await services.users.update(current, values, eventOf("user.updated", "users", toUser)),
+      await services.users.update(
+        current,
+        values,
+        eventOf("user.updated", "users", toUser),
+        writeContext(request),
+      ),
       "user",
     );
     return sendRecord(reply, 200, record, toUser(record));
@@ -139,6 +149,7 @@ export function registerUsersRoutes(
           toOrderCancellation,
         ),
       }),
+      writeContext(request),
     );
     if (!removed) throw new NotFoundError("No user has this id.");
     return reply.code(204).send();

@@ -16,6 +16,7 @@ import {
   parseBody,
   parseParams,
   sendRecord,
+  writeContext,
   type ConditionSpec,
   type StoredRecord,
 } from "../../runtime/index.ts";
@@ -95,7 +96,9 @@ export function registerInvoicesRoutes(
     const { id } = parseParams(invoiceIdParams, request.params);
     const order = found(await services.orders.get(id), "order");
     await authorizeOrThrow(authorize, request, "read", "orders", order, { name: "order" });
-    await authorizeOrThrow(authorize, request, "list", "invoices");
+    await authorizeOrThrow(authorize, request, "list", "invoices", undefined, {
+      under: { collection: "orders", record: order },
+    });
     const query = parseParams(invoiceListQuery, request.query);
     const conditions = conditionsOf(listConditions, query);
     const match = matchOf(
@@ -119,7 +122,9 @@ export function registerInvoicesRoutes(
     const { id } = parseParams(invoiceIdParams, request.params);
     const user = found(await services.users.get(id), "user");
     await authorizeOrThrow(authorize, request, "read", "users", user, { name: "user" });
-    await authorizeOrThrow(authorize, request, "list", "invoices");
+    await authorizeOrThrow(authorize, request, "list", "invoices", undefined, {
+      under: { collection: "users", record: user },
+    });
     const query = parseParams(invoiceListQuery, request.query);
     const conditions = conditionsOf(listConditions, query);
     const match = matchOf(
@@ -151,7 +156,11 @@ export function registerInvoicesRoutes(
     const body = parseBody(invoiceCreate, request.body, invoiceReadOnly);
     const values = valuesOfInvoice(body);
     await authorizeOrThrow(authorize, request, "create", "invoices", undefined, { proposed: values });
-    const record = await services.invoices.create(values, eventOf("invoice.created", "invoices", toInvoice));
+    const record = await services.invoices.create(
+      values,
+      eventOf("invoice.created", "invoices", toInvoice),
+      writeContext(request),
+    );
     reply.header("location", `/v3/invoices/${record.id}`);
     return sendRecord(reply, 201, record, toInvoice(record));
   });
@@ -168,7 +177,12 @@ export function registerInvoicesRoutes(
       name: "invoice",
     });
     const record = found(
-      await services.invoices.update(current, values, eventOf("invoice.updated", "invoices", toInvoice)),
+      await services.invoices.update(
+        current,
+        values,
+        eventOf("invoice.updated", "invoices", toInvoice),
+        writeContext(request),
+      ),
       "invoice",
     );
     return sendRecord(reply, 200, record, toInvoice(record));

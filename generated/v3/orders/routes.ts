@@ -18,6 +18,7 @@ import {
   parseBody,
   parseParams,
   sendRecord,
+  writeContext,
   type ConditionSpec,
   type StoredRecord,
 } from "../../runtime/index.ts";
@@ -138,7 +139,9 @@ export function registerOrdersRoutes(
     const { id } = parseParams(orderIdParams, request.params);
     const user = found(await services.users.get(id), "user");
     await authorizeOrThrow(authorize, request, "read", "users", user, { name: "user" });
-    await authorizeOrThrow(authorize, request, "list", "orders");
+    await authorizeOrThrow(authorize, request, "list", "orders", undefined, {
+      under: { collection: "users", record: user },
+    });
     const query = parseParams(orderListQuery, request.query);
     const conditions = conditionsOf(listConditions, query);
     const match = matchOf(
@@ -162,7 +165,11 @@ export function registerOrdersRoutes(
     const body = parseBody(orderCreate, request.body, orderReadOnly);
     const values = valuesOfOrder(body);
     await authorizeOrThrow(authorize, request, "create", "orders", undefined, { proposed: values });
-    const record = await services.orders.create(values, eventOf("order.created", "orders", toOrder));
+    const record = await services.orders.create(
+      values,
+      eventOf("order.created", "orders", toOrder),
+      writeContext(request),
+    );
     reply.header("location", `/v3/orders/${record.id}`);
     return sendRecord(reply, 201, record, toOrder(record));
   });
@@ -179,7 +186,12 @@ export function registerOrdersRoutes(
       name: "order",
     });
     const record = found(
-      await services.orders.update(current, values, eventOf("order.updated", "orders", toOrder)),
+      await services.orders.update(
+        current,
+        values,
+        eventOf("order.updated", "orders", toOrder),
+        writeContext(request),
+      ),
       "order",
     );
     return sendRecord(reply, 200, record, toOrder(record));
@@ -201,6 +213,7 @@ export function registerOrdersRoutes(
           toOrderCancellation,
         ),
       }),
+      writeContext(request),
     );
     if (!removed) throw new NotFoundError("No order has this id.");
     return reply.code(204).send();
@@ -222,6 +235,7 @@ export function registerOrdersRoutes(
     const record = await services.orderCancellations.create(
       values,
       eventOf("order.cancellation.created", "orders/cancellations", toOrderCancellation),
+      writeContext(request),
     );
     return reply.code(201).send(toOrderCancellation(record));
   });

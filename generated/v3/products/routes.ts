@@ -17,6 +17,7 @@ import {
   parseBody,
   parseParams,
   sendRecord,
+  writeContext,
   type ConditionSpec,
   type StoredRecord,
 } from "../../runtime/index.ts";
@@ -144,7 +145,11 @@ export function registerProductsRoutes(
     const body = parseBody(productCreate, request.body, productReadOnly);
     const values = valuesOfProduct(body);
     await authorizeOrThrow(authorize, request, "create", "products", undefined, { proposed: values });
-    const record = await services.products.create(values, eventOf("product.created", "products", toProduct));
+    const record = await services.products.create(
+      values,
+      eventOf("product.created", "products", toProduct),
+      writeContext(request),
+    );
     reply.header("location", `/v3/products/${record.id}`);
     return sendRecord(reply, 201, record, toProduct(record));
   });
@@ -161,7 +166,12 @@ export function registerProductsRoutes(
       name: "product",
     });
     const record = found(
-      await services.products.update(current, values, eventOf("product.updated", "products", toProduct)),
+      await services.products.update(
+        current,
+        values,
+        eventOf("product.updated", "products", toProduct),
+        writeContext(request),
+      ),
       "product",
     );
     return sendRecord(reply, 200, record, toProduct(record));
@@ -179,7 +189,12 @@ export function registerProductsRoutes(
       name: "product",
     });
     const record = found(
-      await services.products.update(current, values, eventOf("product.updated", "products", toProduct)),
+      await services.products.update(
+        current,
+        values,
+        eventOf("product.updated", "products", toProduct),
+        writeContext(request, true),
+      ),
       "product",
     );
     return sendRecord(reply, 200, record, toProduct(record));
@@ -193,6 +208,7 @@ export function registerProductsRoutes(
     const removed = await services.products.remove(
       current,
       eventOf("product.deleted", "products", toProduct),
+      writeContext(request),
     );
     if (!removed) throw new NotFoundError("No product has this id.");
     return reply.code(204).send();

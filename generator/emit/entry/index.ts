@@ -28,6 +28,7 @@ function entrySources(context: EmitContext, model: ApiModel): ImportSource[] {
     source("fastify", { FastifyInstance: "type", FastifyServerOptions: "type" }),
     runtimeSource(context, "index.ts", 0),
     runtimeSource(context, "exports.ts", 0),
+    source("./hooks.ts", { hookSupport: "value", Hooks: "type" }),
     source("./services.ts", { defaultServices: "value", storeReferences: "value", RouteContext: "type", Services: "type" }),
     ...model.versions.map((v) => source(`./${v.name}/index.ts`, { [v.name]: "value" })),
   ];

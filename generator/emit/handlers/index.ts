@@ -54,12 +54,17 @@ export const handlersEmitter: Emitter = {
       // (and pg-boss behind it) is not loaded for it.
       source("./runtime/exports.ts", { ExportService: "type" }),
       source("./values.ts", Object.fromEntries(services.services.map((s) => [s.values, "type" as const]))),
+      source("./hooks.ts", { Hooks: "type" }),
     ];
     files.push(styledTs("services.ts", withImports(context.render("services", services), servicesSources)));
+    files.push(hooksFile(model, context));
     return files;
   },
 };
 
+
+/** `.name`, or `["name"]` when it is no identifier. */
+const member = (name: string) => (/^[A-Za-z_$][A-Za-z0-9_$]*$/.test(name) ? `.${name}` : `[${JSON.stringify(name)}]`);
 
 const access = (name: string) => (/^[A-Za-z_$][A-Za-z0-9_$]*$/.test(name) ? name : `[${JSON.stringify(name)}]`);
 
@@ -370,6 +375,57 @@ function effectOf(a: ApiModel["storage"][number]["actionRecords"][number]): stri
   });
 }
 
+/**
+ * `hooks.ts`: the `Hooks` type of `buildApp({ hooks })`, typed from the stored values of each
+ * resource and its actions, and `hookSupport`, what a hook's store handle needs of every
+ * collection (runtime/hooks.ts): its spec, and the events of its writes as the newest version
+ * that has the resource shows it.
+ */
+function hooksFile(model: ApiModel, context: EmitContext): EmittedFile {
+  const newestFirst = [...model.versions].sort((a, b) => b.number - a.number);
+  const shownIn = (collection: string) => {
+    for (const v of newestFirst) {
+      const resource = v.resources.find((r) => r.collection === collection);
+      if (resource) return { version: v, resource };
+    }
+    return null;
+  };
+  const resources = model.storage.map((r) => {
+    const shown = shownIn(r.collection);
+    return {
+      key: propertyKey(r.collection),
+      name: propertyKey(r.collection),
+      service: r.symbols.service,
+      values: r.symbols.values,
+      collection: r.collection,
+      singular: r.names.singular,
+      view: shown ? shown.resource.symbols.view : "",
+      shown,
+      actions: r.actionRecords.length
+        ? `{ ${r.actionRecords.map((a) => `${propertyKey(a.name)}: ${a.symbols.values}`).join("; ")} }`
+        : "Record<never, never>",
+      actionValues: r.actionRecords.map((a) => a.symbols.values),
+    };
+  });
+  const rendered = context.render("hooks", { header: GENERATED_HEADER, imports: IMPORTS, resources });
+  const views = new Map<string, Record<string, "value">>();
+  for (const { shown } of resources) {
+    if (!shown) continue;
+    const from = `./${shown.version.name}/${shown.resource.collection}/routes.ts`;
+    views.set(from, { ...views.get(from), [shown.resource.symbols.view]: "value" });
+  }
+  const sources = [
+    runtimeSource(context, "index.ts", 0),
+    source("./services.ts", { resourceSpecs: "value" }),
+    source(
+      "./values.ts",
+      Object.fromEntries(resources.flatMap((r) => [r.values, ...r.actionValues]).map((v) => [v, "type" as const])),
+    ),
+    ...[...views.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([from, names]) => source(from, names)),
+  ];
+  return styledTs("hooks.ts", withImports(rendered, sources));
+}
+
 function servicesView(model: ApiModel) {
   const services = model.storage.flatMap((r) => [
     {
@@ -385,7 +441,10 @@ function servicesView(model: ApiModel) {
       references: referenceSpecs(r.references, r.nestedReferences),
       transitions: transitionsOf(r),
       effect: "",
+      plainAction: "",
       target: "",
+      targetValues: "",
+      hook: `hooks${member(r.collection)}`,
     },
     ...r.actionRecords.map((a) => ({
       name: a.symbols.service,
@@ -397,7 +456,11 @@ function servicesView(model: ApiModel) {
       references: referenceSpecs(a.references, a.nestedReferences),
       transitions: "",
       effect: effectOf(a),
+      // An action that only records acts through its hook alone: ActingService when one is given.
+      plainAction: effectOf(a) ? "" : literal({ targetField: a.targetField }),
       target: r.symbols.service,
+      targetValues: r.symbols.values,
+      hook: `hooks${member(r.collection)}?.${member(a.name).replace(/^\./, "")}`,
     })),
   ]);
   services.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));

@@ -1,0 +1,234 @@
+/**
+ * Hooks in code (SPEC §12.5): `buildApp({ hooks: { tickets: { create, update, replace, delete,
+ * <action> } } })`. A hook runs inside the write it belongs to, before anything is written, with
+ * the principal, the request id, the current record (null on create), the proposed values and a
+ * store handle. It may:
+ *  - set values: `values` is the object about to be written; change it in place (a `read_only`
+ *    field is set only this way). What the hook returns is ignored;
+ *  - refuse: throw `BusinessRuleError` (422 with its details); any other throw is a 500. Either
+ *    way nothing is written, neither the write nor what the hook wrote through the handle;
+ *  - write other records through `store` (the handle): its writes are staged and go to the store
+ *    with the write itself, as one `Store.writeAll` (one transaction on SQL, no await in between
+ *    in memory), the hook's writes first in the order made, then the write; each with its event,
+ *    in that order. A record the hook updates must still be at the revision it read when all is
+ *    written (else 409, nothing written).
+ *
+ * The handle reads the store as committed, plus the hook's own staged writes (`get`); `list`
+ * sees committed records only. After the hook, the write's own checks (transitions, references)
+ * run on the values as the hook left them.
+ *
+ * The services call hooks only when one is given for that resource and operation: without hooks
+ * a write takes the path it always did.
+ */
+import type { FastifyRequest } from "fastify";
+import type { Principal } from "./auth.ts";
+import type { EventOf } from "./events.ts";
+import { checkTransitions, type Transitions } from "./rules.ts";
+import type { CursorQuery, Store, StoredRecord, Values, WriteConstraints } from "./store.ts";
+import { newId } from "./uuid.ts";
+
+/**
+ * Who writes, as the handlers give it to every write of a service: services (the default ones
+ * and yours) receive the principal and the request id.
+ */
+export interface WriteContext {
+  principal: Principal;
+  requestId: string;
+  /** A PUT: the service's `update` runs the `replace` hook instead of `update`. */
+  replace?: boolean;
+}
+
+/** The write context of a request (`replace` for a PUT). */
+export function writeContext(request: FastifyRequest, replace?: boolean): WriteContext {
+  const context: WriteContext = { principal: request.principal!, requestId: request.id };
+  if (replace) context.replace = true;
+  return context;
+}
+
+/** The stored values of each collection a hook may read and write, by collection name. */
+export type Collections = Record<string, Values>;
+
+/** The store handle of a hook: reads, and writes staged to go with the hook's write. */
+export interface HookStore<C extends Collections = Collections> {
+  /** The record, as the hook's own staged writes leave it, or as committed. */
+  get<K extends keyof C & string>(collection: K, id: string): Promise<StoredRecord<C[K]> | null>;
+  /** Committed records only (not those the hook has staged). */
+  list<K extends keyof C & string>(
+    collection: K,
+    query: CursorQuery,
+  ): Promise<{ records: StoredRecord<C[K]>[]; hasMore: boolean }>;
+  /** Stages a new record (references checked now); returns it as it will be written. */
+  insert<K extends keyof C & string>(collection: K, values: C[K]): Promise<StoredRecord<C[K]>>;
+  /**
+   * Stages new values of `current` (as read through this handle): transitions and references are
+   * checked now; the record must still be at `current.revision` when everything is written.
+   */
+  update<K extends keyof C & string>(
+    collection: K,
+    current: StoredRecord<C[K]>,
+    values: C[K],
+  ): Promise<StoredRecord<C[K]>>;
+}
+
+/** What a hook is given. For an action, `current` is the record acted on and `values` the action record's. */
+export interface HookArgs<V extends Values, C extends Collections = Collections, R extends Values = V> {
+  principal: Principal;
+  requestId: string;
+  /** The record as it is: null on create; for an action, the record it acts on. */
+  current: StoredRecord<R> | null;
+  /** The values about to be written (on delete: the record's values; changes are ignored). Change them in place. */
+  values: V;
+  store: HookStore<C>;
+}
+
+export type Hook<V extends Values, C extends Collections = Collections, R extends Values = V> = (
+  args: HookArgs<V, C, R>,
+) => void | Promise<void>;
+
+/**
+ * A hook as the services hold it: of any collections' types (the generated `Hooks` type types
+ * each with the API's `HookCollections`), called with the handle as `HookStore<never>`.
+ */
+export type ServiceHook<V extends Values, R extends Values = V> = Hook<V, never, R>;
+
+/** The hooks of a resource's own writes. */
+export interface WriteHooks<V extends Values, C extends Collections = Collections> {
+  create?: Hook<V, C>;
+  update?: Hook<V, C>;
+  replace?: Hook<V, C>;
+  delete?: Hook<V, C>;
+}
+
+/** The hooks of a resource: its writes, and each action by name (`A`: action name → its record's values). */
+export type ResourceHooks<
+  V extends Values,
+  A extends Record<string, Values>,
+  C extends Collections = Collections,
+> = WriteHooks<V, C> & { [K in keyof A]?: Hook<A[K], C, V> };
+
+/** What a store handle needs of every collection it writes (generated: `hookSupport` in hooks.ts). */
+export interface HookSupport {
+  /** Constraints, references and transitions of each collection, by collection. */
+  specs: Readonly<
+    Record<
+      string,
+      WriteConstraints & {
+        references: Array<{ field: string; collection: string }>;
+        transitions?: Transitions;
+      }
+    >
+  >;
+  /** The event of an insert and of an update of each collection. */
+  events: Readonly<
+    Record<string, { created: EventOf<StoredRecord<never>>; updated: EventOf<StoredRecord<never>> }>
+  >;
+}
+
+/** One staged write of a hook, as `Store.writeAll` takes it. */
+export type StagedWrite =
+  | {
+      insert: [string, StoredRecord, WriteConstraints, EventOf<StoredRecord>];
+    }
+  | {
+      update: [string, string, Values, number, WriteConstraints, EventOf<StoredRecord>, StoredRecord];
+    };
+
+/** 422 for references in `values` that name no record (`CrudService.checkReferences`), looked up through `reader`. */
+export type ReferenceCheck = (
+  values: Values,
+  previous: Values | null,
+  references: Array<{ field: string; collection: string }>,
+  reader: Pick<Store, "get">,
+) => Promise<void>;
+
+/**
+ * The handle of one hook call: stages writes, checked as the default services check them
+ * (`checkReferences`: 422 for a reference that names no record, looked up through the handle).
+ */
+export class StagedHookStore implements HookStore {
+  readonly writes: StagedWrite[] = [];
+  /** Staged records by `collection id`: the index of their write. */
+  private readonly staged = new Map<string, number>();
+
+  private readonly store: Store;
+  private readonly support: HookSupport;
+  private readonly checkReferences: ReferenceCheck;
+
+  constructor(store: Store, support: HookSupport, checkReferences: ReferenceCheck) {
+    this.store = store;
+    this.support = support;
+    this.checkReferences = checkReferences;
+  }
+
+  async get(collection: string, id: string): Promise<StoredRecord | null> {
+    const at = this.staged.get(`${collection} ${id}`);
+    if (at === undefined) return this.store.get(collection, id);
+    const write = this.writes[at]!;
+    return "insert" in write ? write.insert[1] : recordAfter(write.update);
+  }
+
+  list(collection: string, query: CursorQuery): Promise<{ records: StoredRecord[]; hasMore: boolean }> {
+    return this.store.list(collection, query);
+  }
+
+  async insert(collection: string, values: Values): Promise<StoredRecord> {
+    const spec = this.spec(collection);
+    await this.checkReferences(values, null, spec.references, this);
+    const now = new Date().toISOString();
+    const record: StoredRecord = { id: newId(), created_at: now, updated_at: now, revision: 1, values };
+    this.staged.set(`${collection} ${record.id}`, this.writes.length);
+    this.writes.push({
+      insert: [collection, record, spec, this.support.events[collection]!.created as EventOf<StoredRecord>],
+    });
+    return record;
+  }
+
+  async update(collection: string, current: StoredRecord, values: Values): Promise<StoredRecord> {
+    const spec = this.spec(collection);
+    const key = `${collection} ${current.id}`;
+    const at = this.staged.get(key);
+    const before = at === undefined ? current : (await this.get(collection, current.id))!;
+    checkTransitions(spec.transitions, before.values, values);
+    await this.checkReferences(values, before.values, spec.references, this);
+    if (at !== undefined) {
+      // A record the hook staged already: its one write takes the new values.
+      const write = this.writes[at]!;
+      if ("insert" in write) {
+        write.insert[1] = { ...write.insert[1], values };
+        return write.insert[1];
+      }
+      write.update[2] = values;
+      return recordAfter(write.update);
+    }
+    this.staged.set(key, this.writes.length);
+    const update: Extract<StagedWrite, { update: unknown }>["update"] = [
+      collection,
+      current.id,
+      values,
+      current.revision,
+      spec,
+      this.support.events[collection]!.updated as EventOf<StoredRecord>,
+      current,
+    ];
+    this.writes.push({ update });
+    return recordAfter(update);
+  }
+
+  private spec(collection: string): HookSupport["specs"][string] {
+    const spec = this.support.specs[collection];
+    if (!spec || !this.support.events[collection])
+      throw new Error(`A hook cannot write ${collection}: no such collection.`);
+    return spec;
+  }
+}
+
+/** The record an update will write, as far as known before it is written. */
+function recordAfter(update: Extract<StagedWrite, { update: unknown }>["update"]): StoredRecord {
+  const current = update[6];
+  return {
+    ...current,
+    revision: update[3] + 1,
+    updated_at: new Date().toISOString(),
+    values: update[2],
+  };
+}

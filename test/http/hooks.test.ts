@@ -1,0 +1,158 @@
+// SPEC §12.5 hooks in code over HTTP, on the service generated from test/fixtures/hooks with the
+// documented example (test/fixtures/hooks-example.ts, docs/hooks.md) and hooks of the test's
+// own, on the store CANON_TEST_STORE names (memory, pglite or postgres). Also: services get the
+// principal, and `authorize` is told the record a list hangs under.
+import assert from "node:assert/strict";
+import { copyFileSync } from "node:fs";
+import path from "node:path";
+import { PassThrough } from "node:stream";
+import { pathToFileURL } from "node:url";
+import { after, before, describe, test } from "node:test";
+import { call, expectError, expectStatus, startFixture, type Api } from "./helpers.ts";
+import { repoRoot } from "../support/cli.ts";
+import { SPEC_COMPILER_OPTIONS, tsc } from "../support/tsc.ts";
+
+type Obj = Record<string, any>;
+
+const STORE = process.env.CANON_TEST_STORE ?? "memory";
+let api: Api & { dir: string };
+let org: Obj;
+const seen: Obj[] = [];
+const accesses: Obj[] = [];
+const logged: string[] = [];
+
+before(async () => {
+  const stream = new PassThrough();
+  stream.on("data", (chunk: Buffer) => logged.push(chunk.toString()));
+  api = await startFixture("http-hooks", "test/fixtures/hooks", ["v1"], {
+    logger: { level: "error", stream },
+    authorize: (access: Obj) => {
+      accesses.push(access);
+      return access.principal.scopes.includes(access.action === "list" || access.action === "read" ? "read" : "write");
+    },
+    prepare: async (dir: string) => {
+      copyFileSync(path.join(repoRoot, "test/fixtures/hooks-example.ts"), path.join(dir, "hooks-example.ts"));
+      const example = (await import(pathToFileURL(path.join(dir, "hooks-example.ts")).href)) as Obj;
+      const tickets = example.hooks.tickets;
+      return {
+        hooks: {
+          tickets: {
+            ...tickets,
+            async create(args: Obj) {
+              seen.push({ principal: args.principal, requestId: args.requestId, current: args.current });
+              await tickets.create(args);
+              // A plain Error after a write through the handle: 500, and nothing of either is kept.
+              if (args.values.subject === "boom") {
+                await args.store.insert("audits", { text: "never kept" });
+                throw new Error("the hook failed: secret-detail");
+              }
+            },
+          },
+        },
+      };
+    },
+  });
+  org = (await expectStatus(api, "POST", "/v1/organizations", 201, { body: { name: "Acme" } })).body as Obj;
+});
+
+after(() => api?.close());
+
+async function ticket(body: Obj = {}): Promise<Obj> {
+  return (await expectStatus(api, "POST", "/v1/tickets", 201, { body: { organization_id: org.id, subject: "Printer", ...body } })).body as Obj;
+}
+
+async function events(): Promise<Obj[]> {
+  return ((await expectStatus(api, "GET", "/v1/events?limit=100", 200)).body as Obj).data;
+}
+
+async function audits(): Promise<Obj[]> {
+  return ((await expectStatus(api, "GET", "/v1/audits?limit=100", 200)).body as Obj).data;
+}
+
+const HOUR = 3_600_000;
+
+describe(`hooks (SPEC §12.5), ${STORE} store`, () => {
+  test("the documented example type-checks against the generated types", { skip: STORE !== "memory" }, () => {
+    const result = tsc(path.join(api.dir, "tsconfig.example.json"), SPEC_COMPILER_OPTIONS, [path.join(api.dir, "hooks-example.ts")]);
+    assert.equal(result.code, 0, result.output);
+  });
+
+  test("a create hook computes a read_only field, with the principal and the request id", async () => {
+    const res = await expectStatus(api, "POST", "/v1/tickets", 201, { body: { organization_id: org.id, subject: "Urgent", priority: "urgent" } });
+    const due = Date.parse(res.body.resolution_due_at) - Date.parse(res.body.created_at);
+    assert.ok(Math.abs(due - 4 * HOUR) < 5_000, `due 4 h after creation, is ${due} ms`);
+    const last = seen[seen.length - 1]!;
+    assert.equal(last.principal.id, "dev-writer");
+    assert.equal(last.requestId, res.headers.get("x-request-id"));
+    assert.equal(last.current, null);
+    // A client may not send it.
+    await expectError(api, "POST", "/v1/tickets", 400, "VALIDATION_ERROR", { body: { organization_id: org.id, subject: "x", resolution_due_at: new Date().toISOString() } });
+  });
+
+  test("an update hook moves the due date with the priority", async () => {
+    const t = await ticket({ priority: "low" });
+    const res = await expectStatus(api, "PATCH", `/v1/tickets/${t.id}`, 200, { body: { priority: "normal" } });
+    assert.equal(Date.parse(res.body.resolution_due_at) - Date.parse(t.created_at), 24 * HOUR);
+    const read = await expectStatus(api, "GET", `/v1/tickets/${t.id}`, 200);
+    assert.equal(read.body.resolution_due_at, res.body.resolution_due_at);
+  });
+
+  test("a hook refuses: 422 with its details, nothing written, no event", async () => {
+    const t = await ticket();
+    const before = (await events()).length;
+    const error = await expectError(api, "PATCH", `/v1/tickets/${t.id}`, 422, "BUSINESS_RULE_VIOLATION", { body: { status: "closed" } });
+    assert.deepEqual(error.details, [{ field: "resolution", issue: "is required to close a ticket" }]);
+    assert.equal((await expectStatus(api, "GET", `/v1/tickets/${t.id}`, 200)).body.status, "open");
+    assert.equal((await events()).length, before);
+    const closed = await expectStatus(api, "PATCH", `/v1/tickets/${t.id}`, 200, { body: { status: "closed", resolution: "Fixed" } });
+    assert.equal(closed.body.status, "closed");
+  });
+
+  test("a hook writes another record through the handle: both records and both events, in order", async () => {
+    const t = await ticket();
+    const count = (await events()).length;
+    await expectStatus(api, "PATCH", `/v1/tickets/${t.id}`, 200, { body: { status: "solved" } });
+    const audit = (await audits()).find((a) => a.ticket_id === t.id);
+    assert.ok(audit, "the audit record exists");
+    assert.equal(audit.text, "dev-writer moved it from open to solved");
+    const added = (await events()).slice(count);
+    assert.deepEqual(added.map((e) => e.type), ["audit.created", "ticket.updated"]);
+    assert.equal(added[0].data.id, audit.id);
+    assert.equal(added[1].data.id, t.id);
+  });
+
+  test("an action's hook sees the record acted on and sets the action's values", async () => {
+    const t = await ticket({ priority: "low" });
+    const res = await expectStatus(api, "POST", `/v1/tickets/${t.id}/escalations`, 201, { body: {} });
+    assert.equal(res.body.reason, "escalated at priority low");
+    assert.equal((await expectStatus(api, "GET", `/v1/tickets/${t.id}`, 200)).body.priority, "urgent");
+  });
+
+  test("a hook that throws a plain Error: 500 envelope, nothing written (its other record neither), logged", async () => {
+    const beforeEvents = (await events()).length;
+    const beforeAudits = (await audits()).length;
+    const beforeTickets = ((await expectStatus(api, "GET", "/v1/tickets?limit=100", 200)).body as Obj).data.length;
+    const res = await expectStatus(api, "POST", "/v1/tickets", 500, { body: { organization_id: org.id, subject: "boom" } });
+    assert.deepEqual(res.body, { error: { code: "INTERNAL_ERROR", message: "An unexpected error occurred." } });
+    assert.doesNotMatch(res.text, /secret-detail/);
+    assert.equal((await events()).length, beforeEvents);
+    assert.equal((await audits()).length, beforeAudits);
+    assert.equal(((await expectStatus(api, "GET", "/v1/tickets?limit=100", 200)).body as Obj).data.length, beforeTickets);
+    assert.match(logged.join(""), /secret-detail/, "the original error is logged");
+  });
+
+  test("authorize sees the principal, and the record a list hangs under", async () => {
+    await ticket();
+    accesses.length = 0;
+    await expectStatus(api, "GET", `/v1/organizations/${org.id}/tickets`, 200);
+    const list = accesses.find((a) => a.action === "list" && a.collection === "tickets")!;
+    assert.equal(list.principal.id, "dev-writer");
+    assert.equal(list.under.collection, "organizations");
+    assert.equal(list.under.record.id, org.id);
+    assert.equal(list.under.record.values.name, "Acme");
+    accesses.length = 0;
+    await expectStatus(api, "GET", "/v1/tickets", 200);
+    const top = accesses.find((a) => a.action === "list" && a.collection === "tickets")!;
+    assert.equal(top.under, undefined);
+  });
+});
