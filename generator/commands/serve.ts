@@ -4,6 +4,7 @@ import { corsOrigin } from "../../runtime/cors.ts";
 import { checkCursorSecret } from "../../runtime/cursor-keys.ts";
 import { folderHolder, FolderInUseError } from "../../runtime/folder-lock.ts";
 import { LOG_LEVELS, type LogLevel } from "../../runtime/logging.ts";
+import { REDIS_CLIENT_OPTIONS } from "../../runtime/rate-limit.ts";
 import type { ApiModel } from "../model/types.ts";
 import { generateAndReport } from "./generate.ts";
 import { importGenerated, loadGeneratedFrom } from "./generated-modules.ts";
@@ -209,7 +210,7 @@ export async function serveCommand(options: ServeOptions): Promise<number> {
   }
   process.stdout.write(
     [
-      `canon serve: listening on ${address} (store: ${describeStore(target)}${redis ? `, rate limit shared through ${options.redis}` : ""}${origins.length ? `, CORS for ${origins.join(", ")}` : ""})`,
+      `canon serve: listening on ${address} (store: ${describeStore(target)}${redis ? `, rate limit shared through ${describeRedis(options.redis!)}` : ""}${origins.length ? `, CORS for ${origins.join(", ")}` : ""})`,
       ...tryLines(model, address),
       "",
     ].join("\n"),
@@ -232,21 +233,33 @@ export async function serveCommand(options: ServeOptions): Promise<number> {
 
 async function connectRedis(url: string): Promise<RedisClient> {
   const specifier: string = "ioredis";
-  const { Redis } = (await import(specifier)) as { Redis: new (url: string, options: object) => RedisClient };
-  // Fail fast: a limiter that cannot reach Redis answers 500, so refuse to start without it.
-  const client = new Redis(url, {
-    connectTimeout: 2000,
-    maxRetriesPerRequest: 1,
-    keyPrefix: process.env.CANON_REDIS_PREFIX ?? "canon:",
-    lazyConnect: false,
+  const { Redis } = (await import(specifier)) as { Redis: new (url: string, options: object) => RedisClient & RedisEvents };
+  // Commands fail fast while Redis is away; the limiter then counts in this instance (rate-limit.ts).
+  const client = new Redis(url, { ...REDIS_CLIENT_OPTIONS, keyPrefix: process.env.CANON_REDIS_PREFIX ?? "canon:" });
+  // Connection errors are the limiter's to report (one warning per outage), not one line per retry.
+  client.on("error", () => {});
+  // Redis down is not the service down: without it at start, the instance starts and counts alone until it answers.
+  const ready = await new Promise<boolean>((resolve) => {
+    const timer = setTimeout(() => resolve(false), REDIS_CLIENT_OPTIONS.connectTimeout);
+    client.once("ready", () => {
+      clearTimeout(timer);
+      resolve(true);
+    });
   });
-  try {
-    await client.ping();
-  } catch (error) {
-    client.disconnect();
-    throw new Error(`--redis ${url}: ${(error as Error).message}`);
-  }
+  if (!ready) process.stderr.write(`canon serve: --redis ${describeRedis(url)} does not answer: counting rate limits in this instance until it does\n`);
   return client;
+}
+
+interface RedisEvents {
+  once(event: "ready", listener: () => void): unknown;
+  on(event: "error", listener: () => void): unknown;
+}
+
+/** A Redis URL without its password, for a log line. */
+function describeRedis(url: string): string {
+  const parsed = new URL(url);
+  if (parsed.password) parsed.password = "***";
+  return parsed.toString();
 }
 
 /** The API's own limit (api.yaml `rate_limit`; none: no limit), counted in Redis. */
