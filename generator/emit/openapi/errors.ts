@@ -79,6 +79,14 @@ const errorStatuses: ErrorStatus[] = [
     description: "An unexpected failure. The body carries no internals.",
     message: "Something went wrong.",
   },
+  {
+    status: 503,
+    name: "ServiceUnavailable",
+    code: "SERVICE_UNAVAILABLE",
+    description: "The instance cannot answer now (its store does not answer); retry after `Retry-After` seconds.",
+    message: "The service is not ready. Retry later.",
+    headers: ["Retry-After"],
+  },
 ];
 
 /** Statuses every operation lists; 404 where a record is looked up; 409 and 422 on writes. */
