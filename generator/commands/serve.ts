@@ -1,4 +1,6 @@
+import { isIP } from "node:net";
 import path from "node:path";
+import { pathToFileURL } from "node:url";
 import type { FastifyInstance } from "fastify";
 import { corsOrigin } from "../../runtime/cors.ts";
 import { checkCursorSecret } from "../../runtime/cursor-keys.ts";
@@ -14,8 +16,8 @@ export interface ServeOptions {
   out: string;
   port: string;
   host: string;
-  /** `memory`, `pglite:<dir>` or `postgres://…`. */
-  store: string;
+  /** `memory`, `pglite:<dir>` or `postgres://…`; when absent, `CANON_STORE`, else `pglite:.canon-data`. */
+  store?: string;
   /** `redis://…`: one rate limit shared by every instance that names this Redis. */
   redis?: string;
   /** Origins whose browser pages may call the service (CORS): `--cors https://app.example.com`, repeated. */
@@ -24,6 +26,10 @@ export interface ServeOptions {
   logLevel?: string;
   /** Peers whose `X-Forwarded-For` to believe (comma-separated addresses, ranges, `loopback`, `linklocal`, `uniquelocal`), or `none`; default: the runtime's `TRUSTED_PROXIES`. */
   trustProxy?: string;
+  /** Accept `Bearer dev-writer` and `dev-reader` on a host that is not loopback (on loopback they are accepted without it). */
+  devCredentials?: boolean;
+  /** A module of the user's exporting `authenticate` (and optionally `authorize`, `hooks`, `services`). */
+  auth?: string;
 }
 
 /** The default store: embedded PostgreSQL in a folder under the working directory. */
@@ -32,6 +38,9 @@ export const DEFAULT_STORE = "pglite:.canon-data";
 export interface GeneratedEntry {
   buildApp(options: {
     authenticate: unknown;
+    authorize?: unknown;
+    services?: unknown;
+    hooks?: unknown;
     store?: unknown;
     logger?: boolean | { level: string };
     cursorSecret?: string;
@@ -61,7 +70,12 @@ interface RedisClient {
 /** Where a store target keeps its data, for the banner (no password of a URL). */
 export function describeStore(target: string): string {
   if (!/^postgres(ql)?:\/\//.test(target)) return target;
-  const url = new URL(target);
+  let url: URL;
+  try {
+    url = new URL(target);
+  } catch {
+    return target.replace(/:[^:@/]*@/, ":***@");
+  }
   if (url.password) url.password = "***";
   return url.toString();
 }
@@ -77,9 +91,10 @@ export function listenSettings(options: Pick<ServeOptions, "port" | "store" | "r
     process.stderr.write(`error --port must be a port number, not "${options.port}"\n`);
     return null;
   }
-  const target = options.store || DEFAULT_STORE;
+  // The store URL may come from the environment, so that its password is not on the command line.
+  const target = options.store || process.env.CANON_STORE || DEFAULT_STORE;
   if (!storeIsValid(target)) {
-    process.stderr.write(`error --store ${target}: use memory, pglite:<dir> (default ${DEFAULT_STORE}) or postgres://user@host:port/database\n`);
+    process.stderr.write(`error --store ${describeStore(target)}: use memory, pglite:<dir> (default ${DEFAULT_STORE}) or postgres://user@host:port/database\n`);
     return null;
   }
   if (options.redis !== undefined && !/^rediss?:\/\/.+/.test(options.redis)) {
@@ -163,6 +178,22 @@ export async function serveCommand(options: ServeOptions): Promise<number> {
   }
   const problem = startProblem(target);
   if (problem !== null) return problem;
+  const devCredentials = options.devCredentials === true || (options.auth === undefined && isLoopback(options.host));
+  if (!devCredentials && options.auth === undefined) {
+    process.stderr.write(
+      `error --host ${options.host} is not loopback: the dev credentials are accepted there only with --dev-credentials; pass --auth ./src/auth.ts (a module exporting authenticate) for your own\n`,
+    );
+    return 2;
+  }
+  let auth: AuthModule | null = null;
+  if (options.auth !== undefined) {
+    try {
+      auth = await loadAuth(options.auth);
+    } catch (error) {
+      process.stderr.write(`error --auth ${options.auth}: ${(error as Error).message}\n`);
+      return 2;
+    }
+  }
   const { code, model } = await generateAndReport(options, { model: true });
   if (code !== 0 || !model) return code;
 
@@ -182,7 +213,10 @@ export async function serveCommand(options: ServeOptions): Promise<number> {
   try {
     if (options.redis) redis = await connectRedis(options.redis);
     app = await entry.buildApp({
-      authenticate: entry.devAuthenticate,
+      authenticate: authenticateWith(auth, devCredentials ? entry.devAuthenticate : null),
+      ...(auth?.authorize ? { authorize: auth.authorize } : {}),
+      ...(auth?.services ? { services: auth.services } : {}),
+      ...(auth?.hooks ? { hooks: auth.hooks } : {}),
       store,
       logger: logLevel === "silent" ? false : { level: logLevel },
       // Cursors are signed with the store's keys, shared by every instance over one database; a secret overrides them.
@@ -211,7 +245,10 @@ export async function serveCommand(options: ServeOptions): Promise<number> {
   process.stdout.write(
     [
       `canon serve: listening on ${address} (store: ${describeStore(target)}${redis ? `, rate limit shared through ${describeRedis(options.redis!)}` : ""}${origins.length ? `, CORS for ${origins.join(", ")}` : ""})`,
-      ...tryLines(model, address),
+      devCredentials
+        ? `  the dev credentials (Bearer dev-writer, dev-reader) are accepted: ${options.devCredentials ? "--dev-credentials" : "the host is loopback"}`
+        : `  authentication: ${options.auth}; the dev credentials are not accepted`,
+      ...(devCredentials ? tryLines(model, address) : []),
       "",
     ].join("\n"),
   );
@@ -229,6 +266,37 @@ export async function serveCommand(options: ServeOptions): Promise<number> {
   });
   process.stdout.write("canon serve: closed\n");
   return 0;
+}
+
+/** Whether `host` names this machine only: `localhost`, 127.0.0.0/8, ::1. */
+export function isLoopback(host: string): boolean {
+  const h = host.replace(/^\[|\]$/g, "").toLowerCase();
+  if (h === "localhost") return true;
+  if (isIP(h) === 4) return h.startsWith("127.");
+  if (isIP(h) === 6) return h === "::1" || /^::ffff:127\./.test(h);
+  return false;
+}
+
+interface AuthModule {
+  authenticate: (request: unknown) => unknown;
+  authorize?: unknown;
+  hooks?: unknown;
+  services?: unknown;
+}
+
+/** The user's module of `--auth`, imported as Node imports it (TypeScript too: Node strips types). */
+async function loadAuth(file: string): Promise<AuthModule> {
+  const module = (await import(pathToFileURL(path.resolve(file)).href)) as Partial<AuthModule>;
+  if (typeof module.authenticate !== "function") throw new Error("exports no function authenticate");
+  return module as AuthModule;
+}
+
+/** The user's `authenticate`, the dev one, or the user's then the dev one (`--auth` with `--dev-credentials`). */
+function authenticateWith(auth: AuthModule | null, dev: unknown): unknown {
+  if (!auth) return dev;
+  if (!dev) return auth.authenticate;
+  const devAuthenticate = dev as (request: unknown) => unknown;
+  return async (request: unknown) => (await auth.authenticate(request)) ?? devAuthenticate(request);
 }
 
 async function connectRedis(url: string): Promise<RedisClient> {
