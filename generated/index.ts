@@ -9,6 +9,7 @@ import {
   guardedSink,
   scopeAuthorize,
   storeCursorCodec,
+  storeReady,
   type Authenticate,
   type Authorize,
   type ConnectionOptions,
@@ -86,6 +87,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     cors: options.cors,
     trustProxy: options.trustProxy,
     idempotency: store.idempotency,
+    ready: storeReady(store),
     versions: [v1(context), v2(context), v3(context)],
   });
   const unsubscribe = options.events

@@ -109,6 +109,16 @@ export class RateLimitedError extends ApiError {
   }
 }
 
+/** 503: the service cannot answer now (`/vN/ready` when the store does not answer); carries `Retry-After`. */
+export class ServiceUnavailableError extends ApiError {
+  constructor(retryAfterSeconds: number) {
+    const seconds = Math.max(1, Math.ceil(retryAfterSeconds));
+    super(503, "SERVICE_UNAVAILABLE", "The service is not ready. Retry later.", undefined, {
+      "Retry-After": String(seconds),
+    });
+  }
+}
+
 /** 500: server-side failure. The message never carries internals; `cause`, the original error, is only logged. */
 export class InternalError extends ApiError {
   constructor(cause?: unknown) {

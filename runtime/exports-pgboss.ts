@@ -89,7 +89,9 @@ export class PgBossExportQueue implements ExportQueue {
       // A new job wakes a worker at once (NOTIFY); polling stays as the backstop.
       useListenNotify: true,
     });
-    boss.on("error", (error) => o.onError?.(error));
+    // Only the message and code: pg-boss's errors can carry the pg client, its connection
+    // parameters (a password) and the cancel key with it.
+    boss.on("error", (error) => o.onError?.(loggableError(error)));
     await boss.start();
     this.boss = boss;
     await boss.createQueue(EXPORT_DEAD_LETTERS, { retryLimit: 3, retryDelay: 1 });
@@ -133,4 +135,12 @@ export class PgBossExportQueue implements ExportQueue {
     // so that pg-boss retries them (here after a restart, or on another instance at once).
     await boss?.stop({ graceful: true, close: true, timeout: 30_000 });
   }
+}
+
+/** A copy of `error` with its message and code only, safe to log. */
+export function loggableError(error: unknown): Error {
+  const e = error as { message?: unknown; code?: unknown } | null;
+  const copy = new Error(typeof e?.message === "string" ? e.message : String(error));
+  if (typeof e?.code === "string") (copy as Error & { code: string }).code = e.code;
+  return copy;
 }

@@ -10,6 +10,7 @@ export * from "./decimal.ts";
 export * from "./docs.ts";
 export * from "./errors.ts";
 export * from "./events.ts";
+export * from "./health.ts";
 export * from "./hooks.ts";
 export * from "./http.ts";
 export * from "./idempotency.ts";

@@ -2,6 +2,7 @@
  * The rate limit: `max` requests per key per window, counted against a request's principal, or
  * its client address when it has none.
  */
+import { createRequire } from "node:module";
 import rateLimit from "@fastify/rate-limit";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { InternalError, RateLimitedError } from "./errors.ts";
@@ -12,7 +13,22 @@ export interface RateLimitOptions {
   windowMs: number;
   /** A shared store for several instances, such as an ioredis client. */
   redis?: unknown;
+  /** Longest wait for Redis per request before counting in this instance instead (default 250 ms). */
+  redisWaitMs?: number;
 }
+
+/**
+ * The ioredis options `canon serve` uses, and that a shared limit wants: a command fails at once
+ * while Redis is unreachable (no offline queue piling up) or after `commandTimeout`, instead of
+ * holding the request; the client reconnects by itself.
+ */
+export const REDIS_CLIENT_OPTIONS = {
+  connectTimeout: 2000,
+  commandTimeout: 500,
+  maxRetriesPerRequest: 0,
+  enableOfflineQueue: false,
+  retryStrategy: (times: number) => Math.min(100 * times, 1000),
+} as const;
 
 export type Done = (error?: Error) => void;
 export type Limit = (request: FastifyRequest, reply: FastifyReply, done: Done) => void;
@@ -24,6 +40,11 @@ export type Limit = (request: FastifyRequest, reply: FastifyReply, done: Done) =
  * addresses, as @fastify/rate-limit's local store keeps its keys) and the check is synchronous;
  * with `redis`, @fastify/rate-limit counts in Redis for every instance. Either way a refused
  * request gets `Retry-After` and the `X-RateLimit-*` headers; an allowed one gets none.
+ *
+ * Redis down is not the service down: while Redis is not connected, or a count takes longer
+ * than `redisWaitMs`, or fails, each instance counts in its own memory (so N instances allow N
+ * times the limit), logging one warning per outage; the first count Redis answers again ends the
+ * outage (one line at info) and the shared count is used again.
  */
 export async function rateLimiter(app: FastifyInstance, settings: RateLimitOptions): Promise<Limit> {
   const { max, windowMs, redis } = settings;
@@ -51,7 +72,7 @@ export async function rateLimiter(app: FastifyInstance, settings: RateLimitOptio
     global: false,
     max,
     timeWindow: windowMs,
-    redis: redis as never,
+    store: fallbackStore(app, redis as RedisLike, settings.redisWaitMs ?? 250),
     keyGenerator: (request) =>
       request.principal ? `principal:${request.principal.id}` : `address:${request.ip}`,
     errorResponseBuilder: (_request, context) => new RateLimitedError(context.ttl / 1000),
@@ -74,6 +95,89 @@ export async function rateLimiter(app: FastifyInstance, settings: RateLimitOptio
       () => done(),
       (error: unknown) => done(error instanceof Error ? error : new InternalError(error)),
     );
+  };
+}
+
+/** What the fallback needs of an ioredis client; `status` is `ready` while it is connected. */
+interface RedisLike {
+  status?: string;
+}
+
+type Incr = (
+  key: string,
+  cb: (error: Error | null, result?: { current: number; ttl: number }) => void,
+  timeWindow: number,
+  max: number,
+) => void;
+
+/**
+ * @fastify/rate-limit's store: its Redis store while Redis answers, else a count in this
+ * instance (its local store), one warning per outage.
+ */
+function fallbackStore(app: FastifyInstance, redis: RedisLike, waitMs: number) {
+  // @fastify/rate-limit's own stores, by file: the package exports no name for them.
+  const require = createRequire(import.meta.url);
+  const RedisStore = require("@fastify/rate-limit/store/RedisStore.js") as new (...args: unknown[]) => {
+    incr: Incr;
+  };
+  const LocalStore = require("@fastify/rate-limit/store/LocalStore.js") as new (...args: unknown[]) => {
+    incr: Incr;
+  };
+  return class FallbackStore {
+    private readonly shared: { incr: Incr };
+    private readonly local: { incr: Incr };
+    private down = false;
+
+    constructor(options: { continueExceeding?: boolean; exponentialBackoff?: boolean }) {
+      this.shared = new RedisStore(options.continueExceeding, options.exponentialBackoff, redis);
+      this.local = new LocalStore(options.continueExceeding, options.exponentialBackoff, 5000);
+    }
+
+    incr: Incr = (key, cb, timeWindow, max) => {
+      if (redis.status !== undefined && redis.status !== "ready") {
+        this.outage(`Redis is ${redis.status}`);
+        return this.local.incr(key, cb, timeWindow, max);
+      }
+      let settled = false;
+      const timer = setTimeout(() => {
+        settled = true;
+        this.outage(`Redis did not answer within ${waitMs} ms`);
+        this.local.incr(key, cb, timeWindow, max);
+      }, waitMs);
+      this.shared.incr(
+        key,
+        (error, result) => {
+          if (settled) return;
+          settled = true;
+          clearTimeout(timer);
+          if (error) {
+            this.outage(error.message);
+            return this.local.incr(key, cb, timeWindow, max);
+          }
+          if (this.down) {
+            this.down = false;
+            app.log.info("rate limit: Redis answers again; counting in Redis, shared by every instance");
+          }
+          cb(null, result);
+        },
+        timeWindow,
+        max,
+      );
+    };
+
+    /** Per-route limits are not used (the limiter is one hook); a child shares this store. */
+    child(): FallbackStore {
+      return this;
+    }
+
+    private outage(reason: string): void {
+      if (this.down) return;
+      this.down = true;
+      app.log.warn(
+        { reason },
+        "rate limit: Redis unavailable; counting in this instance only until it answers again",
+      );
+    }
   };
 }
 

@@ -151,7 +151,7 @@ describe("openapi emitter: the showcase", () => {
     assert.deepEqual(v2.components.securitySchemes.bearerAuth, { type: "http", scheme: "bearer" });
     assert.deepEqual(
       v2.tags.map((t: Obj) => t.name),
-      ["events", "exports", "invoices", "orders", "products", "users"],
+      ["events", "exports", "health", "invoices", "orders", "products", "users"],
     );
     assert.equal(v2.tags.find((t: Obj) => t.name === "orders").description, "Orders placed by users.");
   });
@@ -163,6 +163,7 @@ describe("openapi emitter: the showcase", () => {
       "/v2/exports",
       "/v2/exports/{id}",
       "/v2/exports/{id}/files/{token}",
+      "/v2/health",
       "/v2/invoices",
       "/v2/invoices/{id}",
       "/v2/orders",
@@ -171,6 +172,7 @@ describe("openapi emitter: the showcase", () => {
       "/v2/orders/{id}/invoices",
       "/v2/products",
       "/v2/products/{id}",
+      "/v2/ready",
       "/v2/users",
       "/v2/users/{id}",
       "/v2/users/{id}/orders",
@@ -347,6 +349,8 @@ describe("openapi emitter: the showcase", () => {
         const lookup = path.includes("{id}");
         const write = method !== "get";
         const errors = [400, 401, 403, ...(lookup ? [404] : []), ...(write ? [409, 422] : []), 429, 500].map(String);
+        // Health and readiness: no credentials, no rate limit; readiness answers 503 when the store does not.
+        if (op.tags[0] === "health") errors.splice(0, errors.length, "400", "500", ...(path.endsWith("/ready") ? ["503"] : []));
         assert.deepEqual(
           statuses.filter((s) => Number(s) >= 400),
           errors,
@@ -395,9 +399,10 @@ describe("openapi emitter: the showcase", () => {
   });
 
   test("a deprecated version: every operation deprecated, every response with Deprecation, Sunset and Link", () => {
-    for (const { op } of operations(v1)) {
+    for (const { path, op } of operations(v1)) {
       assert.equal(op.deprecated, true, op.operationId);
-      const collection = op.tags[0];
+      // Health and readiness link to their own path in the successor.
+      const collection = op.tags[0] === "health" ? path.split("/")[2] : op.tags[0];
       for (const [status, raw] of Object.entries(op.responses as Obj)) {
         const headers = resolveRef(v1, raw as Obj).headers;
         const at = `${op.operationId} ${status}`;
@@ -432,7 +437,7 @@ describe("openapi emitter: a fixture with replace, a 204 action, a nullable enum
     assert.equal(lib.components.schemas.Event, undefined);
     assert.deepEqual(
       lib.tags.map((t: Obj) => t.name),
-      ["authors", "book-copies"],
+      ["authors", "book-copies", "health"],
     );
     assert.match(lib.info.description, /2048 bytes/);
     assert.equal(lib.components.headers.Deprecation, undefined);

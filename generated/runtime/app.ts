@@ -19,6 +19,7 @@ import { addDeprecationHeaders, type Deprecation } from "./deprecation.ts";
 import { noOperation, sendError, toApiError, urlTooLong } from "./error-mapping.ts";
 import { ApiError, InternalError, UnauthenticatedError, ValidationError } from "./errors.ts";
 import { type IdempotencyKeyStore, MemoryIdempotencyKeys, registerIdempotency } from "./idempotency.ts";
+import { type ReadyProbe, registerHealth } from "./health.ts";
 import { registerJsonParser } from "./json-body.ts";
 import { type LogLevel, loggerOptions, RequestLog } from "./logging.ts";
 import { type Done, type Limit, type RateLimitOptions, rateLimiter } from "./rate-limit.ts";
@@ -56,6 +57,8 @@ export interface AppOptions {
   trustProxy?: TrustProxy;
   /** Where the `Idempotency-Key`s of POSTs are kept (the store's, SPEC §12.7); in the process when absent. */
   idempotency?: IdempotencyKeyStore;
+  /** What `/vN/ready` asks (health.ts); without it every instance that serves is ready. */
+  ready?: ReadyProbe;
   versions: VersionPlugin[];
 }
 
@@ -160,6 +163,12 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
   const limit = options.rateLimit ? await rateLimiter(app, options.rateLimit) : null;
   // Every POST takes an Idempotency-Key, checked once the principal and the body are known.
   registerIdempotency(app, options.idempotency ?? new MemoryIdempotencyKeys());
+  // `/vN/health` and `/vN/ready`: outside the versions' scopes, so without credentials or rate limit.
+  registerHealth(
+    app,
+    options.versions.map((version) => version.name),
+    options.ready,
+  );
 
   for (const version of options.versions) {
     await app.register(async (scope) => {

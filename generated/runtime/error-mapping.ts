@@ -30,9 +30,18 @@ function isClientError(error: FastifyError): boolean {
  * is not an ApiError is an unexpected failure, answered 500 without its internals.
  */
 export function toApiError(error: FastifyError | ApiError, maxUrlLength: number, url = ""): ApiError {
-  if (error instanceof ApiError) return error;
+  if (error instanceof ApiError) {
+    // A 500 made around a failure to reach the database (an async `authenticate`, a service) says so too.
+    return error instanceof InternalError && isConnectionFailure(error.cause)
+      ? storeUnreachable(error.cause)
+      : error;
+  }
   if (error.statusCode === 404) return new NotFoundError();
+  // The database (or another peer of the service) is unreachable or cut the connection: a 500
+  // the client may retry, never the client's fault (an ECONNRESET of the store is not its socket's).
+  if (isConnectionFailure(error)) return storeUnreachable(error);
   // The client closed the connection before its body arrived: its failure, not the service's.
+  // Node's request stream reports it as `aborted` (ECONNRESET, no syscall).
   if (error.code === "ECONNRESET") {
     return new ValidationError(
       [{ field: "body", issue: "was not received completely" }],
@@ -57,6 +66,49 @@ export function toApiError(error: FastifyError | ApiError, maxUrlLength: number,
   return new ValidationError(
     [{ field: "body", issue: clientIssue(error) }],
     "The request body could not be read.",
+  );
+}
+
+/** Seconds a client is asked to wait after a failure to reach the database. */
+export const UNREACHABLE_RETRY_SECONDS = 5;
+
+/** A 500 with `Retry-After`: the database could not be reached or cut the connection. Logged with its cause. */
+export function storeUnreachable(cause: unknown): ApiError {
+  const error = new ApiError(500, "INTERNAL_ERROR", "An unexpected error occurred.", undefined, {
+    "Retry-After": String(UNREACHABLE_RETRY_SECONDS),
+  });
+  error.cause = cause;
+  return error;
+}
+
+/** Socket errors of a connection the service opened (a syscall's, not the request stream's). */
+const CONNECTION_CODES = new Set([
+  "ECONNRESET",
+  "ECONNREFUSED",
+  "ECONNABORTED",
+  "EPIPE",
+  "ETIMEDOUT",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+]);
+
+/**
+ * Whether `error` is a failure to reach the database: a socket error of the service's own
+ * connection (it names a syscall: `read ECONNRESET`, `connect ECONNREFUSED`), pg's messages for a
+ * connection that ended or never opened, or PostgreSQL's connection failures (SQLSTATE class 08,
+ * the server shutting down or starting, 57P01-57P03, too many connections, 53300).
+ */
+export function isConnectionFailure(error: unknown): boolean {
+  const e = error as { code?: unknown; syscall?: unknown; message?: unknown } | null;
+  if (typeof e !== "object" || e === null) return false;
+  const code = typeof e.code === "string" ? e.code : "";
+  if (CONNECTION_CODES.has(code) && typeof e.syscall === "string") return true;
+  if (/^08|^57P0[123]$|^53300$/.test(code)) return true;
+  const message = typeof e.message === "string" ? e.message : "";
+  return /^Connection terminated|^timeout exceeded when trying to connect|^Client has encountered a connection error|^Connection refused/.test(
+    message,
   );
 }
 

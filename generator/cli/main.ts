@@ -27,7 +27,7 @@ export async function main(argv: string[]): Promise<number> {
   const format = () => new Option("--format <format>", "how diagnostics are printed: text, json (one array on stdout) or github (Actions annotations)").choices(FORMATS).default("text");
   const port = () => new Option("--port <port>", "port to listen on").default("3000");
   const host = () => new Option("--host <host>", "address to listen on").default("127.0.0.1");
-  const store = () => new Option("--store <store>", "memory, pglite:<dir> or postgres://…").default("pglite:.canon-data");
+  const store = () => new Option("--store <store>", "memory, pglite:<dir> or postgres://… (default: $CANON_STORE, else pglite:.canon-data)");
   const today = () =>
     new Option("--today <YYYY-MM-DD>", "the date sunsets are measured against (default: today, UTC)").argParser((value: string) => {
       const ms = Date.parse(`${value}T00:00:00Z`);
@@ -79,9 +79,11 @@ export async function main(argv: string[]): Promise<number> {
     },
     {
       usage: "serve",
-      description: "generate, then serve every version on one port with dev credentials",
+      description: "generate, then serve every version on one port (dev credentials on loopback, else --auth)",
       options: [
         ...serving(),
+        new Option("--auth <module>", "your module exporting authenticate (and optionally authorize, hooks, services), such as ./src/auth.ts"),
+        new Option("--dev-credentials", "accept Bearer dev-writer and dev-reader on a host that is not loopback (on loopback they are accepted without it, unless --auth)"),
         new Option("--redis <url>", "share the rate limit of several instances through Redis (redis://host:port)"),
         new Option(
           "--trust-proxy <peers>",

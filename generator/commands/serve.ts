@@ -1,9 +1,12 @@
+import { isIP } from "node:net";
 import path from "node:path";
+import { pathToFileURL } from "node:url";
 import type { FastifyInstance } from "fastify";
 import { corsOrigin } from "../../runtime/cors.ts";
 import { checkCursorSecret } from "../../runtime/cursor-keys.ts";
 import { folderHolder, FolderInUseError } from "../../runtime/folder-lock.ts";
 import { LOG_LEVELS, type LogLevel } from "../../runtime/logging.ts";
+import { REDIS_CLIENT_OPTIONS } from "../../runtime/rate-limit.ts";
 import type { ApiModel } from "../model/types.ts";
 import { generateAndReport } from "./generate.ts";
 import { importGenerated, loadGeneratedFrom } from "./generated-modules.ts";
@@ -13,8 +16,8 @@ export interface ServeOptions {
   out: string;
   port: string;
   host: string;
-  /** `memory`, `pglite:<dir>` or `postgres://…`. */
-  store: string;
+  /** `memory`, `pglite:<dir>` or `postgres://…`; when absent, `CANON_STORE`, else `pglite:.canon-data`. */
+  store?: string;
   /** `redis://…`: one rate limit shared by every instance that names this Redis. */
   redis?: string;
   /** Origins whose browser pages may call the service (CORS): `--cors https://app.example.com`, repeated. */
@@ -23,6 +26,10 @@ export interface ServeOptions {
   logLevel?: string;
   /** Peers whose `X-Forwarded-For` to believe (comma-separated addresses, ranges, `loopback`, `linklocal`, `uniquelocal`), or `none`; default: the runtime's `TRUSTED_PROXIES`. */
   trustProxy?: string;
+  /** Accept `Bearer dev-writer` and `dev-reader` on a host that is not loopback (on loopback they are accepted without it). */
+  devCredentials?: boolean;
+  /** A module of the user's exporting `authenticate` (and optionally `authorize`, `hooks`, `services`). */
+  auth?: string;
 }
 
 /** The default store: embedded PostgreSQL in a folder under the working directory. */
@@ -31,6 +38,9 @@ export const DEFAULT_STORE = "pglite:.canon-data";
 export interface GeneratedEntry {
   buildApp(options: {
     authenticate: unknown;
+    authorize?: unknown;
+    services?: unknown;
+    hooks?: unknown;
     store?: unknown;
     logger?: boolean | { level: string };
     cursorSecret?: string;
@@ -60,7 +70,12 @@ interface RedisClient {
 /** Where a store target keeps its data, for the banner (no password of a URL). */
 export function describeStore(target: string): string {
   if (!/^postgres(ql)?:\/\//.test(target)) return target;
-  const url = new URL(target);
+  let url: URL;
+  try {
+    url = new URL(target);
+  } catch {
+    return target.replace(/:[^:@/]*@/, ":***@");
+  }
   if (url.password) url.password = "***";
   return url.toString();
 }
@@ -76,9 +91,10 @@ export function listenSettings(options: Pick<ServeOptions, "port" | "store" | "r
     process.stderr.write(`error --port must be a port number, not "${options.port}"\n`);
     return null;
   }
-  const target = options.store || DEFAULT_STORE;
+  // The store URL may come from the environment, so that its password is not on the command line.
+  const target = options.store || process.env.CANON_STORE || DEFAULT_STORE;
   if (!storeIsValid(target)) {
-    process.stderr.write(`error --store ${target}: use memory, pglite:<dir> (default ${DEFAULT_STORE}) or postgres://user@host:port/database\n`);
+    process.stderr.write(`error --store ${describeStore(target)}: use memory, pglite:<dir> (default ${DEFAULT_STORE}) or postgres://user@host:port/database\n`);
     return null;
   }
   if (options.redis !== undefined && !/^rediss?:\/\/.+/.test(options.redis)) {
@@ -162,6 +178,22 @@ export async function serveCommand(options: ServeOptions): Promise<number> {
   }
   const problem = startProblem(target);
   if (problem !== null) return problem;
+  const devCredentials = options.devCredentials === true || (options.auth === undefined && isLoopback(options.host));
+  if (!devCredentials && options.auth === undefined) {
+    process.stderr.write(
+      `error --host ${options.host} is not loopback: the dev credentials are accepted there only with --dev-credentials; pass --auth ./src/auth.ts (a module exporting authenticate) for your own\n`,
+    );
+    return 2;
+  }
+  let auth: AuthModule | null = null;
+  if (options.auth !== undefined) {
+    try {
+      auth = await loadAuth(options.auth);
+    } catch (error) {
+      process.stderr.write(`error --auth ${options.auth}: ${(error as Error).message}\n`);
+      return 2;
+    }
+  }
   const { code, model } = await generateAndReport(options, { model: true });
   if (code !== 0 || !model) return code;
 
@@ -181,7 +213,10 @@ export async function serveCommand(options: ServeOptions): Promise<number> {
   try {
     if (options.redis) redis = await connectRedis(options.redis);
     app = await entry.buildApp({
-      authenticate: entry.devAuthenticate,
+      authenticate: authenticateWith(auth, devCredentials ? entry.devAuthenticate : null),
+      ...(auth?.authorize ? { authorize: auth.authorize } : {}),
+      ...(auth?.services ? { services: auth.services } : {}),
+      ...(auth?.hooks ? { hooks: auth.hooks } : {}),
       store,
       logger: logLevel === "silent" ? false : { level: logLevel },
       // Cursors are signed with the store's keys, shared by every instance over one database; a secret overrides them.
@@ -209,8 +244,11 @@ export async function serveCommand(options: ServeOptions): Promise<number> {
   }
   process.stdout.write(
     [
-      `canon serve: listening on ${address} (store: ${describeStore(target)}${redis ? `, rate limit shared through ${options.redis}` : ""}${origins.length ? `, CORS for ${origins.join(", ")}` : ""})`,
-      ...tryLines(model, address),
+      `canon serve: listening on ${address} (store: ${describeStore(target)}${redis ? `, rate limit shared through ${describeRedis(options.redis!)}` : ""}${origins.length ? `, CORS for ${origins.join(", ")}` : ""})`,
+      devCredentials
+        ? `  the dev credentials (Bearer dev-writer, dev-reader) are accepted: ${options.devCredentials ? "--dev-credentials" : "the host is loopback"}`
+        : `  authentication: ${options.auth}; the dev credentials are not accepted`,
+      ...(devCredentials ? tryLines(model, address) : []),
       "",
     ].join("\n"),
   );
@@ -230,23 +268,66 @@ export async function serveCommand(options: ServeOptions): Promise<number> {
   return 0;
 }
 
+/** Whether `host` names this machine only: `localhost`, 127.0.0.0/8, ::1. */
+export function isLoopback(host: string): boolean {
+  const h = host.replace(/^\[|\]$/g, "").toLowerCase();
+  if (h === "localhost") return true;
+  if (isIP(h) === 4) return h.startsWith("127.");
+  if (isIP(h) === 6) return h === "::1" || /^::ffff:127\./.test(h);
+  return false;
+}
+
+interface AuthModule {
+  authenticate: (request: unknown) => unknown;
+  authorize?: unknown;
+  hooks?: unknown;
+  services?: unknown;
+}
+
+/** The user's module of `--auth`, imported as Node imports it (TypeScript too: Node strips types). */
+async function loadAuth(file: string): Promise<AuthModule> {
+  const module = (await import(pathToFileURL(path.resolve(file)).href)) as Partial<AuthModule>;
+  if (typeof module.authenticate !== "function") throw new Error("exports no function authenticate");
+  return module as AuthModule;
+}
+
+/** The user's `authenticate`, the dev one, or the user's then the dev one (`--auth` with `--dev-credentials`). */
+function authenticateWith(auth: AuthModule | null, dev: unknown): unknown {
+  if (!auth) return dev;
+  if (!dev) return auth.authenticate;
+  const devAuthenticate = dev as (request: unknown) => unknown;
+  return async (request: unknown) => (await auth.authenticate(request)) ?? devAuthenticate(request);
+}
+
 async function connectRedis(url: string): Promise<RedisClient> {
   const specifier: string = "ioredis";
-  const { Redis } = (await import(specifier)) as { Redis: new (url: string, options: object) => RedisClient };
-  // Fail fast: a limiter that cannot reach Redis answers 500, so refuse to start without it.
-  const client = new Redis(url, {
-    connectTimeout: 2000,
-    maxRetriesPerRequest: 1,
-    keyPrefix: process.env.CANON_REDIS_PREFIX ?? "canon:",
-    lazyConnect: false,
+  const { Redis } = (await import(specifier)) as { Redis: new (url: string, options: object) => RedisClient & RedisEvents };
+  // Commands fail fast while Redis is away; the limiter then counts in this instance (rate-limit.ts).
+  const client = new Redis(url, { ...REDIS_CLIENT_OPTIONS, keyPrefix: process.env.CANON_REDIS_PREFIX ?? "canon:" });
+  // Connection errors are the limiter's to report (one warning per outage), not one line per retry.
+  client.on("error", () => {});
+  // Redis down is not the service down: without it at start, the instance starts and counts alone until it answers.
+  const ready = await new Promise<boolean>((resolve) => {
+    const timer = setTimeout(() => resolve(false), REDIS_CLIENT_OPTIONS.connectTimeout);
+    client.once("ready", () => {
+      clearTimeout(timer);
+      resolve(true);
+    });
   });
-  try {
-    await client.ping();
-  } catch (error) {
-    client.disconnect();
-    throw new Error(`--redis ${url}: ${(error as Error).message}`);
-  }
+  if (!ready) process.stderr.write(`canon serve: --redis ${describeRedis(url)} does not answer: counting rate limits in this instance until it does\n`);
   return client;
+}
+
+interface RedisEvents {
+  once(event: "ready", listener: () => void): unknown;
+  on(event: "error", listener: () => void): unknown;
+}
+
+/** A Redis URL without its password, for a log line. */
+function describeRedis(url: string): string {
+  const parsed = new URL(url);
+  if (parsed.password) parsed.password = "***";
+  return parsed.toString();
 }
 
 /** The API's own limit (api.yaml `rate_limit`; none: no limit), counted in Redis. */

@@ -2,7 +2,7 @@
 // to a folder of the test, started in the foreground (`-db`) and stopped by its PID. Round
 // robin per request (the server side of each connection is closed after its response, so no
 // request sticks to the server of the one before), an HTTP health check on
-// `/v2/openapi.json` (every path carries a version prefix), retries with redispatch when a
+// `/v2/ready` (every path carries a version prefix; 200 while the store answers), retries with redispatch when a
 // server refuses the connection, and an `X-Served-By` header naming the server of each answer.
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, writeFileSync } from "node:fs";
@@ -71,7 +71,7 @@ export function config(port: number, socket: string, backends: Backend[]): strin
     "  option http-server-close",
     "  http-reuse never",
     "  option httpchk",
-    "  http-check send meth GET uri /v2/openapi.json",
+    "  http-check send meth GET uri /v2/ready",
     "  http-check expect status 200",
     "  http-response set-header X-Served-By %s",
     ...backends.map((b) => `  server ${b.name} 127.0.0.1:${b.port} check inter 300ms fall 3 rise 1`),

@@ -6,6 +6,7 @@ import { errorResponseComponents, errorSchema } from "./errors.ts";
 import { eventOperations, eventSchemas, eventsTagObject } from "./events.ts";
 import { exportHeaderComponents, exportOperations, exportSchemas, exportsTagObject } from "./exports.ts";
 import { headerComponents } from "./headers.ts";
+import { healthOperations, healthSchemas, healthTagObject } from "./health.ts";
 import { ref, sortedObject, type Json, type JsonObject } from "./json.ts";
 import type { PathOperation } from "./operation.ts";
 import { resourceOperations } from "./operations.ts";
@@ -33,6 +34,9 @@ export function openapiDocument(model: ApiModel, version: VersionModel): JsonObj
     schemas.push(...eventSchemas());
     tags.push(eventsTagObject());
   }
+  operations.push(...healthOperations(version));
+  schemas.push(...healthSchemas());
+  tags.push(healthTagObject());
   const headers = headerComponents(version);
   if (version.exports) {
     operations.push(...exportOperations(version, version.exports).map(idempotentPost));

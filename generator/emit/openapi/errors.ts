@@ -15,6 +15,8 @@ interface ErrorStatus {
   description: string;
   message: string;
   headers?: string[];
+  /** Headers some answers of this status carry, listed inline as not required. */
+  optional?: Array<[string, JsonObject]>;
 }
 
 const errorStatuses: ErrorStatus[] = [
@@ -76,8 +78,27 @@ const errorStatuses: ErrorStatus[] = [
     status: 500,
     name: "InternalError",
     code: "INTERNAL_ERROR",
-    description: "An unexpected failure. The body carries no internals.",
+    description:
+      "An unexpected failure. The body carries no internals. When the database could not be reached, it carries `Retry-After`.",
     message: "Something went wrong.",
+    optional: [
+      [
+        "Retry-After",
+        {
+          description: "Seconds to wait before retrying: the database could not be reached.",
+          required: false,
+          schema: { type: "integer", minimum: 0 },
+        },
+      ],
+    ],
+  },
+  {
+    status: 503,
+    name: "ServiceUnavailable",
+    code: "SERVICE_UNAVAILABLE",
+    description: "The instance cannot answer now (its store does not answer); retry after `Retry-After` seconds.",
+    message: "The service is not ready. Retry later.",
+    headers: ["Retry-After"],
   },
 ];
 
@@ -117,7 +138,7 @@ export function errorResponseComponents(version: VersionModel): JsonObject {
       e.name,
       {
         description: `${e.code}: ${e.description}`,
-        headers: responseHeaders(version, null, e.headers),
+        headers: { ...responseHeaders(version, null, e.headers), ...Object.fromEntries(e.optional ?? []) },
         content: {
           "application/json": {
             schema: ref("schemas", "Error"),

@@ -24,6 +24,8 @@ export function successorLink(version: VersionSettings, collection: string): str
 function linkTargets(version: VersionModel): Array<[string, string]> {
   const targets: Array<[string, string | null]> = version.resources.map((r: VersionResource) => [r.collection, r.successorLink]);
   if (version.events) targets.push(["events", successorLink(version, "events")]);
+  // `/vN/health` and `/vN/ready` (health.ts) link to the same path in the successor.
+  targets.push(["health", successorLink(version, "health")], ["ready", successorLink(version, "ready")]);
   return targets.flatMap(([collection, link]) => (link ? [[collection, link] as [string, string]] : []));
 }
 

@@ -1,0 +1,55 @@
+/**
+ * Health and readiness, for a load balancer's checks (docs/scaling.md): in every version,
+ * `GET /vN/health` answers 200 `{ "status": "ok" }` as soon as the process serves, touching
+ * neither Redis nor the store; `GET /vN/ready` answers 200 `{ "status": "ready" }` when the
+ * store answers a trivial query within `timeoutMs`, else 503 `SERVICE_UNAVAILABLE` with
+ * `Retry-After`. Neither needs credentials nor counts against the rate limit; their summary
+ * lines are logged at `warn` only (a balancer asks several times a second).
+ */
+import type { FastifyInstance } from "fastify";
+import { ServiceUnavailableError } from "./errors.ts";
+
+/** Resolves when the store can answer; rejects (or never settles) when it cannot. */
+export type ReadyProbe = () => Promise<unknown>;
+
+/** A store's probe: `select 1` through an SQL store's driver; a store without one (memory) is always ready. */
+export function storeReady(store: object): ReadyProbe {
+  const driver = (store as { driver?: { query(statement: string): Promise<unknown> } }).driver;
+  return driver ? () => driver.query("select 1") : () => Promise.resolve();
+}
+
+/** Seconds a balancer is asked to wait before trying an instance that is not ready. */
+export const NOT_READY_RETRY_SECONDS = 5;
+
+export function registerHealth(
+  app: FastifyInstance,
+  versions: readonly string[],
+  probe: ReadyProbe | undefined,
+  timeoutMs = 2000,
+): void {
+  for (const version of versions) {
+    app.get(`/${version}/health`, { logLevel: "warn" }, async () => ({ status: "ok" }));
+    app.get(`/${version}/ready`, { logLevel: "warn" }, async (request) => {
+      if (probe) {
+        let timer: NodeJS.Timeout | undefined;
+        try {
+          await Promise.race([
+            probe(),
+            new Promise((_resolve, reject) => {
+              timer = setTimeout(
+                () => reject(new Error(`the store did not answer within ${timeoutMs} ms`)),
+                timeoutMs,
+              );
+            }),
+          ]);
+        } catch (error) {
+          request.log.warn({ err: error }, "not ready: the store does not answer");
+          throw new ServiceUnavailableError(NOT_READY_RETRY_SECONDS);
+        } finally {
+          clearTimeout(timer);
+        }
+      }
+      return { status: "ready" };
+    });
+  }
+}
