@@ -64,7 +64,8 @@ export const handlersEmitter: Emitter = {
 const access = (name: string) => (/^[A-Za-z_$][A-Za-z0-9_$]*$/.test(name) ? name : `[${JSON.stringify(name)}]`);
 
 function bodyValue(field: VersionField): string {
-  return `body.${access(field.name)}`.replace(".[", "[");
+  // A tenant field left out is filled from the principal right after (`tenantValues`, SPEC §12.4).
+  return `body.${access(field.name)}`.replace(".[", "[") + (field.tenant ? " as string" : "");
 }
 
 function routesView(version: VersionModel, r: VersionResource, deleteEvent: string) {
@@ -92,6 +93,9 @@ function routesView(version: VersionModel, r: VersionResource, deleteEvent: stri
   });
 
   const where = r.filters.map((f) => `${propertyKey(f.storageName)}: query.${access(f.name)}`);
+  // Tenancy (SPEC §12.4): a tenant principal's lists match its tenant, its reads by id too.
+  const tenantWhere = r.tenantKey ? [`${propertyKey(r.tenantKey)}: tenantOf(request)`] : [];
+  const scopeOf = (key: string | null) => (key ? `, tenantScope(request, ${JSON.stringify(key)})` : "");
   // The operator filters given, as conditions of the match; the sort, as the list's last argument.
   const conditions = r.conditions.map((c) => {
     const value = `query[${JSON.stringify(c.param)}]`;
@@ -120,7 +124,10 @@ function routesView(version: VersionModel, r: VersionResource, deleteEvent: stri
     ],
     replaceValues: inputs.map((f) => ({ key: propertyKey(f.storageName), expr: bodyValue(f) })),
     patchValues: inputs.map((f) => ({ key: propertyKey(f.storageName), expr: bodyValue(f) })),
-    where: objectLiteral(where),
+    where: objectLiteral([...tenantWhere, ...where]),
+    readScope: scopeOf(r.tenantKey),
+    tenantCreate: r.tenantKey ? `tenantValues(request, ${JSON.stringify(r.tenantKey)}, values);` : "",
+    tenantChange: r.tenantKey && r.tenantKey !== "id" ? `tenantValues(request, ${JSON.stringify(r.tenantKey)}, values, false);` : "",
     conditions: conditions.length ? `, [${conditions.join(", ")}]` : "",
     sort: r.sort.length ? ", query.sort" : "",
     searchFields: r.search.map((f) => JSON.stringify(f.storageName)).join(", "),
@@ -138,7 +145,8 @@ function routesView(version: VersionModel, r: VersionResource, deleteEvent: stri
       singular: u.names.singular,
       camel: u.names.camel,
       symbols: u.symbols,
-      where: objectLiteral([`${propertyKey(u.field.storageName)}: id`, ...where]),
+      where: objectLiteral([`${propertyKey(u.field.storageName)}: id`, ...(u.field.storageName === r.tenantKey ? [] : tenantWhere), ...where]),
+      readScope: scopeOf(u.tenantKey),
     })),
     actions,
     deleteEvent,
@@ -309,7 +317,10 @@ function exportsSources(context: EmitContext, exports: VersionExport[]): ImportS
 
 function exportsView(version: VersionModel, exports: VersionExport[]) {
   const quoted = (names: string[]) => names.map((n) => JSON.stringify(n)).join(", ");
+  // A tenant principal's export holds its tenant's records only (SPEC §12.4): the job's match keeps the tenant.
+  const tenantKeyOf = (e: VersionExport) => version.resources.find((r) => r.collection === e.collection)?.tenantKey ?? null;
   return {
+    tenancy: exports.some((e) => tenantKeyOf(e) !== null),
     header: GENERATED_HEADER,
     imports: IMPORTS,
     version: version.name,
@@ -331,7 +342,11 @@ function exportsView(version: VersionModel, exports: VersionExport[]) {
         ...e.filters.map((f) => ({ key: propertyKey(f.name), zod: zodField({ ...f, nullable: false, hasDefault: false }, "update") })),
         ...e.conditions.map((c) => ({ key: propertyKey(c.param), zod: conditionBodySchema(c) })),
       ],
-      where: e.filters.map((f) => `${propertyKey(f.storageName)}: body.filters.${access(f.name)}`.replace(".[", "[")).join(", "),
+      tenant: tenantKeyOf(e) !== null,
+      where: [
+        ...(tenantKeyOf(e) ? [`${propertyKey(tenantKeyOf(e)!)}: tenant`] : []),
+        ...e.filters.map((f) => `${propertyKey(f.storageName)}: body.filters.${access(f.name)}`.replace(".[", "[")),
+      ].join(", "),
       conditions: e.conditions.length
         ? `, [${e.conditions
             .map((c) => {
@@ -348,9 +363,13 @@ function exportsView(version: VersionModel, exports: VersionExport[]) {
 }
 
 /** The references a service checks on write: each field's, then each path into arrays and objects (`tag_ids.*`). */
-function referenceSpecs(fields: Array<{ field: string; collection: string }>, nested: Array<{ path: string; collection: string }>): string {
+function referenceSpecs(fields: Array<{ field: string; collection: string }>, nested: Array<{ path: string; collection: string }>, tenantKeys?: ReadonlyMap<string, string>): string {
+  // On a tenant-scoped resource, a reference into a tenant's records carries the key it is looked up by (SPEC §12.4).
   return [...fields.map((ref) => ({ field: ref.field, collection: ref.collection })), ...nested.map((ref) => ({ field: ref.path, collection: ref.collection }))]
-    .map((ref) => `{ field: ${JSON.stringify(ref.field)}, collection: ${JSON.stringify(ref.collection)} }`)
+    .map((ref) => {
+      const key = tenantKeys?.get(ref.collection);
+      return `{ field: ${JSON.stringify(ref.field)}, collection: ${JSON.stringify(ref.collection)}${key ? `, tenantKey: ${JSON.stringify(key)}` : ""} }`;
+    })
     .join(", ");
 }
 
@@ -372,6 +391,7 @@ function effectOf(a: ApiModel["storage"][number]["actionRecords"][number]): stri
 }
 
 function servicesView(model: ApiModel) {
+  const tenantKeys = new Map(model.storage.flatMap((r) => (r.tenantKey ? [[r.collection, r.tenantKey] as const] : [])));
   const services = model.storage.flatMap((r) => [
     {
       name: r.symbols.service,
@@ -383,8 +403,9 @@ function servicesView(model: ApiModel) {
         .filter((f) => uniqueKindOf(f) === "email" || (compareKindOf(f) === "email" && r.uniqueTogether.some((l) => l.includes(f.storageName))))
         .map((f) => JSON.stringify(f.storageName))
         .join(", "),
-      references: referenceSpecs(r.references, r.nestedReferences),
+      references: referenceSpecs(r.references, r.nestedReferences, r.tenantKey && r.tenantKey !== "id" ? tenantKeys : undefined),
       transitions: transitionsOf(r),
+      tenant: r.tenantKey && r.tenantKey !== "id" ? r.tenantKey : "",
       effect: "",
       target: "",
     },
@@ -397,6 +418,7 @@ function servicesView(model: ApiModel) {
       emails: "",
       references: referenceSpecs(a.references, a.nestedReferences),
       transitions: "",
+      tenant: "",
       effect: effectOf(a),
       target: r.symbols.service,
     })),
