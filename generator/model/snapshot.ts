@@ -308,7 +308,12 @@ function storageResource(r: ResourceDef, versions: VersionModel[], tenantKey: st
     collection: r.collection,
     names,
     symbols: resourceSymbols(names, r.collection),
-    fields: r.fields.map((f) => ({ ...versionField(f, Number.POSITIVE_INFINITY), optional: mayBeAbsent(f, lifetime) })),
+    // On a tenant-scoped resource a unique field is unique with the tenant field (`uniqueTogether`), not alone.
+    fields: r.fields.map((f) => ({
+      ...versionField(f, Number.POSITIVE_INFINITY),
+      optional: mayBeAbsent(f, lifetime),
+      ...(tenantField && f.unique ? { unique: false } : {}),
+    })),
     actionRecords: r.actions.map((a) => ({
       name: a.name,
       collection: `${r.collection}/${a.name}`,
