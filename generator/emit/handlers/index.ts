@@ -85,9 +85,9 @@ function routesView(version: VersionModel, r: VersionResource, deleteEvent: stri
       createValues: a.fields.filter((f) => f.input).map((f) => ({ key: propertyKey(f.storageName), expr: bodyValue(f) })),
       eventType: a.eventType,
       // An action that changes its record publishes the record's `.updated` event too (SPEC §12.5).
-      publish: a.rules.sets.length
+      publish: withTenantOf(r.tenantKey, camel, a.rules.sets.length
         ? `eventsOf({ ${propertyKey(r.collection)}: eventOf("${r.names.singular}.updated", "${r.collection}", ${r.symbols.view}), ${JSON.stringify(`${r.collection}/${a.name}`)}: eventOf("${a.eventType}", "${r.collection}/${a.name}", ${a.symbols.view}) })`
-        : `eventOf("${a.eventType}", "${r.collection}/${a.name}", ${a.symbols.view})`,
+        : `eventOf("${a.eventType}", "${r.collection}/${a.name}", ${a.symbols.view})`),
       noContent: a.response === 204,
     };
   });
@@ -149,8 +149,15 @@ function routesView(version: VersionModel, r: VersionResource, deleteEvent: stri
       readScope: scopeOf(u.tenantKey),
     })),
     actions,
-    deleteEvent,
+    deleteEvent: withTenantOf(r.tenantKey, "current", deleteEvent),
+    eventTenant: r.tenantKey ? `, ${JSON.stringify(r.tenantKey)}` : "",
   };
+}
+
+/** `publish` kept with the tenant of the record `record` names (SPEC §12.4), on a tenant-scoped resource or the tenant collection. */
+function withTenantOf(tenantKey: string | null, record: string, publish: string): string {
+  if (!tenantKey) return publish;
+  return `withTenant(${publish}, ${record}.${tenantKey === "id" ? "id" : `values.${access(tenantKey)}`})`;
 }
 
 /**
@@ -280,7 +287,7 @@ function versionView(version: VersionModel) {
 /** What `vN/index.ts` may import: the runtime, the route context, and every route registration. */
 /** `vN/events.ts`: the feed, over the collections whose writes publish events (the model's list). */
 function eventsView(model: ApiModel, version: VersionModel) {
-  return { header: GENERATED_HEADER, imports: IMPORTS, version: version.name, collections: model.eventCollections.map((c) => JSON.stringify(c)).join(", ") };
+  return { header: GENERATED_HEADER, imports: IMPORTS, version: version.name, collections: model.eventCollections.map((c) => JSON.stringify(c)).join(", "), tenancy: model.tenantCollection !== null };
 }
 
 function eventsSources(context: EmitContext): ImportSource[] {
