@@ -18,10 +18,13 @@ export function tenantFieldOf(r: ResourceDef): FieldDef | undefined {
 export function tenancyRules(ctx: LintContext): void {
   let tenantCollection: { collection: string; where: string } | undefined;
   const scoped = new Set<string>();
+  const declared = new Set<string>();
   for (const r of ctx.defs.resources) {
     let seen: string | undefined;
     for (const { field, place, path } of walkFields(r)) {
       if (!field.tenant) continue;
+      // Declared tenant-scoped, even when the field breaks a rule: no second error about its references.
+      if (place === "resource") declared.add(r.collection);
       const at = field.at("tenant");
       const report = (message: string, fix: string) => ctx.report("tenant-field", at, message, fix);
       if (place !== "resource") {
@@ -40,15 +43,15 @@ export function tenancyRules(ctx: LintContext): void {
         report(`the tenant field ${q(field.name)} is ${field.added ? "added" : field.removed ? "removed" : "renamed"} in a version: a resource is tenant-scoped in every version it has`, `remove ${field.added ? "added" : field.removed ? "removed" : "renamed"} from ${q(field.name)}`);
         continue;
       }
-      if (seen) {
-        report(`${r.collection} has two tenant fields, ${seen} and ${q(field.name)}`, `keep tenant: true on one of them`);
-        continue;
-      }
       if (tenantCollection && tenantCollection.collection !== field.references) {
         report(
           `${q(field.name)} names a tenant in ${field.references}, but ${tenantCollection.where} names one in ${tenantCollection.collection}: an API has one tenant collection`,
           `make ${q(field.name)} reference ${tenantCollection.collection}, or remove tenant from it`,
         );
+        continue;
+      }
+      if (seen) {
+        report(`${r.collection} has two tenant fields, ${seen} and ${q(field.name)}`, `keep tenant: true on one of them`);
         continue;
       }
       seen = q(field.name);
@@ -71,7 +74,7 @@ export function tenancyRules(ctx: LintContext): void {
         }
       }
     }
-    if (scoped.has(r.collection)) {
+    if (declared.has(r.collection)) {
       for (const { field, place, path } of walkFields(r)) {
         const target = field.type === "uuid" ? field.references : undefined;
         if (place === "action" && target && (scoped.has(target) || target === tc)) {
@@ -86,7 +89,7 @@ export function tenancyRules(ctx: LintContext): void {
     }
     for (const { field, path } of walkFields(r)) {
       const target = field.type === "uuid" ? field.references : undefined;
-      if (target && scoped.has(target) && target !== r.collection) {
+      if (target && scoped.has(target) && target !== r.collection && target !== tc) {
         ctx.report("tenant-scope", field.at("references"), `${q(path)} references ${target}, which is tenant-scoped, but ${r.collection} is not: its records could name another tenant's`, fix(r));
       }
     }
