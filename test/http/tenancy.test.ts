@@ -230,4 +230,51 @@ describe(`tenancy, ${STORE} store`, () => {
     assert.ok(ids(page).includes(ticketA.id) && !ids(page).includes(ticketB.id));
     await expectError(api, "POST", "/v1/tickets", 403, "FORBIDDEN", { auth: `dev-reader.${A.id}`, body: { subject: "x" } });
   });
+
+  test("fuzz: two tenants send random requests with each other's ids and cursors; no answer to one holds a record of the other", async () => {
+    const tokens = { A: wA, B: wB } as const;
+    const records = { A: new Set<string>([A.id, agentA.id, ticketA.id, commentA.id]), B: new Set<string>([B.id, agentB.id, ticketB.id]) };
+    const cursors: string[] = [];
+    for (const [who, auth] of Object.entries(tokens) as Array<["A" | "B", string]>) {
+      for (const r of ((await get(auth, "/v1/tickets?limit=100")).data as Obj[])) records[who].add(r.id);
+      for (const url of ["/v1/tickets?limit=1", "/v1/events?limit=1", "/v1/tickets?limit=1&sort=subject", `/v1/organizations/${who === "A" ? A.id : B.id}/tickets?limit=1`]) {
+        const next = (await get(auth, url)).pagination.next_cursor;
+        if (next) cursors.push(next);
+      }
+    }
+    const idOf = fc.oneof(fc.constantFrom(...records.A), fc.constantFrom(...records.B));
+    const request = fc.oneof(
+      fc.record({ kind: fc.constant("list" as const), path: fc.constantFrom("/v1/tickets", "/v1/agents", "/v1/organizations", "/v1/events", "/v1/tickets?q=printer"), cursor: fc.option(fc.constantFrom(...cursors)) }),
+      fc.record({ kind: fc.constant("byId" as const), method: fc.constantFrom("GET", "PATCH", "DELETE"), path: fc.constantFrom("tickets", "agents", "comments", "organizations"), id: idOf }),
+      fc.record({ kind: fc.constant("under" as const), path: fc.constantFrom("organizations", "agents", "tickets"), id: idOf }),
+      fc.record({ kind: fc.constant("create" as const), assignee: fc.option(idOf), organization: fc.option(idOf) }),
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom("A" as const, "B" as const), request, async (who, r) => {
+        const auth = tokens[who];
+        const other = records[who === "A" ? "B" : "A"];
+        let res;
+        if (r.kind === "list") {
+          const sep = r.path.includes("?") ? "&" : "?";
+          res = await call(api, "GET", `${r.path}${r.cursor ? `${sep}cursor=${encodeURIComponent(r.cursor)}` : ""}`, { auth });
+        } else if (r.kind === "byId") {
+          const patch = r.path === "organizations" ? { name: "z" } : r.path === "comments" ? { body: "z" } : { name: "z", subject: "z" };
+          const body = r.method === "PATCH" ? (r.path === "tickets" ? { subject: "z" } : r.path === "agents" ? { name: "z" } : patch) : undefined;
+          res = await call(api, r.method, `/v1/${r.path}/${r.id}`, { auth, ...(body ? { body } : {}) });
+        } else if (r.kind === "under") {
+          const child = r.path === "tickets" ? "comments" : "tickets";
+          res = await call(api, "GET", `/v1/${r.path}/${r.id}/${child}`, { auth });
+        } else {
+          res = await call(api, "POST", "/v1/tickets", {
+            auth,
+            body: { subject: "fuzz", ...(r.assignee ? { assignee_id: r.assignee } : {}), ...(r.organization ? { organization_id: r.organization } : {}) },
+          });
+          if (res.status === 201) records[who].add((res.body as Obj).id);
+        }
+        assert.ok(res.status < 500, `${JSON.stringify(r)} → ${res.status} ${res.text.slice(0, 300)}`);
+        for (const id of other) assert.ok(!res.text.includes(id), `${who} ${JSON.stringify(r)} → ${res.status} holds ${id} of the other tenant: ${res.text.slice(0, 300)}`);
+      }),
+      { numRuns: 150, seed: 20261125 },
+    );
+  });
 });
