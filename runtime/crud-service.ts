@@ -31,7 +31,13 @@ export interface ResourceSpec {
    * uuid fields that must name an existing record of another collection: a field, or a path into
    * arrays and objects (`tag_ids.*` for each item, `address.country_id`, `lines.*.product_id`).
    */
-  references: Array<{ field: string; collection: string }>;
+  references: Array<{ field: string; collection: string; tenantKey?: string }>;
+  /**
+   * Its tenant field, on a tenant-scoped resource (SPEC §12.4): a reference whose `tenantKey` is
+   * set (to a tenant-scoped collection, or the tenant collection's `id`) must name a record of
+   * the record's own tenant, else 422 as if it did not exist.
+   */
+  tenant?: string;
   /** The state machines of enum fields (SPEC §12.5): an update or replace that breaks one answers 422. */
   transitions?: Transitions;
 }
@@ -48,7 +54,8 @@ export interface ResourceSpec {
 export interface ResourceService<V extends Values = Values> {
   list(query: CursorQuery): Promise<{ records: StoredRecord<V>[]; hasMore: boolean }>;
   page(query: OffsetQuery): Promise<{ records: StoredRecord<V>[]; total: number }>;
-  get(id: string): Promise<StoredRecord<V> | null>;
+  /** With `where`, null too when the record does not match it (a tenant principal's tenant, SPEC §12.4). */
+  get(id: string, where?: Values): Promise<StoredRecord<V> | null>;
   /** `context`: who writes (the handlers always give it; hooks.ts). */
   create(values: V, publish?: EventOf<StoredRecord<V>>, context?: WriteContext): Promise<StoredRecord<V>>;
   /** Writes `values` as the record's new values, if it is still at `current.revision`. */
@@ -95,8 +102,8 @@ export class CrudService<V extends Values> implements ResourceService<V> {
     }>;
   }
 
-  get(id: string): Promise<StoredRecord<V> | null> {
-    return this.store.get(this.spec.collection, id) as Promise<StoredRecord<V> | null>;
+  get(id: string, where?: Values): Promise<StoredRecord<V> | null> {
+    return this.store.get(this.spec.collection, id, where) as Promise<StoredRecord<V> | null>;
   }
 
   async create(
@@ -249,20 +256,31 @@ export class CrudService<V extends Values> implements ResourceService<V> {
     reader: Pick<Store, "get"> = this.store,
   ): Promise<void> {
     const missing: Array<{ field: string; collection: string }> = [];
-    for (const { field, collection } of references) {
+    const tenant = this.spec.tenant === undefined ? undefined : values[this.spec.tenant];
+    for (const { field, collection, tenantKey } of references) {
+      // A reference into a tenant's records is looked up within the record's tenant.
+      const where = tenantKey !== undefined && tenant !== undefined ? { [tenantKey]: tenant } : undefined;
       if (!field.includes(".")) {
         const id = values[field];
-        if (typeof id !== "string" || (previous && previous[field] === id)) continue;
-        if (!(await reader.get(collection, id))) missing.push({ field, collection });
+        if (
+          typeof id !== "string" ||
+          (previous && previous[field] === id && previous[this.spec.tenant!] === tenant)
+        )
+          continue;
+        if (!(await reader.get(collection, id, where))) missing.push({ field, collection });
         continue;
       }
-      const known = new Set(previous ? idsAt(previous, field).map(([, id]) => id) : []);
+      const known = new Set(
+        previous && (where === undefined || previous[this.spec.tenant!] === tenant)
+          ? idsAt(previous, field).map(([, id]) => id)
+          : [],
+      );
       const checked = new Map<string, boolean>();
       for (const [at, id] of idsAt(values, field)) {
         if (known.has(id)) continue;
         let found = checked.get(id);
         if (found === undefined) {
-          found = (await reader.get(collection, id)) !== null;
+          found = (await reader.get(collection, id, where)) !== null;
           checked.set(id, found);
         }
         if (!found) missing.push({ field: at, collection });

@@ -115,8 +115,9 @@ export class MemoryStore implements Store {
     return { records: all.slice(query.offset, query.offset + query.limit), total: all.length };
   }
 
-  async get(collection: string, id: string): Promise<StoredRecord | null> {
-    return this.collection(collection).byId.get(id) ?? null;
+  async get(collection: string, id: string, where?: Values): Promise<StoredRecord | null> {
+    const record = this.collection(collection).byId.get(id) ?? null;
+    return record && where && !matchesWhere(record, where) ? null : record;
   }
 
   async insert(...[collection, record, constraints, publish]: InsertArgs): Promise<StoredRecord> {
@@ -412,10 +413,16 @@ function keyOf(field: string, value: unknown, constraints: WriteConstraints): un
   return uniqueKey(value, constraints.emails?.includes(field) ? "email" : "text");
 }
 
-function matches(record: StoredRecord, match: Match): boolean {
-  for (const [field, value] of Object.entries(match.where)) {
-    if (record.values[field] !== value) return false;
+/** The exact matches of `where` (`id`: the record's id). */
+function matchesWhere(record: StoredRecord, where: Values): boolean {
+  for (const [field, value] of Object.entries(where)) {
+    if ((field === "id" ? record.id : record.values[field]) !== value) return false;
   }
+  return true;
+}
+
+function matches(record: StoredRecord, match: Match): boolean {
+  if (!matchesWhere(record, match.where)) return false;
   if (match.conditions) {
     for (const condition of match.conditions) if (!meetsCondition(record, condition)) return false;
   }

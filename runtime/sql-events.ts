@@ -60,6 +60,8 @@ export const eventTable = systemTable(EVENT_TABLE, "canon/events", [
   { name: "owner", type: "text", notNull: false },
   { name: "occurred_at", type: "timestamptz", notNull: true },
   { name: "data", type: "json", notNull: true },
+  // The tenant of the record written (SPEC §12.4): a principal of another tenant never sees the event.
+  { name: "tenant", type: "text", notNull: false },
 ]);
 
 /** The cursor keys: one row per generation, the highest signs. */
@@ -81,8 +83,8 @@ const SELECT_EVENT = `select "id", "type", to_char("occurred_at" at time zone 'U
  * The events a scope may see: in the collections it may read (`$1`, a JSON array of names: a
  * string parameter reads the same through both drivers' prepared statements), nobody's or its own.
  */
-const VISIBLE = `$1::jsonb ? "collection" and ("owner" is null or "owner" = $2)`;
-const EVENT_COLUMNS = `"id", "type", "collection", "owner", "occurred_at", "data"`;
+const VISIBLE = `$1::jsonb ? "collection" and ("owner" is null or "owner" = $2) and ("tenant" is null or $3::text is null or "tenant" = $3::text)`;
+const EVENT_COLUMNS = `"id", "type", "collection", "owner", "occurred_at", "data", "tenant"`;
 
 /**
  * An event's id and time are the database's, taken when the row is inserted (`clock_timestamp()`,
@@ -133,22 +135,22 @@ const FEED_HORIZON = namedStatement(
 
 // The statements of the feed, prepared once per connection like the store's own.
 const INSERT_ONE = namedStatement(
-  `insert into "${EVENT_TABLE}" (${EVENT_COLUMNS}) select ${eventId(`"clock"."at"`, "0")}, $1::text, $2::text, $3::text, "clock"."at", $4::json from ${CLOCK} ${KEPT}`,
+  `insert into "${EVENT_TABLE}" (${EVENT_COLUMNS}) select ${eventId(`"clock"."at"`, "0")}, $1::text, $2::text, $3::text, "clock"."at", $4::json, $5::text from ${CLOCK} ${KEPT}`,
 );
 const SET_DATA = namedStatement(`update "${EVENT_TABLE}" set "data" = $2::json where "id" = $1`);
-const LIST_FIRST = namedStatement(`${SELECT_EVENT} where ${VISIBLE} order by "id" limit $3`);
-const LIST_AFTER = namedStatement(`${SELECT_EVENT} where ${VISIBLE} and "id" > $3 order by "id" limit $4`);
+const LIST_FIRST = namedStatement(`${SELECT_EVENT} where ${VISIBLE} order by "id" limit $4`);
+const LIST_AFTER = namedStatement(`${SELECT_EVENT} where ${VISIBLE} and "id" > $4 order by "id" limit $5`);
 const LIST_FIRST_BEFORE = namedStatement(
-  `${SELECT_EVENT} where ${VISIBLE} and "id" < $3 order by "id" limit $4`,
+  `${SELECT_EVENT} where ${VISIBLE} and "id" < $4 order by "id" limit $5`,
 );
 const LIST_AFTER_BEFORE = namedStatement(
-  `${SELECT_EVENT} where ${VISIBLE} and "id" > $3 and "id" < $4 order by "id" limit $5`,
+  `${SELECT_EVENT} where ${VISIBLE} and "id" > $4 and "id" < $5 order by "id" limit $6`,
 );
-const GET = namedStatement(`${SELECT_EVENT} where ${VISIBLE} and "id" = $3`);
+const GET = namedStatement(`${SELECT_EVENT} where ${VISIBLE} and "id" = $4`);
 
-/** The parameters of one event row but its id and time: type, collection, owner, data. */
-function eventRow({ event, collection, owner }: StoredEvent): unknown[] {
-  return [event.type, collection, owner, dataText(event)];
+/** The parameters of one event row but its id and time: type, collection, owner, data, tenant. */
+function eventRow({ event, collection, owner, tenant }: StoredEvent): unknown[] {
+  return [event.type, collection, owner, dataText(event), tenant ?? null];
 }
 
 /** The event as kept: its id and time are the row's. */
@@ -171,11 +173,11 @@ export async function insertEvents(db: SqlQueryable, events: readonly StoredEven
     const rows = chunk.map((stored, i) => {
       params.push(...eventRow(stored));
       const n = params.length;
-      return `(${i}, $${n - 3}, $${n - 2}, $${n - 1}, $${n}::json)`;
+      return `(${i}, $${n - 4}, $${n - 3}, $${n - 2}, $${n - 1}::json, $${n}::text)`;
     });
     const returned = await db.query(
-      `insert into "${EVENT_TABLE}" (${EVENT_COLUMNS}) select ${eventId(`"clock"."at"`, `"e"."seq"`)}, "e"."type", "e"."collection", "e"."owner", "clock"."at", "e"."data" ` +
-        `from (values ${rows.join(", ")}) as "e" ("seq", "type", "collection", "owner", "data"), ${CLOCK} ${KEPT}`,
+      `insert into "${EVENT_TABLE}" (${EVENT_COLUMNS}) select ${eventId(`"clock"."at"`, `"e"."seq"`)}, "e"."type", "e"."collection", "e"."owner", "clock"."at", "e"."data", "e"."tenant" ` +
+        `from (values ${rows.join(", ")}) as "e" ("seq", "type", "collection", "owner", "data", "tenant"), ${CLOCK} ${KEPT}`,
       params,
     );
     // Within a statement the ids count up in the events' order: sorted, the rows match them.
@@ -200,11 +202,11 @@ export function writeWithEvent(
   const n = (i: number) => `$${count + i}`;
   const claim = activeClaim();
   // With the request's idempotency claim, the statement marks it too (sql-idempotency.ts).
-  const marked = claim ? claimMark(`"written"`, n(5), n(6), n(7)) : null;
+  const marked = claim ? claimMark(`"written"`, n(6), n(7), n(8)) : null;
   return {
     text:
       `with "written" as (${write}), ${marked ? `${marked.cte}, ` : ""}"event" as (insert into "${EVENT_TABLE}" (${EVENT_COLUMNS}) ` +
-      `select ${eventId(`"clock"."at"`, "0")}, ${n(1)}::text, ${n(2)}::text, ${n(3)}::text, "clock"."at", ${n(4)}::json from "written", ${CLOCK} ${KEPT}) ` +
+      `select ${eventId(`"clock"."at"`, "0")}, ${n(1)}::text, ${n(2)}::text, ${n(3)}::text, "clock"."at", ${n(4)}::json, ${n(5)}::text from "written", ${CLOCK} ${KEPT}) ` +
       `select "written".*, "event"."id" as "canon__event_id", "event"."occurred_at" as "canon__event_at"${marked ? `, ${marked.fence}` : ""} from "written", "event"`,
     params: claim ? [...eventRow(event), claim.principal, claim.key, claim.token] : eventRow(event),
   };
@@ -242,7 +244,7 @@ export async function listEvents(
   horizon = false,
 ): Promise<{ events: ApiEvent[]; hasMore: boolean }> {
   if (!scope.collections.length) return { events: [], hasMore: false };
-  const visible = [JSON.stringify(scope.collections), scope.principal];
+  const visible = [JSON.stringify(scope.collections), scope.principal, scope.tenant ?? null];
   let rows: Row[];
   if (horizon) {
     const before = firstEventIdAt(Number((await db.query(FEED_HORIZON))[0]!.us));
@@ -261,7 +263,12 @@ export async function listEvents(
 
 export async function getEvent(db: SqlQueryable, scope: EventScope, id: string): Promise<ApiEvent | null> {
   if (!UUID.test(id) || !scope.collections.length) return null;
-  const rows = await db.query(GET, [JSON.stringify(scope.collections), scope.principal, id]);
+  const rows = await db.query(GET, [
+    JSON.stringify(scope.collections),
+    scope.principal,
+    scope.tenant ?? null,
+    id,
+  ]);
   return rows[0] ? toEvent(rows[0]) : null;
 }
 

@@ -26,6 +26,7 @@ import type {
   Store,
   StoredRecord,
   UpdateArgs,
+  Values,
   Write,
 } from "./store.ts";
 import type { CursorKey } from "./cursor-keys.ts";
@@ -190,6 +191,11 @@ export class SqlStore implements Store {
     for (const field of fields) {
       const value = match.where[field];
       if (value === undefined) continue;
+      if (field === "id") {
+        params.push(value);
+        out.push(`"id" = $${params.length}::uuid`);
+        continue;
+      }
       const column = this.column(p, field);
       if (value === null && !isJsonKind(column.kind)) out.push(`${q(column.column)} is null`);
       else out.push(`${q(column.column)} = ${parameter(column, value, params)}`);
@@ -383,10 +389,17 @@ export class SqlStore implements Store {
     };
   }
 
-  async get(collection: string, id: string): Promise<StoredRecord | null> {
+  async get(collection: string, id: string, where?: Values): Promise<StoredRecord | null> {
     const p = this.collection(collection);
     if (!UUID.test(id)) return null;
-    const rows = await this.read(collection, p.get, [id]);
+    let rows: Row[];
+    if (where) {
+      // Scoped (a tenant's, SPEC §12.4): the match is part of the statement.
+      const params: unknown[] = [id];
+      const conditions = this.conditions(p, { where }, params);
+      const text = `select ${p.select} from ${p.table} where "id" = $1${conditions.map((c) => ` and ${c}`).join("")}`;
+      rows = await this.read(collection, this.statements.get(text), params);
+    } else rows = await this.read(collection, p.get, [id]);
     return rows[0] ? this.toRecord(p, rows[0]) : null;
   }
 

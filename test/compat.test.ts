@@ -131,6 +131,7 @@ describe("breaking changes, on real pairs of definitions", () => {
     ["a composite unique constraint added (SPEC §12.3)", { [books]: replace("sort: [pages, genre]\n", "sort: [pages, genre]\nunique: [[title, isbn]]\n") }, { kind: "unique-added", operationId: "createBook", part: "request", keyword: "x-canon-unique" }],
     ["a composite unique constraint widened to another list", { [books]: replace("sort: [pages, genre]\n", "sort: [pages, genre]\nunique: [[title, contact]]\n") }, { kind: "unique-added", operationId: "updateBook", part: "request" }],
     ["transitions added to an enum field (SPEC §12.5)", { [books]: replace("values: [fiction, poetry, drama] }", "values: [fiction, poetry, drama], transitions: { fiction: [poetry] } }") }, { kind: "transitions-added", operationId: "updateBook", part: "request", field: "genre", keyword: "x-canon-transitions" }],
+    ["a resource made tenant-scoped (SPEC §12.4)", { [books]: replace("  note:", "  author_id: { type: uuid, references: authors, tenant: true }\n  note:") }, { kind: "tenant-added", operationId: "createBook", part: "request", keyword: "x-canon-tenant" }],
     ["requires added to an action (SPEC §12.5)", { [books]: replace(actionBlock, `${actionBlock}    requires: { genre: [fiction] }\n`) }, { kind: "requires-added", operationId: "createBookLoan", part: "operation", keyword: "x-canon-requires" }],
     ["a status code removed", { [books]: replace("max_length: 100 }\n", "max_length: 100 }\n    response: 204\n") }, { kind: "status-removed", operationId: "createBookLoan" }],
   ];
@@ -370,6 +371,7 @@ describe("the gate's diagnostics point at the definition line", () => {
     ["pagination: its key", { [books]: replace("operations:", "pagination: offset\noperations:") }, "pagination:", "pagination-changed", /v2/],
     ["composite unique added: the unique key", { [books]: replace("sort: [pages, genre]\n", "sort: [pages, genre]\nunique: [[title, isbn]]\n") }, "unique: [[title, isbn]]", "unique-added", /removed: v2/],
     ["transitions added: the option", { [books]: replace("values: [fiction, poetry, drama] }", "values: [fiction, poetry, drama], transitions: { fiction: [poetry] } }") }, "transitions:", "transitions-added", /removed: v2/],
+    ["tenancy added: the resource's fields", { [books]: replace("  note:", "  author_id: { type: uuid, references: authors, tenant: true }\n  note:") }, "tenant: true", "tenant-added", /removed: v2/],
     ["requires added: the action's requires", { [books]: replace(actionBlock, `${actionBlock}    requires: { genre: [fiction] }\n`) }, "requires:", "requires-added", /added: v2/],
     ["action response: its key", { [books]: replace("max_length: 100 }\n", "max_length: 100 }\n    response: 204\n") }, "response: 204", "status-removed", /v2/],
   ];

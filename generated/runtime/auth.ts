@@ -10,6 +10,11 @@ export interface Principal {
   id: string;
   /** What the principal may do; the default `authorize` reads `read` and `write`. */
   scopes: string[];
+  /**
+   * The id of the principal's tenant, a record of the tenant collection (SPEC §12.4): it sees and
+   * changes only that tenant's records. Absent: a principal of the platform, which sees every tenant.
+   */
+  tenant?: string;
 }
 
 export type AccessAction = "list" | "read" | "create" | "update" | "replace" | "delete" | "action";
@@ -46,13 +51,24 @@ const devPrincipals = new Map<string, Principal>([
   ["dev-reader", { id: "dev-reader", scopes: ["read"] }],
 ]);
 
-/** Development credentials of `canon serve`: `Bearer dev-writer` and `Bearer dev-reader`. */
+const DEV_TENANT = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/**
+ * Development credentials of `canon serve`: `Bearer dev-writer` and `Bearer dev-reader`, principals
+ * of the platform; `Bearer dev-writer.<uuid>` and `Bearer dev-reader.<uuid>` act inside the tenant
+ * with that id (lowercase), as principals of their own (`dev-writer.<uuid>`).
+ */
 export const devAuthenticate: Authenticate = (request) => {
   const header = request.headers.authorization;
-  // Exactly `Bearer <token>` with a known token: a lookup, no regular expression.
-  return typeof header === "string" && header.startsWith("Bearer ")
-    ? (devPrincipals.get(header.slice(7)) ?? null)
-    : null;
+  if (typeof header !== "string" || !header.startsWith("Bearer ")) return null;
+  // Exactly `Bearer <token>` with a known token: a lookup, then one anchored, linear pattern.
+  const token = header.slice(7);
+  const known = devPrincipals.get(token);
+  if (known) return known;
+  const dot = token.indexOf(".");
+  const base = dot > 0 ? devPrincipals.get(token.slice(0, dot)) : undefined;
+  const tenant = token.slice(dot + 1);
+  return base && DEV_TENANT.test(tenant) ? { id: token, scopes: base.scopes, tenant } : null;
 };
 
 /** Reads need the `read` scope, everything else `write`. */

@@ -36,6 +36,11 @@ export interface StoredEvent {
   collection: string;
   /** When set, only this principal sees the event (an export job's events). */
   owner: string | null;
+  /**
+   * The tenant of the record written (SPEC §12.4): when set, a principal of another tenant does
+   * not see the event. Absent or null: every tenant may (a shared collection's events).
+   */
+  tenant?: string | null;
 }
 
 /**
@@ -48,6 +53,7 @@ export function createEvent(
   collection: string,
   data: object,
   owner: string | null = null,
+  tenant: string | null = null,
 ): StoredEvent {
   const text = JSON.stringify(data);
   const copy = JSON.parse(text) as object;
@@ -56,6 +62,7 @@ export function createEvent(
     event: { id: newId(), type, occurred_at: new Date().toISOString(), data: copy },
     collection,
     owner,
+    ...(tenant === null ? {} : { tenant }),
   };
 }
 
@@ -74,9 +81,34 @@ export function dataText(event: ApiEvent): string {
  */
 export type EventOf<R> = (record: R, collection: string) => StoredEvent;
 
-/** The event of a write through one version: `type`, on `collection`, with the record as `view` shows it. */
-export function eventOf<R>(type: string, collection: string, view: (record: R) => object): EventOf<R> {
-  return (record) => createEvent(type, collection, view(record));
+/**
+ * The event of a write through one version: `type`, on `collection`, with the record as `view`
+ * shows it. `tenantKey` (a tenant-scoped collection's tenant field, or `id` in the tenant
+ * collection, SPEC §12.4) names where the record's tenant is: the event is kept with it.
+ */
+export function eventOf<R>(
+  type: string,
+  collection: string,
+  view: (record: R) => object,
+  tenantKey?: string,
+): EventOf<R> {
+  if (tenantKey === undefined) return (record) => createEvent(type, collection, view(record));
+  return (record) => {
+    const r = record as { id: string; values: Record<string, unknown> };
+    const tenant = tenantKey === "id" ? r.id : r.values[tenantKey];
+    return createEvent(type, collection, view(record), null, typeof tenant === "string" ? tenant : null);
+  };
+}
+
+/**
+ * Events kept with `tenant` (SPEC §12.4): the events of an action on a tenant's record, and of a
+ * delete that cascades within one tenant, belong to the tenant of the record acted on.
+ */
+export function withTenant<R>(of: EventOf<R>, tenant: unknown): EventOf<R> {
+  return (record, collection) => {
+    const stored = of(record, collection);
+    return typeof tenant === "string" ? { ...stored, tenant } : stored;
+  };
 }
 
 /** Receives every event after its write commits (buildApp's `events` option). */
@@ -88,6 +120,8 @@ export interface EventSink {
 export interface EventScope {
   collections: readonly string[];
   principal: string;
+  /** A tenant principal's tenant (SPEC §12.4): it sees the events of its tenant and of shared collections only. */
+  tenant?: string;
 }
 
 /** The events a store keeps, in id order, as a principal may see them. */
@@ -117,13 +151,18 @@ export async function eventScope(
     const access: AccessRequest = { principal, action: "read", collection };
     if (await authorize(access)) readable.push(collection);
   }
-  return { collections: readable, principal: principal.id };
+  return {
+    collections: readable,
+    principal: principal.id,
+    ...(principal.tenant === undefined ? {} : { tenant: principal.tenant }),
+  };
 }
 
 /** May `scope` see this event? */
 export function inScope(scope: EventScope, stored: StoredEvent): boolean {
   return (
     (stored.owner === null || stored.owner === scope.principal) &&
+    (scope.tenant === undefined || stored.tenant == null || stored.tenant === scope.tenant) &&
     scope.collections.includes(stored.collection)
   );
 }

@@ -22,6 +22,7 @@ export * from "./pagination.ts";
 export * from "./references.ts";
 export * from "./rules.ts";
 export * from "./storable.ts";
+export * from "./tenancy.ts";
 export * from "./store.ts";
 export * from "./uuid.ts";
 

@@ -62,7 +62,11 @@ export type Condition =
   | { field: string; op: "null"; value: boolean };
 
 export interface Match {
-  /** Exact matches on storage fields (filters, and the parent field of a child list). */
+  /**
+   * Exact matches on storage fields (filters, the parent field of a child list, and a tenant
+   * principal's tenant field, SPEC §12.4); `id` matches the record's id (the tenant collection's
+   * key: a tenant principal sees its own record only).
+   */
   where: Values;
   /** Operator conditions on storage fields or `created_at`/`updated_at`, all combined with AND. */
   conditions?: Condition[];
@@ -159,7 +163,11 @@ export interface Store extends EventFeed, CursorKeyStore {
   list(collection: string, query: CursorQuery): Promise<{ records: StoredRecord[]; hasMore: boolean }>;
   /** One page in the order of `query.sort` (ascending id without), and how many records match in all. */
   page(collection: string, query: OffsetQuery): Promise<{ records: StoredRecord[]; total: number }>;
-  get(collection: string, id: string): Promise<StoredRecord | null>;
+  /**
+   * The record, or null; with `where` (exact matches as in `Match.where`: a tenant principal's
+   * tenant, SPEC §12.4), null too when the record does not match, in the same statement.
+   */
+  get(collection: string, id: string, where?: Values): Promise<StoredRecord | null>;
   /**
    * Inserts; throws ConflictError naming the field (every field of a composite constraint) when a unique value is taken. `publish`
    * makes the write's event from the inserted record; it is kept with the write.

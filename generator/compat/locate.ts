@@ -27,6 +27,9 @@ export function locateChange(defs: Definitions, model: ApiModel, version: string
     case "unique-added":
     case "unique-removed":
       return key("unique");
+    case "tenant-added":
+    case "tenant-removed":
+      return resource.fields.find((f) => f.tenant)?.at("tenant") ?? key("fields");
     case "requires-added":
     case "requires-removed":
       return action ? (written(action, "requires") ?? action.at()) : key("actions");

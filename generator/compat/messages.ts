@@ -92,6 +92,9 @@ export function breakFix(version: string, next: string, change: Change, nextIsDr
       return `keep the response of ${version} as it was (for an action, its \`response:\`); to change it, ${add} and add the new action or resource with \`added: ${next}\``;
     case "unique-added":
       return `keep ${version} without the new list: a resource-level unique holds every version of the resource; to add it, ${add}, mark the resource \`removed: ${next}\` and add its successor with \`added: ${next}\` and the list`;
+    case "tenant-added":
+    case "tenant-removed":
+      return `keep the tenancy of ${version} as it was: a tenant field holds every version of the resource; to change it, ${add}, mark the resource \`removed: ${next}\` and add its successor with \`added: ${next}\` and the tenant field`;
     case "transitions-added":
     case "transitions-narrowed":
       return `keep the transitions of "${name}" in ${version} as they were (none, or no fewer targets): a field's transitions hold in every version; to restrict them, ${add}, mark the field \`removed: ${next}\` and add the restricted one under a new name with \`added: ${next}\``;

@@ -131,6 +131,7 @@ function compareResolved(ctx: SchemaContext, o: Located, n: Located, place: Plac
   compareTransitions(old, now, report);
   compareLimits(old, now, input, report);
   if (input) compareUnique(old, now, report);
+  if (input) compareTenant(old, now, report);
   if (input && !sameJson(old.default, now.default)) {
     report({ kind: "default-changed", breaking: false, keyword: "default", detail: `defaults to ${show(now.default)} instead of ${show(old.default)}` });
   }
@@ -300,6 +301,20 @@ function compareUnique(old: JsonObject, now: JsonObject, report: Report): void {
   for (const [key, fields] of a) {
     if (!b.has(key)) report({ kind: "unique-removed", breaking: false, keyword: "x-canon-unique", detail: `no longer has the composite unique constraint [${fields.join(", ")}]` });
   }
+}
+
+/**
+ * Tenancy of a write body (`x-canon-tenant`, SPEC §12.4): a resource made tenant-scoped refuses
+ * (404, 403, 422) what the published version let a principal with a tenant do, a break; so does
+ * a resource no longer tenant-scoped, or scoped by another field (what each tenant sees changes).
+ */
+function compareTenant(old: JsonObject, now: JsonObject, report: Report): void {
+  const a = typeof old["x-canon-tenant"] === "string" ? old["x-canon-tenant"] : null;
+  const b = typeof now["x-canon-tenant"] === "string" ? now["x-canon-tenant"] : null;
+  if (a === b) return;
+  const keyword = "x-canon-tenant";
+  if (a === null) report({ kind: "tenant-added", breaking: true, keyword, detail: `is now tenant-scoped by ${show(b)}: a principal with a tenant sees and changes only its tenant's records` });
+  else report({ kind: "tenant-removed", breaking: true, keyword, detail: b === null ? `is no longer tenant-scoped by ${show(a)}` : `is tenant-scoped by ${show(b)} instead of ${show(a)}` });
 }
 
 function compareObject(ctx: SchemaContext, old: JsonObject, now: JsonObject, here: Place, seen: Set<string>, report: Report): void {

@@ -49,6 +49,9 @@ export type ChangeKind =
   // composite unique constraints of a write body (`x-canon-unique`)
   | "unique-added"
   | "unique-removed"
+  // tenancy of a write body (`x-canon-tenant`, SPEC §12.4)
+  | "tenant-added"
+  | "tenant-removed"
   // the state machine of an enum field (`x-canon-transitions`, SPEC §12.5)
   | "transitions-added"
   | "transitions-removed"

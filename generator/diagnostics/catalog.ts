@@ -35,6 +35,8 @@ export const RULES = {
   "parent-cycle": { severity: "error", doc: "parent chains may not loop." },
   "filter-field": { severity: "error", doc: "filters and search name fields that exist, of a type they can match; a uuid field only as a filter of [null] (conventions 2.2, 4.1.6)." },
   "list-under": { severity: "error", doc: "list_under sits on a top-level uuid field with references, not the parent's, one per referenced collection (SPEC 12.3)." },
+  "tenant-field": { severity: "error", doc: "tenant sits on one required, top-level uuid field with references per resource, in every version; every tenant field references the same collection, which is not itself tenant-scoped; no action sets it (SPEC 12.4)." },
+  "tenant-scope": { severity: "error", doc: "A child of a tenant-scoped resource, and a resource that references one, is tenant-scoped too; an action's fields do not reference a tenant-scoped collection (SPEC 12.4)." },
   "sort-field": { severity: "error", doc: "sort names fields (or created_at/updated_at) whose values have an order (SPEC 12.1)." },
   "unique-together": { severity: "error", doc: "A resource-level unique list names two or more scalar fields, each once, none removed; no list repeats or holds another, or a field unique on its own (SPEC 12.3)." },
   "transitions": { severity: "error", doc: "transitions sit on an enum field of the resource; every key and target is one of its values, listed once, never the value itself (SPEC 12.5)." },

@@ -5,6 +5,7 @@ import { businessRules } from "./rules/business.ts";
 import { fieldRules } from "./rules/fields.ts";
 import { filterRules } from "./rules/filters.ts";
 import { listUnderRules } from "./rules/list-under.ts";
+import { tenancyRules } from "./rules/tenancy.ts";
 import { optionRules } from "./rules/options.ts";
 import { parentRules } from "./rules/parents.ts";
 import { patternRules } from "./rules/patterns.ts";
@@ -22,7 +23,7 @@ export interface LintOptions {
 }
 
 /** Every rule, one per concern. Each reports through the context and never throws on odd input. */
-const rules: Rule[] = [versionRules, pathRules, resourceRules, parentRules, fieldRules, optionRules, patternRules, versionRefRules, filterRules, listUnderRules, uniqueRules, businessRules];
+const rules: Rule[] = [versionRules, pathRules, resourceRules, parentRules, fieldRules, optionRules, patternRules, versionRefRules, filterRules, listUnderRules, uniqueRules, businessRules, tenancyRules];
 
 /** Runs every lint rule over the normalized definitions and returns every problem found. */
 export function lint(defs: Definitions, options: LintOptions): Diagnostic[] {

@@ -97,6 +97,7 @@ function normalizeField(source: SourceFile, at: PropertyKey[], name: string, f: 
     references: f.references,
     onDelete: f.on_delete,
     listUnder: f.list_under,
+    tenant: f.tenant,
     values: f.values,
     transitions: f.transitions,
     items: f.items ? normalizeField(source, [...at, "items"], "items", f.items) : undefined,

@@ -81,7 +81,7 @@ export function buildModel(defs: Definitions): ApiModel {
       exportsPath: exports.length ? `/${v.name}/exports` : null,
     }];
   });
-  const storage = resources.map((r) => storageResource(r, versions));
+  const storage = resources.map((r) => storageResource(r, versions, tenancyOf(defs).keyOf(r.collection)));
   const exportJobs = versions.some((v) => v.exports) ? exportJobStorage() : null;
   const eventCollections = [
     ...storage.flatMap((r) => [r.collection, ...r.actionRecords.map((a) => a.collection)]),
@@ -99,6 +99,7 @@ export function buildModel(defs: Definitions): ApiModel {
     references: storeReferences(storage),
     exportJobs,
     eventCollections,
+    tenantCollection: tenancyOf(defs).collection,
     versions,
   };
 }
@@ -148,6 +149,7 @@ function versionResource(defs: Definitions, r: ResourceDef, version: string, suc
             symbols: resourceSymbols(namesOf(parentDef.singular, parentDef.collection), parentDef.collection),
             field: parentField,
             path: `/${version}/${parentDef.collection}/{id}/${r.collection}`,
+            tenantKey: tenancyOf(defs).keyOf(parentDef.collection),
           }
         : null,
     listsUnder: fields.flatMap((f): ListUnder[] => {
@@ -162,9 +164,11 @@ function versionResource(defs: Definitions, r: ResourceDef, version: string, suc
           symbols: resourceSymbols(ownerNames, owner.collection),
           field: f,
           path: `/${version}/${owner.collection}/{id}/${r.collection}`,
+          tenantKey: tenancyOf(defs).keyOf(owner.collection),
         },
       ];
     }),
+    tenantKey: tenancyOf(defs).keyOf(r.collection),
     actions: r.actions.map((a): VersionAction => {
       const singular = singularOf(a.name);
       return {
@@ -246,8 +250,9 @@ function versionField(f: FieldDef, n: number): VersionField {
     writeOnly: f.writeOnly,
     unique: f.unique,
     input,
-    requiredInput: input && !f.optional && !f.hasDefault,
+    requiredInput: input && !f.optional && !f.hasDefault && !f.tenant,
     output: !f.writeOnly,
+    ...(f.tenant ? { tenant: true as const } : {}),
   };
 }
 
@@ -292,7 +297,10 @@ function nestedReferences(fields: FieldDef[]): Array<{ path: string; collection:
   return found;
 }
 
-function storageResource(r: ResourceDef, versions: VersionModel[]): StorageResource {
+function storageResource(r: ResourceDef, versions: VersionModel[], tenantKey: string | null): StorageResource {
+  // Unique within the tenant (SPEC §12.4): the tenant field joins every unique constraint.
+  const tenantField = tenantKey !== null && tenantKey !== "id" ? tenantKey : null;
+  const unique = r.fields.filter((f) => f.unique).map((f) => f.name);
   const names = namesOf(r.singular, r.collection);
   const parentField = r.parent ? (r.fields.find((f) => f.type === "uuid" && f.references === r.parent)?.name ?? null) : null;
   const lifetime = versions.map((v) => v.number).filter((n) => presentIn(n, r.added, r.removed));
@@ -300,7 +308,12 @@ function storageResource(r: ResourceDef, versions: VersionModel[]): StorageResou
     collection: r.collection,
     names,
     symbols: resourceSymbols(names, r.collection),
-    fields: r.fields.map((f) => ({ ...versionField(f, Number.POSITIVE_INFINITY), optional: mayBeAbsent(f, lifetime) })),
+    // On a tenant-scoped resource a unique field is unique with the tenant field (`uniqueTogether`), not alone.
+    fields: r.fields.map((f) => ({
+      ...versionField(f, Number.POSITIVE_INFINITY),
+      optional: mayBeAbsent(f, lifetime),
+      ...(tenantField && f.unique ? { unique: false } : {}),
+    })),
     actionRecords: r.actions.map((a) => ({
       name: a.name,
       collection: `${r.collection}/${a.name}`,
@@ -314,8 +327,14 @@ function storageResource(r: ResourceDef, versions: VersionModel[]): StorageResou
       nestedReferences: nestedReferences(a.fields),
       rules: { requires: a.requires, sets: a.sets },
     })),
-    unique: r.fields.filter((f) => f.unique).map((f) => f.name),
-    uniqueTogether: r.uniqueTogether.map((list) => [...list]),
+    unique: tenantField ? [] : unique,
+    uniqueTogether: tenantField
+      ? [
+          ...unique.filter((f) => f !== tenantField).map((f) => [tenantField, f]),
+          ...r.uniqueTogether.map((list) => (list.includes(tenantField) ? [...list] : [tenantField, ...list])),
+        ]
+      : r.uniqueTogether.map((list) => [...list]),
+    tenantKey,
     references: r.fields.flatMap((f) =>
       f.type === "uuid" && f.references
         ? [{ field: f.name, collection: f.references, onDelete: f.onDelete ?? (f.name === parentField ? "cascade" : "restrict") }]
@@ -397,6 +416,7 @@ function exportJobStorage(): StorageResource {
     names: namesOf("export", "exports"),
     symbols: resourceSymbols(namesOf("export", "exports"), EXPORT_JOBS),
     fields,
+    tenantKey: null,
     actionRecords: [],
     nestedReferences: [],
     unique: [],
@@ -407,4 +427,25 @@ function exportJobStorage(): StorageResource {
     filters: [...EXPORT_JOB_FILTERS],
     sort: [],
   };
+}
+
+/** The tenant collection and each collection's tenant key (SPEC §12.4), once per definitions. */
+const tenancies = new WeakMap<Definitions, { collection: string | null; keyOf(collection: string): string | null }>();
+
+function tenancyOf(defs: Definitions): { collection: string | null; keyOf(collection: string): string | null } {
+  let tenancy = tenancies.get(defs);
+  if (!tenancy) {
+    const keys = new Map<string, string>();
+    let collection: string | null = null;
+    for (const r of defs.resources) {
+      const field = r.fields.find((f) => f.tenant && f.type === "uuid" && f.references);
+      if (!field) continue;
+      collection ??= field.references!;
+      keys.set(r.collection, field.name);
+    }
+    if (collection !== null && !keys.has(collection)) keys.set(collection, "id");
+    tenancy = { collection, keyOf: (c) => keys.get(c) ?? null };
+    tenancies.set(defs, tenancy);
+  }
+  return tenancy;
 }

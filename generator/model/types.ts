@@ -66,6 +66,8 @@ export interface FieldDef extends FieldShape<FieldDef> {
   onDelete?: OnDelete;
   /** With references: the resource is also listed under the referenced record (SPEC §12.3). */
   listUnder?: boolean;
+  /** With references: the field names the record's tenant, making the resource tenant-scoped (SPEC §12.4). */
+  tenant?: boolean;
   added?: string;
   removed?: string;
   renamed?: { in: string; from: string };
@@ -174,6 +176,11 @@ export interface VersionField extends FieldShape<VersionField> {
   requiredInput: boolean;
   /** Returned in responses (not write-only). */
   output: boolean;
+  /**
+   * The tenant field of a tenant-scoped resource (SPEC §12.4): optional in create and replace
+   * bodies (filled from the principal's tenant), required in the record.
+   */
+  tenant?: true;
 }
 
 export interface VersionAction {
@@ -232,6 +239,8 @@ export interface ListUnder {
   field: VersionField;
   /** `/v2/users/{id}/orders`. */
   path: string;
+  /** The tenant key of the record's collection (VersionResource.tenantKey). */
+  tenantKey: string | null;
 }
 
 export interface VersionResource {
@@ -263,6 +272,11 @@ export interface VersionResource {
    * the fields.
    */
   listsUnder: ListUnder[];
+  /**
+   * Tenancy (SPEC §12.4): the key a principal's tenant is matched on, `organization_id` (its
+   * tenant field) for a tenant-scoped resource, `id` for the tenant collection itself; null otherwise.
+   */
+  tenantKey: string | null;
   actions: VersionAction[];
   /** `/v2/orders` and `/v2/orders/{id}` (OpenAPI's form of a path parameter). */
   paths: { collection: string; item: string };
@@ -346,10 +360,16 @@ export interface StorageResource {
     /** Its `requires` and `sets` by storage names; both empty for an action that only records. */
     rules: ActionRules;
   }>;
-  /** Storage fields unique on their own (`unique: true`). */
+  /** Storage fields unique on their own (`unique: true`); on a tenant-scoped resource, none: see `uniqueTogether`. */
   unique: string[];
-  /** Composite unique constraints: storage fields unique together, each list in the order written. */
+  /**
+   * Composite unique constraints: storage fields unique together, each list in the order written.
+   * On a tenant-scoped resource (SPEC §12.4) each field unique on its own is here as
+   * `[tenant field, field]`, and each list without the tenant field starts with it: unique within the tenant.
+   */
   uniqueTogether: string[][];
+  /** Its tenant field (SPEC §12.4), or `id` in the tenant collection; null otherwise. */
+  tenantKey: string | null;
   references: Array<{ field: string; collection: string; onDelete: OnDelete }>;
   /**
    * References inside arrays and objects, by path (`tag_ids.*`, `address.country_id`): each id
@@ -386,5 +406,7 @@ export interface ApiModel {
    * for `read` on each to know which events a principal sees.
    */
   eventCollections: string[];
+  /** The tenant collection (SPEC §12.4), the collection every tenant field references; null without tenancy. */
+  tenantCollection: string | null;
   versions: VersionModel[];
 }

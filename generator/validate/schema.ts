@@ -67,6 +67,12 @@ export const FieldSchema = z
       .describe(
         "uuid with references (not the parent field): also list this resource under the referenced record, GET /vN/<referenced>/{id}/<resource>.",
       ),
+    tenant: z
+      .boolean()
+      .optional()
+      .describe(
+        "uuid with references to the tenant collection: makes the resource tenant-scoped (SPEC 12.4). A principal with a tenant sees and changes only the records whose field names its tenant; on create the field is filled from the principal when absent.",
+      ),
     values: z.array(z.string()).min(1).optional().describe("enum: the allowed values."),
     transitions: z
       .record(z.string(), z.array(z.string()))

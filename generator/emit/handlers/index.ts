@@ -69,7 +69,8 @@ const member = (name: string) => (/^[A-Za-z_$][A-Za-z0-9_$]*$/.test(name) ? `.${
 const access = (name: string) => (/^[A-Za-z_$][A-Za-z0-9_$]*$/.test(name) ? name : `[${JSON.stringify(name)}]`);
 
 function bodyValue(field: VersionField): string {
-  return `body.${access(field.name)}`.replace(".[", "[");
+  // A tenant field left out is filled from the principal right after (`tenantValues`, SPEC §12.4).
+  return `body.${access(field.name)}`.replace(".[", "[") + (field.tenant ? " as string" : "");
 }
 
 function routesView(version: VersionModel, r: VersionResource, deleteEvent: string) {
@@ -89,14 +90,17 @@ function routesView(version: VersionModel, r: VersionResource, deleteEvent: stri
       createValues: a.fields.filter((f) => f.input).map((f) => ({ key: propertyKey(f.storageName), expr: bodyValue(f) })),
       eventType: a.eventType,
       // An action that changes its record publishes the record's `.updated` event too (SPEC §12.5).
-      publish: a.rules.sets.length
+      publish: withTenantOf(r.tenantKey, camel, a.rules.sets.length
         ? `eventsOf({ ${propertyKey(r.collection)}: eventOf("${r.names.singular}.updated", "${r.collection}", ${r.symbols.view}), ${JSON.stringify(`${r.collection}/${a.name}`)}: eventOf("${a.eventType}", "${r.collection}/${a.name}", ${a.symbols.view}) })`
-        : `eventOf("${a.eventType}", "${r.collection}/${a.name}", ${a.symbols.view})`,
+        : `eventOf("${a.eventType}", "${r.collection}/${a.name}", ${a.symbols.view})`),
       noContent: a.response === 204,
     };
   });
 
   const where = r.filters.map((f) => `${propertyKey(f.storageName)}: query.${access(f.name)}`);
+  // Tenancy (SPEC §12.4): a tenant principal's lists match its tenant, its reads by id too.
+  const tenantWhere = r.tenantKey ? [`${propertyKey(r.tenantKey)}: tenantOf(request)`] : [];
+  const scopeOf = (key: string | null) => (key ? `, tenantScope(request, ${JSON.stringify(key)})` : "");
   // The operator filters given, as conditions of the match (declared once per file, read per
   // request by conditionsOf); the sort, as the list's last argument.
   const conditionsName = "listConditions";
@@ -120,7 +124,10 @@ function routesView(version: VersionModel, r: VersionResource, deleteEvent: stri
     ],
     replaceValues: inputs.map((f) => ({ key: propertyKey(f.storageName), expr: bodyValue(f) })),
     patchValues: inputs.map((f) => ({ key: propertyKey(f.storageName), expr: bodyValue(f) })),
-    where: objectLiteral(where),
+    where: objectLiteral([...tenantWhere, ...where]),
+    readScope: scopeOf(r.tenantKey),
+    tenantCreate: r.tenantKey ? `tenantValues(request, ${JSON.stringify(r.tenantKey)}, values);` : "",
+    tenantChange: r.tenantKey && r.tenantKey !== "id" ? `tenantValues(request, ${JSON.stringify(r.tenantKey)}, values, false);` : "",
     conditions: r.conditions.length ? ", conditions" : "",
     conditionsName,
     conditionSpecs: conditionSpecs(r.conditions),
@@ -140,11 +147,19 @@ function routesView(version: VersionModel, r: VersionResource, deleteEvent: stri
       singular: u.names.singular,
       camel: u.names.camel,
       symbols: u.symbols,
-      where: objectLiteral([`${propertyKey(u.field.storageName)}: id`, ...where]),
+      where: objectLiteral([`${propertyKey(u.field.storageName)}: id`, ...(u.field.storageName === r.tenantKey ? [] : tenantWhere), ...where]),
+      readScope: scopeOf(u.tenantKey),
     })),
     actions,
-    deleteEvent,
+    deleteEvent: withTenantOf(r.tenantKey, "current", deleteEvent),
+    eventTenant: r.tenantKey ? `, ${JSON.stringify(r.tenantKey)}` : "",
   };
+}
+
+/** `publish` kept with the tenant of the record `record` names (SPEC §12.4), on a tenant-scoped resource or the tenant collection. */
+function withTenantOf(tenantKey: string | null, record: string, publish: string): string {
+  if (!tenantKey) return publish;
+  return `withTenant(${publish}, ${record}.${tenantKey === "id" ? "id" : `values.${access(tenantKey)}`})`;
 }
 
 /**
@@ -274,7 +289,7 @@ function versionView(version: VersionModel) {
 /** What `vN/index.ts` may import: the runtime, the route context, and every route registration. */
 /** `vN/events.ts`: the feed, over the collections whose writes publish events (the model's list). */
 function eventsView(model: ApiModel, version: VersionModel) {
-  return { header: GENERATED_HEADER, imports: IMPORTS, version: version.name, collections: model.eventCollections.map((c) => JSON.stringify(c)).join(", ") };
+  return { header: GENERATED_HEADER, imports: IMPORTS, version: version.name, collections: model.eventCollections.map((c) => JSON.stringify(c)).join(", "), tenancy: model.tenantCollection !== null };
 }
 
 function eventsSources(context: EmitContext): ImportSource[] {
@@ -311,7 +326,10 @@ function exportsSources(context: EmitContext, exports: VersionExport[]): ImportS
 
 function exportsView(version: VersionModel, exports: VersionExport[]) {
   const quoted = (names: string[]) => names.map((n) => JSON.stringify(n)).join(", ");
+  // A tenant principal's export holds its tenant's records only (SPEC §12.4): the job's match keeps the tenant.
+  const tenantKeyOf = (e: VersionExport) => version.resources.find((r) => r.collection === e.collection)?.tenantKey ?? null;
   return {
+    tenancy: exports.some((e) => tenantKeyOf(e) !== null),
     header: GENERATED_HEADER,
     imports: IMPORTS,
     version: version.name,
@@ -333,7 +351,11 @@ function exportsView(version: VersionModel, exports: VersionExport[]) {
         ...e.filters.map((f) => ({ key: propertyKey(f.name), zod: zodField({ ...f, nullable: false, hasDefault: false }, "update") })),
         ...e.conditions.map((c) => ({ key: propertyKey(c.param), zod: conditionBodySchema(c) })),
       ],
-      where: e.filters.map((f) => `${propertyKey(f.storageName)}: body.filters.${access(f.name)}`.replace(".[", "[")).join(", "),
+      tenant: tenantKeyOf(e) !== null,
+      where: [
+        ...(tenantKeyOf(e) ? [`${propertyKey(tenantKeyOf(e)!)}: tenant`] : []),
+        ...e.filters.map((f) => `${propertyKey(f.storageName)}: body.filters.${access(f.name)}`.replace(".[", "[")),
+      ].join(", "),
       conditions: e.conditions.length ? `, conditionsOf(${e.names.camel}Conditions, body.filters)` : "",
       conditionsName: `${e.names.camel}Conditions`,
       conditionSpecs: conditionSpecs(e.conditions),
@@ -352,9 +374,13 @@ function conditionSpecs(conditions: ListCondition[]): Array<{ key: string; spec:
 }
 
 /** The references a service checks on write: each field's, then each path into arrays and objects (`tag_ids.*`). */
-function referenceSpecs(fields: Array<{ field: string; collection: string }>, nested: Array<{ path: string; collection: string }>): string {
+function referenceSpecs(fields: Array<{ field: string; collection: string }>, nested: Array<{ path: string; collection: string }>, tenantKeys?: ReadonlyMap<string, string>): string {
+  // On a tenant-scoped resource, a reference into a tenant's records carries the key it is looked up by (SPEC §12.4).
   return [...fields.map((ref) => ({ field: ref.field, collection: ref.collection })), ...nested.map((ref) => ({ field: ref.path, collection: ref.collection }))]
-    .map((ref) => `{ field: ${JSON.stringify(ref.field)}, collection: ${JSON.stringify(ref.collection)} }`)
+    .map((ref) => {
+      const key = tenantKeys?.get(ref.collection);
+      return `{ field: ${JSON.stringify(ref.field)}, collection: ${JSON.stringify(ref.collection)}${key ? `, tenantKey: ${JSON.stringify(key)}` : ""} }`;
+    })
     .join(", ");
 }
 
@@ -427,6 +453,7 @@ function hooksFile(model: ApiModel, context: EmitContext): EmittedFile {
 }
 
 function servicesView(model: ApiModel) {
+  const tenantKeys = new Map(model.storage.flatMap((r) => (r.tenantKey ? [[r.collection, r.tenantKey] as const] : [])));
   const services = model.storage.flatMap((r) => [
     {
       name: r.symbols.service,
@@ -438,8 +465,9 @@ function servicesView(model: ApiModel) {
         .filter((f) => uniqueKindOf(f) === "email" || (compareKindOf(f) === "email" && r.uniqueTogether.some((l) => l.includes(f.storageName))))
         .map((f) => JSON.stringify(f.storageName))
         .join(", "),
-      references: referenceSpecs(r.references, r.nestedReferences),
+      references: referenceSpecs(r.references, r.nestedReferences, r.tenantKey && r.tenantKey !== "id" ? tenantKeys : undefined),
       transitions: transitionsOf(r),
+      tenant: r.tenantKey && r.tenantKey !== "id" ? r.tenantKey : "",
       effect: "",
       plainAction: "",
       target: "",
@@ -455,6 +483,7 @@ function servicesView(model: ApiModel) {
       emails: "",
       references: referenceSpecs(a.references, a.nestedReferences),
       transitions: "",
+      tenant: "",
       effect: effectOf(a),
       // An action that only records acts through its hook alone: ActingService when one is given.
       plainAction: effectOf(a) ? "" : literal({ targetField: a.targetField }),

@@ -35,7 +35,9 @@ export function fieldSchema(field: VersionField, mode: FieldMode): JsonObject {
  * does not, and a decimal's its digits and bounds, which JSON Schema cannot state of a string.
  */
 function describe(field: VersionField): string | undefined {
-  const note = field.schemes
+  const note = field.tenant
+    ? "The record's tenant (x-canon-tenant): a principal with a tenant sees and changes only its tenant's records; on create it is filled from the principal's tenant when absent, and another tenant's id answers 403."
+    : field.schemes
     ? `A URL with scheme ${orList(field.schemes)}.`
     : field.type === "decimal"
       ? decimalNote(field)

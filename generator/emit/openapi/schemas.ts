@@ -57,8 +57,11 @@ export function resourceSchemas(resource: VersionResource, storage: StorageResou
  * that would answers 409. The breaking-change gate reads it (adding a list is breaking).
  */
 function withUnique(resource: VersionResource, schema: JsonObject): JsonObject {
-  if (!resource.uniqueTogether.length) return schema;
-  return { ...schema, "x-canon-unique": resource.uniqueTogether.map((list) => [...list]) };
+  // A tenant-scoped resource (SPEC §12.4) names its tenant field as `x-canon-tenant`: the gate
+  // reads it (making a resource tenant-scoped is breaking).
+  const tenant: JsonObject = resource.tenantKey && resource.tenantKey !== "id" ? { "x-canon-tenant": resource.tenantKey } : {};
+  if (!resource.uniqueTogether.length) return { ...schema, ...tenant };
+  return { ...schema, "x-canon-unique": resource.uniqueTogether.map((list) => [...list]), ...tenant };
 }
 
 /**

@@ -11,7 +11,8 @@ export function zodField(field: VersionField, mode: ZodMode): string {
   if (field.nullable) expr += ".nullable()";
   if (mode === "update") return `${expr}.optional()`;
   if (field.hasDefault) return `${expr}.default(${literal(field.default)})`;
-  if (field.optional) return `${expr}.optional()`;
+  // The tenant field of a create or replace body is filled from the principal when absent (SPEC §12.4).
+  if (field.optional || (field.tenant && mode === "create")) return `${expr}.optional()`;
   return expr;
 }
 

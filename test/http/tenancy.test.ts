@@ -1,0 +1,280 @@
+// SPEC §12.4 tenancy, over HTTP on the service generated from test/fixtures/tenancy (organizations
+// are the tenant collection; agents, tickets and comments are tenant-scoped; tags are shared), on
+// the store CANON_TEST_STORE names. Two tenant principals (`Bearer dev-writer.<org id>`) and a
+// platform principal (`Bearer dev-writer`): a tenant sees and changes only its own records.
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import fc from "fast-check";
+import { download, exportsFolder, ndjson, settled } from "../exports/helpers.ts";
+import { call, expectError, expectStatus, startFixture, type Api } from "./helpers.ts";
+
+type Obj = Record<string, any>;
+const STORE = process.env.CANON_TEST_STORE ?? "memory";
+const folder = exportsFolder();
+let api: Api;
+let A: Obj;
+let B: Obj;
+let wA: string;
+let wB: string;
+const seen = { A: new Set<string>(), B: new Set<string>() };
+let agentA: Obj;
+let agentB: Obj;
+let tag: Obj;
+let ticketA: Obj;
+let ticketB: Obj;
+let commentA: Obj;
+
+const post = async (auth: string, url: string, body: Obj, status = 201) =>
+  (await expectStatus(api, "POST", url, status, { auth, body })).body as Obj;
+const get = async (auth: string, url: string, status = 200) => (await expectStatus(api, "GET", url, status, { auth })).body as Obj;
+const ids = (page: Obj) => (page.data as Obj[]).map((r) => r.id as string);
+
+before(async () => {
+  api = await startFixture("http-tenancy", "test/fixtures/tenancy", ["v1"], { exports: { directory: folder.directory, pageSize: 2 } });
+  A = await post("dev-writer", "/v1/organizations", { name: "Acme" });
+  B = await post("dev-writer", "/v1/organizations", { name: "Bolt" });
+  wA = `dev-writer.${A.id}`;
+  wB = `dev-writer.${B.id}`;
+  seen.A.add(A.id);
+  seen.B.add(B.id);
+  tag = await post("dev-writer", "/v1/tags", { name: "billing" });
+  agentA = await post(wA, "/v1/agents", { name: "Ann", email: "help@example.com" });
+  agentB = await post(wB, "/v1/agents", { name: "Bob", email: "help@example.com" });
+  ticketA = await post(wA, "/v1/tickets", { subject: "printer on fire", assignee_id: agentA.id, tag_ids: [tag.id] });
+  ticketB = await post(wB, "/v1/tickets", { subject: "printer jammed", assignee_id: agentB.id, tag_ids: [tag.id] });
+  commentA = await post(wA, "/v1/comments", { ticket_id: ticketA.id, body: "on it" });
+  await post(wB, "/v1/comments", { ticket_id: ticketB.id, body: "looking" });
+});
+after(async () => {
+  await api?.close();
+  folder.remove();
+});
+
+describe(`tenancy, ${STORE} store`, () => {
+  test("a create without the tenant field is filled from the principal; another tenant's id answers 403; the platform must give it", async () => {
+    assert.equal(agentA.organization_id, A.id);
+    assert.equal(ticketA.organization_id, A.id);
+    assert.equal(commentA.organization_id, A.id);
+    await expectError(api, "POST", "/v1/tickets", 403, "FORBIDDEN", { auth: wA, body: { subject: "x", organization_id: B.id } });
+    const own = await post(wA, "/v1/tickets", { subject: "explicit", organization_id: A.id });
+    assert.equal(own.organization_id, A.id);
+    const error = await expectError(api, "POST", "/v1/tickets", 400, "VALIDATION_ERROR", { auth: "dev-writer", body: { subject: "x" } });
+    assert.deepEqual((error.details as Obj[]).map((d) => d.field), ["organization_id"]);
+    const platform = await post("dev-writer", "/v1/tickets", { subject: "for B", organization_id: B.id });
+    assert.equal(platform.organization_id, B.id);
+  });
+
+  test("a read, write or action by id on another tenant's record answers 404 and changes nothing", async () => {
+    const url = `/v1/tickets/${ticketA.id}`;
+    const before = await expectStatus(api, "GET", url, 200, { auth: wA });
+    await expectError(api, "GET", url, 404, "NOT_FOUND", { auth: wB });
+    await expectError(api, "PATCH", url, 404, "NOT_FOUND", { auth: wB, body: { subject: "mine now" } });
+    await expectError(api, "PUT", url, 404, "NOT_FOUND", { auth: wB, body: { subject: "mine now" } });
+    await expectError(api, "POST", `${url}/escalations`, 404, "NOT_FOUND", { auth: wB, body: { reason: "x" } });
+    await expectError(api, "DELETE", url, 404, "NOT_FOUND", { auth: wB });
+    await expectError(api, "GET", `/v1/agents/${agentA.id}`, 404, "NOT_FOUND", { auth: wB });
+    await expectError(api, "GET", `/v1/comments/${commentA.id}`, 404, "NOT_FOUND", { auth: wB });
+    const after = await expectStatus(api, "GET", url, 200, { auth: wA });
+    assert.deepEqual(after.body, before.body);
+    assert.equal(after.headers.get("etag"), before.headers.get("etag"));
+    await expectStatus(api, "GET", url, 200, { auth: "dev-writer" });
+  });
+
+  test("a tenant's own writes by id work; it cannot move a record to another tenant (403)", async () => {
+    const t = await post(wA, "/v1/tickets", { subject: "own" });
+    const patched = (await expectStatus(api, "PATCH", `/v1/tickets/${t.id}`, 200, { auth: wA, body: { subject: "own 2" } })).body as Obj;
+    assert.equal(patched.subject, "own 2");
+    await expectError(api, "PATCH", `/v1/tickets/${t.id}`, 403, "FORBIDDEN", { auth: wA, body: { organization_id: B.id } });
+    const replaced = (await expectStatus(api, "PUT", `/v1/tickets/${t.id}`, 200, { auth: wA, body: { subject: "own 3" } })).body as Obj;
+    assert.equal(replaced.organization_id, A.id);
+    await post(wA, `/v1/tickets/${t.id}/escalations`, { reason: "late" });
+    await expectStatus(api, "DELETE", `/v1/tickets/${t.id}`, 204, { auth: wA });
+  });
+
+  test("lists, search, child lists and list_under lists hold only the tenant's records", async () => {
+    for (const [auth, own, other] of [[wA, ticketA, ticketB], [wB, ticketB, ticketA]] as const) {
+      for (const url of ["/v1/tickets?limit=100", "/v1/tickets?q=printer&limit=100", "/v1/tickets?sort=-priority&limit=100"]) {
+        const page = await get(auth, url);
+        assert.ok(ids(page).includes(own.id), url);
+        assert.ok(!ids(page).includes(other.id), url);
+        assert.ok((page.data as Obj[]).every((r) => r.organization_id === own.organization_id), url);
+      }
+      const child = await get(auth, `/v1/organizations/${own.organization_id}/tickets?limit=100`);
+      assert.ok((child.data as Obj[]).every((r) => r.organization_id === own.organization_id));
+      await expectError(api, "GET", `/v1/organizations/${other.organization_id}/tickets`, 404, "NOT_FOUND", { auth });
+      const under = await get(auth, `/v1/agents/${own.assignee_id}/tickets`);
+      assert.deepEqual(ids(under), [own.id]);
+      await expectError(api, "GET", `/v1/agents/${other.assignee_id}/tickets`, 404, "NOT_FOUND", { auth });
+      const comments = await get(auth, `/v1/tickets/${own.id}/comments`);
+      assert.equal(comments.data.length, 1);
+      await expectError(api, "GET", `/v1/tickets/${other.id}/comments`, 404, "NOT_FOUND", { auth });
+      const agents = await get(auth, "/v1/agents?per_page=100");
+      assert.deepEqual((agents.data as Obj[]).map((r) => r.organization_id), [own.organization_id]);
+      assert.equal(agents.pagination.total, 1);
+    }
+    const all = await get("dev-writer", "/v1/tickets?limit=100");
+    assert.ok(ids(all).includes(ticketA.id) && ids(all).includes(ticketB.id), "the platform sees every tenant");
+  });
+
+  test("a cursor of one tenant is refused for another (400 naming cursor)", async () => {
+    await post(wA, "/v1/tickets", { subject: "second" });
+    for (const url of ["/v1/tickets?limit=1", "/v1/tickets?limit=1&sort=subject"]) {
+      const page = await get(wA, url);
+      assert.ok(page.pagination.next_cursor);
+      const cursor = encodeURIComponent(page.pagination.next_cursor);
+      await get(wA, `${url}&cursor=${cursor}`);
+      const error = await expectError(api, "GET", `${url}&cursor=${cursor}`, 400, "VALIDATION_ERROR", { auth: wB });
+      assert.deepEqual((error.details as Obj[]).map((d) => d.field), ["cursor"]);
+      await expectError(api, "GET", `${url}&cursor=${cursor}`, 400, "VALIDATION_ERROR", { auth: "dev-writer" });
+    }
+  });
+
+  test("a reference to another tenant's record answers 422 as if it did not exist", async () => {
+    for (const [body, field] of [
+      [{ subject: "x", assignee_id: agentB.id }, "assignee_id"],
+      [{ subject: "x", contact: { agent_id: agentB.id } }, "contact.agent_id"],
+    ] as const) {
+      const error = await expectError(api, "POST", "/v1/tickets", 422, "BUSINESS_RULE_VIOLATION", { auth: wA, body });
+      assert.deepEqual((error.details as Obj[]).map((d) => d.field), [field]);
+    }
+    const error = await expectError(api, "POST", "/v1/comments", 422, "BUSINESS_RULE_VIOLATION", {
+      auth: wA,
+      body: { ticket_id: ticketB.id, body: "x" },
+    });
+    assert.deepEqual((error.details as Obj[]).map((d) => d.field), ["ticket_id"]);
+    await expectError(api, "PATCH", `/v1/tickets/${ticketA.id}`, 422, "BUSINESS_RULE_VIOLATION", { auth: wA, body: { assignee_id: agentB.id } });
+    // The platform cannot join two tenants' records either.
+    await expectError(api, "POST", "/v1/tickets", 422, "BUSINESS_RULE_VIOLATION", {
+      auth: "dev-writer",
+      body: { subject: "x", organization_id: A.id, assignee_id: agentB.id },
+    });
+    // Shared records (tags) stay shared.
+    await post(wB, "/v1/tickets", { subject: "tagged", tag_ids: [tag.id] });
+  });
+
+  test("the tenant collection: a tenant sees its own record only and creates none (403)", async () => {
+    const list = await get(wA, "/v1/organizations");
+    assert.deepEqual(ids(list), [A.id]);
+    await get(wA, `/v1/organizations/${A.id}`);
+    await expectError(api, "GET", `/v1/organizations/${B.id}`, 404, "NOT_FOUND", { auth: wA });
+    await expectError(api, "PATCH", `/v1/organizations/${B.id}`, 404, "NOT_FOUND", { auth: wA, body: { name: "x" } });
+    await expectError(api, "DELETE", `/v1/organizations/${B.id}`, 404, "NOT_FOUND", { auth: wA });
+    await expectError(api, "POST", "/v1/organizations", 403, "FORBIDDEN", { auth: wA, body: { name: "Mine" } });
+    const all = await get("dev-writer", "/v1/organizations");
+    assert.ok(ids(all).includes(A.id) && ids(all).includes(B.id));
+  });
+
+  test("unique within the tenant: the same email in two tenants, 409 within one", async () => {
+    assert.equal(agentA.email, agentB.email);
+    await expectError(api, "POST", "/v1/agents", 409, "CONFLICT", { auth: wA, body: { name: "Ann 2", email: "help@example.com" } });
+  });
+
+  test("exports hold only the tenant's records, and one tenant cannot read another's job", async () => {
+    const job = await post(wA, "/v1/exports", { resource: "tickets" });
+    const done = await settled(api, "v1", job.id, wA);
+    assert.equal(done.status, "succeeded", JSON.stringify(done));
+    const file = ndjson((await download(api, done.download_url, wA)).text);
+    assert.ok(file.length >= 1);
+    assert.ok(file.every((r) => r.organization_id === A.id));
+    await expectError(api, "GET", `/v1/exports/${job.id}`, 404, "NOT_FOUND", { auth: wB });
+  });
+
+  test("the events feed holds only the tenant's events (and shared ones); its cursor is bound to the tenant", async () => {
+    const feed = async (auth: string) => {
+      const events: Obj[] = [];
+      let url = "/v1/events?limit=5";
+      let first: string | null = null;
+      for (;;) {
+        const page = await get(auth, url);
+        events.push(...(page.data as Obj[]));
+        if (!page.pagination.next_cursor) break;
+        first ??= page.pagination.next_cursor;
+        url = `/v1/events?limit=5&cursor=${encodeURIComponent(page.pagination.next_cursor)}`;
+      }
+      return { events, first };
+    };
+    const a = await feed(wA);
+    const b = await feed(wB);
+    const all = await feed("dev-writer");
+    const tenantOfData = (e: Obj) => (e.type.startsWith("organization.") ? e.data.id : e.data.organization_id);
+    assert.ok(a.events.some((e) => e.data.id === ticketA.id));
+    for (const [events, own] of [[a.events, A.id], [b.events, B.id]] as const) {
+      for (const e of events) {
+        const tenant = tenantOfData(e);
+        // Shared records' events, and a principal's own export jobs'.
+        if (e.type.startsWith("tag.") || e.type.startsWith("export.")) continue;
+        if (tenant === undefined) {
+          // An action's record names its ticket: the ticket is the tenant's.
+          assert.ok(e.type.startsWith("ticket.escalation."), JSON.stringify(e));
+          continue;
+        }
+        assert.equal(tenant, own, JSON.stringify(e));
+      }
+    }
+    const platform = new Set(all.events.map((e) => e.id));
+    for (const e of [...a.events, ...b.events]) {
+      if (!e.type.startsWith("export.")) assert.ok(platform.has(e.id), "the platform sees every tenant's events");
+    }
+    const idA = a.events.find((e) => e.data.id === ticketA.id)!.id;
+    await get(wA, `/v1/events/${idA}`);
+    await expectError(api, "GET", `/v1/events/${idA}`, 404, "NOT_FOUND", { auth: wB });
+    assert.ok(a.first, "the feed of A has more than one page");
+    const error = await expectError(api, "GET", `/v1/events?limit=5&cursor=${encodeURIComponent(a.first!)}`, 400, "VALIDATION_ERROR", { auth: wB });
+    assert.deepEqual((error.details as Obj[]).map((d) => d.field), ["cursor"]);
+  });
+
+  test("dev credentials: a tenant token names a UUID; dev-reader.<uuid> reads its tenant only", async () => {
+    await expectError(api, "GET", "/v1/tickets", 401, "UNAUTHENTICATED", { auth: "dev-writer.not-a-uuid" });
+    await expectError(api, "GET", "/v1/tickets", 401, "UNAUTHENTICATED", { auth: `dev-admin.${A.id}` });
+    const page = await get(`dev-reader.${A.id}`, "/v1/tickets?limit=100");
+    assert.ok(ids(page).includes(ticketA.id) && !ids(page).includes(ticketB.id));
+    await expectError(api, "POST", "/v1/tickets", 403, "FORBIDDEN", { auth: `dev-reader.${A.id}`, body: { subject: "x" } });
+  });
+
+  test("fuzz: two tenants send random requests with each other's ids and cursors; no answer to one holds a record of the other", async () => {
+    const tokens = { A: wA, B: wB } as const;
+    const records = { A: new Set<string>([A.id, agentA.id, ticketA.id, commentA.id]), B: new Set<string>([B.id, agentB.id, ticketB.id]) };
+    const cursors: string[] = [];
+    for (const [who, auth] of Object.entries(tokens) as Array<["A" | "B", string]>) {
+      for (const r of ((await get(auth, "/v1/tickets?limit=100")).data as Obj[])) records[who].add(r.id);
+      for (const url of ["/v1/tickets?limit=1", "/v1/events?limit=1", "/v1/tickets?limit=1&sort=subject", `/v1/organizations/${who === "A" ? A.id : B.id}/tickets?limit=1`]) {
+        const next = (await get(auth, url)).pagination.next_cursor;
+        if (next) cursors.push(next);
+      }
+    }
+    const idOf = fc.oneof(fc.constantFrom(...records.A), fc.constantFrom(...records.B));
+    const request = fc.oneof(
+      fc.record({ kind: fc.constant("list" as const), path: fc.constantFrom("/v1/tickets", "/v1/agents", "/v1/organizations", "/v1/events", "/v1/tickets?q=printer"), cursor: fc.option(fc.constantFrom(...cursors)) }),
+      fc.record({ kind: fc.constant("byId" as const), method: fc.constantFrom("GET", "PATCH", "DELETE"), path: fc.constantFrom("tickets", "agents", "comments", "organizations"), id: idOf }),
+      fc.record({ kind: fc.constant("under" as const), path: fc.constantFrom("organizations", "agents", "tickets"), id: idOf }),
+      fc.record({ kind: fc.constant("create" as const), assignee: fc.option(idOf), organization: fc.option(idOf) }),
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom("A" as const, "B" as const), request, async (who, r) => {
+        const auth = tokens[who];
+        const other = records[who === "A" ? "B" : "A"];
+        let res;
+        if (r.kind === "list") {
+          const sep = r.path.includes("?") ? "&" : "?";
+          res = await call(api, "GET", `${r.path}${r.cursor ? `${sep}cursor=${encodeURIComponent(r.cursor)}` : ""}`, { auth });
+        } else if (r.kind === "byId") {
+          const patch = r.path === "organizations" ? { name: "z" } : r.path === "comments" ? { body: "z" } : { name: "z", subject: "z" };
+          const body = r.method === "PATCH" ? (r.path === "tickets" ? { subject: "z" } : r.path === "agents" ? { name: "z" } : patch) : undefined;
+          res = await call(api, r.method, `/v1/${r.path}/${r.id}`, { auth, ...(body ? { body } : {}) });
+        } else if (r.kind === "under") {
+          const child = r.path === "tickets" ? "comments" : "tickets";
+          res = await call(api, "GET", `/v1/${r.path}/${r.id}/${child}`, { auth });
+        } else {
+          res = await call(api, "POST", "/v1/tickets", {
+            auth,
+            body: { subject: "fuzz", ...(r.assignee ? { assignee_id: r.assignee } : {}), ...(r.organization ? { organization_id: r.organization } : {}) },
+          });
+          if (res.status === 201) records[who].add((res.body as Obj).id);
+        }
+        assert.ok(res.status < 500, `${JSON.stringify(r)} → ${res.status} ${res.text.slice(0, 300)}`);
+        for (const id of other) assert.ok(!res.text.includes(id), `${who} ${JSON.stringify(r)} → ${res.status} holds ${id} of the other tenant: ${res.text.slice(0, 300)}`);
+      }),
+      { numRuns: 150, seed: 20261125 },
+    );
+  });
+});
