@@ -72,7 +72,7 @@ async function audits(): Promise<Obj[]> {
 const HOUR = 3_600_000;
 
 describe(`hooks (SPEC §12.5), ${STORE} store`, () => {
-  test("the documented example type-checks against the generated types", { skip: STORE !== "memory" }, () => {
+  test("the documented example type-checks against the generated types", { skip: STORE !== "memory" && "a type check: the memory run covers it, the store changes nothing" }, () => {
     const result = tsc(path.join(api.dir, "tsconfig.example.json"), SPEC_COMPILER_OPTIONS, [path.join(api.dir, "hooks-example.ts")]);
     assert.equal(result.code, 0, result.output);
   });
