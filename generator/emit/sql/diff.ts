@@ -6,7 +6,9 @@
  * constraint a `drop constraint if exists` followed by its `add constraint`.
  *
  * Nothing is ever dropped with its data: a column that leaves the definitions stays, only its
- * NOT NULL is lifted so that new rows may lack it; a table that leaves stays as it is.
+ * NOT NULL is lifted so that new rows may lack it; a table that leaves stays as it is. The one
+ * column dropped is an array's jsonb column once its ids are copied into the link table that
+ * replaces it (`moveToLinkTable`, SPEC §12.3).
  */
 import type { OnDelete } from "../../../runtime/references.ts";
 import { quote, type SchemaSnapshot, type SnapshotColumn, type SnapshotIndex, type SnapshotTable } from "./snapshot.ts";
