@@ -61,6 +61,7 @@ export const storeReferences: StoreReference[] = [
   { collection: "invoices", field: "order_id", references: "orders", onDelete: "cascade" },
   { collection: "invoices", field: "approved_by", references: "users", onDelete: "restrict" },
   { collection: "orders", field: "user_id", references: "users", onDelete: "cascade" },
+  { collection: "orders", field: "product_ids", references: "products", onDelete: "restrict", many: true },
   { collection: "orders/cancellations", field: "order_id", references: "orders", onDelete: "cascade" },
 ];
 

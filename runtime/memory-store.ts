@@ -31,7 +31,7 @@ import {
   type MemoryEventLogOptions,
   type StoredEvent,
 } from "./events.ts";
-import { referencedError, referencesTo, type StoreReference } from "./references.ts";
+import { referencedError, referencesTo, updatedKey, type StoreReference } from "./references.ts";
 import { comparePositions, meetsCondition, sortRecords, sortValues } from "./sorting.ts";
 import { uniqueConflict, uniqueKey } from "./unique.ts";
 import type {
@@ -73,12 +73,33 @@ export class MemoryStore implements Store {
   private keys: CursorKey[] = [{ secret: newCursorSecret(), created_at: new Date().toISOString() }];
   /** By referenced collection: the references to it. */
   private readonly referrers: Map<string, StoreReference[]>;
+  /**
+   * By collection: its arrays of referencing ids (`many` references). Such an array is never
+   * absent, as in SQL, where it is the record's links: a record without one has `[]`.
+   */
+  private readonly arrays = new Map<string, string[]>();
   /** The idempotency keys of POSTs, in the process as the records are. */
   readonly idempotency = new MemoryIdempotencyKeys();
 
   constructor(options: MemoryStoreOptions = {}) {
     this.log = new MemoryEventLog(options.events);
     this.referrers = referencesTo(options.references ?? []);
+    for (const reference of options.references ?? []) {
+      if (reference.many)
+        this.arrays.set(reference.collection, [
+          ...(this.arrays.get(reference.collection) ?? []),
+          reference.field,
+        ]);
+    }
+  }
+
+  /** `values` as kept: its objects' keys in order, and an absent array of referencing ids as `[]`. */
+  private kept(collection: string, values: Values): Values {
+    const arrays = this.arrays.get(collection);
+    if (!arrays?.some((field) => values[field] === undefined)) return orderedValues(values);
+    const filled = { ...values };
+    for (const field of arrays) filled[field] ??= [];
+    return orderedValues(filled);
   }
 
   /** The event log, to read its size. */
@@ -125,7 +146,7 @@ export class MemoryStore implements Store {
     if (c.byId.has(record.id))
       throw new ConflictError("A record with this id exists.", [{ field: "id", issue: "is taken" }]);
     this.checkUnique(c, record.values, constraints, null);
-    const stored: StoredRecord = { ...record, values: orderedValues(record.values) };
+    const stored: StoredRecord = { ...record, values: this.kept(collection, record.values) };
     await this.put(collection, c, null, stored, constraints, publish);
     return stored;
   }
@@ -139,7 +160,7 @@ export class MemoryStore implements Store {
     this.checkUnique(c, values, constraints, id);
     const next: StoredRecord = {
       ...current,
-      values: orderedValues(values),
+      values: this.kept(collection, values),
       revision: current.revision + 1,
       updated_at: laterTimestamp(current.updated_at),
     };
@@ -152,16 +173,28 @@ export class MemoryStore implements Store {
     if (!current) return false;
     const doomed = this.cascade(collection, current);
     this.checkRestricted(doomed);
-    // The events (the record's, then those of the records deleted with it) are made before
-    // anything changes: a producer that throws leaves the records as they were.
+    const unlinked = this.unlinked(doomed);
+    // The events (the record's, then those of the records deleted with it, then those of the
+    // records whose arrays lose ids) are made before anything changes: a producer that throws
+    // leaves the records as they were.
     const events: StoredEvent[] = [];
     if (publish) {
       for (const [name, records] of doomed) {
         for (const record of records.values()) events.push(publish(record, name));
       }
+      for (const [name, records] of unlinked) {
+        for (const record of records.values()) events.push(publish(record, updatedKey(name)));
+      }
     }
     for (const [name, records] of doomed) {
       for (const record of records.values()) this.remove(this.collection(name), record);
+    }
+    for (const [name, records] of unlinked) {
+      const c = this.collection(name);
+      for (const record of records.values()) {
+        c.ordered[firstIndex(c.ordered, record.id)] = record;
+        c.byId.set(record.id, record);
+      }
     }
     if (events.length) await this.keep(...events);
     return true;
@@ -193,7 +226,7 @@ export class MemoryStore implements Store {
         if (c.byId.has(record.id))
           throw new ConflictError("A record with this id exists.", [{ field: "id", issue: "is taken" }]);
         this.checkUnique(c, record.values, constraints, null);
-        const stored: StoredRecord = { ...record, values: orderedValues(record.values) };
+        const stored: StoredRecord = { ...record, values: this.kept(collection, record.values) };
         planned.push({ collection, c, before: null, record: stored, constraints, publish });
         records.push(stored);
       } else {
@@ -204,7 +237,7 @@ export class MemoryStore implements Store {
         this.checkUnique(c, values, constraints, id);
         const next: StoredRecord = {
           ...current,
-          values: orderedValues(values),
+          values: this.kept(collection, values),
           revision: current.revision + 1,
           updated_at: laterTimestamp(current.updated_at),
         };
@@ -258,7 +291,7 @@ export class MemoryStore implements Store {
     for (let next = queue.pop(); next; next = queue.pop()) {
       const [name, parent] = next;
       for (const reference of this.referrers.get(name) ?? []) {
-        if (reference.onDelete !== "cascade") continue;
+        if (reference.onDelete !== "cascade" || reference.many) continue;
         for (const child of this.referring(reference, parent.id)) {
           let set = doomed.get(reference.collection);
           if (!set) doomed.set(reference.collection, (set = new Map()));
@@ -269,6 +302,36 @@ export class MemoryStore implements Store {
       }
     }
     return doomed;
+  }
+
+  /**
+   * The records that are not deleted but whose arrays name deleted records through a `cascade`
+   * reference (SPEC §12.3), by collection: each without those ids, at its next revision.
+   */
+  private unlinked(doomed: Map<string, Map<string, StoredRecord>>): Map<string, Map<string, StoredRecord>> {
+    const changed = new Map<string, Map<string, StoredRecord>>();
+    for (const [name, records] of doomed) {
+      for (const reference of this.referrers.get(name) ?? []) {
+        if (reference.onDelete !== "cascade" || !reference.many) continue;
+        for (const id of records.keys()) {
+          for (const holder of this.referring(reference, id)) {
+            if (doomed.get(reference.collection)?.has(holder.id)) continue;
+            let set = changed.get(reference.collection);
+            if (!set) changed.set(reference.collection, (set = new Map()));
+            const before = set.get(holder.id) ?? holder;
+            const items = before.values[reference.field] as unknown[];
+            const values = { ...before.values, [reference.field]: items.filter((item) => item !== id) };
+            set.set(holder.id, {
+              ...before,
+              values: orderedValues(values),
+              revision: holder.revision + 1,
+              updated_at: before === holder ? laterTimestamp(holder.updated_at) : before.updated_at,
+            });
+          }
+        }
+      }
+    }
+    return changed;
   }
 
   /** 422 when a record that is not deleted refers to a deleted one through a `restrict` reference. */
@@ -286,9 +349,16 @@ export class MemoryStore implements Store {
     }
   }
 
-  /** The records whose `reference.field` names `id`. */
+  /** The records whose `reference.field` names `id` (an array of ids: holds it). */
   private referring(reference: StoreReference, id: string): StoredRecord[] {
-    return this.collection(reference.collection).ordered.filter((r) => r.values[reference.field] === id);
+    const { field } = reference;
+    if (reference.many) {
+      return this.collection(reference.collection).ordered.filter((r) => {
+        const items = r.values[field];
+        return Array.isArray(items) && items.includes(id);
+      });
+    }
+    return this.collection(reference.collection).ordered.filter((r) => r.values[field] === id);
   }
 
   private remove(c: Collection, record: StoredRecord): void {
@@ -425,6 +495,10 @@ function matches(record: StoredRecord, match: Match): boolean {
   if (!matchesWhere(record, match.where)) return false;
   if (match.conditions) {
     for (const condition of match.conditions) if (!meetsCondition(record, condition)) return false;
+  }
+  if (match.contains) {
+    const items = record.values[match.contains.field];
+    if (!Array.isArray(items) || !items.includes(match.contains.id)) return false;
   }
   if (match.search) {
     const needle = match.search.text.toLowerCase();

@@ -22,6 +22,20 @@ export interface StoreReference {
   /** The referenced collection. */
   references: string;
   onDelete: OnDelete;
+  /**
+   * `field` is an array of ids (SPEC §12.3, many-to-many): `restrict` holds the referenced record
+   * while an array names it; `cascade` removes its id from every array instead of deleting the
+   * records, each of which is then updated (an `.updated` event, made with `updatedKey`).
+   */
+  many?: boolean;
+}
+
+/**
+ * The key under which a delete's `publish` makes the `.updated` event of a record of `collection`
+ * whose array lost the deleted record's id (`eventsOf({ "updated:tickets": … })`).
+ */
+export function updatedKey(collection: string): string {
+  return `updated:${collection}`;
 }
 
 /** The 422 of deleting a record that records of `collection` still refer to (restrict). */

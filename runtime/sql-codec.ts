@@ -3,7 +3,7 @@
  * returns, the parameter that writes one, and the decoding of a row into a stored record.
  */
 import { orderedJson } from "./json-order.ts";
-import { isJsonKind, type SqlColumn } from "./sql-schema.ts";
+import { isJsonKind, LINK_COLUMNS, type SqlColumn, type SqlLink } from "./sql-schema.ts";
 import type { StoredRecord } from "./store.ts";
 import type { Row } from "./sql-driver.ts";
 
@@ -57,12 +57,28 @@ export function isoTimestamp(text: string): string {
 /** The SQL that reads a column as the value the store returns. */
 export function readExpression(column: SqlColumn): string {
   const c = quoteIdentifier(column.column);
+  if (column.link) return `${linkedIds(column.link)}::text as ${c}`;
   if (column.kind === "date") return `to_char(${c}, 'YYYY-MM-DD') as ${c}`;
   // numeric's text has exactly the column's scale of fraction digits: the decimal's canonical form.
   if (column.kind === "decimal") return `${c}::text as ${c}`;
   // As text, parsed here: a JSON null ('null') stays apart from SQL NULL (absent).
   if (isJsonKind(column.kind)) return `${c}::text as ${c}`;
   return c;
+}
+
+/**
+ * The ids of an array kept in a link table, in their order, as jsonb (`[]` without links): a
+ * subquery on the owner's row, so it reads the same in a select, a `returning` and a join.
+ */
+export function linkedIds(link: SqlLink): string {
+  const { owner, position, target } = LINK_COLUMNS;
+  // Aliased: the target may be the owner's own table (an array of ids of its own collection).
+  return (
+    `coalesce((select jsonb_agg("canon__t"."id" order by "canon__l".${quoteIdentifier(position)}) ` +
+    `from ${quoteIdentifier(link.table)} "canon__l" join ${quoteIdentifier(link.target)} "canon__t" ` +
+    `on "canon__t"."row_id" = "canon__l".${quoteIdentifier(target)} ` +
+    `where "canon__l".${quoteIdentifier(owner)} = ${quoteIdentifier(link.owner)}."row_id"), '[]'::jsonb)`
+  );
 }
 
 /** The placeholder of parameter `n` holding a value of this column. */

@@ -60,7 +60,27 @@ export interface SqlColumn {
    * keys: a sorted cursor then continues with a row comparison, which an index serves.
    */
   notNull?: boolean;
+  /**
+   * An array of referencing ids kept in a link table (SPEC §12.3, many-to-many): the owner's
+   * table has no column for it; the store reads the ids in order and replaces the links on a write.
+   */
+  link?: SqlLink;
 }
+
+/**
+ * The link table of an array of referencing ids: `tickets__tag_ids ("row_id" → tickets.row_id on
+ * delete cascade, "position", "target_row_id" → tags.row_id)`. Integer keys only, never shown.
+ */
+export interface SqlLink {
+  table: string;
+  /** The table of the records that hold the array. */
+  owner: string;
+  /** The table of the records the ids name. */
+  target: string;
+}
+
+/** The columns of every link table: the owner's row, the item's position (from 1), the named record's row. */
+export const LINK_COLUMNS = { owner: "row_id", position: "position", target: "target_row_id" } as const;
 
 export interface SqlCollection {
   table: string;

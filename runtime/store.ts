@@ -69,6 +69,8 @@ export interface Match {
   where: Values;
   /** Operator conditions on storage fields or `created_at`/`updated_at`, all combined with AND. */
   conditions?: Condition[];
+  /** The records whose array `field` holds `id` (a list under an array of ids, SPEC §12.3). */
+  contains?: { field: string; id: string };
   /** Case-insensitive substring match of `text` on any of `fields`. */
   search?: { fields: string[]; text: string };
 }

@@ -196,6 +196,7 @@ describe("decimal and map fields (SPEC §12: a change to or from them breaks; wi
   }
   const price = (options: string) => `{ type: decimal, ${options} }`;
   const meta = (options: string) => `{ type: map, items: { type: string }, ${options} }`;
+  const ids = (references: string) => `{ type: array, items: { type: uuid${references} }, max_items: 10, optional: true }`;
 
   const breaking: Array<[string, string, string, Expect]> = [
     ["string → decimal (same JSON type, another value)", "{ type: string }", price("precision: 12, scale: 2"), { kind: "format-changed", operationId: "getBook", part: "response", field: "extra" }],
@@ -211,6 +212,8 @@ describe("decimal and map fields (SPEC §12: a change to or from them breaks; wi
     ["fewer integer digits in an input decimal", price("precision: 12, scale: 2"), price("precision: 10, scale: 2"), { kind: "limit-tightened", operationId: "createBook", field: "extra", keyword: "x-precision" }],
     ["a higher minimum on an input decimal", price('precision: 12, scale: 2, minimum: "0"'), price('precision: 12, scale: 2, minimum: "0.01"'), { kind: "limit-tightened", operationId: "createBook", field: "extra", keyword: "x-minimum" }],
     ["a new maximum on an input decimal", price("precision: 12, scale: 2"), price('precision: 12, scale: 2, maximum: "100"'), { kind: "limit-tightened", operationId: "createBook", field: "extra", keyword: "x-maximum" }],
+    // SPEC §12.3: an array of ids that becomes a relation refuses repeated ids (uniqueItems).
+    ["an input array of ids becomes a relation", ids(""), ids(", references: books"), { kind: "limit-tightened", operationId: "createBook", field: "extra", keyword: "uniqueItems" }],
   ];
   breaking.forEach(([name, before, after, expected], i) => {
     test(`breaking: ${name}`, async () => {
@@ -224,6 +227,7 @@ describe("decimal and map fields (SPEC §12: a change to or from them breaks; wi
     ["a wider precision and scale", price("precision: 12, scale: 2"), price("precision: 14, scale: 4"), { kind: "limit-loosened", operationId: "createBook", field: "extra", keyword: "x-scale" }],
     ["a higher maximum", price('precision: 12, scale: 2, maximum: "100"'), price('precision: 12, scale: 2, maximum: "100.5"'), { kind: "limit-loosened", operationId: "createBook", field: "extra", keyword: "x-maximum" }],
     ["more keys in a map", meta("max_items: 50"), meta("max_items: 100"), { kind: "limit-loosened", operationId: "createBook", field: "extra", keyword: "maxProperties" }],
+    ["an array of ids that is no longer a relation", ids(", references: books"), ids(""), { kind: "limit-loosened", operationId: "createBook", field: "extra", keyword: "uniqueItems" }],
     ["a new optional decimal", "{ type: string, optional: true }", "{ type: string, optional: true }\n  amount: { type: decimal, precision: 12, scale: 2, optional: true }", { kind: "field-added", operationId: "createBook", field: "amount" }],
   ];
   safe.forEach(([name, before, after, expected], i) => {

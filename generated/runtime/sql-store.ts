@@ -31,7 +31,7 @@ import type {
   Write,
 } from "./store.ts";
 import type { CursorKey } from "./cursor-keys.ts";
-import { ConflictError } from "./errors.ts";
+import { BusinessRuleError, ConflictError } from "./errors.ts";
 import {
   EventSinks,
   type ApiEvent,
@@ -65,8 +65,8 @@ import {
 } from "./sql-events.ts";
 import { activeClaim, ClaimLostError } from "./idempotency.ts";
 import { CLAIM_LOST_SQLSTATE, markClaim, SqlIdempotencyKeys } from "./sql-idempotency.ts";
-import { referencesTo, type StoreReference } from "./references.ts";
-import { COLUMN_SQL_TYPES, isJsonKind, type SqlColumn, type SqlSchema } from "./sql-schema.ts";
+import { referencesTo, updatedKey, type StoreReference } from "./references.ts";
+import { COLUMN_SQL_TYPES, isJsonKind, LINK_COLUMNS, type SqlColumn, type SqlSchema } from "./sql-schema.ts";
 import { StatementCache } from "./sql-statements.ts";
 import {
   arrayLiteral,
@@ -106,6 +106,10 @@ interface Prepared {
   /** Position of each field in the table: conditions are written in this order, whatever the query's. */
   order: Map<string, number>;
   list: SqlColumn[];
+  /** The columns of the table itself: `list` without the arrays kept in link tables. */
+  stored: SqlColumn[];
+  /** The arrays of referencing ids kept in link tables (SPEC §12.3): written after the row, in its transaction. */
+  links: SqlColumn[];
   /** The statements every request of one kind runs. */
   get: Statement | string;
   update: Statement | string;
@@ -122,6 +126,8 @@ export class SqlStore implements Store {
   private closing: Promise<void> | undefined;
   /** By referenced collection: the `cascade` references to it (whose records a delete takes along). */
   private readonly cascades: Map<string, StoreReference[]>;
+  /** Whether some cascade removes ids from arrays: a delete then always runs in a transaction, to update their records. */
+  private readonly arrayCascades: boolean;
   /** The idempotency keys of POSTs (the table `canon__idempotency_keys`, sql-idempotency.ts). */
   readonly idempotency: SqlIdempotencyKeys;
 
@@ -133,6 +139,7 @@ export class SqlStore implements Store {
     this.db = db;
     this.schema = schema;
     this.cascades = referencesTo(references.filter((reference) => reference.onDelete === "cascade"));
+    this.arrayCascades = references.some((reference) => reference.onDelete === "cascade" && reference.many);
     this.idempotency = new SqlIdempotencyKeys(db);
   }
 
@@ -148,7 +155,8 @@ export class SqlStore implements Store {
       if (!c) throw new Error(`the SQL schema has no collection "${name}"`);
       const table = q(c.table);
       const select = [...SYSTEM_SELECT, ...c.columns.map(readExpression)].join(", ");
-      const sets = c.columns.map((column, i) => `${q(column.column)} = ${placeholder(column, i + 4)}`);
+      const stored = c.columns.filter((column) => !column.link);
+      const sets = stored.map((column, i) => `${q(column.column)} = ${placeholder(column, i + 4)}`);
       sets.push(
         `"_revision" = "_revision" + 1`,
         `"updated_at" = greatest($3::timestamptz, "updated_at" + interval '1 millisecond')`,
@@ -159,6 +167,8 @@ export class SqlStore implements Store {
         columns: new Map(c.columns.map((col) => [col.field, col])),
         order: new Map(c.columns.map((col, i) => [col.field, i])),
         list: c.columns,
+        stored,
+        links: c.columns.filter((column) => column.link),
         get: this.statements.get(`select ${select} from ${table} where "id" = $1`),
         update: this.statements.get(
           `update ${table} set ${sets.join(", ")} where "id" = $1 and "_revision" = $2 returning ${select}`,
@@ -204,6 +214,7 @@ export class SqlStore implements Store {
     if (match.conditions) {
       for (const condition of match.conditions) out.push(this.condition(p, condition, params));
     }
+    if (match.contains) out.push(this.contains(p, match.contains.field, match.contains.id, params));
     if (match.search) {
       const texts = match.search.fields.flatMap((field) => {
         const column = this.column(p, field);
@@ -228,6 +239,19 @@ export class SqlStore implements Store {
       }
     }
     return out;
+  }
+
+  /** The records whose array `field` holds `id`: through the link table's target index, else jsonb containment. */
+  private contains(p: Prepared, field: string, id: string, params: unknown[]): string {
+    const column = this.column(p, field);
+    params.push(id);
+    const n = params.length;
+    if (!column.link) return `${q(column.column)} @> jsonb_build_array($${n}::text)`;
+    const { owner, target } = LINK_COLUMNS;
+    return (
+      `${p.table}."row_id" in (select "canon__l".${q(owner)} from ${q(column.link.table)} "canon__l" ` +
+      `where "canon__l".${q(target)} = (select "row_id" from ${q(column.link.target)} where "id" = $${n}::uuid))`
+    );
   }
 
   /** What a sort key or condition is over: `created_at`/`updated_at`, or a field's column. */
@@ -413,10 +437,20 @@ export class SqlStore implements Store {
     for (const [field, value] of Object.entries(record.values)) {
       if (value === undefined) continue;
       const column = this.column(p, field);
+      if (column.link) continue;
       names.push(q(column.column));
       slots.push(parameter(column, value, params));
     }
     const text = `insert into ${p.table} (${names.join(", ")}) values (${slots.join(", ")}) returning ${p.select}`;
+    if (p.links.length)
+      return (await this.writeLinked(
+        collection,
+        p,
+        this.statements.get(text),
+        params,
+        publish,
+        record.values,
+      ))!;
     return (await this.writeOne(collection, "write", p, this.statements.get(text), params, publish, record))!;
   }
 
@@ -432,7 +466,11 @@ export class SqlStore implements Store {
     if (current?.revision === expectedRevision && current.updated_at >= updatedAt)
       updatedAt = new Date(Date.parse(current.updated_at) + 1).toISOString();
     const params: unknown[] = [id, expectedRevision, updatedAt];
-    for (const column of p.list) parameter(column, values[column.field], params);
+    for (const column of p.stored) parameter(column, values[column.field], params);
+    if (p.links.length) {
+      const linked = await this.writeLinked(collection, p, p.update, params, publish, values);
+      return linked ?? this.missingOrChanged(p, id, null);
+    }
     const image =
       current?.revision === expectedRevision
         ? {
@@ -450,7 +488,7 @@ export class SqlStore implements Store {
   /** `current`, the record as read at `expectedRevision`, lets the delete and its event go as one statement. */
   async delete(...[collection, id, expectedRevision, publish, current]: DeleteArgs): Promise<boolean> {
     const p = this.collection(collection);
-    if (!publish || !this.schema.events || !this.cascades.has(collection)) {
+    if (!this.cascades.has(collection) || ((!publish || !this.schema.events) && !this.arrayCascades)) {
       const image = current?.revision === expectedRevision ? current : undefined;
       const deleted = await this.writeOne(
         collection,
@@ -469,12 +507,22 @@ export class SqlStore implements Store {
       this.db.transaction(async (tx) => {
         // The records the foreign keys delete with it, locked until the commit (so that none is
         // added or changed in between): their events are kept with the delete's.
-        const cascaded = await this.cascaded(tx, collection, id);
+        const { cascaded, unlinked } = await this.cascaded(tx, collection, id);
         const rows = await tx.query(p.delete, [id, expectedRevision]);
         if (!rows[0]) return false;
+        if (!publish) {
+          for (const [name, ids] of unlinked) await tx.query(this.touch(name), [arrayLiteral(ids)]);
+          return true;
+        }
         const made = [publish(this.toRecord(p, rows[0]), collection)];
         for (const [name, record] of cascaded) made.push(publish(record, name));
-        events = await insertEvents(tx, made);
+        // The records whose arrays lost ids: a new revision, and their `.updated` events.
+        for (const [name, ids] of unlinked) {
+          const holder = this.collection(name);
+          for (const row of await tx.query(this.touch(name), [arrayLiteral(ids)]))
+            made.push(publish(this.toRecord(holder, row), updatedKey(name)));
+        }
+        events = this.schema.events ? await insertEvents(tx, made) : made;
         return true;
       }),
     );
@@ -513,6 +561,7 @@ export class SqlStore implements Store {
             for (const [field, value] of Object.entries(record.values)) {
               if (value === undefined) continue;
               const column = this.column(p, field);
+              if (column.link) continue;
               names.push(q(column.column));
               slots.push(parameter(column, value, params));
             }
@@ -520,15 +569,18 @@ export class SqlStore implements Store {
             rows = await this.translated(collection, "write", () =>
               tx.query(this.statements.get(text), params),
             );
+            if (rows[0] && p.links.length)
+              rows = await this.relinked(tx, collection, p, record.id, record.values);
           } else {
             const [, id, values, expectedRevision] = write.update;
             publish = write.update[5];
             for (const field of Object.keys(values)) this.column(p, field);
             const params: unknown[] = [id, expectedRevision, new Date().toISOString()];
-            for (const column of p.list) parameter(column, values[column.field], params);
+            for (const column of p.stored) parameter(column, values[column.field], params);
             rows = await this.translated(collection, "write", () => tx.query(p.update, params));
             if (!rows[0] && (await tx.query(p.revision, [id])).length)
               throw new ConflictError("The record was changed by another request.");
+            if (rows[0] && p.links.length) rows = await this.relinked(tx, collection, p, id, values);
           }
           if (!rows[0]) throw new Gone();
           const record = this.toRecord(p, rows[0]);
@@ -550,15 +602,18 @@ export class SqlStore implements Store {
 
   /**
    * The records that deleting `id` of `collection` deletes through `on delete cascade`, by
-   * collection, read `for update`. The record itself is locked first: a record referring to it
-   * cannot be inserted until the delete has committed (and then its foreign key refuses it).
+   * collection, read `for update`; and (`unlinked`) the ids of the records whose arrays lose an id
+   * through a `cascade` on an array's items, by collection, locked too. The record itself is
+   * locked first: a record referring to it cannot be inserted until the delete has committed (and
+   * then its foreign key refuses it).
    */
   private async cascaded(
     db: SqlQueryable,
     collection: string,
     id: string,
-  ): Promise<Array<[string, StoredRecord]>> {
-    if (!this.cascades.has(collection)) return [];
+  ): Promise<{ cascaded: Array<[string, StoredRecord]>; unlinked: Map<string, string[]> }> {
+    const unlinked = new Map<string, string[]>();
+    if (!this.cascades.has(collection)) return { cascaded: [], unlinked };
     const p = this.collection(collection);
     await db.query(this.statements.get(`select "id" from ${p.table} where "id" = $1 for update`), [id]);
     const found: Array<[string, StoredRecord]> = [];
@@ -567,9 +622,20 @@ export class SqlStore implements Store {
       const [name, parent] = next;
       for (const reference of this.cascades.get(name) ?? []) {
         const child = this.collection(reference.collection);
-        const column = q(this.column(child, reference.field).column);
+        const column = this.column(child, reference.field);
+        if (reference.many && column.link) {
+          const { owner, target } = LINK_COLUMNS;
+          const statement = this.statements.get(
+            `select "id" from ${child.table} where "row_id" in (select ${q(owner)} from ${q(column.link.table)} ` +
+              `where ${q(target)} = (select "row_id" from ${this.collection(name).table} where "id" = $1)) order by "id" for update`,
+          );
+          const ids = unlinked.get(reference.collection) ?? [];
+          for (const row of await db.query(statement, [parent])) ids.push(String(row.id));
+          if (ids.length) unlinked.set(reference.collection, ids);
+          continue;
+        }
         const statement = this.statements.get(
-          `select ${child.select} from ${child.table} where ${column} = $1 order by "id" for update`,
+          `select ${child.select} from ${child.table} where ${q(column.column)} = $1 order by "id" for update`,
         );
         for (const row of await db.query(statement, [parent])) {
           const record = this.toRecord(child, row);
@@ -578,7 +644,101 @@ export class SqlStore implements Store {
         }
       }
     }
-    return found;
+    // A record deleted with it is not updated.
+    for (const [name, ids] of unlinked) {
+      const gone = new Set(found.filter(([c]) => c === name).map(([, r]) => r.id));
+      const kept = [...new Set(ids)].filter((holder) => !gone.has(holder)).sort();
+      if (kept.length) unlinked.set(name, kept);
+      else unlinked.delete(name);
+    }
+    return { cascaded: found, unlinked };
+  }
+
+  /** The statement that gives the records of `collection` whose ids are `$1` a new revision (an array of theirs lost an id). */
+  private touch(collection: string): Statement | string {
+    const p = this.collection(collection);
+    return this.statements.get(
+      `update ${p.table} set "_revision" = "_revision" + 1, ` +
+        `"updated_at" = greatest(date_trunc('milliseconds', clock_timestamp()), "updated_at" + interval '1 millisecond') ` +
+        `where "id" = any($1::uuid[]) returning ${p.select}`,
+    );
+  }
+
+  /**
+   * A write of a record with arrays kept in link tables: the row, then its links (replaced), then
+   * the record read back, and its event, in one transaction.
+   */
+  private async writeLinked(
+    collection: string,
+    p: Prepared,
+    statement: Statement | string,
+    params: unknown[],
+    publish: EventOf<StoredRecord> | undefined,
+    values: StoredRecord["values"],
+  ): Promise<StoredRecord | null> {
+    let events: StoredEvent[] = [];
+    const record = await this.translated(collection, "write", () =>
+      this.db.transaction(async (tx) => {
+        const rows = await tx.query(statement, params);
+        if (!rows[0]) return null;
+        const [row] = await this.relinked(tx, collection, p, String(rows[0].id), values);
+        const record = this.toRecord(p, row!);
+        const made = publish ? [publish(record, collection)] : [];
+        if (this.schema.events && made.length) events = await insertEvents(tx, made);
+        else {
+          events = made;
+          await markClaim(tx);
+        }
+        return record;
+      }),
+    );
+    if (events.length) await this.sinks.publish(events);
+    return record;
+  }
+
+  /**
+   * Replaces the links of record `id` by the ids of `values` in their order, and reads the record
+   * back. An id that names no record (deleted since it was checked) is a 422 naming its place.
+   */
+  private async relinked(
+    tx: SqlQueryable,
+    collection: string,
+    p: Prepared,
+    id: string,
+    values: StoredRecord["values"],
+  ): Promise<Row[]> {
+    const { owner, position, target } = LINK_COLUMNS;
+    for (const column of p.links) {
+      const link = column.link!;
+      const l = q(link.table);
+      const value = values[column.field];
+      const ids = Array.isArray(value) ? value.map(String) : [];
+      await tx.query(
+        this.statements.get(
+          `delete from ${l} where ${q(owner)} = (select "row_id" from ${p.table} where "id" = $1)`,
+        ),
+        [id],
+      );
+      if (!ids.length) continue;
+      const inserted = await tx.query(
+        this.statements.get(
+          `insert into ${l} (${q(owner)}, ${q(position)}, ${q(target)}) ` +
+            `select "canon__o"."row_id", "canon__i"."n", "canon__t"."row_id" from ${p.table} "canon__o" ` +
+            `cross join unnest($2::uuid[]) with ordinality as "canon__i" ("id", "n") ` +
+            `join ${q(link.target)} "canon__t" on "canon__t"."id" = "canon__i"."id" ` +
+            `where "canon__o"."id" = $1 returning ${q(position)}`,
+        ),
+        [id, arrayLiteral(ids)],
+      );
+      if (inserted.length !== ids.length) {
+        const present = new Set(inserted.map((row) => Number(row[position])));
+        const missing = ids.flatMap((_, i) => (present.has(i + 1) ? [] : [`${column.field}.${i}`]));
+        throw new BusinessRuleError(`${missing[0]} names no existing record.`, [
+          ...missing.map((field) => ({ field, issue: "must name an existing record" })),
+        ]);
+      }
+    }
+    return this.translated(collection, "read", () => tx.query(p.get, [id]));
   }
 
   /**

@@ -102,3 +102,14 @@ export const uuidSchema = z
   .string({ error: UUID_ISSUE })
   .refine(isAcceptedUuid, { error: UUID_ISSUE })
   .transform((value) => value.toLowerCase());
+
+/**
+ * Whether no id repeats in an array of referencing ids (SPEC §12.3: a relation names each record
+ * once; a repeat answers 400 naming the field). Run on the lowercased ids.
+ */
+export function distinctIds(ids: readonly string[]): boolean {
+  return new Set(ids).size === ids.length;
+}
+
+/** The issue of an array of ids that names a record twice. */
+export const REPEATED_ID_ISSUE = "must not name the same record twice";

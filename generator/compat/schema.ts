@@ -202,6 +202,8 @@ function compareLimits(old: JsonObject, now: JsonObject, input: boolean, report:
       else limit(k, smallerIsTighter ? b < a : b > a);
     }
   }
+  // An array that becomes a relation (SPEC §12.3) refuses repeated ids: tighter for an input.
+  if ((old.uniqueItems === true) !== (now.uniqueItems === true)) limit("uniqueItems", now.uniqueItems === true);
   // A decimal's pattern follows from its digits, compared below as numbers.
   if (old.format === "decimal" && now.format === "decimal") {
     compareDecimalLimits(old, now, input, report);

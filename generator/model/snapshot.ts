@@ -153,8 +153,10 @@ function versionResource(defs: Definitions, r: ResourceDef, version: string, suc
           }
         : null,
     listsUnder: fields.flatMap((f): ListUnder[] => {
-      const under = f.type === "uuid" && f.references && r.fields.find((d) => d.name === f.storageName)?.listUnder;
-      const owner = under ? defs.resources.find((o) => o.collection === f.references) : undefined;
+      // A uuid field, or an array of them (many-to-many): the records whose array holds the id.
+      const target = f.type === "uuid" ? f.references : f.type === "array" && f.items?.type === "uuid" ? f.items.references : undefined;
+      const under = target && r.fields.find((d) => d.name === f.storageName)?.listUnder;
+      const owner = under ? defs.resources.find((o) => o.collection === target) : undefined;
       if (!owner || !presentIn(n, owner.added, owner.removed)) return [];
       const ownerNames = namesOf(owner.singular, owner.collection);
       return [
@@ -340,6 +342,11 @@ function storageResource(r: ResourceDef, versions: VersionModel[], tenantKey: st
         ? [{ field: f.name, collection: f.references, onDelete: f.onDelete ?? (f.name === parentField ? "cascade" : "restrict") }]
         : [],
     ),
+    links: r.fields.flatMap((f) =>
+      f.type === "array" && f.items?.type === "uuid" && f.items.references
+        ? [{ field: f.name, collection: f.items.references, onDelete: f.items.onDelete ?? "restrict" }]
+        : [],
+    ),
     nestedReferences: nestedReferences(r.fields),
     parentField,
     search: r.search,
@@ -356,6 +363,7 @@ function storageResource(r: ResourceDef, versions: VersionModel[], tenantKey: st
 function storeReferences(storage: StorageResource[]): StoreReference[] {
   return storage.flatMap((r) => [
     ...r.references.map((ref) => ({ collection: r.collection, field: ref.field, references: ref.collection, onDelete: ref.onDelete })),
+    ...r.links.map((ref) => ({ collection: r.collection, field: ref.field, references: ref.collection, onDelete: ref.onDelete, many: true })),
     ...r.actionRecords.flatMap((a) => [
       { collection: a.collection, field: a.targetField, references: r.collection, onDelete: "cascade" as const },
       ...a.references.map((ref) => ({ collection: a.collection, field: ref.field, references: ref.collection, onDelete: ref.onDelete })),
@@ -422,6 +430,7 @@ function exportJobStorage(): StorageResource {
     unique: [],
     uniqueTogether: [],
     references: [],
+    links: [],
     parentField: null,
     search: [],
     filters: [...EXPORT_JOB_FILTERS],

@@ -372,6 +372,11 @@ export interface StorageResource {
   tenantKey: string | null;
   references: Array<{ field: string; collection: string; onDelete: OnDelete }>;
   /**
+   * The arrays of referencing ids among its fields (SPEC §12.3, many-to-many): each a relation,
+   * kept in SQL in a link table with foreign keys, `onDelete` as declared on the items.
+   */
+  links: Array<{ field: string; collection: string; onDelete: OnDelete }>;
+  /**
    * References inside arrays and objects, by path (`tag_ids.*`, `address.country_id`): each id
    * must name a record on every write (422 naming `tag_ids.0`); not kept as foreign keys.
    */

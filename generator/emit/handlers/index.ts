@@ -1,5 +1,6 @@
 import type { ApiModel, ListCondition, VersionExport, VersionField, VersionModel, VersionResource } from "../../model/types.ts";
 import { compareKindOf, uniqueKindOf } from "../../model/unique.ts";
+import { updatedKey } from "../../../runtime/references.ts";
 import { GENERATED_HEADER, styledTs, type EmitContext, type EmittedFile, type Emitter } from "../emitter.ts";
 import { literal, propertyKey } from "../shared/code.ts";
 import { IMPORTS, runtimeSource, source, specifierIn, usedIdentifiers, withImports, type ImportSource } from "../shared/imports.ts";
@@ -147,8 +148,14 @@ function routesView(version: VersionModel, r: VersionResource, deleteEvent: stri
       singular: u.names.singular,
       camel: u.names.camel,
       symbols: u.symbols,
-      where: objectLiteral([`${propertyKey(u.field.storageName)}: id`, ...(u.field.storageName === r.tenantKey ? [] : tenantWhere), ...where]),
+      // An array of ids (many-to-many) holds the id: a `contains`, not an equality.
+      where: objectLiteral([
+        ...(u.field.type === "array" ? [] : [`${propertyKey(u.field.storageName)}: id`]),
+        ...(u.field.storageName === r.tenantKey ? [] : tenantWhere),
+        ...where,
+      ]),
       readScope: scopeOf(u.tenantKey),
+      contains: u.field.type === "array" ? `{ field: ${JSON.stringify(u.field.storageName)}, id }` : null,
     })),
     actions,
     deleteEvent: withTenantOf(r.tenantKey, "current", deleteEvent),
@@ -172,19 +179,22 @@ function deleteEvent(model: ApiModel, version: VersionModel, r: VersionResource)
   const reached = [r.collection];
   for (let i = 0; i < reached.length; i++) {
     for (const ref of model.references) {
-      if (ref.references === reached[i] && ref.onDelete === "cascade" && !reached.includes(ref.collection)) reached.push(ref.collection);
+      if (ref.references === reached[i] && ref.onDelete === "cascade" && !ref.many && !reached.includes(ref.collection)) reached.push(ref.collection);
     }
   }
-  if (reached.length === 1) return `eventOf("${r.names.singular}.deleted", "${r.collection}", ${r.symbols.view})`;
+  // The collections whose arrays lose the ids of deleted records (`on_delete: cascade` on an array's items): `.updated` events.
+  const unlinked = [...new Set(model.references.filter((ref) => ref.many && ref.onDelete === "cascade" && reached.includes(ref.references)).map((ref) => ref.collection))];
+  if (reached.length === 1 && !unlinked.length) return `eventOf("${r.names.singular}.deleted", "${r.collection}", ${r.symbols.view})`;
   const entries = reached.map((c) => `${propertyKey(c)}: ${shownEvent(model, version, c)}`);
+  for (const c of unlinked) entries.push(`${propertyKey(updatedKey(c))}: ${shownEvent(model, version, c, "updated")}`);
   return `eventsOf({ ${entries.join(", ")} })`;
 }
 
 /** The event of a delete in `collection` (a collection, or `<collection>/<action>`), shown by the first of `viewVersions` that has it. */
-function shownEvent(model: ApiModel, version: VersionModel, collection: string): string | undefined {
+function shownEvent(model: ApiModel, version: VersionModel, collection: string, change = "deleted"): string | undefined {
   for (const v of viewVersions(model, version)) {
     for (const resource of v.resources) {
-      if (resource.collection === collection) return `eventOf("${resource.names.singular}.deleted", "${resource.collection}", ${resource.symbols.view})`;
+      if (resource.collection === collection) return `eventOf("${resource.names.singular}.${change}", "${resource.collection}", ${resource.symbols.view})`;
       for (const a of resource.actions) {
         if (`${resource.collection}/${a.name}` === collection)
           return `eventOf("${resource.names.singular}.${a.singular}.deleted", "${collection}", ${a.symbols.view})`;
@@ -501,7 +511,7 @@ function servicesView(model: ApiModel) {
     services,
     references: model.references.map(
       (r) =>
-        `{ collection: ${JSON.stringify(r.collection)}, field: ${JSON.stringify(r.field)}, references: ${JSON.stringify(r.references)}, onDelete: ${JSON.stringify(r.onDelete)} }`,
+        `{ collection: ${JSON.stringify(r.collection)}, field: ${JSON.stringify(r.field)}, references: ${JSON.stringify(r.references)}, onDelete: ${JSON.stringify(r.onDelete)}${r.many ? ", many: true" : ""} }`,
     ),
   };
 }

@@ -105,6 +105,8 @@ function typeSchema(field: VersionField, mode: FieldMode): JsonObject {
         type: "array",
         items: field.items ? fieldSchema(field.items, nestedMode(mode)) : {},
         maxItems: field.maxItems ?? 100,
+        // An array of referencing ids is a relation (SPEC §12.3): it names each record once.
+        uniqueItems: field.items?.type === "uuid" && field.items.references !== undefined && !field.items.nullable ? true : undefined,
       });
     case "object":
       return objectSchema(field.fields ?? [], nestedMode(mode));

@@ -42,8 +42,12 @@ function zodBase(field: VersionField): string {
       return "z.iso.datetime({ offset: true })";
     case "enum":
       return zodEnum(field.values ?? []);
-    case "array":
-      return `z.array(${field.items ? zodField(field.items, "nested") : "z.unknown()"}).max(${field.maxItems ?? 100})`;
+    case "array": {
+      const expr = `z.array(${field.items ? zodField(field.items, "nested") : "z.unknown()"}).max(${field.maxItems ?? 100})`;
+      // An array of referencing ids is a relation (SPEC §12.3): each record at most once.
+      const ids = field.items?.type === "uuid" && field.items.references !== undefined && !field.items.nullable;
+      return ids ? `${expr}.refine(distinctIds, { error: REPEATED_ID_ISSUE })` : expr;
+    }
     case "object":
       return `z.strictObject({ ${(field.fields ?? []).map((f) => `${propertyKey(f.name)}: ${zodField(f, "nested")}`).join(", ")} })`;
     case "decimal": {

@@ -6,7 +6,9 @@
  * constraint a `drop constraint if exists` followed by its `add constraint`.
  *
  * Nothing is ever dropped with its data: a column that leaves the definitions stays, only its
- * NOT NULL is lifted so that new rows may lack it; a table that leaves stays as it is.
+ * NOT NULL is lifted so that new rows may lack it; a table that leaves stays as it is. The one
+ * column dropped is an array's jsonb column once its ids are copied into the link table that
+ * replaces it (`moveToLinkTable`, SPEC §12.3).
  */
 import type { OnDelete } from "../../../runtime/references.ts";
 import { quote, type SchemaSnapshot, type SnapshotColumn, type SnapshotIndex, type SnapshotTable } from "./snapshot.ts";
@@ -36,7 +38,7 @@ function columnDefinition(column: SnapshotColumn, options: { inlineReference: bo
 }
 
 function referenceClause(reference: NonNullable<SnapshotColumn["references"]>): string {
-  return `constraint ${quote(reference.name)} references ${quote(reference.table)} ("id") ${onDeleteAction(reference.onDelete)}`;
+  return `constraint ${quote(reference.name)} references ${quote(reference.table)} (${quote(reference.column ?? "id")}) ${onDeleteAction(reference.onDelete)}`;
 }
 
 /**
@@ -64,7 +66,7 @@ function replaceConstraint(table: string, name: string, definition: string | nul
 
 function foreignKey(column: SnapshotColumn): string {
   const r = column.references!;
-  return `foreign key (${quote(column.name)}) references ${quote(r.table)} ("id") ${onDeleteAction(r.onDelete)}`;
+  return `foreign key (${quote(column.name)}) references ${quote(r.table)} (${quote(r.column ?? "id")}) ${onDeleteAction(r.onDelete)}`;
 }
 
 /**
@@ -106,7 +108,42 @@ function sameJson(a: unknown, b: unknown): boolean {
   return JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
 }
 
-function alterTable(before: SnapshotTable, after: SnapshotTable): Change[] {
+/**
+ * An array that was a jsonb column of its owner and is now kept in a link table: the ids are
+ * copied over in order (ids that name no record, and repeated ids, are left out), then the column
+ * is dropped. One block that does it only while the column exists: applied twice, it does nothing.
+ */
+function moveToLinkTable(link: SnapshotTable): Change {
+  const { owner, column, target } = link.link!;
+  const [ownerColumn, position, targetColumn] = link.columns.map((c) => quote(c.name));
+  const c = `"o".${quote(column)}`;
+  const ids = `case when jsonb_typeof(${c}) = 'array' then ${c} else '[]'::jsonb end`;
+  const uuid = `case when "i"."id" ~* '^[0-9a-f]{8}-([0-9a-f]{4}-){3}[0-9a-f]{12}$' then "i"."id"::uuid end`;
+  return {
+    words: `link_${owner}_${column}`,
+    statements: [
+      [
+        `do $$ begin`,
+        `  if exists (select 1 from information_schema.columns where table_schema = current_schema() and table_name = ${literal(owner)} and column_name = ${literal(column)}) then`,
+        `    insert into ${quote(link.name)} (${ownerColumn}, ${position}, ${targetColumn})`,
+        `      select "o"."row_id", "i"."n", "t"."row_id" from ${quote(owner)} "o"`,
+        `      cross join lateral jsonb_array_elements_text(${ids}) with ordinality as "i" ("id", "n")`,
+        `      join ${quote(target)} "t" on "t"."id" = ${uuid}`,
+        `      order by "o"."row_id", "i"."n"`,
+        `      on conflict do nothing;`,
+        `    alter table ${quote(owner)} drop column ${quote(column)};`,
+        `  end if;`,
+        `end $$;`,
+      ].join("\n"),
+    ],
+  };
+}
+
+function literal(text: string): string {
+  return `'${text.replace(/'/g, "''")}'`;
+}
+
+function alterTable(before: SnapshotTable, after: SnapshotTable, moved: ReadonlySet<string> = new Set()): Change[] {
   const t = quote(after.name);
   const changes: Change[] = [];
   const old = new Map(before.columns.map((c) => [c.name, c]));
@@ -151,7 +188,7 @@ function alterTable(before: SnapshotTable, after: SnapshotTable): Change[] {
   }
   const current = new Set(after.columns.map((c) => c.name));
   for (const column of before.columns) {
-    if (current.has(column.name) || !column.notNull) continue;
+    if (current.has(column.name) || moved.has(column.name) || !column.notNull) continue;
     changes.push({
       words: `retire_${after.name}_${column.name}`,
       statements: [`-- ${column.name} left the definitions; its data stays, and new rows may lack it.`, `alter table ${t} alter column ${quote(column.name)} drop not null;`],
@@ -183,10 +220,14 @@ export function migrationBetween(previous: SchemaSnapshot | null, next: SchemaSn
   const before = new Map((previous?.tables ?? []).map((t) => [t.name, t]));
   const added = next.tables.filter((t) => !before.has(t.name));
   changes.push(...createTables(added, new Set(before.keys())));
+  // Arrays that move from a jsonb column of a table that exists into a new link table.
+  const moving = added.filter((t) => t.link && before.get(t.link.owner)?.columns.some((c) => c.name === t.link!.column));
   for (const table of next.tables) {
     const old = before.get(table.name);
-    if (old) changes.push(...alterTable(old, table));
+    const moved = new Set(moving.filter((t) => t.link!.owner === table.name).map((t) => t.link!.column));
+    if (old) changes.push(...alterTable(old, table, moved));
   }
+  changes.push(...moving.map(moveToLinkTable));
   const kept = new Set(next.tables.map((t) => t.name));
   for (const table of previous?.tables ?? []) {
     if (!kept.has(table.name)) {

@@ -125,6 +125,19 @@ function schemaView(model: ApiModel, plans: CollectionPlan[]): object {
           value: literal({ collection: plan.collection, field: column.name, kind: "references", references: target }),
         });
       }
+    }    // A link table's constraints name the array of the owner's collection: a delete its target's
+    // foreign key holds is refused naming the collection whose arrays name the record (422).
+    for (const link of plan.links) {
+      const field = link.link!.column;
+      const target = tableToCollection.get(link.link!.target) ?? link.link!.target;
+      for (const index of link.indexes) {
+        if (index.together) constraints.push({ name: index.name, value: literal({ collection: plan.collection, field, kind: "unique" }) });
+      }
+      for (const column of link.columns) {
+        if (!column.references) continue;
+        const references = column.references.table === plan.table.name ? plan.collection : target;
+        constraints.push({ name: column.references.name, value: literal({ collection: plan.collection, field, kind: "references", references }) });
+      }
     }
   }
   return {

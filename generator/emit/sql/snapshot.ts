@@ -15,7 +15,7 @@ import type { Ordering } from "../../../runtime/store.ts";
 import { uniqueKeySql } from "../../../runtime/unique.ts";
 import { compareKindOf, uniqueKindOf } from "../../model/unique.ts";
 import { serverField } from "../../model/snapshot.ts";
-import { COLUMN_SQL_TYPES, decimalColumnType, isJsonKind, ROW_ID_COLUMN, uniqueConstraintName, type ColumnKind, type SqlColumn } from "../../../runtime/sql-schema.ts";
+import { COLUMN_SQL_TYPES, decimalColumnType, isJsonKind, LINK_COLUMNS, ROW_ID_COLUMN, uniqueConstraintName, type ColumnKind, type SqlColumn } from "../../../runtime/sql-schema.ts";
 import type { ApiModel, StorageResource, VersionField } from "../../model/types.ts";
 
 export const SNAPSHOT_FORMAT = 1;
@@ -23,7 +23,8 @@ export const SNAPSHOT_FORMAT = 1;
 /** A column of a resource's table: a system table's column, and its check and reference. */
 export interface SnapshotColumn extends SystemColumn {
   check?: { name: string; expression: string };
-  references?: { name: string; table: string; onDelete: OnDelete };
+  /** `column`: the referenced column when it is not `id` (a link table's `row_id`s). */
+  references?: { name: string; table: string; onDelete: OnDelete; column?: string };
 }
 
 export interface SnapshotIndex {
@@ -45,6 +46,12 @@ export interface SnapshotTable {
   collection: string;
   columns: SnapshotColumn[];
   indexes: SnapshotIndex[];
+  /**
+   * A link table (SPEC §12.3, many-to-many): the table and field column of the array it keeps, and
+   * the table of the records the ids name. Where the owner had the array as a jsonb column, the
+   * migration that creates the link table copies the ids over, in order, and drops the column.
+   */
+  link?: { owner: string; column: string; target: string };
 }
 
 export interface SchemaSnapshot {
@@ -68,6 +75,8 @@ export interface CollectionPlan {
   fields: FieldColumn[];
   /** Field columns that `?q=` may match with a trigram index. */
   search: string[];
+  /** The link tables of its arrays of referencing ids, in field order. */
+  links: SnapshotTable[];
 }
 
 const MAX_IDENTIFIER = 63;
@@ -206,6 +215,35 @@ interface ColumnSource {
   field: VersionField;
   /** Collection it references, and whether its records go with the referenced record. */
   references?: { collection: string; onDelete: OnDelete };
+  /** An array of ids of `collection`, kept in a link table: what deleting a record they name does. */
+  link?: { collection: string; onDelete: OnDelete };
+}
+
+/**
+ * The link table of an array of referencing ids (runtime/sql-schema.ts `LINK_COLUMNS`):
+ * `<table>__<field>`, the owner's row (its links go with it), the position from 1, the named
+ * record's row (`on_delete` of the items); unique by (row, position) and by (row, target), and an
+ * index by target for the lists under a named record and for deletes.
+ */
+function linkTable(owner: string, column: string, link: NonNullable<ColumnSource["link"]>): SnapshotTable {
+  const name = identifier(`${owner}__${column}`);
+  const target = tableName(link.collection);
+  const { owner: ownerColumn, position, target: targetColumn } = LINK_COLUMNS;
+  return {
+    name,
+    collection: `${owner}/${column}`,
+    columns: [
+      { name: ownerColumn, type: "bigint", notNull: true, references: { name: identifier(`${name}_${ownerColumn}_fkey`), table: owner, onDelete: "cascade", column: "row_id" } },
+      { name: position, type: "integer", notNull: true },
+      { name: targetColumn, type: "bigint", notNull: true, references: { name: identifier(`${name}_${targetColumn}_fkey`), table: target, onDelete: link.onDelete, column: "row_id" } },
+    ],
+    indexes: [
+      { name: identifier(`${name}_${position}_key`), together: [ownerColumn, position], definition: `using btree (${quote(ownerColumn)}, ${quote(position)})` },
+      { name: identifier(`${name}_${targetColumn}_key`), together: [ownerColumn, targetColumn], definition: `using btree (${quote(ownerColumn)}, ${quote(targetColumn)})` },
+      { name: identifier(`${name}_${targetColumn}_idx`), definition: `using btree (${quote(targetColumn)})` },
+    ],
+    link: { owner, column, target },
+  };
 }
 
 function fieldColumn(table: string, source: ColumnSource): { column: SnapshotColumn; meta: FieldColumn; index?: SnapshotIndex } {
@@ -291,7 +329,15 @@ function plan(
   const columns = systemColumns(table);
   const fields: FieldColumn[] = [];
   const indexes: SnapshotIndex[] = [];
+  const links: SnapshotTable[] = [];
   for (const source of sources) {
+    if (source.link) {
+      const linked = linkTable(table, source.field.storageName, source.link);
+      links.push(linked);
+      const link = { table: linked.name, owner: table, target: linked.link!.target };
+      fields.push({ field: source.field.storageName, column: source.field.storageName, kind: "json", optional: source.field.optional, link });
+      continue;
+    }
     const { column, meta, index } = fieldColumn(table, source);
     columns.push(column);
     fields.push(meta);
@@ -337,11 +383,13 @@ function plan(
   // (column, id) index: one is kept, the first.
   const definitions = new Set<string>();
   const distinct = indexes.filter((i) => !definitions.has(i.definition) && definitions.add(i.definition));
-  return { collection, table: { name: table, collection, columns, indexes: distinct }, fields, search };
+  return { collection, table: { name: table, collection, columns, indexes: distinct }, fields, search, links };
 }
 
 function resourcePlan(r: StorageResource): CollectionPlan {
   const sources: ColumnSource[] = r.fields.map((field) => {
+    const link = r.links.find((x) => x.field === field.storageName);
+    if (link) return { field, link: { collection: link.collection, onDelete: link.onDelete } };
     const reference = r.references.find((x) => x.field === field.storageName);
     if (!reference) return { field };
     // on_delete as the model settled it: cascade for a child's parent field unless declared, else restrict (422).
@@ -437,5 +485,5 @@ export function systemTables(model: ApiModel): SnapshotTable[] {
 
 export function snapshotOf(plans: CollectionPlan[], system: SnapshotTable[] = []): SchemaSnapshot {
   const trigram = plans.some((p) => p.search.length > 0);
-  return { format: SNAPSHOT_FORMAT, extensions: trigram ? ["pg_trgm"] : [], tables: [...plans.map((p) => p.table), ...system] };
+  return { format: SNAPSHOT_FORMAT, extensions: trigram ? ["pg_trgm"] : [], tables: [...plans.flatMap((p) => [p.table, ...p.links]), ...system] };
 }

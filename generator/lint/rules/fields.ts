@@ -22,11 +22,13 @@ export function toSnakeCase(name: string): string {
 
 export function fieldRules(ctx: LintContext): void {
   for (const r of ctx.defs.resources) {
-    for (const { field, place, path } of walkFields(r)) {
+    for (const { field, place, path, action } of walkFields(r)) {
       if (place !== "items") checkName(ctx, field, place === "object" ? path : field.name, place === "object" ? null : r.singular);
       const reserved = place !== "items" && checkReserved(ctx, field, place);
       if (!reserved) checkIdType(ctx, field);
-      checkReferences(ctx, field, place === "items" || place === "object");
+      // The items of an array field of the resource itself are a relation (SPEC §12.3): on_delete applies.
+      const relation = place === "items" && !action && /^[^.[\]]+\[\]$/.test(path);
+      checkReferences(ctx, field, (place === "items" || place === "object") && !relation);
     }
     for (const field of r.fields) if (field.renamed) checkFromName(ctx, field);
     versionNameCollisions(ctx, r);
@@ -100,14 +102,15 @@ function checkIdType(ctx: LintContext, field: FieldDef): void {
 
 function checkReferences(ctx: LintContext, field: FieldDef, nested: boolean): void {
   if (field.references === undefined) return;
-  // An id inside an array or an object is checked on every write; deleting the record it names
-  // does not reach into arrays and objects yet, so an on_delete there would be ignored.
+  // An id inside an object (or an array inside one, or an action's array) is checked on every
+  // write; deleting the record it names does not reach there, so an on_delete would be ignored.
+  // The items of a resource's own array field are a relation, where it applies.
   if (nested && field.onDelete !== undefined) {
     ctx.report(
       "field-option",
       field.at("on_delete"),
-      `on_delete of ${q(field.name)} does not apply to a reference inside an array or object: such an id is checked when it is written (422), and deleting the record it names is not blocked or cascaded`,
-      "remove on_delete, or make the reference a field of its own",
+      `on_delete of ${q(field.name)} does not apply to a reference inside an object or an action's array: such an id is checked when it is written (422), and deleting the record it names is not blocked or cascaded`,
+      "remove on_delete, or make the reference a field of its own (or the items of an array field of the resource)",
     );
   }
   if (field.type !== "uuid") {
