@@ -35,6 +35,21 @@ async function run(options: OutputOptions, write: boolean, session?: GenerateSes
   });
 }
 
+/**
+ * A run, except that a migration canon cannot read (generator/emit/sql/replay.ts) is said in one
+ * line with its fix instead of failing unexpectedly: null then.
+ */
+async function migrationsRead(runIt: () => Promise<GenerateResult>, command: string, report: Reporter, out: string): Promise<GenerateResult | null> {
+  try {
+    return await runIt();
+  } catch (error) {
+    const message = (error as Error).message;
+    if (!/^sql\/\d{4}_\S+\.sql line \d+: canon cannot read/.test(message)) throw error;
+    report.error(`canon ${command}: refused: ${message.replace("<out>", out)}`);
+    return null;
+  }
+}
+
 /** What the compatibility gate decided, said once after the diagnostics. */
 async function reportGate(command: string, result: GenerateResult, options: OutputOptions, report: Reporter): Promise<void> {
   const gate = result.gate;
@@ -96,7 +111,8 @@ export async function generateAndReport(
     report.info(`canon generate: up to date, ${Object.keys(stamp.files).length} files unchanged (${ms(performance.now() - started)})`);
     return { code: 0, model: null, files: [] };
   }
-  const result = await run(options, true, session);
+  const result = await migrationsRead(() => run(options, true, session), "generate", report, options.out);
+  if (!result) return { code: 1, model: null, files: [] };
   const failed = report.diagnostics(result.diagnostics);
   await reportGate("generate", result, options, report);
   if (failed || !result.diff) {
@@ -156,7 +172,8 @@ async function checkAndReport(options: OutputOptions, report: Reporter): Promise
     report.info(`canon check: ${Object.keys(stamp.files).length} files match the definitions (${ms(performance.now() - started)})`);
     return 0;
   }
-  const result = await run(options, false);
+  const result = await migrationsRead(() => run(options, false), "check", report, options.out);
+  if (!result) return 1;
   const diff = result.diff;
   // In the machine formats, every file that does not match is a diagnostic too.
   const drift = diff && report.format !== "text" ? await driftDiagnostics(options.out, diff, result.files) : [];

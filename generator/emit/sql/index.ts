@@ -18,6 +18,7 @@ import { GENERATED_HEADER, styledTs, type EmitContext, type EmittedFile, type Em
 import { IMPORTS, runtimeSource, source, withImports } from "../shared/imports.ts";
 import { literal, propertyKey } from "../shared/code.ts";
 import { migrationBetween } from "./diff.ts";
+import { replayMigrations, snapshotFrom, UnreadableStatement, type Replay } from "./replay.ts";
 import { collectionPlans, snapshotOf, SNAPSHOT_FORMAT, systemTables, type CollectionPlan, type SchemaSnapshot } from "./snapshot.ts";
 
 export const MIGRATION_FILE = /^(\d{4})_[a-z0-9_]+\.sql$/;
@@ -33,10 +34,29 @@ export const sqlEmitter: Emitter = {
     const before = present.length ? previousSnapshot(context) : null;
     // A snapshot written before canon listed its migrations: every migration present is carried.
     const listed = before?.migrations;
-    const existing = listed ? present.filter((n) => listed.includes(n)) : present;
+    const candidates = listed ? present.filter((n) => listed.includes(n)) : present;
+    // What the migrations create, replayed from an empty database (replay.ts): the migrations that
+    // apply in order are carried, and the next migration builds on what they really create.
+    const replay = replayed(candidates.map((name) => ({ name, text: context.previous!.read(`sql/${name}`) ?? "" })));
+    const existing = candidates.slice(0, replay.applied);
     const carried: EmittedFile[] = existing.map((name) => ({ path: `sql/${name}`, content: context.previous!.read(`sql/${name}`) ?? "", parser: null }));
     // Without migrations there is nothing to build on: start from an empty database.
-    const previous = existing.length ? before : null;
+    let previous: SchemaSnapshot | null = null;
+    const repairs: string[] = [];
+    if (existing.length) {
+      const created = snapshotFrom(replay.model, SNAPSHOT_FORMAT, [before, next]);
+      if (before && !replay.failure && migrationBetween(created, before) === null) previous = before;
+      else {
+        previous = created;
+        const deleted = (listed ?? []).filter((n) => !present.includes(n));
+        if (deleted.length) repairs.push(`${deleted.join(", ")} ${deleted.length === 1 ? "was" : "were"} deleted`);
+        if (replay.failure) {
+          const left = candidates.slice(replay.applied);
+          repairs.push(`${left.join(", ")} could not apply after the migrations before (${replay.failure.message}) and ${left.length === 1 ? "was" : "were"} left out`);
+        }
+        if (!repairs.length) repairs.push(`they did not create the schema ${SNAPSHOT_PATH} described`);
+      }
+    }
     const migration = migrationBetween(previous, next);
     const files = [...carried];
     if (migration) {
@@ -49,6 +69,9 @@ export const sqlEmitter: Emitter = {
           `-- Migration ${id} of the ${model.title}: written once, never rewritten. A later change to the`,
           "-- definitions adds a later migration. Every statement is idempotent; canon's migrate() applies",
           "-- pending migrations in order, in one transaction, and records them in canon_migrations.",
+          ...(repairs.length
+            ? [`-- It also repairs the migrations before it, so that together they create the schema ${SNAPSHOT_PATH} describes:`, `-- ${repairs.join("; ")}.`]
+            : []),
           "",
           ...migration.statements.map((s) => `${s}\n`),
         ].join("\n"),
@@ -56,6 +79,11 @@ export const sqlEmitter: Emitter = {
       });
     }
     const migrations = files.map((f) => f.path.slice("sql/".length));
+    // What the migrations written now create is exactly the schema the snapshot describes.
+    const result = replayed(files.map((f) => ({ name: f.path.slice("sql/".length), text: f.content })));
+    if (result.failure || (files.length && migrationBetween(snapshotFrom(result.model, SNAPSHOT_FORMAT, [next]), next) !== null)) {
+      throw new Error(`canon wrote migrations that do not create the schema of the definitions (a bug in canon): ${result.failure?.message ?? "the replayed schema differs"}`);
+    }
     files.push(
       // Canonical `JSON.stringify` output, like the OpenAPI documents: no prettier pass on a file this large.
       {
@@ -80,6 +108,18 @@ export const sqlEmitter: Emitter = {
     return files;
   },
 };
+
+/** `replayMigrations`, a statement canon cannot read said with its fix. */
+function replayed(files: Array<{ name: string; text: string }>): Replay {
+  try {
+    return replayMigrations(files);
+  } catch (error) {
+    if (!(error instanceof UnreadableStatement)) throw error;
+    throw new Error(
+      `${error.message}: canon's migrations hold only the statements canon writes. Restore the file from version control (git checkout -- <out>/${error.message.split(" ")[0]}), and put SQL of your own in a migration outside the output folder`,
+    );
+  }
+}
 
 function previousSnapshot(context: EmitContext): SchemaSnapshot | null {
   const text = context.previous?.read(SNAPSHOT_PATH);

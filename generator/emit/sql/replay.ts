@@ -1,0 +1,289 @@
+/**
+ * A schema model of the migrations: their statements replayed, in order, from an empty database,
+ * without a database. canon's migrations hold only the statements diff.ts writes (and the ones
+ * older canon releases wrote, such as `on delete restrict`), so each is read back into its effect
+ * on tables, columns, constraints, indexes and extensions, with PostgreSQL's rules for `if not
+ * exists` and `if exists`. A statement that would fail on PostgreSQL (a table no migration before
+ * creates, a constraint added twice) fails the replay at that migration.
+ *
+ * `snapshotFrom` turns the replayed model back into a snapshot (taking the snapshot's own entries
+ * where they have exactly the same effect), so that the schema the migrations really create can be
+ * compared with `schema.json` — `migrationBetween(replayed, snapshot) === null` — and be the base
+ * of the next migration when it is not.
+ */
+import type { OnDelete } from "../../../runtime/references.ts";
+import { memoByText } from "../../util/memo.ts";
+import type { SchemaSnapshot, SnapshotColumn, SnapshotIndex, SnapshotTable } from "./snapshot.ts";
+
+interface ModelColumn {
+  name: string;
+  type: string;
+  identity?: boolean;
+  notNull: boolean;
+  default?: string;
+  unique?: string;
+  check?: { name: string; expression: string };
+  references?: { name: string; table: string; onDelete: OnDelete };
+}
+
+interface ModelIndex {
+  name: string;
+  table: string;
+  unique: boolean;
+  definition: string;
+}
+
+export interface SchemaModel {
+  extensions: string[];
+  /** Tables by name, in the order they were created. */
+  tables: Map<string, { name: string; columns: ModelColumn[] }>;
+  /** Indexes by name. */
+  indexes: Map<string, ModelIndex>;
+}
+
+/** A statement of a migration that canon cannot read: not one canon writes. */
+export class UnreadableStatement extends Error {}
+
+/** Why a migration would fail on a database that has applied the migrations before it. */
+export class ReplayFailure extends Error {}
+
+export interface Replay {
+  model: SchemaModel;
+  /** How many migrations applied; fewer than given when one failed. */
+  applied: number;
+  /** The failure of migration `applied`, when one failed. */
+  failure?: { name: string; message: string };
+}
+
+const NAME = String.raw`"((?:[^"]|"")+)"`;
+const COLUMN = new RegExp(
+  String.raw`^${NAME} (.+?)( generated always as identity primary key)?( not null)?(?: default (.+?))?` +
+    String.raw`(?: constraint ${NAME} unique)?(?: constraint ${NAME} references ${NAME} \("id"\) on delete (cascade|restrict|no action))?` +
+    String.raw`(?: constraint ${NAME} check \((.*)\))?$`,
+);
+const CREATE_TABLE = new RegExp(String.raw`^create table if not exists ${NAME} \(\n([\s\S]*)\n\);$`);
+const CREATE_INDEX = new RegExp(String.raw`^create (unique )?index if not exists ${NAME} on ${NAME} (.+);$`);
+const DROP_INDEX = new RegExp(String.raw`^drop index if exists ${NAME};$`);
+const EXTENSION = /^create extension if not exists ([a-z0-9_]+);$/;
+const ALTER = new RegExp(String.raw`^alter table ${NAME} (.+);$`);
+const ADD_COLUMN = /^add column if not exists (.+)$/;
+const ALTER_COLUMN = new RegExp(String.raw`^alter column ${NAME} (.+)$`);
+const DROP_CONSTRAINT = new RegExp(String.raw`^drop constraint if exists ${NAME}$`);
+const ADD_CONSTRAINT = new RegExp(String.raw`^add constraint ${NAME} (.+)$`);
+const UPDATE = /^update "(?:[^"]|"")+" set .+;$/;
+
+const unquote = (name: string) => name.replace(/""/g, '"');
+
+function onDeleteOf(sql: string): OnDelete {
+  // `on delete no action` is how canon writes restrict (diff.ts); older migrations wrote `restrict`.
+  return sql === "cascade" ? "cascade" : "restrict";
+}
+
+function readColumn(text: string, where: string): ModelColumn {
+  const m = COLUMN.exec(text);
+  if (!m) throw new UnreadableStatement(`${where}: canon cannot read the column \`${text}\``);
+  const column: ModelColumn = { name: unquote(m[1]!), type: m[2]!, notNull: Boolean(m[3] || m[4]) };
+  if (m[3]) column.identity = true;
+  if (m[5] !== undefined) column.default = m[5];
+  if (m[6] !== undefined) column.unique = unquote(m[6]);
+  if (m[7] !== undefined) column.references = { name: unquote(m[7]), table: unquote(m[8]!), onDelete: onDeleteOf(m[9]!) };
+  if (m[10] !== undefined) column.check = { name: unquote(m[10]), expression: m[11]! };
+  return column;
+}
+
+/** The statements of a migration file: comments and blank lines left out, a statement ends with `;` at a line's end. */
+const statementsOf = memoByText((text: string): Array<{ line: number; sql: string }> => {
+  const out: Array<{ line: number; sql: string }> = [];
+  let current: string[] = [];
+  let start = 0;
+  text.split("\n").forEach((line, i) => {
+    if (!current.length && (line.trim() === "" || line.startsWith("--"))) return;
+    if (!current.length) start = i + 1;
+    current.push(line);
+    if (line.endsWith(";")) {
+      out.push({ line: start, sql: current.join("\n") });
+      current = [];
+    }
+  });
+  if (current.length) out.push({ line: start, sql: current.join("\n") });
+  return out;
+}, 64);
+
+function cloneModel(model: SchemaModel): SchemaModel {
+  return {
+    extensions: [...model.extensions],
+    tables: new Map([...model.tables].map(([k, t]) => [k, { name: t.name, columns: t.columns.map((c) => structuredClone(c)) }])),
+    indexes: new Map([...model.indexes].map(([k, i]) => [k, { ...i }])),
+  };
+}
+
+export function emptyModel(): SchemaModel {
+  return { extensions: [], tables: new Map(), indexes: new Map() };
+}
+
+/** Applies one migration's text to `model` (changed in place). */
+export function applyMigration(model: SchemaModel, file: string, text: string): void {
+  for (const { line, sql } of statementsOf(text)) {
+    const where = `${file} line ${line}`;
+    applyStatement(model, sql, where);
+  }
+}
+
+/** A reference needs its table: created before, or the table itself. */
+function referenced(model: SchemaModel, target: string | undefined, table: string, where: string): void {
+  if (target !== undefined && target !== table && !model.tables.has(target)) {
+    throw new ReplayFailure(`${where}: ${table} references table ${target}, which no migration before it creates`);
+  }
+}
+
+function applyStatement(model: SchemaModel, sql: string, where: string): void {
+  let m: RegExpExecArray | null;
+  if ((m = EXTENSION.exec(sql))) {
+    if (!model.extensions.includes(m[1]!)) model.extensions.push(m[1]!);
+    return;
+  }
+  if ((m = CREATE_TABLE.exec(sql))) {
+    const name = unquote(m[1]!);
+    if (model.tables.has(name)) return;
+    const columns = m[2]!.split("\n").map((l) => readColumn(l.trim().replace(/,$/, ""), where));
+    for (const c of columns) referenced(model, c.references?.table, name, where);
+    model.tables.set(name, { name, columns });
+    return;
+  }
+  if ((m = CREATE_INDEX.exec(sql))) {
+    const name = unquote(m[2]!);
+    const table = unquote(m[3]!);
+    if (!model.tables.has(table)) throw new ReplayFailure(`${where}: index ${name} is on table ${table}, which no migration before it creates`);
+    if (!model.indexes.has(name)) model.indexes.set(name, { name, table, unique: Boolean(m[1]), definition: m[4]! });
+    return;
+  }
+  if ((m = DROP_INDEX.exec(sql))) {
+    model.indexes.delete(unquote(m[1]!));
+    return;
+  }
+  if (UPDATE.test(sql)) return;
+  if ((m = ALTER.exec(sql))) {
+    const tableName = unquote(m[1]!);
+    const table = model.tables.get(tableName);
+    if (!table) throw new ReplayFailure(`${where}: it alters table ${tableName}, which no migration before it creates`);
+    const action = m[2]!;
+    let a: RegExpExecArray | null;
+    if ((a = ADD_COLUMN.exec(action))) {
+      const column = readColumn(a[1]!, where);
+      referenced(model, column.references?.table, tableName, where);
+      if (!table.columns.some((c) => c.name === column.name)) table.columns.push(column);
+      return;
+    }
+    if ((a = ALTER_COLUMN.exec(action))) {
+      const column = table.columns.find((c) => c.name === unquote(a![1]!));
+      if (!column) throw new ReplayFailure(`${where}: it alters column ${a[1]} of ${tableName}, which no migration before it adds`);
+      const change = a[2]!;
+      let t: RegExpExecArray | null;
+      if (change === "drop default") delete column.default;
+      else if (change === "drop not null") column.notNull = false;
+      else if (change === "set not null") column.notNull = true;
+      else if ((t = /^set default (.+)$/.exec(change))) column.default = t[1]!;
+      else if ((t = /^type (.+?) using .+$/.exec(change))) column.type = t[1]!;
+      else throw new UnreadableStatement(`${where}: canon cannot read \`${sql}\``);
+      return;
+    }
+    if ((a = DROP_CONSTRAINT.exec(action))) {
+      const name = unquote(a[1]!);
+      for (const c of table.columns) {
+        if (c.unique === name) delete c.unique;
+        if (c.check?.name === name) delete c.check;
+        if (c.references?.name === name) delete c.references;
+      }
+      return;
+    }
+    if ((a = ADD_CONSTRAINT.exec(action))) {
+      const name = unquote(a[1]!);
+      if (table.columns.some((c) => c.unique === name || c.check?.name === name || c.references?.name === name)) {
+        throw new ReplayFailure(`${where}: constraint ${name} of ${tableName} already exists`);
+      }
+      const definition = a[2]!;
+      const columnNamed = (quoted: string) => {
+        const column = table.columns.find((c) => c.name === unquote(quoted));
+        if (!column) throw new ReplayFailure(`${where}: constraint ${name} names column ${quoted} of ${tableName}, which no migration before it adds`);
+        return column;
+      };
+      let d: RegExpExecArray | null;
+      if ((d = new RegExp(String.raw`^unique \(${NAME}\)$`).exec(definition))) columnNamed(d[1]!).unique = name;
+      else if ((d = new RegExp(String.raw`^foreign key \(${NAME}\) references ${NAME} \("id"\) on delete (cascade|restrict|no action)$`).exec(definition))) {
+        referenced(model, unquote(d[2]!), tableName, where);
+        columnNamed(d[1]!).references = { name, table: unquote(d[2]!), onDelete: onDeleteOf(d[3]!) };
+      } else if ((d = /^check \((.*)\)$/.exec(definition))) {
+        // A column's check names the column; the first column it names is the one it belongs to.
+        const first = [...d[1]!.matchAll(/"((?:[^"]|"")+)"/g)].map((x) => x[1]!).find((n) => table.columns.some((c) => c.name === unquote(n)));
+        if (!first) throw new UnreadableStatement(`${where}: canon cannot tell which column the check ${name} belongs to`);
+        columnNamed(first).check = { name, expression: d[1]! };
+      } else throw new UnreadableStatement(`${where}: canon cannot read \`${sql}\``);
+      return;
+    }
+  }
+  throw new UnreadableStatement(`${where}: canon cannot read \`${sql.split("\n")[0]}\``);
+}
+
+/**
+ * Replays `files` (name and text, in order) from an empty database. A failing migration stops the
+ * replay: the model is the one the migrations before it create. A statement canon cannot read throws.
+ */
+export function replayMigrations(files: Array<{ name: string; text: string }>): Replay {
+  const model = emptyModel();
+  let applied = 0;
+  for (const file of files) {
+    const attempt = cloneModel(model);
+    try {
+      applyMigration(attempt, `sql/${file.name}`, file.text);
+    } catch (error) {
+      if (error instanceof ReplayFailure) return { model, applied, failure: { name: file.name, message: error.message } };
+      throw error;
+    }
+    model.extensions = attempt.extensions;
+    model.tables = attempt.tables;
+    model.indexes = attempt.indexes;
+    applied++;
+  }
+  return { model, applied };
+}
+
+function sameJson(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
+}
+
+/** What a column is to the database: every property a migration writes, the order fixed. */
+function columnEffect(c: ModelColumn | SnapshotColumn): unknown {
+  const check = c.check ? [c.check.name, c.check.expression] : null;
+  const references = c.references ? [c.references.name, c.references.table, c.references.onDelete] : null;
+  return [c.name, c.type, Boolean(c.identity), c.notNull, c.default ?? null, c.unique ?? null, check, references];
+}
+
+/**
+ * The model as a snapshot. Each table, column and index that `hints` (snapshots, first match
+ * wins) hold with exactly the same effect is taken from there, so that the snapshot differs from
+ * them only where the database does. What a snapshot leaves out once it leaves the definitions is
+ * left out here too: a table no hint holds, and a column no hint holds that is already nullable.
+ */
+export function snapshotFrom(model: SchemaModel, format: number, hints: Array<SchemaSnapshot | null>): SchemaSnapshot {
+  const hintTables = (name: string) => hints.flatMap((h) => h?.tables.filter((t) => t.name === name) ?? []);
+  const tables: SnapshotTable[] = [];
+  for (const table of model.tables.values()) {
+    const known = hintTables(table.name);
+    if (!known.length) continue;
+    const columns: SnapshotColumn[] = [];
+    for (const column of table.columns) {
+      const same = known.flatMap((t) => t.columns).find((c) => c.name === column.name && sameJson(columnEffect(c), columnEffect(column)));
+      if (same) columns.push(same);
+      else if (known.some((t) => t.columns.some((c) => c.name === column.name)) || column.notNull) columns.push(structuredClone(column) as SnapshotColumn);
+    }
+    const indexes: SnapshotIndex[] = [];
+    for (const index of [...model.indexes.values()].filter((i) => i.table === table.name)) {
+      const same = known
+        .flatMap((t) => t.indexes)
+        .find((i) => i.name === index.name && i.definition === index.definition && Boolean(i.unique || i.together) === index.unique);
+      indexes.push(same ?? { name: index.name, ...(index.unique ? { unique: "?" } : {}), definition: index.definition });
+    }
+    tables.push({ name: table.name, collection: known[0]!.collection, columns, indexes });
+  }
+  return { format, extensions: [...model.extensions], tables };
+}
