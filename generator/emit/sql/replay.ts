@@ -23,7 +23,8 @@ interface ModelColumn {
   default?: string;
   unique?: string;
   check?: { name: string; expression: string };
-  references?: { name: string; table: string; onDelete: OnDelete };
+  /** `column`: the referenced column when it is not `id` (a link table's `row_id`). */
+  references?: { name: string; table: string; onDelete: OnDelete; column?: string };
 }
 
 interface ModelIndex {
@@ -58,7 +59,7 @@ export interface Replay {
 const NAME = String.raw`"((?:[^"]|"")+)"`;
 const COLUMN = new RegExp(
   String.raw`^${NAME} (.+?)( generated always as identity primary key)?( not null)?(?: default (.+?))?` +
-    String.raw`(?: constraint ${NAME} unique)?(?: constraint ${NAME} references ${NAME} \("id"\) on delete (cascade|restrict|no action))?` +
+    String.raw`(?: constraint ${NAME} unique)?(?: constraint ${NAME} references ${NAME} \("(id|row_id)"\) on delete (cascade|restrict|no action))?` +
     String.raw`(?: constraint ${NAME} check \((.*)\))?$`,
 );
 const CREATE_TABLE = new RegExp(String.raw`^create table if not exists ${NAME} \(\n([\s\S]*)\n\);$`);
@@ -71,6 +72,7 @@ const ALTER_COLUMN = new RegExp(String.raw`^alter column ${NAME} (.+)$`);
 const DROP_CONSTRAINT = new RegExp(String.raw`^drop constraint if exists ${NAME}$`);
 const ADD_CONSTRAINT = new RegExp(String.raw`^add constraint ${NAME} (.+)$`);
 const UPDATE = /^update "(?:[^"]|"")+" set .+;$/;
+const MOVE_BLOCK = /^do \$\$ begin\n  if exists \(select 1 from information_schema\.columns where [^\n]*\) then\n[\s\S]*\nend \$\$;$/;
 
 const unquote = (name: string) => name.replace(/""/g, '"');
 
@@ -86,12 +88,19 @@ function readColumn(text: string, where: string): ModelColumn {
   if (m[3]) column.identity = true;
   if (m[5] !== undefined) column.default = m[5];
   if (m[6] !== undefined) column.unique = unquote(m[6]);
-  if (m[7] !== undefined) column.references = { name: unquote(m[7]), table: unquote(m[8]!), onDelete: onDeleteOf(m[9]!) };
-  if (m[10] !== undefined) column.check = { name: unquote(m[10]), expression: m[11]! };
+  if (m[7] !== undefined) {
+    column.references = { name: unquote(m[7]), table: unquote(m[8]!), onDelete: onDeleteOf(m[10]!) };
+    if (m[9] !== "id") column.references.column = m[9]!;
+  }
+  if (m[11] !== undefined) column.check = { name: unquote(m[11]), expression: m[12]! };
   return column;
 }
 
-/** The statements of a migration file: comments and blank lines left out, a statement ends with `;` at a line's end. */
+/**
+ * The statements of a migration file: comments and blank lines left out, a statement ends with `;`
+ * at a line's end; a `do $$` block (diff.ts moves an array's ids into its link table in one) ends
+ * with `end $$;`.
+ */
 const statementsOf = memoByText((text: string): Array<{ line: number; sql: string }> => {
   const out: Array<{ line: number; sql: string }> = [];
   let current: string[] = [];
@@ -100,7 +109,8 @@ const statementsOf = memoByText((text: string): Array<{ line: number; sql: strin
     if (!current.length && (line.trim() === "" || line.startsWith("--"))) return;
     if (!current.length) start = i + 1;
     current.push(line);
-    if (line.endsWith(";")) {
+    const block = current[0]!.startsWith("do $$");
+    if (block ? line === "end $$;" : line.endsWith(";")) {
       out.push({ line: start, sql: current.join("\n") });
       current = [];
     }
@@ -162,6 +172,14 @@ function applyStatement(model: SchemaModel, sql: string, where: string): void {
     return;
   }
   if (UPDATE.test(sql)) return;
+  if (MOVE_BLOCK.test(sql)) {
+    // Copies an array's ids into its link table, then drops the array's column, when it is there.
+    const drop = new RegExp(String.raw`\n    alter table ${NAME} drop column ${NAME};\n`).exec(sql);
+    if (!drop) throw new UnreadableStatement(`${where}: canon cannot read \`${sql.split("\n")[0]}\``);
+    const table = model.tables.get(unquote(drop[1]!));
+    if (table) table.columns = table.columns.filter((c) => c.name !== unquote(drop[2]!));
+    return;
+  }
   if ((m = ALTER.exec(sql))) {
     const tableName = unquote(m[1]!);
     const table = model.tables.get(tableName);
@@ -254,7 +272,7 @@ function sameJson(a: unknown, b: unknown): boolean {
 /** What a column is to the database: every property a migration writes, the order fixed. */
 function columnEffect(c: ModelColumn | SnapshotColumn): unknown {
   const check = c.check ? [c.check.name, c.check.expression] : null;
-  const references = c.references ? [c.references.name, c.references.table, c.references.onDelete] : null;
+  const references = c.references ? [c.references.name, c.references.table, c.references.onDelete, c.references.column ?? "id"] : null;
   return [c.name, c.type, Boolean(c.identity), c.notNull, c.default ?? null, c.unique ?? null, check, references];
 }
 
@@ -283,7 +301,8 @@ export function snapshotFrom(model: SchemaModel, format: number, hints: Array<Sc
         .find((i) => i.name === index.name && i.definition === index.definition && Boolean(i.unique || i.together) === index.unique);
       indexes.push(same ?? { name: index.name, ...(index.unique ? { unique: "?" } : {}), definition: index.definition });
     }
-    tables.push({ name: table.name, collection: known[0]!.collection, columns, indexes });
+    const link = known.find((t) => t.link)?.link;
+    tables.push({ name: table.name, collection: known[0]!.collection, columns, indexes, ...(link ? { link: { ...link } } : {}) });
   }
   return { format, extensions: [...model.extensions], tables };
 }
