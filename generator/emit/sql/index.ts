@@ -81,8 +81,10 @@ export const sqlEmitter: Emitter = {
     const migrations = files.map((f) => f.path.slice("sql/".length));
     // What the migrations written now create is exactly the schema the snapshot describes.
     const result = replayed(files.map((f) => ({ name: f.path.slice("sql/".length), text: f.content })));
-    if (result.failure || (files.length && migrationBetween(snapshotFrom(result.model, SNAPSHOT_FORMAT, [next]), next) !== null)) {
-      throw new Error(`canon wrote migrations that do not create the schema of the definitions (a bug in canon): ${result.failure?.message ?? "the replayed schema differs"}`);
+    const residue = result.failure || !files.length ? null : migrationBetween(snapshotFrom(result.model, SNAPSHOT_FORMAT, [next]), next);
+    if (result.failure || residue !== null) {
+      const differs = residue ? `the replayed schema differs: it still needs ${residue.statements.join(" ")}` : "";
+      throw new Error(`canon wrote migrations that do not create the schema of the definitions (a bug in canon): ${result.failure?.message ?? differs}`);
     }
     files.push(
       // Canonical `JSON.stringify` output, like the OpenAPI documents: no prettier pass on a file this large.

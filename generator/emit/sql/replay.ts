@@ -23,6 +23,11 @@ interface ModelColumn {
   default?: string;
   unique?: string;
   check?: { name: string; expression: string };
+  /**
+   * Added to a table that existed (`add column`): a required column without a default is added
+   * nullable, since rows exist that have no value for it (diff.ts); the snapshot still says not null.
+   */
+  addedLater?: boolean;
   /** `column`: the referenced column when it is not `id` (a link table's `row_id`). */
   references?: { name: string; table: string; onDelete: OnDelete; column?: string };
 }
@@ -188,6 +193,7 @@ function applyStatement(model: SchemaModel, sql: string, where: string): void {
     let a: RegExpExecArray | null;
     if ((a = ADD_COLUMN.exec(action))) {
       const column = readColumn(a[1]!, where);
+      column.addedLater = true;
       referenced(model, column.references?.table, tableName, where);
       if (!table.columns.some((c) => c.name === column.name)) table.columns.push(column);
       return;
@@ -290,9 +296,20 @@ export function snapshotFrom(model: SchemaModel, format: number, hints: Array<Sc
     if (!known.length) continue;
     const columns: SnapshotColumn[] = [];
     for (const column of table.columns) {
-      const same = known.flatMap((t) => t.columns).find((c) => c.name === column.name && sameJson(columnEffect(c), columnEffect(column)));
+      // A required column added to a table that had rows is nullable on purpose (diff.ts): the same.
+      const deferred = column.addedLater && !column.notNull && column.default === undefined ? { ...column, notNull: true } : null;
+      const same = known
+        .flatMap((t) => t.columns)
+        .find(
+          (c) =>
+            c.name === column.name &&
+            (sameJson(columnEffect(c), columnEffect(column)) || (deferred !== null && sameJson(columnEffect(c), columnEffect(deferred)))),
+        );
       if (same) columns.push(same);
-      else if (known.some((t) => t.columns.some((c) => c.name === column.name)) || column.notNull) columns.push(structuredClone(column) as SnapshotColumn);
+      else if (known.some((t) => t.columns.some((c) => c.name === column.name)) || column.notNull) {
+        const { addedLater: _, ...kept } = structuredClone(column);
+        columns.push(kept as SnapshotColumn);
+      }
     }
     const indexes: SnapshotIndex[] = [];
     for (const index of [...model.indexes.values()].filter((i) => i.table === table.name)) {
