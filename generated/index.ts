@@ -15,6 +15,7 @@ import {
   type ConnectionOptions,
   type CorsOptions,
   type EventSink,
+  type ExpensiveReadOptions,
   type LogLevel,
   type RateLimitOptions,
   type Store,
@@ -56,8 +57,10 @@ export interface AppOptions {
   requestLogLevel?: LogLevel;
   /** Browser pages of these origins may call the service: `{ origins: ["https://app.example.com"] }` (CORS; docs/client.md). Default: none. */
   cors?: CorsOptions;
-  /** Peers whose `X-Forwarded-For` gives the client's address (behind a load balancer): addresses, ranges, `loopback`, `linklocal`, `uniquelocal`, or false for none. Default: `TRUSTED_PROXIES` (loopback and private networks). */
+  /** Peers whose `X-Forwarded-For` gives the client's address (behind a load balancer): addresses, ranges, `loopback`, `linklocal`, `uniquelocal`, or false for none. Default: `TRUSTED_PROXIES` (loopback only). */
   trustProxy?: TrustProxy;
+  /** Expensive reads (a list with `q`, `sort` or an operator filter; creating an export) a principal may run at once; one more answers 429. Default `{ perPrincipal: 4 }`; false: no limit. */
+  expensiveReads?: ExpensiveReadOptions | false;
 }
 
 /** Builds the app; call `listen` on it, or `inject` in tests. */
@@ -81,11 +84,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     rateLimit: options.rateLimit ?? { max: 600, windowMs: 60000 },
     bodyLimit: 65536,
     connections: options.connections,
+    authorize: context.authorize,
     hideForbidden: options.hideForbidden ?? false,
     logger: options.logger ?? false,
     requestLogLevel: options.requestLogLevel ?? "info",
     cors: options.cors,
     trustProxy: options.trustProxy,
+    expensiveReads: options.expensiveReads,
     idempotency: store.idempotency,
     ready: storeReady(store),
     versions: [v1(context), v2(context), v3(context)],

@@ -21,7 +21,7 @@
  * a write takes the path it always did.
  */
 import type { FastifyRequest } from "fastify";
-import type { Principal } from "./auth.ts";
+import type { Authorize, Principal } from "./auth.ts";
 import type { EventOf } from "./events.ts";
 import { checkTransitions, type Transitions } from "./rules.ts";
 import type { CursorQuery, Store, StoredRecord, Values, WriteConstraints } from "./store.ts";
@@ -36,12 +36,15 @@ export interface WriteContext {
   requestId: string;
   /** A PUT: the service's `update` runs the `replace` hook instead of `update`. */
   replace?: boolean;
+  /** The app's `authorize`: a reference to a record the principal may not `read` answers as one to no record (422). */
+  authorize?: Authorize;
 }
 
 /** The write context of a request (`replace` for a PUT). */
 export function writeContext(request: FastifyRequest, replace?: boolean): WriteContext {
   const context: WriteContext = { principal: request.principal!, requestId: request.id };
   if (replace) context.replace = true;
+  if (request.server.authorizer) context.authorize = request.server.authorizer;
   return context;
 }
 

@@ -19,6 +19,8 @@ declare module "fastify" {
   interface FastifyInstance {
     /** Answer 404, not 403, for a record the principal may not read (AppOptions.hideForbidden). */
     hideForbidden: boolean;
+    /** The app's `authorize` (AppOptions.authorize): a reference to a record its principal may not read is as one to none. */
+    authorizer: Authorize | null;
   }
 }
 

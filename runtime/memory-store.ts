@@ -31,7 +31,14 @@ import {
   type MemoryEventLogOptions,
   type StoredEvent,
 } from "./events.ts";
-import { referencedError, referencesTo, updatedKey, type StoreReference } from "./references.ts";
+import {
+  cascadeTooLargeError,
+  DEFAULT_CASCADE_LIMIT,
+  referencedError,
+  referencesTo,
+  updatedKey,
+  type StoreReference,
+} from "./references.ts";
 import { comparePositions, meetsCondition, sortRecords, sortValues } from "./sorting.ts";
 import { uniqueConflict, uniqueKey } from "./unique.ts";
 import type {
@@ -64,6 +71,8 @@ export interface MemoryStoreOptions {
   references?: readonly StoreReference[];
   /** Bounds of the event log. */
   events?: MemoryEventLogOptions;
+  /** Most records one delete takes along through `cascade` references (default 10,000); more: 422. */
+  cascadeLimit?: number;
 }
 
 export class MemoryStore implements Store {
@@ -73,6 +82,7 @@ export class MemoryStore implements Store {
   private keys: CursorKey[] = [{ secret: newCursorSecret(), created_at: new Date().toISOString() }];
   /** By referenced collection: the references to it. */
   private readonly referrers: Map<string, StoreReference[]>;
+  private readonly cascadeLimit: number;
   /**
    * By collection: its arrays of referencing ids (`many` references). Such an array is never
    * absent, as in SQL, where it is the record's links: a record without one has `[]`.
@@ -84,6 +94,7 @@ export class MemoryStore implements Store {
   constructor(options: MemoryStoreOptions = {}) {
     this.log = new MemoryEventLog(options.events);
     this.referrers = referencesTo(options.references ?? []);
+    this.cascadeLimit = options.cascadeLimit ?? DEFAULT_CASCADE_LIMIT;
     for (const reference of options.references ?? []) {
       if (reference.many)
         this.arrays.set(reference.collection, [
@@ -174,6 +185,10 @@ export class MemoryStore implements Store {
     const doomed = this.cascade(collection, current);
     this.checkRestricted(doomed);
     const unlinked = this.unlinked(doomed);
+    // The records changed count against the limit as the records deleted do (the record itself aside).
+    let changed = -1;
+    for (const records of [...doomed.values(), ...unlinked.values()]) changed += records.size;
+    if (changed > this.cascadeLimit) throw cascadeTooLargeError(this.cascadeLimit);
     // The events (the record's, then those of the records deleted with it, then those of the
     // records whose arrays lose ids) are made before anything changes: a producer that throws
     // leaves the records as they were.
@@ -288,6 +303,7 @@ export class MemoryStore implements Store {
   private cascade(collection: string, record: StoredRecord): Map<string, Map<string, StoredRecord>> {
     const doomed = new Map<string, Map<string, StoredRecord>>([[collection, new Map([[record.id, record]])]]);
     const queue: Array<[string, StoredRecord]> = [[collection, record]];
+    let taken = 0;
     for (let next = queue.pop(); next; next = queue.pop()) {
       const [name, parent] = next;
       for (const reference of this.referrers.get(name) ?? []) {
@@ -296,6 +312,7 @@ export class MemoryStore implements Store {
           let set = doomed.get(reference.collection);
           if (!set) doomed.set(reference.collection, (set = new Map()));
           if (set.has(child.id)) continue;
+          if (++taken > this.cascadeLimit) throw cascadeTooLargeError(this.cascadeLimit);
           set.set(child.id, child);
           queue.push([reference.collection, child]);
         }

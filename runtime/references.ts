@@ -55,3 +55,14 @@ export function referencesTo(references: readonly StoreReference[]): Map<string,
   }
   return byReferenced;
 }
+
+/** Most records one delete takes along through `cascade` references, by default (a store option). */
+export const DEFAULT_CASCADE_LIMIT = 10_000;
+
+/** 422 for a delete whose cascade would take more than `limit` records along: counted before anything is deleted. */
+export function cascadeTooLargeError(limit: number): BusinessRuleError {
+  return new BusinessRuleError(
+    `Deleting this record would delete more than ${limit} records with it. Delete its children first (or in a background job).`,
+    [{ field: "id", issue: `has more than ${limit} records that would be deleted with it` }],
+  );
+}

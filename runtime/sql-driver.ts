@@ -51,7 +51,21 @@ export interface SqlStoreOptions {
    * and its request answers 500. Default 5000; 0 turns it off.
    */
   statementTimeoutMs?: number;
+  /**
+   * Most records one delete takes along through `cascade` references: a delete that would take
+   * more answers 422 (delete the children first). Default 10,000. Read by `openStore`.
+   */
+  cascadeLimit?: number;
+  /**
+   * Longest wait, in milliseconds, for a connection of a `postgres://` store's pool when all are
+   * busy (or for a new one to open): past it the request answers 500 `INTERNAL_ERROR` with
+   * `Retry-After: 5`, logged. Default 5000; 0 waits for ever.
+   */
+  connectionTimeoutMs?: number;
 }
+
+/** The longest wait for a pool connection, by default. */
+export const DEFAULT_CONNECTION_TIMEOUT_MS = 5000;
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
@@ -89,6 +103,7 @@ export async function openDriver(target: string, options: SqlStoreOptions = {}):
       schema,
       max: options.poolSize ?? 10,
       statementTimeoutMs: timeout,
+      connectionTimeoutMs: options.connectionTimeoutMs ?? DEFAULT_CONNECTION_TIMEOUT_MS,
     });
     if (schema) await useSchema(driver, schema, false);
     return driver;

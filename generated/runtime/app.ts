@@ -12,10 +12,10 @@ import Fastify, {
   type FastifyRequest,
   type FastifyServerOptions,
 } from "fastify";
-import type { Authenticate, Principal } from "./auth.ts";
+import type { Authenticate, Authorize, Principal } from "./auth.ts";
 import { type ConnectionOptions, connectionLimits, serverTimeouts } from "./connections.ts";
 import { type CorsOptions, registerCors } from "./cors.ts";
-import { addDeprecationHeaders, type Deprecation } from "./deprecation.ts";
+import { addDeprecationHeaders, type Deprecation, type DeprecationSettings } from "./deprecation.ts";
 import { noOperation, sendError, toApiError, urlTooLong } from "./error-mapping.ts";
 import { ApiError, InternalError, UnauthenticatedError, ValidationError } from "./errors.ts";
 import { type IdempotencyKeyStore, MemoryIdempotencyKeys, registerIdempotency } from "./idempotency.ts";
@@ -23,6 +23,13 @@ import { type ReadyProbe, registerHealth } from "./health.ts";
 import { registerJsonParser } from "./json-body.ts";
 import { type LogLevel, loggerOptions, RequestLog } from "./logging.ts";
 import { type Done, type Limit, type RateLimitOptions, rateLimiter } from "./rate-limit.ts";
+import {
+  DEFAULT_EXPENSIVE_READS,
+  expensiveReadLimiter,
+  releaseExpensiveRead,
+  skipAbandoned,
+  type ExpensiveReadOptions,
+} from "./expensive-reads.ts";
 import { answerClientError, answerConnect, completingHeads, keepRequestHeads } from "./raw-socket-errors.ts";
 import { isUuidV7, newId } from "./uuid.ts";
 
@@ -45,6 +52,8 @@ export interface AppOptions {
   maxUrlLength?: number;
   /** Timeouts of slow and idle connections and the cap on open ones; see ConnectionOptions for the defaults. */
   connections?: ConnectionOptions;
+  /** What writes ask of a record they refer to: one the principal may not `read` is answered as missing (422). */
+  authorize?: Authorize;
   /** Answer 404 instead of 403 for a record the principal may not read at all, so its existence does not leak. */
   hideForbidden?: boolean;
   /** Fastify's logger: true, false, or its options (`{ level, stream }`). Unexpected failures are logged with the original error; credentials are redacted (logging.ts). */
@@ -59,6 +68,8 @@ export interface AppOptions {
   idempotency?: IdempotencyKeyStore;
   /** What `/vN/ready` asks (health.ts); without it every instance that serves is ready. */
   ready?: ReadyProbe;
+  /** Expensive reads (`q`, `sort`, operator filters, exports) per principal at once: expensive-reads.ts. Default 4; false: no limit. */
+  expensiveReads?: ExpensiveReadOptions | false;
   versions: VersionPlugin[];
 }
 
@@ -66,15 +77,19 @@ export interface AppOptions {
 export type TrustProxy = boolean | string | string[];
 
 /**
- * The peers believed by default: a load balancer on the same machine or a private network
- * (loopback, link-local, and the unique-local ranges 10/8, 172.16/12, 192.168/16, fc00::/7). Behind
- * one, a request's address is then its client's, taken from `X-Forwarded-For`, so requests without
- * credentials are rate-limited per client rather than all as the balancer; a client connecting
- * from the internet cannot claim another address, its own not being believed.
+ * The peers believed by default: a load balancer on the same machine (loopback) only. Behind
+ * one, a request's address is then its client's, taken from `X-Forwarded-For`, so requests
+ * without credentials are rate-limited per client rather than all as the balancer; any other
+ * peer's header is ignored (a client cannot claim another address). A balancer on another
+ * machine is named: `trustProxy: "10.0.0.5, 10.0.1.0/24"`, `canon serve --trust-proxy`.
  */
-export const TRUSTED_PROXIES = "loopback, linklocal, uniquelocal";
+export const TRUSTED_PROXIES = "loopback";
 
-export async function createApp(options: AppOptions): Promise<FastifyInstance> {
+export async function createApp(appOptions: AppOptions): Promise<FastifyInstance> {
+  // The first path segments of each version's routes, filled as they are registered: the only
+  // resources a deprecated version's `Link` names (deprecation.ts).
+  const resources = new Map<string, Set<string>>();
+  const options: AppOptions & DeprecationSettings = { ...appOptions, resources };
   const maxUrlLength = options.maxUrlLength ?? 4096;
   const limits = connectionLimits(options.connections);
   const app = Fastify({
@@ -116,8 +131,16 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
       return sendError(reply, request, toApiError(error, maxUrlLength, request.url));
     },
   });
+  app.addHook("onRoute", (route) => {
+    const [, version, segment] = /^\/(v[1-9]\d*)\/([^/:*]+)/.exec(route.url) ?? [];
+    if (!version || !segment) return;
+    const known = resources.get(version) ?? new Set<string>();
+    known.add(segment);
+    resources.set(version, known);
+  });
   app.decorateRequest("principal", null);
   app.decorate("hideForbidden", options.hideForbidden ?? false);
+  app.decorate("authorizer", options.authorize ?? null);
   app.removeContentTypeParser(["text/plain"]);
   registerJsonParser(app);
 
@@ -161,6 +184,10 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
   // counts against its principal, or against its client address when it has none, so guessing
   // credentials is limited too.
   const limit = options.rateLimit ? await rateLimiter(app, options.rateLimit) : null;
+  const expensive =
+    options.expensiveReads === false
+      ? null
+      : expensiveReadLimiter(options.expensiveReads ?? DEFAULT_EXPENSIVE_READS);
   // Every POST takes an Idempotency-Key, checked once the principal and the body are known.
   registerIdempotency(app, options.idempotency ?? new MemoryIdempotencyKeys());
   // `/vN/health` and `/vN/ready`: outside the versions' scopes, so without credentials or rate limit.
@@ -190,6 +217,12 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
           authenticated(request, reply, principal, limit, done);
         }
       });
+      // After authentication: expensive reads counted per principal, and no handler for a client gone.
+      if (expensive) {
+        scope.addHook("onRequest", expensive);
+        scope.addHook("onSend", releaseExpensiveRead);
+      }
+      scope.addHook("preHandler", skipAbandoned);
       await version.routes(scope);
     });
   }

@@ -114,7 +114,7 @@ export class CrudService<V extends Values> implements ResourceService<V> {
   ): Promise<StoredRecord<V>> {
     const hook = this.hooks?.create;
     if (hook && context) return this.hookedCreate(hook, values, publish, context);
-    await this.checkReferences(values, null);
+    await this.checkReferences(values, null, undefined, undefined, context);
     const now = new Date().toISOString();
     const record: StoredRecord<V> = { id: newId(), created_at: now, updated_at: now, revision: 1, values };
     return (await this.store.insert(
@@ -138,7 +138,7 @@ export class CrudService<V extends Values> implements ResourceService<V> {
     }
     // Checked against the record the write replaces: the store writes only at `current.revision`.
     checkTransitions(this.spec.transitions, current.values, values);
-    await this.checkReferences(values, current.values);
+    await this.checkReferences(values, current.values, undefined, undefined, context);
     return (await this.store.update(
       this.spec.collection,
       current.id,
@@ -200,7 +200,7 @@ export class CrudService<V extends Values> implements ResourceService<V> {
       values,
       store: staged as HookStore as HookStore<never>,
     });
-    await this.checkReferences(values, null, this.spec.references, staged);
+    await this.checkReferences(values, null, this.spec.references, staged, context);
     const now = new Date().toISOString();
     const record: StoredRecord = { id: newId(), created_at: now, updated_at: now, revision: 1, values };
     const written = await this.store.writeAll([
@@ -228,7 +228,7 @@ export class CrudService<V extends Values> implements ResourceService<V> {
       store: staged as HookStore as HookStore<never>,
     });
     checkTransitions(this.spec.transitions, current.values, values);
-    await this.checkReferences(values, current.values, this.spec.references, staged);
+    await this.checkReferences(values, current.values, this.spec.references, staged, context);
     const written = await this.store.writeAll([
       ...staged.writes,
       {
@@ -248,14 +248,22 @@ export class CrudService<V extends Values> implements ResourceService<V> {
 
   /**
    * 422 when a reference names no record, with a detail for each such reference (`tag_ids.2`);
-   * references the record already had are not looked up again.
+   * references the record already had are not looked up again. With `context.authorize`, a
+   * record its principal may not `read` is answered as missing: the 422 does not tell them apart.
    */
   protected async checkReferences(
     values: Values,
     previous: Values | null,
     references: ResourceSpec["references"] = this.spec.references,
     reader: Pick<Store, "get"> = this.store,
+    context?: WriteContext,
   ): Promise<void> {
+    const authorize = context?.authorize;
+    const exists = async (collection: string, id: string, where?: Values): Promise<boolean> => {
+      const record = await reader.get(collection, id, where);
+      if (!record || !authorize) return record !== null;
+      return authorize({ principal: context!.principal, action: "read", collection, record });
+    };
     const missing: Array<{ field: string; collection: string }> = [];
     const tenant = this.spec.tenant === undefined ? undefined : values[this.spec.tenant];
     for (const { field, collection, tenantKey } of references) {
@@ -268,7 +276,7 @@ export class CrudService<V extends Values> implements ResourceService<V> {
           (previous && previous[field] === id && previous[this.spec.tenant!] === tenant)
         )
           continue;
-        if (!(await reader.get(collection, id, where))) missing.push({ field, collection });
+        if (!(await exists(collection, id, where))) missing.push({ field, collection });
         continue;
       }
       const known = new Set(
@@ -281,7 +289,7 @@ export class CrudService<V extends Values> implements ResourceService<V> {
         if (known.has(id)) continue;
         let found = checked.get(id);
         if (found === undefined) {
-          found = (await reader.get(collection, id, where)) !== null;
+          found = await exists(collection, id, where);
           checked.set(id, found);
         }
         if (!found) missing.push({ field: at, collection });

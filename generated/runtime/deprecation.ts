@@ -16,6 +16,12 @@ export interface Deprecation {
 export interface DeprecationSettings {
   baseUrl: string;
   versions: ReadonlyArray<{ name: string; deprecation: Deprecation | null }>;
+  /**
+   * By version, the first path segments of its routes (`orders`, `events`, `openapi.json`): the
+   * `Link` names the successor's resource only when it is one of these, else the successor
+   * itself, so no character of a request's path is ever copied into the header.
+   */
+  resources?: ReadonlyMap<string, ReadonlySet<string>>;
 }
 
 /** Sets the deprecation headers on `reply` when `url` is in a deprecated version. */
@@ -40,7 +46,8 @@ export function deprecationHeaders(settings: DeprecationSettings, url: string): 
 }
 
 function successorLink(settings: DeprecationSettings, { deprecation, resource }: DeprecatedTarget): string {
-  return `<${settings.baseUrl}/${deprecation.successor}/${resource}>; rel="successor-version"`;
+  const known = resource !== "" && settings.resources?.get(deprecation.successor)?.has(resource) === true;
+  return `<${settings.baseUrl}/${deprecation.successor}${known ? `/${resource}` : ""}>; rel="successor-version"`;
 }
 
 interface DeprecatedTarget {

@@ -28,6 +28,7 @@ export * from "./uuid.ts";
 
 export type { ConnectionOptions } from "./connections.ts";
 export type { CorsOptions } from "./cors.ts";
+export type { ExpensiveReadOptions } from "./expensive-reads.ts";
 export type { Deprecation } from "./deprecation.ts";
 export type { LogLevel } from "./logging.ts";
 export type { RateLimitOptions } from "./rate-limit.ts";

@@ -42,6 +42,9 @@ export function translateSqlError(
         { field, issue: `must name an existing record of ${target}` },
       ]);
     }
+    case "55P03":
+      // lock_timeout (a cascading delete's): another request holds records this one must change.
+      return new ConflictError("Another request is changing records this one must change. Retry.");
     case "54000":
       // An index entry over PostgreSQL's limit (about 2,700 bytes): a unique text too long to index.
       if (constraint?.kind === "unique")

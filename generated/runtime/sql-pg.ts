@@ -51,7 +51,12 @@ interface PgPool {
   on(event: "error", listener: (error: Error) => void): void;
 }
 interface PgModule {
-  Pool: new (config: { connectionString: string; max: number; options?: string }) => PgPool;
+  Pool: new (config: {
+    connectionString: string;
+    max: number;
+    options?: string;
+    connectionTimeoutMillis?: number;
+  }) => PgPool;
   types: { getTypeParser(oid: number, format: "text"): (text: string) => unknown };
   utils: { prepareValue(value: unknown): unknown };
 }
@@ -60,6 +65,8 @@ export interface PostgresOptions {
   schema: string | undefined;
   max: number;
   statementTimeoutMs: number;
+  /** Longest wait for a connection of the pool (all busy) or a new one: past it, the request answers 500 with Retry-After. */
+  connectionTimeoutMs: number;
 }
 
 /** Makes a row object from a DataRow's texts (SQL NULL is null), each value through its type's parser. */
@@ -259,7 +266,12 @@ export async function openPostgres(connectionString: string, options: PostgresOp
     ...Object.entries(SESSION_SETTINGS).map(([name, value]) => `-c ${name}=${value}`),
   ];
   if (options.schema) settings.push(`-c search_path=${options.schema},public`);
-  const pool = new pg.Pool({ connectionString, max: options.max, options: settings.join(" ") });
+  const pool = new pg.Pool({
+    connectionString,
+    max: options.max,
+    options: settings.join(" "),
+    connectionTimeoutMillis: options.connectionTimeoutMs,
+  });
   // A connection that breaks while idle is dropped by the pool; the next query opens another.
   pool.on("error", () => {});
   // Fail now, with the server's message, rather than on the first request.

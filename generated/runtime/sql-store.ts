@@ -65,7 +65,13 @@ import {
 } from "./sql-events.ts";
 import { activeClaim, ClaimLostError } from "./idempotency.ts";
 import { CLAIM_LOST_SQLSTATE, markClaim, SqlIdempotencyKeys } from "./sql-idempotency.ts";
-import { referencesTo, updatedKey, type StoreReference } from "./references.ts";
+import {
+  cascadeTooLargeError,
+  DEFAULT_CASCADE_LIMIT,
+  referencesTo,
+  updatedKey,
+  type StoreReference,
+} from "./references.ts";
 import { COLUMN_SQL_TYPES, isJsonKind, LINK_COLUMNS, type SqlColumn, type SqlSchema } from "./sql-schema.ts";
 import { StatementCache } from "./sql-statements.ts";
 import {
@@ -130,16 +136,25 @@ export class SqlStore implements Store {
   private readonly arrayCascades: boolean;
   /** The idempotency keys of POSTs (the table `canon__idempotency_keys`, sql-idempotency.ts). */
   readonly idempotency: SqlIdempotencyKeys;
+  /** Most records one delete takes along (`cascadeLimit`); beyond it the delete answers 422. */
+  private readonly cascadeLimit: number;
 
   /**
    * `references` (the generated `storeReferences`) tells a delete which records its foreign keys
    * delete with it, so that their `.deleted` events are kept in its transaction too.
+   * `options.cascadeLimit` (default 10,000) bounds how many.
    */
-  constructor(db: SqlDriver, schema: SqlSchema, references: readonly StoreReference[] = []) {
+  constructor(
+    db: SqlDriver,
+    schema: SqlSchema,
+    references: readonly StoreReference[] = [],
+    options: { cascadeLimit?: number } = {},
+  ) {
     this.db = db;
     this.schema = schema;
     this.cascades = referencesTo(references.filter((reference) => reference.onDelete === "cascade"));
     this.arrayCascades = references.some((reference) => reference.onDelete === "cascade" && reference.many);
+    this.cascadeLimit = options.cascadeLimit ?? DEFAULT_CASCADE_LIMIT;
     this.idempotency = new SqlIdempotencyKeys(db);
   }
 
@@ -601,11 +616,14 @@ export class SqlStore implements Store {
   }
 
   /**
-   * The records that deleting `id` of `collection` deletes through `on delete cascade`, by
-   * collection, read `for update`; and (`unlinked`) the ids of the records whose arrays lose an id
-   * through a `cascade` on an array's items, by collection, locked too. The record itself is
-   * locked first: a record referring to it cannot be inserted until the delete has committed (and
-   * then its foreign key refuses it).
+   * The records that deleting `id` of `collection` deletes through `on delete cascade`, level by
+   * level (one statement per level and reference, whatever the number of records), read `for
+   * update`; and (`unlinked`) the ids of the records whose arrays lose an id through a `cascade`
+   * on an array's items, by collection, locked too. The record itself is locked first: a record
+   * referring to it cannot be inserted until the delete has committed (and then its foreign key
+   * refuses it). More than `cascadeLimit` records deleted or changed: 422, the deleted ones
+   * counted first (ids only, at most the limit + 1 of them) before any is read. The transaction
+   * gives up waiting for a lock after 2 s (409).
    */
   private async cascaded(
     db: SqlQueryable,
@@ -615,33 +633,65 @@ export class SqlStore implements Store {
     const unlinked = new Map<string, string[]>();
     if (!this.cascades.has(collection)) return { cascaded: [], unlinked };
     const p = this.collection(collection);
+    // Waiting for another request's locks gives up after 2 s (409); left idle, the transaction
+    // ends after `statement_timeout` (the session's idle_in_transaction_session_timeout).
+    if (this.db.kind === "postgres") await db.exec("set local lock_timeout = 2000");
     await db.query(this.statements.get(`select "id" from ${p.table} where "id" = $1 for update`), [id]);
+    const limit = this.cascadeLimit;
+    // The bounded count: ids only, no locks, at most limit + 1 of them over all levels.
+    let counted = 0;
+    await this.cascadeLevels(collection, id, async (child, column, parents) => {
+      const statement = this.statements.get(
+        `select "id" from ${child.table} where ${column} = any($1::uuid[]) limit $2`,
+      );
+      const ids = (await db.query(statement, [arrayLiteral(parents), limit - counted + 1])).map((r) =>
+        String(r.id),
+      );
+      counted += ids.length;
+      if (counted > limit) throw cascadeTooLargeError(limit);
+      return ids;
+    });
+    // The records themselves, locked level by level (a level locked, none can be added under it).
     const found: Array<[string, StoredRecord]> = [];
-    const queue: Array<[string, string]> = [[collection, id]];
-    for (let next = queue.shift(); next; next = queue.shift()) {
-      const [name, parent] = next;
+    const taken = new Set<string>();
+    await this.cascadeLevels(collection, id, async (child, column, parents, name) => {
+      const statement = this.statements.get(
+        `select ${child.select} from ${child.table} where ${column} = any($1::uuid[]) order by "id" for update`,
+      );
+      const ids: string[] = [];
+      for (const row of await db.query(statement, [arrayLiteral(parents)])) {
+        const record = this.toRecord(child, row);
+        ids.push(record.id);
+        if (taken.has(`${name}\0${record.id}`)) continue;
+        taken.add(`${name}\0${record.id}`);
+        found.push([name, record]);
+      }
+      if (found.length > limit) throw cascadeTooLargeError(limit);
+      return ids;
+    });
+    // The records whose arrays hold a deleted id (a link table's rows): one statement per deleted
+    // collection and `many` reference, locked, and counted against the same limit.
+    const deleted = new Map<string, string[]>([[collection, [id]]]);
+    for (const [name, record] of found) deleted.set(name, [...(deleted.get(name) ?? []), record.id]);
+    let changed = 0;
+    for (const [name, ids] of deleted) {
       for (const reference of this.cascades.get(name) ?? []) {
+        if (!reference.many) continue;
         const child = this.collection(reference.collection);
-        const column = this.column(child, reference.field);
-        if (reference.many && column.link) {
-          const { owner, target } = LINK_COLUMNS;
-          const statement = this.statements.get(
-            `select "id" from ${child.table} where "row_id" in (select ${q(owner)} from ${q(column.link.table)} ` +
-              `where ${q(target)} = (select "row_id" from ${this.collection(name).table} where "id" = $1)) order by "id" for update`,
-          );
-          const ids = unlinked.get(reference.collection) ?? [];
-          for (const row of await db.query(statement, [parent])) ids.push(String(row.id));
-          if (ids.length) unlinked.set(reference.collection, ids);
-          continue;
-        }
+        const link = this.column(child, reference.field).link;
+        if (!link) continue;
+        const { owner, target } = LINK_COLUMNS;
         const statement = this.statements.get(
-          `select ${child.select} from ${child.table} where ${q(column.column)} = $1 order by "id" for update`,
+          `select "id" from ${child.table} where "row_id" in (select ${q(owner)} from ${q(link.table)} ` +
+            `where ${q(target)} in (select "row_id" from ${this.collection(name).table} where "id" = any($1::uuid[]))) ` +
+            `order by "id" limit $2 for update`,
         );
-        for (const row of await db.query(statement, [parent])) {
-          const record = this.toRecord(child, row);
-          found.push([reference.collection, record]);
-          queue.push([reference.collection, record.id]);
-        }
+        const holders = unlinked.get(reference.collection) ?? [];
+        const rows = await db.query(statement, [arrayLiteral(ids), limit - found.length - changed + 1]);
+        for (const row of rows) holders.push(String(row.id));
+        changed += rows.length;
+        if (found.length + changed > limit) throw cascadeTooLargeError(limit);
+        if (holders.length) unlinked.set(reference.collection, holders);
       }
     }
     // A record deleted with it is not updated.
@@ -652,6 +702,40 @@ export class SqlStore implements Store {
       else unlinked.delete(name);
     }
     return { cascaded: found, unlinked };
+  }
+
+  /**
+   * Walks the cascade from `id` of `collection` level by level: `step` gets, for each `cascade`
+   * reference to a collection of the level, the ids there, and answers the ids it found in the
+   * referring collection (each id is walked once, a record reached twice is taken once).
+   */
+  private async cascadeLevels(
+    collection: string,
+    id: string,
+    step: (child: Prepared, column: string, parents: string[], name: string) => Promise<string[]>,
+  ): Promise<void> {
+    const seen = new Set([`${collection}\0${id}`]);
+    let level = new Map([[collection, [id]]]);
+    while (level.size) {
+      const next = new Map<string, string[]>();
+      for (const [name, parents] of level) {
+        for (const reference of this.cascades.get(name) ?? []) {
+          // An array's items (`many`) lose the id: their records stay (`unlinked`).
+          if (reference.many) continue;
+          const child = this.collection(reference.collection);
+          const column = this.column(child, reference.field);
+          const found = await step(child, `${q(column.column)}`, parents, reference.collection);
+          const ids = next.get(reference.collection) ?? [];
+          for (const childId of found) {
+            if (seen.has(`${reference.collection}\0${childId}`)) continue;
+            seen.add(`${reference.collection}\0${childId}`);
+            ids.push(childId);
+          }
+          if (ids.length) next.set(reference.collection, ids);
+        }
+      }
+      level = next;
+    }
   }
 
   /** The statement that gives the records of `collection` whose ids are `$1` a new revision (an array of theirs lost an id). */

@@ -20,10 +20,11 @@ export const migrationsFolder = new URL("./", import.meta.url);
 
 /** Opens the store `target` names, migrated to the current schema. */
 export async function openStore(target: string, options: SqlStoreOptions = {}): Promise<Store> {
-  if (target === "memory") return new MemoryStore({ references: storeReferences });
+  if (target === "memory")
+    return new MemoryStore({ references: storeReferences, cascadeLimit: options.cascadeLimit });
   const driver = await openDriver(target, options);
   try {
-    return await storeOn(driver, target);
+    return await storeOn(driver, target, options);
   } catch (error) {
     await driver.close();
     throw error;
@@ -35,9 +36,13 @@ export async function openStore(target: string, options: SqlStoreOptions = {}): 
  * first. `canon dev` keeps one driver across regenerations and hands each new app a store made
  * by this, so the data stays.
  */
-export async function storeOn(driver: SqlDriver, target: string): Promise<Store> {
+export async function storeOn(
+  driver: SqlDriver,
+  target: string,
+  options: SqlStoreOptions = {},
+): Promise<Store> {
   await migrate(driver, migrationsFolder);
-  const store = new SqlStore(driver, sqlSchema, storeReferences);
+  const store = new SqlStore(driver, sqlSchema, storeReferences, { cascadeLimit: options.cascadeLimit });
   // Export jobs on a PostgreSQL server go through pg-boss there, and their files are kept in
   // the database: every instance runs jobs and serves every file.
   if (driver.kind === "postgres") {

@@ -87,7 +87,7 @@ export async function main(argv: string[]): Promise<number> {
         new Option("--redis <url>", "share the rate limit of several instances through Redis (redis://host:port)"),
         new Option(
           "--trust-proxy <peers>",
-          "believe X-Forwarded-For from these peers: addresses, ranges, loopback, linklocal, uniquelocal, or none (default: loopback and private networks)",
+          "believe X-Forwarded-For from these peers: addresses, ranges, loopback, linklocal, uniquelocal, or none (default: loopback only)",
         ),
         new Option("--cors <origin>", "let browser pages of this origin call the service (repeat for more)")
           .argParser((v: string, all: string[]) => [...all, v])

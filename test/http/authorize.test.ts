@@ -124,6 +124,52 @@ describe("hideForbidden", () => {
     }
   });
 
+  test("an action asks read on its target as well: allowed to act but not to read is refused, 403 (404 with hideForbidden), nothing kept", async () => {
+    for (const hideForbidden of [false, true]) {
+      let secret = "";
+      const asked: string[] = [];
+      const store = new MemoryStore();
+      const api = await startApp({
+        store,
+        hideForbidden,
+        authorize: (access) => {
+          if (access.record?.id === secret) asked.push(`${access.action} ${access.collection}`);
+          return !(access.action === "read" && access.record?.id === secret) && scopeAuthorize(access);
+        },
+      });
+      try {
+        const order = await createOrder(api, (await createUser(api)).id as string);
+        secret = order.id as string;
+        const status = hideForbidden ? 404 : 403;
+        await expectError(api, "POST", `/v2/orders/${secret}/cancellations`, status, hideForbidden ? "NOT_FOUND" : "FORBIDDEN", { body: { reason: "x" } });
+        assert.equal(asked[0], "read orders", "read is asked first");
+        assert.deepEqual((await store.list("orders/cancellations", { where: {}, limit: 10 })).records, [], "nothing was kept");
+      } finally {
+        await api.close();
+      }
+    }
+  });
+
+  test("a reference to a record the principal may not read answers as one to no record: 422, the same answer", async () => {
+    let secret = "";
+    const api = await startApp({
+      store: new MemoryStore(),
+      authorize: (access) => !(access.action === "read" && access.collection === "users" && access.record?.id === secret && access.principal.id === "dev-writer") && scopeAuthorize(access),
+    });
+    try {
+      secret = (await createUser(api)).id as string;
+      const missing = await expectError(api, "POST", "/v2/orders", 422, "BUSINESS_RULE_VIOLATION", { body: orderBody("v2", UNKNOWN_ID) });
+      const hidden = await expectError(api, "POST", "/v2/orders", 422, "BUSINESS_RULE_VIOLATION", { body: orderBody("v2", secret) });
+      assert.deepEqual(hidden, missing);
+      // Once readable, the same reference is accepted.
+      const user = secret;
+      secret = "";
+      await createOrder(api, user);
+    } finally {
+      await api.close();
+    }
+  });
+
   test("without it (the default), the same requests answer 403", async () => {
     let secret = "";
     const api = await startApp({ store: new MemoryStore(), authorize: policy(() => secret) });

@@ -5,7 +5,7 @@ import { Writable } from "node:stream";
 import { describe, test } from "node:test";
 import type { ResourceService } from "../../generated/runtime/index.ts";
 import type { OrderValues } from "../../generated/values.ts";
-import { MemoryStore, scopeAuthorize } from "../../generated/index.ts";
+import { buildApp, devAuthenticate, MemoryStore, scopeAuthorize } from "../../generated/index.ts";
 import { defaultServices } from "../../generated/services.ts";
 import { suiteFixture } from "../support/fixture.ts";
 import {
@@ -214,7 +214,7 @@ describe("rate limit without credentials", () => {
 
 describe("the client's address behind a load balancer", () => {
   // The tests connect over loopback, which is believed by default, as a balancer on the same
-  // machine or a private network would be.
+  // machine would be (and nothing else is: a private network is not, unless named).
   const from = (address: string) => ({ auth: null, headers: { "x-forwarded-for": address } });
 
   test("requests without credentials count against the client X-Forwarded-For names, not the balancer", async () => {
@@ -227,6 +227,27 @@ describe("the client's address behind a load balancer", () => {
       // The client is the address the balancer appended last: one the client sent before it is not believed.
       await expectError(limited, "GET", "/v2/orders", 429, "RATE_LIMITED", from("198.51.100.1, 203.0.113.7"));
     });
+  });
+
+  test("by default only loopback is believed: a peer on a private network is counted as itself; named, it is believed", async () => {
+    const inject = (app: Obj, forwarded: string) =>
+      app.inject({ method: "GET", url: "/v2/orders", remoteAddress: "10.1.2.3", headers: { "x-forwarded-for": forwarded } });
+    const app = await buildApp({ authenticate: devAuthenticate, rateLimit: { max: 2, windowMs: 60_000 }, store: new MemoryStore() });
+    try {
+      const statuses = [];
+      for (const client of ["203.0.113.7", "203.0.113.8", "203.0.113.9"]) statuses.push((await inject(app, client)).statusCode);
+      assert.deepEqual(statuses, [401, 401, 429], "every client of an unnamed balancer shares its address");
+    } finally {
+      await app.close();
+    }
+    const named = await buildApp({ authenticate: devAuthenticate, rateLimit: { max: 2, windowMs: 60_000 }, store: new MemoryStore(), trustProxy: "10.0.0.0/8" });
+    try {
+      const statuses = [];
+      for (const client of ["203.0.113.7", "203.0.113.8", "203.0.113.9"]) statuses.push((await inject(named, client)).statusCode);
+      assert.deepEqual(statuses, [401, 401, 401], "a named balancer's clients each have their own budget");
+    } finally {
+      await named.close();
+    }
   });
 
   test("trustProxy: false believes no peer: every client of the balancer shares its address", async () => {

@@ -177,6 +177,12 @@ function headerValueMatches(schema: Obj, value: string): boolean {
   return true;
 }
 
+/** The first path segments a version serves: its document's paths, and its docs, health and readiness. */
+function successorSegments(contract: Contract, version: string): Set<string> {
+  const paths = Object.keys((contract.documents.get(version) as Obj | undefined)?.paths ?? {});
+  return new Set([...paths.map((p) => p.split("/")[2] ?? ""), "openapi.json", "docs", "health", "ready"]);
+}
+
 /** The request id and the deprecation headers every response carries; returns the path's version. */
 function checkStandardHeaders(contract: Contract, path: string, where: string, res: Res): string | undefined {
   // Every response: a request id that is a UUID v7.
@@ -191,8 +197,10 @@ function checkStandardHeaders(contract: Contract, path: string, where: string, r
   if (deprecation) {
     assert.equal(res.headers.get("deprecation"), "true", `Deprecation: ${where}`);
     assert.equal(res.headers.get("sunset"), deprecation.sunset, `Sunset: ${where}`);
+    // The successor's resource when the path names one it serves, else the successor itself: never raw path characters.
     const collection = path.split("/")[2] ?? "";
-    assert.equal(res.headers.get("link"), `<${deprecation.baseUrl}/${deprecation.successor}/${collection}>; rel="successor-version"`, `Link: ${where}`);
+    const known = successorSegments(contract, deprecation.successor).has(collection);
+    assert.equal(res.headers.get("link"), `<${deprecation.baseUrl}/${deprecation.successor}${known ? `/${collection}` : ""}>; rel="successor-version"`, `Link: ${where}`);
   } else {
     for (const name of ["deprecation", "sunset", "link"]) assert.equal(res.headers.get(name), null, `${name} on a current version: ${where}`);
   }

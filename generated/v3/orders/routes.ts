@@ -222,6 +222,8 @@ export function registerOrdersRoutes(
   app.post("/v3/orders/:id/cancellations", async (request, reply) => {
     const { id } = parseParams(orderIdParams, request.params);
     const order = found(await services.orders.get(id), "order");
+    // Acting on a record needs reading it too.
+    await authorizeOrThrow(authorize, request, "read", "orders", order, { name: "order" });
     await authorizeOrThrow(authorize, request, "action", "orders/cancellations", order, { name: "order" });
     const body = parseBody(orderCancellationCreate, request.body);
     const values = {
