@@ -99,20 +99,30 @@ describe("no client starves the others (PostgreSQL)", () => {
         const product = await createProduct(api, "v2", { name: "Desk lamp" });
         const url = `/v2/products/${product.id}`;
         await timedGets(api, url, 50);
-        const quiet = p99(await timedGets(api, url, 300));
-        const load = searchers(api);
-        await sleep(400);
-        // Without the limit each GET waits for the pool behind the searches: fewer of them, or this takes minutes.
-        const busy = p99(await timedGets(api, url, limited ? 300 : 40));
-        const statuses = await load.stop();
-        const ratio = busy / quiet;
+        // Rounds side by side, alone then beside the searches; the median ratio is judged (one
+        // round's p99 moves with whatever else the machine runs).
+        const rounds = limited ? 3 : 1;
+        const ratios: number[] = [];
+        const statuses: Record<number, number> = {};
+        let quiet = 0;
+        let busy = 0;
+        for (let round = 0; round < rounds; round++) {
+          quiet = p99(await timedGets(api, url, 200));
+          const load = searchers(api);
+          await sleep(400);
+          // Without the limit each GET waits for the pool behind the searches: fewer of them, or this takes minutes.
+          busy = p99(await timedGets(api, url, limited ? 200 : 40));
+          for (const [status, n] of Object.entries(await load.stop())) statuses[Number(status)] = (statuses[Number(status)] ?? 0) + n;
+          ratios.push(busy / quiet);
+        }
+        const ratio = [...ratios].sort((a, b) => a - b)[Math.floor(ratios.length / 2)]!;
         console.log(
-          `${limited ? "limited" : "unlimited"}: GET by id p99 ${quiet.toFixed(1)} ms alone, ${busy.toFixed(1)} ms beside the searches: ratio ${ratio.toFixed(2)}; searches answered ${JSON.stringify(statuses)}`,
+          `${limited ? "limited" : "unlimited"}: GET by id p99 ${quiet.toFixed(1)} ms alone, ${busy.toFixed(1)} ms beside the searches (last round); ratios ${ratios.map((r) => r.toFixed(2)).join(", ")}, median ${ratio.toFixed(2)}; searches answered ${JSON.stringify(statuses)}`,
         );
         assert.ok(statuses[200]! > 0, "some searches ran");
         if (limited) {
           assert.ok(statuses[429]! > 0, "searches beyond 4 at once are refused");
-          assert.ok(ratio <= 3, `p99 ratio ${ratio.toFixed(2)} (${quiet.toFixed(1)} → ${busy.toFixed(1)} ms)`);
+          assert.ok(ratio <= 3, `median p99 ratio ${ratio.toFixed(2)} (${ratios.map((r) => r.toFixed(2)).join(", ")})`);
         }
       } finally {
         await api.close();
