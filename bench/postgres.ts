@@ -24,7 +24,15 @@ import {
   type RuntimeResult,
   type Server,
 } from "./runtime.ts";
-import { BENCH_ID, PRODUCT_COUNT, productRecord } from "./runtime/seed.ts";
+import {
+  BENCH_ID,
+  ORDER_COUNT,
+  ORDER_USERS,
+  orderRecord,
+  PRODUCT_COUNT,
+  productRecord,
+  userRecord,
+} from "./runtime/seed.ts";
 
 /** As the in-memory comparison, without v1 and the ceiling. */
 export const FULL_POSTGRES: RuntimePlan = { ...FULL_RUNTIME, v1: false, ceiling: false };
@@ -60,6 +68,15 @@ async function seed(url: string, app?: string): Promise<void> {
       await Promise.all(
         Array.from({ length: Math.min(50, PRODUCT_COUNT - i) }, (_, k) =>
           store.insert("products", productRecord(i + k), { unique: ["sku"] }),
+        ),
+      );
+    // Two users and their orders, interleaved by id: the `list_under` list of one reads every other row.
+    for (let i = 0; i < ORDER_USERS.length; i++)
+      await store.insert("users", userRecord(i), { unique: ["email"] });
+    for (let i = 0; i < ORDER_COUNT; i += 50)
+      await Promise.all(
+        Array.from({ length: Math.min(50, ORDER_COUNT - i) }, (_, k) =>
+          store.insert("orders", orderRecord(i + k), { unique: ["code"] }),
         ),
       );
   } finally {
@@ -113,13 +130,18 @@ export const POSTGRES_PATHS = [
   `/v2/products/${BENCH_ID}`,
   "/v2/products?limit=20",
   "/v2/products?category%5Bin%5D=books,games&sort=-price_cents&limit=20",
+  `/v2/users/${ORDER_USERS[0]}/orders?limit=20`,
 ].map((path) => ({ path }));
 
 export async function benchPostgres(plan: RuntimePlan): Promise<RuntimeResult> {
   const endpoints = [
     endpoint("PostgreSQL: GET one record (random id of 1000)", POSTGRES_PATHS[0]!.path, randomIdScript()),
     endpoint("PostgreSQL: cursor list of 20", POSTGRES_PATHS[1]!.path),
-    endpoint("PostgreSQL: sorted, filtered list of 20 (category[in], sort=-price_cents)", POSTGRES_PATHS[2]!.path),
+    endpoint(
+      "PostgreSQL: sorted, filtered list of 20 (category[in], sort=-price_cents)",
+      POSTGRES_PATHS[2]!.path,
+    ),
+    endpoint("PostgreSQL: `list_under` list of 20 (a user's orders)", POSTGRES_PATHS[3]!.path),
   ];
   const result: RuntimeResult = {
     endpoints,

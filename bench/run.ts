@@ -3,7 +3,7 @@
 //   npm run bench              full mode (several minutes; run by hand, figures go to docs/benchmarks.md)
 //   npm run bench:quick        quick mode (about two minutes, for CI): fails when a figure falls
 //                              clearly short of its target, beyond what noise alone does
-//   node bench/run.ts [--quick] [--only generation,runtime,postgres,dev,events,idempotency,micro,client] [--json <file>] [--app <generated dir>]
+//   node bench/run.ts [--quick] [--only generation,runtime,postgres,tenancy,dev,events,idempotency,micro,client] [--json <file>] [--app <generated dir>]
 //
 // Prints progress to stderr and a markdown report to stdout; exits 1 when a check fails (in
 // quick mode: falls outside its margin; in full mode: misses its target, with --strict).
@@ -37,6 +37,7 @@ import {
   postgresMarkdown,
   QUICK_POSTGRES,
 } from "./postgres.ts";
+import { benchTenancy, tenancyChecks, tenancyMarkdown } from "./tenancy.ts";
 import {
   benchRuntime,
   FULL_RUNTIME,
@@ -73,7 +74,17 @@ export function parseArgs(argv: string[]): Options {
         ? only.split(",")
         : quick
           ? ["generation", "runtime", "postgres"]
-          : ["generation", "runtime", "postgres", "dev", "events", "idempotency", "micro", "client"],
+          : [
+              "generation",
+              "runtime",
+              "postgres",
+              "tenancy",
+              "dev",
+              "events",
+              "idempotency",
+              "micro",
+              "client",
+            ],
     ),
     json: value("--json") ?? null,
     app: value("--app"),
@@ -87,6 +98,7 @@ export interface Report {
   generation?: GenerationResult;
   runtime?: RuntimeResult;
   postgres?: RuntimeResult;
+  tenancy?: RuntimeResult;
   dev?: DevResult;
   events?: EventsResult;
   idempotency?: IdempotencyResult;
@@ -155,6 +167,12 @@ export async function runBenchmarks(options: Options): Promise<Report> {
     measure: () => benchPostgres({ ...(options.quick ? QUICK_POSTGRES : FULL_POSTGRES), ...app }),
     markdown: postgresMarkdown,
     checks: postgresChecks,
+    needsWrk: true,
+  });
+  report.tenancy = await bench("tenancy", "### Tenant-scoped reads on PostgreSQL", {
+    measure: () => benchTenancy(options.quick ? QUICK_POSTGRES : FULL_POSTGRES),
+    markdown: tenancyMarkdown,
+    checks: tenancyChecks,
     needsWrk: true,
   });
   report.dev = await bench("dev", "### canon dev: from a save to the new route", {

@@ -39,7 +39,8 @@ export const QUICK_RUNTIME: RuntimePlan = {
   ceiling: false,
 };
 
-export type Kind = "generated" | "handwritten" | "ceiling" | "generated-pg" | "handwritten-pg";
+export type Kind =
+  "generated" | "handwritten" | "ceiling" | "generated-pg" | "handwritten-pg" | "handwritten-tenancy-pg";
 
 export interface Server {
   kind: Kind;

@@ -1,5 +1,5 @@
 // The hand-written baseline over PostgreSQL: what a developer would write by hand for the same
-// two endpoints with Fastify 5, zod and `pg`, over the very tables the generated migrations
+// endpoints with Fastify 5, zod and `pg`, over the very tables the generated migrations
 // create (seeded with the same products): named statements (prepared once per connection), the
 // same pool size as the generated store, a zod-validated UUID, the same JSON, an HMAC-signed
 // cursor, and none of the conventions (no authentication, request id, rate limiter, ETag).
@@ -30,6 +30,58 @@ const SORTED_NEXT = {
   name: "products_sorted_next",
   text: `select ${COLUMNS} from products where category = any($1::text[]) and (price_cents, id) < ($2, $3) order by price_cents desc, id desc limit $4`,
 };
+// Issue 24 point 6: `GET /v2/users/{id}/orders`, a keyset over (user_id, id) as a developer would
+// write it, over the same (user_id, id) index; the user is looked up only when the page is empty
+// (to answer 404 for an unknown user).
+const ORDER_COLUMNS =
+  "id, user_id, code, status, total_cents, currency, note, placed_at, gift_wrap, amount_due_cents, created_at, updated_at";
+const ORDERS_FIRST = {
+  name: "orders_of_user_first",
+  text: `select ${ORDER_COLUMNS} from orders where user_id = $1 order by id limit $2`,
+};
+const ORDERS_NEXT = {
+  name: "orders_of_user_next",
+  text: `select ${ORDER_COLUMNS} from orders where user_id = $1 and id > $2 order by id limit $3`,
+};
+const USER_EXISTS = { name: "user_exists", text: "select 1 from users where id = $1" };
+
+interface OrderRow {
+  id: string;
+  user_id: string;
+  code: string;
+  status: string;
+  total_cents: string;
+  currency: string;
+  note: string | null;
+  placed_at: string | null;
+  gift_wrap: boolean;
+  amount_due_cents: string;
+  created_at: Date;
+  updated_at: Date;
+}
+
+function toOrder(row: OrderRow): object {
+  return {
+    id: row.id,
+    user_id: row.user_id,
+    code: row.code,
+    status: row.status,
+    total_cents: Number(row.total_cents),
+    currency: row.currency,
+    note: row.note ?? undefined,
+    placed_at: row.placed_at ?? undefined,
+    gift_wrap: row.gift_wrap,
+    amount_due_cents: Number(row.amount_due_cents),
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+  };
+}
+
+const orderListQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+  cursor: z.string().max(4096).optional(),
+});
+
 const CATEGORIES = new Set(["books", "games", "tools", "other"]);
 
 interface ProductRow {
@@ -109,7 +161,8 @@ export async function buildHandwrittenPg(url: string, poolSize: number): Promise
       if (cursor !== undefined) {
         const decoded = decodeCursor(cursor);
         position = decoded === null ? null : (JSON.parse(decoded) as [number, string]);
-        if (position === null) return reply.code(400).send(badRequest("cursor", "is not a cursor of this list"));
+        if (position === null)
+          return reply.code(400).send(badRequest("cursor", "is not a cursor of this list"));
       }
       const { rows } = await pool.query<ProductRow>(
         position === null
@@ -122,7 +175,8 @@ export async function buildHandwrittenPg(url: string, poolSize: number): Promise
       return {
         data: page.map(toProduct),
         pagination: {
-          next_cursor: hasMore && last ? encodeCursor(JSON.stringify([Number(last.price_cents), last.id])) : null,
+          next_cursor:
+            hasMore && last ? encodeCursor(JSON.stringify([Number(last.price_cents), last.id])) : null,
           has_more: hasMore,
         },
       };
@@ -140,6 +194,36 @@ export async function buildHandwrittenPg(url: string, poolSize: number): Promise
     const last = page[page.length - 1];
     return {
       data: page.map(toProduct),
+      pagination: { next_cursor: hasMore && last ? encodeCursor(last.id) : null, has_more: hasMore },
+    };
+  });
+  app.get("/v2/users/:id/orders", async (request, reply) => {
+    const params = idParams.safeParse(request.params);
+    if (!params.success) return reply.code(400).send(badRequest("id", "must be a valid UUID"));
+    const query = orderListQuery.safeParse(request.query);
+    if (!query.success)
+      return reply
+        .code(400)
+        .send(badRequest(String(query.error.issues[0]?.path[0] ?? "query"), "is not valid"));
+    const { limit, cursor } = query.data;
+    const user = params.data.id;
+    let after: string | null = null;
+    if (cursor !== undefined) {
+      after = decodeCursor(cursor);
+      if (after === null) return reply.code(400).send(badRequest("cursor", "is not a cursor of this list"));
+    }
+    const { rows } = await pool.query<OrderRow>(
+      after === null
+        ? { ...ORDERS_FIRST, values: [user, limit + 1] }
+        : { ...ORDERS_NEXT, values: [user, after, limit + 1] },
+    );
+    if (!rows.length && !(await pool.query({ ...USER_EXISTS, values: [user] })).rows.length)
+      return reply.code(404).send({ error: { code: "NOT_FOUND", message: "No user has this id." } });
+    const hasMore = rows.length > limit;
+    const page = rows.slice(0, limit);
+    const last = page[page.length - 1];
+    return {
+      data: page.map(toOrder),
       pagination: { next_cursor: hasMore && last ? encodeCursor(last.id) : null, has_more: hasMore },
     };
   });

@@ -36,6 +36,52 @@ export function productRecord(i: number): StoredRecord {
   };
 }
 
+/** The users whose orders the PostgreSQL bench lists (`list_under`: GET /v2/users/{id}/orders). */
+export const ORDER_USERS = [
+  "0190a0b0-c0d0-7000-9000-000000000001",
+  "0190a0b0-c0d0-7000-9000-000000000002",
+] as const;
+/** Orders seeded over PostgreSQL: every other one is the first user's, so its list skips the other's in the index. */
+export const ORDER_COUNT = 2000;
+
+export function userRecord(i: number): StoredRecord {
+  const at = new Date(Date.UTC(2026, 0, 1)).toISOString();
+  return {
+    id: ORDER_USERS[i]!,
+    created_at: at,
+    updated_at: at,
+    revision: 1,
+    values: {
+      email: `bench-${i}@example.com`,
+      name: `Bench user ${i}`,
+      role: "customer",
+      password: "correct horse battery",
+    },
+  };
+}
+
+export function orderRecord(i: number): StoredRecord {
+  const at = new Date(Date.UTC(2026, 0, 2, 0, 0, i)).toISOString();
+  return {
+    id: `0190a0b0-c0d1-7000-8000-${i.toString(16).padStart(12, "0")}`,
+    created_at: at,
+    updated_at: at,
+    revision: 1,
+    values: {
+      user_id: ORDER_USERS[i % 2]!,
+      code: `ORD-${String(i).padStart(7, "0")}`,
+      status: (["pending", "paid", "shipped", "cancelled"] as const)[i % 4],
+      total_cents: 500 + i,
+      currency: (["EUR", "USD", "GBP"] as const)[i % 3],
+      note: `Order number ${i}`,
+      placed_at: at,
+      gift_wrap: i % 5 === 0,
+      amount_due_cents: i % 7,
+      product_ids: [],
+    },
+  };
+}
+
 export async function seededStore(): Promise<MemoryStore> {
   const store = new MemoryStore();
   for (let i = 0; i < PRODUCT_COUNT; i++) await store.insert("products", productRecord(i), { unique: [] });

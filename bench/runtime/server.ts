@@ -1,7 +1,7 @@
 // One benchmark server per process, started by bench/runtime.ts pinned to one core:
 //
 //   node bench/runtime/server.ts generated|handwritten|ceiling [--app <generated dir>]
-//   node bench/runtime/server.ts generated-pg|handwritten-pg --store postgres://…?schema=… [--app <generated dir>]
+//   node bench/runtime/server.ts generated-pg|handwritten-pg|handwritten-tenancy-pg --store postgres://…?schema=… [--app <generated dir>]
 //
 // It listens on a free port of 127.0.0.1 and prints `ready <port>` once it serves.
 //   generated    buildApp from generated/index.ts with every convention on: devAuthenticate,
@@ -12,6 +12,8 @@
 //   generated-pg    the generated app as above, on the SQL store over a PostgreSQL server (the
 //                   generated openStore; tables migrated and seeded by bench/postgres.ts).
 //   handwritten-pg  bench/runtime/handwritten-pg.ts: Fastify 5, zod and `pg` with named statements.
+//   handwritten-tenancy-pg  bench/runtime/handwritten-tenancy-pg.ts: the same for the tenancy
+//                   fixture's tenant-scoped comments (bench/tenancy.ts).
 // Both PostgreSQL servers use the same pool size (POOL_SIZE).
 import { createServer } from "node:http";
 import path from "node:path";
@@ -19,6 +21,7 @@ import { pathToFileURL } from "node:url";
 import type { FastifyInstance } from "fastify";
 import { buildHandwritten } from "./handwritten.ts";
 import { buildHandwrittenPg } from "./handwritten-pg.ts";
+import { buildHandwrittenTenancyPg } from "./handwritten-tenancy-pg.ts";
 import { BENCH_ID, seededStore } from "./seed.ts";
 
 const [kind, ...rest] = process.argv.slice(2);
@@ -76,10 +79,12 @@ async function main(): Promise<void> {
         ? await buildHandwritten()
         : kind === "handwritten-pg"
           ? await buildHandwrittenPg(storeUrl, POOL_SIZE)
-          : null;
+          : kind === "handwritten-tenancy-pg"
+            ? await buildHandwrittenTenancyPg(storeUrl, POOL_SIZE)
+            : null;
   if (!app)
     throw new Error(
-      `unknown server kind ${kind}: generated, handwritten, ceiling, generated-pg or handwritten-pg`,
+      `unknown server kind ${kind}: generated, handwritten, ceiling, generated-pg, handwritten-pg or handwritten-tenancy-pg`,
     );
   await app.listen({ port: 0, host: "127.0.0.1" });
   const address = app.server.address();

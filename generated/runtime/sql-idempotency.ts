@@ -86,10 +86,36 @@ const READ = namedStatement(
   `select "fingerprint", "state", "status", "body", "location", "etag", "locked_until" <= clock_timestamp() as "stale" ` +
     `from ${T} where "principal" = $1 and "key" = $2 and "expires_at" > clock_timestamp()`,
 );
-const KEEP = namedStatement(
-  `update ${T} set "state" = 'done', "status" = $4, "body" = $5, "location" = $6, "etag" = $7 ` +
-    `from ${ASYNC_COMMIT} where "principal" = $1 and "key" = $2 and "token" = $3`,
-);
+/** The most answers one statement keeps (7 parameters each). */
+const KEEP_BATCH = 32;
+const KEEP_PARAMETERS = 7;
+const keepStatements: Array<ReturnType<typeof namedStatement>> = [];
+/**
+ * Keeps `count` answers in one statement: each row of the `values` list is (principal, key, token,
+ * status, body, location, etag), and a row is kept only while its claim is the request's (token).
+ */
+function keepStatement(count: number): ReturnType<typeof namedStatement> {
+  let statement = keepStatements[count];
+  if (!statement) {
+    const rows = Array.from({ length: count }, (_, i) => {
+      const n = (k: number) => `$${i * KEEP_PARAMETERS + k}`;
+      return `(${n(1)}::text, ${n(2)}::text, ${n(3)}::uuid, ${n(4)}::integer, ${n(5)}::text, ${n(6)}::text, ${n(7)}::text)`;
+    });
+    statement = keepStatements[count] = namedStatement(
+      `update ${T} set "state" = 'done', "status" = "v"."status", "body" = "v"."body", "location" = "v"."location", "etag" = "v"."etag" ` +
+        `from ${ASYNC_COMMIT}, (values ${rows.join(", ")}) as "v" ("principal", "key", "token", "status", "body", "location", "etag") ` +
+        `where ${T}."principal" = "v"."principal" and ${T}."key" = "v"."key" and ${T}."token" = "v"."token"`,
+    );
+  }
+  return statement;
+}
+
+/** An answer waiting to be kept, and its request's promise. */
+interface PendingKeep {
+  params: unknown[];
+  resolve: () => void;
+  reject: (error: unknown) => void;
+}
 const RELEASE = namedStatement(`delete from ${T} where "principal" = $1 and "key" = $2 and "token" = $3`);
 const MARK = namedStatement(
   `update ${T} set "state" = case when "state" = 'running' then 'written' else "state" end ` +
@@ -133,6 +159,9 @@ export async function markClaim(db: SqlQueryable): Promise<void> {
 
 export class SqlIdempotencyKeys implements IdempotencyKeyStore {
   private swept = 0;
+  /** Answers waiting for the keep under way (`keep`). */
+  private readonly pending: PendingKeep[] = [];
+  private keeping = false;
   private readonly db: SqlQueryable;
 
   constructor(db: SqlQueryable) {
@@ -157,16 +186,41 @@ export class SqlIdempotencyKeys implements IdempotencyKeyStore {
     return { outcome: "running" };
   }
 
-  async keep(principal: string, key: string, token: string, answer: IdempotentAnswer): Promise<void> {
-    await this.db.query(KEEP, [
-      principal,
-      key,
-      token,
-      answer.status,
-      answer.body,
-      answer.location,
-      answer.etag,
-    ]);
+  /**
+   * Keeps an answer; resolves once it has committed (the answer is sent after). Answers that
+   * come while a keep is under way wait for it and are then kept together, in one statement
+   * (`keepStatement`): under load, one round trip keeps many answers; alone, an answer is kept at once.
+   */
+  keep(principal: string, key: string, token: string, answer: IdempotentAnswer): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.pending.push({
+        params: [principal, key, token, answer.status, answer.body, answer.location, answer.etag],
+        resolve,
+        reject,
+      });
+      if (!this.keeping) void this.keepPending();
+    });
+  }
+
+  /** Keeps the waiting answers, `KEEP_BATCH` at a time, one statement after the other. */
+  private async keepPending(): Promise<void> {
+    this.keeping = true;
+    try {
+      while (this.pending.length) {
+        const batch = this.pending.splice(0, KEEP_BATCH);
+        try {
+          await this.db.query(
+            keepStatement(batch.length),
+            batch.flatMap((k) => k.params),
+          );
+          for (const k of batch) k.resolve();
+        } catch (error) {
+          for (const k of batch) k.reject(error);
+        }
+      }
+    } finally {
+      this.keeping = false;
+    }
   }
 
   async release(principal: string, key: string, token: string): Promise<void> {

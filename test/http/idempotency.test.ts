@@ -172,6 +172,16 @@ describe(`Idempotency-Key (${STORE})`, () => {
     assert.equal(all.filter((p) => p.sku === body.sku).length, 1);
   });
 
+  test("many keyed creates at once (their answers kept together on SQL): each repeat gets its own answer", async () => {
+    const requests = Array.from({ length: 40 }, () => ({ key: newKey(), body: productBody() }));
+    const firsts = await Promise.all(requests.map(({ key, body }) => expectStatus(api, "POST", "/v2/products", 201, keyed(key, body))));
+    const agains = await Promise.all(requests.map(({ key, body }) => expectStatus(api, "POST", "/v2/products", 201, keyed(key, body))));
+    firsts.forEach((first, i) => {
+      sameAnswer(first, agains[i]!);
+      assert.equal(first.body.sku, requests[i]!.body.sku);
+    });
+  });
+
   test("a POST without a key runs every time", async () => {
     const body = productBody();
     await expectStatus(api, "POST", "/v2/products", 201, { body });
