@@ -36,7 +36,7 @@ export async function openStore(target: string, options: SqlStoreOptions = {}): 
  * by this, so the data stays.
  */
 export async function storeOn(driver: SqlDriver, target: string): Promise<Store> {
-  await migrate(driver, migrationsFolder);
+  await migrate(driver, migrationsFolder, { target });
   const store = new SqlStore(driver, sqlSchema, storeReferences);
   // Export jobs on a PostgreSQL server go through pg-boss there, and their files are kept in
   // the database: every instance runs jobs and serves every file.
@@ -51,7 +51,7 @@ export async function storeOn(driver: SqlDriver, target: string): Promise<Store>
 export async function migrateDatabase(target: string, options: SqlStoreOptions = {}): Promise<string[]> {
   const driver: SqlDriver = await openDriver(target, options);
   try {
-    return await migrate(driver, migrationsFolder);
+    return await migrate(driver, migrationsFolder, { target });
   } finally {
     await driver.close();
   }
