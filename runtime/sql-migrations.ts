@@ -153,27 +153,53 @@ async function bringUpToDate(tx: Tx, name: string, oldText: string | null, next:
     );
   };
   if (oldText === null) refuse("its earlier text was not recorded");
-  const kept = new Set(statements(next?.sql ?? ""));
+  const nextStatements = statements(next?.sql ?? "");
+  const kept = new Set(nextStatements);
   const gone = statements(oldText!).filter((s) => !kept.has(s)).reverse();
+  // A table both texts create with other columns: `create table if not exists` would leave it as
+  // it is, so its columns are compared, and those that differ are dropped (when they hold only
+  // null or their default) and added as the new text writes them.
+  const createdNext = new Map(nextStatements.flatMap((s) => {
+    const m = CREATE_TABLE.exec(s);
+    return m ? [[m[1]!, s] as const] : [];
+  }));
+  const adds: string[] = [];
+  const dropColumn = async (table: string, column: string) => {
+    const [info] = await tx.query(
+      "select column_default as d from information_schema.columns where table_schema = current_schema() and table_name = $1 and column_name = $2",
+      [unquote(table), unquote(column)],
+    );
+    if (!info) return;
+    const other = info.d == null ? "" : ` and ${column} is distinct from (${String(info.d)})`;
+    const held = await tx.query(`select 1 as x from ${table} where ${column} is not null${other} limit 1`);
+    if (held.length) refuse(`${table}.${column} holds values the new text does not keep`);
+    await tx.exec(`alter table ${table} drop column if exists ${column};`);
+  };
   for (const statement of gone) {
+    const created = CREATE_TABLE.exec(statement);
+    const again = created ? createdNext.get(created[1]!) : undefined;
+    if (created && again !== undefined) {
+      const table = created[1]!;
+      const before = tableColumns(statement);
+      const after = tableColumns(again);
+      if (!before || !after) refuse(`the columns of table ${table} cannot be compared`);
+      if (!(await tableExists(tx, table))) continue;
+      for (const [column, definition] of before!) {
+        if (after!.get(column) !== definition) await dropColumn(table, column);
+      }
+      for (const [column, definition] of after!) {
+        if (before!.get(column) !== definition) adds.push(`alter table ${table} add column if not exists ${definition};`);
+      }
+      continue;
+    }
     let m: RegExpExecArray | null;
     if ((m = /^create (?:unique )?index if not exists ("(?:[^"]|"")+")/.exec(statement))) {
       await tx.exec(`drop index if exists ${m[1]};`);
     } else if ((m = /^alter table ("(?:[^"]|"")+") add constraint ("(?:[^"]|"")+")/.exec(statement))) {
       if (await tableExists(tx, m[1]!)) await tx.exec(`alter table ${m[1]} drop constraint if exists ${m[2]};`);
     } else if ((m = /^alter table ("(?:[^"]|"")+") add column if not exists ("(?:[^"]|"")+")/.exec(statement))) {
-      const [table, column] = [m[1]!, m[2]!];
-      if (!(await tableExists(tx, table))) continue;
-      const [info] = await tx.query(
-        "select column_default as d from information_schema.columns where table_schema = current_schema() and table_name = $1 and column_name = $2",
-        [unquote(table), unquote(column)],
-      );
-      if (!info) continue;
-      const other = info.d == null ? "" : ` and ${column} is distinct from (${String(info.d)})`;
-      const held = await tx.query(`select 1 as x from ${table} where ${column} is not null${other} limit 1`);
-      if (held.length) refuse(`${table}.${column} holds values the new text does not keep`);
-      await tx.exec(`alter table ${table} drop column if exists ${column};`);
-    } else if ((m = /^create table if not exists ("(?:[^"]|"")+")/.exec(statement))) {
+      if (await tableExists(tx, m[1]!)) await dropColumn(m[1]!, m[2]!);
+    } else if ((m = CREATE_TABLE.exec(statement))) {
       if (!(await tableExists(tx, m[1]!))) continue;
       if ((await tx.query(`select 1 as x from ${m[1]} limit 1`)).length) refuse(`table ${m[1]} holds rows the new text does not keep`);
       await tx.exec(`drop table if exists ${m[1]};`);
@@ -183,7 +209,28 @@ async function bringUpToDate(tx: Tx, name: string, oldText: string | null, next:
       refuse(`its statement \`${statement.split("\n")[0]}\` cannot be undone`);
     }
   }
+  for (const add of adds) {
+    try {
+      await tx.exec(add);
+    } catch (error) {
+      refuse(`\`${add}\` failed (${(error as Error).message.split("\n")[0]})`);
+    }
+  }
   if (next) await tx.exec(next.sql);
+}
+
+const CREATE_TABLE = /^create table if not exists ("(?:[^"]|"")+") \(\n/;
+
+/** The column definitions of a `create table` canon wrote, by quoted name; null when a line is not a column. */
+function tableColumns(statement: string): Map<string, string> | null {
+  const body = statement.slice(statement.indexOf("(\n") + 2, statement.lastIndexOf("\n)"));
+  const columns = new Map<string, string>();
+  for (const line of body.split(",\n")) {
+    const m = /^\s*("(?:[^"]|"")+") /.exec(line);
+    if (!m) return null;
+    columns.set(m[1]!, line.trim());
+  }
+  return columns;
 }
 
 function unquote(name: string): string {

@@ -4,6 +4,7 @@
 // canon release then freezes the pending migration and the store takes it under its new name;
 // a released migration keeps its strictness.
 import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
 import { appendFileSync, cpSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { test } from "node:test";
@@ -115,6 +116,27 @@ test("a pending migration taken back leaves no column behind when it held nothin
     assert.deepEqual(await migrate(db, readMigrations(sql)), []);
     assert.deepEqual((await db.query("select name from canon_migrations where name like '%pending'")), []);
     await assertSameAsFresh(db, sql);
+  } finally {
+    await db.close();
+  }
+});
+
+test("a table the pending migration creates gains a column in its new text: the column is added, the rows stay", async () => {
+  const file = (sql: string) => ({ name: "0001_pending", sql, checksum: createHash("sha256").update(sql).digest("hex") });
+  const table = (...columns: string[]) =>
+    `-- Pending migration 0001\n\ncreate table if not exists "users" (\n${["  \"row_id\" bigint generated always as identity primary key", ...columns].join(",\n")}\n);\n`;
+  const db = await openDriver("pglite:memory://");
+  try {
+    assert.deepEqual(await migrate(db, [file(table('  "name" text not null'))]), ["0001_pending"]);
+    await db.exec(`insert into "users" ("name") values ('Ann')`);
+    assert.deepEqual(await migrate(db, [file(table('  "name" text not null', '  "age" bigint'))]), ["0001_pending"]);
+    assert.deepEqual(await db.query(`select "name", "age" from "users"`), [{ name: "Ann", age: null }]);
+    // A required column without a default cannot be added to rows: one line, the reset command.
+    await assert.rejects(
+      migrate(db, [file(table('  "name" text not null', '  "age" bigint', '  "email" text not null'))], { target: "pglite:./data" }),
+      (e: Error) => !e.message.includes("\n") && /failed \(.*\); reset the dev store \(rm -rf \.\/data\) and start again$/.test(e.message),
+    );
+    assert.deepEqual(await db.query(`select "name" from "users"`), [{ name: "Ann" }]);
   } finally {
     await db.close();
   }
