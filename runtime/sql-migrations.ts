@@ -1,11 +1,15 @@
 /**
  * The generated migrations (`sql/NNNN_<name>.sql`): reading them from their folder, and applying
  * the pending ones in order, once, recorded in `canon_migrations`.
+ *
+ * A released migration never changes once applied. The pending migration (`NNNN_pending.sql`,
+ * which `canon generate` writes again on every change until `canon release` freezes it) may: a
+ * database that applied an earlier text of it is brought to the new text (`bringUpToDate`).
  */
 import { createHash } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import type { SqlDriver } from "./sql-driver.ts";
+import type { SqlDriver, SqlQueryable } from "./sql-driver.ts";
 
 export interface MigrationFile {
   /** `0002_add_orders_priority`. */
@@ -15,6 +19,8 @@ export interface MigrationFile {
 }
 
 const MIGRATION_FILE = /^\d{4}_[a-z0-9_]+\.sql$/;
+/** The pending migration's name: `0011_pending`. */
+const PENDING = /^(\d{4})_pending$/;
 
 /** The migrations of a folder, in order. */
 export function readMigrations(folder: URL | string): MigrationFile[] {
@@ -29,12 +35,30 @@ export function readMigrations(folder: URL | string): MigrationFile[] {
 }
 
 /**
+ * The one command that starts a dev store afresh, for the store `target` names (for the message
+ * when a pending migration cannot be brought up to date).
+ */
+export function resetCommand(target?: string): string {
+  if (target === undefined) return "rm -rf .canon-data for the default store, or recreate the database";
+  if (/^pglite:memory:\/\//.test(target)) return "restart the process: the store is in memory";
+  if (target.startsWith("pglite:")) return `rm -rf ${target.slice("pglite:".length)}`;
+  return "recreate the database (or its schema) of --store";
+}
+
+export interface MigrateOptions {
+  /** The store's target (`pglite:.canon-data`), for the reset command a refusal names. */
+  target?: string;
+}
+
+/**
  * Applies the migrations not yet applied, in order, in one transaction, and records each in
  * `canon_migrations`; returns their names. An advisory lock keeps two instances starting at
- * once from both applying. A recorded migration whose file changed is refused: migrations
- * never change once applied.
+ * once from both applying. A recorded released migration whose file changed is refused:
+ * released migrations never change once applied. A recorded pending migration whose text
+ * changed, was released under its name or was taken back is brought up to date
+ * (`bringUpToDate`), or refused in one line naming the command that resets the store.
  */
-export async function migrate(db: SqlDriver, folder: URL | string | MigrationFile[]): Promise<string[]> {
+export async function migrate(db: SqlDriver, folder: URL | string | MigrationFile[], options: MigrateOptions = {}): Promise<string[]> {
   const files = Array.isArray(folder) ? folder : readMigrations(folder);
   return db.transaction(async (tx) => {
     await tx.query(
@@ -43,26 +67,177 @@ export async function migrate(db: SqlDriver, folder: URL | string | MigrationFil
     await tx.exec(
       "create table if not exists canon_migrations (name text primary key, checksum text not null, applied_at timestamptz not null default now())",
     );
-    const rows = await tx.query("select name, checksum from canon_migrations");
+    // The text a pending migration was applied with: what bringing it up to date compares with.
+    await tx.exec("alter table canon_migrations add column if not exists sql text");
+    const rows = await tx.query("select name, checksum, sql from canon_migrations");
     const applied = new Map(rows.map((r) => [String(r.name), String(r.checksum)]));
+    const appliedText = new Map(rows.map((r) => [String(r.name), r.sql == null ? null : String(r.sql)]));
+    const pendingApplied = new Map<string, string>();
+    for (const name of applied.keys()) {
+      const m = PENDING.exec(name);
+      if (m) pendingApplied.set(m[1]!, name);
+    }
+    const record = (file: MigrationFile) =>
+      tx.query("insert into canon_migrations (name, checksum, sql) values ($1, $2, $3)", [
+        file.name,
+        file.checksum,
+        PENDING.test(file.name) ? file.sql : null,
+      ]);
     const done: string[] = [];
     for (const file of files) {
+      const number = file.name.slice(0, 4);
       const checksum = applied.get(file.name);
       if (checksum !== undefined) {
-        if (checksum !== file.checksum) {
+        if (checksum === file.checksum) continue;
+        if (!PENDING.test(file.name)) {
           throw new Error(
             `migration ${file.name} was applied with other content: applied migrations never change (restore sql/${file.name}.sql from version control)`,
           );
         }
+        await bringUpToDate(tx, file.name, appliedText.get(file.name) ?? null, file, options);
+        await tx.query("update canon_migrations set checksum = $2, sql = $3, applied_at = now() where name = $1", [file.name, file.checksum, file.sql]);
+        done.push(file.name);
+        continue;
+      }
+      const earlier = pendingApplied.get(number);
+      if (earlier !== undefined && earlier !== file.name) {
+        // The pending migration this database applied, released under its name (or replaced).
+        await bringUpToDate(tx, earlier, appliedText.get(earlier) ?? null, file, options);
+        await tx.query("delete from canon_migrations where name = $1", [earlier]);
+        pendingApplied.delete(number);
+        await record(file);
+        done.push(file.name);
         continue;
       }
       await tx.exec(file.sql);
-      await tx.query("insert into canon_migrations (name, checksum) values ($1, $2)", [
-        file.name,
-        file.checksum,
-      ]);
+      await record(file);
       done.push(file.name);
+    }
+    // A pending migration taken back (its change undone in the definitions): its statements go.
+    for (const [number, name] of pendingApplied) {
+      if (files.some((f) => f.name.startsWith(`${number}_`))) continue;
+      await bringUpToDate(tx, name, appliedText.get(name) ?? null, null, options);
+      await tx.query("delete from canon_migrations where name = $1", [name]);
     }
     return done;
   });
+}
+
+/** The statements of a migration's text: its blocks between blank lines, comments left out. */
+function statements(sql: string): string[] {
+  return sql
+    .split(/\n[ \t]*\n/)
+    .map((block) => block.split("\n").filter((line) => !/^\s*--/.test(line)).join("\n").trim())
+    .filter((s) => s.length > 0);
+}
+
+type Tx = SqlQueryable;
+
+/**
+ * Brings a database that applied `oldText` of a pending migration (`name`) to `next` (its new
+ * text, its released form, or null when it was taken back), inside migrate's transaction.
+ *
+ * Canon's statements are idempotent (`if not exists`), so the new text is applied as it is: what
+ * it adds is added, what both texts create stays with its rows. What only the earlier text did is
+ * undone when no row loses a value by it: an index or constraint it created is dropped; a column
+ * it added is dropped when no row holds a value in it other than null or the column's default; a
+ * table it created is dropped when it has no rows. Anything else (a column or table holding
+ * values, a statement that dropped, altered or moved data) cannot be undone safely: one line,
+ * naming the command that resets the store, and nothing is changed (the transaction rolls back).
+ */
+async function bringUpToDate(tx: Tx, name: string, oldText: string | null, next: MigrationFile | null, options: MigrateOptions): Promise<void> {
+  const target = next ? `sql/${next.name}.sql` : "the definitions (the pending migration was taken back)";
+  const refuse = (why: string): never => {
+    throw new Error(
+      `the store applied an earlier text of migration ${name} and cannot be brought to ${target}: ${why}; reset the dev store (${resetCommand(options.target)}) and start again`,
+    );
+  };
+  if (oldText === null) refuse("its earlier text was not recorded");
+  const nextStatements = statements(next?.sql ?? "");
+  const kept = new Set(nextStatements);
+  const gone = statements(oldText!).filter((s) => !kept.has(s)).reverse();
+  // A table both texts create with other columns: `create table if not exists` would leave it as
+  // it is, so its columns are compared, and those that differ are dropped (when they hold only
+  // null or their default) and added as the new text writes them.
+  const createdNext = new Map(nextStatements.flatMap((s) => {
+    const m = CREATE_TABLE.exec(s);
+    return m ? [[m[1]!, s] as const] : [];
+  }));
+  const adds: string[] = [];
+  const dropColumn = async (table: string, column: string) => {
+    const [info] = await tx.query(
+      "select column_default as d from information_schema.columns where table_schema = current_schema() and table_name = $1 and column_name = $2",
+      [unquote(table), unquote(column)],
+    );
+    if (!info) return;
+    const other = info.d == null ? "" : ` and ${column} is distinct from (${String(info.d)})`;
+    const held = await tx.query(`select 1 as x from ${table} where ${column} is not null${other} limit 1`);
+    if (held.length) refuse(`${table}.${column} holds values the new text does not keep`);
+    await tx.exec(`alter table ${table} drop column if exists ${column};`);
+  };
+  for (const statement of gone) {
+    const created = CREATE_TABLE.exec(statement);
+    const again = created ? createdNext.get(created[1]!) : undefined;
+    if (created && again !== undefined) {
+      const table = created[1]!;
+      const before = tableColumns(statement);
+      const after = tableColumns(again);
+      if (!before || !after) refuse(`the columns of table ${table} cannot be compared`);
+      if (!(await tableExists(tx, table))) continue;
+      for (const [column, definition] of before!) {
+        if (after!.get(column) !== definition) await dropColumn(table, column);
+      }
+      for (const [column, definition] of after!) {
+        if (before!.get(column) !== definition) adds.push(`alter table ${table} add column if not exists ${definition};`);
+      }
+      continue;
+    }
+    let m: RegExpExecArray | null;
+    if ((m = /^create (?:unique )?index if not exists ("(?:[^"]|"")+")/.exec(statement))) {
+      await tx.exec(`drop index if exists ${m[1]};`);
+    } else if ((m = /^alter table ("(?:[^"]|"")+") add constraint ("(?:[^"]|"")+")/.exec(statement))) {
+      if (await tableExists(tx, m[1]!)) await tx.exec(`alter table ${m[1]} drop constraint if exists ${m[2]};`);
+    } else if ((m = /^alter table ("(?:[^"]|"")+") add column if not exists ("(?:[^"]|"")+")/.exec(statement))) {
+      if (await tableExists(tx, m[1]!)) await dropColumn(m[1]!, m[2]!);
+    } else if ((m = CREATE_TABLE.exec(statement))) {
+      if (!(await tableExists(tx, m[1]!))) continue;
+      if ((await tx.query(`select 1 as x from ${m[1]} limit 1`)).length) refuse(`table ${m[1]} holds rows the new text does not keep`);
+      await tx.exec(`drop table if exists ${m[1]};`);
+    } else if (/^create extension if not exists /.test(statement)) {
+      // An extension stays: it holds no rows and the schema does not depend on its absence.
+    } else {
+      refuse(`its statement \`${statement.split("\n")[0]}\` cannot be undone`);
+    }
+  }
+  for (const add of adds) {
+    try {
+      await tx.exec(add);
+    } catch (error) {
+      refuse(`\`${add}\` failed (${(error as Error).message.split("\n")[0]})`);
+    }
+  }
+  if (next) await tx.exec(next.sql);
+}
+
+const CREATE_TABLE = /^create table if not exists ("(?:[^"]|"")+") \(\n/;
+
+/** The column definitions of a `create table` canon wrote, by quoted name; null when a line is not a column. */
+function tableColumns(statement: string): Map<string, string> | null {
+  const body = statement.slice(statement.indexOf("(\n") + 2, statement.lastIndexOf("\n)"));
+  const columns = new Map<string, string>();
+  for (const line of body.split(",\n")) {
+    const m = /^\s*("(?:[^"]|"")+") /.exec(line);
+    if (!m) return null;
+    columns.set(m[1]!, line.trim());
+  }
+  return columns;
+}
+
+function unquote(name: string): string {
+  return name.slice(1, -1).replace(/""/g, '"');
+}
+
+async function tableExists(tx: Tx, quoted: string): Promise<boolean> {
+  const [row] = await tx.query("select to_regclass($1) is not null as e", [quoted]);
+  return row?.e === true;
 }

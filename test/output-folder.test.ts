@@ -114,8 +114,9 @@ describe("the output folder", () => {
 
   test("a stray migration in sql/ fails check (stale, or foreign without canon's notice); generate removes canon's", () => {
     const { dir, out } = generated("stale-migration");
+    // A fresh output's first migration is pending (docs/store.md): 0001_pending.sql.
     const sql = path.join(out, "sql");
-    copyFileSync(path.join(sql, "0001_initial.sql"), path.join(sql, "0099_x.sql"));
+    copyFileSync(path.join(sql, "0001_pending.sql"), path.join(sql, "0099_x.sql"));
     const check = canon(["check"], dir);
     assert.equal(check.code, 1, check.stdout);
     assert.match(check.stderr, /stale +generated\/sql\/0099_x\.sql/);

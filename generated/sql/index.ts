@@ -41,7 +41,7 @@ export async function storeOn(
   target: string,
   options: SqlStoreOptions = {},
 ): Promise<Store> {
-  await migrate(driver, migrationsFolder);
+  await migrate(driver, migrationsFolder, { target });
   const store = new SqlStore(driver, sqlSchema, storeReferences, { cascadeLimit: options.cascadeLimit });
   // Export jobs on a PostgreSQL server go through pg-boss there, and their files are kept in
   // the database: every instance runs jobs and serves every file.
@@ -56,7 +56,7 @@ export async function storeOn(
 export async function migrateDatabase(target: string, options: SqlStoreOptions = {}): Promise<string[]> {
   const driver: SqlDriver = await openDriver(target, options);
   try {
-    return await migrate(driver, migrationsFolder);
+    return await migrate(driver, migrationsFolder, { target });
   } finally {
     await driver.close();
   }

@@ -72,6 +72,12 @@ export async function main(argv: string[]): Promise<number> {
       run: async (o) => (await import("../commands/generate.ts")).checkCommand(o),
     },
     {
+      usage: "release",
+      description: "freeze the pending migration (sql/NNNN_pending.sql) under its released name; the next change starts a new one",
+      options: generation(),
+      run: async (o) => (await import("../commands/release.ts")).releaseCommand(o),
+    },
+    {
       usage: "lint",
       description: "print diagnostics only",
       options: [definitions(), failOnSunset(), today(), format()],

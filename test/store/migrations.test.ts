@@ -32,6 +32,10 @@ describe("SQL migrations", () => {
     sql = path.join(dir, "generated", "sql");
     const run = canon(["generate"], dir);
     assert.equal(run.code, 0, run.stderr);
+    // The first migration is pending until released (docs/store.md).
+    assert.deepEqual(readdirSync(sql).filter((n) => n.endsWith(".sql")), ["0001_pending.sql"]);
+    const release = canon(["release"], dir);
+    assert.equal(release.code, 0, release.stderr);
     firstFiles = Object.fromEntries(readdirSync(sql).filter((n) => n.endsWith(".sql")).map((n) => [n, readFileSync(path.join(sql, n), "utf8")]));
   });
 

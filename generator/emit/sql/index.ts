@@ -22,6 +22,23 @@ import { replayMigrations, snapshotFrom, UnreadableStatement, type Replay } from
 import { collectionPlans, snapshotOf, SNAPSHOT_FORMAT, systemTables, type CollectionPlan, type SchemaSnapshot } from "./snapshot.ts";
 
 export const MIGRATION_FILE = /^(\d{4})_[a-z0-9_]+\.sql$/;
+/** The newest migration while its changes are not released: `generate` writes it again on every run. */
+export const PENDING_FILE = /^(\d{4})_pending\.sql$/;
+const PENDING_HEADER =
+  /^-- Pending migration (\d{4}) of the (.*), to be released as (\d{4}_[a-z0-9_]+)\.sql: canon generate\n-- rewrites it until canon release freezes it\. Every statement is idempotent; canon's migrate\(\) applies\n/m;
+
+/**
+ * The pending migration's text, frozen (`canon release`): its released name, and the text with the
+ * header of a released migration; the statements stay byte for byte. Null: not a pending migration's text.
+ */
+export function releasedMigration(text: string): { name: string; text: string } | null {
+  const m = PENDING_HEADER.exec(text);
+  if (!m) return null;
+  const header =
+    `-- Migration ${m[1]} of the ${m[2]}: written once, never rewritten. A later change to the\n` +
+    "-- definitions adds a later migration. Every statement is idempotent; canon's migrate() applies\n";
+  return { name: `${m[3]}.sql`, text: text.replace(PENDING_HEADER, header) };
+}
 const SNAPSHOT_PATH = "sql/schema.json";
 const SNAPSHOT_NOTICE = `${GENERATED_MARK}: the schema the migrations beside it create, which the next canon generate builds on.`;
 
@@ -37,24 +54,27 @@ export const sqlEmitter: Emitter = {
     const candidates = listed ? present.filter((n) => listed.includes(n)) : present;
     // What the migrations create, replayed from an empty database (replay.ts): the migrations that
     // apply in order are carried, and the next migration builds on what they really create.
-    const replay = replayed(candidates.map((name) => ({ name, text: context.previous!.read(`sql/${name}`) ?? "" })));
-    const existing = candidates.slice(0, replay.applied);
+    // The newest migration while it is pending (not released): written again from the released ones.
+    const pending = candidates.length && PENDING_FILE.test(candidates[candidates.length - 1]!) ? candidates[candidates.length - 1]! : null;
+    const released = pending ? candidates.slice(0, -1) : candidates;
+    const replay = replayed(released.map((name) => ({ name, text: context.previous!.read(`sql/${name}`) ?? "" })));
+    const existing = released.slice(0, replay.applied);
     const carried: EmittedFile[] = existing.map((name) => ({ path: `sql/${name}`, content: context.previous!.read(`sql/${name}`) ?? "", parser: null }));
     // Without migrations there is nothing to build on: start from an empty database.
     let previous: SchemaSnapshot | null = null;
     const repairs: string[] = [];
     if (existing.length) {
       const created = snapshotFrom(replay.model, SNAPSHOT_FORMAT, [before, next]);
-      if (before && !replay.failure && migrationBetween(created, before) === null) previous = before;
+      if (before && !pending && !replay.failure && migrationBetween(created, before) === null) previous = before;
       else {
         previous = created;
-        const deleted = (listed ?? []).filter((n) => !present.includes(n));
+        const deleted = (listed ?? []).filter((n) => !present.includes(n) && !PENDING_FILE.test(n));
         if (deleted.length) repairs.push(`${deleted.join(", ")} ${deleted.length === 1 ? "was" : "were"} deleted`);
         if (replay.failure) {
-          const left = candidates.slice(replay.applied);
+          const left = released.slice(replay.applied);
           repairs.push(`${left.join(", ")} could not apply after the migrations before (${replay.failure.message}) and ${left.length === 1 ? "was" : "were"} left out`);
         }
-        if (!repairs.length) repairs.push(`they did not create the schema ${SNAPSHOT_PATH} described`);
+        if (!repairs.length && !pending) repairs.push(`they did not create the schema ${SNAPSHOT_PATH} described`);
       }
     }
     const migration = migrationBetween(previous, next);
@@ -63,11 +83,11 @@ export const sqlEmitter: Emitter = {
       const number = existing.length ? Number(MIGRATION_FILE.exec(existing[existing.length - 1]!)![1]) + 1 : 1;
       const id = String(number).padStart(4, "0");
       files.push({
-        path: `sql/${id}_${migration.name}.sql`,
+        path: `sql/${id}_pending.sql`,
         content: [
           GENERATED_HEADER.replace(/^\/\//, "--"),
-          `-- Migration ${id} of the ${model.title}: written once, never rewritten. A later change to the`,
-          "-- definitions adds a later migration. Every statement is idempotent; canon's migrate() applies",
+          `-- Pending migration ${id} of the ${model.title}, to be released as ${id}_${migration.name}.sql: canon generate`,
+          "-- rewrites it until canon release freezes it. Every statement is idempotent; canon's migrate() applies",
           "-- pending migrations in order, in one transaction, and records them in canon_migrations.",
           ...(repairs.length
             ? [`-- It also repairs the migrations before it, so that together they create the schema ${SNAPSHOT_PATH} describes:`, `-- ${repairs.join("; ")}.`]

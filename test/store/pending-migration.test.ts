@@ -1,0 +1,143 @@
+// A dev store and the pending migration (issue 28.2, the runtime side): a database that applied
+// an earlier text of sql/NNNN_pending.sql is brought to the new text, rows kept, where nothing is
+// lost by it; otherwise migrate() refuses in one line naming the command that resets the store.
+// canon release then freezes the pending migration and the store takes it under its new name;
+// a released migration keeps its strictness.
+import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
+import { appendFileSync, cpSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { test } from "node:test";
+import { migrate, openDriver, readMigrations, type SqlDriver } from "../../generated/runtime/sql-store.ts";
+import { canon, repoRoot, workspace } from "../support/cli.ts";
+
+/** The tables, columns, constraints and indexes of a database (canon_migrations aside). */
+async function catalog(db: SqlDriver): Promise<string[]> {
+  const columns = await db.query(`select c.relname as t, a.attname as c, format_type(a.atttypid, a.atttypmod) as type, a.attnotnull as nn, pg_get_expr(d.adbin, d.adrelid) as def
+    from pg_attribute a join pg_class c on c.oid = a.attrelid join pg_namespace n on n.oid = c.relnamespace
+    left join pg_attrdef d on d.adrelid = a.attrelid and d.adnum = a.attnum
+    where n.nspname = current_schema() and c.relkind = 'r' and a.attnum > 0 and not a.attisdropped and c.relname <> 'canon_migrations'`);
+  const constraints = await db.query(`select conname as n, pg_get_constraintdef(oid) as def from pg_constraint
+    where connamespace = current_schema()::regnamespace and conrelid::regclass::text <> 'canon_migrations'`);
+  const indexes = await db.query(`select indexname as n, indexdef as def from pg_indexes where schemaname = current_schema() and tablename <> 'canon_migrations'`);
+  return [
+    ...columns.map((r) => `column ${r.t}.${r.c} ${r.type}${r.nn ? " not null" : ""}${r.def ? ` default ${r.def}` : ""}`),
+    ...constraints.map((r) => `constraint ${r.n} ${r.def}`),
+    ...indexes.map((r) => `index ${r.n} ${r.def}`),
+  ].sort();
+}
+
+async function assertSameAsFresh(db: SqlDriver, sql: string): Promise<void> {
+  const fresh = await openDriver("pglite:memory://");
+  try {
+    await migrate(fresh, readMigrations(sql));
+    assert.deepEqual(await catalog(db), await catalog(fresh));
+  } finally {
+    await fresh.close();
+  }
+}
+
+test("a dev store follows the pending migration's texts, keeps its rows, refuses in one line what would lose values, and takes the release", async () => {
+  const dir = workspace("pending-store", "definitions");
+  cpSync(path.join(repoRoot, "generated"), path.join(dir, "generated"), { recursive: true });
+  const sql = path.join(dir, "generated", "sql");
+  const products = path.join(dir, "definitions", "products.yaml");
+  const db = await openDriver("pglite:memory://");
+  const target = { target: "pglite:.canon-data" };
+  try {
+    const released = await migrate(db, readMigrations(sql), target);
+    assert.ok(released.length >= 10 && !released.some((n) => n.endsWith("_pending")), released.join(", "));
+    assert.deepEqual(await migrate(db, readMigrations(sql), target), []);
+    await db.exec(`insert into "products" ("id", "created_at", "updated_at", "sku", "name", "price_cents")
+      values ('01900000-0000-7000-8000-000000000001', now(), now(), 'SKU-1', 'Lamp', 1200)`);
+
+    // Save 1 adds a field: the pending migration is applied.
+    appendFileSync(products, "  weight_g: { type: integer, minimum: 0, optional: true }\n");
+    assert.equal(canon(["generate"], dir).code, 0);
+    assert.deepEqual(await migrate(db, readMigrations(sql), target), ["0011_pending"]);
+    await db.exec(`update "products" set "weight_g" = 5`);
+
+    // Save 2 adds another field: the pending migration's text changes; the store is brought to it, rows kept.
+    appendFileSync(products, "  featured: { type: boolean, default: false }\n");
+    assert.equal(canon(["generate"], dir).code, 0);
+    assert.match(readFileSync(path.join(sql, "0011_pending.sql"), "utf8"), /"featured"/);
+    assert.deepEqual(await migrate(db, readMigrations(sql), target), ["0011_pending"]);
+    assert.deepEqual(await db.query(`select "sku", "weight_g"::int as w, "featured" from "products"`), [{ sku: "SKU-1", w: 5, featured: false }]);
+    await assertSameAsFresh(db, sql);
+    assert.deepEqual(await migrate(db, readMigrations(sql), target), []);
+
+    // Save 3 takes weight_g back while a row holds a value in it: refused in one line naming the reset, nothing changed.
+    writeFileSync(products, readFileSync(products, "utf8").replace(/  weight_g: .*\n/, ""));
+    assert.equal(canon(["generate", "--allow-breaking"], dir).code, 0);
+    const refused = await migrate(db, readMigrations(sql), target).then(() => null, (e: Error) => e.message);
+    assert.ok(refused, "the migration was not refused");
+    assert.doesNotMatch(refused, /\n/);
+    assert.match(refused, /^the store applied an earlier text of migration 0011_pending and cannot be brought to sql\/0011_pending\.sql: "products"\."weight_g" holds values the new text does not keep; reset the dev store \(rm -rf \.canon-data\) and start again$/);
+    assert.deepEqual(await db.query(`select "weight_g"::int as w from "products"`), [{ w: 5 }]);
+
+    // Once no row holds a value in it, the column goes and the store matches the new text.
+    await db.exec(`update "products" set "weight_g" = null`);
+    assert.deepEqual(await migrate(db, readMigrations(sql), target), ["0011_pending"]);
+    await assertSameAsFresh(db, sql);
+    assert.equal((await db.query(`select count(*)::int as n from "products"`))[0]!.n, 1);
+
+    // canon release freezes it; the store records it under its released name, applying nothing new.
+    const release = canon(["release"], dir);
+    assert.equal(release.code, 0, release.stderr);
+    assert.deepEqual(await migrate(db, readMigrations(sql), target), ["0011_add_products_featured"]);
+    const names = (await db.query("select name from canon_migrations order by name")).map((r) => String(r.name));
+    assert.equal(names.at(-1), "0011_add_products_featured");
+    assert.ok(!names.some((n) => n.endsWith("_pending")));
+    await assertSameAsFresh(db, sql);
+
+    // A released migration edited after it was applied is refused, as always.
+    const frozen = path.join(sql, "0011_add_products_featured.sql");
+    writeFileSync(frozen, `${readFileSync(frozen, "utf8")}\ncreate index if not exists "x" on "products" ("sku");\n`);
+    await assert.rejects(migrate(db, readMigrations(sql), target), /migration 0011_add_products_featured was applied with other content: applied migrations never change/);
+  } finally {
+    await db.close();
+  }
+});
+
+test("a pending migration taken back leaves no column behind when it held nothing", async () => {
+  const dir = workspace("pending-back", "definitions");
+  cpSync(path.join(repoRoot, "generated"), path.join(dir, "generated"), { recursive: true });
+  const sql = path.join(dir, "generated", "sql");
+  const products = path.join(dir, "definitions", "products.yaml");
+  const original = readFileSync(products, "utf8");
+  const db = await openDriver("pglite:memory://");
+  try {
+    await migrate(db, readMigrations(sql));
+    appendFileSync(products, "  color: { type: string, optional: true }\n");
+    assert.equal(canon(["generate"], dir).code, 0);
+    assert.deepEqual(await migrate(db, readMigrations(sql)), ["0011_pending"]);
+    writeFileSync(products, original);
+    assert.equal(canon(["generate", "--allow-breaking"], dir).code, 0);
+    assert.deepEqual(await migrate(db, readMigrations(sql)), []);
+    assert.deepEqual((await db.query("select name from canon_migrations where name like '%pending'")), []);
+    await assertSameAsFresh(db, sql);
+  } finally {
+    await db.close();
+  }
+});
+
+test("a table the pending migration creates gains a column in its new text: the column is added, the rows stay", async () => {
+  const file = (sql: string) => ({ name: "0001_pending", sql, checksum: createHash("sha256").update(sql).digest("hex") });
+  const table = (...columns: string[]) =>
+    `-- Pending migration 0001\n\ncreate table if not exists "users" (\n${["  \"row_id\" bigint generated always as identity primary key", ...columns].join(",\n")}\n);\n`;
+  const db = await openDriver("pglite:memory://");
+  try {
+    assert.deepEqual(await migrate(db, [file(table('  "name" text not null'))]), ["0001_pending"]);
+    await db.exec(`insert into "users" ("name") values ('Ann')`);
+    assert.deepEqual(await migrate(db, [file(table('  "name" text not null', '  "age" bigint'))]), ["0001_pending"]);
+    assert.deepEqual(await db.query(`select "name", "age" from "users"`), [{ name: "Ann", age: null }]);
+    // A required column without a default cannot be added to rows: one line, the reset command.
+    await assert.rejects(
+      migrate(db, [file(table('  "name" text not null', '  "age" bigint', '  "email" text not null'))], { target: "pglite:./data" }),
+      (e: Error) => !e.message.includes("\n") && /failed \(.*\); reset the dev store \(rm -rf \.\/data\) and start again$/.test(e.message),
+    );
+    assert.deepEqual(await db.query(`select "name" from "users"`), [{ name: "Ann" }]);
+  } finally {
+    await db.close();
+  }
+});
