@@ -58,7 +58,11 @@ export interface MigrateOptions {
  * changed, was released under its name or was taken back is brought up to date
  * (`bringUpToDate`), or refused in one line naming the command that resets the store.
  */
-export async function migrate(db: SqlDriver, folder: URL | string | MigrationFile[], options: MigrateOptions = {}): Promise<string[]> {
+export async function migrate(
+  db: SqlDriver,
+  folder: URL | string | MigrationFile[],
+  options: MigrateOptions = {},
+): Promise<string[]> {
   const files = Array.isArray(folder) ? folder : readMigrations(folder);
   return db.transaction(async (tx) => {
     await tx.query(
@@ -95,7 +99,10 @@ export async function migrate(db: SqlDriver, folder: URL | string | MigrationFil
           );
         }
         await bringUpToDate(tx, file.name, appliedText.get(file.name) ?? null, file, options);
-        await tx.query("update canon_migrations set checksum = $2, sql = $3, applied_at = now() where name = $1", [file.name, file.checksum, file.sql]);
+        await tx.query(
+          "update canon_migrations set checksum = $2, sql = $3, applied_at = now() where name = $1",
+          [file.name, file.checksum, file.sql],
+        );
         done.push(file.name);
         continue;
       }
@@ -127,7 +134,13 @@ export async function migrate(db: SqlDriver, folder: URL | string | MigrationFil
 function statements(sql: string): string[] {
   return sql
     .split(/\n[ \t]*\n/)
-    .map((block) => block.split("\n").filter((line) => !/^\s*--/.test(line)).join("\n").trim())
+    .map((block) =>
+      block
+        .split("\n")
+        .filter((line) => !/^\s*--/.test(line))
+        .join("\n")
+        .trim(),
+    )
     .filter((s) => s.length > 0);
 }
 
@@ -145,7 +158,13 @@ type Tx = SqlQueryable;
  * values, a statement that dropped, altered or moved data) cannot be undone safely: one line,
  * naming the command that resets the store, and nothing is changed (the transaction rolls back).
  */
-async function bringUpToDate(tx: Tx, name: string, oldText: string | null, next: MigrationFile | null, options: MigrateOptions): Promise<void> {
+async function bringUpToDate(
+  tx: Tx,
+  name: string,
+  oldText: string | null,
+  next: MigrationFile | null,
+  options: MigrateOptions,
+): Promise<void> {
   const target = next ? `sql/${next.name}.sql` : "the definitions (the pending migration was taken back)";
   const refuse = (why: string): never => {
     throw new Error(
@@ -155,14 +174,18 @@ async function bringUpToDate(tx: Tx, name: string, oldText: string | null, next:
   if (oldText === null) refuse("its earlier text was not recorded");
   const nextStatements = statements(next?.sql ?? "");
   const kept = new Set(nextStatements);
-  const gone = statements(oldText!).filter((s) => !kept.has(s)).reverse();
+  const gone = statements(oldText!)
+    .filter((s) => !kept.has(s))
+    .reverse();
   // A table both texts create with other columns: `create table if not exists` would leave it as
   // it is, so its columns are compared, and those that differ are dropped (when they hold only
   // null or their default) and added as the new text writes them.
-  const createdNext = new Map(nextStatements.flatMap((s) => {
-    const m = CREATE_TABLE.exec(s);
-    return m ? [[m[1]!, s] as const] : [];
-  }));
+  const createdNext = new Map(
+    nextStatements.flatMap((s) => {
+      const m = CREATE_TABLE.exec(s);
+      return m ? [[m[1]!, s] as const] : [];
+    }),
+  );
   const adds: string[] = [];
   const dropColumn = async (table: string, column: string) => {
     const [info] = await tx.query(
@@ -188,7 +211,8 @@ async function bringUpToDate(tx: Tx, name: string, oldText: string | null, next:
         if (after!.get(column) !== definition) await dropColumn(table, column);
       }
       for (const [column, definition] of after!) {
-        if (before!.get(column) !== definition) adds.push(`alter table ${table} add column if not exists ${definition};`);
+        if (before!.get(column) !== definition)
+          adds.push(`alter table ${table} add column if not exists ${definition};`);
       }
       continue;
     }
@@ -196,12 +220,16 @@ async function bringUpToDate(tx: Tx, name: string, oldText: string | null, next:
     if ((m = /^create (?:unique )?index if not exists ("(?:[^"]|"")+")/.exec(statement))) {
       await tx.exec(`drop index if exists ${m[1]};`);
     } else if ((m = /^alter table ("(?:[^"]|"")+") add constraint ("(?:[^"]|"")+")/.exec(statement))) {
-      if (await tableExists(tx, m[1]!)) await tx.exec(`alter table ${m[1]} drop constraint if exists ${m[2]};`);
-    } else if ((m = /^alter table ("(?:[^"]|"")+") add column if not exists ("(?:[^"]|"")+")/.exec(statement))) {
+      if (await tableExists(tx, m[1]!))
+        await tx.exec(`alter table ${m[1]} drop constraint if exists ${m[2]};`);
+    } else if (
+      (m = /^alter table ("(?:[^"]|"")+") add column if not exists ("(?:[^"]|"")+")/.exec(statement))
+    ) {
       if (await tableExists(tx, m[1]!)) await dropColumn(m[1]!, m[2]!);
     } else if ((m = CREATE_TABLE.exec(statement))) {
       if (!(await tableExists(tx, m[1]!))) continue;
-      if ((await tx.query(`select 1 as x from ${m[1]} limit 1`)).length) refuse(`table ${m[1]} holds rows the new text does not keep`);
+      if ((await tx.query(`select 1 as x from ${m[1]} limit 1`)).length)
+        refuse(`table ${m[1]} holds rows the new text does not keep`);
       await tx.exec(`drop table if exists ${m[1]};`);
     } else if (/^create extension if not exists /.test(statement)) {
       // An extension stays: it holds no rows and the schema does not depend on its absence.
