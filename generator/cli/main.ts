@@ -138,6 +138,7 @@ export async function main(argv: string[]): Promise<number> {
       return error.exitCode === 0 ? 0 : 2;
     }
     process.stderr.write(`canon: unexpected failure: ${(error as Error).message}\n`);
+    if (process.env.CANON_DEBUG) process.stderr.write(`${(error as Error).stack}\n`);
     return 1;
   }
   return code;

@@ -426,8 +426,12 @@ function hooksFile(model: ApiModel, context: EmitContext): EmittedFile {
     }
     return null;
   };
-  const resources = model.storage.map((r) => {
-    const shown = shownIn(r.collection);
+  // Where each resource's view mapper lives: kept out of the template's view, whose JSON keys the
+  // rendered text (a whole version in each resource's view made it N² long: at N=1000, past the
+  // longest string V8 makes).
+  const shownAll = model.storage.map((r) => shownIn(r.collection));
+  const resources = model.storage.map((r, i) => {
+    const shown = shownAll[i];
     return {
       key: propertyKey(r.collection),
       name: propertyKey(r.collection),
@@ -436,7 +440,6 @@ function hooksFile(model: ApiModel, context: EmitContext): EmittedFile {
       collection: r.collection,
       singular: r.names.singular,
       view: shown ? shown.resource.symbols.view : "",
-      shown,
       actions: r.actionRecords.length
         ? `{ ${r.actionRecords.map((a) => `${propertyKey(a.name)}: ${a.symbols.values}`).join("; ")} }`
         : "Record<never, never>",
@@ -445,7 +448,7 @@ function hooksFile(model: ApiModel, context: EmitContext): EmittedFile {
   });
   const rendered = context.render("hooks", { header: GENERATED_HEADER, imports: IMPORTS, resources });
   const views = new Map<string, Record<string, "value">>();
-  for (const { shown } of resources) {
+  for (const shown of shownAll) {
     if (!shown) continue;
     const from = `./${shown.version.name}/${shown.resource.collection}/routes.ts`;
     views.set(from, { ...views.get(from), [shown.resource.symbols.view]: "value" });
