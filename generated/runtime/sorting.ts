@@ -7,6 +7,7 @@
  *  - an enum by its rank; a value outside the ranks counts as null;
  *  - nulls (and absent values) after every value, in either direction.
  */
+import { compareDecimals } from "./decimal.ts";
 import type { Condition, Ordering, SortKey, SortPosition, StoredRecord } from "./store.ts";
 
 /** Compares two strings by code point: UTF-8 byte order, PostgreSQL's `collate "C"`. */
@@ -57,33 +58,10 @@ export function instantKey(text: string): number {
   return ((days * 24 + h) * 60 + mi - offset) * 60000 + ms;
 }
 
-/**
- * Compares two decimals given as text (`-12.50`, `3`, `0.125`) exactly, digit by digit: the
- * canonical forms the validators give, with any number of fraction digits.
- */
-export function compareDecimalText(a: string, b: string): number {
-  const negA = a.startsWith("-");
-  const negB = b.startsWith("-");
-  if (negA !== negB) return isZero(a) && isZero(b) ? 0 : negA ? -1 : 1;
-  const magnitude = compareMagnitude(negA ? a.slice(1) : a, negB ? b.slice(1) : b);
-  return negA ? -magnitude : magnitude;
-}
-
-function isZero(text: string): boolean {
-  return /^-?0*(\.0*)?$/.test(text);
-}
-
-function compareMagnitude(a: string, b: string): number {
-  const [ai = "", af = ""] = a.split(".");
-  const [bi = "", bf = ""] = b.split(".");
-  const x = ai.replace(/^0+(?=\d)/, "");
-  const y = bi.replace(/^0+(?=\d)/, "");
-  if (x.length !== y.length) return x.length - y.length;
-  if (x !== y) return x < y ? -1 : 1;
-  const width = Math.max(af.length, bf.length);
-  const fx = af.padEnd(width, "0");
-  const fy = bf.padEnd(width, "0");
-  return fx === fy ? 0 : fx < fy ? -1 : 1;
+/** Compares two decimals exactly (compareDecimals of decimal.ts), at the finer of their two scales. */
+function compareDecimalText(a: string, b: string): number {
+  const fractionDigits = (text: string) => (text.includes(".") ? text.length - text.indexOf(".") - 1 : 0);
+  return compareDecimals(a, b, Math.max(fractionDigits(a), fractionDigits(b)));
 }
 
 /** A record's value of a sort key or condition field: `created_at`/`updated_at` or a stored value; null when absent. */
