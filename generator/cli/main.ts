@@ -2,6 +2,7 @@ import { Command, CommanderError, InvalidArgumentError, Option } from "commander
 import { canonPackage } from "../util/package-root.ts";
 import { packageProblem } from "./environment.ts";
 import { FORMATS } from "./output.ts";
+import { servingOptions } from "../commands/serve-options.ts";
 
 /** A setup canon cannot run in: one line, exit 2. */
 class SetupError extends Error {}
@@ -25,9 +26,6 @@ export async function main(argv: string[]): Promise<number> {
     new Option("--allow-breaking", "let breaking changes to published versions through, as warnings: only for a version that has never shipped");
   const failOnSunset = () => new Option("--fail-on-sunset", "fail when a deprecated version's sunset date is near or past (default: a warning)");
   const format = () => new Option("--format <format>", "how diagnostics are printed: text, json (one array on stdout) or github (Actions annotations)").choices(FORMATS).default("text");
-  const port = () => new Option("--port <port>", "port to listen on").default("3000");
-  const host = () => new Option("--host <host>", "address to listen on").default("127.0.0.1");
-  const store = () => new Option("--store <store>", "memory, pglite:<dir> or postgres://… (default: $CANON_STORE, else pglite:.canon-data)");
   const today = () =>
     new Option("--today <YYYY-MM-DD>", "the date sunsets are measured against (default: today, UTC)").argParser((value: string) => {
       const ms = Date.parse(`${value}T00:00:00Z`);
@@ -41,7 +39,6 @@ export async function main(argv: string[]): Promise<number> {
   // runs it, loaded only when it runs (`canon --help` loads no command). generate and check take
   // the same options: check runs the pipeline of generate, writing nothing.
   const generation = () => [definitions(), out(), allowBreaking(), failOnSunset(), today(), format()];
-  const serving = () => [port(), host(), store()];
   const commands: Array<{ usage: string; description: string; options: Option[]; run: (...args: any[]) => Promise<number> }> = [
     {
       usage: "init [dir]",
@@ -86,28 +83,14 @@ export async function main(argv: string[]): Promise<number> {
     {
       usage: "serve",
       description: "generate, then serve every version on one port (dev credentials on loopback, else --auth)",
-      options: [
-        ...serving(),
-        new Option("--auth <module>", "your module exporting authenticate (and optionally authorize, hooks, services), such as ./src/auth.ts"),
-        new Option("--dev-credentials", "accept Bearer dev-writer and dev-reader on a host that is not loopback (on loopback they are accepted without it, unless --auth)"),
-        new Option("--redis <url>", "share the rate limit of several instances through Redis (redis://host:port)"),
-        new Option(
-          "--trust-proxy <peers>",
-          "believe X-Forwarded-For from these peers: addresses, ranges, loopback, linklocal, uniquelocal, or none (default: loopback only)",
-        ),
-        new Option("--cors <origin>", "let browser pages of this origin call the service (repeat for more)")
-          .argParser((v: string, all: string[]) => [...all, v])
-          .default([]),
-        new Option("--log-level <level>", "log on stdout from this level: fatal, error, warn, info (a line per request), debug, trace or silent").default("info"),
-        definitions(),
-        out(),
-      ],
+      options: [...servingOptions(), definitions(), out()],
       run: async (o) => (await import("../commands/serve.ts")).serveCommand(o),
     },
     {
       usage: "dev",
       description: "serve, and on every save of a definition regenerate and serve the new code over the same store",
-      options: [...serving(), definitions(), out()],
+      // serve's options, and those of generate that a watched regeneration heeds.
+      options: [...servingOptions(), definitions(), out(), allowBreaking(), failOnSunset(), today()],
       run: async (o) => (await import("../commands/dev.ts")).devCommand(o),
     },
   ];

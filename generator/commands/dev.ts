@@ -4,24 +4,30 @@ import { ms } from "../cli/output.ts";
 import type { FormattedFile } from "../format/format.ts";
 import type { ApiModel } from "../model/types.ts";
 import { closeSession, createSession, type GenerateSession } from "../session.ts";
-import { generateAndReport } from "./generate.ts";
+import { generateAndReport, type OutputOptions } from "./generate.ts";
 import { importGenerated, loadGeneratedFrom, setModuleVersions } from "./generated-modules.ts";
 import { phaseTimer } from "../util/timings.ts";
 import { nextSave, watchDefinitions } from "./watch.ts";
 import {
-  cursorSecretOption,
+  appOptions,
+  connectRedis,
+  credentialsLine,
   describeStore,
   listenProblem,
   listenSettings,
-  startProblem,
+  serviceSettings,
+  servingNotes,
   tryLines,
   type ClosableStore,
+  type RedisClient,
+  type ServiceSettings,
   type GeneratedEntry,
   type GeneratedStores,
   type ServeOptions,
 } from "./serve.ts";
 
-export type DevOptions = Omit<ServeOptions, "redis" | "cors">;
+/** serve's options (serve-options.ts), and those of generate that a watched regeneration heeds. */
+export type DevOptions = ServeOptions & Pick<OutputOptions, "allowBreaking" | "failOnSunset" | "today">;
 
 /** The events of an HTTP server that carry requests to an app; `dev` moves them to each new app. */
 const REQUEST_EVENTS = ["request", "checkExpectation", "clientError", "connect"] as const;
@@ -52,20 +58,29 @@ export async function devCommand(options: DevOptions): Promise<number> {
   const settings = listenSettings(options);
   if (!settings) return 2;
   const { port, target } = settings;
-  const problem = startProblem(target);
-  if (problem !== null) return problem;
+  const service = await serviceSettings(options, target);
+  if (typeof service === "number") return service;
   // What each generation keeps for the next: a save redoes only what it changed.
   const session = createSession();
   try {
-    return await develop(options, port, target, session);
+    return await develop(options, port, target, service, session);
   } finally {
     await closeSession(session);
   }
 }
 
-async function develop(options: DevOptions, port: number, target: string, session: GenerateSession): Promise<number> {
-  const first = await firstGoodGeneration(options, session);
+/** The command line of this session with `--allow-breaking`: what lets a refused break through. */
+function allowBreakingCommand(): string {
+  const args = process.argv.slice(2).filter((arg) => arg !== "--allow-breaking");
+  const quoted = args.map((arg) => (/^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, "'\\''")}'`));
+  return ["npx", "canon", ...quoted, "--allow-breaking"].join(" ");
+}
+
+async function develop(options: DevOptions, port: number, target: string, service: ServiceSettings, session: GenerateSession): Promise<number> {
+  const generation = () => generateAndReport(options, { model: true, stamp: false, session, command: "dev", rerun: allowBreakingCommand() });
+  const first = await firstGoodGeneration(generation, options.definitions);
   if (!first) return 1;
+  let model = first.model;
 
   loadGeneratedFrom(options.out);
   setModuleVersions(options.out, first.files);
@@ -82,6 +97,8 @@ async function develop(options: DevOptions, port: number, target: string, sessio
   const storeFor = async (generation: GeneratedStores) =>
     borrowed(target === "memory" ? shared : await generation.storeOn(shared, target));
 
+  // One Redis connection for the session, shared by each app's rate limit.
+  let redis: RedisClient | null = null;
   const build = async (): Promise<FastifyInstance> => {
     const phase = phaseTimer("canon dev");
     const entry = await importGenerated<GeneratedEntry>(options.out, "index.ts");
@@ -89,11 +106,7 @@ async function develop(options: DevOptions, port: number, target: string, sessio
     phase("import the changed modules");
     const store = await storeFor(generation);
     phase("migrate the store");
-    const app = await entry.buildApp({
-      authenticate: entry.devAuthenticate,
-      store,
-      ...cursorSecretOption(),
-    });
+    const app = await entry.buildApp({ ...appOptions(entry, service, model, redis), store });
     phase("build the app");
     await app.ready();
     phase("app ready");
@@ -102,9 +115,11 @@ async function develop(options: DevOptions, port: number, target: string, sessio
 
   let current: FastifyInstance;
   try {
+    if (options.redis) redis = await connectRedis(options.redis);
     current = await build();
   } catch (error) {
     await shared.close();
+    redis?.disconnect();
     process.stderr.write(`error ${(error as Error).message}\n`);
     return 1;
   }
@@ -118,6 +133,7 @@ async function develop(options: DevOptions, port: number, target: string, sessio
   } catch (error) {
     await current.close();
     await shared.close();
+    redis?.disconnect();
     const problem = listenProblem(error, "dev", port, options.host);
     if (!problem) throw error;
     process.stderr.write(`${problem}\n`);
@@ -125,8 +141,9 @@ async function develop(options: DevOptions, port: number, target: string, sessio
   }
   process.stdout.write(
     [
-      `canon dev: listening on ${address} (store: ${describeStore(target)}); watching ${options.definitions} for changes`,
-      ...tryLines(first.model, address),
+      `canon dev: listening on ${address} (store: ${describeStore(target)}${servingNotes(service, redis ? options.redis : undefined)}); watching ${options.definitions} for changes`,
+      credentialsLine(service, options),
+      ...(service.devCredentials ? tryLines(first.model, address) : []),
       "",
     ].join("\n"),
   );
@@ -136,7 +153,7 @@ async function develop(options: DevOptions, port: number, target: string, sessio
   const rebuild = async (changedAt: number): Promise<void> => {
     let result;
     try {
-      result = await generateAndReport(options, { model: true, stamp: false, session });
+      result = await generation();
     } catch (error) {
       process.stderr.write(`canon dev: the generation failed (${(error as Error).message}); still serving the last good version\n`);
       return;
@@ -147,6 +164,7 @@ async function develop(options: DevOptions, port: number, target: string, sessio
     }
     try {
       setModuleVersions(options.out, result.files);
+      if (result.model) model = result.model;
       const next = await build();
       for (const event of REQUEST_EVENTS) {
         server.removeAllListeners(event);
@@ -186,6 +204,7 @@ async function develop(options: DevOptions, port: number, target: string, sessio
         await current.close();
         await new Promise<void>((done) => server.close(() => done()));
         await shared.close();
+        await redis?.quit();
       })()
         .catch((error: unknown) => process.stderr.write(`canon dev: while closing: ${(error as Error).message}\n`))
         .finally(resolve);
@@ -201,12 +220,15 @@ async function develop(options: DevOptions, port: number, target: string, sessio
  * The first generation that succeeds: when the definitions have errors at start, each save is
  * tried until one has none. Null when the process is stopped first.
  */
-async function firstGoodGeneration(options: DevOptions, session: GenerateSession): Promise<{ model: ApiModel; files: FormattedFile[] } | null> {
+async function firstGoodGeneration(
+  generation: () => Promise<{ code: number; model: ApiModel | null; files: FormattedFile[] }>,
+  definitions: string,
+): Promise<{ model: ApiModel; files: FormattedFile[] } | null> {
   for (;;) {
-    const result = await generateAndReport(options, { model: true, stamp: false, session });
+    const result = await generation();
     if (result.code === 0 && result.model) return { model: result.model, files: result.files };
     // Watch before saying so: a save made as soon as the message is read must not be missed.
-    const saved = nextSave(options.definitions);
+    const saved = nextSave(definitions);
     process.stderr.write(`canon dev: waiting for a save that fixes the definitions (Ctrl-C stops)\n`);
     if (!(await saved)) return null;
   }

@@ -51,7 +51,7 @@ async function migrationsRead(runIt: () => Promise<GenerateResult>, command: str
 }
 
 /** What the compatibility gate decided, said once after the diagnostics. */
-async function reportGate(command: string, result: GenerateResult, options: OutputOptions, report: Reporter): Promise<void> {
+async function reportGate(command: string, result: GenerateResult, options: OutputOptions, report: Reporter, rerun?: string): Promise<void> {
   const gate = result.gate;
   if (!gate) return;
   for (const v of gate.retired) report.info(`canon ${command}: ${v} retired: its sunset date has passed`);
@@ -68,7 +68,9 @@ async function reportGate(command: string, result: GenerateResult, options: Outp
   }
   report.error(
     `canon ${command}: refused: published versions never break (${versions}). Make the change in a new version, as each fix says (docs/versioning.md).\n` +
-      `  A break that no change of the definitions explains comes from canon itself: keep the canon release that published ${versions}, or pass --allow-breaking if ${versions} ${has} never shipped.\n`,
+      (rerun
+        ? `  If ${versions} ${has} never shipped, let the change through: stop this session (Ctrl-C) and run\n    ${rerun}\n`
+        : `  A break that no change of the definitions explains comes from canon itself: keep the canon release that published ${versions}, or pass --allow-breaking if ${versions} ${has} never shipped.\n`),
   );
 }
 
@@ -101,7 +103,18 @@ export async function generateAndReport(
     stamp: keepStamp = true,
     report = new Reporter(options.format),
     session,
-  }: { model?: boolean; stamp?: boolean; report?: Reporter; session?: GenerateSession } = {},
+    command = "generate",
+    rerun,
+  }: {
+    model?: boolean;
+    stamp?: boolean;
+    report?: Reporter;
+    session?: GenerateSession;
+    /** The command named in what is printed. */
+    command?: string;
+    /** The exact command line that lets a refused break through (`canon dev` prints it). */
+    rerun?: string;
+  } = {},
 ): Promise<{ code: number; model: ApiModel | null; files: FormattedFile[] }> {
   const started = performance.now();
   const stamped = keepStamp ? await stampOf(options) : null;
@@ -114,7 +127,7 @@ export async function generateAndReport(
   const result = await migrationsRead(() => run(options, true, session), "generate", report, options.out);
   if (!result) return { code: 1, model: null, files: [] };
   const failed = report.diagnostics(result.diagnostics);
-  await reportGate("generate", result, options, report);
+  await reportGate(command, result, options, report, rerun);
   if (failed || !result.diff) {
     report.error(`nothing written: fix the errors above and run canon generate again`);
     return { code: 1, model: null, files: [] };

@@ -61,7 +61,7 @@ export interface GeneratedStores {
   storeOn(driver: ClosableStore, target: string): Promise<ClosableStore>;
 }
 
-interface RedisClient {
+export interface RedisClient {
   quit(): Promise<unknown>;
   disconnect(): void;
   ping(): Promise<unknown>;
@@ -162,6 +162,88 @@ export async function serveCommand(options: ServeOptions): Promise<number> {
   const settings = listenSettings(options);
   if (!settings) return 2;
   const { port, target } = settings;
+  const service = await serviceSettings(options, target);
+  if (typeof service === "number") return service;
+  const { logLevel, origins, devCredentials, auth } = service;
+  const { code, model } = await generateAndReport(options, { model: true });
+  if (code !== 0 || !model) return code;
+
+  loadGeneratedFrom(options.out);
+  const entry = await importGenerated<GeneratedEntry>(options.out, "index.ts");
+  const stores = await importGenerated<GeneratedStores>(options.out, "sql/index.ts");
+  let store: ClosableStore;
+  try {
+    store = await stores.openStore(target);
+  } catch (error) {
+    process.stderr.write(`error --store ${describeStore(target)}: ${(error as Error).message}\n`);
+    return 1;
+  }
+
+  let redis: RedisClient | null = null;
+  let app: FastifyInstance;
+  try {
+    if (options.redis) redis = await connectRedis(options.redis);
+    app = await entry.buildApp({ ...appOptions(entry, service, model, redis), store });
+  } catch (error) {
+    await store.close();
+    redis?.disconnect();
+    process.stderr.write(`error ${(error as Error).message}\n`);
+    return 1;
+  }
+  let address: string;
+  try {
+    address = await app.listen({ port, host: options.host });
+  } catch (error) {
+    const problem = listenProblem(error, "serve", port, options.host);
+    if (!problem) throw error;
+    process.stderr.write(`${problem}\n`);
+    await app.close();
+    redis?.disconnect();
+    return 1;
+  }
+  process.stdout.write(
+    [
+      `canon serve: listening on ${address} (store: ${describeStore(target)}${servingNotes(service, redis ? options.redis : undefined)})`,
+      credentialsLine(service, options),
+      ...(devCredentials ? tryLines(model, address) : []),
+      "",
+    ].join("\n"),
+  );
+  await new Promise<void>((resolve) => {
+    const stop = () => {
+      void app
+        .close()
+        .then(() => store.close())
+        .then(() => redis?.quit())
+        .catch((error: unknown) => process.stderr.write(`canon serve: while closing: ${(error as Error).message}\n`))
+        .finally(resolve);
+    };
+    process.once("SIGTERM", stop);
+    process.once("SIGINT", stop);
+  });
+  process.stdout.write("canon serve: closed\n");
+  return 0;
+}
+
+/** What `serve` and `dev` read from the options of serve-options.ts, each checked. */
+export interface ServiceSettings {
+  logLevel: LogLevel;
+  /** The `--cors` origins, normalised. */
+  origins: string[];
+  /** Whether `Bearer dev-writer` and `dev-reader` are accepted. */
+  devCredentials: boolean;
+  /** The `--auth` module, imported. */
+  auth: AuthModule | null;
+  /** `--trust-proxy`, as given (`none`: trust no peer); absent: the runtime's default. */
+  trustProxy?: string;
+}
+
+/**
+ * The options of a running service (serve-options.ts), checked the same way for `serve` and
+ * `dev`; a problem is printed in one line and its exit code returned. The store is checked last
+ * (a folder in use), after every usage problem.
+ */
+export async function serviceSettings(options: ServeOptions, target: string): Promise<ServiceSettings | number> {
   const logLevel = options.logLevel ?? "info";
   if (!LOG_LEVELS.includes(logLevel as LogLevel)) {
     process.stderr.write(`error --log-level ${logLevel}: use one of ${LOG_LEVELS.join(", ")}\n`);
@@ -194,78 +276,36 @@ export async function serveCommand(options: ServeOptions): Promise<number> {
       return 2;
     }
   }
-  const { code, model } = await generateAndReport(options, { model: true });
-  if (code !== 0 || !model) return code;
+  return { logLevel: logLevel as LogLevel, origins, devCredentials, auth, ...(options.trustProxy === undefined ? {} : { trustProxy: options.trustProxy }) };
+}
 
-  loadGeneratedFrom(options.out);
-  const entry = await importGenerated<GeneratedEntry>(options.out, "index.ts");
-  const stores = await importGenerated<GeneratedStores>(options.out, "sql/index.ts");
-  let store: ClosableStore;
-  try {
-    store = await stores.openStore(target);
-  } catch (error) {
-    process.stderr.write(`error --store ${describeStore(target)}: ${(error as Error).message}\n`);
-    return 1;
-  }
+/** buildApp's options from the checked settings (all but the store), the same for `serve` and each app of `dev`. */
+export function appOptions(entry: GeneratedEntry, settings: ServiceSettings, model: ApiModel, redis: RedisClient | null) {
+  const { auth, devCredentials, logLevel, origins, trustProxy } = settings;
+  return {
+    authenticate: authenticateWith(auth, devCredentials ? entry.devAuthenticate : null),
+    ...(auth?.authorize ? { authorize: auth.authorize } : {}),
+    ...(auth?.services ? { services: auth.services } : {}),
+    ...(auth?.hooks ? { hooks: auth.hooks } : {}),
+    logger: logLevel === "silent" ? false : { level: logLevel },
+    // Cursors are signed with the store's keys, shared by every instance over one database; a secret overrides them.
+    ...cursorSecretOption(),
+    ...(redis ? { rateLimit: sharedRateLimit(model, redis) } : {}),
+    ...(origins.length ? { cors: { origins } } : {}),
+    ...(trustProxy === undefined ? {} : { trustProxy: trustProxy === "none" ? (false as const) : trustProxy }),
+  };
+}
 
-  let redis: RedisClient | null = null;
-  let app: FastifyInstance;
-  try {
-    if (options.redis) redis = await connectRedis(options.redis);
-    app = await entry.buildApp({
-      authenticate: authenticateWith(auth, devCredentials ? entry.devAuthenticate : null),
-      ...(auth?.authorize ? { authorize: auth.authorize } : {}),
-      ...(auth?.services ? { services: auth.services } : {}),
-      ...(auth?.hooks ? { hooks: auth.hooks } : {}),
-      store,
-      logger: logLevel === "silent" ? false : { level: logLevel },
-      // Cursors are signed with the store's keys, shared by every instance over one database; a secret overrides them.
-      ...cursorSecretOption(),
-      ...(redis ? { rateLimit: sharedRateLimit(model, redis) } : {}),
-      ...(origins.length ? { cors: { origins } } : {}),
-      ...(options.trustProxy === undefined ? {} : { trustProxy: options.trustProxy === "none" ? false : options.trustProxy }),
-    });
-  } catch (error) {
-    await store.close();
-    redis?.disconnect();
-    process.stderr.write(`error ${(error as Error).message}\n`);
-    return 1;
-  }
-  let address: string;
-  try {
-    address = await app.listen({ port, host: options.host });
-  } catch (error) {
-    const problem = listenProblem(error, "serve", port, options.host);
-    if (!problem) throw error;
-    process.stderr.write(`${problem}\n`);
-    await app.close();
-    redis?.disconnect();
-    return 1;
-  }
-  process.stdout.write(
-    [
-      `canon serve: listening on ${address} (store: ${describeStore(target)}${redis ? `, rate limit shared through ${describeRedis(options.redis!)}` : ""}${origins.length ? `, CORS for ${origins.join(", ")}` : ""})`,
-      devCredentials
-        ? `  the dev credentials (Bearer dev-writer, dev-reader) are accepted: ${options.devCredentials ? "--dev-credentials" : "the host is loopback"}`
-        : `  authentication: ${options.auth}; the dev credentials are not accepted`,
-      ...(devCredentials ? tryLines(model, address) : []),
-      "",
-    ].join("\n"),
-  );
-  await new Promise<void>((resolve) => {
-    const stop = () => {
-      void app
-        .close()
-        .then(() => store.close())
-        .then(() => redis?.quit())
-        .catch((error: unknown) => process.stderr.write(`canon serve: while closing: ${(error as Error).message}\n`))
-        .finally(resolve);
-    };
-    process.once("SIGTERM", stop);
-    process.once("SIGINT", stop);
-  });
-  process.stdout.write("canon serve: closed\n");
-  return 0;
+/** How the listening line describes the options beside the store: the shared rate limit and CORS. */
+export function servingNotes(settings: ServiceSettings, redisUrl: string | undefined): string {
+  return `${redisUrl ? `, rate limit shared through ${describeRedis(redisUrl)}` : ""}${settings.origins.length ? `, CORS for ${settings.origins.join(", ")}` : ""}`;
+}
+
+/** The line that says which credentials are accepted. */
+export function credentialsLine(settings: ServiceSettings, options: ServeOptions): string {
+  return settings.devCredentials
+    ? `  the dev credentials (Bearer dev-writer, dev-reader) are accepted: ${options.devCredentials ? "--dev-credentials" : "the host is loopback"}`
+    : `  authentication: ${options.auth}; the dev credentials are not accepted`;
 }
 
 /** Whether `host` names this machine only: `localhost`, 127.0.0.0/8, ::1. */
@@ -299,7 +339,7 @@ function authenticateWith(auth: AuthModule | null, dev: unknown): unknown {
   return async (request: unknown) => (await auth.authenticate(request)) ?? devAuthenticate(request);
 }
 
-async function connectRedis(url: string): Promise<RedisClient> {
+export async function connectRedis(url: string): Promise<RedisClient> {
   const specifier: string = "ioredis";
   const { Redis } = (await import(specifier)) as { Redis: new (url: string, options: object) => RedisClient & RedisEvents };
   // Commands fail fast while Redis is away; the limiter then counts in this instance (rate-limit.ts).
