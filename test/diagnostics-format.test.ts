@@ -35,13 +35,13 @@ describe("--format", () => {
           "definitions/tasks.yaml:5:26 unknown-key",
           "definitions/tasks.yaml:6:3 field-name",
           "definitions/tasks.yaml:7:21 field-id-type",
-          "definitions/tasks.yaml:9:3 path-plural",
+          "definitions/tasks.yaml:9:3 path-no-verb",
         ],
       );
       const name = records.find((r) => r.rule === "field-name")!;
       assert.match(String(name.fix), /rename it "task_created_at"/, "the fix is not the reserved created_at");
       assert.doesNotMatch(String(name.fix), /rename it "created_at"/);
-      assert.match(String(records.find((r) => r.rule === "path-plural")!.fix), /"completions"/);
+      assert.match(String(records.find((r) => r.rule === "path-no-verb")!.fix), /"completions"/);
     });
 
     test(`${command} --format github prints an annotation per diagnostic`, () => {
@@ -90,7 +90,7 @@ describe("programmatic API", () => {
     assert.equal(linted.ok, false);
     assert.deepEqual(
       linted.diagnostics.map((d) => d.rule),
-      ["schema", "unknown-key", "field-name", "field-id-type", "path-plural"],
+      ["schema", "unknown-key", "field-name", "field-id-type", "path-no-verb"],
     );
     assert.equal(linted.diagnostics[0]!.file, "definitions/tasks.yaml");
     const refused = await generate({ cwd: bad });

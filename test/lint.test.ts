@@ -238,6 +238,12 @@ describe("checkCollectionName", () => {
     ["orders--x", ["path-lowercase", "path-plural"]],
     ["-orders", ["path-lowercase"]],
     ["cancel", ["path-no-verb"]],
+    // Verbs the lexicon knows (WordNet, generator/lint/lexicon.ts), on no word list.
+    ["close-tickets", ["path-no-verb"]],
+    ["generate-reports", ["path-no-verb"]],
+    ["assign-tickets", ["path-no-verb"]],
+    ["closes", ["path-no-verb"]],
+    ["generates", ["path-no-verb"]],
     ["users/orders", ["path-nesting"]],
     ["", ["path-lowercase"]],
   ] as const) {
@@ -247,7 +253,7 @@ describe("checkCollectionName", () => {
     });
   }
 
-  for (const name of ["orders", "orders-archives", "people", "book-copies", "returns", "cancellations", "data", "settings", "news"]) {
+  for (const name of ["orders", "orders-archives", "people", "book-copies", "returns", "cancellations", "data", "settings", "news", "tags", "reports", "order-items", "runs", "updates", "blog-posts", "closures"]) {
     test(`accepts ${JSON.stringify(name)}`, () => {
       assert.deepEqual(checkCollectionName(name), []);
     });
@@ -259,6 +265,12 @@ describe("checkCollectionName", () => {
     assert.match(checkCollectionName("address")[0]!.fix, /"addresses"/);
     assert.match(checkCollectionName("get-orders")[0]!.fix, /"orders"/);
     assert.match(checkCollectionName("book-copy")[0]!.fix, /"book-copies"/);
+    assert.match(checkCollectionName("close-tickets")[0]!.fix, /"closures".*"tickets"/);
+    assert.match(checkCollectionName("closes")[0]!.fix, /"closures"/);
+    assert.match(checkCollectionName("generate-reports")[0]!.fix, /"reports"/);
+    // A noun that is also a verb and lacks its plural is told its plural.
+    assert.deepEqual(checkCollectionName("return").map((p) => p.rule), ["path-plural"]);
+    assert.match(checkCollectionName("return")[0]!.fix, /"returns"/);
   });
 });
 

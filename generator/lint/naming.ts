@@ -1,5 +1,6 @@
 import type { RuleId } from "../diagnostics/catalog.ts";
 import { irregularPlurals } from "../util/names.ts";
+import { isVerbWord, verbOfLastWord } from "./lexicon.ts";
 
 /**
  * The path rules of SPEC §2.3 for one name that becomes a path segment: a collection, a
@@ -11,16 +12,6 @@ export interface NameProblem {
   message: string;
   fix: string;
 }
-
-/** Words that may not appear in a path: the method carries the verb. */
-export const pathVerbs: ReadonlySet<string> = new Set([
-  "get", "put", "post", "patch", "create", "update", "delete", "remove", "cancel", "search", "list", "do", "make",
-  "add", "set", "fetch", "find", "run", "execute", "exec", "perform", "process", "submit", "send", "approve",
-  "reject", "activate", "deactivate", "enable", "disable", "start", "stop", "edit", "modify", "change", "save",
-  "query", "lookup", "retrieve", "calculate", "compute", "trigger", "invoke", "call", "register", "login",
-  "logout", "reset", "verify", "validate", "check", "refund", "archive", "restore", "upsert", "insert",
-  "replace", "count", "show", "view", "renew",
-]);
 
 /** What the method already says, for verbs that name a plain operation. */
 const methodFor: Record<string, string> = {
@@ -58,9 +49,9 @@ const actionNouns: Record<string, string> = {
   dispute: "disputes", withdraw: "withdrawals", deposit: "deposits", acknowledge: "acknowledgements",
   dismiss: "dismissals", revoke: "revocations", renew: "renewals", extend: "extensions", grant: "grants",
   apply: "applications", enroll: "enrollments", join: "memberships", leave: "departures", upgrade: "upgrades",
-  downgrade: "downgrades", duplicate: "duplicates", copy: "copies", move: "moves", rename: "renames",
-  lock: "locks", unlock: "unlocks", block: "blocks", unblock: "unblocks", mark: "marks", pause: "pauses",
-  follow: "follows", unfollow: "unfollows", like: "likes", vote: "votes", review: "reviews", reply: "replies",
+  downgrade: "downgrades", duplicate: "duplicates", copy: "copies", move: "moves", rename: "renamings",
+  lock: "locks", unlock: "unlockings", block: "blocks", unblock: "unblockings", mark: "marks", pause: "pauses",
+  follow: "followings", unfollow: "unfollows", like: "reactions", vote: "votes", review: "reviews", reply: "replies",
   return: "returns", exchange: "exchanges", schedule: "schedules", reschedule: "reschedulings",
 };
 
@@ -135,12 +126,23 @@ function checkSegment(segment: string, what: string): NameProblem[] {
   }
   const words = tidy.split("-").filter(Boolean);
   if (words.length === 0) return problems;
-  const verbs = words.filter((w) => pathVerbs.has(w));
-  for (const verb of new Set(verbs)) {
-    problems.push({ rule: "path-no-verb", message: `${what} name ${quoted} contains the verb "${verb}"; no verb may appear in a path`, fix: verbFix(verb, words) });
+  // Which words are verbs, by the English lexicon (lexicon.ts): the last word may be a verb's
+  // third person (`closes`), the others its base form (`close-tickets`).
+  const verbs = new Map<string, string>();
+  words.forEach((word, i) => {
+    const verb = i === words.length - 1 ? verbOfLastWord(word) : isVerbWord(word) ? word : null;
+    if (verb !== null && !verbs.has(word)) verbs.set(word, verb);
+  });
+  for (const [word, verb] of verbs) {
+    const reading = word === verb ? "" : ` (${verb})`;
+    problems.push({
+      rule: "path-no-verb",
+      message: `${what} name ${quoted} contains the verb "${word}"${reading}; no verb may appear in a path`,
+      fix: verbFix(verb, words.filter((w) => !verbs.has(w))),
+    });
   }
   const last = words[words.length - 1]!;
-  if (!pathVerbs.has(last) && !isPluralWord(last)) {
+  if (!verbs.has(last) && !isPluralWord(last)) {
     const plural = [...words.slice(0, -1), pluralNounFor(last)].join("-");
     problems.push({
       rule: "path-plural",
@@ -160,15 +162,21 @@ function describeCase(segment: string): string {
   return "has characters other than lowercase letters and hyphens";
 }
 
-function verbFix(verb: string, words: string[]): string {
-  const rest = words.filter((w) => !pathVerbs.has(w));
+/** How to name it without the verb; `rest` are the name's words that are no verbs. */
+function verbFix(verb: string, rest: string[]): string {
   const restName = rest.length ? rest.join("-") : undefined;
   const restPlural = restName && isPluralWord(rest[rest.length - 1]!) ? restName : rest.length ? [...rest.slice(0, -1), pluralWord(rest[rest.length - 1]!)].join("-") : undefined;
-  const noun = nounFor[verb];
+  const noun = nounFor[verb] ?? actionNouns[verb];
   if (noun) {
     return `model it as a record that is created: an action named ${JSON.stringify(noun)} (POST /vN/<collection>/{id}/${noun})${restPlural ? `, or the collection ${JSON.stringify(restPlural)}` : ""}`;
   }
-  const method = methodFor[verb] ?? "the HTTP method";
+  const method = methodFor[verb];
+  if (!method && rest.length === 0 && verbOfLastWord(pluralWord(verb)) === null) return `use the plural noun ${JSON.stringify(pluralWord(verb))}`;
+  if (!method) {
+    return restPlural
+      ? `name the collection ${JSON.stringify(restPlural)} (the method says what is done to it), or model "${verb}" as a record that is created: an action named with a plural noun`
+      : `name it after the thing it creates or reads, with a plural noun: the HTTP method says what is done`;
+  }
   return restPlural
     ? `name the collection ${JSON.stringify(restPlural)}: ${method} on it already says "${verb}"`
     : `drop "${verb}": ${method} already says it; name the thing with a plural noun`;
