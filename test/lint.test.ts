@@ -320,3 +320,32 @@ describe("canon lint (child process)", () => {
     assert.equal(run.status, 2, run.stderr);
   });
 });
+
+describe("diagnostics while sketching", () => {
+  test("an unreadable field type leaves out that field, not its resource: no false error elsewhere, and a did-you-mean", async () => {
+    const result = await lintFolder(path.join(brokenDir, "field-type-unknown"));
+    assert.deepEqual(
+      result.diagnostics.map((d) => `${d.location.file} ${d.rule} ${d.message}`),
+      ['tags.yaml schema fields.label.type: unknown type "strng"'],
+    );
+    assert.match(result.diagnostics[0]!.fix, /^did you mean "string"\?/);
+  });
+
+  test("the rest of a resource with an unreadable field type is still checked", async () => {
+    const dir = path.join(root, "test", ".tmp", `sketch-${process.pid}`);
+    const { cpSync, writeFileSync, rmSync } = await import("node:fs");
+    rmSync(dir, { recursive: true, force: true });
+    cpSync(path.join(brokenDir, "field-type-unknown"), dir, { recursive: true });
+    writeFileSync(path.join(dir, "tags.yaml"), "resource: tags\nfields:\n  label: { type: strng }\n  Color: { type: string }\n");
+    const result = await lintFolder(dir);
+    assert.deepEqual(result.diagnostics.map((d) => `${d.location.file} ${d.rule}`).sort(), ["tags.yaml field-name", "tags.yaml schema"]);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test("an empty definition file is one diagnostic that says so", async () => {
+    const result = await lintFolder(path.join(brokenDir, "empty-file"));
+    assert.equal(result.diagnostics.length, 1);
+    assert.equal(result.diagnostics[0]!.message, "users.yaml is empty: a resource file describes one collection");
+    assert.match(result.diagnostics[0]!.fix, /resource: <plural noun> and fields:/);
+  });
+});

@@ -22,7 +22,9 @@ export function repairToSchema<T>(schema: z.ZodType<T>, value: unknown, issues: 
     for (const issue of pending) {
       const where = issue.path.filter((p): p is Key => typeof p !== "symbol");
       if (issue.code === "unrecognized_keys") for (const key of issue.keys) cuts.push([...where, key]);
-      else if (issue.code === "invalid_type" && issue.input === undefined) cuts.push(where.slice(0, -1));
+      // A required key that is missing (or was cut in an earlier round, such as a field's
+      // unreadable type): the map holding it goes, the field and never more.
+      else if (where.length > 0 && valueAt(current, where) === undefined) cuts.push(where.slice(0, -1));
       else cuts.push(where);
     }
     if (cuts.some((cut) => cut.length === 0)) return null;
@@ -32,6 +34,10 @@ export function repairToSchema<T>(schema: z.ZodType<T>, value: unknown, issues: 
     pending = parsed.error.issues;
   }
   return null;
+}
+
+function valueAt(value: unknown, at: Key[]): unknown {
+  return at.reduce<unknown>((node, key) => (node && typeof node === "object" ? (node as Record<Key, unknown>)[key] : undefined), value);
 }
 
 /** `value` with the node at `at` removed (array items dropped, map keys deleted). */

@@ -1,3 +1,4 @@
+import path from "node:path";
 import type { z } from "zod";
 import { diagnostic } from "../diagnostics/catalog.ts";
 import type { Diagnostic } from "../diagnostics/diagnostic.ts";
@@ -51,7 +52,16 @@ function validated<T>(source: SourceFile, schema: z.ZodType<T>): { value: T | nu
 
 const checkedFiles = new PartMemo<{ value: unknown; diagnostics: Diagnostic[] }>();
 
+/** What an empty file (nothing but comments, or nothing) lacks, said once instead of per key. */
+function emptyFile(source: SourceFile): Diagnostic {
+  const name = path.basename(source.file);
+  return source.kind === "api"
+    ? diagnostic("schema", source.locate([]), `${name} is empty: it describes the API`, "write title:, base_url: and versions: (canon init writes a starter)")
+    : diagnostic("schema", source.locate([]), `${name} is empty: a resource file describes one collection`, "write resource: <plural noun> and fields: (canon new <collection> writes one), or delete the file");
+}
+
 function issuesToDiagnostics(source: SourceFile, issues: z.core.$ZodIssue[]): Diagnostic[] {
+  if (source.value === null || source.value === undefined) return [emptyFile(source)];
   const out: Diagnostic[] = [];
   for (const issue of issues) {
     const where = issue.path.map((p) => (typeof p === "symbol" ? String(p) : p));
@@ -78,15 +88,26 @@ function issuesToDiagnostics(source: SourceFile, issues: z.core.$ZodIssue[]): Di
       );
       continue;
     }
-    out.push(diagnostic("schema", source.locate(where), `${dotted}: ${issue.message}`, fixFor(issue)));
+    out.push(diagnostic("schema", source.locate(where), `${dotted}: ${messageFor(issue, where)}`, fixFor(issue)));
   }
   return out;
 }
 
+function messageFor(issue: z.core.$ZodIssue, where: ReadonlyArray<PropertyKey>): string {
+  if (issue.code === "invalid_value" && typeof issue.input === "string") {
+    return where[where.length - 1] === "type" ? `unknown type "${issue.input}"` : `"${issue.input}" is not one of the values allowed here`;
+  }
+  return issue.message;
+}
+
 function fixFor(issue: z.core.$ZodIssue): string {
   switch (issue.code) {
-    case "invalid_value":
-      return `use one of: ${issue.values.map((v) => JSON.stringify(v)).join(", ")}`;
+    case "invalid_value": {
+      const allowed = issue.values.filter((v): v is string => typeof v === "string");
+      const guess = typeof issue.input === "string" ? closest(issue.input, allowed) : undefined;
+      const all = issue.values.map((v) => JSON.stringify(v)).join(", ");
+      return guess ? `did you mean "${guess}"? (one of: ${all})` : `use one of: ${all}`;
+    }
     case "invalid_type":
       return `give a value of type ${issue.expected}`;
     default:
