@@ -56,6 +56,55 @@ describe("canon in a project", () => {
     assert.equal(canon(["lint"], dir).code, 0);
   });
 
+  test("init in a CommonJS package with require() code asks nothing, says what the switch to ESM means first, and keeps its dev script", () => {
+    const dir = workspace("project-cjs-require");
+    writeFileSync(
+      path.join(dir, "package.json"),
+      `${JSON.stringify({ name: "legacy", version: "1.0.0", main: "index.js", scripts: { dev: "nodemon index.js", start: "node index.js" } }, null, 2)}\n`,
+    );
+    writeFileSync(path.join(dir, "index.js"), 'const util = require("./lib/util.js");\nconsole.log(util.name);\n');
+    spawnSync("mkdir", ["-p", path.join(dir, "lib"), path.join(dir, "node_modules", "dep")]);
+    writeFileSync(path.join(dir, "lib", "util.js"), 'module.exports = { name: "util" };\n');
+    writeFileSync(path.join(dir, "lib", "plain.js"), "export const x = 1;\n");
+    writeFileSync(path.join(dir, "node_modules", "dep", "index.js"), "module.exports = 1;\n");
+    // No standard input at all: init must not wait for an answer.
+    const run = spawnSync(process.execPath, [bin, "init"], { cwd: dir, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], timeout: 60_000 });
+    assert.equal(run.status, 0, run.stderr);
+    const out = run.stdout;
+    // The notice comes first, before the lines that say what was changed.
+    const notice = out.indexOf('package.json has no "type"');
+    assert.ok(notice >= 0, out);
+    assert.ok(notice < out.indexOf("canon init:\n"), `the notice precedes the changes:\n${out}`);
+    assert.match(out, /Node loads every \.js file as an ES module, where require\(\) and module\.exports do not exist: index\.js, lib\/util\.js will fail/);
+    assert.doesNotMatch(out, /plain\.js|node_modules\/dep/);
+    assert.match(out, /rename it to \.cjs/);
+    // The user's dev script stays; canon's loop is offered as npx canon dev.
+    const pkg = json(path.join(dir, "package.json"));
+    assert.equal(pkg.scripts.dev, "nodemon index.js");
+    assert.equal(pkg.type, "module");
+    assert.match(out, /kept your script "dev" \("nodemon index\.js"\); run canon's as npx canon dev/);
+    assert.match(out, /next: .*npx canon dev: npm run dev runs your own dev script/);
+    assert.doesNotMatch(out, /or npm run dev\)/);
+    // What the notice says is what happens: the require() code no longer runs as .js, and runs once renamed.
+    const broken = spawnSync(process.execPath, ["index.js"], { cwd: dir, encoding: "utf8" });
+    assert.notEqual(broken.status, 0);
+    assert.match(broken.stderr, /require is not defined in ES module scope/);
+    spawnSync("mv", [path.join(dir, "index.js"), path.join(dir, "index.cjs")]);
+    spawnSync("mv", [path.join(dir, "lib", "util.js"), path.join(dir, "lib", "util.cjs")]);
+    writeFileSync(path.join(dir, "index.cjs"), 'const util = require("./lib/util.cjs");\nconsole.log(util.name);\n');
+    const renamed = spawnSync(process.execPath, ["index.cjs"], { cwd: dir, encoding: "utf8" });
+    assert.equal(renamed.status, 0, renamed.stderr);
+  });
+
+  test("init in a CommonJS package without require() code says nothing of yours changes", () => {
+    const dir = workspace("project-cjs-plain");
+    writeFileSync(path.join(dir, "package.json"), JSON.stringify({ name: "plain", version: "1.0.0" }));
+    const run = canon(["init"], dir);
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stdout, /No \.js file here uses require\(\) or module\.exports/);
+    assert.match(run.stdout, /or npm run dev\)/);
+  });
+
   test("--out in a CommonJS package is refused too", () => {
     const dir = workspace("project-cjs-out", "definitions");
     const legacy = path.join(dir, "legacy");

@@ -1,7 +1,12 @@
 import { mkdir, readdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { exists, schemaLine } from "./scaffold.ts";
-import { mergeGitignore, mergePackageJson, mergeTsconfig, readIfPresent, type FileChange } from "./project.ts";
+import { moduleSwitchNotice, commonjsFiles } from "./commonjs.ts";
+import { mergeGitignore, mergePackageJson, mergeTsconfig, readIfPresent, SCRIPTS, type FileChange } from "./project.ts";
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
 
 /** The starter api.yaml. */
 function apiTemplate(schema: string): string {
@@ -40,6 +45,17 @@ export async function initCommand(dir: string, options: { definitions: string })
     process.stderr.write(`error ${definitions} already holds definitions (${present.join(", ")}); canon init starts a new API only\n`);
     return 1;
   }
+  // Said before anything is written: what making the package an ES module means for its code.
+  const before = readIfPresent(project, "package.json");
+  let existing: Record<string, unknown> | null = null;
+  try {
+    existing = before === null ? null : (JSON.parse(before) as Record<string, unknown>);
+  } catch {
+    // Refused below, with the file named.
+  }
+  const notice = existing && typeof existing === "object" && existing.type !== "module" ? moduleSwitchNotice(existing, commonjsFiles(project)) : [];
+  if (notice.length > 0) process.stdout.write(`${notice.join("\n")}\n`);
+  const ownDev = existing !== null && typeof existing === "object" && isRecord(existing.scripts) && existing.scripts.dev !== undefined && existing.scripts.dev !== SCRIPTS.dev;
   let changes: Array<[string, FileChange]>;
   try {
     changes = [
@@ -69,7 +85,8 @@ export async function initCommand(dir: string, options: { definitions: string })
   if (!pkg.devDependencies?.node) {
     lines.push(`note: npm install --save-dev node@24 gives the project its own Node 24 (npx and npm run use it on any machine)`);
   }
-  lines.push("next: canon new orders --parent users, then canon generate and canon serve (or npm run dev)", "");
+  // An existing `dev` script stays the user's: canon's loop is then `npx canon dev`.
+  lines.push(`next: canon new orders --parent users, then canon generate and canon serve (or ${ownDev ? "npx canon dev: npm run dev runs your own dev script" : "npm run dev"})`, "");
   process.stdout.write(lines.join("\n"));
   return 0;
 }

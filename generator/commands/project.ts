@@ -69,7 +69,7 @@ export function mergePackageJson(current: string | null, folderName: string): Fi
       scripts[name] = command;
       added.push(name);
     } else if (scripts[name] !== command) {
-      notes.push(`kept your script "${name}" (${JSON.stringify(scripts[name])}); canon's is "${command}"`);
+      notes.push(`kept your script "${name}" (${JSON.stringify(scripts[name])}); run canon's as npx ${command}`);
     }
   }
   if (added.length > 0 && current !== null) notes.push(`scripts ${added.join(", ")}`);
