@@ -15,6 +15,7 @@ import {
   describeStore,
   listenProblem,
   listenSettings,
+  sampleData,
   serviceSettings,
   servingNotes,
   tryLines,
@@ -121,6 +122,12 @@ async function develop(options: DevOptions, port: number, target: string, servic
     await shared.close();
     redis?.disconnect();
     process.stderr.write(`error ${(error as Error).message}\n`);
+    return 1;
+  }
+  if (options.sampleData !== undefined && !(await sampleData(current, options.sampleData, "dev"))) {
+    await current.close();
+    await shared.close();
+    redis?.disconnect();
     return 1;
   }
   // The first app's server listens for the whole session (canon calls listen on the server,

@@ -18,6 +18,7 @@ export function servingOptions(): Option[] {
     new Option("--cors <origin>", "let browser pages of this origin call the service (repeat for more)")
       .argParser((v: string, all: string[]) => [...all, v])
       .default([]),
+    new Option("--sample-data <file>", "write the records of this file through the API when the store is empty (the showcase's npm start: samples/showcase.yaml)"),
     new Option("--log-level <level>", "log on stdout from this level: fatal, error, warn, info (a line per request), debug, trace or silent").default("info"),
   ];
 }

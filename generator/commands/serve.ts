@@ -30,6 +30,8 @@ export interface ServeOptions {
   devCredentials?: boolean;
   /** A module of the user's exporting `authenticate` (and optionally `authorize`, `hooks`, `services`). */
   auth?: string;
+  /** Records to write into an empty store at start (sample-data.ts). */
+  sampleData?: string;
 }
 
 /** The default store: embedded PostgreSQL in a folder under the working directory. */
@@ -190,6 +192,14 @@ export async function serveCommand(options: ServeOptions): Promise<number> {
     process.stderr.write(`error ${(error as Error).message}\n`);
     return 1;
   }
+  if (options.sampleData !== undefined) {
+    const written = await sampleData(app, options.sampleData, "serve");
+    if (!written) {
+      await app.close();
+      redis?.disconnect();
+      return 1;
+    }
+  }
   let address: string;
   try {
     address = await app.listen({ port, host: options.host });
@@ -267,6 +277,10 @@ export async function serviceSettings(options: ServeOptions, target: string): Pr
     );
     return 2;
   }
+  if (options.sampleData !== undefined && !devCredentials) {
+    process.stderr.write(`error --sample-data is written as the dev writer: pass --dev-credentials beside --auth\n`);
+    return 2;
+  }
   let auth: AuthModule | null = null;
   if (options.auth !== undefined) {
     try {
@@ -306,6 +320,19 @@ export function credentialsLine(settings: ServiceSettings, options: ServeOptions
   return settings.devCredentials
     ? `  the dev credentials (Bearer dev-writer, dev-reader) are accepted: ${options.devCredentials ? "--dev-credentials" : "the host is loopback"}`
     : `  authentication: ${options.auth}; the dev credentials are not accepted`;
+}
+
+/** Writes `--sample-data` into an empty store through the app; false (said in one line) when it fails. */
+export async function sampleData(app: FastifyInstance, file: string, command: string): Promise<boolean> {
+  try {
+    await app.ready();
+    const { writeSampleData } = await import("./sample-data.ts");
+    process.stdout.write(`canon ${command}: ${await writeSampleData(app, file)}\n`);
+    return true;
+  } catch (error) {
+    process.stderr.write(`error --sample-data ${file}: ${(error as Error).message}\n`);
+    return false;
+  }
 }
 
 /** Whether `host` names this machine only: `localhost`, 127.0.0.0/8, ::1. */
