@@ -59,9 +59,12 @@ test("canon dev takes serve's options: --cors, --trust-proxy, --log-level (a lin
   const dir = workspace("dev-options");
   assert.equal(canon(["init"], dir).code, 0);
   const users = path.join(dir, "definitions", "users.yaml");
-  const dev = await startDev(dir, ["--store", "memory", "--cors", "https://app.example.com", "--trust-proxy", "none", "--log-level", "info"]);
+  writeFileSync(path.join(dir, "samples.yaml"), "version: v1\nrecords:\n  users:\n    - { email: sam@example.com, name: Sam }\n");
+  const dev = await startDev(dir, ["--store", "memory", "--cors", "https://app.example.com", "--trust-proxy", "none", "--log-level", "info", "--sample-data", "samples.yaml"]);
   try {
     assert.match(dev.output(), /CORS for https:\/\/app\.example\.com/);
+    // --sample-data, as serve takes it: the empty store gets the file's records.
+    assert.match(dev.output(), /canon dev: sample data written from samples\.yaml: 1 users/);
     const created = await fetch(`${dev.base}/v1/users`, {
       method: "POST",
       headers: { ...headers, origin: "https://app.example.com" },
@@ -69,9 +72,11 @@ test("canon dev takes serve's options: --cors, --trust-proxy, --log-level (a lin
     });
     assert.equal(created.status, 201);
     assert.equal(created.headers.get("access-control-allow-origin"), "https://app.example.com");
-    await eventually("the request's log line", () => requestLines(dev.output()).length === 1, dev.output);
-    const [line] = requestLines(dev.output());
-    assert.equal(line?.request_id, created.headers.get("x-request-id"));
+    const requestId = created.headers.get("x-request-id");
+    await eventually("the request's log line", () => requestLines(dev.output()).some((l) => l.request_id === requestId), dev.output);
+    const mine = requestLines(dev.output()).filter((l) => l.request_id === requestId);
+    assert.equal(mine.length, 1, "one line per request");
+    const line = mine[0];
     assert.equal(line?.status, 201);
     assert.equal(line?.method, "POST");
     assert.doesNotMatch(dev.output(), /Bearer dev-writer"/);
@@ -105,6 +110,7 @@ test("canon dev answers a break of a published version with the exact command th
   assert.equal(canon(["generate"], dir).code, 0);
   const dev = await startDev(dir, ["--store", "memory", "--log-level", "warn"]);
   try {
+    assert.equal((await fetch(`${dev.base}/v1/users`, { headers })).status, 200);
     writeFileSync(users, readFileSync(users, "utf8").replace(/  name: .*\n/, ""));
     await eventually("the refusal", () => /still serving the last good version/.test(dev.output()), dev.output);
     assert.match(dev.output(), /canon dev: refused: published versions never break \(v1\)/);
@@ -128,7 +134,7 @@ test("canon dev answers a break of a published version with the exact command th
   }
 });
 
-test("canon dev refuses what serve refuses: an unknown log level, a bad --cors, a bad --redis", () => {
+test("canon dev refuses what serve refuses: an unknown log level, a bad --cors, a bad --redis, a missing --sample-data file", () => {
   const dir = workspace("dev-usage");
   assert.equal(canon(["init"], dir).code, 0);
   const level = canon(["dev", "--store", "memory", "--log-level", "loud"], dir);
@@ -140,6 +146,9 @@ test("canon dev refuses what serve refuses: an unknown log level, a bad --cors, 
   const redis = canon(["dev", "--store", "memory", "--redis", "http://x"], dir);
   assert.equal(redis.code, 2);
   assert.match(redis.stderr, /--redis http:\/\/x: use redis:\/\/host:port/);
+  const samples = canon(["dev", "--port", "0", "--store", "memory", "--sample-data", "missing.yaml"], dir);
+  assert.equal(samples.code, 1);
+  assert.match(samples.stderr, /^error --sample-data missing\.yaml: no such file$/m);
   const host = canon(["dev", "--store", "memory", "--host", "0.0.0.0"], dir);
   assert.equal(host.code, 2);
   assert.match(host.stderr, /not loopback: the dev credentials are accepted there only with --dev-credentials/);

@@ -146,15 +146,6 @@ async function develop(options: DevOptions, port: number, target: string, servic
     process.stderr.write(`${problem}\n`);
     return 1;
   }
-  process.stdout.write(
-    [
-      `canon dev: listening on ${address} (store: ${describeStore(target)}${servingNotes(service, redis ? options.redis : undefined)}); watching ${options.definitions} for changes`,
-      credentialsLine(service, options),
-      ...(service.devCredentials ? tryLines(first.model, address) : []),
-      "",
-    ].join("\n"),
-  );
-
   let running: Promise<void> | null = null;
   let again = false;
   const rebuild = async (changedAt: number): Promise<void> => {
@@ -202,6 +193,15 @@ async function develop(options: DevOptions, port: number, target: string, servic
     })();
   };
   const watcher = watchDefinitions(options.definitions, schedule);
+  // Said once the watcher is on: a save made as soon as this is read is picked up.
+  process.stdout.write(
+    [
+      `canon dev: listening on ${address} (store: ${describeStore(target)}${servingNotes(service, redis ? options.redis : undefined)}); watching ${options.definitions} for changes`,
+      credentialsLine(service, options),
+      ...(service.devCredentials ? tryLines(first.model, address) : []),
+      "",
+    ].join("\n"),
+  );
 
   await new Promise<void>((resolve) => {
     const stop = () => {
