@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { RULES } from "../generator/diagnostics/catalog.ts";
 import type { Diagnostic } from "../generator/diagnostics/diagnostic.ts";
 import { lint } from "../generator/lint/index.ts";
-import { checkCollectionName } from "../generator/lint/naming.ts";
+import { checkCollectionName, suggestedActionNouns } from "../generator/lint/naming.ts";
 import type { Definitions, FieldDef, ResourceDef } from "../generator/model/types.ts";
 import { runFrontEnd } from "../generator/pipeline.ts";
 
@@ -258,6 +258,11 @@ describe("checkCollectionName", () => {
       assert.deepEqual(checkCollectionName(name), []);
     });
   }
+
+  test("every action noun path-no-verb suggests passes the path rules itself", () => {
+    const refused = suggestedActionNouns().filter((noun) => checkCollectionName(noun, "action").length > 0);
+    assert.deepEqual(refused, []);
+  });
 
   test("suggests a fix that passes", () => {
     assert.match(checkCollectionName("Orders")[0]!.fix, /"orders"/);

@@ -13,7 +13,11 @@ export interface NameProblem {
   fix: string;
 }
 
-/** What the method already says, for verbs that name a plain operation. */
+/**
+ * The fixes of path-no-verb. Which words are verbs is the lexicon's to say (lexicon.ts); these
+ * tables only choose the suggestion for a verb it found. What the method already says, for
+ * verbs that name a plain operation:
+ */
 const methodFor: Record<string, string> = {
   get: "GET", fetch: "GET", find: "GET", list: "GET", query: "GET", lookup: "GET", retrieve: "GET", show: "GET",
   view: "GET", search: "GET with ?q=", count: "GET (offset pagination reports the total)",
@@ -34,8 +38,9 @@ const nounFor: Record<string, string> = {
 };
 
 /**
- * Verbs that name an action without being on the verb list, with the plural noun of the
- * record the action creates: `complete` reads as `completions`, not `completes`.
+ * More verbs that name an action, with the plural noun of the record the action creates:
+ * `complete` reads as `completions`, not `completes`. Each noun here is one the lexicon reads
+ * as a noun (test/lint.test.ts checks it).
  */
 const actionNouns: Record<string, string> = {
   complete: "completions", confirm: "confirmations", publish: "publications", unpublish: "unpublications",
@@ -54,6 +59,11 @@ const actionNouns: Record<string, string> = {
   follow: "followings", unfollow: "unfollows", like: "reactions", vote: "votes", review: "reviews", reply: "replies",
   return: "returns", exchange: "exchanges", schedule: "schedules", reschedule: "reschedulings",
 };
+
+/** Every noun path-no-verb may suggest for an action (for the test that each passes the path rules). */
+export function suggestedActionNouns(): string[] {
+  return [...new Set([...Object.values(nounFor), ...Object.values(actionNouns)])].sort();
+}
 
 /** The plural noun to suggest for the last word of a name: an action's record, or the word's plural. */
 export function pluralNounFor(word: string): string {
