@@ -114,6 +114,11 @@ describe("canon CLI", () => {
     const verb = canon(["new", "get-orders"], dir);
     assert.equal(verb.code, 1);
     assert.match(verb.stderr, /path-no-verb/);
+    // A verb of the English lexicon, on no word list; a plural noun that is also a verb passes.
+    const lexicon = canon(["new", "close-tickets"], dir);
+    assert.equal(lexicon.code, 1);
+    assert.match(lexicon.stderr, /path-no-verb.*contains the verb "close"/);
+    assert.equal(canon(["new", "returns"], dir).code, 0);
     const singular = canon(["new", "invoice"], dir);
     assert.equal(singular.code, 1);
     assert.match(singular.stderr, /path-plural/);
