@@ -166,7 +166,7 @@ export async function serveCommand(options: ServeOptions): Promise<number> {
   const { port, target } = settings;
   const service = await serviceSettings(options, target);
   if (typeof service === "number") return service;
-  const { logLevel, origins, devCredentials, auth } = service;
+  const { devCredentials } = service;
   const { code, model } = await generateAndReport(options, { model: true });
   if (code !== 0 || !model) return code;
 
@@ -250,8 +250,8 @@ export interface ServiceSettings {
 
 /**
  * The options of a running service (serve-options.ts), checked the same way for `serve` and
- * `dev`; a problem is printed in one line and its exit code returned. The store is checked last
- * (a folder in use), after every usage problem.
+ * `dev` (and the store's folder, when another process holds it); a problem is printed in one
+ * line and its exit code returned.
  */
 export async function serviceSettings(options: ServeOptions, target: string): Promise<ServiceSettings | number> {
   const logLevel = options.logLevel ?? "info";
