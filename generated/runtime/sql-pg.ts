@@ -10,7 +10,7 @@ import {
   type SqlDriver,
   type SqlQueryable,
   type Statement,
-} from "./sql-driver.ts";
+} from "./sql-types.ts";
 
 interface PgResult {
   rows: Row[];

@@ -17,7 +17,6 @@
  *  - `listEvents`/`getEvent` read the feed in id order, as a principal may see it (`EventScope`).
  *  - `cursorKeys` gives the keys cursors are signed with (see cursor-keys.ts).
  */
-import type { CursorKeyStore } from "./cursor-keys.ts";
 import type { EventFeed, EventOf } from "./events.ts";
 import type { IdempotencyKeyStore } from "./idempotency.ts";
 
@@ -196,4 +195,18 @@ export interface Store extends EventFeed, CursorKeyStore {
    */
   writeAll(writes: readonly Write[]): Promise<StoredRecord[] | null>;
   close(): Promise<void>;
+}
+
+/** A key that signs cursors (cursor-keys.ts). */
+export interface CursorKey {
+  secret: string;
+  /** When the key was made, ISO 8601. */
+  created_at: string;
+}
+
+export interface CursorKeyStore {
+  /** The keys, newest (the one that signs) first; the first call on an empty store creates one. */
+  cursorKeys(): Promise<CursorKey[]>;
+  /** Makes a new key the one that signs; the previous one still verifies for the grace period. */
+  rotateCursorKey(): Promise<void>;
 }

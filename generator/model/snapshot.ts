@@ -3,9 +3,12 @@ import { canonicalDecimal } from "../../runtime/decimal.ts";
 import type { StoreReference } from "../../runtime/references.ts";
 import { EXPORT_JOB_FIELDS, EXPORT_JOB_FILTERS, EXPORT_JOBS, type ExportJobField } from "../../runtime/exports-job.ts";
 import { compareText } from "../diagnostics/diagnostic.ts";
-import { camelCase, pascalCase, singularOf, snakeCase } from "../util/names.ts";
+import { singularOf, snakeCase } from "../util/names.ts";
 import { EQUALS_TYPES, operatorsOf, orderingOf, timestampField, TIMESTAMPS } from "./lists.ts";
+import { namesOf } from "./names.ts";
 import { actionSymbols, resourceSymbols } from "./symbols.ts";
+
+export { namesOf } from "./names.ts";
 import type {
   ApiModel,
   Definitions,
@@ -13,7 +16,6 @@ import type {
   ListCondition,
   ListSortKey,
   ListUnder,
-  Names,
   Operation,
   ResourceDef,
   StorageResource,
@@ -32,16 +34,6 @@ export function versionNumber(name: string): number {
 /** Is something added in `added` and removed in `removed` present in version `n`? */
 export function presentIn(n: number, added: string | undefined, removed: string | undefined): boolean {
   return n >= versionNumber(added ?? "v1") && (removed === undefined || n < versionNumber(removed));
-}
-
-export function namesOf(singular: string, collection: string): Names {
-  return {
-    singular,
-    pascal: pascalCase(singular),
-    camel: camelCase(singular),
-    pluralPascal: pascalCase(collection),
-    pluralCamel: camelCase(collection),
-  };
 }
 
 /**

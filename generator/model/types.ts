@@ -2,8 +2,10 @@ import type { OnDelete, StoreReference } from "../../runtime/references.ts";
 import type { ExportFormat } from "../../runtime/exports-job.ts";
 import type { Ordering } from "../../runtime/store.ts";
 import type { SourceLocation } from "../diagnostics/diagnostic.ts";
+import type { Names } from "./names.ts";
 import type { RecordSymbols, ResourceSymbols } from "./symbols.ts";
 
+export type { Names } from "./names.ts";
 export type { RecordSymbols, ResourceSymbols } from "./symbols.ts";
 
 /**
@@ -147,19 +149,6 @@ export interface Definitions {
 }
 
 /* ---------- what emitters read ---------- */
-
-export interface Names {
-  /** `order` */
-  singular: string;
-  /** `Order` */
-  pascal: string;
-  /** `order` */
-  camel: string;
-  /** `Orders` */
-  pluralPascal: string;
-  /** `orders` */
-  pluralCamel: string;
-}
 
 /** A field as one version shows it. `name` is this version's name; `storageName` the store's. */
 export interface VersionField extends FieldShape<VersionField> {
