@@ -6,6 +6,7 @@ import { compareText } from "../diagnostics/diagnostic.ts";
 import { singularOf, snakeCase } from "../util/names.ts";
 import { EQUALS_TYPES, operatorsOf, orderingOf, timestampField, TIMESTAMPS } from "./lists.ts";
 import { namesOf } from "./names.ts";
+import { recordEvents, resourceRoutes } from "./routes.ts";
 import { actionSymbols, resourceSymbols } from "./symbols.ts";
 
 export { namesOf } from "./names.ts";
@@ -110,7 +111,7 @@ function versionResource(defs: Definitions, r: ResourceDef, version: string, suc
     (["list", "read", "create", "update", "replace", "delete"] as Operation[]).map((o) => [o, r.operations.includes(o)]),
   ) as Record<Operation, boolean>;
   const names = namesOf(r.singular, r.collection);
-  return {
+  const resource: Omit<VersionResource, "routes"> = {
     collection: r.collection,
     names,
     symbols: resourceSymbols(names, r.collection),
@@ -173,7 +174,7 @@ function versionResource(defs: Definitions, r: ResourceDef, version: string, suc
         description: a.description,
         fields: a.fields.map((f) => versionField(f, n)),
         response: a.response,
-        eventType: `${r.singular}.${singular}.created`,
+        events: { created: `${r.singular}.${singular}.created`, deleted: `${r.singular}.${singular}.deleted` },
         targetField: `${snakeCase(r.singular)}_id`,
         path: `${collectionPath}/{id}/${a.name}`,
         rules: {
@@ -183,11 +184,13 @@ function versionResource(defs: Definitions, r: ResourceDef, version: string, suc
       };
     }),
     paths: { collection: collectionPath, item: `${collectionPath}/{id}` },
+    events: recordEvents(r.singular),
     successorLink: successorBase ? `<${successorBase}/${r.collection}>; rel="successor-version"` : null,
     serverDefaults: r.fields
       .filter((f) => f.hasDefault && (f.readOnly || !presentIn(n, f.added, f.removed)))
       .map((f) => ({ storageName: f.name, value: f.default })),
   };
+  return { ...resource, routes: resourceRoutes(resource) };
 }
 
 /** A field of `r` by the name version `n` gives it (its storage name when it has no other). */

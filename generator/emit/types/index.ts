@@ -1,6 +1,6 @@
 import type { ApiModel, VersionField, VersionResource } from "../../model/types.ts";
 import { GENERATED_HEADER, styledTs, type EmitContext, type EmittedFile, type Emitter } from "../emitter.ts";
-import { commentText, fieldDoc, propertyKey, tsType, withArticle } from "../shared/code.ts";
+import { commentText, fieldDoc, propertyKey, tsType } from "../shared/code.ts";
 import { PartMemo } from "../../util/memo.ts";
 
 /** Each `vN/<collection>/types.ts`, by its resource (kept the same object by a `canon dev` session) and version. */
@@ -60,7 +60,7 @@ function resourceView(version: string, r: VersionResource) {
     update: inputs.map((f) => member(f)),
     actions: r.actions.map((a) => ({
       symbols: a.symbols,
-      description: `${withArticle(a.singular)} of ${withArticle(r.names.singular)}`,
+      description: `${a.names.one} of ${r.names.one}`,
       targetSingular: r.names.singular,
       targetField: a.targetField,
       path: `/${version}/${r.collection}/{id}/${a.name}`,
