@@ -15,7 +15,7 @@ import { actionSchemaNames, schemaNames } from "./schemas.ts";
 export function resourceOperations(version: VersionSettings, resource: VersionResource): PathOperation[] {
   const { names, collection } = resource;
   const schemas = schemaNames(resource);
-  const id = idParameter(names.singular);
+  const id = idParameter(names.words);
   const record = (status: string, description: string, headers: string[] = []) =>
     jsonResponse(version, collection, status, description, ref("schemas", schemas.record), ["ETag", ...headers]);
   const unders = [...(resource.parent ? [resource.parent] : []), ...resource.listsUnder];
@@ -55,7 +55,7 @@ export function resourceOperations(version: VersionSettings, resource: VersionRe
         const under = unders.find((u) => u.collection === route.of)!;
         return at({
           description: `The ${names.pluralWords} whose \`${under.field.name}\` is this ${under.names.words}. ${listDescription(resource)}`,
-          parameters: [idParameter(under.names.singular), ...listParameters(resource)],
+          parameters: [idParameter(under.names.words), ...listParameters(resource)],
           responses: [listResponse(version, resource)],
         });
       }
