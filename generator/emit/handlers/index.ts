@@ -138,7 +138,8 @@ function routesView(version: VersionModel, r: VersionResource, deleteEvent: stri
     paths: {
       ...Object.fromEntries(r.routes.flatMap((route) => (route.kind === "list-under" || route.kind === "action" ? [] : [[route.kind, route.serverPath]]))),
       scope: `${v}/${r.collection}`,
-      location: `/${v}/${r.collection}/\${record.id}`,
+      // The new record's own path: the item path with its id.
+      location: r.paths.item.replace("{id}", "${record.id}"),
     },
     // The lists under one record: the parent's, then each `list_under` field's.
     unders: [...(r.parent ? [r.parent] : []), ...r.listsUnder].map((u) => ({
