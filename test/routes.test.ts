@@ -32,6 +32,11 @@ test("every route of the showcase is served, documented and called as its record
         assert.equal(operation.operationId, route.operationId);
         assert.equal(operation.summary, route.summary);
         assert.deepEqual(Object.keys(operation.responses).map(Number).sort((a, b) => a - b), [route.status, ...route.errors].sort((a, b) => a - b));
+        const requestBody = (operation as { requestBody?: { content: Record<string, { schema: { $ref: string } }> } }).requestBody;
+        assert.equal(requestBody?.content["application/json"]?.schema.$ref ?? null, route.body && `#/components/schemas/${route.body}`, `${route.operationId}'s body`);
+        const answer = (operation.responses[String(route.status)] as { content?: Record<string, { schema: { $ref?: string } }> }).content?.["application/json"]?.schema;
+        if (route.kind !== "list" && route.kind !== "list-under") assert.equal(answer?.$ref ?? null, route.record && `#/components/schemas/${route.record}`, `${route.operationId}'s record`);
+        if (route.body) assert.ok(generated(`${version.name}/${resource.collection}/types.ts`).match(new RegExp(`export (interface|type) ${route.body}\\b`)) !== null, `${route.body} is a type`);
         assert.ok(handlers.includes(`app.${route.method}("${route.serverPath}"`), `${version.name} serves ${route.method} ${route.serverPath}`);
         // A list is called through the list helper (pages), any other route through `call`.
         const called = route.kind === "list" || route.kind === "list-under" ? `list(${JSON.stringify(route.path)}, ` : `call("${route.method.toUpperCase()}", ${JSON.stringify(route.path)}, `;

@@ -6,7 +6,7 @@
  * statuses), the client (`method`, `path`). A fact of a route is written here and nowhere else.
  */
 import type { Names } from "./names.ts";
-import type { ListUnder, Operation, RecordEvents, Route, RouteKind, RouteMethod, VersionAction } from "./types.ts";
+import type { ListUnder, Operation, RecordEvents, ResourceSymbols, Route, RouteKind, RouteMethod, VersionAction } from "./types.ts";
 
 /** Error statuses every operation may answer (runtime/errors.ts ERROR_STATUSES has each). */
 export const COMMON_ERRORS: readonly number[] = [400, 401, 403, 429, 500];
@@ -19,6 +19,7 @@ export const WRITE_ERRORS: readonly number[] = [409, 422];
 export interface RoutedResource {
   collection: string;
   names: Names;
+  symbols: ResourceSymbols;
   operations: Record<Operation, boolean>;
   paths: { collection: string; item: string };
   events: RecordEvents;
@@ -45,34 +46,38 @@ const sorted = (...groups: ReadonlyArray<readonly number[]>): number[] => groups
  * parent's, then each `list_under` field's); one POST per action. Only enabled operations.
  */
 export function resourceRoutes(r: RoutedResource): Route[] {
-  const { names, operations, paths, events } = r;
-  const route = (kind: RouteKind, method: RouteMethod, path: string, operationId: string, summary: string, status: Route["status"], errors: number[], published: string[], of?: string): Route => ({
+  const { names, symbols, operations, paths, events } = r;
+  const route = (kind: RouteKind, method: RouteMethod, path: string, operationId: string, summary: string, schemas: { body: string | null; record: string | null }, status: Route["status"], errors: number[], published: string[], of?: string): Route => ({
     kind,
     method,
     path,
     serverPath: serverPath(path),
     operationId,
     summary,
+    body: schemas.body,
+    record: schemas.record,
     status,
     errors,
     events: published,
     ...(of === undefined ? {} : { of }),
   });
   const lookupWrite = sorted(COMMON_ERRORS, LOOKUP_ERRORS, WRITE_ERRORS);
+  const reads = { body: null, record: symbols.type };
   const out: Route[] = [];
-  if (operations.list) out.push(route("list", "get", paths.collection, `list${names.pluralPascal}`, `List ${names.pluralWords}`, 200, sorted(COMMON_ERRORS), []));
-  if (operations.create) out.push(route("create", "post", paths.collection, `create${names.pascal}`, `Create ${names.one}`, 201, sorted(COMMON_ERRORS, WRITE_ERRORS), [events.created]));
-  if (operations.read) out.push(route("read", "get", paths.item, `get${names.pascal}`, `Get ${names.one}`, 200, sorted(COMMON_ERRORS, LOOKUP_ERRORS), []));
-  if (operations.replace) out.push(route("replace", "put", paths.item, `replace${names.pascal}`, `Replace ${names.one}`, 200, lookupWrite, [events.updated]));
-  if (operations.update) out.push(route("update", "patch", paths.item, `update${names.pascal}`, `Update ${names.one}`, 200, lookupWrite, [events.updated]));
-  if (operations.delete) out.push(route("delete", "delete", paths.item, `delete${names.pascal}`, `Delete ${names.one}`, 204, lookupWrite, [events.deleted]));
+  if (operations.list) out.push(route("list", "get", paths.collection, `list${names.pluralPascal}`, `List ${names.pluralWords}`, reads, 200, sorted(COMMON_ERRORS), []));
+  if (operations.create) out.push(route("create", "post", paths.collection, `create${names.pascal}`, `Create ${names.one}`, { body: symbols.createBody, record: symbols.type }, 201, sorted(COMMON_ERRORS, WRITE_ERRORS), [events.created]));
+  if (operations.read) out.push(route("read", "get", paths.item, `get${names.pascal}`, `Get ${names.one}`, reads, 200, sorted(COMMON_ERRORS, LOOKUP_ERRORS), []));
+  if (operations.replace) out.push(route("replace", "put", paths.item, `replace${names.pascal}`, `Replace ${names.one}`, { body: symbols.replaceBody, record: symbols.type }, 200, lookupWrite, [events.updated]));
+  if (operations.update) out.push(route("update", "patch", paths.item, `update${names.pascal}`, `Update ${names.one}`, { body: symbols.updateBody, record: symbols.type }, 200, lookupWrite, [events.updated]));
+  if (operations.delete) out.push(route("delete", "delete", paths.item, `delete${names.pascal}`, `Delete ${names.one}`, { body: null, record: null }, 204, lookupWrite, [events.deleted]));
   for (const under of [...(r.parent ? [r.parent] : []), ...r.listsUnder]) {
-    out.push(route("list-under", "get", under.path, `list${under.names.pascal}${names.pluralPascal}`, `List the ${names.pluralWords} of ${under.names.one}`, 200, sorted(COMMON_ERRORS, LOOKUP_ERRORS), [], under.collection));
+    out.push(route("list-under", "get", under.path, `list${under.names.pascal}${names.pluralPascal}`, `List the ${names.pluralWords} of ${under.names.one}`, reads, 200, sorted(COMMON_ERRORS, LOOKUP_ERRORS), [], under.collection));
   }
   for (const action of r.actions) {
     // An action that changes its record publishes the record's `.updated` event first (SPEC §12.5).
     const published = [...(action.rules.sets.length ? [events.updated] : []), action.events.created];
-    out.push(route("action", "post", action.path, `create${names.pascal}${action.names.pascal}`, `Create ${action.names.one} of ${names.one}`, action.response, lookupWrite, published, action.name));
+    const schemas = { body: action.symbols.createBody, record: action.response === 204 ? null : action.symbols.type };
+    out.push(route("action", "post", action.path, `create${names.pascal}${action.names.pascal}`, `Create ${action.names.one} of ${names.one}`, schemas, action.response, lookupWrite, published, action.name));
   }
   return out;
 }

@@ -167,6 +167,10 @@ export interface Route {
   operationId: string;
   /** `Get an order`, `List the orders of a user`: the operation in prose. */
   summary: string;
+  /** The schema of its request body, which is also its TypeScript type: `OrderCreate`; null without a body. */
+  body: string | null;
+  /** The record its answer holds (a list: each item of the page), schema and type: `Order`; null for a 204. */
+  record: string | null;
   /** The status of a success: 200, 201, or 204. */
   status: 200 | 201 | 204;
   /** The error statuses it may answer, lowest first. */

@@ -192,18 +192,18 @@ export function resourceClasses(r: VersionResource, children: VersionResource[])
   const read = routes.get("read");
   if (read) methods.push(method(`${at(read)}: one ${one}; \`.withResponse()\` gives its ETag too.`, `get(id: string, ${OPTIONS}): ApiCall<${record()}>`, call(read, "id", "undefined")));
   const create = routes.get("create");
-  if (create) methods.push(method(`${at(create)}: a new ${one}.`, `create(body: ${r.symbols.createBody}, ${OPTIONS}): ApiCall<${record()}>`, call(create, null, "body")));
+  if (create) methods.push(method(`${at(create)}: a new ${one}.`, `create(body: ${create.body}, ${OPTIONS}): ApiCall<${record()}>`, call(create, null, "body")));
   const update = routes.get("update");
-  if (update) methods.push(method(`${at(update)}: changes the fields given; \`ifMatch\` makes it conditional.`, `update(id: string, body: ${r.symbols.updateBody}, ${OPTIONS}): ApiCall<${record()}>`, call(update, "id", "body")));
+  if (update) methods.push(method(`${at(update)}: changes the fields given; \`ifMatch\` makes it conditional.`, `update(id: string, body: ${update.body}, ${OPTIONS}): ApiCall<${record()}>`, call(update, "id", "body")));
   const replace = routes.get("replace");
-  if (replace) methods.push(method(`${at(replace)}: replaces every field; \`ifMatch\` makes it conditional.`, `replace(id: string, body: ${r.symbols.replaceBody}, ${OPTIONS}): ApiCall<${record()}>`, call(replace, "id", "body")));
+  if (replace) methods.push(method(`${at(replace)}: replaces every field; \`ifMatch\` makes it conditional.`, `replace(id: string, body: ${replace.body}, ${OPTIONS}): ApiCall<${record()}>`, call(replace, "id", "body")));
   const remove = routes.get("delete");
   if (remove) methods.push(method(`${at(remove)}; \`ifMatch\` makes it conditional.`, `delete(id: string, ${OPTIONS}): ApiCall<void>`, call(remove, "id", "undefined")));
   const targetId = `${camelCase(r.names.singular)}Id`;
   const actions: ClassView[] = r.actions.map((a) => {
     const route = routeOf(r, "action", a.name);
-    const result = route.status === 204 ? "void" : a.symbols.type;
-    const body = a.symbols.createBody;
+    const result = route.record ?? "void";
+    const body = route.body;
     const doc = a.description ? ` ${commentText(a.description)}` : "";
     return {
       name: `${a.names.pluralPascal}Of${r.names.pascal}Client`,

@@ -1,23 +1,25 @@
-import type { VersionAction, VersionResource, VersionSettings } from "../../model/types.ts";
+import type { Route, VersionAction, VersionResource, VersionSettings } from "../../model/types.ts";
 import { orList } from "../shared/code.ts";
 import { errorResponses } from "./errors.ts";
 import { ref, type Json, type JsonObject } from "./json.ts";
 import { jsonBody, jsonResponse, noContent, operationObject, type OperationParts, type PathOperation } from "./operation.ts";
 import { idParameter, ifMatchParameter, listParameters } from "./parameters.ts";
-import { actionSchemaNames, schemaNames } from "./schemas.ts";
+import { schemaNames } from "./schemas.ts";
 
 /**
  * Every operation of one resource in one version, one per route of the model's route record
- * (model/routes.ts: path, method, operation id, summary, statuses): list and create on the
- * collection; read, replace, update and delete on the record; the lists under a record; one
- * POST per action. This file adds what only the document says: parameters, bodies, schemas.
+ * (model/routes.ts: path, method, operation id, summary, body and record schemas, statuses):
+ * list and create on the collection; read, replace, update and delete on the record; the lists
+ * under a record; one POST per action. This file adds what only the document says: parameters,
+ * descriptions, the page schemas of lists.
  */
 export function resourceOperations(version: VersionSettings, resource: VersionResource): PathOperation[] {
   const { names, collection } = resource;
-  const schemas = schemaNames(resource);
   const id = idParameter(names.words);
-  const record = (status: string, description: string, headers: string[] = []) =>
-    jsonResponse(version, collection, status, description, ref("schemas", schemas.record), ["ETag", ...headers]);
+  // The record an answer holds, and a request's body: the route's schemas.
+  const record = (route: Route, status: string, description: string, headers: string[] = []) =>
+    jsonResponse(version, collection, status, description, ref("schemas", route.record!), ["ETag", ...headers]);
+  const body = (route: Route) => jsonBody(route.body!);
   const unders = [...(resource.parent ? [resource.parent] : []), ...resource.listsUnder];
   return resource.routes.map((route): PathOperation => {
     const at = (parts: OperationParts): PathOperation => ({
@@ -32,22 +34,22 @@ export function resourceOperations(version: VersionSettings, resource: VersionRe
       case "list":
         return at({ description: listDescription(resource), parameters: listParameters(resource), responses: [listResponse(version, resource)] });
       case "create":
-        return at({ requestBody: jsonBody(schemas.create), responses: [record("201", "Created.", ["Location"])] });
+        return at({ requestBody: body(route), responses: [record(route, "201", "Created.", ["Location"])] });
       case "read":
-        return at({ parameters: [id], responses: [record("200", "The record.")] });
+        return at({ parameters: [id], responses: [record(route, "200", "The record.")] });
       case "replace":
         return at({
           description: "Replaces the record: the body is a whole record, as on create.",
           parameters: [id, ifMatchParameter],
-          requestBody: jsonBody(schemas.replace),
-          responses: [record("200", "The replaced record.")],
+          requestBody: body(route),
+          responses: [record(route, "200", "The replaced record.")],
         });
       case "update":
         return at({
           description: "Changes the given fields; the others keep their values.",
           parameters: [id, ifMatchParameter],
-          requestBody: jsonBody(schemas.update),
-          responses: [record("200", "The updated record.")],
+          requestBody: body(route),
+          responses: [record(route, "200", "The updated record.")],
         });
       case "delete":
         return at({ parameters: [id, ifMatchParameter], responses: [noContent(version, collection, "Deleted.")] });
@@ -61,16 +63,15 @@ export function resourceOperations(version: VersionSettings, resource: VersionRe
       }
       case "action": {
         const action = resource.actions.find((a) => a.name === route.of)!;
-        const actionSchemas = actionSchemaNames(resource, action);
         const success =
-          route.status === 201
-            ? jsonResponse(version, collection, "201", `The ${action.names.words}.`, ref("schemas", actionSchemas.record), [])
+          route.record !== null
+            ? jsonResponse(version, collection, String(route.status), `The ${action.names.words}.`, ref("schemas", route.record), [])
             : noContent(version, collection, "Done.");
         const acting = actionRules(resource, action);
         const post = at({
           description: [action.description, acting.note].filter(Boolean).join(" ") || undefined,
           parameters: [id],
-          requestBody: jsonBody(actionSchemas.create),
+          requestBody: body(route),
           responses: [success],
         });
         Object.assign(post.operation, acting.extensions);
