@@ -39,6 +39,12 @@ export interface ResourceSpec {
    * the record's own tenant, else 422 as if it did not exist.
    */
   tenant?: string;
+  /**
+   * Where a tenant principal's tenant is in this collection's records (SPEC §12.4): the tenant
+   * field (as `tenant`), or `id` in the tenant collection. A write by id of a tenant principal
+   * carries it in its statement (`Store.update`'s `where`): another tenant's record is not written.
+   */
+  tenantKey?: string;
   /** The state machines of enum fields (SPEC §12.5): an update or replace that breaks one answers 422. */
   transitions?: Transitions;
 }
@@ -147,6 +153,7 @@ export class CrudService<V extends Values> implements ResourceService<V> {
       this.spec,
       publish as EventOf<StoredRecord> | undefined,
       current,
+      writeScope(this.spec, context),
     )) as StoredRecord<V> | null;
   }
 
@@ -174,6 +181,7 @@ export class CrudService<V extends Values> implements ResourceService<V> {
       current.revision,
       publish as EventOf<StoredRecord> | undefined,
       current,
+      writeScope(this.spec, context),
     );
   }
 
@@ -240,6 +248,7 @@ export class CrudService<V extends Values> implements ResourceService<V> {
           this.spec,
           publish as EventOf<StoredRecord> | undefined,
           current,
+          writeScope(this.spec, context),
         ],
       },
     ]);
@@ -308,6 +317,18 @@ export class CrudService<V extends Values> implements ResourceService<V> {
       );
     }
   }
+}
+
+/**
+ * The `where` of a write by id in `spec`'s collection for the principal of `context` (SPEC
+ * §12.4): a tenant principal's tenant under the collection's tenant key; undefined for the
+ * platform, or a collection that is not a tenant's.
+ */
+export function writeScope(spec: ResourceSpec, context: WriteContext | undefined): Values | undefined {
+  const tenant = context?.principal.tenant;
+  return spec.tenantKey !== undefined && typeof tenant === "string"
+    ? { [spec.tenantKey]: tenant }
+    : undefined;
 }
 
 /**

@@ -471,7 +471,7 @@ export class SqlStore implements Store {
 
   /** `current`, the record as read at `expectedRevision`, lets the write and its event go as one statement. */
   async update(
-    ...[collection, id, values, expectedRevision, , publish, current]: UpdateArgs
+    ...[collection, id, values, expectedRevision, , publish, current, where]: UpdateArgs
   ): Promise<StoredRecord | null> {
     const p = this.collection(collection);
     for (const field of Object.keys(values)) this.column(p, field);
@@ -482,9 +482,10 @@ export class SqlStore implements Store {
       updatedAt = new Date(Date.parse(current.updated_at) + 1).toISOString();
     const params: unknown[] = [id, expectedRevision, updatedAt];
     for (const column of p.stored) parameter(column, values[column.field], params);
+    const update = this.scoped(p, p.update, where, params);
     if (p.links.length) {
-      const linked = await this.writeLinked(collection, p, p.update, params, publish, values);
-      return linked ?? this.missingOrChanged(p, id, null);
+      const linked = await this.writeLinked(collection, p, update, params, publish, values);
+      return linked ?? this.missingOrChanged(p, id, null, where);
     }
     const image =
       current?.revision === expectedRevision
@@ -496,25 +497,19 @@ export class SqlStore implements Store {
             values,
           }
         : undefined;
-    const written = await this.writeOne(collection, "write", p, p.update, params, publish, image);
-    return written ?? this.missingOrChanged(p, id, null);
+    const written = await this.writeOne(collection, "write", p, update, params, publish, image);
+    return written ?? this.missingOrChanged(p, id, null, where);
   }
 
   /** `current`, the record as read at `expectedRevision`, lets the delete and its event go as one statement. */
-  async delete(...[collection, id, expectedRevision, publish, current]: DeleteArgs): Promise<boolean> {
+  async delete(...[collection, id, expectedRevision, publish, current, where]: DeleteArgs): Promise<boolean> {
     const p = this.collection(collection);
+    const params: unknown[] = [id, expectedRevision];
+    const statement = this.scoped(p, p.delete, where, params);
     if (!this.cascades.has(collection) || ((!publish || !this.schema.events) && !this.arrayCascades)) {
       const image = current?.revision === expectedRevision ? current : undefined;
-      const deleted = await this.writeOne(
-        collection,
-        "delete",
-        p,
-        p.delete,
-        [id, expectedRevision],
-        publish,
-        image,
-      );
-      return deleted ? true : this.missingOrChanged(p, id, false);
+      const deleted = await this.writeOne(collection, "delete", p, statement, params, publish, image);
+      return deleted ? true : this.missingOrChanged(p, id, false, where);
     }
     // A delete that takes records along keeps all their events: one transaction.
     let events: StoredEvent[] = [];
@@ -522,8 +517,8 @@ export class SqlStore implements Store {
       this.db.transaction(async (tx) => {
         // The records the foreign keys delete with it, locked until the commit (so that none is
         // added or changed in between): their events are kept with the delete's.
-        const { cascaded, unlinked } = await this.cascaded(tx, collection, id);
-        const rows = await tx.query(p.delete, [id, expectedRevision]);
+        const { cascaded, unlinked } = await this.cascaded(tx, collection, id, where);
+        const rows = await tx.query(statement, params);
         if (!rows[0]) return false;
         if (!publish) {
           for (const [name, ids] of unlinked) await tx.query(this.touch(name), [arrayLiteral(ids)]);
@@ -541,7 +536,7 @@ export class SqlStore implements Store {
         return true;
       }),
     );
-    if (!deleted) return this.missingOrChanged(p, id, false);
+    if (!deleted) return this.missingOrChanged(p, id, false, where);
     await this.sinks.publish(events);
     return true;
   }
@@ -563,9 +558,13 @@ export class SqlStore implements Store {
           let publish: EventOf<StoredRecord> | undefined;
           let expected: number | undefined;
           if ("expect" in write) {
-            const [, id, revision] = write.expect;
-            const lock = this.statements.get(`select ${p.select} from ${p.table} where "id" = $1 for share`);
-            rows = await this.translated(collection, "read", () => tx.query(lock, [id]));
+            const [, id, revision, where] = write.expect;
+            const params: unknown[] = [id];
+            const conditions = where ? this.conditions(p, { where }, params) : [];
+            const lock = this.statements.get(
+              `select ${p.select} from ${p.table} where "id" = $1${conditions.map((c) => ` and ${c}`).join("")} for share`,
+            );
+            rows = await this.translated(collection, "read", () => tx.query(lock, params));
             expected = revision;
           } else if ("insert" in write) {
             const [, record] = write.insert;
@@ -589,11 +588,13 @@ export class SqlStore implements Store {
           } else {
             const [, id, values, expectedRevision] = write.update;
             publish = write.update[5];
+            const where = write.update[7];
             for (const field of Object.keys(values)) this.column(p, field);
             const params: unknown[] = [id, expectedRevision, new Date().toISOString()];
             for (const column of p.stored) parameter(column, values[column.field], params);
-            rows = await this.translated(collection, "write", () => tx.query(p.update, params));
-            if (!rows[0] && (await tx.query(p.revision, [id])).length)
+            const update = this.scoped(p, p.update, where, params);
+            rows = await this.translated(collection, "write", () => tx.query(update, params));
+            if (!rows[0] && (await this.revisionOf(tx, p, id, where)).length)
               throw new ConflictError("The record was changed by another request.");
             if (rows[0] && p.links.length) rows = await this.relinked(tx, collection, p, id, values);
           }
@@ -629,6 +630,7 @@ export class SqlStore implements Store {
     db: SqlQueryable,
     collection: string,
     id: string,
+    where?: Values,
   ): Promise<{ cascaded: Array<[string, StoredRecord]>; unlinked: Map<string, string[]> }> {
     const unlinked = new Map<string, string[]>();
     if (!this.cascades.has(collection)) return { cascaded: [], unlinked };
@@ -636,7 +638,11 @@ export class SqlStore implements Store {
     // Waiting for another request's locks gives up after 2 s (409); left idle, the transaction
     // ends after `statement_timeout` (the session's idle_in_transaction_session_timeout).
     if (this.db.kind === "postgres") await db.exec("set local lock_timeout = 2000");
-    await db.query(this.statements.get(`select "id" from ${p.table} where "id" = $1 for update`), [id]);
+    // The record of another tenant (`where`, SPEC §12.4) is neither locked nor walked.
+    const params: unknown[] = [id];
+    const scope = where ? this.conditions(p, { where }, params).map((c) => ` and ${c}`) : [];
+    const lock = `select "id" from ${p.table} where "id" = $1${scope.join("")} for update`;
+    if (!(await db.query(this.statements.get(lock), params)).length) return { cascaded: [], unlinked };
     const limit = this.cascadeLimit;
     // The bounded count: ids only, no locks, at most limit + 1 of them over all levels.
     let counted = 0;
@@ -952,11 +958,44 @@ export class SqlStore implements Store {
     await this.closing;
   }
 
-  /** After a write matched no row: `gone` when the record does not exist, else a revision conflict. */
-  private async missingOrChanged<T>(p: Prepared, id: string, gone: T): Promise<T> {
-    const rows = await this.db.query(p.revision, [id]);
+  /**
+   * After a write matched no row: `gone` when the record does not exist (or does not match
+   * `where`: another tenant's), else a revision conflict.
+   */
+  private async missingOrChanged<T>(p: Prepared, id: string, gone: T, where?: Values): Promise<T> {
+    const rows = await this.revisionOf(this.db, p, id, where);
     if (!rows.length) return gone;
     throw new ConflictError("The record was changed by another request.");
+  }
+
+  /** The revision of record `id`, when it matches `where`. */
+  private revisionOf(db: SqlQueryable, p: Prepared, id: string, where: Values | undefined): Promise<Row[]> {
+    if (!where) return db.query(p.revision, [id]);
+    const params: unknown[] = [id];
+    const conditions = this.conditions(p, { where }, params);
+    const text = `select "_revision" from ${p.table} where "id" = $1${conditions.map((c) => ` and ${c}`).join("")}`;
+    return db.query(this.statements.get(text), params);
+  }
+
+  /**
+   * A write statement by id (`update`/`delete … where "id" = $1 and "_revision" = $2 returning …`)
+   * with the exact matches of `where` in its where clause (a tenant principal's tenant, SPEC
+   * §12.4): their parameters are appended to `params`. Without `where`, the statement as it is.
+   */
+  private scoped(
+    p: Prepared,
+    statement: Statement | string,
+    where: Values | undefined,
+    params: unknown[],
+  ): Statement | string {
+    if (!where) return statement;
+    const conditions = this.conditions(p, { where }, params);
+    if (!conditions.length) return statement;
+    const text = typeof statement === "string" ? statement : statement.text;
+    const at = text.lastIndexOf(" returning");
+    return this.statements.get(
+      `${text.slice(0, at)}${conditions.map((c) => ` and ${c}`).join("")}${text.slice(at)}`,
+    );
   }
 
   /** Runs statements and turns constraint violations into the API's errors. */

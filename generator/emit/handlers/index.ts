@@ -481,6 +481,7 @@ function servicesView(model: ApiModel) {
       references: referenceSpecs(r.references, r.nestedReferences, r.tenantKey && r.tenantKey !== "id" ? tenantKeys : undefined),
       transitions: transitionsOf(r),
       tenant: r.tenantKey && r.tenantKey !== "id" ? r.tenantKey : "",
+      tenantKey: r.tenantKey ?? "",
       effect: "",
       plainAction: "",
       target: "",
@@ -497,6 +498,7 @@ function servicesView(model: ApiModel) {
       references: referenceSpecs(a.references, a.nestedReferences),
       transitions: "",
       tenant: "",
+      tenantKey: "",
       effect: effectOf(a),
       // An action that only records acts through its hook alone: ActingService when one is given.
       plainAction: effectOf(a) ? "" : literal({ targetField: a.targetField }),
