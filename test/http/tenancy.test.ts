@@ -179,6 +179,28 @@ describe(`tenancy, ${STORE} store`, () => {
     await expectError(api, "GET", `/v1/exports/${job.id}`, 404, "NOT_FOUND", { auth: wB });
   });
 
+  test("a delete of a shared record that changes tenants' records (on_delete: cascade) keeps each event with its record's tenant", async () => {
+    const shared = await post("dev-writer", "/v1/tags", { name: "cascading" });
+    const tA = await post(wA, "/v1/tickets", { subject: "tagged A", tag_ids: [shared.id, tag.id] });
+    const tB = await post(wB, "/v1/tickets", { subject: "tagged B", tag_ids: [shared.id] });
+    await expectStatus(api, "DELETE", `/v1/tags/${shared.id}`, 204, { auth: "dev-writer" });
+    assert.deepEqual((await get(wA, `/v1/tickets/${tA.id}`)).tag_ids, [tag.id]);
+    const updates = async (auth: string) => {
+      const events: Obj[] = [];
+      let url = "/v1/events?limit=100";
+      for (;;) {
+        const page = await get(auth, url);
+        events.push(...(page.data as Obj[]));
+        if (!page.pagination.next_cursor) break;
+        url = `/v1/events?limit=100&cursor=${encodeURIComponent(page.pagination.next_cursor)}`;
+      }
+      return events.filter((e) => e.type === "ticket.updated" && (e.data.id === tA.id || e.data.id === tB.id)).map((e) => e.data.id as string);
+    };
+    assert.deepEqual(await updates(wA), [tA.id], "A's feed shows its own ticket's update, not B's");
+    assert.deepEqual(await updates(wB), [tB.id], "B's feed shows its own ticket's update, not A's");
+    assert.deepEqual((await updates("dev-writer")).sort(), [tA.id, tB.id].sort(), "the platform sees both");
+  });
+
   test("the events feed holds only the tenant's events (and shared ones); its cursor is bound to the tenant", async () => {
     const feed = async (auth: string) => {
       const events: Obj[] = [];

@@ -194,7 +194,9 @@ function deleteEvent(model: ApiModel, version: VersionModel, r: VersionResource)
 function shownEvent(model: ApiModel, version: VersionModel, collection: string, change = "deleted"): string | undefined {
   for (const v of viewVersions(model, version)) {
     for (const resource of v.resources) {
-      if (resource.collection === collection) return `eventOf("${resource.names.singular}.${change}", "${resource.collection}", ${resource.symbols.view})`;
+      // Each record's event is kept with its own tenant (SPEC §12.4): a delete of a shared record reaches tenants' records too.
+      if (resource.collection === collection)
+        return `eventOf("${resource.names.singular}.${change}", "${resource.collection}", ${resource.symbols.view}${resource.tenantKey ? `, ${JSON.stringify(resource.tenantKey)}` : ""})`;
       for (const a of resource.actions) {
         if (`${resource.collection}/${a.name}` === collection)
           return `eventOf("${resource.names.singular}.${a.singular}.deleted", "${collection}", ${a.symbols.view})`;
