@@ -91,7 +91,10 @@ export class ActingService<V extends Values, T extends Values = Values> extends 
       checkTransitions(this.target.transitions, current.values, changed);
     }
     const reader = staged ?? this.store;
-    await this.checkReferences(values, null, this.spec.references, reader, context);
+    // The action's own references within the tenant of the record acted on.
+    const key = this.target.tenantKey;
+    const tenant = key === undefined ? undefined : key === "id" ? current.id : current.values[key];
+    await this.checkReferences(values, null, this.spec.references, reader, context, tenant);
     if (changed) await this.checkReferences(changed, current.values, this.target.references, reader, context);
     const now = new Date().toISOString();
     const record: StoredRecord<V> = { id: newId(), created_at: now, updated_at: now, revision: 1, values };

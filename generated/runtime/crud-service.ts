@@ -259,6 +259,9 @@ export class CrudService<V extends Values> implements ResourceService<V> {
    * 422 when a reference names no record, with a detail for each such reference (`tag_ids.2`);
    * references the record already had are not looked up again. With `context.authorize`, a
    * record its principal may not `read` is answered as missing: the 422 does not tell them apart.
+   * A reference with a `tenantKey` is looked up within the record's tenant (SPEC §12.4): its tenant
+   * field; for a collection without one (an action's records), `tenant` (the tenant of the record
+   * acted on) or else the principal's.
    */
   protected async checkReferences(
     values: Values,
@@ -266,6 +269,7 @@ export class CrudService<V extends Values> implements ResourceService<V> {
     references: ResourceSpec["references"] = this.spec.references,
     reader: Pick<Store, "get"> = this.store,
     context?: WriteContext,
+    tenant: unknown = this.spec.tenant === undefined ? context?.principal.tenant : values[this.spec.tenant],
   ): Promise<void> {
     const authorize = context?.authorize;
     const exists = async (collection: string, id: string, where?: Values): Promise<boolean> => {
@@ -274,7 +278,6 @@ export class CrudService<V extends Values> implements ResourceService<V> {
       return authorize({ principal: context!.principal, action: "read", collection, record });
     };
     const missing: Array<{ field: string; collection: string }> = [];
-    const tenant = this.spec.tenant === undefined ? undefined : values[this.spec.tenant];
     for (const { field, collection, tenantKey } of references) {
       // A reference into a tenant's records is looked up within the record's tenant.
       const where = tenantKey !== undefined && tenant !== undefined ? { [tenantKey]: tenant } : undefined;

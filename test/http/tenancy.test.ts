@@ -148,6 +148,17 @@ describe(`tenancy, ${STORE} store`, () => {
       auth: "dev-writer",
       body: { subject: "x", organization_id: A.id, assignee_id: agentB.id },
     });
+    // An action's fields: looked up within the tenant of the record acted on.
+    const escalation = await post(wA, `/v1/tickets/${ticketA.id}/escalations`, { reason: "to Ann", agent_id: agentA.id });
+    assert.equal(escalation.agent_id, agentA.id);
+    for (const auth of [wA, "dev-writer"]) {
+      const refused = await expectError(api, "POST", `/v1/tickets/${ticketA.id}/escalations`, 422, "BUSINESS_RULE_VIOLATION", {
+        auth,
+        body: { reason: "to Bob", agent_id: agentB.id },
+      });
+      assert.deepEqual((refused.details as Obj[]).map((d) => d.field), ["agent_id"]);
+    }
+    await post("dev-writer", `/v1/tickets/${ticketB.id}/escalations`, { agent_id: agentB.id });
     // Shared records (tags) stay shared.
     await post(wB, "/v1/tickets", { subject: "tagged", tag_ids: [tag.id] });
   });

@@ -497,11 +497,14 @@ function servicesView(model: ApiModel) {
       unique: "",
       uniqueTogether: "",
       emails: "",
-      references: referenceSpecs(a.references, a.nestedReferences),
+      // Looked up within the tenant of the record acted on (SPEC §12.4).
+      references: referenceSpecs(a.references, a.nestedReferences, r.tenantKey ? tenantKeys : undefined),
       transitions: "",
       tenant: "",
       tenantKey: "",
-      effect: effectOf(a),
+      // An action of a tenant-scoped resource whose fields reference a tenant's records looks them
+      // up within the tenant of the record acted on: ActingService reads that record (SPEC §12.4).
+      effect: effectOf(a) || (r.tenantKey && [...a.references, ...a.nestedReferences].some((ref) => tenantKeys.has(ref.collection)) ? literal({ targetField: a.targetField }) : ""),
       // An action that only records acts through its hook alone: ActingService when one is given.
       plainAction: effectOf(a) ? "" : literal({ targetField: a.targetField }),
       target: r.symbols.service,
