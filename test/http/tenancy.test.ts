@@ -3,15 +3,19 @@
 // the store CANON_TEST_STORE names. Two tenant principals (`Bearer dev-writer.<org id>`) and a
 // platform principal (`Bearer dev-writer`): a tenant sees and changes only its own records.
 import assert from "node:assert/strict";
+import { writeFileSync } from "node:fs";
+import path from "node:path";
 import { after, before, describe, test } from "node:test";
+import { pathToFileURL } from "node:url";
 import fc from "fast-check";
 import { download, exportsFolder, ndjson, settled } from "../exports/helpers.ts";
+import { SPEC_COMPILER_OPTIONS, tsc } from "../support/tsc.ts";
 import { call, expectError, expectStatus, startFixture, type Api } from "./helpers.ts";
 
 type Obj = Record<string, any>;
 const STORE = process.env.CANON_TEST_STORE ?? "memory";
 const folder = exportsFolder();
-let api: Api;
+let api: Api & { dir: string };
 let A: Obj;
 let B: Obj;
 let wA: string;
@@ -254,6 +258,54 @@ describe(`tenancy, ${STORE} store`, () => {
     assert.ok(a.first, "the feed of A has more than one page");
     const error = await expectError(api, "GET", `/v1/events?limit=5&cursor=${encodeURIComponent(a.first!)}`, 400, "VALIDATION_ERROR", { auth: wB });
     assert.deepEqual((error.details as Obj[]).map((d) => d.field), ["cursor"]);
+  });
+
+  test("the typed client works with a tenant token unchanged: two tenants' clients are isolated (and the code type-checks)", async () => {
+    // A program of a user of the generated client: nothing tenant-specific but the token.
+    const program = path.join(api.dir, "tenant-client.ts");
+    writeFileSync(
+      program,
+      `import { BusinessRuleError, createClient, ForbiddenError, NotFoundError } from "./generated/v1/client.ts";
+
+export async function isolation(baseUrl: string, a: string, b: string, agentOfB: string) {
+  const apiA = createClient({ baseUrl, token: \`dev-writer.\${a}\` });
+  const apiB = createClient({ baseUrl, token: \`dev-writer.\${b}\` });
+  const mine = await apiA.tickets.create({ subject: "from A's client" }); // organization_id is filled from the token
+  const theirs = await apiB.tickets.create({ subject: "from B's client" });
+  const listedByA: string[] = [];
+  for await (const ticket of apiA.tickets.list({ limit: 2 })) listedByA.push(ticket.id);
+  const listedByB: string[] = [];
+  for await (const ticket of apiB.tickets.list({ limit: 2, sort: "-priority" })) listedByB.push(ticket.id);
+  const refused: string[] = [];
+  const expect = async (what: string, call: Promise<unknown>, error: typeof NotFoundError) => {
+    try {
+      await call;
+    } catch (e) {
+      if (e instanceof error) return void refused.push(what);
+      throw e;
+    }
+  };
+  await expect("get", apiB.tickets.get(mine.id), NotFoundError);
+  await expect("update", apiB.tickets.update(mine.id, { subject: "taken" }), NotFoundError);
+  await expect("delete", apiB.tickets.delete(mine.id), NotFoundError);
+  await expect("escalate", apiA.tickets.escalations.create(mine.id, { agent_id: agentOfB }), BusinessRuleError);
+  await expect("create in B", apiA.tickets.create({ subject: "x", organization_id: b }), ForbiddenError);
+  const organizations = (await apiA.organizations.list()).data.map((o) => o.id);
+  return { mine, theirs, listedByA, listedByB, refused, organizations, again: await apiA.tickets.get(mine.id) };
+}
+`,
+    );
+    const checked = tsc(path.join(api.dir, "tsconfig.client.json"), SPEC_COMPILER_OPTIONS, [program]);
+    assert.equal(checked.code, 0, checked.output);
+    const { isolation } = (await import(pathToFileURL(program).href)) as { isolation: (...args: string[]) => Promise<Obj> };
+    const r = await isolation(api.base, A.id, B.id, agentB.id);
+    assert.equal(r.mine.organization_id, A.id);
+    assert.equal(r.theirs.organization_id, B.id);
+    assert.ok(r.listedByA.includes(r.mine.id) && !r.listedByA.includes(r.theirs.id) && !r.listedByA.includes(ticketB.id));
+    assert.ok(r.listedByB.includes(r.theirs.id) && !r.listedByB.includes(r.mine.id) && !r.listedByB.includes(ticketA.id));
+    assert.deepEqual(r.refused, ["get", "update", "delete", "escalate", "create in B"]);
+    assert.deepEqual(r.organizations, [A.id]);
+    assert.equal(r.again.subject, "from A's client", "B's update changed nothing");
   });
 
   test("dev credentials: a tenant token names a UUID; dev-reader.<uuid> reads its tenant only", async () => {
