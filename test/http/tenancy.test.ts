@@ -316,12 +316,23 @@ export async function isolation(baseUrl: string, a: string, b: string, agentOfB:
     await expectError(api, "POST", "/v1/tickets", 403, "FORBIDDEN", { auth: `dev-reader.${A.id}`, body: { subject: "x" } });
   });
 
-  test("fuzz: two tenants send random requests with each other's ids and cursors; no answer to one holds a record of the other", async () => {
+  test("fuzz: two tenants send random requests with each other's ids, cursors and export links; no answer to one holds a record of the other", async () => {
     const tokens = { A: wA, B: wB } as const;
     const records = { A: new Set<string>([A.id, agentA.id, ticketA.id, commentA.id]), B: new Set<string>([B.id, agentB.id, ticketB.id]) };
     const cursors: string[] = [];
+    // Each tenant's export job and the link to its file: the other tenant gets neither.
+    const links: string[] = [];
+    for (const [who, auth] of Object.entries(tokens) as Array<["A" | "B", string]>) {
+      const job = await post(auth, "/v1/exports", { resource: "tickets" });
+      const done = await settled(api, "v1", job.id, auth);
+      assert.equal(done.status, "succeeded", JSON.stringify(done));
+      records[who].add(job.id);
+      links.push(`/v1/exports/${job.id}`, done.download_url);
+    }
     for (const [who, auth] of Object.entries(tokens) as Array<["A" | "B", string]>) {
       for (const r of ((await get(auth, "/v1/tickets?limit=100")).data as Obj[])) records[who].add(r.id);
+      for (const r of ((await get(auth, "/v1/agents?per_page=100")).data as Obj[])) records[who].add(r.id);
+      for (const r of ((await get(auth, "/v1/comments?limit=100")).data as Obj[])) records[who].add(r.id);
       for (const url of ["/v1/tickets?limit=1", "/v1/events?limit=1", "/v1/tickets?limit=1&sort=subject", `/v1/organizations/${who === "A" ? A.id : B.id}/tickets?limit=1`]) {
         const next = (await get(auth, url)).pagination.next_cursor;
         if (next) cursors.push(next);
@@ -329,7 +340,9 @@ export async function isolation(baseUrl: string, a: string, b: string, agentOfB:
     }
     const idOf = fc.oneof(fc.constantFrom(...records.A), fc.constantFrom(...records.B));
     const request = fc.oneof(
-      fc.record({ kind: fc.constant("list" as const), path: fc.constantFrom("/v1/tickets", "/v1/agents", "/v1/organizations", "/v1/events", "/v1/tickets?q=printer"), cursor: fc.option(fc.constantFrom(...cursors)) }),
+      fc.record({ kind: fc.constant("list" as const), path: fc.constantFrom("/v1/tickets", "/v1/agents", "/v1/organizations", "/v1/events", "/v1/tickets?q=printer", "/v1/exports", "/v1/tickets?sort=-priority", "/v1/tickets?status=new"), cursor: fc.option(fc.constantFrom(...cursors)) }),
+      fc.record({ kind: fc.constant("link" as const), url: fc.constantFrom(...links) }),
+      fc.record({ kind: fc.constant("export" as const), resource: fc.constantFrom("tickets", "agents", "comments") }),
       fc.record({ kind: fc.constant("byId" as const), method: fc.constantFrom("GET", "PATCH", "DELETE"), path: fc.constantFrom("tickets", "agents", "comments", "organizations"), id: idOf }),
       fc.record({ kind: fc.constant("under" as const), path: fc.constantFrom("organizations", "agents", "tickets"), id: idOf }),
       fc.record({ kind: fc.constant("create" as const), assignee: fc.option(idOf), organization: fc.option(idOf) }),
@@ -346,6 +359,21 @@ export async function isolation(baseUrl: string, a: string, b: string, agentOfB:
           const patch = r.path === "organizations" ? { name: "z" } : r.path === "comments" ? { body: "z" } : { name: "z", subject: "z" };
           const body = r.method === "PATCH" ? (r.path === "tickets" ? { subject: "z" } : r.path === "agents" ? { name: "z" } : patch) : undefined;
           res = await call(api, r.method, `/v1/${r.path}/${r.id}`, { auth, ...(body ? { body } : {}) });
+        } else if (r.kind === "link") {
+          res = await call(api, "GET", r.url, { auth });
+        } else if (r.kind === "export") {
+          // A new export of the tenant's own: its file, once written, holds its records only.
+          res = await call(api, "POST", "/v1/exports", { auth, body: { resource: r.resource } });
+          if (res.status === 202 || res.status === 201) {
+            const job = res.body as Obj;
+            records[who].add(job.id);
+            const done = await settled(api, "v1", job.id, auth);
+            if (done.status === "succeeded") {
+              const file = await call(api, "GET", done.download_url, { auth });
+              for (const id of other) assert.ok(!file.text.includes(id), `${who}'s export of ${r.resource} holds ${id} of the other tenant`);
+              links.push(done.download_url);
+            }
+          }
         } else if (r.kind === "under") {
           const child = r.path === "tickets" ? "comments" : "tickets";
           res = await call(api, "GET", `/v1/${r.path}/${r.id}/${child}`, { auth });
@@ -359,7 +387,8 @@ export async function isolation(baseUrl: string, a: string, b: string, agentOfB:
         assert.ok(res.status < 500, `${JSON.stringify(r)} → ${res.status} ${res.text.slice(0, 300)}`);
         for (const id of other) assert.ok(!res.text.includes(id), `${who} ${JSON.stringify(r)} → ${res.status} holds ${id} of the other tenant: ${res.text.slice(0, 300)}`);
       }),
-      { numRuns: 150, seed: 20261125 },
+      // Bounded in time on the slower stores (about 20 s).
+      { numRuns: 300, seed: 20261125, interruptAfterTimeLimit: 20_000, markInterruptAsFailure: false },
     );
   });
 });
