@@ -517,11 +517,12 @@ export class SqlStore implements Store {
       this.db.transaction(async (tx) => {
         // The records the foreign keys delete with it, locked until the commit (so that none is
         // added or changed in between): their events are kept with the delete's.
-        const { cascaded, unlinked } = await this.cascaded(tx, collection, id, where);
+        const tenant = this.tenantOf(collection, where);
+        const { cascaded, unlinked } = await this.cascaded(tx, collection, id, where, tenant);
         const rows = await tx.query(statement, params);
         if (!rows[0]) return false;
         if (!publish) {
-          for (const [name, ids] of unlinked) await tx.query(this.touch(name), [arrayLiteral(ids)]);
+          for (const [name, ids] of unlinked) await this.touch(tx, name, ids, tenant);
           return true;
         }
         const made = [publish(this.toRecord(p, rows[0]), collection)];
@@ -529,7 +530,7 @@ export class SqlStore implements Store {
         // The records whose arrays lost ids: a new revision, and their `.updated` events.
         for (const [name, ids] of unlinked) {
           const holder = this.collection(name);
-          for (const row of await tx.query(this.touch(name), [arrayLiteral(ids)]))
+          for (const row of await this.touch(tx, name, ids, tenant))
             made.push(publish(this.toRecord(holder, row), updatedKey(name)));
         }
         events = this.schema.events ? await insertEvents(tx, made) : made;
@@ -631,6 +632,7 @@ export class SqlStore implements Store {
     collection: string,
     id: string,
     where?: Values,
+    tenant?: string,
   ): Promise<{ cascaded: Array<[string, StoredRecord]>; unlinked: Map<string, string[]> }> {
     const unlinked = new Map<string, string[]>();
     if (!this.cascades.has(collection)) return { cascaded: [], unlinked };
@@ -646,13 +648,12 @@ export class SqlStore implements Store {
     const limit = this.cascadeLimit;
     // The bounded count: ids only, no locks, at most limit + 1 of them over all levels.
     let counted = 0;
-    await this.cascadeLevels(collection, id, async (child, column, parents) => {
+    await this.cascadeLevels(collection, id, async (child, column, parents, name) => {
+      const params: unknown[] = [arrayLiteral(parents), limit - counted + 1];
       const statement = this.statements.get(
-        `select "id" from ${child.table} where ${column} = any($1::uuid[]) limit $2`,
+        `select "id" from ${child.table} where ${column} = any($1::uuid[])${this.tenantMatch(name, tenant, params)} limit $2`,
       );
-      const ids = (await db.query(statement, [arrayLiteral(parents), limit - counted + 1])).map((r) =>
-        String(r.id),
-      );
+      const ids = (await db.query(statement, params)).map((r) => String(r.id));
       counted += ids.length;
       if (counted > limit) throw cascadeTooLargeError(limit);
       return ids;
@@ -661,11 +662,12 @@ export class SqlStore implements Store {
     const found: Array<[string, StoredRecord]> = [];
     const taken = new Set<string>();
     await this.cascadeLevels(collection, id, async (child, column, parents, name) => {
+      const params: unknown[] = [arrayLiteral(parents)];
       const statement = this.statements.get(
-        `select ${child.select} from ${child.table} where ${column} = any($1::uuid[]) order by "id" for update`,
+        `select ${child.select} from ${child.table} where ${column} = any($1::uuid[])${this.tenantMatch(name, tenant, params)} order by "id" for update`,
       );
       const ids: string[] = [];
-      for (const row of await db.query(statement, [arrayLiteral(parents)])) {
+      for (const row of await db.query(statement, params)) {
         const record = this.toRecord(child, row);
         ids.push(record.id);
         if (taken.has(`${name}\0${record.id}`)) continue;
@@ -687,13 +689,14 @@ export class SqlStore implements Store {
         const link = this.column(child, reference.field).link;
         if (!link) continue;
         const { owner, target } = LINK_COLUMNS;
+        const params: unknown[] = [arrayLiteral(ids), limit - found.length - changed + 1];
         const statement = this.statements.get(
           `select "id" from ${child.table} where "row_id" in (select ${q(owner)} from ${q(link.table)} ` +
-            `where ${q(target)} in (select "row_id" from ${this.collection(name).table} where "id" = any($1::uuid[]))) ` +
-            `order by "id" limit $2 for update`,
+            `where ${q(target)} in (select "row_id" from ${this.collection(name).table} where "id" = any($1::uuid[])))` +
+            `${this.tenantMatch(reference.collection, tenant, params)} order by "id" limit $2 for update`,
         );
         const holders = unlinked.get(reference.collection) ?? [];
-        const rows = await db.query(statement, [arrayLiteral(ids), limit - found.length - changed + 1]);
+        const rows = await db.query(statement, params);
         for (const row of rows) holders.push(String(row.id));
         changed += rows.length;
         if (found.length + changed > limit) throw cascadeTooLargeError(limit);
@@ -744,14 +747,43 @@ export class SqlStore implements Store {
     }
   }
 
-  /** The statement that gives the records of `collection` whose ids are `$1` a new revision (an array of theirs lost an id). */
-  private touch(collection: string): Statement | string {
+  /** Gives the records `ids` of `collection` a new revision (an array of theirs lost an id), within `tenant`; the rows written. */
+  private touch(
+    db: SqlQueryable,
+    collection: string,
+    ids: string[],
+    tenant: string | undefined,
+  ): Promise<Row[]> {
     const p = this.collection(collection);
-    return this.statements.get(
+    const params: unknown[] = [arrayLiteral(ids)];
+    const statement = this.statements.get(
       `update ${p.table} set "_revision" = "_revision" + 1, ` +
         `"updated_at" = greatest(date_trunc('milliseconds', clock_timestamp()), "updated_at" + interval '1 millisecond') ` +
-        `where "id" = any($1::uuid[]) returning ${p.select}`,
+        `where "id" = any($1::uuid[])${this.tenantMatch(collection, tenant, params)} returning ${p.select}`,
     );
+    return db.query(statement, params);
+  }
+
+  /**
+   * The tenant a delete's `where` names (SPEC §12.4): the value of the collection's tenant field,
+   * or in the tenant collection (`where` on `id`) the record's id; undefined without one.
+   */
+  private tenantOf(collection: string, where: Values | undefined): string | undefined {
+    if (!where) return undefined;
+    const field = this.schema.collections[collection]?.tenant;
+    const value = field === undefined ? where.id : where[field];
+    return typeof value === "string" ? value : undefined;
+  }
+
+  /**
+   * ` and "<tenant column>" = $n::uuid` for the records of `collection` a delete of `tenant` takes
+   * along, when `collection` is tenant-scoped (its parameter appended to `params`); else "".
+   */
+  private tenantMatch(collection: string, tenant: string | undefined, params: unknown[]): string {
+    const field = this.schema.collections[collection]?.tenant;
+    if (tenant === undefined || field === undefined) return "";
+    params.push(tenant);
+    return ` and ${q(this.column(this.collection(collection), field).column)} = $${params.length}::uuid`;
   }
 
   /**

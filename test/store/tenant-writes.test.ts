@@ -110,6 +110,19 @@ for (const [name, target] of targets) {
       assert.equal(await store.get("comments", comment.id), null);
     });
 
+    test("a tenant's delete takes along only its own tenant's records in its statements (no event of another's)", { skip: name === "memory" && "the memory store does not know tenant fields" }, async () => {
+      // A comment of B under A's ticket: the API never writes one (references are checked within
+      // the tenant); the store is called directly. The delete's cascade statements match A only.
+      const t = await ticket(A, "cascade scope");
+      const own = await store.insert("comments", record({ organization_id: A.id, ticket_id: t.id, body: "A's" }), none);
+      const stray = await store.insert("comments", record({ organization_id: B.id, ticket_id: t.id, body: "B's" }), none);
+      const events = seen.length;
+      assert.equal(await store.delete("tickets", t.id, 1, publish("deleted"), t, { organization_id: A.id }), true);
+      const kept = seen.slice(events).map((e) => e.data.id);
+      assert.ok(kept.includes(t.id) && kept.includes(own.id), JSON.stringify(kept));
+      assert.ok(!kept.includes(stray.id), "no event of B's record in A's delete");
+    });
+
     test("writeAll: an update or expect with another tenant's where is a record that is not there", async () => {
       const t = await ticket(A, "writeAll");
       const events = seen.length;
