@@ -96,7 +96,8 @@ export class ActingService<V extends Values, T extends Values = Values> extends 
     const key = this.target.tenantKey;
     const tenant = key === undefined ? undefined : key === "id" ? current.id : current.values[key];
     await this.checkReferences(values, null, this.spec.references, reader, context, tenant);
-    if (changed) await this.checkReferences(changed, current.values, this.target.references, reader, context);
+    if (changed)
+      await this.checkReferences(changed, current.values, this.target.references, reader, context, tenant);
     const now = new Date().toISOString();
     const record: StoredRecord<V> = { id: newId(), created_at: now, updated_at: now, revision: 1, values };
     const event = publish as EventOf<StoredRecord> | undefined;
