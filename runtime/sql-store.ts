@@ -117,6 +117,11 @@ interface Prepared {
   links: SqlColumn[];
   /** The statements every request of one kind runs. */
   get: Statement | string;
+  /**
+   * The reads by id with a `where` (a tenant principal's, SPEC §12.4), by its fields: the statement
+   * and the fields in the order of its parameters, made once.
+   */
+  scopedGets: Map<string, { statement: Statement | string; fields: string[] }>;
   update: Statement | string;
   delete: Statement | string;
   revision: Statement | string;
@@ -184,6 +189,7 @@ export class SqlStore implements Store {
         stored,
         links: c.columns.filter((column) => column.link),
         get: this.statements.get(`select ${select} from ${table} where "id" = $1`),
+        scopedGets: new Map(),
         update: this.statements.get(
           `update ${table} set ${sets.join(", ")} where "id" = $1 and "_revision" = $2 returning ${select}`,
         ),
@@ -433,11 +439,28 @@ export class SqlStore implements Store {
     if (!UUID.test(id)) return null;
     let rows: Row[];
     if (where) {
-      // Scoped (a tenant's, SPEC §12.4): the match is part of the statement.
+      // Scoped (a tenant's, SPEC §12.4): the match is part of the statement, made once for its
+      // fields (a null value is `is null` in the text, so only values that are not null reuse it).
       const params: unknown[] = [id];
-      const conditions = this.conditions(p, { where }, params);
-      const text = `select ${p.select} from ${p.table} where "id" = $1${conditions.map((c) => ` and ${c}`).join("")}`;
-      rows = await this.read(collection, this.statements.get(text), params);
+      const fields = Object.keys(where);
+      const key = fields.join(",");
+      const made = fields.every((field) => where[field] != null) ? p.scopedGets.get(key) : undefined;
+      if (made) {
+        for (const field of made.fields) {
+          if (field === "id") params.push(where[field]);
+          else parameter(this.column(p, field), where[field], params);
+        }
+        rows = await this.read(collection, made.statement, params);
+      } else {
+        const conditions = this.conditions(p, { where }, params);
+        const text = `select ${p.select} from ${p.table} where "id" = $1${conditions.map((c) => ` and ${c}`).join("")}`;
+        const statement = this.statements.get(text);
+        if (fields.every((field) => where[field] != null)) {
+          const order = [...fields].sort((a, b) => (p.order.get(a) ?? -1) - (p.order.get(b) ?? -1));
+          p.scopedGets.set(key, { statement, fields: fields.length > 1 ? order : fields });
+        }
+        rows = await this.read(collection, statement, params);
+      }
     } else rows = await this.read(collection, p.get, [id]);
     return rows[0] ? this.toRecord(p, rows[0]) : null;
   }
