@@ -4,6 +4,7 @@
 // and 4,000 tickets interleaved by id; EXPLAIN of the very statements the store sends for a
 // tenant's sorted, filtered, list_under and plain list pages: one Index Scan, no Sort, no other scan.
 import assert from "node:assert/strict";
+import { rmSync } from "node:fs";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { pathToFileURL } from "node:url";
@@ -27,10 +28,11 @@ let store: Store;
 let driver: { query(statement: unknown, params?: readonly unknown[]): Promise<Obj[]>; exec(text: string): Promise<void> };
 const sent: Array<{ text: string; params: readonly unknown[] }> = [];
 const orgs: string[] = [];
+let dir = "";
 const agents: string[] = [];
 
 before(async () => {
-  const dir = workspace("store-tenant-indexes", "test/fixtures/tenancy");
+  dir = workspace("store-tenant-indexes", "test/fixtures/tenancy");
   const run = canon(["generate"], dir);
   assert.equal(run.code, 0, run.stderr);
   const sql = (await import(new URL("sql/index.ts", pathToFileURL(path.join(dir, "generated") + path.sep)).href)) as Obj;
@@ -63,6 +65,7 @@ before(async () => {
 after(async () => {
   await store?.close();
   await dropSchemas(schemas);
+  rmSync(dir, { recursive: true, force: true });
 });
 
 const key = (field: string, descending: boolean, ordering: SortKey["ordering"], rank?: string[]): SortKey => ({

@@ -4,6 +4,7 @@
 // given the record's own tenant they write as before. The store is called directly, without the
 // read by id that the handlers do first: the condition is in the write itself.
 import assert from "node:assert/strict";
+import { rmSync } from "node:fs";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { pathToFileURL } from "node:url";
@@ -16,15 +17,19 @@ import { dropSchemas, freshSchema, POSTGRES_URL, preparePostgres } from "./store
 type Obj = Record<string, any>;
 
 let sql: Obj;
+let dir = "";
 before(async () => {
-  const dir = workspace("store-tenant-writes", "test/fixtures/tenancy");
+  dir = workspace("store-tenant-writes", "test/fixtures/tenancy");
   const run = canon(["generate"], dir);
   assert.equal(run.code, 0, run.stderr);
   sql = (await import(new URL("sql/index.ts", pathToFileURL(path.join(dir, "generated") + path.sep)).href)) as Obj;
 });
 
 const schemas: string[] = [];
-after(() => dropSchemas(schemas));
+after(async () => {
+  await dropSchemas(schemas);
+  rmSync(dir, { recursive: true, force: true });
+});
 
 const targets: Array<[string, () => Promise<[string, Obj]>]> = [
   ["memory", async () => ["memory", {}]],
