@@ -196,7 +196,9 @@ function deleteEvent(model: ApiModel, version: VersionModel, r: VersionResource)
 function shownEvent(model: ApiModel, version: VersionModel, collection: string, change: "deleted" | "updated" = "deleted"): string | undefined {
   for (const v of viewVersions(model, version)) {
     for (const resource of v.resources) {
-      if (resource.collection === collection) return `eventOf("${resource.events[change]}", "${resource.collection}", ${resource.symbols.view})`;
+      // Each record's event is kept with its own tenant (SPEC §12.4): a delete of a shared record reaches tenants' records too.
+      if (resource.collection === collection)
+        return `eventOf("${resource.events[change]}", "${resource.collection}", ${resource.symbols.view}${resource.tenantKey ? `, ${JSON.stringify(resource.tenantKey)}` : ""})`;
       for (const a of resource.actions) {
         if (`${resource.collection}/${a.name}` === collection)
           return `eventOf("${a.events.deleted}", "${collection}", ${a.symbols.view})`;
@@ -483,6 +485,7 @@ function servicesView(model: ApiModel) {
       references: referenceSpecs(r.references, r.nestedReferences, r.tenantKey && r.tenantKey !== "id" ? tenantKeys : undefined),
       transitions: transitionsOf(r),
       tenant: r.tenantKey && r.tenantKey !== "id" ? r.tenantKey : "",
+      tenantKey: r.tenantKey ?? "",
       effect: "",
       plainAction: "",
       target: "",
@@ -496,10 +499,14 @@ function servicesView(model: ApiModel) {
       unique: "",
       uniqueTogether: "",
       emails: "",
-      references: referenceSpecs(a.references, a.nestedReferences),
+      // Looked up within the tenant of the record acted on (SPEC §12.4).
+      references: referenceSpecs(a.references, a.nestedReferences, r.tenantKey ? tenantKeys : undefined),
       transitions: "",
       tenant: "",
-      effect: effectOf(a),
+      tenantKey: "",
+      // An action of a tenant-scoped resource whose fields reference a tenant's records looks them
+      // up within the tenant of the record acted on: ActingService reads that record (SPEC §12.4).
+      effect: effectOf(a) || (r.tenantKey && [...a.references, ...a.nestedReferences].some((ref) => tenantKeys.has(ref.collection)) ? literal({ targetField: a.targetField }) : ""),
       // An action that only records acts through its hook alone: ActingService when one is given.
       plainAction: effectOf(a) ? "" : literal({ targetField: a.targetField }),
       target: r.symbols.service,
