@@ -20,6 +20,7 @@ import {
   serverTimeouts,
   trackRequests,
 } from "./connections.ts";
+import { inClientScope } from "./client-scope.ts";
 import { type CorsOptions, registerCors } from "./cors.ts";
 import { addDeprecationHeaders, type Deprecation, type DeprecationSettings } from "./deprecation.ts";
 import { noOperation, sendError, toApiError, urlTooLong } from "./error-mapping.ts";
@@ -108,7 +109,8 @@ export async function createApp(appOptions: AppOptions): Promise<FastifyInstance
     // Headers up to 64 KiB reach the app, so an over-long URL gets the envelope, not a bare 431.
     serverFactory: (handler) => {
       // HTTP/1.1 without Host is refused in onRequest below, with the envelope; Node's own refusal is a bare 400.
-      const handle = trackRequests(completingHeads(handler));
+      // Each request runs in its client's scope: work below it (a query) stops when the client leaves.
+      const handle = inClientScope(trackRequests(completingHeads(handler)));
       const server = createServer(
         { maxHeaderSize: 65_536, requireHostHeader: false, ...serverTimeouts(limits) },
         handle,
