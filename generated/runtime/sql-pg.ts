@@ -359,11 +359,13 @@ function sendCancel(pg: PgModule, connectionString: string, connection: PgClient
   });
 }
 
-/** A client's queries (a transaction's). */
-function clientQueryable(client: PgClient, statements: PgStatements): SqlQueryable {
+/** A client's queries (a transaction's); with `watched`, none once that request's client has left. */
+function clientQueryable(client: PgClient, statements: PgStatements, watched?: Client): SqlQueryable {
   return {
     // `pg` reads the parameters without changing them: they go as they are, not copied.
     query(statement, params = []) {
+      // A client gone between two statements: the transaction stops (a cancel reaches only a running one).
+      if (watched !== undefined && isGone(watched)) return Promise.reject(new ClientGoneError());
       return typeof statement === "string"
         ? client.query(statement, params as unknown[]).then(rowsOf)
         : submitted(client, new StatementRun(statements, statement, params));
@@ -420,7 +422,7 @@ export async function openPostgres(connectionString: string, options: PostgresOp
       client.on("error", broken);
       const work = async () => {
         await client.query("begin");
-        const result = await fn(clientQueryable(client, statements));
+        const result = await fn(clientQueryable(client, statements, watched));
         await client.query("commit");
         return result;
       };

@@ -4,10 +4,13 @@
 // requests; a request whose client left while it waited for a pool connection never runs its
 // query. The logs name neither the backend's process id nor its cancel key.
 import assert from "node:assert/strict";
+import { EventEmitter } from "node:events";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { connect, type Socket } from "node:net";
 import { Writable } from "node:stream";
 import { after, before, describe, test } from "node:test";
 import pg from "pg";
+import { ClientGoneError, inClientScope } from "../../generated/runtime/client-scope.ts";
 import type { SqlDriver } from "../../generated/runtime/sql-driver.ts";
 import { migrate, openDriver, SqlStore } from "../../generated/runtime/sql-store.ts";
 import { migrationsFolder, sqlSchema } from "../../generated/sql/index.ts";
@@ -33,8 +36,8 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * A driver whose searches for a text holding `slow` first count themselves in the schema's
- * sequence `ran` and then sleep `seconds` in a statement marked with the schema's name (to find
- * it in pg_stat_activity): both are statements of the request, run as its other queries are.
+ * sequence `ran` and sleep `seconds`, in one statement marked with the schema's name (to find it
+ * in pg_stat_activity): a statement of the request, run as its other queries are.
  */
 async function slowSearchDriver(schema: string, poolSize: number, seconds: number): Promise<SqlDriver> {
   const driver = await openDriver(POSTGRES_URL, { schema, poolSize, statementTimeoutMs: 60_000 });
@@ -47,8 +50,7 @@ async function slowSearchDriver(schema: string, poolSize: number, seconds: numbe
     async query(statement, params) {
       const text = typeof statement === "string" ? statement : statement.text;
       if (/ ilike /.test(text) && params?.some((p) => String(p).includes("slow"))) {
-        await driver.query("select nextval('ran')");
-        await driver.query(`select pg_sleep(${seconds}) /* ${schema} */`);
+        await driver.query(`select nextval('ran'), pg_sleep(${seconds}) /* ${schema} */`);
       }
       return driver.query(statement, params);
     },
@@ -132,12 +134,12 @@ describe("work whose client left is stopped (PostgreSQL)", () => {
   });
 
   test("a request whose client left while it waited for a pool connection never runs its query", async () => {
-    const { api, driver } = await start(1, 1.5);
+    const { api, schema, driver } = await start(1, 2);
     try {
       // The pool's one connection: a slow search of a client that stays.
       const staying = fetch(`${api.base}/v2/products?q=slow`, { headers: { authorization: "Bearer dev-reader" } });
       const until = Date.now() + 10_000;
-      while ((await ran(driver)) === 0) {
+      while ((await sleeping(schema)) === 0) {
         assert.ok(Date.now() < until, "the first search started");
         await sleep(20);
       }
@@ -156,5 +158,32 @@ describe("work whose client left is stopped (PostgreSQL)", () => {
     } finally {
       await api.close();
     }
+  });
+
+  test("a transaction whose client leaves between two statements runs no more of them and rolls back", async () => {
+    const schema = freshSchema();
+    schemas.push(schema);
+    const driver = await openDriver(POSTGRES_URL, { schema, poolSize: 1 });
+    drivers.push(driver);
+    await driver.exec("create table t (n int)");
+    // A request's scope with a connection of the test's making: it "closes" when told.
+    const socket = Object.assign(new EventEmitter(), { destroyed: false });
+    const response = { writableFinished: false };
+    const outcome = await new Promise<unknown>((resolve) =>
+      inClientScope(() => {
+        driver
+          .transaction(async (tx) => {
+            await tx.query("insert into t values (1)");
+            socket.destroyed = true;
+            socket.emit("close");
+            await tx.query("insert into t values (2)");
+          })
+          .then(resolve, resolve);
+      })({ socket } as unknown as IncomingMessage, response as unknown as ServerResponse),
+    );
+    assert.ok(outcome instanceof ClientGoneError, String(outcome));
+    assert.deepEqual(await driver.query("select count(*)::int as n from t"), [{ n: 0 }]);
+    // The pool's one connection is healthy.
+    assert.deepEqual(await driver.query("select 1 as one"), [{ one: 1 }]);
   });
 });
