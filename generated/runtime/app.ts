@@ -137,7 +137,8 @@ export async function createApp(appOptions: AppOptions): Promise<FastifyInstance
     routerOptions: { ignoreTrailingSlash: false, caseSensitive: true, maxParamLength: maxUrlLength },
     // Requests Node's HTTP parser refuses (headers over 64 KiB, malformed HTTP, a body that
     // never arrives) answer 400 with the envelope and a request id, not Fastify's own body.
-    clientErrorHandler: (error, socket) => answerClientError(error, socket, options),
+    clientErrorHandler: (error, socket) =>
+      answerClientError(error, socket, options, limits.discardLimitBytes),
     // Errors of the router itself (a malformed percent-encoding, an over-long path parameter)
     // answer with the envelope and the headers of every response, not Fastify's own body.
     frameworkErrors: (error, request, reply) => {

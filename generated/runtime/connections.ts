@@ -8,6 +8,7 @@
  */
 import type { IncomingMessage, Server, ServerOptions, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
+import type { Duplex } from "node:stream";
 
 export interface ConnectionOptions {
   /** Time to receive a request's head (request line and headers) from its first byte, or from the connection's opening. Default 10 s. */
@@ -104,7 +105,7 @@ export function discardRefusedBodies(server: Server, limitBytes: number): void {
 function discardRest(socket: Socket, request: IncomingMessage, limitBytes: number): void {
   if (socket.writable) socket.end();
   let read = 0;
-  const close = () => socket.destroy();
+  const close = () => closeWhenWritten(socket);
   socket.on("data", (chunk: Buffer) => {
     read += chunk.length;
     if (read > limitBytes) close();
@@ -114,6 +115,12 @@ function discardRest(socket: Socket, request: IncomingMessage, limitBytes: numbe
   request.removeAllListeners("data");
   request.once("end", close);
   request.resume();
+}
+
+/** Closes `socket` once what was written to it has gone out (at once when it has). */
+export function closeWhenWritten(socket: Duplex): void {
+  if (socket.writableFinished || !socket.writable) socket.destroy();
+  else socket.once("finish", () => socket.destroy());
 }
 
 /**

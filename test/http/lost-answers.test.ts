@@ -1,5 +1,5 @@
 // No lost error answers (issue 30, point 6): a refused request body (over the limit, of the
-// wrong type, without credentials) is read and thrown away, up to a bound, before the
+// wrong type, without credentials, after a malformed head) is read and thrown away, up to a bound, before the
 // connection closes, so the client reads its answer rather than a reset; an over-limit
 // `Content-Length` with `Expect: 100-continue` is answered without asking for the body.
 import assert from "node:assert/strict";
@@ -167,6 +167,9 @@ describe("refused bodies: the answer reaches the client", () => {
       ["wrong credentials, Connection: close", { size: MB2, headers: { authorization: "Bearer nobody", connection: "close" } }, 401],
       ["no operation", { size: MB2, path: "/v2/nothing" }, 404],
       ["over the limit, then half-closed", { size: MB2, halfClose: true }, 400],
+      // Refused by Node's HTTP parser, answered straight on the connection (raw-socket-errors.ts).
+      ["a malformed header", { size: MB2, headers: { "bad header": "x" } }, 400],
+      ["headers over 64 KiB", { size: MB2, headers: { "x-big": "a".repeat(70_000) } }, 400],
     ];
     for (const [name, request, status] of cases) {
       const outcomes = await Promise.all(Array.from({ length: 20 }, () => post(api.base, request)));
