@@ -29,6 +29,11 @@ export function currentClient(): Client | undefined {
   return scope.getStore();
 }
 
+/** Runs `fn` outside any request's scope: work that outlives the request (a job it queued) is not stopped when its client leaves. */
+export function outsideRequest<T>(fn: () => T): T {
+  return scope.exit(fn);
+}
+
 /** Whether the client left before its answer was sent. */
 export function isGone(client: Client): boolean {
   return client.socket.destroyed && !client.response.writableFinished;
