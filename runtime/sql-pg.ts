@@ -350,6 +350,7 @@ function sendCancel(pg: PgModule, connectionString: string, connection: PgClient
       resolve();
     };
     const timer = setTimeout(done, 2000);
+    timer.unref();
     wire.once("end", done);
     wire.once("error", done);
     wire.on("connect", () => wire.cancel(processID, secretKey));
