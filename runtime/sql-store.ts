@@ -886,6 +886,29 @@ export class SqlStore implements Store {
   }
 
   /**
+   * Runs `fn` with this store as seen from inside one transaction that first takes PostgreSQL's
+   * transaction-scoped advisory lock of `key` (`pg_advisory_xact_lock`): every process over the
+   * same database that runs `exclusive` with that key waits until the one before it has committed
+   * or rolled back, so a check and a write made through the store `fn` is given are one step on
+   * every instance (the export cap, exports-limits.ts). Committed when `fn` resolves, rolled back
+   * when it throws. For records without events: an event of a write there would be published
+   * before the commit.
+   */
+  exclusive<T>(key: string, fn: (store: SqlStore) => Promise<T>): Promise<T> {
+    return this.db.transaction(async (tx) => {
+      await tx.query(this.statements.get("select pg_advisory_xact_lock(hashtextextended($1, 0))"), [key]);
+      const inside: SqlDriver = {
+        kind: this.db.kind,
+        query: (statement, params) => tx.query(statement, params),
+        exec: (text) => tx.exec(text),
+        transaction: (work) => work(tx),
+        close: async () => {},
+      };
+      return fn(Object.create(this, { db: { value: inside } }) as SqlStore);
+    });
+  }
+
+  /**
    * Runs `fn` in one transaction: committed when it resolves, rolled back when it throws. Events
    * kept there with `insertEvents(tx, events)` go to `published(events)` once it has committed.
    */
