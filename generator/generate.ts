@@ -51,11 +51,13 @@ export function defaultCacheFile(cwd = process.cwd()): string {
 }
 
 /**
- * The whole pipeline: load → validate → model → lint → emit → format → gate → (compare | write).
- * `check` runs exactly this with `write: false`, so it compares the same formatted files. The
- * gate compares each published version's new OpenAPI document with the one in the output
- * folder; a breaking change (or a version removed before its sunset) writes nothing, and so does
- * a file in the output folder that canon did not write (`foreign-file`).
+ * The whole pipeline, in the order it runs: load → validate → normalize → lint → model (only
+ * when no error was found: pipeline.ts) → emit → format → compare with the output folder → gate
+ * → foreign files → write (generate) or nothing (check). `check` runs exactly this with
+ * `write: false`, so it compares the same formatted files. The gate compares each published
+ * version's new OpenAPI document with the one in the output folder; a breaking change (or a
+ * version removed before its sunset) writes nothing, and so does a file in the output folder
+ * that canon did not write (`foreign-file`).
  */
 export async function generate(options: GenerateOptions): Promise<GenerateResult> {
   const started = performance.now();

@@ -22,8 +22,8 @@ export interface FrontEndOptions {
 }
 
 /**
- * load → validate → model → lint. Every stage runs as far as it can so that one run reports
- * every problem; the model for emitters exists only when no error was found.
+ * load → validate → normalize → lint → model. Every stage runs as far as it can so that one run
+ * reports every problem; the model for emitters is built only when no error was found.
  */
 export async function runFrontEnd(dir: string, options: FrontEndOptions = {}): Promise<FrontEndResult> {
   const loaded = await loadDefinitions(dir, options.cwd, options.session?.sources);

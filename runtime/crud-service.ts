@@ -38,6 +38,12 @@ export interface ResourceSpec {
    * the record's own tenant, else 422 as if it did not exist.
    */
   tenant?: string;
+  /**
+   * Where a tenant principal's tenant is in this collection's records (SPEC §12.4): the tenant
+   * field (as `tenant`), or `id` in the tenant collection. A write by id of a tenant principal
+   * carries it in its statement (`Store.update`'s `where`): another tenant's record is not written.
+   */
+  tenantKey?: string;
   /** The state machines of enum fields (SPEC §12.5): an update or replace that breaks one answers 422. */
   transitions?: Transitions;
 }
@@ -146,6 +152,7 @@ export class CrudService<V extends Values> implements ResourceService<V> {
       this.spec,
       publish as EventOf<StoredRecord> | undefined,
       current,
+      writeScope(this.spec, context),
     )) as StoredRecord<V> | null;
   }
 
@@ -173,6 +180,7 @@ export class CrudService<V extends Values> implements ResourceService<V> {
       current.revision,
       publish as EventOf<StoredRecord> | undefined,
       current,
+      writeScope(this.spec, context),
     );
   }
 
@@ -239,6 +247,7 @@ export class CrudService<V extends Values> implements ResourceService<V> {
           this.spec,
           publish as EventOf<StoredRecord> | undefined,
           current,
+          writeScope(this.spec, context),
         ],
       },
     ]);
@@ -249,6 +258,9 @@ export class CrudService<V extends Values> implements ResourceService<V> {
    * 422 when a reference names no record, with a detail for each such reference (`tag_ids.2`);
    * references the record already had are not looked up again. With `context.authorize`, a
    * record its principal may not `read` is answered as missing: the 422 does not tell them apart.
+   * A reference with a `tenantKey` is looked up within the record's tenant (SPEC §12.4): its tenant
+   * field; for a collection without one (an action's records), `tenant` (the tenant of the record
+   * acted on) or else the principal's.
    */
   protected async checkReferences(
     values: Values,
@@ -256,6 +268,7 @@ export class CrudService<V extends Values> implements ResourceService<V> {
     references: ResourceSpec["references"] = this.spec.references,
     reader: Pick<Store, "get"> = this.store,
     context?: WriteContext,
+    tenant: unknown = this.spec.tenant === undefined ? context?.principal.tenant : values[this.spec.tenant],
   ): Promise<void> {
     const authorize = context?.authorize;
     const exists = async (collection: string, id: string, where?: Values): Promise<boolean> => {
@@ -264,7 +277,6 @@ export class CrudService<V extends Values> implements ResourceService<V> {
       return authorize({ principal: context!.principal, action: "read", collection, record });
     };
     const missing: Array<{ field: string; collection: string }> = [];
-    const tenant = this.spec.tenant === undefined ? undefined : values[this.spec.tenant];
     for (const { field, collection, tenantKey } of references) {
       // A reference into a tenant's records is looked up within the record's tenant.
       const where = tenantKey !== undefined && tenant !== undefined ? { [tenantKey]: tenant } : undefined;
@@ -307,6 +319,18 @@ export class CrudService<V extends Values> implements ResourceService<V> {
       );
     }
   }
+}
+
+/**
+ * The `where` of a write by id in `spec`'s collection for the principal of `context` (SPEC
+ * §12.4): a tenant principal's tenant under the collection's tenant key; undefined for the
+ * platform, or a collection that is not a tenant's.
+ */
+export function writeScope(spec: ResourceSpec, context: WriteContext | undefined): Values | undefined {
+  const tenant = context?.principal.tenant;
+  return spec.tenantKey !== undefined && typeof tenant === "string"
+    ? { [spec.tenantKey]: tenant }
+    : undefined;
 }
 
 /**

@@ -13,6 +13,141 @@ export interface ErrorEnvelope {
   error: { code: string; message: string; details?: ErrorDetail[] };
 }
 
+/**
+ * One status the API answers with an error: its code, the class of this file that answers it
+ * (and of the generated client that a caller catches), what it means, and the headers it carries.
+ */
+export interface ErrorStatus {
+  status: number;
+  code: string;
+  /** The class that answers it here, and that the generated client throws for it. */
+  className: string;
+  /** The name of its shared response in the OpenAPI documents (`#/components/responses/NotFound`). */
+  response: string;
+  /** What it means, as the OpenAPI documents say it. */
+  description: string;
+  /** The message of its example in the OpenAPI documents. */
+  message: string;
+  /** Headers every answer of this status carries. */
+  headers: readonly string[];
+  /** Headers some answers of this status carry, and when. */
+  optionalHeaders: ReadonlyArray<{ name: string; description: string }>;
+}
+
+/**
+ * Every error status of the API (conventions §4.4), lowest first: the one table the OpenAPI
+ * documents' error responses and the generated client's error classes are written from.
+ */
+export const ERROR_STATUSES: readonly ErrorStatus[] = [
+  {
+    status: 400,
+    code: "VALIDATION_ERROR",
+    className: "ValidationError",
+    response: "BadRequest",
+    description:
+      "Invalid input: a malformed UUID, a missing, wrong-typed, unknown or read-only field, a bad query parameter or cursor, an unsupported Content-Type, or a body over the size limit. One detail per problem.",
+    message: "The request is not valid.",
+    headers: [],
+    optionalHeaders: [],
+  },
+  {
+    status: 401,
+    code: "UNAUTHENTICATED",
+    className: "UnauthenticatedError",
+    response: "Unauthorized",
+    description: "Missing or invalid credentials.",
+    message: "Authentication is required.",
+    headers: ["WWW-Authenticate"],
+    optionalHeaders: [],
+  },
+  {
+    status: 403,
+    code: "FORBIDDEN",
+    className: "ForbiddenError",
+    response: "Forbidden",
+    description: "Authenticated, but not allowed.",
+    message: "This action is not allowed.",
+    headers: [],
+    optionalHeaders: [],
+  },
+  {
+    status: 404,
+    code: "NOT_FOUND",
+    className: "NotFoundError",
+    response: "NotFound",
+    description: "No record has this id (the record, its parent, or the target of an action).",
+    message: "The resource does not exist.",
+    headers: [],
+    optionalHeaders: [],
+  },
+  {
+    status: 409,
+    code: "CONFLICT",
+    className: "ConflictError",
+    response: "Conflict",
+    description:
+      "A duplicate of a unique field, an `If-Match` that is not the record's current ETag, or a POST whose `Idempotency-Key` is in use by a request still running. Nothing changed.",
+    message: "The request conflicts with the current state.",
+    headers: [],
+    optionalHeaders: [],
+  },
+  {
+    status: 422,
+    code: "BUSINESS_RULE_VIOLATION",
+    className: "BusinessRuleError",
+    response: "UnprocessableEntity",
+    description:
+      "Valid input that breaks a business rule, such as a reference to a record that does not exist, or an `Idempotency-Key` already used for another path or body.",
+    message: "The request breaks a business rule.",
+    headers: [],
+    optionalHeaders: [],
+  },
+  {
+    status: 429,
+    code: "RATE_LIMITED",
+    className: "RateLimitedError",
+    response: "TooManyRequests",
+    description: "Over the rate limit; retry after `Retry-After` seconds.",
+    message: "Too many requests.",
+    headers: ["Retry-After"],
+    optionalHeaders: [],
+  },
+  {
+    status: 500,
+    code: "INTERNAL_ERROR",
+    className: "InternalError",
+    response: "InternalError",
+    description:
+      "An unexpected failure. The body carries no internals. When the database could not be reached, it carries `Retry-After`.",
+    message: "Something went wrong.",
+    headers: [],
+    optionalHeaders: [
+      {
+        name: "Retry-After",
+        description: "Seconds to wait before retrying: the database could not be reached.",
+      },
+    ],
+  },
+  {
+    status: 503,
+    code: "SERVICE_UNAVAILABLE",
+    className: "ServiceUnavailableError",
+    response: "ServiceUnavailable",
+    description:
+      "The instance cannot answer now (its store does not answer); retry after `Retry-After` seconds.",
+    message: "The service is not ready. Retry later.",
+    headers: ["Retry-After"],
+    optionalHeaders: [],
+  },
+];
+
+/** The entry of `status` in ERROR_STATUSES; throws for a status the API never answers with an error. */
+export function errorStatus(status: number): ErrorStatus {
+  const found = ERROR_STATUSES.find((e) => e.status === status);
+  if (!found) throw new Error(`no error status ${status}`);
+  return found;
+}
+
 export class ApiError extends Error {
   readonly status: number;
   readonly code: string;

@@ -4,6 +4,7 @@
  * `PgBossExportQueue` (exports-pgboss.ts) shares them between every instance over a PostgreSQL
  * server.
  */
+import { outsideRequest } from "./client-scope.ts";
 
 /** Runs jobs: in the process, or shared by several instances (pg-boss). */
 export interface ExportQueue {
@@ -52,7 +53,8 @@ export class InProcessExportQueue implements ExportQueue {
   private pump(): void {
     while (this.run && !this.stopped && this.running.size < this.concurrency && this.waiting.length > 0) {
       const id = this.waiting.shift()!;
-      const task: Promise<void> = this.run(id)
+      // A job queued by a request runs on its own: its client leaving does not stop it.
+      const task: Promise<void> = outsideRequest(() => this.run!(id))
         .catch(() => {})
         .finally(() => {
           this.running.delete(task);

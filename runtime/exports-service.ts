@@ -29,7 +29,7 @@ import {
   type ExportJob,
   type ExportJobValues,
 } from "./exports-job.ts";
-import { deleteFinishedJobs, keepWithinLimit } from "./exports-limits.ts";
+import { deleteFinishedJobs, insertWithinLimit } from "./exports-limits.ts";
 import type { PgBossExportQueue, PgBossQueueOptions } from "./exports-pgboss.ts";
 import { InProcessExportQueue, type ExportQueue } from "./exports-queue.ts";
 import { writeRecords, type ExportSource } from "./exports-writing.ts";
@@ -152,12 +152,11 @@ export class ExportService {
       record_count: 0,
       attempts: 0,
     };
-    const job = (await this.store.insert(
-      EXPORT_JOBS,
+    const job = await insertWithinLimit(
+      this.store,
       { id: newId(), created_at: now, updated_at: now, revision: 1, values },
-      NO_CONSTRAINTS,
-    )) as ExportJob;
-    await keepWithinLimit(this.store, job, this.maxJobsPerPrincipal);
+      this.maxJobsPerPrincipal,
+    );
     // Before start(), the job waits: start() queues every pending job.
     if (this.started && this.queue) await this.queue.enqueue(job.id);
     return job;

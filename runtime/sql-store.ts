@@ -117,6 +117,11 @@ interface Prepared {
   links: SqlColumn[];
   /** The statements every request of one kind runs. */
   get: Statement | string;
+  /**
+   * The reads by id with a `where` (a tenant principal's, SPEC §12.4), by its fields: the statement
+   * and the fields in the order of its parameters, made once.
+   */
+  scopedGets: Map<string, { statement: Statement | string; fields: string[] }>;
   update: Statement | string;
   delete: Statement | string;
   revision: Statement | string;
@@ -184,6 +189,7 @@ export class SqlStore implements Store {
         stored,
         links: c.columns.filter((column) => column.link),
         get: this.statements.get(`select ${select} from ${table} where "id" = $1`),
+        scopedGets: new Map(),
         update: this.statements.get(
           `update ${table} set ${sets.join(", ")} where "id" = $1 and "_revision" = $2 returning ${select}`,
         ),
@@ -433,11 +439,28 @@ export class SqlStore implements Store {
     if (!UUID.test(id)) return null;
     let rows: Row[];
     if (where) {
-      // Scoped (a tenant's, SPEC §12.4): the match is part of the statement.
+      // Scoped (a tenant's, SPEC §12.4): the match is part of the statement, made once for its
+      // fields (a null value is `is null` in the text, so only values that are not null reuse it).
       const params: unknown[] = [id];
-      const conditions = this.conditions(p, { where }, params);
-      const text = `select ${p.select} from ${p.table} where "id" = $1${conditions.map((c) => ` and ${c}`).join("")}`;
-      rows = await this.read(collection, this.statements.get(text), params);
+      const fields = Object.keys(where);
+      const key = fields.join(",");
+      const made = fields.every((field) => where[field] != null) ? p.scopedGets.get(key) : undefined;
+      if (made) {
+        for (const field of made.fields) {
+          if (field === "id") params.push(where[field]);
+          else parameter(this.column(p, field), where[field], params);
+        }
+        rows = await this.read(collection, made.statement, params);
+      } else {
+        const conditions = this.conditions(p, { where }, params);
+        const text = `select ${p.select} from ${p.table} where "id" = $1${conditions.map((c) => ` and ${c}`).join("")}`;
+        const statement = this.statements.get(text);
+        if (fields.every((field) => where[field] != null)) {
+          const order = [...fields].sort((a, b) => (p.order.get(a) ?? -1) - (p.order.get(b) ?? -1));
+          p.scopedGets.set(key, { statement, fields: fields.length > 1 ? order : fields });
+        }
+        rows = await this.read(collection, statement, params);
+      }
     } else rows = await this.read(collection, p.get, [id]);
     return rows[0] ? this.toRecord(p, rows[0]) : null;
   }
@@ -470,7 +493,7 @@ export class SqlStore implements Store {
 
   /** `current`, the record as read at `expectedRevision`, lets the write and its event go as one statement. */
   async update(
-    ...[collection, id, values, expectedRevision, , publish, current]: UpdateArgs
+    ...[collection, id, values, expectedRevision, , publish, current, where]: UpdateArgs
   ): Promise<StoredRecord | null> {
     const p = this.collection(collection);
     for (const field of Object.keys(values)) this.column(p, field);
@@ -481,9 +504,10 @@ export class SqlStore implements Store {
       updatedAt = new Date(Date.parse(current.updated_at) + 1).toISOString();
     const params: unknown[] = [id, expectedRevision, updatedAt];
     for (const column of p.stored) parameter(column, values[column.field], params);
+    const update = this.scoped(p, p.update, where, params);
     if (p.links.length) {
-      const linked = await this.writeLinked(collection, p, p.update, params, publish, values);
-      return linked ?? this.missingOrChanged(p, id, null);
+      const linked = await this.writeLinked(collection, p, update, params, publish, values);
+      return linked ?? this.missingOrChanged(p, id, null, where);
     }
     const image =
       current?.revision === expectedRevision
@@ -495,25 +519,19 @@ export class SqlStore implements Store {
             values,
           }
         : undefined;
-    const written = await this.writeOne(collection, "write", p, p.update, params, publish, image);
-    return written ?? this.missingOrChanged(p, id, null);
+    const written = await this.writeOne(collection, "write", p, update, params, publish, image);
+    return written ?? this.missingOrChanged(p, id, null, where);
   }
 
   /** `current`, the record as read at `expectedRevision`, lets the delete and its event go as one statement. */
-  async delete(...[collection, id, expectedRevision, publish, current]: DeleteArgs): Promise<boolean> {
+  async delete(...[collection, id, expectedRevision, publish, current, where]: DeleteArgs): Promise<boolean> {
     const p = this.collection(collection);
+    const params: unknown[] = [id, expectedRevision];
+    const statement = this.scoped(p, p.delete, where, params);
     if (!this.cascades.has(collection) || ((!publish || !this.schema.events) && !this.arrayCascades)) {
       const image = current?.revision === expectedRevision ? current : undefined;
-      const deleted = await this.writeOne(
-        collection,
-        "delete",
-        p,
-        p.delete,
-        [id, expectedRevision],
-        publish,
-        image,
-      );
-      return deleted ? true : this.missingOrChanged(p, id, false);
+      const deleted = await this.writeOne(collection, "delete", p, statement, params, publish, image);
+      return deleted ? true : this.missingOrChanged(p, id, false, where);
     }
     // A delete that takes records along keeps all their events: one transaction.
     let events: StoredEvent[] = [];
@@ -521,11 +539,12 @@ export class SqlStore implements Store {
       this.db.transaction(async (tx) => {
         // The records the foreign keys delete with it, locked until the commit (so that none is
         // added or changed in between): their events are kept with the delete's.
-        const { cascaded, unlinked } = await this.cascaded(tx, collection, id);
-        const rows = await tx.query(p.delete, [id, expectedRevision]);
+        const tenant = this.tenantOf(collection, where);
+        const { cascaded, unlinked } = await this.cascaded(tx, collection, id, where, tenant);
+        const rows = await tx.query(statement, params);
         if (!rows[0]) return false;
         if (!publish) {
-          for (const [name, ids] of unlinked) await tx.query(this.touch(name), [arrayLiteral(ids)]);
+          for (const [name, ids] of unlinked) await this.touch(tx, name, ids, tenant);
           return true;
         }
         const made = [publish(this.toRecord(p, rows[0]), collection)];
@@ -533,14 +552,14 @@ export class SqlStore implements Store {
         // The records whose arrays lost ids: a new revision, and their `.updated` events.
         for (const [name, ids] of unlinked) {
           const holder = this.collection(name);
-          for (const row of await tx.query(this.touch(name), [arrayLiteral(ids)]))
+          for (const row of await this.touch(tx, name, ids, tenant))
             made.push(publish(this.toRecord(holder, row), updatedKey(name)));
         }
         events = this.schema.events ? await insertEvents(tx, made) : made;
         return true;
       }),
     );
-    if (!deleted) return this.missingOrChanged(p, id, false);
+    if (!deleted) return this.missingOrChanged(p, id, false, where);
     await this.sinks.publish(events);
     return true;
   }
@@ -562,9 +581,13 @@ export class SqlStore implements Store {
           let publish: EventOf<StoredRecord> | undefined;
           let expected: number | undefined;
           if ("expect" in write) {
-            const [, id, revision] = write.expect;
-            const lock = this.statements.get(`select ${p.select} from ${p.table} where "id" = $1 for share`);
-            rows = await this.translated(collection, "read", () => tx.query(lock, [id]));
+            const [, id, revision, where] = write.expect;
+            const params: unknown[] = [id];
+            const conditions = where ? this.conditions(p, { where }, params) : [];
+            const lock = this.statements.get(
+              `select ${p.select} from ${p.table} where "id" = $1${conditions.map((c) => ` and ${c}`).join("")} for share`,
+            );
+            rows = await this.translated(collection, "read", () => tx.query(lock, params));
             expected = revision;
           } else if ("insert" in write) {
             const [, record] = write.insert;
@@ -588,11 +611,13 @@ export class SqlStore implements Store {
           } else {
             const [, id, values, expectedRevision] = write.update;
             publish = write.update[5];
+            const where = write.update[7];
             for (const field of Object.keys(values)) this.column(p, field);
             const params: unknown[] = [id, expectedRevision, new Date().toISOString()];
             for (const column of p.stored) parameter(column, values[column.field], params);
-            rows = await this.translated(collection, "write", () => tx.query(p.update, params));
-            if (!rows[0] && (await tx.query(p.revision, [id])).length)
+            const update = this.scoped(p, p.update, where, params);
+            rows = await this.translated(collection, "write", () => tx.query(update, params));
+            if (!rows[0] && (await this.revisionOf(tx, p, id, where)).length)
               throw new ConflictError("The record was changed by another request.");
             if (rows[0] && p.links.length) rows = await this.relinked(tx, collection, p, id, values);
           }
@@ -628,6 +653,8 @@ export class SqlStore implements Store {
     db: SqlQueryable,
     collection: string,
     id: string,
+    where?: Values,
+    tenant?: string,
   ): Promise<{ cascaded: Array<[string, StoredRecord]>; unlinked: Map<string, string[]> }> {
     const unlinked = new Map<string, string[]>();
     if (!this.cascades.has(collection)) return { cascaded: [], unlinked };
@@ -635,17 +662,20 @@ export class SqlStore implements Store {
     // Waiting for another request's locks gives up after 2 s (409); left idle, the transaction
     // ends after `statement_timeout` (the session's idle_in_transaction_session_timeout).
     if (this.db.kind === "postgres") await db.exec("set local lock_timeout = 2000");
-    await db.query(this.statements.get(`select "id" from ${p.table} where "id" = $1 for update`), [id]);
+    // The record of another tenant (`where`, SPEC §12.4) is neither locked nor walked.
+    const params: unknown[] = [id];
+    const scope = where ? this.conditions(p, { where }, params).map((c) => ` and ${c}`) : [];
+    const lock = `select "id" from ${p.table} where "id" = $1${scope.join("")} for update`;
+    if (!(await db.query(this.statements.get(lock), params)).length) return { cascaded: [], unlinked };
     const limit = this.cascadeLimit;
     // The bounded count: ids only, no locks, at most limit + 1 of them over all levels.
     let counted = 0;
-    await this.cascadeLevels(collection, id, async (child, column, parents) => {
+    await this.cascadeLevels(collection, id, async (child, column, parents, name) => {
+      const params: unknown[] = [arrayLiteral(parents), limit - counted + 1];
       const statement = this.statements.get(
-        `select "id" from ${child.table} where ${column} = any($1::uuid[]) limit $2`,
+        `select "id" from ${child.table} where ${column} = any($1::uuid[])${this.tenantMatch(name, tenant, params)} limit $2`,
       );
-      const ids = (await db.query(statement, [arrayLiteral(parents), limit - counted + 1])).map((r) =>
-        String(r.id),
-      );
+      const ids = (await db.query(statement, params)).map((r) => String(r.id));
       counted += ids.length;
       if (counted > limit) throw cascadeTooLargeError(limit);
       return ids;
@@ -654,11 +684,12 @@ export class SqlStore implements Store {
     const found: Array<[string, StoredRecord]> = [];
     const taken = new Set<string>();
     await this.cascadeLevels(collection, id, async (child, column, parents, name) => {
+      const params: unknown[] = [arrayLiteral(parents)];
       const statement = this.statements.get(
-        `select ${child.select} from ${child.table} where ${column} = any($1::uuid[]) order by "id" for update`,
+        `select ${child.select} from ${child.table} where ${column} = any($1::uuid[])${this.tenantMatch(name, tenant, params)} order by "id" for update`,
       );
       const ids: string[] = [];
-      for (const row of await db.query(statement, [arrayLiteral(parents)])) {
+      for (const row of await db.query(statement, params)) {
         const record = this.toRecord(child, row);
         ids.push(record.id);
         if (taken.has(`${name}\0${record.id}`)) continue;
@@ -680,13 +711,14 @@ export class SqlStore implements Store {
         const link = this.column(child, reference.field).link;
         if (!link) continue;
         const { owner, target } = LINK_COLUMNS;
+        const params: unknown[] = [arrayLiteral(ids), limit - found.length - changed + 1];
         const statement = this.statements.get(
           `select "id" from ${child.table} where "row_id" in (select ${q(owner)} from ${q(link.table)} ` +
-            `where ${q(target)} in (select "row_id" from ${this.collection(name).table} where "id" = any($1::uuid[]))) ` +
-            `order by "id" limit $2 for update`,
+            `where ${q(target)} in (select "row_id" from ${this.collection(name).table} where "id" = any($1::uuid[])))` +
+            `${this.tenantMatch(reference.collection, tenant, params)} order by "id" limit $2 for update`,
         );
         const holders = unlinked.get(reference.collection) ?? [];
-        const rows = await db.query(statement, [arrayLiteral(ids), limit - found.length - changed + 1]);
+        const rows = await db.query(statement, params);
         for (const row of rows) holders.push(String(row.id));
         changed += rows.length;
         if (found.length + changed > limit) throw cascadeTooLargeError(limit);
@@ -737,14 +769,43 @@ export class SqlStore implements Store {
     }
   }
 
-  /** The statement that gives the records of `collection` whose ids are `$1` a new revision (an array of theirs lost an id). */
-  private touch(collection: string): Statement | string {
+  /** Gives the records `ids` of `collection` a new revision (an array of theirs lost an id), within `tenant`; the rows written. */
+  private touch(
+    db: SqlQueryable,
+    collection: string,
+    ids: string[],
+    tenant: string | undefined,
+  ): Promise<Row[]> {
     const p = this.collection(collection);
-    return this.statements.get(
+    const params: unknown[] = [arrayLiteral(ids)];
+    const statement = this.statements.get(
       `update ${p.table} set "_revision" = "_revision" + 1, ` +
         `"updated_at" = greatest(date_trunc('milliseconds', clock_timestamp()), "updated_at" + interval '1 millisecond') ` +
-        `where "id" = any($1::uuid[]) returning ${p.select}`,
+        `where "id" = any($1::uuid[])${this.tenantMatch(collection, tenant, params)} returning ${p.select}`,
     );
+    return db.query(statement, params);
+  }
+
+  /**
+   * The tenant a delete's `where` names (SPEC §12.4): the value of the collection's tenant field,
+   * or in the tenant collection (`where` on `id`) the record's id; undefined without one.
+   */
+  private tenantOf(collection: string, where: Values | undefined): string | undefined {
+    if (!where) return undefined;
+    const field = this.schema.collections[collection]?.tenant;
+    const value = field === undefined ? where.id : where[field];
+    return typeof value === "string" ? value : undefined;
+  }
+
+  /**
+   * ` and "<tenant column>" = $n::uuid` for the records of `collection` a delete of `tenant` takes
+   * along, when `collection` is tenant-scoped (its parameter appended to `params`); else "".
+   */
+  private tenantMatch(collection: string, tenant: string | undefined, params: unknown[]): string {
+    const field = this.schema.collections[collection]?.tenant;
+    if (tenant === undefined || field === undefined) return "";
+    params.push(tenant);
+    return ` and ${q(this.column(this.collection(collection), field).column)} = $${params.length}::uuid`;
   }
 
   /**
@@ -822,6 +883,29 @@ export class SqlStore implements Store {
       }
     }
     return this.translated(collection, "read", () => tx.query(p.get, [id]));
+  }
+
+  /**
+   * Runs `fn` with this store as seen from inside one transaction that first takes PostgreSQL's
+   * transaction-scoped advisory lock of `key` (`pg_advisory_xact_lock`): every process over the
+   * same database that runs `exclusive` with that key waits until the one before it has committed
+   * or rolled back, so a check and a write made through the store `fn` is given are one step on
+   * every instance (the export cap, exports-limits.ts). Committed when `fn` resolves, rolled back
+   * when it throws. For records without events: an event of a write there would be published
+   * before the commit.
+   */
+  exclusive<T>(key: string, fn: (store: SqlStore) => Promise<T>): Promise<T> {
+    return this.db.transaction(async (tx) => {
+      await tx.query(this.statements.get("select pg_advisory_xact_lock(hashtextextended($1, 0))"), [key]);
+      const inside: SqlDriver = {
+        kind: this.db.kind,
+        query: (statement, params) => tx.query(statement, params),
+        exec: (text) => tx.exec(text),
+        transaction: (work) => work(tx),
+        close: async () => {},
+      };
+      return fn(Object.create(this, { db: { value: inside } }) as SqlStore);
+    });
   }
 
   /**
@@ -951,11 +1035,44 @@ export class SqlStore implements Store {
     await this.closing;
   }
 
-  /** After a write matched no row: `gone` when the record does not exist, else a revision conflict. */
-  private async missingOrChanged<T>(p: Prepared, id: string, gone: T): Promise<T> {
-    const rows = await this.db.query(p.revision, [id]);
+  /**
+   * After a write matched no row: `gone` when the record does not exist (or does not match
+   * `where`: another tenant's), else a revision conflict.
+   */
+  private async missingOrChanged<T>(p: Prepared, id: string, gone: T, where?: Values): Promise<T> {
+    const rows = await this.revisionOf(this.db, p, id, where);
     if (!rows.length) return gone;
     throw new ConflictError("The record was changed by another request.");
+  }
+
+  /** The revision of record `id`, when it matches `where`. */
+  private revisionOf(db: SqlQueryable, p: Prepared, id: string, where: Values | undefined): Promise<Row[]> {
+    if (!where) return db.query(p.revision, [id]);
+    const params: unknown[] = [id];
+    const conditions = this.conditions(p, { where }, params);
+    const text = `select "_revision" from ${p.table} where "id" = $1${conditions.map((c) => ` and ${c}`).join("")}`;
+    return db.query(this.statements.get(text), params);
+  }
+
+  /**
+   * A write statement by id (`update`/`delete … where "id" = $1 and "_revision" = $2 returning …`)
+   * with the exact matches of `where` in its where clause (a tenant principal's tenant, SPEC
+   * §12.4): their parameters are appended to `params`. Without `where`, the statement as it is.
+   */
+  private scoped(
+    p: Prepared,
+    statement: Statement | string,
+    where: Values | undefined,
+    params: unknown[],
+  ): Statement | string {
+    if (!where) return statement;
+    const conditions = this.conditions(p, { where }, params);
+    if (!conditions.length) return statement;
+    const text = typeof statement === "string" ? statement : statement.text;
+    const at = text.lastIndexOf(" returning");
+    return this.statements.get(
+      `${text.slice(0, at)}${conditions.map((c) => ` and ${c}`).join("")}${text.slice(at)}`,
+    );
   }
 
   /** Runs statements and turns constraint violations into the API's errors. */

@@ -16,7 +16,6 @@
  *  - `listEvents`/`getEvent` read the feed in id order, as a principal may see it (`EventScope`).
  *  - `cursorKeys` gives the keys cursors are signed with (see cursor-keys.ts).
  */
-import type { CursorKeyStore } from "./cursor-keys.ts";
 import type { EventFeed, EventOf } from "./events.ts";
 import type { IdempotencyKeyStore } from "./idempotency.ts";
 
@@ -136,6 +135,7 @@ export type UpdateArgs = [
   constraints: WriteConstraints,
   publish?: EventOf<StoredRecord>,
   current?: StoredRecord,
+  where?: Values,
 ];
 /** The arguments of `Store.delete`. */
 export type DeleteArgs = [
@@ -144,6 +144,7 @@ export type DeleteArgs = [
   expectedRevision: number,
   publish?: EventOf<StoredRecord>,
   current?: StoredRecord,
+  where?: Values,
 ];
 /**
  * One write of `Store.writeAll`: an insert, an update, or `expect`, which writes nothing but
@@ -152,7 +153,7 @@ export type DeleteArgs = [
 export type Write =
   | { insert: InsertArgs }
   | { update: UpdateArgs }
-  | { expect: [collection: string, id: string, revision: number] };
+  | { expect: [collection: string, id: string, revision: number, where?: Values] };
 
 export interface Store extends EventFeed, CursorKeyStore {
   /**
@@ -179,11 +180,15 @@ export interface Store extends EventFeed, CursorKeyStore {
    * Returns null when the record is gone; throws ConflictError on a revision or unique conflict.
    * `publish` makes the write's event from the updated record. `current`, the record as read at
    * `expectedRevision`, is a hint: a SQL store then keeps the write and its event in one statement.
+   * `where` (exact matches as for `get`: a tenant principal's tenant, SPEC §12.4) is part of the
+   * write's statement: a record that does not match it is not written, and null is returned as
+   * for a record that is gone.
    */
   update(...args: UpdateArgs): Promise<StoredRecord | null>;
   /**
    * Deletes when the revision is still `expectedRevision`; false when the record is gone.
-   * `publish` makes the write's event from the record as it was; `current` is a hint as for `update`.
+   * `publish` makes the write's event from the record as it was; `current` is a hint as for `update`;
+   * `where` as for `update` (false when the record does not match it).
    */
   delete(...args: DeleteArgs): Promise<boolean>;
   /**
@@ -191,8 +196,23 @@ export interface Store extends EventFeed, CursorKeyStore {
    * SPEC §12.5): in one transaction on a SQL store, with no await in between in memory. Every
    * write and its event is kept (the events in the order of the writes), or none: a conflict
    * (revision or unique) throws ConflictError, a record to update or expect that is gone gives
-   * null. Returns the record of each write (for `expect`, the record as it is).
+   * null, as does one that does not match its `where` (the last element of `update` and `expect`,
+   * as for `update`). Returns the record of each write (for `expect`, the record as it is).
    */
   writeAll(writes: readonly Write[]): Promise<StoredRecord[] | null>;
   close(): Promise<void>;
+}
+
+/** A key that signs cursors (cursor-keys.ts). */
+export interface CursorKey {
+  secret: string;
+  /** When the key was made, ISO 8601. */
+  created_at: string;
+}
+
+export interface CursorKeyStore {
+  /** The keys, newest (the one that signs) first; the first call on an empty store creates one. */
+  cursorKeys(): Promise<CursorKey[]>;
+  /** Makes a new key the one that signs; the previous one still verifies for the grace period. */
+  rotateCursorKey(): Promise<void>;
 }

@@ -562,6 +562,38 @@ describe("the CLI", () => {
     assert.match(allowed.stderr, /only for a version that has never shipped/);
   });
 
+  test("the showcase's published documents, as committed before the route record (\"Get an user\"), take the corrected summaries as non-breaking", () => {
+    // Before the route record, a second article rule wrote "an user" into the summaries of the
+    // published v1 (and v2, v3) documents. A summary is prose, not contract: the gate lets the
+    // fix through, and generate rewrites the documents.
+    const dir = workspace("compat-summaries", "definitions");
+    const out = path.join(dir, "generated");
+    cpSync(path.join(repoRoot, "generated"), out, { recursive: true });
+    let before = 0;
+    for (const version of ["v1", "v2", "v3"]) {
+      const file = path.join(out, version, "openapi.json");
+      const text = readFileSync(file, "utf8");
+      const old = text.replace(/("summary": "[^"]*\b)a user"/g, (_, head: string) => `${head}an user"`);
+      assert.notEqual(old, text, `${version} has a summary naming a user`);
+      before += old.split("an user").length - 1;
+      writeFileSync(file, old);
+    }
+    assert.ok(before >= 15, `the old documents said "an user" ${before} times`);
+    const checked = canon(["check"], dir);
+    assert.equal(checked.code, 1, "check sees the documents differ");
+    assert.doesNotMatch(checked.stderr, /breaking-change/);
+    const generated = canon(["generate"], dir);
+    assert.equal(generated.code, 0, generated.stderr);
+    assert.doesNotMatch(generated.stderr, /breaking-change|allow-breaking/);
+    for (const version of ["v1", "v2", "v3"]) {
+      const text = readFileSync(path.join(out, version, "openapi.json"), "utf8");
+      assert.doesNotMatch(text, /an user/);
+      assert.match(text, /"summary": "Get a user"/);
+    }
+    assert.equal(canon(["check"], dir).code, 0);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
   test("a draft version (draft: true) takes any change; removing draft publishes it, and from then on the gate holds it", () => {
     const dir = variant("draft", { "api.yaml": replace("  v1: {}\n", "  v1: {}\n  v2: { draft: true }\n") });
     assert.equal(canon(["generate"], dir).code, 0);

@@ -87,3 +87,60 @@ test("a name the file declares itself is not imported, even where a source offer
   const out = withImports(rendered, [source("./runtime/index.ts", { AppOptions: "type", Store: "type" })]);
   assert.equal(out.split("\n")[0], 'import type { Store } from "./runtime/index.ts";');
 });
+
+test("canon's own modules import one another without circles (generator/, runtime/, bin/)", async () => {
+  const { readFileSync, readdirSync, statSync } = await import("node:fs");
+  const path = await import("node:path");
+  const { repoRoot } = await import("./support/cli.ts");
+  const files: string[] = [];
+  const walk = (dir: string): void => {
+    for (const name of readdirSync(dir)) {
+      const full = path.join(dir, name);
+      if (statSync(full).isDirectory()) walk(full);
+      else if (/\.(ts|js)$/.test(name)) files.push(path.relative(repoRoot, full).split(path.sep).join("/"));
+    }
+  };
+  for (const dir of ["generator", "runtime", "bin"]) walk(path.join(repoRoot, dir));
+  const known = new Set(files);
+  // Every relative import, export-from and dynamic import, type-only ones included: a circle of
+  // types is still two modules that cannot be understood apart.
+  const edges = new Map<string, string[]>();
+  for (const file of files) {
+    const text = readFileSync(path.join(repoRoot, file), "utf8");
+    const targets = [...text.matchAll(/(?:^|\n)\s*(?:import|export)\s[^;]*?\sfrom\s+"(\.[^"]+)"|import\(\s*"(\.[^"]+)"\s*\)/g)]
+      .map((m) => path.posix.normalize(path.posix.join(path.posix.dirname(file), m[1] ?? m[2]!)))
+      .filter((target) => known.has(target));
+    edges.set(file, targets);
+  }
+  // Tarjan's strongly connected components: each with more than one module is a circle.
+  const circles: string[][] = [];
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const visit = (v: string): void => {
+    index.set(v, index.size);
+    low.set(v, index.get(v)!);
+    stack.push(v);
+    onStack.add(v);
+    for (const w of edges.get(v) ?? []) {
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+    }
+    if (low.get(v) === index.get(v)) {
+      const component: string[] = [];
+      let w: string;
+      do {
+        w = stack.pop()!;
+        onStack.delete(w);
+        component.push(w);
+      } while (w !== v);
+      if (component.length > 1) circles.push(component.sort());
+    }
+  };
+  for (const file of files) if (!index.has(file)) visit(file);
+  assert.ok(files.length > 100 && [...edges.values()].flat().length > 200, "the graph was read");
+  assert.deepEqual(circles, [], `import circles:\n${circles.map((c) => c.join(" → ")).join("\n")}`);
+});

@@ -4,7 +4,7 @@
  * the record, and `sets` some of its fields. The action record is created and the record changed
  * as one write (`Store.writeAll`), each with its event, the record's `.updated` first.
  */
-import { CrudService, type ResourceSpec } from "./crud-service.ts";
+import { CrudService, writeScope, type ResourceSpec } from "./crud-service.ts";
 import { NotFoundError } from "./errors.ts";
 import type { EventOf } from "./events.ts";
 import type { HookStore, HookSupport, ServiceHook, WriteContext } from "./hooks.ts";
@@ -63,7 +63,9 @@ export class ActingService<V extends Values, T extends Values = Values> extends 
   ): Promise<StoredRecord<V>> {
     const { targetField, requires, sets } = this.effect;
     const id = values[targetField];
-    const current = typeof id === "string" ? await this.store.get(this.target.collection, id) : null;
+    // The record acted on, within a tenant principal's tenant (SPEC §12.4), here and in the writes.
+    const scope = writeScope(this.target, context);
+    const current = typeof id === "string" ? await this.store.get(this.target.collection, id, scope) : null;
     if (!current) throw new NotFoundError("The record this action acts on does not exist.");
     checkRequires(
       requires,
@@ -90,8 +92,12 @@ export class ActingService<V extends Values, T extends Values = Values> extends 
       checkTransitions(this.target.transitions, current.values, changed);
     }
     const reader = staged ?? this.store;
-    await this.checkReferences(values, null, this.spec.references, reader, context);
-    if (changed) await this.checkReferences(changed, current.values, this.target.references, reader, context);
+    // The action's own references within the tenant of the record acted on.
+    const key = this.target.tenantKey;
+    const tenant = key === undefined ? undefined : key === "id" ? current.id : current.values[key];
+    await this.checkReferences(values, null, this.spec.references, reader, context, tenant);
+    if (changed)
+      await this.checkReferences(changed, current.values, this.target.references, reader, context, tenant);
     const now = new Date().toISOString();
     const record: StoredRecord<V> = { id: newId(), created_at: now, updated_at: now, revision: 1, values };
     const event = publish as EventOf<StoredRecord> | undefined;
@@ -107,9 +113,10 @@ export class ActingService<V extends Values, T extends Values = Values> extends 
               this.target,
               event,
               current,
+              scope,
             ],
           }
-        : { expect: [this.target.collection, current.id, current.revision] },
+        : { expect: [this.target.collection, current.id, current.revision, scope] },
       { insert: [this.spec.collection, record, this.spec, event] },
     ];
     const written = await this.store.writeAll(writes);

@@ -13,7 +13,15 @@ import Fastify, {
   type FastifyServerOptions,
 } from "fastify";
 import type { Authenticate, Authorize, Principal } from "./auth.ts";
-import { type ConnectionOptions, connectionLimits, serverTimeouts } from "./connections.ts";
+import {
+  answerExpectContinue,
+  type ConnectionOptions,
+  connectionLimits,
+  discardRefusedBodies,
+  serverTimeouts,
+  trackRequests,
+} from "./connections.ts";
+import { inClientScope } from "./client-scope.ts";
 import { type CorsOptions, registerCors } from "./cors.ts";
 import { addDeprecationHeaders, type Deprecation, type DeprecationSettings } from "./deprecation.ts";
 import { noOperation, sendError, toApiError, urlTooLong } from "./error-mapping.ts";
@@ -102,13 +110,19 @@ export async function createApp(appOptions: AppOptions): Promise<FastifyInstance
     // Headers up to 64 KiB reach the app, so an over-long URL gets the envelope, not a bare 431.
     serverFactory: (handler) => {
       // HTTP/1.1 without Host is refused in onRequest below, with the envelope; Node's own refusal is a bare 400.
+      // Each request runs in its client's scope: work below it (a query) stops when the client leaves.
+      const handle = inClientScope(trackRequests(completingHeads(handler)));
       const server = createServer(
         { maxHeaderSize: 65_536, requireHostHeader: false, ...serverTimeouts(limits) },
-        completingHeads(handler),
+        handle,
       );
       server.maxConnections = limits.maxConnections;
       // An `Expect` other than 100-continue is ignored (RFC 9110 §10.1.1 allows it), not a bare 417.
-      server.on("checkExpectation", completingHeads(handler));
+      server.on("checkExpectation", handle);
+      // 100-continue: no `100 Continue` for a body over the limit, answered without it.
+      answerExpectContinue(server, options.bodyLimit, handle);
+      // A refused body is read and thrown away (up to a bound) before the connection closes.
+      discardRefusedBodies(server, limits.discardLimitBytes);
       // A client that half-closes after its request (shuts down its sending side) still gets the
       // answer; by default Node ends the connection at once and drops the answer in progress.
       (server as typeof server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
@@ -123,7 +137,8 @@ export async function createApp(appOptions: AppOptions): Promise<FastifyInstance
     routerOptions: { ignoreTrailingSlash: false, caseSensitive: true, maxParamLength: maxUrlLength },
     // Requests Node's HTTP parser refuses (headers over 64 KiB, malformed HTTP, a body that
     // never arrives) answer 400 with the envelope and a request id, not Fastify's own body.
-    clientErrorHandler: (error, socket) => answerClientError(error, socket, options),
+    clientErrorHandler: (error, socket) =>
+      answerClientError(error, socket, options, limits.discardLimitBytes),
     // Errors of the router itself (a malformed percent-encoding, an over-long path parameter)
     // answer with the envelope and the headers of every response, not Fastify's own body.
     frameworkErrors: (error, request, reply) => {

@@ -13,19 +13,10 @@
  */
 import { randomBytes } from "node:crypto";
 import { createCursorCodec, type CursorCodec } from "./cursor.ts";
+import type { CursorKey, CursorKeyStore } from "./store.ts";
 
-export interface CursorKey {
-  secret: string;
-  /** When the key was made, ISO 8601. */
-  created_at: string;
-}
-
-export interface CursorKeyStore {
-  /** The keys, newest (the one that signs) first; the first call on an empty store creates one. */
-  cursorKeys(): Promise<CursorKey[]>;
-  /** Makes a new key the one that signs; the previous one still verifies for the grace period. */
-  rotateCursorKey(): Promise<void>;
-}
+// The store's part of it is declared with the store (store.ts), which this file's codec reads.
+export type { CursorKey, CursorKeyStore } from "./store.ts";
 
 /** How long a rotated-out key keeps verifying cursors after its successor was made. */
 export const CURSOR_KEY_GRACE_MS = 24 * 60 * 60 * 1000;

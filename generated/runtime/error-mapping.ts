@@ -5,6 +5,7 @@
  * internals.
  */
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
+import { ClientGoneError } from "./client-scope.ts";
 import { ApiError, InternalError, NotFoundError, ValidationError } from "./errors.ts";
 
 /** The answer to a method and path that no operation serves. */
@@ -138,7 +139,9 @@ function clientIssue(error: FastifyError): string {
 
 /** Answers `error` with its status, its headers and the envelope; a 500 is logged with its cause. */
 export function sendError(reply: FastifyReply, request: FastifyRequest, error: ApiError): FastifyReply {
-  if (error.status === 500) request.log.error({ err: error.cause ?? error }, "unexpected failure");
+  // Work stopped because its client left (client-scope.ts): expected, and answered to nobody.
+  if (error.cause instanceof ClientGoneError) request.log.info("client gone: its work was stopped");
+  else if (error.status === 500) request.log.error({ err: error.cause ?? error }, "unexpected failure");
   for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
   return reply.code(error.status).type("application/json; charset=utf-8").send(error.toEnvelope());
 }

@@ -21,21 +21,52 @@ async function jobs(
   return (await store.list(EXPORT_JOBS, query)) as { records: ExportJob[]; hasMore: boolean };
 }
 
+/** A store that can run a check and a write as one step on every instance (SqlStore.exclusive). */
+interface ExclusiveStore extends Store {
+  exclusive<T>(key: string, fn: (store: Store) => Promise<T>): Promise<T>;
+}
+
+function isExclusive(store: Store): store is ExclusiveStore {
+  return typeof (store as Partial<ExclusiveStore>).exclusive === "function";
+}
+
 /**
- * Keeps a new job only when it is among its owner's first `max` jobs pending or running, in id
- * order; else deletes it and throws 429 with `Retry-After`. Checked after the insert, so that
- * requests racing on several instances cannot all pass: the earliest jobs stay.
+ * Inserts a new job (`record`) unless its owner has `max` jobs pending or running: then 429 with
+ * `Retry-After`, and no job. On a SQL store (PostgreSQL, PGlite) the count and the insert run in
+ * one transaction holding an advisory lock of the owner: requests racing on any number of
+ * instances over one database take turns, and each sees the jobs of the ones before it. On the
+ * memory store (one process) the job is inserted, then kept only when it is among its owner's
+ * first `max` in id order.
  */
-export async function keepWithinLimit(store: Store, job: ExportJob, max: number): Promise<void> {
+export async function insertWithinLimit(store: Store, record: ExportJob, max: number): Promise<ExportJob> {
+  const owner = record.values.owner;
+  if (isExclusive(store)) {
+    return store.exclusive(`canon/exports:${owner}`, async (locked) => {
+      if ((await activeJobs(locked, owner, max)).length >= max) throw tooManyJobs(max);
+      return (await locked.insert(EXPORT_JOBS, record, NO_CONSTRAINTS)) as ExportJob;
+    });
+  }
+  const job = (await store.insert(EXPORT_JOBS, record, NO_CONSTRAINTS)) as ExportJob;
+  if ((await activeJobs(store, owner, max + 1)).sort().slice(0, max).includes(job.id)) return job;
+  await store.delete(EXPORT_JOBS, job.id, job.revision);
+  throw tooManyJobs(max);
+}
+
+const NO_CONSTRAINTS = { unique: [] };
+
+/** The ids of up to `limit` of `owner`'s jobs pending and up to `limit` running. */
+async function activeJobs(store: Store, owner: string, limit: number): Promise<string[]> {
   const active: string[] = [];
   // Pending first: a job moves from pending to running, so it is seen in one list or the other.
   for (const status of ["pending", "running"] as const) {
-    const page = await jobs(store, { owner: job.values.owner, status }, max + 1);
+    const page = await jobs(store, { owner, status }, limit);
     active.push(...page.records.map((r) => r.id));
   }
-  if (active.sort().slice(0, max).includes(job.id)) return;
-  await store.delete(EXPORT_JOBS, job.id, job.revision);
-  throw new ApiError(
+  return active;
+}
+
+function tooManyJobs(max: number): ApiError {
+  return new ApiError(
     429,
     "RATE_LIMITED",
     `You have ${max} exports pending or running: retry once one has finished.`,

@@ -164,10 +164,10 @@ export class MemoryStore implements Store {
   }
 
   async update(
-    ...[collection, id, values, expectedRevision, constraints, publish]: UpdateArgs
+    ...[collection, id, values, expectedRevision, constraints, publish, , where]: UpdateArgs
   ): Promise<StoredRecord | null> {
     const c = this.collection(collection);
-    const current = this.current(c, id, expectedRevision);
+    const current = this.current(c, id, expectedRevision, where);
     if (!current) return null;
     this.checkUnique(c, values, constraints, id);
     const next: StoredRecord = {
@@ -180,8 +180,8 @@ export class MemoryStore implements Store {
     return next;
   }
 
-  async delete(...[collection, id, expectedRevision, publish]: DeleteArgs): Promise<boolean> {
-    const current = this.current(this.collection(collection), id, expectedRevision);
+  async delete(...[collection, id, expectedRevision, publish, , where]: DeleteArgs): Promise<boolean> {
+    const current = this.current(this.collection(collection), id, expectedRevision, where);
     if (!current) return false;
     const doomed = this.cascade(collection, current);
     this.checkRestricted(doomed);
@@ -232,8 +232,8 @@ export class MemoryStore implements Store {
     const records: StoredRecord[] = [];
     for (const write of writes) {
       if ("expect" in write) {
-        const [collection, id, revision] = write.expect;
-        const current = this.current(this.collection(collection), id, revision);
+        const [collection, id, revision, where] = write.expect;
+        const current = this.current(this.collection(collection), id, revision, where);
         if (!current) return null;
         records.push(current);
       } else if ("insert" in write) {
@@ -246,9 +246,9 @@ export class MemoryStore implements Store {
         planned.push({ collection, c, before: null, record: stored, constraints, publish });
         records.push(stored);
       } else {
-        const [collection, id, values, expectedRevision, constraints, publish] = write.update;
+        const [collection, id, values, expectedRevision, constraints, publish, , where] = write.update;
         const c = this.collection(collection);
-        const current = this.current(c, id, expectedRevision);
+        const current = this.current(c, id, expectedRevision, where);
         if (!current) return null;
         this.checkUnique(c, values, constraints, id);
         const next: StoredRecord = {
@@ -273,9 +273,18 @@ export class MemoryStore implements Store {
     return records;
   }
 
-  /** The record a write of revision `expectedRevision` changes: none when it is gone; ConflictError when it has moved on. */
-  private current(c: Collection, id: string, expectedRevision: number): StoredRecord | undefined {
+  /**
+   * The record a write of revision `expectedRevision` changes: none when it is gone or does not
+   * match `where` (another tenant's, SPEC §12.4); ConflictError when it has moved on.
+   */
+  private current(
+    c: Collection,
+    id: string,
+    expectedRevision: number,
+    where?: Values,
+  ): StoredRecord | undefined {
     const current = c.byId.get(id);
+    if (current && where && !matchesWhere(current, where)) return undefined;
     if (current && current.revision !== expectedRevision)
       throw new ConflictError("The record was changed by another request.");
     return current;

@@ -9,6 +9,7 @@
 import { createRequire } from "node:module";
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
+import { closeWhenWritten } from "./connections.ts";
 import { deprecationHeaders, type DeprecationSettings } from "./deprecation.ts";
 import { type ApiError, ValidationError } from "./errors.ts";
 import { noOperation } from "./error-mapping.ts";
@@ -31,8 +32,10 @@ export function answerClientError(
   error: Error & { code?: string; rawPacket?: unknown; bytesParsed?: unknown },
   socket: Duplex,
   settings: DeprecationSettings,
+  discardLimitBytes = 16 * 1024 * 1024,
 ): void {
-  if (error.code === "ECONNRESET" || socket.destroyed) return;
+  // Answered already: the parser refuses each further chunk of the bytes being thrown away.
+  if (error.code === "ECONNRESET" || socket.destroyed || (socket as WatchedSocket)[DISCARDING]) return;
   const reading = (socket as WatchedSocket)[HEAD]?.reading;
   const inFlight = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
   let issue = { field: "request", issue: "must be a valid HTTP request" };
@@ -50,7 +53,9 @@ export function answerClientError(
   const answer = () => {
     const error400 = new ValidationError([issue], "The request could not be read.");
     writeRawError(socket, 400, "Bad Request", error400, url, settings);
-    socket.destroy(error);
+    // A request that was too slow is cut at once; a malformed one may still be sending.
+    if (error.code === "ERR_HTTP_REQUEST_TIMEOUT") socket.destroy(error);
+    else discardThenClose(socket, discardLimitBytes);
   };
   if (!inFlight) return answer();
   // A later request pipelined behind one being answered: its answer comes after that one. It is
@@ -69,6 +74,35 @@ export function answerClientError(
   }
   if (!inFlight.headersSent) return answer();
   socket.destroy(error);
+}
+
+/** How long the bytes after a malformed request are read and thrown away, at most. */
+const DISCARD_MS = 10_000;
+const DISCARDING = Symbol("canon.discarding");
+
+/**
+ * After the answer to a malformed request: the service ends its side and reads and throws away
+ * what the client still sends (the rest of its head or body) until it closes, `limitBytes` came
+ * or 10 s passed, then closes. Closing at once would answer those bytes with a reset, which
+ * loses the answer for a client still writing (as for refused bodies, connections.ts).
+ */
+function discardThenClose(socket: Duplex, limitBytes: number): void {
+  (socket as WatchedSocket)[DISCARDING] = true;
+  if (socket.writable) socket.end();
+  let read = 0;
+  const close = () => {
+    clearTimeout(timer);
+    closeWhenWritten(socket);
+  };
+  const timer = setTimeout(close, DISCARD_MS);
+  timer.unref();
+  socket.on("data", (chunk: Buffer) => {
+    read += chunk.length;
+    if (read > limitBytes) close();
+  });
+  socket.once("end", close);
+  socket.once("close", () => clearTimeout(timer));
+  socket.resume();
 }
 
 /** An error answer written straight to a socket that Fastify never saw as a request. */
@@ -112,7 +146,7 @@ interface HeadBytes {
 /** No more of a head is kept than a request line the service reads (URLs are refused well before). */
 const MAX_KEPT = 16_384;
 const HEAD = Symbol("canon.requestHead");
-type WatchedSocket = Duplex & { [HEAD]?: HeadBytes };
+type WatchedSocket = Duplex & { [HEAD]?: HeadBytes; [DISCARDING]?: boolean };
 
 /**
  * Node's HTTP parser calls back into JavaScript at the start of every message (slot

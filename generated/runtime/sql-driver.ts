@@ -7,37 +7,14 @@
  * loads either.
  */
 
-export type Row = Record<string, unknown>;
-
-/**
- * A statement known before any request runs it: prepared once per connection under its name,
- * then only bound and executed. The name is derived from the text (sql-statements.ts), so one
- * name never stands for two texts.
- */
-export interface Statement {
-  readonly name: string;
-  readonly text: string;
-}
-
-export interface SqlQueryable {
-  /** One statement with `$1`-style parameters (a `Statement` is prepared once per connection); the rows it returns. */
-  query(statement: string | Statement, params?: readonly unknown[]): Promise<Row[]>;
-  /** Statements without parameters, separated by `;` (a migration file). */
-  exec(text: string): Promise<void>;
-}
-
-export interface SqlDriver extends SqlQueryable {
-  readonly kind: "pglite" | "postgres";
-  /** Runs `fn` in a transaction: committed when it resolves, rolled back when it throws. */
-  transaction<T>(fn: (tx: SqlQueryable) => Promise<T>): Promise<T>;
-  close(): Promise<void>;
-}
-
-/**
- * Settings of every session, beside `statement_timeout`: timestamps are read as PostgreSQL's
- * ISO text in UTC (sql-codec.ts `isoTimestamp`), whatever the server's own defaults.
- */
-export const SESSION_SETTINGS = { TimeZone: "UTC", DateStyle: "ISO" } as const;
+export {
+  SESSION_SETTINGS,
+  type Row,
+  type SqlDriver,
+  type SqlQueryable,
+  type Statement,
+} from "./sql-types.ts";
+import { SESSION_SETTINGS, type SqlDriver } from "./sql-types.ts";
 
 /** The most time one statement may take, by default: longer, and it is cancelled (a 500, logged). */
 export const DEFAULT_STATEMENT_TIMEOUT_MS = 5000;

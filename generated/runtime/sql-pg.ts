@@ -4,13 +4,14 @@
  * `StatementRun` (below): prepared on a connection the first time that connection runs it, and
  * from then on only bound and executed, in the same single round trip.
  */
+import { type Client, ClientGoneError, currentClient, isGone, onGone } from "./client-scope.ts";
 import {
   SESSION_SETTINGS,
   type Row,
   type SqlDriver,
   type SqlQueryable,
   type Statement,
-} from "./sql-driver.ts";
+} from "./sql-types.ts";
 
 interface PgResult {
   rows: Row[];
@@ -37,6 +38,9 @@ interface PgField {
   dataTypeID: number;
 }
 interface PgClient {
+  /** The server process and key a cancel request names (never logged). */
+  processID: number | null;
+  secretKey: number | null;
   query(query: string, params?: unknown[]): Promise<PgResult>;
   query(run: StatementRun, values: undefined, callback: (error: Error | null, rows?: Row[]) => void): void;
   release(error?: Error | boolean): void;
@@ -50,7 +54,20 @@ interface PgPool {
   end(): Promise<void>;
   on(event: "error", listener: (error: Error) => void): void;
 }
+/** A `pg.Client` used only to send a cancel request: its connection and where it connects. */
+interface PgCanceller {
+  host: string;
+  port: number;
+  connection: {
+    connect(port: number | string, host?: string): void;
+    cancel(processID: number, secretKey: number): void;
+    on(event: "connect", listener: () => void): void;
+    once(event: "end" | "error", listener: () => void): void;
+    stream?: { destroy(): void };
+  };
+}
 interface PgModule {
+  Client: new (config: { connectionString: string }) => PgCanceller;
   Pool: new (config: {
     connectionString: string;
     max: number;
@@ -221,34 +238,141 @@ interface PgStatements {
 
 const rowsOf = (result: PgResult): Row[] => result.rows;
 
-/** The pool's queries: a client is taken for each and given back when it has answered. */
-function poolQueryable(pool: PgPool, statements: PgStatements): SqlQueryable {
-  return queryable(pool, statements, (run) => pool.query(run));
+/**
+ * The pool's queries: a client is taken for each and given back when it has answered. Outside a
+ * request, as `pg` does it; in a request, through `Cancellation`: a client that left while the
+ * query waited for a connection never runs it, one that leaves while it runs cancels it.
+ */
+function poolQueryable(pool: PgPool, statements: PgStatements, cancellation: Cancellation): SqlQueryable {
+  const run = async <T>(client: Client, work: (connection: PgClient) => Promise<T>): Promise<T> => {
+    const connection = await cancellation.acquire(client);
+    try {
+      return await cancellation.watch(client, connection, () => work(connection));
+    } finally {
+      connection.release();
+    }
+  };
+  return {
+    query(statement, params = []) {
+      const client = currentClient();
+      if (client === undefined) {
+        return typeof statement === "string"
+          ? pool.query(statement, params as unknown[]).then(rowsOf)
+          : pool.query(new StatementRun(statements, statement, params));
+      }
+      return run(client, (connection) =>
+        typeof statement === "string"
+          ? connection.query(statement, params as unknown[]).then(rowsOf)
+          : submitted(connection, new StatementRun(statements, statement, params)),
+      );
+    },
+    async exec(text) {
+      const client = currentClient();
+      if (client === undefined) await pool.query(text);
+      else await run(client, (connection) => connection.query(text));
+    },
+  };
 }
 
-/** A client's queries (a transaction's). */
-function clientQueryable(client: PgClient, statements: PgStatements): SqlQueryable {
-  return queryable(client, statements, (run) => {
-    return new Promise((resolve, reject) =>
-      client.query(run, undefined, (error, rows) => (error ? reject(error) : resolve(rows!))),
-    );
+function submitted(client: PgClient, run: StatementRun): Promise<Row[]> {
+  return new Promise((resolve, reject) =>
+    client.query(run, undefined, (error, rows) => (error ? reject(error) : resolve(rows!))),
+  );
+}
+
+/**
+ * Work of a request whose client left is stopped. Waiting for a pool connection, the request
+ * gives up at once (the connection, when it comes, goes straight back); running, its statement
+ * is cancelled with PostgreSQL's cancel request (a connection of its own that names the
+ * backend's process and secret key, so it works with every pool connection busy), and the
+ * connection goes back to the pool only once the cancel request is done, so that a late cancel
+ * never reaches another request's statement. A cancelled statement fails (57014) and its
+ * connection stays healthy; a transaction rolls back as after any failure.
+ */
+interface Cancellation {
+  acquire(client: Client): Promise<PgClient>;
+  watch<T>(client: Client, connection: PgClient, work: () => Promise<T>): Promise<T>;
+}
+
+function cancellation(pool: PgPool, pg: PgModule, connectionString: string): Cancellation {
+  return {
+    acquire(client) {
+      if (isGone(client)) return Promise.reject(new ClientGoneError());
+      return new Promise((resolve, reject) => {
+        let left = false;
+        const stop = onGone(client, () => {
+          left = true;
+          reject(new ClientGoneError());
+        });
+        pool.connect().then(
+          (connection) => {
+            stop();
+            if (left) connection.release();
+            else resolve(connection);
+          },
+          (error: unknown) => {
+            stop();
+            reject(error as Error);
+          },
+        );
+      });
+    },
+    async watch(client, connection, work) {
+      let cancelling: Promise<void> | undefined;
+      const stop = onGone(client, () => {
+        cancelling = sendCancel(pg, connectionString, connection);
+      });
+      try {
+        return await work();
+      } catch (error) {
+        throw cancelling ? new ClientGoneError(error) : error;
+      } finally {
+        stop();
+        if (cancelling) await cancelling;
+      }
+    },
+  };
+}
+
+/**
+ * PostgreSQL's cancel request for the statement `connection` runs, on a connection of its own
+ * (as `pg`'s `Client.cancel` sends it); resolves when the server has taken it (it closes that
+ * connection), or after 2 s. The process id and key are never logged.
+ */
+function sendCancel(pg: PgModule, connectionString: string, connection: PgClient): Promise<void> {
+  const { processID, secretKey } = connection;
+  if (processID === null || secretKey === null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const canceller = new pg.Client({ connectionString });
+    const wire = canceller.connection;
+    const done = () => {
+      clearTimeout(timer);
+      wire.stream?.destroy();
+      resolve();
+    };
+    const timer = setTimeout(done, 2000);
+    timer.unref();
+    wire.once("end", done);
+    wire.once("error", done);
+    wire.on("connect", () => wire.cancel(processID, secretKey));
+    if (canceller.host.startsWith("/")) wire.connect(`${canceller.host}/.s.PGSQL.${canceller.port}`);
+    else wire.connect(canceller.port, canceller.host);
   });
 }
 
-function queryable(
-  target: PgClient | PgPool,
-  statements: PgStatements,
-  submit: (run: StatementRun) => Promise<Row[]>,
-): SqlQueryable {
+/** A client's queries (a transaction's); with `watched`, none once that request's client has left. */
+function clientQueryable(client: PgClient, statements: PgStatements, watched?: Client): SqlQueryable {
   return {
     // `pg` reads the parameters without changing them: they go as they are, not copied.
     query(statement, params = []) {
+      // A client gone between two statements: the transaction stops (a cancel reaches only a running one).
+      if (watched !== undefined && isGone(watched)) return Promise.reject(new ClientGoneError());
       return typeof statement === "string"
-        ? target.query(statement, params as unknown[]).then(rowsOf)
-        : submit(new StatementRun(statements, statement, params));
+        ? client.query(statement, params as unknown[]).then(rowsOf)
+        : submitted(client, new StatementRun(statements, statement, params));
     },
     async exec(text) {
-      await target.query(text);
+      await client.query(text);
     },
   };
 }
@@ -282,11 +406,13 @@ export async function openPostgres(connectionString: string, options: PostgresOp
     pg,
     prepareValue: pg.utils.prepareValue,
   };
+  const cancel = cancellation(pool, pg, connectionString);
   return {
     kind: "postgres",
-    ...poolQueryable(pool, statements),
+    ...poolQueryable(pool, statements, cancel),
     async transaction(fn) {
-      const client = await pool.connect();
+      const watched = currentClient();
+      const client = watched ? await cancel.acquire(watched) : await pool.connect();
       // The server may end the connection while it is ours (an idle transaction past its
       // timeout, an administrator, a failover): without a listener that is an uncaught error
       // that ends the process. The transaction's next statement fails instead, with the server's reason.
@@ -295,10 +421,14 @@ export async function openPostgres(connectionString: string, options: PostgresOp
         lost = error;
       };
       client.on("error", broken);
-      try {
+      const work = async () => {
         await client.query("begin");
-        const result = await fn(clientQueryable(client, statements));
+        const result = await fn(clientQueryable(client, statements, watched));
         await client.query("commit");
+        return result;
+      };
+      try {
+        const result = await (watched ? cancel.watch(watched, client, work) : work());
         client.release();
         return result;
       } catch (error) {

@@ -10,7 +10,7 @@
 import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { lockFolder, type FolderLock } from "./folder-lock.ts";
-import type { Row, SqlDriver, SqlQueryable, Statement } from "./sql-driver.ts";
+import type { Row, SqlDriver, SqlQueryable, Statement } from "./sql-types.ts";
 
 interface PgliteResults {
   rows: Row[];

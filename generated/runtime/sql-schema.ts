@@ -88,6 +88,11 @@ export interface SqlCollection {
   columns: SqlColumn[];
   /** Columns with a trigram index for `?q=`. */
   search: string[];
+  /**
+   * Its tenant field, on a tenant-scoped collection (SPEC §12.4): the statements a delete runs on
+   * the records it takes along match the deleting principal's tenant there too.
+   */
+  tenant?: string;
 }
 
 export interface SqlConstraint {

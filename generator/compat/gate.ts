@@ -7,7 +7,7 @@ import { versionNumber } from "../model/snapshot.ts";
 import { compareDocuments } from "./compare.ts";
 import { locateChange } from "./locate.ts";
 import { breakFix, breakMessage, representative, versionList, type VersionedChange } from "./messages.ts";
-import { pathKey } from "./operations.ts";
+import { pathKey } from "./paths.ts";
 import { TextMemo } from "../util/memo.ts";
 import { obj } from "./resolve.ts";
 import { sunsetOf } from "./sunset.ts";

@@ -12,7 +12,7 @@ export function locateChange(defs: Definitions, model: ApiModel, version: string
   const fallback = defs.versions.find((v) => v.name === version)?.at() ?? defs.at("versions");
   if (change.kind === "servers-changed") return defs.at("base_url");
   if (!change.operation) return fallback;
-  const owner = ownerOf(defs, change.operation.path);
+  const owner = routeOwner(defs, model, version, change.operation) ?? ownerOf(defs, change.operation.path);
   if (!owner) return /^\/v[0-9]+\/events(\/|$)/.test(change.operation.path) && defs.events ? defs.at("events") : fallback;
   const { resource, action } = owner;
   const key = (name: string) => written(resource, name) ?? resource.at("resource");
@@ -56,7 +56,27 @@ export function locateChange(defs: Definitions, model: ApiModel, version: string
   return field ? optionAt(field, change.keyword) : container;
 }
 
-/** The resource (and action) a path belongs to: `/v1/users/{id}/orders` → orders; `/v1/orders/{id}/cancellations` → orders' action. */
+/**
+ * The resource (and action) whose route record in `version` has this path and method: an
+ * operation the new document still has.
+ */
+function routeOwner(defs: Definitions, model: ApiModel, version: string, operation: { method: string; path: string }): { resource: ResourceDef; action?: ActionDef } | null {
+  for (const shown of model.versions.find((v) => v.name === version)?.resources ?? []) {
+    const route = shown.routes.find((r) => r.path === operation.path && r.method === operation.method);
+    if (!route) continue;
+    const resource = defs.resources.find((r) => r.collection === shown.collection);
+    if (!resource) return null;
+    const action = route.kind === "action" ? resource.actions.find((a) => a.name === route.of) : undefined;
+    return action ? { resource, action } : { resource };
+  }
+  return null;
+}
+
+/**
+ * The resource (and action) a path belongs to, read from the path, for an operation the new
+ * document no longer has (no route record): `/v1/users/{id}/orders` → orders;
+ * `/v1/orders/{id}/cancellations` → orders' action.
+ */
 function ownerOf(defs: Definitions, path: string): { resource: ResourceDef; action?: ActionDef } | null {
   const segments = path.split("/").filter((s) => s && !s.startsWith("{"));
   if (/^v[0-9]+$/.test(segments[0] ?? "")) segments.shift();

@@ -1,3 +1,4 @@
+import { pathKey } from "./paths.ts";
 import { describeModes, paginationModes, paginationParameters } from "./pagination.ts";
 import type { OperationMemo } from "./remembered.ts";
 import { child, obj, resolve } from "./resolve.ts";
@@ -16,11 +17,6 @@ export interface Endpoint {
   pointer: string;
   operation: JsonObject;
   ref: OperationRef;
-}
-
-/** `/v1/orders/{id}` → `/orders/{}`: the same operation in two versions has the same key. */
-export function pathKey(path: string): string {
-  return path.replace(/^\/v[0-9]+(?=\/|$)/, "").replace(/\{[^}]*\}/g, "{}");
 }
 
 export function endpoints(doc: JsonObject): Endpoint[] {

@@ -1,4 +1,4 @@
-import { pathKey } from "./operations.ts";
+import { pathKey } from "./paths.ts";
 import type { Json, JsonObject } from "./types.ts";
 
 /**

@@ -1,4 +1,4 @@
-import { pathKey } from "./operations.ts";
+import { pathKey } from "./paths.ts";
 import { documentParts, Sameness } from "./parts.ts";
 import type { JsonObject } from "./types.ts";
 

@@ -183,7 +183,12 @@ export function readOutputFolder(dir: string, known?: ReadonlyMap<string, string
   };
 }
 
-/** The whole output in memory, unformatted, sorted by path. Pure: the same model gives the same files. */
+/**
+ * The whole output in memory, unformatted, sorted by path. The same model and the same output
+ * folder give the same files. Not pure: the SQL emitter reads the migrations and the schema
+ * snapshot already in the output folder (`context.previous`), and emitters keep what they built
+ * for parts of the model in module-level memos (util/memo.ts) from one run to the next.
+ */
 export function emitAll(model: ApiModel, context: EmitContext = createEmitContext()): EmittedFile[] {
   return checked(emitters.flatMap((e) => e.emit(model, context)));
 }

@@ -3,7 +3,6 @@ import path from "node:path";
 import { isMap, isNode, isPair, isScalar, LineCounter, parseDocument, type Document } from "yaml";
 import { diagnostic } from "../diagnostics/catalog.ts";
 import { compareText, type Diagnostic, type SourceLocation } from "../diagnostics/diagnostic.ts";
-import type { GenerateSession } from "../session.ts";
 
 /** One YAML file of the definitions folder, parsed, with the means to point into it. */
 export interface SourceFile {
@@ -15,6 +14,12 @@ export interface SourceFile {
   locate(at: ReadonlyArray<PropertyKey>, target?: "key" | "value"): SourceLocation;
 }
 
+/**
+ * Definition files as parsed before, by their path as shown (a `dev` session keeps them:
+ * session.ts). load.ts owns the type so that it imports nothing of the session.
+ */
+export type ParsedSources = Map<string, { kind: SourceFile["kind"]; text: string; source: SourceFile; diagnostics: Diagnostic[] }>;
+
 export interface Loaded {
   api: SourceFile | null;
   resources: SourceFile[];
@@ -25,7 +30,7 @@ export interface Loaded {
  * Reads and parses every definition file of `dir`. With `parsed` (a `dev` session's), a file
  * whose text is what it was last time is not parsed again.
  */
-export async function loadDefinitions(dir: string, cwd = process.cwd(), parsed?: GenerateSession["sources"]): Promise<Loaded> {
+export async function loadDefinitions(dir: string, cwd = process.cwd(), parsed?: ParsedSources): Promise<Loaded> {
   const names = (await listFolder(dir)).filter((n) => /\.ya?ml$/.test(n)).sort(compareText);
   const diagnostics: Diagnostic[] = [];
   let api: SourceFile | null = null;

@@ -3,9 +3,13 @@ import { canonicalDecimal } from "../../runtime/decimal.ts";
 import type { StoreReference } from "../../runtime/references.ts";
 import { EXPORT_JOB_FIELDS, EXPORT_JOB_FILTERS, EXPORT_JOBS, type ExportJobField } from "../../runtime/exports-job.ts";
 import { compareText } from "../diagnostics/diagnostic.ts";
-import { camelCase, pascalCase, singularOf, snakeCase } from "../util/names.ts";
+import { singularOf, snakeCase } from "../util/names.ts";
 import { EQUALS_TYPES, operatorsOf, orderingOf, timestampField, TIMESTAMPS } from "./lists.ts";
+import { namesOf } from "./names.ts";
+import { recordEvents, resourceRoutes } from "./routes.ts";
 import { actionSymbols, resourceSymbols } from "./symbols.ts";
+
+export { namesOf } from "./names.ts";
 import type {
   ApiModel,
   Definitions,
@@ -13,7 +17,6 @@ import type {
   ListCondition,
   ListSortKey,
   ListUnder,
-  Names,
   Operation,
   ResourceDef,
   StorageResource,
@@ -32,16 +35,6 @@ export function versionNumber(name: string): number {
 /** Is something added in `added` and removed in `removed` present in version `n`? */
 export function presentIn(n: number, added: string | undefined, removed: string | undefined): boolean {
   return n >= versionNumber(added ?? "v1") && (removed === undefined || n < versionNumber(removed));
-}
-
-export function namesOf(singular: string, collection: string): Names {
-  return {
-    singular,
-    pascal: pascalCase(singular),
-    camel: camelCase(singular),
-    pluralPascal: pascalCase(collection),
-    pluralCamel: camelCase(collection),
-  };
 }
 
 /**
@@ -118,7 +111,7 @@ function versionResource(defs: Definitions, r: ResourceDef, version: string, suc
     (["list", "read", "create", "update", "replace", "delete"] as Operation[]).map((o) => [o, r.operations.includes(o)]),
   ) as Record<Operation, boolean>;
   const names = namesOf(r.singular, r.collection);
-  return {
+  const resource: Omit<VersionResource, "routes"> = {
     collection: r.collection,
     names,
     symbols: resourceSymbols(names, r.collection),
@@ -181,7 +174,7 @@ function versionResource(defs: Definitions, r: ResourceDef, version: string, suc
         description: a.description,
         fields: a.fields.map((f) => versionField(f, n)),
         response: a.response,
-        eventType: `${r.singular}.${singular}.created`,
+        events: { created: `${r.singular}.${singular}.created`, deleted: `${r.singular}.${singular}.deleted` },
         targetField: `${snakeCase(r.singular)}_id`,
         path: `${collectionPath}/{id}/${a.name}`,
         rules: {
@@ -191,11 +184,13 @@ function versionResource(defs: Definitions, r: ResourceDef, version: string, suc
       };
     }),
     paths: { collection: collectionPath, item: `${collectionPath}/{id}` },
+    events: recordEvents(r.singular),
     successorLink: successorBase ? `<${successorBase}/${r.collection}>; rel="successor-version"` : null,
     serverDefaults: r.fields
       .filter((f) => f.hasDefault && (f.readOnly || !presentIn(n, f.added, f.removed)))
       .map((f) => ({ storageName: f.name, value: f.default })),
   };
+  return { ...resource, routes: resourceRoutes(resource) };
 }
 
 /** A field of `r` by the name version `n` gives it (its storage name when it has no other). */

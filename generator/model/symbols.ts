@@ -3,8 +3,8 @@
  * file that imports it read the same field here, so renaming one (a validator, a mapper, a service)
  * is a change in one place, and a child collection, an action or a version reuses it as it is.
  */
-import { pascalCase, camelCase } from "../util/names.ts";
-import type { Names } from "./types.ts";
+import { camelCase, pascalCase } from "../util/names.ts";
+import type { Names } from "./names.ts";
 
 /** The names of one kind of record (a resource's, or an action's) across the generated files. */
 export interface RecordSymbols {
@@ -49,7 +49,7 @@ export interface ResourceSymbols extends RecordSymbols {
   exportFilters: string;
 }
 
-function recordSymbols(names: Names, service: string): RecordSymbols {
+function recordSymbols(names: Pick<Names, "pascal" | "camel">, service: string): RecordSymbols {
   return {
     type: names.pascal,
     createBody: `${names.pascal}Create`,
@@ -86,8 +86,5 @@ export function resourceSymbols(names: Names, collection: string): ResourceSymbo
  */
 export function actionSymbols(resourceSingular: string, actionSingular: string, actionName: string): RecordSymbols {
   const joined = `${resourceSingular}-${actionSingular}`;
-  return recordSymbols(
-    { singular: joined, pascal: pascalCase(joined), camel: camelCase(joined), pluralPascal: "", pluralCamel: "" },
-    camelCase(`${resourceSingular}-${actionName}`),
-  );
+  return recordSymbols({ pascal: pascalCase(joined), camel: camelCase(joined) }, camelCase(`${resourceSingular}-${actionName}`));
 }

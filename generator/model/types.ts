@@ -2,8 +2,10 @@ import type { OnDelete, StoreReference } from "../../runtime/references.ts";
 import type { ExportFormat } from "../../runtime/exports-job.ts";
 import type { Ordering } from "../../runtime/store.ts";
 import type { SourceLocation } from "../diagnostics/diagnostic.ts";
+import type { Names } from "./names.ts";
 import type { RecordSymbols, ResourceSymbols } from "./symbols.ts";
 
+export type { Names } from "./names.ts";
 export type { RecordSymbols, ResourceSymbols } from "./symbols.ts";
 
 /**
@@ -148,17 +150,42 @@ export interface Definitions {
 
 /* ---------- what emitters read ---------- */
 
-export interface Names {
-  /** `order` */
-  singular: string;
-  /** `Order` */
-  pascal: string;
-  /** `order` */
-  camel: string;
-  /** `Orders` */
-  pluralPascal: string;
-  /** `orders` */
-  pluralCamel: string;
+/* ---------- the route record (built by routes.ts) ---------- */
+
+export type RouteMethod = "get" | "post" | "put" | "patch" | "delete";
+
+export type RouteKind = Operation | "list-under" | "action";
+
+export interface Route {
+  kind: RouteKind;
+  method: RouteMethod;
+  /** `/v2/orders/{id}`: the path with its version, as OpenAPI and the client write it. */
+  path: string;
+  /** `/v2/orders/:id`: the same path as the server (Fastify) registers it. */
+  serverPath: string;
+  /** `getOrder`, `listUserOrders`, `createOrderCancellation`. */
+  operationId: string;
+  /** `Get an order`, `List the orders of a user`: the operation in prose. */
+  summary: string;
+  /** The schema of its request body, which is also its TypeScript type: `OrderCreate`; null without a body. */
+  body: string | null;
+  /** The record its answer holds (a list: each item of the page), schema and type: `Order`; null for a 204. */
+  record: string | null;
+  /** The status of a success: 200, 201, or 204. */
+  status: 200 | 201 | 204;
+  /** The error statuses it may answer, lowest first. */
+  errors: readonly number[];
+  /** The event types a success publishes, in order (a delete's cascade adds those of the records it takes along). */
+  events: readonly string[];
+  /** A list under a record: the collection of that record; an action: the action's name. */
+  of?: string;
+}
+
+/** The event types of a resource's own records: `order.created`, `.updated`, `.deleted`. */
+export interface RecordEvents {
+  created: string;
+  updated: string;
+  deleted: string;
 }
 
 /** A field as one version shows it. `name` is this version's name; `storageName` the store's. */
@@ -192,8 +219,8 @@ export interface VersionAction {
   description?: string;
   fields: VersionField[];
   response: 201 | 204;
-  /** Event type, `order.cancellation.created`. */
-  eventType: string;
+  /** Its records' event types: `order.cancellation.created`, and `.deleted` when a delete of its target takes them along. */
+  events: Pick<RecordEvents, "created" | "deleted">;
   /** Name of the field that holds the target's id in the action record, `order_id`. */
   targetField: string;
   /** `/v2/orders/{id}/cancellations` (OpenAPI's form of a path parameter). */
@@ -280,6 +307,13 @@ export interface VersionResource {
   actions: VersionAction[];
   /** `/v2/orders` and `/v2/orders/{id}` (OpenAPI's form of a path parameter). */
   paths: { collection: string; item: string };
+  /** The event types of its records: `order.created`, `order.updated`, `order.deleted`. */
+  events: RecordEvents;
+  /**
+   * Its operations, one record each (model/routes.ts): method, path, operation id, summary,
+   * statuses and events, in the order the documents list them. Emitters read routes here.
+   */
+  routes: Route[];
   /** Link header value on a deprecated version, null otherwise. */
   successorLink: string | null;
   /**

@@ -82,9 +82,14 @@ export class RateLimitedError extends ApiError {
 /** 500: the service failed; the message says nothing of why, the request id finds it in the logs. */
 export class InternalError extends ApiError {}
 
+/** 503: the service cannot answer now (its store does not answer); retry after `Retry-After`. */
+export class ServiceUnavailableError extends ApiError {}
+
 /** No answer: the connection failed (after the retries of a GET) or the answer could not be read. */
 export class NetworkError extends ApiError {}
 
+// The class of each error status. Written from runtime/errors.ts `ERROR_STATUSES` when the
+// client is generated (generator/emit/client/index.ts), so it names the server's statuses.
 const ERROR_CLASSES: Record<number, typeof ApiError> = {
   400: ValidationError,
   401: UnauthenticatedError,
@@ -94,6 +99,7 @@ const ERROR_CLASSES: Record<number, typeof ApiError> = {
   422: BusinessRuleError,
   429: RateLimitedError,
   500: InternalError,
+  503: ServiceUnavailableError,
 };
 
 /** What `onDeprecation` is told: the version, its sunset and its successor. */

@@ -3,15 +3,19 @@
 // the store CANON_TEST_STORE names. Two tenant principals (`Bearer dev-writer.<org id>`) and a
 // platform principal (`Bearer dev-writer`): a tenant sees and changes only its own records.
 import assert from "node:assert/strict";
+import { writeFileSync } from "node:fs";
+import path from "node:path";
 import { after, before, describe, test } from "node:test";
+import { pathToFileURL } from "node:url";
 import fc from "fast-check";
 import { download, exportsFolder, ndjson, settled } from "../exports/helpers.ts";
+import { SPEC_COMPILER_OPTIONS, tsc } from "../support/tsc.ts";
 import { call, expectError, expectStatus, startFixture, type Api } from "./helpers.ts";
 
 type Obj = Record<string, any>;
 const STORE = process.env.CANON_TEST_STORE ?? "memory";
 const folder = exportsFolder();
-let api: Api;
+let api: Api & { dir: string };
 let A: Obj;
 let B: Obj;
 let wA: string;
@@ -148,6 +152,17 @@ describe(`tenancy, ${STORE} store`, () => {
       auth: "dev-writer",
       body: { subject: "x", organization_id: A.id, assignee_id: agentB.id },
     });
+    // An action's fields: looked up within the tenant of the record acted on.
+    const escalation = await post(wA, `/v1/tickets/${ticketA.id}/escalations`, { reason: "to Ann", agent_id: agentA.id });
+    assert.equal(escalation.agent_id, agentA.id);
+    for (const auth of [wA, "dev-writer"]) {
+      const refused = await expectError(api, "POST", `/v1/tickets/${ticketA.id}/escalations`, 422, "BUSINESS_RULE_VIOLATION", {
+        auth,
+        body: { reason: "to Bob", agent_id: agentB.id },
+      });
+      assert.deepEqual((refused.details as Obj[]).map((d) => d.field), ["agent_id"]);
+    }
+    await post("dev-writer", `/v1/tickets/${ticketB.id}/escalations`, { agent_id: agentB.id });
     // Shared records (tags) stay shared.
     await post(wB, "/v1/tickets", { subject: "tagged", tag_ids: [tag.id] });
   });
@@ -177,6 +192,28 @@ describe(`tenancy, ${STORE} store`, () => {
     assert.ok(file.length >= 1);
     assert.ok(file.every((r) => r.organization_id === A.id));
     await expectError(api, "GET", `/v1/exports/${job.id}`, 404, "NOT_FOUND", { auth: wB });
+  });
+
+  test("a delete of a shared record that changes tenants' records (on_delete: cascade) keeps each event with its record's tenant", async () => {
+    const shared = await post("dev-writer", "/v1/tags", { name: "cascading" });
+    const tA = await post(wA, "/v1/tickets", { subject: "tagged A", tag_ids: [shared.id, tag.id] });
+    const tB = await post(wB, "/v1/tickets", { subject: "tagged B", tag_ids: [shared.id] });
+    await expectStatus(api, "DELETE", `/v1/tags/${shared.id}`, 204, { auth: "dev-writer" });
+    assert.deepEqual((await get(wA, `/v1/tickets/${tA.id}`)).tag_ids, [tag.id]);
+    const updates = async (auth: string) => {
+      const events: Obj[] = [];
+      let url = "/v1/events?limit=100";
+      for (;;) {
+        const page = await get(auth, url);
+        events.push(...(page.data as Obj[]));
+        if (!page.pagination.next_cursor) break;
+        url = `/v1/events?limit=100&cursor=${encodeURIComponent(page.pagination.next_cursor)}`;
+      }
+      return events.filter((e) => e.type === "ticket.updated" && (e.data.id === tA.id || e.data.id === tB.id)).map((e) => e.data.id as string);
+    };
+    assert.deepEqual(await updates(wA), [tA.id], "A's feed shows its own ticket's update, not B's");
+    assert.deepEqual(await updates(wB), [tB.id], "B's feed shows its own ticket's update, not A's");
+    assert.deepEqual((await updates("dev-writer")).sort(), [tA.id, tB.id].sort(), "the platform sees both");
   });
 
   test("the events feed holds only the tenant's events (and shared ones); its cursor is bound to the tenant", async () => {
@@ -223,6 +260,54 @@ describe(`tenancy, ${STORE} store`, () => {
     assert.deepEqual((error.details as Obj[]).map((d) => d.field), ["cursor"]);
   });
 
+  test("the typed client works with a tenant token unchanged: two tenants' clients are isolated (and the code type-checks)", async () => {
+    // A program of a user of the generated client: nothing tenant-specific but the token.
+    const program = path.join(api.dir, "tenant-client.ts");
+    writeFileSync(
+      program,
+      `import { BusinessRuleError, createClient, ForbiddenError, NotFoundError } from "./generated/v1/client.ts";
+
+export async function isolation(baseUrl: string, a: string, b: string, agentOfB: string) {
+  const apiA = createClient({ baseUrl, token: \`dev-writer.\${a}\` });
+  const apiB = createClient({ baseUrl, token: \`dev-writer.\${b}\` });
+  const mine = await apiA.tickets.create({ subject: "from A's client" }); // organization_id is filled from the token
+  const theirs = await apiB.tickets.create({ subject: "from B's client" });
+  const listedByA: string[] = [];
+  for await (const ticket of apiA.tickets.list({ limit: 2 })) listedByA.push(ticket.id);
+  const listedByB: string[] = [];
+  for await (const ticket of apiB.tickets.list({ limit: 2, sort: "-priority" })) listedByB.push(ticket.id);
+  const refused: string[] = [];
+  const expect = async (what: string, call: Promise<unknown>, error: typeof NotFoundError) => {
+    try {
+      await call;
+    } catch (e) {
+      if (e instanceof error) return void refused.push(what);
+      throw e;
+    }
+  };
+  await expect("get", apiB.tickets.get(mine.id), NotFoundError);
+  await expect("update", apiB.tickets.update(mine.id, { subject: "taken" }), NotFoundError);
+  await expect("delete", apiB.tickets.delete(mine.id), NotFoundError);
+  await expect("escalate", apiA.tickets.escalations.create(mine.id, { agent_id: agentOfB }), BusinessRuleError);
+  await expect("create in B", apiA.tickets.create({ subject: "x", organization_id: b }), ForbiddenError);
+  const organizations = (await apiA.organizations.list()).data.map((o) => o.id);
+  return { mine, theirs, listedByA, listedByB, refused, organizations, again: await apiA.tickets.get(mine.id) };
+}
+`,
+    );
+    const checked = tsc(path.join(api.dir, "tsconfig.client.json"), SPEC_COMPILER_OPTIONS, [program]);
+    assert.equal(checked.code, 0, checked.output);
+    const { isolation } = (await import(pathToFileURL(program).href)) as { isolation: (...args: string[]) => Promise<Obj> };
+    const r = await isolation(api.base, A.id, B.id, agentB.id);
+    assert.equal(r.mine.organization_id, A.id);
+    assert.equal(r.theirs.organization_id, B.id);
+    assert.ok(r.listedByA.includes(r.mine.id) && !r.listedByA.includes(r.theirs.id) && !r.listedByA.includes(ticketB.id));
+    assert.ok(r.listedByB.includes(r.theirs.id) && !r.listedByB.includes(r.mine.id) && !r.listedByB.includes(ticketA.id));
+    assert.deepEqual(r.refused, ["get", "update", "delete", "escalate", "create in B"]);
+    assert.deepEqual(r.organizations, [A.id]);
+    assert.equal(r.again.subject, "from A's client", "B's update changed nothing");
+  });
+
   test("dev credentials: a tenant token names a UUID; dev-reader.<uuid> reads its tenant only", async () => {
     await expectError(api, "GET", "/v1/tickets", 401, "UNAUTHENTICATED", { auth: "dev-writer.not-a-uuid" });
     await expectError(api, "GET", "/v1/tickets", 401, "UNAUTHENTICATED", { auth: `dev-admin.${A.id}` });
@@ -231,12 +316,23 @@ describe(`tenancy, ${STORE} store`, () => {
     await expectError(api, "POST", "/v1/tickets", 403, "FORBIDDEN", { auth: `dev-reader.${A.id}`, body: { subject: "x" } });
   });
 
-  test("fuzz: two tenants send random requests with each other's ids and cursors; no answer to one holds a record of the other", async () => {
+  test("fuzz: two tenants send random requests with each other's ids, cursors and export links; no answer to one holds a record of the other", async () => {
     const tokens = { A: wA, B: wB } as const;
     const records = { A: new Set<string>([A.id, agentA.id, ticketA.id, commentA.id]), B: new Set<string>([B.id, agentB.id, ticketB.id]) };
     const cursors: string[] = [];
+    // Each tenant's export job and the link to its file: the other tenant gets neither.
+    const links: string[] = [];
+    for (const [who, auth] of Object.entries(tokens) as Array<["A" | "B", string]>) {
+      const job = await post(auth, "/v1/exports", { resource: "tickets" });
+      const done = await settled(api, "v1", job.id, auth);
+      assert.equal(done.status, "succeeded", JSON.stringify(done));
+      records[who].add(job.id);
+      links.push(`/v1/exports/${job.id}`, done.download_url);
+    }
     for (const [who, auth] of Object.entries(tokens) as Array<["A" | "B", string]>) {
       for (const r of ((await get(auth, "/v1/tickets?limit=100")).data as Obj[])) records[who].add(r.id);
+      for (const r of ((await get(auth, "/v1/agents?per_page=100")).data as Obj[])) records[who].add(r.id);
+      for (const r of ((await get(auth, "/v1/comments?limit=100")).data as Obj[])) records[who].add(r.id);
       for (const url of ["/v1/tickets?limit=1", "/v1/events?limit=1", "/v1/tickets?limit=1&sort=subject", `/v1/organizations/${who === "A" ? A.id : B.id}/tickets?limit=1`]) {
         const next = (await get(auth, url)).pagination.next_cursor;
         if (next) cursors.push(next);
@@ -244,7 +340,9 @@ describe(`tenancy, ${STORE} store`, () => {
     }
     const idOf = fc.oneof(fc.constantFrom(...records.A), fc.constantFrom(...records.B));
     const request = fc.oneof(
-      fc.record({ kind: fc.constant("list" as const), path: fc.constantFrom("/v1/tickets", "/v1/agents", "/v1/organizations", "/v1/events", "/v1/tickets?q=printer"), cursor: fc.option(fc.constantFrom(...cursors)) }),
+      fc.record({ kind: fc.constant("list" as const), path: fc.constantFrom("/v1/tickets", "/v1/agents", "/v1/organizations", "/v1/events", "/v1/tickets?q=printer", "/v1/exports", "/v1/tickets?sort=-priority", "/v1/tickets?status=new"), cursor: fc.option(fc.constantFrom(...cursors)) }),
+      fc.record({ kind: fc.constant("link" as const), url: fc.constantFrom(...links) }),
+      fc.record({ kind: fc.constant("export" as const), resource: fc.constantFrom("tickets", "agents", "comments") }),
       fc.record({ kind: fc.constant("byId" as const), method: fc.constantFrom("GET", "PATCH", "DELETE"), path: fc.constantFrom("tickets", "agents", "comments", "organizations"), id: idOf }),
       fc.record({ kind: fc.constant("under" as const), path: fc.constantFrom("organizations", "agents", "tickets"), id: idOf }),
       fc.record({ kind: fc.constant("create" as const), assignee: fc.option(idOf), organization: fc.option(idOf) }),
@@ -261,6 +359,21 @@ describe(`tenancy, ${STORE} store`, () => {
           const patch = r.path === "organizations" ? { name: "z" } : r.path === "comments" ? { body: "z" } : { name: "z", subject: "z" };
           const body = r.method === "PATCH" ? (r.path === "tickets" ? { subject: "z" } : r.path === "agents" ? { name: "z" } : patch) : undefined;
           res = await call(api, r.method, `/v1/${r.path}/${r.id}`, { auth, ...(body ? { body } : {}) });
+        } else if (r.kind === "link") {
+          res = await call(api, "GET", r.url, { auth });
+        } else if (r.kind === "export") {
+          // A new export of the tenant's own: its file, once written, holds its records only.
+          res = await call(api, "POST", "/v1/exports", { auth, body: { resource: r.resource } });
+          if (res.status === 202 || res.status === 201) {
+            const job = res.body as Obj;
+            records[who].add(job.id);
+            const done = await settled(api, "v1", job.id, auth);
+            if (done.status === "succeeded") {
+              const file = await call(api, "GET", done.download_url, { auth });
+              for (const id of other) assert.ok(!file.text.includes(id), `${who}'s export of ${r.resource} holds ${id} of the other tenant`);
+              links.push(done.download_url);
+            }
+          }
         } else if (r.kind === "under") {
           const child = r.path === "tickets" ? "comments" : "tickets";
           res = await call(api, "GET", `/v1/${r.path}/${r.id}/${child}`, { auth });
@@ -274,7 +387,8 @@ describe(`tenancy, ${STORE} store`, () => {
         assert.ok(res.status < 500, `${JSON.stringify(r)} → ${res.status} ${res.text.slice(0, 300)}`);
         for (const id of other) assert.ok(!res.text.includes(id), `${who} ${JSON.stringify(r)} → ${res.status} holds ${id} of the other tenant: ${res.text.slice(0, 300)}`);
       }),
-      { numRuns: 150, seed: 20261125 },
+      // Bounded in time on the slower stores (about 20 s).
+      { numRuns: 300, seed: 20261125, interruptAfterTimeLimit: 20_000, markInterruptAsFailure: false },
     );
   });
 });

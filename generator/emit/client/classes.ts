@@ -1,4 +1,5 @@
-import type { VersionField, VersionResource } from "../../model/types.ts";
+import { routeOf } from "../../model/routes.ts";
+import type { Route, VersionField, VersionResource } from "../../model/types.ts";
 import { camelCase } from "../../util/names.ts";
 import { commentText, propertyKey, tsType } from "../shared/code.ts";
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from "../../../runtime/pages.ts";
@@ -51,11 +52,7 @@ function queryNames(r: VersionResource) {
 export function resourceQueries(r: VersionResource): QueryView[] {
   if (!r.operations.list && !r.parent && !r.listsUnder.length) return [];
   const names = queryNames(r);
-  const paths = [
-    r.operations.list ? `GET ${r.paths.collection}` : null,
-    r.parent ? `GET ${r.parent.path}` : null,
-    ...r.listsUnder.map((u) => `GET ${u.path}`),
-  ].filter(Boolean);
+  const paths = r.routes.filter((route) => route.kind === "list" || route.kind === "list-under").map((route) => `${route.method.toUpperCase()} ${route.path}`);
   const filters = filterMembers(r);
   const aliases = sortAlias(r);
   const q = (optional: boolean) => ({ key: "q", type: "string", optional, doc: `${searchDoc(r.search)}; always cursor mode.` });
@@ -182,53 +179,49 @@ function listMethod(r: VersionResource, path: string, doc: string, parentId?: st
 /** The classes of one resource: its own, then one per child collection it is the parent of… */
 export function resourceClasses(r: VersionResource, children: VersionResource[]): ClassView[] {
   const record = () => r.symbols.type;
-  const one = r.names.singular.replace(/-/g, " ");
-  const ops = r.operations;
+  const one = r.names.words;
   const methods: MethodView[] = [];
-  const item = (id = "id") => pathArguments(r.paths.item, id);
   const method = (doc: string, signature: string, call: string): MethodView => ({ overloads: [], doc, signature, call });
-  const listDoc = `GET ${r.paths.collection}: \`await\` it for a page, \`for await\` it for every record, or \`.pages()\`.`;
-  if (ops.list) methods.push(listMethod(r, r.paths.collection, listDoc));
-  if (ops.read) {
-    methods.push(method(`GET ${r.paths.item}: one ${one}; \`.withResponse()\` gives its ETag too.`, `get(id: string, ${OPTIONS}): ApiCall<${record()}>`, `call("GET", ${item()}, undefined, options)`));
-  }
-  if (ops.create) {
-    const body = r.symbols.createBody;
-    methods.push(method(`POST ${r.paths.collection}: a new ${one}.`, `create(body: ${body}, ${OPTIONS}): ApiCall<${record()}>`, `call("POST", ${pathArguments(r.paths.collection)}, body, options)`));
-  }
-  if (ops.update) {
-    const body = r.symbols.updateBody;
-    methods.push(method(`PATCH ${r.paths.item}: changes the fields given; \`ifMatch\` makes it conditional.`, `update(id: string, body: ${body}, ${OPTIONS}): ApiCall<${record()}>`, `call("PATCH", ${item()}, body, options)`));
-  }
-  if (ops.replace) {
-    const body = r.symbols.replaceBody;
-    methods.push(method(`PUT ${r.paths.item}: replaces every field; \`ifMatch\` makes it conditional.`, `replace(id: string, body: ${body}, ${OPTIONS}): ApiCall<${record()}>`, `call("PUT", ${item()}, body, options)`));
-  }
-  if (ops.delete) {
-    methods.push(method(`DELETE ${r.paths.item}; \`ifMatch\` makes it conditional.`, `delete(id: string, ${OPTIONS}): ApiCall<void>`, `call("DELETE", ${item()}, undefined, options)`));
-  }
+  // Each method calls its route of the model's route record (model/routes.ts): its method and path.
+  const routes = new Map(r.routes.filter((route) => route.kind !== "list-under" && route.kind !== "action").map((route) => [route.kind, route]));
+  const at = (route: Route) => `${route.method.toUpperCase()} ${route.path}`;
+  const call = (route: Route, id: string | null, body: string) =>
+    `call("${route.method.toUpperCase()}", ${id === null ? pathArguments(route.path) : pathArguments(route.path, id)}, ${body}, options)`;
+  const list = routes.get("list");
+  if (list) methods.push(listMethod(r, list.path, `${at(list)}: \`await\` it for a page, \`for await\` it for every record, or \`.pages()\`.`));
+  const read = routes.get("read");
+  if (read) methods.push(method(`${at(read)}: one ${one}; \`.withResponse()\` gives its ETag too.`, `get(id: string, ${OPTIONS}): ApiCall<${record()}>`, call(read, "id", "undefined")));
+  const create = routes.get("create");
+  if (create) methods.push(method(`${at(create)}: a new ${one}.`, `create(body: ${create.body}, ${OPTIONS}): ApiCall<${record()}>`, call(create, null, "body")));
+  const update = routes.get("update");
+  if (update) methods.push(method(`${at(update)}: changes the fields given; \`ifMatch\` makes it conditional.`, `update(id: string, body: ${update.body}, ${OPTIONS}): ApiCall<${record()}>`, call(update, "id", "body")));
+  const replace = routes.get("replace");
+  if (replace) methods.push(method(`${at(replace)}: replaces every field; \`ifMatch\` makes it conditional.`, `replace(id: string, body: ${replace.body}, ${OPTIONS}): ApiCall<${record()}>`, call(replace, "id", "body")));
+  const remove = routes.get("delete");
+  if (remove) methods.push(method(`${at(remove)}; \`ifMatch\` makes it conditional.`, `delete(id: string, ${OPTIONS}): ApiCall<void>`, call(remove, "id", "undefined")));
   const targetId = `${camelCase(r.names.singular)}Id`;
   const actions: ClassView[] = r.actions.map((a) => {
-    const result = a.response === 204 ? "void" : a.symbols.type;
-    const body = a.symbols.createBody;
+    const route = routeOf(r, "action", a.name);
+    const result = route.record ?? "void";
+    const body = route.body;
     const doc = a.description ? ` ${commentText(a.description)}` : "";
     return {
       name: `${a.names.pluralPascal}Of${r.names.pascal}Client`,
-      doc: `${a.names.pluralPascal.replace(/([a-z])([A-Z])/g, "$1 $2")} of one ${one}: POST ${a.path}.${doc}`,
+      doc: `${a.names.pluralPascal.replace(/([a-z])([A-Z])/g, "$1 $2")} of one ${one}: ${at(route)}.${doc}`,
       property: null,
       members: [],
-      methods: [method(`POST ${a.path}: a new ${a.singular.replace(/-/g, " ")} of the ${one} \`${targetId}\`.`, `create(${targetId}: string, body: ${body}, ${OPTIONS}): ApiCall<${result}>`, `call("POST", ${pathArguments(a.path, targetId)}, body, options)`)],
+      methods: [method(`${at(route)}: a new ${a.names.words} of the ${one} \`${targetId}\`.`, `create(${targetId}: string, body: ${body}, ${OPTIONS}): ApiCall<${result}>`, call(route, targetId, "body"))],
     };
   });
   const childClasses: ClassView[] = children.map((c) => {
     // Its parent's list, or the list under a `list_under` field that names this collection.
-    const path = c.parent?.collection === r.collection ? c.parent.path : c.listsUnder.find((u) => u.collection === r.collection)!.path;
+    const route = routeOf(c, "list-under", r.collection);
     return {
       name: `${c.names.pluralPascal}Of${r.names.pascal}Client`,
-      doc: `The ${c.collection.replace(/-/g, " ")} of one ${one}: GET ${path}.`,
+      doc: `The ${c.names.pluralWords} of one ${one}: ${at(route)}.`,
       property: null,
       members: [],
-      methods: [listMethod(c, path, `GET ${path}: the ${c.collection.replace(/-/g, " ")} of the ${one} \`${targetId}\`.`, targetId)],
+      methods: [listMethod(c, route.path, `${at(route)}: the ${c.names.pluralWords} of the ${one} \`${targetId}\`.`, targetId)],
     };
   });
   const members = [

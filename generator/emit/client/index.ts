@@ -15,6 +15,7 @@ import {
   type QueryView,
 } from "./classes.ts";
 import { objectKey, PartMemo } from "../../util/memo.ts";
+import { ERROR_STATUSES } from "../../../runtime/errors.ts";
 
 /**
  * The typed client of every version, `vN/client.ts` (SPEC §9): one file that needs only the
@@ -29,7 +30,7 @@ export const clientEmitter: Emitter = {
     // The page types (runtime/pages.ts, imports nothing), then the fixed part without the import
     // of them that lets canon type-check it on its own.
     const pages = context.runtimeFile("pages.ts");
-    const core = context.templateText("client/core.ts").replace(/^import type .*\n/m, "");
+    const core = withErrorClasses(context.templateText("client/core.ts").replace(/^import type .*\n/m, ""));
     return model.versions.map((version) => {
       const parts = clientParts(context, version);
       const rendered = context.render("client/client", clientView(model, version, `${pages.trimEnd()}\n\n${core}`, parts.entries));
@@ -40,6 +41,23 @@ export const clientEmitter: Emitter = {
     });
   },
 };
+
+/**
+ * The core with its `ERROR_CLASSES` written from the runtime's table of error statuses
+ * (runtime/errors.ts `ERROR_STATUSES`): the client throws, for each status the service answers
+ * with, the class of the same name as the server's. A status whose class the core lacks is an
+ * error of canon's, found when the client is generated.
+ */
+export function withErrorClasses(core: string): string {
+  const table = /const ERROR_CLASSES: Record<number, typeof ApiError> = \{\n[^}]*\};/;
+  if (!table.test(core)) throw new Error("templates/client/core.ts has no ERROR_CLASSES table to write");
+  for (const e of ERROR_STATUSES) {
+    if (!core.includes(`export class ${e.className} extends ApiError`))
+      throw new Error(`templates/client/core.ts has no class ${e.className} for status ${e.status} (runtime/errors.ts)`);
+  }
+  const entries = ERROR_STATUSES.map((e) => `  ${e.status}: ${e.className},\n`).join("");
+  return core.replace(table, () => `const ERROR_CLASSES: Record<number, typeof ApiError> = {\n${entries}};`);
+}
 
 /** Where `client/client.hbs` places the queries and classes (`{{{blocks}}}`). */
 const BLOCKS = "/*<canon:blocks>*/";

@@ -1,4 +1,5 @@
 import type { ApiModel, ListCondition, VersionExport, VersionField, VersionModel, VersionResource } from "../../model/types.ts";
+import { routeOf } from "../../model/routes.ts";
 import { compareKindOf, uniqueKindOf } from "../../model/unique.ts";
 import { updatedKey } from "../../../runtime/references.ts";
 import { GENERATED_HEADER, styledTs, type EmitContext, type EmittedFile, type Emitter } from "../emitter.ts";
@@ -82,18 +83,17 @@ function routesView(version: VersionModel, r: VersionResource, deleteEvent: stri
   const ops = r.operations;
   const actions = r.actions.map((a) => {
     return {
-      path: `/${v}/${r.collection}/:id/${a.name}`,
+      path: routeOf(r, "action", a.name).serverPath,
       collection: `${r.collection}/${a.name}`,
       singular: `${r.names.singular} ${a.singular}`,
       symbols: a.symbols,
       targetField: a.targetField,
       view: a.fields.filter((f) => f.output).map((f) => ({ key: propertyKey(f.name), source: access(f.storageName) })),
       createValues: a.fields.filter((f) => f.input).map((f) => ({ key: propertyKey(f.storageName), expr: bodyValue(f) })),
-      eventType: a.eventType,
       // An action that changes its record publishes the record's `.updated` event too (SPEC §12.5).
       publish: withTenantOf(r.tenantKey, camel, a.rules.sets.length
-        ? `eventsOf({ ${propertyKey(r.collection)}: eventOf("${r.names.singular}.updated", "${r.collection}", ${r.symbols.view}), ${JSON.stringify(`${r.collection}/${a.name}`)}: eventOf("${a.eventType}", "${r.collection}/${a.name}", ${a.symbols.view}) })`
-        : `eventOf("${a.eventType}", "${r.collection}/${a.name}", ${a.symbols.view})`),
+        ? `eventsOf({ ${propertyKey(r.collection)}: eventOf("${r.events.updated}", "${r.collection}", ${r.symbols.view}), ${JSON.stringify(`${r.collection}/${a.name}`)}: eventOf("${a.events.created}", "${r.collection}/${a.name}", ${a.symbols.view}) })`
+        : `eventOf("${a.events.created}", "${r.collection}/${a.name}", ${a.symbols.view})`),
       noContent: a.response === 204,
     };
   });
@@ -134,15 +134,16 @@ function routesView(version: VersionModel, r: VersionResource, deleteEvent: stri
     conditionSpecs: conditionSpecs(r.conditions),
     sort: r.sort.length ? ", query.sort" : "",
     searchFields: r.search.map((f) => JSON.stringify(f.storageName)).join(", "),
+    // Each operation's path as the server registers it, from the model's route record.
     paths: {
-      collection: `/${v}/${r.collection}`,
-      item: `/${v}/${r.collection}/:id`,
+      ...Object.fromEntries(r.routes.flatMap((route) => (route.kind === "list-under" || route.kind === "action" ? [] : [[route.kind, route.serverPath]]))),
       scope: `${v}/${r.collection}`,
-      location: `/${v}/${r.collection}/\${record.id}`,
+      // The new record's own path: the item path with its id.
+      location: r.paths.item.replace("{id}", "${record.id}"),
     },
     // The lists under one record: the parent's, then each `list_under` field's.
     unders: [...(r.parent ? [r.parent] : []), ...r.listsUnder].map((u) => ({
-      path: `/${v}/${u.collection}/:id/${r.collection}`,
+      path: routeOf(r, "list-under", u.collection).serverPath,
       scope: `${v}/${u.collection}/\${id}/${r.collection}${u === r.parent ? "" : `/${u.field.storageName}`}`,
       collection: u.collection,
       singular: u.names.singular,
@@ -158,6 +159,7 @@ function routesView(version: VersionModel, r: VersionResource, deleteEvent: stri
       contains: u.field.type === "array" ? `{ field: ${JSON.stringify(u.field.storageName)}, id }` : null,
     })),
     actions,
+    events: r.events,
     deleteEvent: withTenantOf(r.tenantKey, "current", deleteEvent),
     eventTenant: r.tenantKey ? `, ${JSON.stringify(r.tenantKey)}` : "",
   };
@@ -184,20 +186,22 @@ function deleteEvent(model: ApiModel, version: VersionModel, r: VersionResource)
   }
   // The collections whose arrays lose the ids of deleted records (`on_delete: cascade` on an array's items): `.updated` events.
   const unlinked = [...new Set(model.references.filter((ref) => ref.many && ref.onDelete === "cascade" && reached.includes(ref.references)).map((ref) => ref.collection))];
-  if (reached.length === 1 && !unlinked.length) return `eventOf("${r.names.singular}.deleted", "${r.collection}", ${r.symbols.view})`;
+  if (reached.length === 1 && !unlinked.length) return `eventOf("${r.events.deleted}", "${r.collection}", ${r.symbols.view})`;
   const entries = reached.map((c) => `${propertyKey(c)}: ${shownEvent(model, version, c)}`);
   for (const c of unlinked) entries.push(`${propertyKey(updatedKey(c))}: ${shownEvent(model, version, c, "updated")}`);
   return `eventsOf({ ${entries.join(", ")} })`;
 }
 
 /** The event of a delete in `collection` (a collection, or `<collection>/<action>`), shown by the first of `viewVersions` that has it. */
-function shownEvent(model: ApiModel, version: VersionModel, collection: string, change = "deleted"): string | undefined {
+function shownEvent(model: ApiModel, version: VersionModel, collection: string, change: "deleted" | "updated" = "deleted"): string | undefined {
   for (const v of viewVersions(model, version)) {
     for (const resource of v.resources) {
-      if (resource.collection === collection) return `eventOf("${resource.names.singular}.${change}", "${resource.collection}", ${resource.symbols.view})`;
+      // Each record's event is kept with its own tenant (SPEC §12.4): a delete of a shared record reaches tenants' records too.
+      if (resource.collection === collection)
+        return `eventOf("${resource.events[change]}", "${resource.collection}", ${resource.symbols.view}${resource.tenantKey ? `, ${JSON.stringify(resource.tenantKey)}` : ""})`;
       for (const a of resource.actions) {
         if (`${resource.collection}/${a.name}` === collection)
-          return `eventOf("${resource.names.singular}.${a.singular}.deleted", "${collection}", ${a.symbols.view})`;
+          return `eventOf("${a.events.deleted}", "${collection}", ${a.symbols.view})`;
       }
     }
   }
@@ -481,6 +485,7 @@ function servicesView(model: ApiModel) {
       references: referenceSpecs(r.references, r.nestedReferences, r.tenantKey && r.tenantKey !== "id" ? tenantKeys : undefined),
       transitions: transitionsOf(r),
       tenant: r.tenantKey && r.tenantKey !== "id" ? r.tenantKey : "",
+      tenantKey: r.tenantKey ?? "",
       effect: "",
       plainAction: "",
       target: "",
@@ -494,10 +499,14 @@ function servicesView(model: ApiModel) {
       unique: "",
       uniqueTogether: "",
       emails: "",
-      references: referenceSpecs(a.references, a.nestedReferences),
+      // Looked up within the tenant of the record acted on (SPEC §12.4).
+      references: referenceSpecs(a.references, a.nestedReferences, r.tenantKey ? tenantKeys : undefined),
       transitions: "",
       tenant: "",
-      effect: effectOf(a),
+      tenantKey: "",
+      // An action of a tenant-scoped resource whose fields reference a tenant's records looks them
+      // up within the tenant of the record acted on: ActingService reads that record (SPEC §12.4).
+      effect: effectOf(a) || (r.tenantKey && [...a.references, ...a.nestedReferences].some((ref) => tenantKeys.has(ref.collection)) ? literal({ targetField: a.targetField }) : ""),
       // An action that only records acts through its hook alone: ActingService when one is given.
       plainAction: effectOf(a) ? "" : literal({ targetField: a.targetField }),
       target: r.symbols.service,

@@ -1,6 +1,7 @@
 import { API_EVENT_KEYS } from "../../../runtime/events.ts";
 import type { VersionModel } from "../../model/types.ts";
-import { commonErrors, errorResponses, lookupErrors } from "./errors.ts";
+import { COMMON_ERRORS, LOOKUP_ERRORS } from "../../model/routes.ts";
+import { errorResponses } from "./errors.ts";
 import { ref, type Json, type JsonObject } from "./json.ts";
 import { eventListParameters, idParameter } from "./parameters.ts";
 import { jsonResponse, operationObject, type PathOperation } from "./operation.ts";
@@ -47,7 +48,7 @@ export function eventOperations(version: VersionModel): PathOperation[] {
         parameters: eventListParameters(),
         responses: [
           jsonResponse(version, eventsTag, "200", "A page of events.", ref("schemas", "EventCursorPage"), []),
-          ...errorResponses(commonErrors),
+          ...errorResponses(COMMON_ERRORS),
         ],
       }),
     },
@@ -58,7 +59,7 @@ export function eventOperations(version: VersionModel): PathOperation[] {
         parameters: [idParameter("event")],
         responses: [
           jsonResponse(version, eventsTag, "200", "The event.", ref("schemas", "Event"), []),
-          ...errorResponses([...commonErrors, ...lookupErrors]),
+          ...errorResponses([...COMMON_ERRORS, ...LOOKUP_ERRORS]),
         ],
       }),
     },

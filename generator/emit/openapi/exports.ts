@@ -8,10 +8,11 @@ import {
   type ExportView,
 } from "../../../runtime/exports-job.ts";
 import type { ExportFormat, ListCondition, VersionExport, VersionModel } from "../../model/types.ts";
-import { commonErrors, errorResponses, lookupErrors, writeErrors } from "./errors.ts";
+import { COMMON_ERRORS, LOOKUP_ERRORS, WRITE_ERRORS } from "../../model/routes.ts";
+import { errorResponses } from "./errors.ts";
 import { fieldSchema } from "./fieldSchema.ts";
 import { linkHeaderName, responseHeaders, successorLink } from "./headers.ts";
-import { ref, spaced, type Json, type JsonObject } from "./json.ts";
+import { ref, type Json, type JsonObject } from "./json.ts";
 import { jsonBody, jsonResponse, operationObject, type PathOperation } from "./operation.ts";
 import { idParameter, eventListParameters } from "./parameters.ts";
 import { closedObject, cursorPageSchema, idSchema } from "./schemas.ts";
@@ -84,8 +85,8 @@ export function exportSchemas(exports: VersionExport[], searchMinLength: number)
       ],
       [],
       e.conditions.length
-        ? `Filters of ${spaced(e.collection)}, as on its list: a field's value (equals), or an operator under the parameter's name with a JSON value (\`"status[in]": ["open"]\`, \`"due_at[gte]": "…"\`, \`"assignee_id[null]": true\`).`
-        : `Exact-match filters of ${spaced(e.collection)}, as on its list.`,
+        ? `Filters of ${e.names.pluralWords}, as on its list: a field's value (equals), or an operator under the parameter's name with a JSON value (\`"status[in]": ["open"]\`, \`"due_at[gte]": "…"\`, \`"assignee_id[null]": true\`).`
+        : `Exact-match filters of ${e.names.pluralWords}, as on its list.`,
     );
     const create = closedObject(
       [
@@ -116,7 +117,7 @@ export function exportSchemas(exports: VersionExport[], searchMinLength: number)
           : []),
       ],
       ["resource"],
-      `An export of ${spaced(e.collection)}.`,
+      `An export of ${e.names.pluralWords}.`,
     );
     return [
       [e.symbols.exportCreate, create],
@@ -176,7 +177,7 @@ export function exportOperations(version: VersionModel, exports: VersionExport[]
       operation: op("createExport", "Create an export", {
         description: `Starts a background export of ${exports.map((e) => `\`${e.collection}\``).join(", ")}: answers at once with the job (\`pending\`); poll \`GET ${base}/{id}\` until it has \`succeeded\`, then download its \`download_url\`. An export reads the collection as its list does, so it needs the right to list it.`,
         requestBody: jsonBody("ExportCreate"),
-        responses: [job("201", "The job, pending.", ["Location"]), ...errorResponses([...commonErrors, ...writeErrors])],
+        responses: [job("201", "The job, pending.", ["Location"]), ...errorResponses([...COMMON_ERRORS, ...WRITE_ERRORS])],
       }),
     },
     {
@@ -187,7 +188,7 @@ export function exportOperations(version: VersionModel, exports: VersionExport[]
         parameters: eventListParameters(),
         responses: [
           jsonResponse(version, exportsTag, "200", "A page of export jobs.", ref("schemas", "ExportCursorPage"), []),
-          ...errorResponses(commonErrors),
+          ...errorResponses(COMMON_ERRORS),
         ],
       }),
     },
@@ -197,7 +198,7 @@ export function exportOperations(version: VersionModel, exports: VersionExport[]
       operation: op("getExport", "Get an export", {
         description: "One of the caller's export jobs; another principal's answers 404.",
         parameters: [idParameter("export")],
-        responses: [job("200", "The job.", []), ...errorResponses([...commonErrors, ...lookupErrors])],
+        responses: [job("200", "The job.", []), ...errorResponses([...COMMON_ERRORS, ...LOOKUP_ERRORS])],
       }),
     },
     {
@@ -207,7 +208,7 @@ export function exportOperations(version: VersionModel, exports: VersionExport[]
         description:
           "The file of a succeeded export, streamed. Only its creator may download it; an unknown or foreign export, a job that has not succeeded, a wrong token and a link past `expires_at` answer 404.",
         parameters: [idParameter("export"), tokenParameter()],
-        responses: [file, ...errorResponses([...commonErrors, ...lookupErrors])],
+        responses: [file, ...errorResponses([...COMMON_ERRORS, ...LOOKUP_ERRORS])],
       }),
     },
   ];

@@ -25,14 +25,3 @@ export function defined(object: Record<string, Json | undefined>): JsonObject {
   for (const [key, value] of Object.entries(object)) if (value !== undefined) out[key] = value;
   return out;
 }
-
-/** "an order", "a user": the singular with its indefinite article, words spaced. */
-export function withArticle(singular: string): string {
-  const words = singular.replace(/[-_]/g, " ");
-  return `${/^[aeiou]/.test(words) ? "an" : "a"} ${words}`;
-}
-
-/** "book copies": a collection name as words. */
-export function spaced(name: string): string {
-  return name.replace(/[-_]/g, " ");
-}

@@ -1,121 +1,84 @@
-import type { VersionAction, VersionResource, VersionSettings } from "../../model/types.ts";
+import type { Route, VersionAction, VersionResource, VersionSettings } from "../../model/types.ts";
 import { orList } from "../shared/code.ts";
-import { commonErrors, errorResponses, lookupErrors, writeErrors } from "./errors.ts";
-import { ref, spaced, withArticle, type Json, type JsonObject } from "./json.ts";
+import { errorResponses } from "./errors.ts";
+import { ref, type Json, type JsonObject } from "./json.ts";
 import { jsonBody, jsonResponse, noContent, operationObject, type OperationParts, type PathOperation } from "./operation.ts";
 import { idParameter, ifMatchParameter, listParameters } from "./parameters.ts";
-import { actionSchemaNames, schemaNames } from "./schemas.ts";
+import { schemaNames } from "./schemas.ts";
 
 /**
- * Every operation of one resource in one version: list and create on the collection; read,
- * update, replace and delete on the record; the list under its parent; one POST per action.
- * Only the operations the resource enables are listed.
+ * Every operation of one resource in one version, one per route of the model's route record
+ * (model/routes.ts: path, method, operation id, summary, body and record schemas, statuses):
+ * list and create on the collection; read, replace, update and delete on the record; the lists
+ * under a record; one POST per action. This file adds what only the document says: parameters,
+ * descriptions, the page schemas of lists.
  */
 export function resourceOperations(version: VersionSettings, resource: VersionResource): PathOperation[] {
-  const { names, operations, collection } = resource;
-  const schemas = schemaNames(resource);
-  const base = `/${version.name}/${collection}`;
-  const item = `${base}/{id}`;
-  const one = withArticle(names.singular);
-  const id = idParameter(names.singular);
-  const lookupWrite = [...commonErrors, ...lookupErrors, ...writeErrors];
-  const record = (status: string, description: string, headers: string[] = []) =>
-    jsonResponse(version, collection, status, description, ref("schemas", schemas.record), ["ETag", ...headers]);
-  const at = (path: string, method: PathOperation["method"], operationId: string, summary: string, parts: OperationParts) => ({
-    path,
-    method,
-    operation: operationObject(version, collection, operationId, summary, parts),
-  });
-
-  const out: PathOperation[] = [];
-  if (operations.list) {
-    out.push(
-      at(base, "get", `list${names.pluralPascal}`, `List ${spaced(collection)}`, {
-        description: listDescription(resource),
-        parameters: listParameters(resource),
-        responses: [listResponse(version, resource), ...errorResponses(commonErrors)],
+  const { names, collection } = resource;
+  const id = idParameter(names.words);
+  // The record an answer holds, and a request's body: the route's schemas.
+  const record = (route: Route, status: string, description: string, headers: string[] = []) =>
+    jsonResponse(version, collection, status, description, ref("schemas", route.record!), ["ETag", ...headers]);
+  const body = (route: Route) => jsonBody(route.body!);
+  const unders = [...(resource.parent ? [resource.parent] : []), ...resource.listsUnder];
+  return resource.routes.map((route): PathOperation => {
+    const at = (parts: OperationParts): PathOperation => ({
+      path: route.path,
+      method: route.method,
+      operation: operationObject(version, collection, route.operationId, route.summary, {
+        ...parts,
+        responses: [...parts.responses, ...errorResponses(route.errors)],
       }),
-    );
-  }
-  if (operations.create) {
-    out.push(
-      at(base, "post", `create${names.pascal}`, `Create ${one}`, {
-        requestBody: jsonBody(schemas.create),
-        responses: [record("201", "Created.", ["Location"]), ...errorResponses([...commonErrors, ...writeErrors])],
-      }),
-    );
-  }
-  if (operations.read) {
-    out.push(
-      at(item, "get", `get${names.pascal}`, `Get ${one}`, {
-        parameters: [id],
-        responses: [record("200", "The record."), ...errorResponses([...commonErrors, ...lookupErrors])],
-      }),
-    );
-  }
-  if (operations.replace) {
-    out.push(
-      at(item, "put", `replace${names.pascal}`, `Replace ${one}`, {
-        description: "Replaces the record: the body is a whole record, as on create.",
-        parameters: [id, ifMatchParameter],
-        requestBody: jsonBody(schemas.replace),
-        responses: [record("200", "The replaced record."), ...errorResponses(lookupWrite)],
-      }),
-    );
-  }
-  if (operations.update) {
-    out.push(
-      at(item, "patch", `update${names.pascal}`, `Update ${one}`, {
-        description: "Changes the given fields; the others keep their values.",
-        parameters: [id, ifMatchParameter],
-        requestBody: jsonBody(schemas.update),
-        responses: [record("200", "The updated record."), ...errorResponses(lookupWrite)],
-      }),
-    );
-  }
-  if (operations.delete) {
-    out.push(
-      at(item, "delete", `delete${names.pascal}`, `Delete ${one}`, {
-        parameters: [id, ifMatchParameter],
-        responses: [noContent(version, collection, "Deleted."), ...errorResponses(lookupWrite)],
-      }),
-    );
-  }
-  // The lists under one record: the parent's, then each `list_under` field's.
-  for (const parent of [...(resource.parent ? [resource.parent] : []), ...resource.listsUnder]) {
-    const summary = `List the ${spaced(collection)} of ${withArticle(parent.names.singular)}`;
-    out.push(
-      at(
-        parent.path,
-        "get",
-        `list${parent.names.pascal}${names.pluralPascal}`,
-        summary,
-        {
-          description: `The ${spaced(collection)} whose \`${parent.field.name}\` is this ${spaced(parent.names.singular)}. ${listDescription(resource)}`,
-          parameters: [idParameter(parent.names.singular), ...listParameters(resource)],
-          responses: [listResponse(version, resource), ...errorResponses([...commonErrors, ...lookupErrors])],
-        },
-      ),
-    );
-  }
-  for (const action of resource.actions) {
-    const actionSchemas = actionSchemaNames(resource, action);
-    const success =
-      action.response === 201
-        ? jsonResponse(version, collection, "201", `The ${spaced(action.singular)}.`, ref("schemas", actionSchemas.record), [])
-        : noContent(version, collection, "Done.");
-    const summary = `Create ${withArticle(action.singular)} of ${one}`;
-    const acting = actionRules(resource, action);
-    const post = at(`${item}/${action.name}`, "post", `create${names.pascal}${action.names.pascal}`, summary, {
-      description: [action.description, acting.note].filter(Boolean).join(" ") || undefined,
-      parameters: [id],
-      requestBody: jsonBody(actionSchemas.create),
-      responses: [success, ...errorResponses(lookupWrite)],
     });
-    Object.assign(post.operation, acting.extensions);
-    out.push(post);
-  }
-  return out;
+    switch (route.kind) {
+      case "list":
+        return at({ description: listDescription(resource), parameters: listParameters(resource), responses: [listResponse(version, resource)] });
+      case "create":
+        return at({ requestBody: body(route), responses: [record(route, "201", "Created.", ["Location"])] });
+      case "read":
+        return at({ parameters: [id], responses: [record(route, "200", "The record.")] });
+      case "replace":
+        return at({
+          description: "Replaces the record: the body is a whole record, as on create.",
+          parameters: [id, ifMatchParameter],
+          requestBody: body(route),
+          responses: [record(route, "200", "The replaced record.")],
+        });
+      case "update":
+        return at({
+          description: "Changes the given fields; the others keep their values.",
+          parameters: [id, ifMatchParameter],
+          requestBody: body(route),
+          responses: [record(route, "200", "The updated record.")],
+        });
+      case "delete":
+        return at({ parameters: [id, ifMatchParameter], responses: [noContent(version, collection, "Deleted.")] });
+      case "list-under": {
+        const under = unders.find((u) => u.collection === route.of)!;
+        return at({
+          description: `The ${names.pluralWords} whose \`${under.field.name}\` is this ${under.names.words}. ${listDescription(resource)}`,
+          parameters: [idParameter(under.names.words), ...listParameters(resource)],
+          responses: [listResponse(version, resource)],
+        });
+      }
+      case "action": {
+        const action = resource.actions.find((a) => a.name === route.of)!;
+        const success =
+          route.record !== null
+            ? jsonResponse(version, collection, String(route.status), `The ${action.names.words}.`, ref("schemas", route.record), [])
+            : noContent(version, collection, "Done.");
+        const acting = actionRules(resource, action);
+        const post = at({
+          description: [action.description, acting.note].filter(Boolean).join(" ") || undefined,
+          parameters: [id],
+          requestBody: body(route),
+          responses: [success],
+        });
+        Object.assign(post.operation, acting.extensions);
+        return post;
+      }
+    }
+  });
 }
 
 /**
@@ -126,11 +89,11 @@ function actionRules(resource: VersionResource, action: VersionAction): { note: 
   const { requires, sets } = action.rules;
   const extensions: JsonObject = {};
   const sentences: string[] = [];
-  const one = resource.names.singular;
+  const { words } = resource.names;
   if (requires.length) {
     extensions["x-canon-requires"] = Object.fromEntries(requires.map((r) => [r.field, r.values as Json[]]));
     const each = requires.map((r) => `${r.field} to be ${orList(r.values.map((v) => String(v)))}`);
-    sentences.push(`Requires the ${spaced(one)}'s ${each.join(" and ")}; otherwise 422 and nothing is created.`);
+    sentences.push(`Requires the ${words}'s ${each.join(" and ")}; otherwise 422 and nothing is created.`);
   }
   if (sets.length) {
     const from = (name: string) => action.fields.find((f) => f.storageName === name)?.name ?? name;
@@ -139,7 +102,7 @@ function actionRules(resource: VersionResource, action: VersionAction): { note: 
     );
     const each = sets.map((s) => (s.from === undefined ? `${s.field} to ${String(s.value)}` : `${s.field} to the ${from(s.from)} given`));
     sentences.push(
-      `Sets the ${spaced(one)}'s ${each.join(" and ")}, in the same transaction (its transitions checked; it gets a new ETag, and a ${one}.updated event precedes this action's).`,
+      `Sets the ${words}'s ${each.join(" and ")}, in the same transaction (its transitions checked; it gets a new ETag, and a ${resource.events.updated} event precedes this action's).`,
     );
   }
   return { note: sentences.join(" "), extensions };

@@ -52,13 +52,13 @@ function query(name: string, description: string, schema: JsonObject): JsonObjec
   return { name, in: "query", required: false, description, schema };
 }
 
-/** The `{id}` path parameter: the record's id, or the parent's on a child list. */
-export function idParameter(singular: string): JsonObject {
+/** The `{id}` path parameter: the record's id, or the parent's on a child list; `words`: what it names, in prose (`names.words`). */
+export function idParameter(words: string): JsonObject {
   return {
     name: "id",
     in: "path",
     required: true,
-    description: `The ${singular.replace(/[-_]/g, " ")}'s id (UUID v7).`,
+    description: `The ${words}'s id (UUID v7).`,
     schema: { type: "string", format: "uuid" },
   };
 }

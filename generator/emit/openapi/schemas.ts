@@ -2,22 +2,24 @@ import type { StorageResource, VersionAction, VersionField, VersionResource } fr
 import { fieldSchema, objectSchema } from "./fieldSchema.ts";
 import { ref, type Json, type JsonObject } from "./json.ts";
 
-/** Component schema names of one resource; the paths refer to them by these names. */
+/**
+ * Component schema names of one resource; the paths refer to them by these names. The record and
+ * the bodies are named as their TypeScript types (`resource.symbols`), as the route record names them.
+ */
 export function schemaNames(resource: VersionResource) {
   const p = resource.names.pascal;
   return {
-    record: p,
-    create: `${p}Create`,
-    update: `${p}Update`,
-    replace: `${p}Replace`,
+    record: resource.symbols.type,
+    create: resource.symbols.createBody,
+    update: resource.symbols.updateBody,
+    replace: resource.symbols.replaceBody,
     cursorPage: `${p}CursorPage`,
     offsetPage: `${p}OffsetPage`,
   };
 }
 
-export function actionSchemaNames(resource: VersionResource, action: VersionAction) {
-  const name = `${resource.names.pascal}${action.names.pascal}`;
-  return { record: name, create: `${name}Create` };
+export function actionSchemaNames(action: VersionAction) {
+  return { record: action.symbols.type, create: action.symbols.createBody };
 }
 
 export const idSchema: JsonObject = { type: "string", format: "uuid", description: "UUID v7, assigned by the server." };
@@ -44,7 +46,7 @@ export function resourceSchemas(resource: VersionResource, storage: StorageResou
     if (resource.pagination === "offset") out.push([names.offsetPage, offsetPageSchema(names.record)]);
   }
   for (const action of resource.actions) {
-    const actionNames = actionSchemaNames(resource, action);
+    const actionNames = actionSchemaNames(action);
     if (action.response === 201) out.push([actionNames.record, actionRecordSchema(action)]);
     out.push([actionNames.create, objectSchema(action.fields, "create")]);
   }

@@ -97,15 +97,6 @@ export function fieldDoc(field: VersionField): string | undefined {
   return notes.length ? notes.join(" ") : undefined;
 }
 
-/** A noun with its indefinite article, by how it is spelled: `an order`, `a cancellation`, `a user`. */
-export function withArticle(noun: string): string {
-  // Words that begin with a vowel letter but a consonant sound, and the reverse, as far as
-  // resource names go.
-  const consonantSound = /^(u[bcfhjkqrstn][aeiou]|uni|use|usu|eu|one)/i.test(noun);
-  const vowelSound = /^(hour|honest|honou?r|heir)/i.test(noun);
-  return `${(/^[aeiou]/i.test(noun) && !consonantSound) || vowelSound ? "an" : "a"} ${noun}`;
-}
-
 /** `a`, `a or b`, `a, b or c`: a list of alternatives in prose. */
 export function orList(items: readonly string[]): string {
   return items.length === 1 ? items[0]! : `${items.slice(0, -1).join(", ")} or ${items.at(-1)}`;

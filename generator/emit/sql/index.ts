@@ -202,11 +202,14 @@ function schemaView(model: ApiModel, plans: CollectionPlan[]): object {
       }
     }
   }
+  // The tenant field of each tenant-scoped collection (SPEC §12.4): a cascading delete's statements match it too.
+  const tenants = new Map(model.storage.flatMap((r) => (r.tenantKey && r.tenantKey !== "id" ? [[r.collection, r.tenantKey] as const] : [])));
   return {
     header: GENERATED_HEADER,
     title: model.title,
     collections: plans.map((p) => {
       const columns = p.fields.map((f) => literal(f));
+      const tenant = tenants.get(p.collection);
       return {
         key: propertyKey(p.collection),
         table: JSON.stringify(p.table.name),
@@ -214,6 +217,7 @@ function schemaView(model: ApiModel, plans: CollectionPlan[]): object {
         // prettier always breaks an array of two or more objects; one fits on the line.
         columnsInline: columns.length < 2 ? `[${columns.join("")}]` : null,
         search: literal(p.search),
+        tenant: tenant ? JSON.stringify(tenant) : null,
       };
     }),
     constraints: constraints.map((c) => ({ key: propertyKey(c.name), value: c.value })),

@@ -276,7 +276,14 @@ function fieldColumn(table: string, source: ColumnSource): { column: SnapshotCol
   return { column, meta: { field: name, column: name, kind, optional: field.optional }, ...(index ? { index } : {}) };
 }
 
-function btreeIndex(table: string, column: string): SnapshotIndex {
+/**
+ * The index of an exact match on `column`, then `id`: `(column, id)`; on a tenant-scoped table
+ * (`tenant`, its tenant column) `(tenant, column, id)`, since a tenant principal's list always
+ * matches the tenant too (SPEC §12.4).
+ */
+function btreeIndex(table: string, column: string, tenant?: string): SnapshotIndex {
+  if (tenant && tenant !== column)
+    return { name: identifier(`${table}_${tenant}_${column}_id_idx`), definition: `using btree (${quote(tenant)}, ${quote(column)}, "id")` };
   return { name: identifier(`${table}_${column}_id_idx`), definition: `using btree (${quote(column)}, "id")` };
 }
 
@@ -296,18 +303,20 @@ const SORTABLE_SYSTEM: Readonly<Record<string, SortTarget>> = {
  * orders by the very same one), then `id`: `<table>_<column>_sort_idx` (ascending, nulls last; a
  * backward scan serves descending when the column is `not null`), and for a column that may be
  * null also `<table>_<column>_sort_desc_idx` (descending, nulls last), so that either direction
- * of a one-key sort is one index scan.
+ * of a one-key sort is one index scan. On a tenant-scoped table the tenant column leads
+ * (`<table>_<tenant>_<column>_sort_idx`): a tenant principal's sorted list is one index scan
+ * within its tenant (SPEC §12.4).
  */
-export function sortIndexes(table: string, target: SortTarget, ordering: Ordering, rank?: readonly string[]): SnapshotIndex[] {
+export function sortIndexes(table: string, target: SortTarget, ordering: Ordering, rank?: readonly string[], tenant?: string): SnapshotIndex[] {
   const expression = sortExpression(target, ordering, rank);
   const element = /^"[^"]*"$/.test(expression) ? expression : `(${expression})`;
-  const indexes: SnapshotIndex[] = [
-    { name: identifier(`${table}_${target.column}_sort_idx`), definition: `using btree (${element}, "id")` },
-  ];
+  const lead = tenant ? `${quote(tenant)}, ` : "";
+  const name = tenant ? `${table}_${tenant}_${target.column}` : `${table}_${target.column}`;
+  const indexes: SnapshotIndex[] = [{ name: identifier(`${name}_sort_idx`), definition: `using btree (${lead}${element}, "id")` }];
   if (!target.notNull) {
     indexes.push({
-      name: identifier(`${table}_${target.column}_sort_desc_idx`),
-      definition: `using btree (${element} desc nulls last, "id" desc)`,
+      name: identifier(`${name}_sort_desc_idx`),
+      definition: `using btree (${lead}${element} desc nulls last, "id" desc)`,
     });
   }
   return indexes;
@@ -324,6 +333,7 @@ function plan(
   indexed: string[],
   searched: string[],
   sorted: string[] = [],
+  tenant?: { column: string; references: readonly string[] },
 ): CollectionPlan {
   const table = tableName(collection);
   const columns = systemColumns(table);
@@ -350,7 +360,9 @@ function plan(
     // jsonb arrays and objects are never matched exactly; everything else gets (column, id).
     if (!kind || kind === "json" || seen.has(name)) continue;
     seen.add(name);
-    indexes.push(btreeIndex(table, name));
+    // A reference names a record of the same tenant: its (column, id) index is already one
+    // tenant's for each key, and the foreign key's checks and cascades need the column first.
+    indexes.push(btreeIndex(table, name, tenant && !tenant.references.includes(name) ? tenant.column : undefined));
   }
   const search: string[] = [];
   for (const name of searched) {
@@ -366,7 +378,7 @@ function plan(
     sortedSeen.add(name);
     const system = SORTABLE_SYSTEM[name];
     if (system) {
-      indexes.push(...sortIndexes(table, system, "instant"));
+      indexes.push(...sortIndexes(table, system, "instant", undefined, tenant?.column));
       continue;
     }
     const index = fields.findIndex((f) => f.column === name);
@@ -377,7 +389,7 @@ function plan(
     // The store needs to know that every row has a value (row comparisons; `desc` without `nulls last`).
     if (notNull) fields[index] = { ...meta, notNull: true };
     const target: SortTarget = { column: name, kind: meta.kind, notNull };
-    indexes.push(...sortIndexes(table, target, orderingOf(field), field.type === "enum" ? field.values ?? [] : undefined));
+    indexes.push(...sortIndexes(table, target, orderingOf(field), field.type === "enum" ? field.values ?? [] : undefined, tenant?.column));
   }
   // A sort key whose order is its column's own (a number, a date) would repeat the filter's
   // (column, id) index: one is kept, the first.
@@ -396,7 +408,10 @@ function resourcePlan(r: StorageResource): CollectionPlan {
     return { field, references: { collection: reference.collection, onDelete: reference.onDelete } };
   });
   const indexed = [...(r.parentField ? [r.parentField] : []), ...r.references.map((x) => x.field), ...r.filters];
-  return plan(r.collection, sources, indexed, r.search, r.sort);
+  // On a tenant-scoped resource the tenant column leads the indexes of filters and sorts (SPEC §12.4).
+  const references = [...(r.parentField ? [r.parentField] : []), ...r.references.map((x) => x.field)];
+  const tenant = r.tenantKey && r.tenantKey !== "id" ? { column: r.tenantKey, references } : undefined;
+  return plan(r.collection, sources, indexed, r.search, r.sort, tenant);
 }
 
 function actionPlans(r: StorageResource): CollectionPlan[] {

@@ -1,6 +1,7 @@
 import type { ApiModel, VersionField, VersionResource } from "../../model/types.ts";
 import { GENERATED_HEADER, styledTs, type EmitContext, type EmittedFile, type Emitter } from "../emitter.ts";
-import { commentText, fieldDoc, propertyKey, tsType, withArticle } from "../shared/code.ts";
+import { routeOf } from "../../model/routes.ts";
+import { commentText, fieldDoc, propertyKey, tsType } from "../shared/code.ts";
 import { PartMemo } from "../../util/memo.ts";
 
 /** Each `vN/<collection>/types.ts`, by its resource (kept the same object by a `canon dev` session) and version. */
@@ -20,7 +21,7 @@ export const typesEmitter: Emitter = {
         // A function of the version's name and the resource alone.
         files.push(
           resourceFiles.get(resource, version.name, () =>
-            styledTs(`${version.name}/${resource.symbols.typesModule}`, context.render("types", resourceView(version.name, resource))),
+            styledTs(`${version.name}/${resource.symbols.typesModule}`, context.render("types", resourceView(resource))),
           ),
         );
       }
@@ -48,7 +49,7 @@ function member(field: VersionField, optional = field.optional) {
   return { key: propertyKey(field.name), type: tsType(field), optional, doc: fieldDoc(field) };
 }
 
-function resourceView(version: string, r: VersionResource) {
+function resourceView(r: VersionResource) {
   const inputs = r.fields.filter((f) => f.input);
   return {
     header: GENERATED_HEADER,
@@ -60,10 +61,10 @@ function resourceView(version: string, r: VersionResource) {
     update: inputs.map((f) => member(f)),
     actions: r.actions.map((a) => ({
       symbols: a.symbols,
-      description: `${withArticle(a.singular)} of ${withArticle(r.names.singular)}`,
+      description: `${a.names.one} of ${r.names.one}`,
       targetSingular: r.names.singular,
       targetField: a.targetField,
-      path: `/${version}/${r.collection}/{id}/${a.name}`,
+      path: routeOf(r, "action", a.name).path,
       record: a.fields.filter((f) => f.output).map((f) => member(f)),
       create: a.fields.filter((f) => f.input).map((f) => member(f, !f.requiredInput)),
     })),

@@ -16,7 +16,7 @@ export const validatorsEmitter: Emitter = {
       // A function of the version's name and search minimum and the resource alone.
       version.resources.map((resource) =>
         resourceFiles.get(resource, `${version.name} ${version.searchMinLength}`, () => {
-          const rendered = context.render("validators", view(version.name, version.searchMinLength, resource));
+          const rendered = context.render("validators", view(version.searchMinLength, resource));
           const sources = [source("zod", { z: "value" }), runtimeSource(context, "index.ts", 2)];
           return styledTs(`${version.name}/${resource.collection}/validators.ts`, withImports(rendered, sources));
         }),
@@ -29,7 +29,7 @@ function entries(fields: VersionField[], mode: ZodMode) {
   return fields.filter((f) => f.input).map((f) => ({ key: propertyKey(f.name), schema: zodField(f, mode) }));
 }
 
-function view(version: string, searchMinLength: number, r: VersionResource) {
+function view(searchMinLength: number, r: VersionResource) {
   const offset = r.pagination === "offset";
   return {
     searchMinLength,
@@ -38,7 +38,7 @@ function view(version: string, searchMinLength: number, r: VersionResource) {
     symbols: r.symbols,
     singular: r.names.singular,
     offset,
-    listPath: `/${version}/${r.collection}`,
+    listPath: r.paths.collection,
     filters: [
       ...r.filters.map((f) => ({ key: propertyKey(f.name), schema: zodQuery(f) })),
       ...r.conditions.map((c) => ({ key: propertyKey(c.param), schema: conditionSchema(c) })),

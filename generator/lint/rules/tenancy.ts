@@ -74,15 +74,8 @@ export function tenancyRules(ctx: LintContext): void {
         }
       }
     }
-    if (declared.has(r.collection)) {
-      for (const { field, place, path } of walkFields(r)) {
-        const target = field.type === "uuid" ? field.references : undefined;
-        if (place === "action" && target && (scoped.has(target) || target === tc)) {
-          ctx.report("tenant-scope", field.at("references"), `the action field ${q(path)} references ${target}, which is tenant-scoped: an action's references are not scoped to a tenant yet`, `remove the reference from ${q(path)}, or make it a field of ${r.collection}`);
-        }
-      }
-      continue;
-    }
+    // A tenant-scoped resource's references, its actions' fields too, are looked up within the record's tenant.
+    if (declared.has(r.collection)) continue;
     if (r.parent && scoped.has(r.parent)) {
       ctx.report("tenant-scope", r.at("parent"), `${r.collection} is a child of ${r.parent}, which is tenant-scoped, and is not tenant-scoped itself`, fix(r));
       continue;
