@@ -8,7 +8,7 @@ import { Worker } from "node:worker_threads";
 import type { EmittedFile } from "../emit/emitter.ts";
 import type { RememberedFormat } from "../session.ts";
 import { laidOut, layoutInPieces, type LaidOut } from "./layout.ts";
-import { TextMemo } from "../util/memo.ts";
+import { Engine } from "../engine.ts";
 import { formatterIdentity, PRETTIER_OPTIONS, PRETTIER_PARSERS } from "./prettier.ts";
 import type { FormatJob, FormatReply } from "./worker.ts";
 
@@ -64,7 +64,8 @@ export async function formatFiles(
     }
     if (file.prettierStyle) {
       // A session lays out the pieces of a file that changed since its last run only.
-      const laid = memory ? layoutInPieces(file.content, laidPieces) : laidOut(file.content);
+      const engine = Engine.current();
+      const laid = memory && engine ? layoutInPieces(file.content, engine.memo<LaidOut>("laid-out pieces", 16_384)) : laidOut(file.content);
       if (laid.certain) {
         out[index]!.content = laid.text;
         by[index] = "laidOut";
@@ -100,9 +101,6 @@ export async function formatFiles(
   }
   return { files: out, stats };
 }
-
-/** The pieces a session's runs laid out (layoutInPieces), by their text. */
-const laidPieces = new TextMemo<LaidOut>(16_384);
 
 /** The format cache's key of a file: the formatter's identity, the parser and the text. */
 function prettierKey(parser: string, content: string): string {

@@ -1,0 +1,257 @@
+import { AsyncLocalStorage } from "node:async_hooks";
+import { createHash } from "node:crypto";
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { TextMemo } from "./util/memo.ts";
+
+/**
+ * The one place that owns incremental work. A unit of emission (a file, or a piece of one) is a
+ * pure function of a typed slice of the model, its only input, declared once at module level
+ * with `defineUnit` (so it closes over no run's state); the engine computes it, or answers with
+ * the result it recorded for an equal slice. The key is derived from the slice itself (its JSON
+ * text, hashed with the unit's name): nothing else can change the result, so no key is written by
+ * hand, and a unit that starts reading one more field must first have it in its slice's type.
+ *
+ * Besides units, the engine owns the remembered results of pure functions of one text
+ * (`memoByText`, util/memo.ts: rendered templates, identifiers a code text uses, laid-out pieces,
+ * parsed documents) and of one object (`byObject`: a parsed definition file's validation). A
+ * `canon dev` session keeps one engine for its life (session.ts); a run without one gets a fresh
+ * engine, which still reads and writes the records on disk (`EngineRecords`).
+ */
+export class Engine {
+  private results = new TextMemo<unknown>(65_536);
+  private readonly texts = new WeakMap<object, string>();
+  private readonly memos = new Map<string, TextMemo<unknown>>();
+  private readonly objects = new Map<string, WeakMap<object, unknown>>();
+  private readonly states = new Map<string, unknown>();
+  /** Units computed (not recalled) by the last run: what a test or a benchmark can count. */
+  computed = 0;
+  recalled = 0;
+  private readonly records: EngineRecords | null;
+
+  constructor(records: EngineRecords | null = null) {
+    this.records = records;
+  }
+
+  /** The result of `unit` over `slice`: recorded for an equal slice, or else computed now. */
+  run<S extends object, R, C>(unit: Unit<S, R, C>, slice: S, context: C): R {
+    const key = this.keyOf(unit, slice);
+    const known = this.results.peek(key);
+    if (known !== undefined) {
+      this.recalled++;
+      this.records?.keep(key, known);
+      return known as R;
+    }
+    const stored = this.records?.recall(key);
+    if (stored !== undefined) {
+      this.recalled++;
+      this.results.get(key, () => stored);
+      return stored as R;
+    }
+    this.computed++;
+    const result = unit.compute(slice, context);
+    this.results.get(key, () => result);
+    this.records?.keep(key, result);
+    return result;
+  }
+
+  /** The key of a unit's slice: a hash of the unit's name and of each field of the slice as JSON. */
+  private keyOf(unit: { name: string }, slice: object): string {
+    const hash = createHash("sha256").update(unit.name);
+    for (const [name, value] of Object.entries(slice)) hash.update("\0").update(name).update("\0").update(this.textOf(value));
+    return hash.digest("base64url");
+  }
+
+  /**
+   * A value's JSON text. The model's parts are never modified once built (model/intern.ts keeps
+   * an unchanged part the same object from one save to the next), so an object's text is
+   * written once per engine.
+   */
+  textOf(value: unknown): string {
+    if (typeof value !== "object" || value === null) return JSON.stringify(value) ?? "undefined";
+    let text = this.texts.get(value);
+    if (text === undefined) this.texts.set(value, (text = JSON.stringify(value)));
+    return text;
+  }
+
+  /** Tells the engine the JSON text of a part that is already known (interning compared it). */
+  knowText(value: object, text: string): void {
+    this.texts.set(value, text);
+  }
+
+  /** The remembered results of the pure function of one text named `name`. */
+  memo<T>(name: string, limit = 4096): TextMemo<T> {
+    let memo = this.memos.get(name);
+    if (!memo) this.memos.set(name, (memo = new TextMemo<unknown>(limit)));
+    return memo as TextMemo<T>;
+  }
+
+  /** The result of the pure function `name` of one object (never modified), by that object. */
+  byObject<T>(name: string, input: object, compute: () => T): T {
+    let results = this.objects.get(name);
+    if (!results) this.objects.set(name, (results = new WeakMap()));
+    if (results.has(input)) return results.get(input) as T;
+    const result = compute();
+    results.set(input, result);
+    return result;
+  }
+
+  /** The engine's state named `name` (a remembered comparison, a cache by object), made by `init` once. */
+  state<T>(name: string, init: () => T): T {
+    if (!this.states.has(name)) this.states.set(name, init());
+    return this.states.get(name) as T;
+  }
+
+  /** Runs `work` with this engine as the current one (`Engine.current`), across its awaits. */
+  within<T>(work: () => T): T {
+    return current.run(this, work);
+  }
+
+  /** The engine of the run in progress, if any. */
+  static current(): Engine | undefined {
+    return current.getStore();
+  }
+
+  /** Writes the records this run used (an error is ignored: records only save time). */
+  save(): void {
+    this.records?.save();
+  }
+}
+
+const current = new AsyncLocalStorage<Engine>();
+
+/**
+ * The current engine's state named `name` (see `Engine.state`); without an engine, a fresh one
+ * that lasts as long as its caller keeps it.
+ */
+export function engineState<T>(name: string, init: () => T): T {
+  const engine = current.getStore();
+  return engine ? engine.state(name, init) : init();
+}
+
+/**
+ * A pure function of one text, remembered by that text in the current run's engine (a `canon
+ * dev` session's, for its life); without an engine, computed each time. The module that
+ * declares it holds the function only, never a result.
+ */
+export function memoByText<T>(name: string, compute: (text: string) => T, limit?: number): (text: string) => T {
+  return (text) => {
+    const engine = current.getStore();
+    return engine ? engine.memo<T>(name, limit).get(text, () => compute(text)) : compute(text);
+  };
+}
+
+/**
+ * A unit of work: a pure function of its slice and of `C`, what the unit may read besides, which
+ * must be a function of canon's own sources alone (for emitters, templates and runtime files:
+ * `UnitContext` in emit/emitter.ts).
+ */
+export interface Unit<S extends object, R, C = unknown> {
+  readonly name: string;
+  readonly compute: (slice: S, context: C) => R;
+}
+
+/**
+ * Declares a unit. `compute` must read nothing but its slice and `context` (declared at module
+ * level, it can close over no run's model); its result must be JSON data that no caller modifies.
+ */
+export function defineUnit<S extends object, R, C = unknown>(
+  name: string,
+  compute: (slice: S, context: C) => R,
+  // Refused by the type checker: a slice with a Map, a Set or a function inside.
+  ...plain: S extends PlainData<S> ? [] : ["a unit's slice is plain JSON data"]
+): Unit<S, R, C> {
+  void plain;
+  return { name, compute };
+}
+
+/**
+ * Data whose JSON text is all there is to it: no Map, Set or function anywhere inside (JSON
+ * would write a Map as `{}`, and a key would miss what it holds).
+ */
+export type PlainData<T> = T extends Map<unknown, unknown> | Set<unknown> | WeakMap<object, unknown> | ((...args: never[]) => unknown)
+  ? never
+  : T extends object
+    ? { [K in keyof T]: PlainData<T[K]> }
+    : T;
+
+/** The first line of a records file: what wrote it, and a hash of the rest. */
+interface RecordsHeader {
+  format: typeof RECORDS_FORMAT;
+  canon: string;
+  sha256: string;
+}
+
+const RECORDS_FORMAT = "canon-engine-records-1";
+
+/**
+ * The engine's records kept on disk beside the format cache, so that a new process (a cold
+ * `canon generate`) recomputes only the units whose slice changed. The file says which canon
+ * wrote it (a hash of canon's sources, the formatter and the Node version) and carries a hash of
+ * its body: a file from another canon, a damaged or a foreign one is ignored as a whole (a full
+ * run), never half-read. Each run writes back the records it used, so the file stays the size
+ * of one output.
+ */
+export class EngineRecords {
+  private readonly file: string;
+  private readonly canon: string;
+  private loaded: Map<string, unknown> | null = null;
+  private readonly used = new Map<string, unknown>();
+  private changed = false;
+
+  constructor(file: string, canon: string) {
+    this.file = file;
+    this.canon = `${canon} node ${process.version}`;
+  }
+
+  recall(key: string): unknown {
+    const result = this.load().get(key);
+    if (result !== undefined) this.used.set(key, result);
+    return result;
+  }
+
+  keep(key: string, result: unknown): void {
+    if (!this.used.has(key)) {
+      this.used.set(key, result);
+      if (!this.load().has(key)) this.changed = true;
+    }
+  }
+
+  private load(): Map<string, unknown> {
+    if (this.loaded) return this.loaded;
+    this.loaded = new Map();
+    try {
+      const text = readFileSync(this.file, "utf8");
+      const newline = text.indexOf("\n");
+      const header = JSON.parse(text.slice(0, newline)) as Partial<RecordsHeader>;
+      const body = text.slice(newline + 1);
+      if (header.format !== RECORDS_FORMAT || header.canon !== this.canon || header.sha256 !== sha256(body)) return this.loaded;
+      const records = JSON.parse(body) as unknown;
+      if (typeof records !== "object" || records === null || Array.isArray(records)) return this.loaded;
+      this.loaded = new Map(Object.entries(records));
+    } catch {
+      // Missing, damaged or foreign: every unit is computed.
+    }
+    return this.loaded;
+  }
+
+  save(): void {
+    // Nothing new, and nothing of the old file left unused: the file on disk is this run's.
+    if (!this.changed && this.loaded !== null && this.used.size === this.loaded.size) return;
+    try {
+      const body = JSON.stringify(Object.fromEntries(this.used));
+      const header: RecordsHeader = { format: RECORDS_FORMAT, canon: this.canon, sha256: sha256(body) };
+      mkdirSync(path.dirname(this.file), { recursive: true });
+      // Written aside and renamed into place: a reader never sees half a file.
+      const temp = `${this.file}.${process.pid}.tmp`;
+      writeFileSync(temp, `${JSON.stringify(header)}\n${body}`);
+      renameSync(temp, this.file);
+    } catch {
+      // The records only save time.
+    }
+  }
+}
+
+function sha256(text: string): string {
+  return createHash("sha256").update(text).digest("hex");
+}
