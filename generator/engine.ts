@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { createHash } from "node:crypto";
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from "node:fs";
 import path from "node:path";
 import { TextMemo } from "./util/memo.ts";
 
@@ -175,22 +175,25 @@ export type PlainData<T> = T extends Map<unknown, unknown> | Set<unknown> | Weak
     ? { [K in keyof T]: PlainData<T[K]> }
     : T;
 
-/** The first line of a records file: what wrote it, and a hash of the rest. */
+/** The last line of a records file: what wrote it, how many records it holds, and a hash of the lines before. */
 interface RecordsHeader {
   format: typeof RECORDS_FORMAT;
   canon: string;
+  count: number;
   sha256: string;
 }
 
-const RECORDS_FORMAT = "canon-engine-records-1";
+const RECORDS_FORMAT = "canon-engine-records-2";
 
 /**
  * The engine's records kept on disk beside the format cache, so that a new process (a cold
- * `canon generate`) recomputes only the units whose slice changed. The file says which canon
- * wrote it (a hash of canon's sources, the formatter and the Node version) and carries a hash of
- * its body: a file from another canon, a damaged or a foreign one is ignored as a whole (a full
- * run), never half-read. Each run writes back the records it used, so the file stays the size
- * of one output.
+ * `canon generate`) recomputes only the units whose slice changed. One line per record
+ * (`[key, result]` as JSON), then a line that says which canon wrote the file (a hash of canon's
+ * sources and the formatter, and the Node version), how many records it holds and the sha256 of
+ * the lines before it: a file from another canon, a damaged, cut-short or foreign one is
+ * ignored as a whole (a full run), never half-read. Each run writes back the records it used, one
+ * line at a time (no text of the whole file is ever built), so the file stays the size of one
+ * output.
  */
 export class EngineRecords {
   private readonly file: string;
@@ -220,17 +223,28 @@ export class EngineRecords {
   private load(): Map<string, unknown> {
     if (this.loaded) return this.loaded;
     this.loaded = new Map();
+    let text: string;
     try {
-      const text = readFileSync(this.file, "utf8");
-      const newline = text.indexOf("\n");
-      const header = JSON.parse(text.slice(0, newline)) as Partial<RecordsHeader>;
-      const body = text.slice(newline + 1);
-      if (header.format !== RECORDS_FORMAT || header.canon !== this.canon || header.sha256 !== sha256(body)) return this.loaded;
-      const records = JSON.parse(body) as unknown;
-      if (typeof records !== "object" || records === null || Array.isArray(records)) return this.loaded;
-      this.loaded = new Map(Object.entries(records));
+      text = readFileSync(this.file, "utf8");
     } catch {
-      // Missing, damaged or foreign: every unit is computed.
+      return this.loaded; // no records yet
+    }
+    try {
+      const last = text.lastIndexOf("\n", text.length - 2);
+      const body = text.slice(0, last + 1);
+      const header = JSON.parse(text.slice(last + 1)) as Partial<RecordsHeader>;
+      if (header.format !== RECORDS_FORMAT || header.canon !== this.canon || header.sha256 !== sha256(body)) return this.loaded;
+      const records = new Map<string, unknown>();
+      for (const line of body.split("\n")) {
+        if (!line) continue;
+        const [key, result] = JSON.parse(line) as [string, unknown];
+        if (typeof key !== "string" || result === undefined || result === null) return this.loaded;
+        records.set(key, result);
+      }
+      if (records.size !== header.count) return this.loaded;
+      this.loaded = records;
+    } catch {
+      // Damaged or foreign: every unit is computed.
     }
     return this.loaded;
   }
@@ -238,16 +252,33 @@ export class EngineRecords {
   save(): void {
     // Nothing new, and nothing of the old file left unused: the file on disk is this run's.
     if (!this.changed && this.loaded !== null && this.used.size === this.loaded.size) return;
+    const temp = `${this.file}.${process.pid}.tmp`;
+    let fd: number | null = null;
     try {
-      const body = JSON.stringify(Object.fromEntries(this.used));
-      const header: RecordsHeader = { format: RECORDS_FORMAT, canon: this.canon, sha256: sha256(body) };
       mkdirSync(path.dirname(this.file), { recursive: true });
+      fd = openSync(temp, "w");
+      const hash = createHash("sha256");
+      // Written in batches: a line per record, never the text of the whole file at once.
+      let batch = "";
+      for (const [key, result] of this.used) {
+        const line = `${JSON.stringify([key, result])}\n`;
+        hash.update(line);
+        batch += line;
+        if (batch.length > 1 << 20) {
+          writeSync(fd, batch);
+          batch = "";
+        }
+      }
+      const header: RecordsHeader = { format: RECORDS_FORMAT, canon: this.canon, count: this.used.size, sha256: hash.digest("hex") };
+      writeSync(fd, `${batch}${JSON.stringify(header)}\n`);
+      closeSync(fd);
+      fd = null;
       // Written aside and renamed into place: a reader never sees half a file.
-      const temp = `${this.file}.${process.pid}.tmp`;
-      writeFileSync(temp, `${JSON.stringify(header)}\n${body}`);
       renameSync(temp, this.file);
     } catch {
       // The records only save time.
+      if (fd !== null) closeSync(fd);
+      rmSync(temp, { force: true });
     }
   }
 }

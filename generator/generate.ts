@@ -43,6 +43,8 @@ export interface GenerateResult {
   format: FormatStats;
   /** The compatibility gate over the published versions; null when it did not run. */
   gate: GateResult | null;
+  /** How many units of emission this run computed, and how many its engine recalled (engine.ts). */
+  units?: { computed: number; recalled: number };
   /** The model the output was emitted from; null when the definitions have errors. */
   model: ApiModel | null;
   ms: number;
@@ -64,9 +66,11 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
   // it does, or else a fresh one over the records the last run kept beside the format cache.
   const cacheFile = options.cacheFile === undefined ? defaultCacheFile() : options.cacheFile;
   const engine = options.session?.engine ?? new Engine(cacheFile ? new EngineRecords(recordsFile(cacheFile), await canonSources()) : null);
+  const computed = engine.computed;
+  const recalled = engine.recalled;
   const result = await engine.within(() => run(options, cacheFile));
   if (result.model) engine.save();
-  return result;
+  return { ...result, units: { computed: engine.computed - computed, recalled: engine.recalled - recalled } };
 }
 
 /** Where the engine's records live: beside the format cache. */

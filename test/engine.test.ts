@@ -129,13 +129,17 @@ test("the engine's records: a cold generate recalls units, and a damaged or fore
   const changedRun = await run("out", cacheFile);
   const changedFresh = await run("fresh", null);
   assert.deepEqual(changedRun.files, changedFresh.files);
+  const units = changedRun.units!;
+  assert.ok(units.recalled > 4 * units.computed, `a new process recalled ${units.recalled} units from disk and computed ${units.computed}`);
+  assert.ok(changedFresh.units!.computed > 4 * units.computed, `without records, ${changedFresh.units!.computed} units computed`);
   const text = readFileSync(records, "utf8");
   const damaged: Array<[string, string]> = [
     ["cut short", text.slice(0, Math.floor(text.length / 2))],
     ["one record changed", text.replace(/"text":"/, '"text":"// changed\\n')],
     ["from another canon", text.replace(/"canon":"/, '"canon":"another ')],
+    ["a record left out", text.replace(/^.*\n/, "")],
     ["not JSON", "this is no records file\n{"],
-    ["foreign JSON with a made-up header", `${JSON.stringify({ format: "canon-engine-records-1", canon: "x", sha256: "y" })}\n{}`],
+    ["foreign JSON with a made-up header", `["a","b"]\n${JSON.stringify({ format: "canon-engine-records-2", canon: "x", count: 1, sha256: "y" })}\n`],
   ];
   for (const [what, content] of damaged) {
     writeFileSync(records, content);
