@@ -21,6 +21,7 @@ import { TextMemo } from "./util/memo.ts";
 export class Engine {
   private results = new TextMemo<unknown>(65_536);
   private readonly texts = new WeakMap<object, string>();
+  private readonly digests = new WeakMap<object, string>();
   private readonly memos = new Map<string, TextMemo<unknown>>();
   private readonly objects = new Map<string, WeakMap<object, unknown>>();
   private readonly states = new Map<string, unknown>();
@@ -55,28 +56,40 @@ export class Engine {
     return result;
   }
 
-  /** The key of a unit's slice: a hash of the unit's name and of each field of the slice as JSON. */
+  /**
+   * The key of a unit's slice: a hash of the unit's name and of each field of the slice (its
+   * name, and the digest of its value's JSON; a string's own text).
+   */
   private keyOf(unit: { name: string }, slice: object): string {
     const hash = createHash("sha256").update(unit.name);
-    for (const [name, value] of Object.entries(slice)) hash.update("\0").update(name).update("\0").update(this.textOf(value));
+    for (const [name, value] of Object.entries(slice)) {
+      hash.update("\0").update(name).update("\0");
+      if (typeof value === "string") hash.update(`s${value.length}:`).update(value);
+      else hash.update("j").update(this.digestOf(value));
+    }
     return hash.digest("base64url");
   }
 
   /**
-   * A value's JSON text. The model's parts are never modified once built (model/intern.ts keeps
-   * an unchanged part the same object from one save to the next), so an object's text is
-   * written once per engine.
+   * The sha256 of a value's JSON text. The model's parts are never modified once built
+   * (model/intern.ts keeps an unchanged part the same object from one save to the next), so an
+   * object's digest is computed once per engine, and a slice holding unchanged parts costs a
+   * lookup per part.
    */
-  textOf(value: unknown): string {
+  private digestOf(value: unknown): string {
     if (typeof value !== "object" || value === null) return JSON.stringify(value) ?? "undefined";
-    let text = this.texts.get(value);
-    if (text === undefined) this.texts.set(value, (text = JSON.stringify(value)));
-    return text;
+    let digest = this.digests.get(value);
+    if (digest === undefined) {
+      const text = this.texts.get(value) ?? JSON.stringify(value);
+      this.texts.delete(value);
+      this.digests.set(value, (digest = createHash("sha256").update(text).digest("base64url")));
+    }
+    return digest;
   }
 
   /** Tells the engine the JSON text of a part that is already known (interning compared it). */
   knowText(value: object, text: string): void {
-    this.texts.set(value, text);
+    if (!this.digests.has(value)) this.texts.set(value, text);
   }
 
   /** The remembered results of the pure function of one text named `name`. */
