@@ -211,8 +211,10 @@ const RECORDS_FORMAT = "canon-engine-records-2";
 export class EngineRecords {
   private readonly file: string;
   private readonly canon: string;
-  private loaded: Map<string, unknown> | null = null;
-  private readonly used = new Map<string, unknown>();
+  /** The file's records by key, each as its line until it is recalled. */
+  private loaded: Map<string, { line: string; result?: unknown }> | null = null;
+  /** The records this run used, with the line each came from when it came from the file unchanged. */
+  private readonly used = new Map<string, { result: unknown; line?: string }>();
   private changed = false;
 
   constructor(file: string, canon: string) {
@@ -221,19 +223,27 @@ export class EngineRecords {
   }
 
   recall(key: string): unknown {
-    const result = this.load().get(key);
-    if (result !== undefined) this.used.set(key, result);
-    return result;
+    const record = this.load().get(key);
+    if (!record) return undefined;
+    if (!("result" in record)) {
+      try {
+        record.result = (JSON.parse(record.line) as [string, unknown])[1];
+      } catch {
+        return undefined; // the file's hash matched: only a canon bug could bring this here
+      }
+    }
+    this.used.set(key, { result: record.result, line: record.line });
+    return record.result;
   }
 
   keep(key: string, result: unknown): void {
     if (!this.used.has(key)) {
-      this.used.set(key, result);
-      if (!this.load().has(key)) this.changed = true;
+      this.used.set(key, { result });
+      this.changed = true;
     }
   }
 
-  private load(): Map<string, unknown> {
+  private load(): Map<string, { line: string; result?: unknown }> {
     if (this.loaded) return this.loaded;
     this.loaded = new Map();
     let text: string;
@@ -247,12 +257,13 @@ export class EngineRecords {
       const body = text.slice(0, last + 1);
       const header = JSON.parse(text.slice(last + 1)) as Partial<RecordsHeader>;
       if (header.format !== RECORDS_FORMAT || header.canon !== this.canon || header.sha256 !== sha256(body)) return this.loaded;
-      const records = new Map<string, unknown>();
+      const records = new Map<string, { line: string; result?: unknown }>();
       for (const line of body.split("\n")) {
         if (!line) continue;
-        const [key, result] = JSON.parse(line) as [string, unknown];
-        if (typeof key !== "string" || result === undefined || result === null) return this.loaded;
-        records.set(key, result);
+        // A line is `["<key>",<result>]`: the key is read here, the result when it is recalled.
+        const end = line.indexOf('",', 2);
+        if (!line.startsWith('["') || end < 0) return this.loaded;
+        records.set(line.slice(2, end), { line });
       }
       if (records.size !== header.count) return this.loaded;
       this.loaded = records;
@@ -271,10 +282,11 @@ export class EngineRecords {
       mkdirSync(path.dirname(this.file), { recursive: true });
       fd = openSync(temp, "w");
       const hash = createHash("sha256");
-      // Written in batches: a line per record, never the text of the whole file at once.
+      // Written in batches: a line per record (a recalled one's line as it was read), never the
+      // text of the whole file at once.
       let batch = "";
-      for (const [key, result] of this.used) {
-        const line = `${JSON.stringify([key, result])}\n`;
+      for (const [key, record] of this.used) {
+        const line = `${record.line ?? JSON.stringify([key, record.result])}\n`;
         hash.update(line);
         batch += line;
         if (batch.length > 1 << 20) {
