@@ -1,4 +1,5 @@
 import path from "node:path";
+import Handlebars from "handlebars";
 import { todayOf, withSunsetPolicy } from "./diagnostics/sunset.ts";
 import type { ApiModel } from "./model/types.ts";
 import { compatibilityGate, type GateResult } from "./compat/gate.ts";
@@ -65,7 +66,9 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
   // One engine owns the run's incremental work (engine.ts): a session's, which lasts as long as
   // it does, or else a fresh one over the records the last run kept beside the format cache.
   const cacheFile = options.cacheFile === undefined ? defaultCacheFile() : options.cacheFile;
-  const engine = options.session?.engine ?? new Engine(cacheFile ? new EngineRecords(recordsFile(cacheFile), await canonSources()) : null);
+  // The records are another canon's (ignored) unless canon's sources, prettier and the
+  // Handlebars that renders the templates are the same.
+  const engine = options.session?.engine ?? new Engine(cacheFile ? new EngineRecords(recordsFile(cacheFile), `${await canonSources()} handlebars ${Handlebars.VERSION}`) : null);
   const computed = engine.computed;
   const recalled = engine.recalled;
   const result = await engine.within(() => run(options, cacheFile));
