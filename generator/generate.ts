@@ -1,4 +1,5 @@
 import path from "node:path";
+import Handlebars from "handlebars";
 import { todayOf, withSunsetPolicy } from "./diagnostics/sunset.ts";
 import type { ApiModel } from "./model/types.ts";
 import { compatibilityGate, type GateResult } from "./compat/gate.ts";
@@ -7,11 +8,13 @@ import type { Diagnostic } from "./diagnostics/diagnostic.ts";
 import { hasErrors, sortDiagnostics } from "./diagnostics/diagnostic.ts";
 import { createEmitContext, emitAll, emitAllBeside, readOutputFolder } from "./emit/index.ts";
 import { EmitThread } from "./emit/thread.ts";
+import { Engine, EngineRecords } from "./engine.ts";
 import { formatFiles, type FormatStats, type FormattedFile } from "./format/format.ts";
 import { runFrontEnd } from "./pipeline.ts";
 import type { GenerateSession } from "./session.ts";
 import { phaseTimer } from "./util/timings.ts";
 import { foreignFileDiagnostics } from "./write/foreign.ts";
+import { canonSources } from "./write/stamp.ts";
 import { applyDiff, diffOutput, type OutputDiff } from "./write/write.ts";
 
 export interface GenerateOptions {
@@ -41,6 +44,8 @@ export interface GenerateResult {
   format: FormatStats;
   /** The compatibility gate over the published versions; null when it did not run. */
   gate: GateResult | null;
+  /** How many units of emission this run computed, and how many its engine recalled (engine.ts). */
+  units?: { computed: number; recalled: number };
   /** The model the output was emitted from; null when the definitions have errors. */
   model: ApiModel | null;
   ms: number;
@@ -60,6 +65,25 @@ export function defaultCacheFile(cwd = process.cwd()): string {
  * that canon did not write (`foreign-file`).
  */
 export async function generate(options: GenerateOptions): Promise<GenerateResult> {
+  // One engine owns the run's incremental work (engine.ts): a session's, which lasts as long as
+  // it does, or else a fresh one over the records the last run kept beside the format cache.
+  const cacheFile = options.cacheFile === undefined ? defaultCacheFile() : options.cacheFile;
+  // The records are another canon's (ignored) unless canon's sources, prettier and the
+  // Handlebars that renders the templates are the same.
+  const engine = options.session?.engine ?? new Engine(cacheFile ? new EngineRecords(recordsFile(cacheFile), `${await canonSources()} handlebars ${Handlebars.VERSION}`) : null);
+  const computed = engine.computed;
+  const recalled = engine.recalled;
+  const result = await engine.within(() => run(options, cacheFile));
+  if (result.model) engine.save();
+  return { ...result, units: { computed: engine.computed - computed, recalled: engine.recalled - recalled } };
+}
+
+/** Where the engine's records live: beside the format cache. */
+export function recordsFile(cacheFile: string): string {
+  return path.join(path.dirname(cacheFile), "engine.json");
+}
+
+async function run(options: GenerateOptions, cacheFile: string | null): Promise<GenerateResult> {
   const started = performance.now();
   const phase = phaseTimer();
   const today = todayOf(options.today);
@@ -72,7 +96,6 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
     return { diagnostics, diff: null, files: [], format: empty, gate: null, model: null, ms: performance.now() - started };
   }
   const model = front.model;
-  const cacheFile = options.cacheFile === undefined ? defaultCacheFile() : options.cacheFile;
   const cacheDir = cacheFile ? path.dirname(cacheFile) : undefined;
   const context = createEmitContext(undefined, readOutputFolder(options.out, session?.output), cacheDir);
   // A session runs the whole-API documents on its second thread, beside the other emitters.

@@ -1,5 +1,6 @@
 import { diagnostic } from "./diagnostics/catalog.ts";
 import { hasErrors, sortDiagnostics, type Diagnostic } from "./diagnostics/diagnostic.ts";
+import { Engine } from "./engine.ts";
 import { lint } from "./lint/index.ts";
 import { loadDefinitions } from "./load/load.ts";
 import { normalize } from "./model/normalize.ts";
@@ -22,10 +23,16 @@ export interface FrontEndOptions {
 }
 
 /**
- * load → validate → normalize → lint → model. Every stage runs as far as it can so that one run
- * reports every problem; the model for emitters is built only when no error was found.
+ * load → validate → normalize → lint → model. Every stage runs as far as it can so that one run reports
+ * every problem; the model for emitters is built only when no error was found. Runs in the current
+ * engine (engine.ts), or in one of its own (`canon lint`, the programmatic `check`).
  */
 export async function runFrontEnd(dir: string, options: FrontEndOptions = {}): Promise<FrontEndResult> {
+  const engine = Engine.current();
+  return engine ? frontEnd(dir, options) : new Engine().within(() => frontEnd(dir, options));
+}
+
+async function frontEnd(dir: string, options: FrontEndOptions): Promise<FrontEndResult> {
   const loaded = await loadDefinitions(dir, options.cwd, options.session?.sources);
   const validated = validateSources(loaded.api, loaded.resources);
   const diagnostics = [...loaded.diagnostics, ...validated.diagnostics];

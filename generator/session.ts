@@ -1,15 +1,20 @@
 import type { Diagnostic } from "./diagnostics/diagnostic.ts";
 import type { SourceFile } from "./load/load.ts";
 import type { EmitThread } from "./emit/thread.ts";
+import { Engine } from "./engine.ts";
 import { ModelParts } from "./model/intern.ts";
 
 /**
  * What one process keeps from a generation to the next (`canon dev`), so that a save redoes only
- * what it changed. Every entry is keyed by the exact input it was computed from, so a run with a
- * session writes exactly what a run without one writes (test/dev-session.test.ts); `generate`
- * and `check` run without one.
+ * what it changed. The session owns all of it (no module keeps a result): its engine
+ * (engine.ts) remembers each unit of emission by the slice of the model it reads, and every
+ * other entry is keyed by the exact input it was computed from, so a run with a session writes
+ * exactly what a run without one writes (test/engine.test.ts, test/dev-session.test.ts);
+ * `generate` and `check` run without one, over a fresh engine and its records on disk.
  */
 export interface GenerateSession {
+  /** The units of emission and the remembered pure results of this session (engine.ts). */
+  engine: Engine;
   /** Each definition file as parsed, by its path: reused while its text is the same. */
   sources: Map<string, { kind: SourceFile["kind"]; text: string; source: SourceFile; diagnostics: Diagnostic[] }>;
   /** Each emitted file as formatted, by its path: reused while its emitted text is the same. */
@@ -33,7 +38,8 @@ export interface RememberedFormat {
 }
 
 export function createSession(): GenerateSession {
-  return { sources: new Map(), formatted: new Map(), output: null, parts: new ModelParts(), thread: null };
+  const engine = new Engine();
+  return { engine, sources: new Map(), formatted: new Map(), output: null, parts: new ModelParts(engine), thread: null };
 }
 
 /** Ends what a session holds open (its emit thread). */

@@ -20,6 +20,8 @@ const noContext: EmitContext = {
   templateText: () => assert.fail("the openapi emitter places no template"),
   runtimeFile: () => assert.fail("the openapi emitter copies no runtime file"),
   runtimeFiles: () => assert.fail("the openapi emitter copies no runtime file"),
+  runtimeExports: () => assert.fail("the openapi emitter imports no runtime file"),
+  unit: (unit, slice) => unit.compute(slice, noContext),
   // The document is built from the model alone; the real context only keeps it for the run.
   openapiDocument: (model, version) => openapiDocument(model, version) as Record<string, unknown>,
   openapiText: (model, version) => `${JSON.stringify(openapiDocument(model, version), null, 2)}\n`,

@@ -8,7 +8,7 @@ import { compareDocuments } from "./compare.ts";
 import { locateChange } from "./locate.ts";
 import { breakFix, breakMessage, representative, versionList, type VersionedChange } from "./messages.ts";
 import { pathKey } from "./paths.ts";
-import { TextMemo } from "../util/memo.ts";
+import { Engine } from "../engine.ts";
 import { obj } from "./resolve.ts";
 import { sunsetOf } from "./sunset.ts";
 import { withoutUnchangedPaths } from "./unchanged.ts";
@@ -93,7 +93,7 @@ export async function compatibilityGate(input: GateInput): Promise<GateResult> {
     const text = published.get(version)!;
     const content = fresh.get(version);
     if (content === text) continue;
-    const old = parsed.get(text, () => parseJson(text));
+    const old = parsed(text, () => parseJson(text));
     // A document canon cannot read is no contract to hold to; `check` lists it as differing.
     if (old === undefined) continue;
     // A draft's document was never a contract: it may change in any way, be published, or go.
@@ -121,7 +121,7 @@ export async function compatibilityGate(input: GateInput): Promise<GateResult> {
       push(diagnostic("version-removed-early", input.definitions.at("versions"), problem.message, problem.fix));
       continue;
     }
-    const now = parsed.get(content, () => input.documentOf?.(version) ?? parseJson(content));
+    const now = parsed(content, () => input.documentOf?.(version) ?? parseJson(content));
     if (now === undefined) throw new Error(`canon wrote a ${version}/openapi.json that is not JSON`);
     const breaks = compareDocuments(...withoutUnchangedPaths(obj(old), obj(now))).filter((c) => c.breaking);
     if (breaks.length === 0) continue;
@@ -140,7 +140,10 @@ export async function compatibilityGate(input: GateInput): Promise<GateResult> {
  * Documents by their text: in `canon dev` the document one save writes is the published one
  * the next save is compared with, so it is neither parsed then nor now.
  */
-const parsed = new TextMemo<Json | undefined>(2);
+function parsed(text: string, parse: () => Json | undefined): Json | undefined {
+  const engine = Engine.current();
+  return engine ? engine.memo<Json | undefined>("published documents", 2).get(text, parse) : parse();
+}
 
 /** Whether a published document is a draft's (`info.x-canon-draft`, which the OpenAPI emitter writes for `draft: true`). */
 function wasDraft(doc: Json): boolean {

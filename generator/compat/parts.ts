@@ -1,3 +1,4 @@
+import { engineState } from "../engine.ts";
 import { pathKey } from "./paths.ts";
 import type { Json, JsonObject } from "./types.ts";
 
@@ -14,10 +15,9 @@ export interface DocumentParts {
   components: Map<string, Json>;
 }
 
-const partsOf = new WeakMap<JsonObject, DocumentParts>();
-
-/** The parts of a document, remembered by the document. */
+/** The parts of a document, remembered by the document (in the run's engine, engine.ts). */
 export function documentParts(doc: JsonObject): DocumentParts {
+  const partsOf = engineState("document parts", () => new WeakMap<JsonObject, DocumentParts>());
   let parts = partsOf.get(doc);
   if (!parts) partsOf.set(doc, (parts = collect(doc)));
   return parts;
@@ -54,6 +54,9 @@ export class Sameness {
   private readonly active = new Set<string>();
   private readonly a: DocumentParts;
   private readonly b: DocumentParts;
+  /** Each object's compact JSON text and its `$ref` targets, remembered by the object in the run's engine. */
+  private readonly contents = engineState("json texts", () => new WeakMap<object, string>());
+  private readonly refs = engineState("component refs", () => new WeakMap<object, string[] | null>());
 
   constructor(a: DocumentParts, b: DocumentParts) {
     this.a = a;
@@ -69,8 +72,8 @@ export class Sameness {
     if (methods.length !== Object.keys(x).length) return false;
     for (const method of methods) {
       const operation = y[method]!;
-      if (!(method in x) || !equal(x[method]!, operation)) return false;
-      const refs = componentRefs(operation);
+      if (!(method in x) || !this.equal(x[method]!, operation)) return false;
+      const refs = componentRefs(operation, this.refs);
       if (!refs || !refs.every((r) => this.component(r))) return false;
     }
     return true;
@@ -83,36 +86,34 @@ export class Sameness {
     const x = this.a.components.get(pointer);
     const y = this.b.components.get(pointer);
     this.active.add(pointer);
-    const refs = y === undefined ? null : componentRefs(y);
-    const same = x !== undefined && y !== undefined && equal(x, y) && refs !== null && refs.every((r) => this.component(r));
+    const refs = y === undefined ? null : componentRefs(y, this.refs);
+    const same = x !== undefined && y !== undefined && this.equal(x, y) && refs !== null && refs.every((r) => this.component(r));
     this.active.delete(pointer);
     this.components.set(pointer, same);
     return same;
   }
-}
 
-function equal(x: Json, y: Json): boolean {
-  return x === y || contentOf(x) === contentOf(y);
-}
+  private equal(x: Json, y: Json): boolean {
+    return x === y || this.contentOf(x) === this.contentOf(y);
+  }
 
-/** A value's compact JSON text, remembered by the object. */
-function contentOf(value: Json): string {
-  if (typeof value !== "object" || value === null) return JSON.stringify(value);
-  let text = contents.get(value);
-  if (text === undefined) contents.set(value, (text = JSON.stringify(value)));
-  return text;
+  /** A value's compact JSON text, remembered by the object. */
+  private contentOf(value: Json): string {
+    if (typeof value !== "object" || value === null) return JSON.stringify(value);
+    let text = this.contents.get(value);
+    if (text === undefined) this.contents.set(value, (text = JSON.stringify(value)));
+    return text;
+  }
 }
-
-const contents = new WeakMap<object, string>();
 
 /** The `$ref` targets in a value; null when one is not a component. Remembered by the object. */
-function componentRefs(value: Json): string[] | null {
+function componentRefs(value: Json, refsByObject: WeakMap<object, string[] | null>): string[] | null {
   if (typeof value !== "object" || value === null) return [];
   if (refsByObject.has(value)) return refsByObject.get(value)!;
   let refs: string[] | null = [];
   for (const [key, inner] of Object.entries(value)) {
     const found: string[] | null =
-      key === "$ref" && typeof inner === "string" ? (COMPONENT.test(inner) ? [inner] : null) : componentRefs(inner);
+      key === "$ref" && typeof inner === "string" ? (COMPONENT.test(inner) ? [inner] : null) : componentRefs(inner, refsByObject);
     if (found === null) {
       refs = null;
       break;
@@ -123,7 +124,6 @@ function componentRefs(value: Json): string[] | null {
   return refs;
 }
 
-const refsByObject = new WeakMap<object, string[] | null>();
 const COMPONENT = /^#\/components\/[^/]+\/[^/]+$/;
 
 function objectOr(value: Json | undefined): JsonObject | null {

@@ -1,3 +1,4 @@
+import { engineState } from "../engine.ts";
 import { documentParts, Sameness, type DocumentParts } from "./parts.ts";
 import type { Change, JsonObject } from "./types.ts";
 
@@ -26,12 +27,13 @@ interface Comparison {
   found: Map<string, Map<string, Change[]>>;
 }
 
-/** The last comparison of each pair of versions (by the two documents' `info`), a few at most. */
-const comparisons = new Map<string, Comparison>();
+/** How many comparisons (pairs of versions) the run's engine keeps: a few at most. */
 const KEPT_COMPARISONS = 16;
 
 /** A memo for comparing `oldDoc` with `newDoc`. */
 export function operationMemo(oldDoc: JsonObject, newDoc: JsonObject): OperationMemo {
+  // The last comparison of each pair of versions (by the two documents' `info`), kept by the run's engine.
+  const comparisons = engineState("operation comparisons", () => new Map<string, Comparison>());
   const name = JSON.stringify([oldDoc.info ?? null, newDoc.info ?? null]);
   const last = comparisons.get(name);
   const now: Comparison = { a: documentParts(oldDoc), b: documentParts(newDoc), found: new Map() };

@@ -1,3 +1,4 @@
+import { engineState } from "../engine.ts";
 import type { Json, JsonObject } from "./types.ts";
 
 /** Reading OpenAPI documents: `$ref` resolution and small accessors that never throw. */
@@ -18,10 +19,9 @@ export interface Located {
   component?: string;
 }
 
-/** `#/a/b~1c` → the node, or undefined. */
-const pointerCache = new WeakMap<JsonObject, Map<string, Json | undefined>>();
-
+/** `#/a/b~1c` → the node, or undefined; remembered by the document in the run's engine. */
 export function atPointer(doc: JsonObject, pointer: string): Json | undefined {
+  const pointerCache = engineState("json pointers", () => new WeakMap<JsonObject, Map<string, Json | undefined>>());
   let cache = pointerCache.get(doc);
   if (!cache) pointerCache.set(doc, (cache = new Map()));
   if (cache.has(pointer)) return cache.get(pointer);

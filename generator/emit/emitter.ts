@@ -1,3 +1,4 @@
+import type { Unit } from "../engine.ts";
 import type { ApiModel, VersionModel } from "../model/types.ts";
 import { GENERATED_NOTICE } from "../util/generated.ts";
 
@@ -47,11 +48,21 @@ export interface EmitContext {
   /** The text of that document as `vN/openapi.json` holds it (written once per context and model). */
   openapiText(model: ApiModel, version: VersionModel): string;
   /**
+   * The result of a unit of emission (engine.ts) over its slice of the model, its only input:
+   * recalled by the run's engine when it has one for an equal slice, or else computed.
+   */
+  unit<S extends object, R>(unit: Unit<S, R, UnitContext>, slice: S): R;
+  /** The names `runtime/<name>` exports (its own and those it re-exports), and whether each is a type. */
+  runtimeExports(name: string): ReadonlyMap<string, "value" | "type">;
+  /**
    * Read access to the output folder as it was before this run, for the few artifacts that build
    * on what was written before (the SQL migrations). Absent: an empty output folder.
    */
   previous?: PreviousOutput;
 }
+
+/** What a unit of emission may read besides its slice: canon's templates and runtime files. */
+export type UnitContext = Pick<EmitContext, "render" | "templateText" | "runtimeFile" | "runtimeFiles" | "runtimeExports">;
 
 /** The output folder before this run. Paths are relative to it, with `/`. */
 export interface PreviousOutput {

@@ -4,7 +4,7 @@ import path from "node:path";
 import Handlebars from "handlebars";
 import type { ModelParts } from "../model/intern.ts";
 import type { ApiModel, VersionModel } from "../model/types.ts";
-import { TextMemo } from "../util/memo.ts";
+import { Engine } from "../engine.ts";
 import { packageRoot } from "../util/package-root.ts";
 import { compareText } from "../diagnostics/diagnostic.ts";
 import { changesEmitter } from "./changes/index.ts";
@@ -12,6 +12,7 @@ import { clientEmitter } from "./client/index.ts";
 import type { EmitContext, EmittedFile, Emitter, PreviousOutput } from "./emitter.ts";
 import type { EmitThread } from "./thread.ts";
 import { openapiDocument } from "./openapi/document.ts";
+import { runtimeFileExports } from "./shared/imports.ts";
 import { entryEmitter } from "./entry/index.ts";
 import { errorsEmitter } from "./errors/index.ts";
 import { handlersEmitter } from "./handlers/index.ts";
@@ -47,6 +48,7 @@ export function createEmitContext(root: URL = packageRoot(), previous?: Previous
   const compiled = new Map<string, Compiled>();
   const runtime = new Map<string, string>();
   const texts = new Map<string, string>();
+  const exportsOf = new Map<string, ReadonlyMap<string, "value" | "type">>();
   const handlebars = Handlebars.create();
   // Keyed by the model object: one context may serve several models (tests do), and nothing
   // outlives the context.
@@ -63,7 +65,10 @@ export function createEmitContext(root: URL = packageRoot(), previous?: Previous
         compiled.set(name, template);
       }
       const { render, id } = template;
-      return rendered.get(`${id}\0${JSON.stringify(data)}`, () => render(data));
+      // A view is plain JSON data (test/emit-cache.test.ts checks): its JSON text and the
+      // template's code are everything the rendered text depends on. The run's engine remembers it.
+      const engine = Engine.current();
+      return engine ? engine.memo<string>("rendered templates", 8192).get(`${id}\0${JSON.stringify(data)}`, () => render(data)) : render(data);
     },
     templateText(name) {
       let text = texts.get(name);
@@ -81,6 +86,12 @@ export function createEmitContext(root: URL = packageRoot(), previous?: Previous
       }
       return text;
     },
+    runtimeExports(name) {
+      // Read once per context: every generated file that imports the runtime asks.
+      let names = exportsOf.get(name);
+      if (!names) exportsOf.set(name, (names = runtimeFileExports(this, name)));
+      return names;
+    },
     runtimeFiles() {
       return readdirSync(new URL("runtime/", root))
         .filter((n) => n.endsWith(".ts") && !n.endsWith(".test.ts"))
@@ -90,7 +101,7 @@ export function createEmitContext(root: URL = packageRoot(), previous?: Previous
       let built = documents.get(model);
       if (!built) documents.set(model, (built = new Map()));
       let document = built.get(version);
-      if (!document) built.set(version, (document = openapiDocument(model, version) as Record<string, unknown>));
+      if (!document) built.set(version, (document = openapiDocument(model, version, this) as Record<string, unknown>));
       return document;
     },
     openapiText(model, version) {
@@ -99,6 +110,10 @@ export function createEmitContext(root: URL = packageRoot(), previous?: Previous
       let text = written.get(version);
       if (text === undefined) written.set(version, (text = `${JSON.stringify(this.openapiDocument(model, version), null, 2)}\n`));
       return text;
+    },
+    unit(unit, slice) {
+      const engine = Engine.current();
+      return engine ? engine.run(unit, slice, this) : unit.compute(slice, this);
     },
     ...(previous ? { previous } : {}),
   };
@@ -115,13 +130,6 @@ interface Compiled {
 function sha256(text: string): string {
   return createHash("sha256").update(text).digest("hex");
 }
-
-/**
- * Rendered templates, remembered by the template's code and the data (`canon dev` renders the
- * same views again and again: one save changes the views of one resource). Views are plain JSON
- * data (test/emit-cache.test.ts checks), so their JSON text is everything the output depends on.
- */
-const rendered = new TextMemo<string>(8192);
 
 /**
  * A template from its precompiled form in `cacheDir`, precompiled and kept there first when
@@ -186,8 +194,8 @@ export function readOutputFolder(dir: string, known?: ReadonlyMap<string, string
 /**
  * The whole output in memory, unformatted, sorted by path. The same model and the same output
  * folder give the same files. Not pure: the SQL emitter reads the migrations and the schema
- * snapshot already in the output folder (`context.previous`), and emitters keep what they built
- * for parts of the model in module-level memos (util/memo.ts) from one run to the next.
+ * snapshot already in the output folder (`context.previous`). Within an engine (`Engine.within`),
+ * each unit an emitter runs through `context.unit` is recalled when its slice is unchanged.
  */
 export function emitAll(model: ApiModel, context: EmitContext = createEmitContext()): EmittedFile[] {
   return checked(emitters.flatMap((e) => e.emit(model, context)));

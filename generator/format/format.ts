@@ -8,7 +8,7 @@ import { Worker } from "node:worker_threads";
 import type { EmittedFile } from "../emit/emitter.ts";
 import type { RememberedFormat } from "../session.ts";
 import { laidOut, layoutInPieces, type LaidOut } from "./layout.ts";
-import { TextMemo } from "../util/memo.ts";
+import { defineUnit, Engine } from "../engine.ts";
 import { formatterIdentity, PRETTIER_OPTIONS, PRETTIER_PARSERS } from "./prettier.ts";
 import type { FormatJob, FormatReply } from "./worker.ts";
 
@@ -63,8 +63,14 @@ export async function formatFiles(
       continue;
     }
     if (file.prettierStyle) {
-      // A session lays out the pieces of a file that changed since its last run only.
-      const laid = memory ? layoutInPieces(file.content, laidPieces) : laidOut(file.content);
+      // A session lays out the pieces of a file that changed since its last run only; a run
+      // without one recalls a file laid out before from the engine's records.
+      const engine = Engine.current();
+      const laid = !engine
+        ? laidOut(file.content)
+        : memory
+          ? layoutInPieces(file.content, engine.memo<LaidOut>("laid-out pieces", 16_384))
+          : engine.run(layoutUnit, { text: file.content }, undefined);
       if (laid.certain) {
         out[index]!.content = laid.text;
         by[index] = "laidOut";
@@ -101,8 +107,8 @@ export async function formatFiles(
   return { files: out, stats };
 }
 
-/** The pieces a session's runs laid out (layoutInPieces), by their text. */
-const laidPieces = new TextMemo<LaidOut>(16_384);
+/** A prettier-style file laid out by canon (a unit of the engine: its text is its only input). */
+const layoutUnit = defineUnit("laid out", ({ text }: { text: string }) => laidOut(text));
 
 /** The format cache's key of a file: the formatter's identity, the parser and the text. */
 function prettierKey(parser: string, content: string): string {

@@ -1,3 +1,4 @@
+import type { Engine } from "../engine.ts";
 import type { ApiModel, StorageResource, VersionModel, VersionResource } from "./types.ts";
 
 /** A model as text for another thread (`ModelParts.revive`): its parts apart, each as its JSON text. */
@@ -18,22 +19,31 @@ type Skeleton = Omit<ApiModel, "versions" | "storage"> & {
  * storage resource is replaced by the object the last model had in its place (the same version
  * and collection) when the two are equal as JSON. A save that changes one resource then leaves
  * every other part as it was, and an emitter can remember what it built from a part by the
- * object (a WeakMap) instead of comparing texts. Parts are never modified after the model is
- * built, so a shared object is as good as an equal one.
+ * object instead of comparing texts, and the engine (engine.ts) is told each part's JSON text,
+ * which it keys units by. Parts are never modified after the model is built, so a shared object
+ * is as good as an equal one; interning builds a new model around them and modifies nothing.
  */
 export class ModelParts {
+  private readonly engine: Engine | null;
+  constructor(engine: Engine | null = null) {
+    this.engine = engine;
+  }
+
   /** The parts of the last model, by their place (only the last model's: memory stays that of one model). */
   private known = new Map<string, { text: string; part: object }>();
   private next = new Map<string, { text: string; part: object }>();
   private texts = new WeakMap<object, string>();
 
-  /** The model with its parts replaced by the remembered equal ones; remembers this model's parts. */
+  /** A model like `model` with its parts replaced by the remembered equal ones; remembers this model's parts. */
   intern(model: ApiModel): ApiModel {
-    for (const version of model.versions) {
-      version.resources = version.resources.map((r) => this.part(slotOf(version.name, r.collection), JSON.stringify(r), () => r));
-    }
-    model.storage = model.storage.map((s) => this.part(slotOf(null, s.collection), JSON.stringify(s), () => s));
-    return this.done(model);
+    return this.done({
+      ...model,
+      versions: model.versions.map((version) => ({
+        ...version,
+        resources: version.resources.map((r) => this.part(slotOf(version.name, r.collection), JSON.stringify(r), () => r)),
+      })),
+      storage: model.storage.map((s) => this.part(slotOf(null, s.collection), JSON.stringify(s), () => s)),
+    });
   }
 
   /** The model as text for another thread, its parts as the texts `intern` found for them. */
@@ -68,6 +78,7 @@ export class ModelParts {
     // Comparing the two texts costs no hashing of either.
     const part = last?.text === text ? last.part : make();
     this.texts.set(part, text);
+    this.engine?.knowText(part, text);
     this.next.set(slot, { text, part });
     return part as T;
   }

@@ -1,3 +1,4 @@
+import { engineState } from "../engine.ts";
 import { EXPORT_EVENTS } from "../../runtime/events.ts";
 import { canonicalDecimal } from "../../runtime/decimal.ts";
 import type { StoreReference } from "../../runtime/references.ts";
@@ -433,10 +434,9 @@ function exportJobStorage(): StorageResource {
   };
 }
 
-/** The tenant collection and each collection's tenant key (SPEC §12.4), once per definitions. */
-const tenancies = new WeakMap<Definitions, { collection: string | null; keyOf(collection: string): string | null }>();
-
+/** The tenant collection and each collection's tenant key (SPEC §12.4), once per definitions (in the run's engine). */
 function tenancyOf(defs: Definitions): { collection: string | null; keyOf(collection: string): string | null } {
+  const tenancies = engineState("tenancies", () => new WeakMap<Definitions, { collection: string | null; keyOf(collection: string): string | null }>());
   let tenancy = tenancies.get(defs);
   if (!tenancy) {
     const keys = new Map<string, string>();

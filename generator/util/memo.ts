@@ -41,37 +41,3 @@ export class TextMemo<T> {
     this.current.set(key, result);
   }
 }
-
-/** A pure function of one text, remembered by that text (see TextMemo). */
-export function memoByText<T>(compute: (text: string) => T, limit?: number): (text: string) => T {
-  const memo = new TextMemo<T>(limit);
-  return (text) => memo.get(text, () => compute(text));
-}
-
-/**
- * Results remembered by a part of the model (an object a `canon dev` session keeps the same while
- * it is unchanged, see model/intern.ts) and a short text naming everything else they depend on.
- * Only for results that are a function of the part and the text alone and that no caller
- * modifies; forgotten with the part.
- */
-export class PartMemo<T> {
-  private readonly results = new WeakMap<object, Map<string, T>>();
-
-  get(part: object, key: string, compute: () => T): T {
-    let byKey = this.results.get(part);
-    if (!byKey) this.results.set(part, (byKey = new Map()));
-    let result = byKey.get(key);
-    if (result === undefined) byKey.set(key, (result = compute()));
-    return result;
-  }
-}
-
-/** A number for an object, the same for as long as it lives and never given to another. */
-export function objectKey(object: object): number {
-  let key = objectKeys.get(object);
-  if (key === undefined) objectKeys.set(object, (key = nextObjectKey++));
-  return key;
-}
-
-const objectKeys = new WeakMap<object, number>();
-let nextObjectKey = 0;

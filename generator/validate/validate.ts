@@ -3,7 +3,7 @@ import type { z } from "zod";
 import { diagnostic } from "../diagnostics/catalog.ts";
 import type { Diagnostic } from "../diagnostics/diagnostic.ts";
 import type { SourceFile } from "../load/load.ts";
-import { objectKey, PartMemo } from "../util/memo.ts";
+import { Engine } from "../engine.ts";
 import { closest } from "../util/suggest.ts";
 import { repairToSchema } from "./repair.ts";
 import { ActionSchema, ApiSchema, FieldSchema, ResourceSchema, VersionSchema, type ApiDefinition, type ResourceDefinition } from "./schema.ts";
@@ -43,14 +43,15 @@ export function validateSources(api: SourceFile | null, resources: SourceFile[])
  * keeps while the file's text is the same.
  */
 function validated<T>(source: SourceFile, schema: z.ZodType<T>): { value: T | null; diagnostics: Diagnostic[] } {
-  return checkedFiles.get(source, String(objectKey(schema)), () => {
+  const check = () => {
     const parsed = schema.safeParse(source.value ?? undefined, { reportInput: true });
     if (parsed.success) return { value: parsed.data, diagnostics: [] };
     return { value: repairToSchema(schema, source.value, parsed.error.issues) ?? null, diagnostics: issuesToDiagnostics(source, parsed.error.issues) };
-  }) as { value: T | null; diagnostics: Diagnostic[] };
+  };
+  // The parsed file and the schema are the whole input: remembered by the file object, per schema.
+  const engine = Engine.current();
+  return engine ? (engine.byObject((schema as unknown) === ApiSchema ? "validated api file" : "validated resource file", source, check) as ReturnType<typeof check>) : check();
 }
-
-const checkedFiles = new PartMemo<{ value: unknown; diagnostics: Diagnostic[] }>();
 
 /** What an empty file (nothing but comments, or nothing) lacks, said once instead of per key. */
 function emptyFile(source: SourceFile): Diagnostic {

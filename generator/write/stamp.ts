@@ -29,7 +29,7 @@ async function filesUnder(dir: string): Promise<string[]> {
 }
 
 /** Hashes of canon's own code and templates: a different canon is a different fingerprint. */
-async function canonSources(): Promise<string> {
+export async function canonSources(): Promise<string> {
   const root = packageRoot();
   const hash = createHash("sha256");
   for (const folder of ["generator", "dist/generator", "runtime", "templates"]) {

@@ -1,5 +1,5 @@
 import type { ApiModel, VersionExport, VersionModel, VersionResource } from "../../model/types.ts";
-import { GENERATED_HEADER, styledTs, type EmitContext, type EmittedFile, type Emitter } from "../emitter.ts";
+import { GENERATED_HEADER, styledTs, type EmitContext, type EmittedFile, type Emitter, type UnitContext } from "../emitter.ts";
 import { commentText, propertyKey, tsType } from "../shared/code.ts";
 import { IMPORTS, source, withImports, type ImportSource } from "../shared/imports.ts";
 import { EXPORT_STATUSES } from "../../../runtime/exports-job.ts";
@@ -14,8 +14,8 @@ import {
   type ClassView,
   type QueryView,
 } from "./classes.ts";
-import { objectKey, PartMemo } from "../../util/memo.ts";
 import { ERROR_STATUSES } from "../../../runtime/errors.ts";
+import { defineUnit } from "../../engine.ts";
 
 /**
  * The typed client of every version, `vN/client.ts` (SPEC §9): one file that needs only the
@@ -68,11 +68,14 @@ interface ResourcePart {
   text: { queries: string; classes: string };
 }
 
-/**
- * Each resource's part, by the resource and its child collections (objects a `canon dev` session
- * keeps while they are unchanged): a save renders the changed resource's classes only.
- */
-const resourceParts = new PartMemo<ResourcePart>();
+/** Each resource's part: a function of the resource and its child collections alone. */
+const resourcePart = defineUnit(
+  "client resource part",
+  ({ resource, children }: { resource: VersionResource; children: VersionResource[] }, context: UnitContext): ResourcePart => {
+    const classes = callable(resourceClasses(resource, children));
+    return { classes, text: blocks(context, resourceQueries(resource), classes) };
+  },
+);
 
 /**
  * The queries and classes of a version's client, as pieces of text in the order the template
@@ -84,11 +87,7 @@ function clientParts(context: EmitContext, version: VersionModel): { pieces: str
     for (const u of [...(r.parent ? [r.parent] : []), ...r.listsUnder]) children.set(u.collection, [...(children.get(u.collection) ?? []), r]);
   }
   const parts = version.resources.map((r) => {
-    const kids = children.get(r.collection) ?? [];
-    return resourceParts.get(r, kids.map(objectKey).join(" "), () => {
-      const classes = callable(resourceClasses(r, kids));
-      return { classes, text: blocks(context, resourceQueries(r), classes) };
-    });
+    return context.unit(resourcePart, { resource: r, children: children.get(r.collection) ?? [] });
   });
   const extraQueries: QueryView[] = [];
   const extraClasses: ClassView[] = [];
@@ -113,7 +112,7 @@ function callable(classes: ClassView[]): ClassView[] {
 }
 
 /** Queries and classes as the template writes them. */
-function blocks(context: EmitContext, queries: QueryView[], classes: ClassView[]): { queries: string; classes: string } {
+function blocks(context: UnitContext, queries: QueryView[], classes: ClassView[]): { queries: string; classes: string } {
   return { queries: context.render("client/queries", { queries }), classes: context.render("client/classes", { classes }) };
 }
 

@@ -2,20 +2,32 @@ import type { ApiModel, ListCondition, VersionExport, VersionField, VersionModel
 import { routeOf } from "../../model/routes.ts";
 import { compareKindOf, uniqueKindOf } from "../../model/unique.ts";
 import { updatedKey } from "../../../runtime/references.ts";
-import { GENERATED_HEADER, styledTs, type EmitContext, type EmittedFile, type Emitter } from "../emitter.ts";
+import { GENERATED_HEADER, styledTs, type EmitContext, type EmittedFile, type Emitter, type UnitContext } from "../emitter.ts";
 import { literal, propertyKey } from "../shared/code.ts";
 import { IMPORTS, runtimeSource, source, specifierIn, usedIdentifiers, withImports, type ImportSource } from "../shared/imports.ts";
 import { ROUTE_CONTEXT } from "../shared/route-context.ts";
 import { conditionBodySchema, sortSchema, zodField } from "../shared/zod.ts";
-import { PartMemo } from "../../util/memo.ts";
+import { defineUnit } from "../../engine.ts";
+import type { SymbolKind } from "../shared/imports.ts";
 
-/**
- * Each `routes.ts`: its rendered code by its resource (kept the same object by a `canon dev`
- * session) and what else the code is made of; the file by that code and the other collections'
- * view mappers it imports.
- */
-const routeCode = new PartMemo<{ rendered: string; used: ReadonlySet<string> }>();
-const routeFiles = new PartMemo<EmittedFile>();
+/** The code of each `routes.ts`: a function of the version's name, the resource and what a delete of it publishes. */
+const routesCode = defineUnit(
+  "routes code",
+  ({ version, resource, deletes }: { version: string; resource: VersionResource; deletes: string }, context: UnitContext) =>
+    context.render("routes", routesView(version, resource, deletes)),
+);
+
+/** Each `routes.ts`: its code with its imports, of the resource and the other collections' view mappers it uses. */
+const routesFile = defineUnit(
+  "routes file",
+  (
+    { version, resource, rendered, others }: { version: string; resource: VersionResource; rendered: string; others: Array<{ from: string; names: Array<[string, SymbolKind]> }> },
+    context: UnitContext,
+  ) => {
+    const sources = [...routesSources(context, resource), ...others.map((o) => ({ from: o.from, names: new Map(o.names) }))];
+    return styledTs(`${version}/${resource.collection}/routes.ts`, plannedRoutes(rendered, sources));
+  },
+);
 
 /**
  * Route handlers: per version and resource `vN/<collection>/routes.ts`, per version
@@ -32,15 +44,10 @@ export const handlersEmitter: Emitter = {
         // The code is made of the resource, the version's name and what a delete publishes; its
         // imports, of the identifiers it uses and where each of another collection comes from.
         const deletes = deleteEvent(model, version, resource);
-        const code = routeCode.get(resource, `${version.name}\n${deletes}`, () => {
-          const rendered = context.render("routes", routesView(version, resource, deletes));
-          return { rendered, used: usedIdentifiers(rendered.slice(rendered.indexOf(IMPORTS))) };
-        });
-        const others = viewSources(model, version, resource, code.used, owners);
-        const file = routeFiles.get(code, JSON.stringify(others), () =>
-          styledTs(`${version.name}/${resource.collection}/routes.ts`, plannedRoutes(code.rendered, [...routesSources(context, resource), ...others])),
-        );
-        files.push(file);
+        const rendered = context.unit(routesCode, { version: version.name, resource, deletes });
+        const used = usedIdentifiers(rendered.slice(rendered.indexOf(IMPORTS)));
+        const others = viewSources(model, version, resource, used, owners).map((o) => ({ from: o.from, names: [...o.names] }));
+        files.push(context.unit(routesFile, { version: version.name, resource, rendered, others }));
       }
       if (version.events) files.push(styledTs(`${version.name}/events.ts`, withImports(context.render("events", eventsView(model, version)), eventsSources(context))));
       if (version.exports) {
@@ -75,8 +82,7 @@ function bodyValue(field: VersionField): string {
   return `body.${access(field.name)}`.replace(".[", "[") + (field.tenant ? " as string" : "");
 }
 
-function routesView(version: VersionModel, r: VersionResource, deleteEvent: string) {
-  const v = version.name;
+function routesView(v: string, r: VersionResource, deleteEvent: string) {
   const pascal = r.names.pascal;
   const camel = r.names.camel;
   const inputs = r.fields.filter((f) => f.input);
@@ -219,7 +225,7 @@ function objectLiteral(entries: string[]): string {
 }
 
 /** What `vN/<collection>/routes.ts` may import: the runtime, and the names of its resource and actions. */
-function routesSources(context: EmitContext, r: VersionResource): ImportSource[] {
+function routesSources(context: UnitContext, r: VersionResource): ImportSource[] {
   const records = [r.symbols, ...r.actions.map((a) => a.symbols)];
   const schemas = [r.symbols.idParams, r.symbols.listQuery, r.symbols.readOnly, r.symbols.updateSchema, r.symbols.replaceSchema];
   return [

@@ -1,6 +1,7 @@
 import { compareText } from "../../diagnostics/diagnostic.ts";
 import { GENERATED_MARK } from "../../util/generated.ts";
-import { objectKey, PartMemo } from "../../util/memo.ts";
+import { defineUnit } from "../../engine.ts";
+import type { EmitContext } from "../emitter.ts";
 import type { ApiModel, StorageResource, VersionModel, VersionResource, VersionSettings } from "../../model/types.ts";
 import { errorResponseComponents, errorSchema } from "./errors.ts";
 import { eventOperations, eventSchemas, eventsTagObject } from "./events.ts";
@@ -18,10 +19,13 @@ export const generatedNotice = `${GENERATED_MARK}: change the definitions and ru
 const methodOrder = ["get", "put", "post", "patch", "delete"];
 
 /** The OpenAPI 3.1 document of one version: every operation the service answers in it. */
-export function openapiDocument(model: ApiModel, version: VersionModel): JsonObject {
-  const settings = settingsKey(version);
+export function openapiDocument(model: ApiModel, version: VersionModel, context?: Pick<EmitContext, "unit">): JsonObject {
+  const settings = settingsOf(version);
   const storage = new Map(model.storage.map((s) => [s.collection, s]));
-  const parts = version.resources.map((r) => resourceParts(version, settings, r, storage.get(r.collection)));
+  const parts = version.resources.map((resource) => {
+    const slice = { settings, resource, storage: storage.get(resource.collection) ?? null };
+    return context ? context.unit(resourceParts, slice) : resourceParts.compute(slice, undefined);
+  });
   const operations: PathOperation[] = parts.flatMap((p) => p.operations.map(idempotentPost));
   const schemas: Array<[string, Json]> = [["Error", errorSchema()], ...parts.flatMap((p) => p.schemas)];
   const tags: JsonObject[] = version.resources.map((r) => {
@@ -95,26 +99,19 @@ interface ResourceParts {
   schemas: Array<[string, Json]>;
 }
 
-/**
- * The parts built for each resource object, by the version settings and the storage object they
- * were built with. A `canon dev` session keeps an unchanged resource (and storage resource) the
- * same object from one save to the next (model/intern.ts), so its parts are built once. Parts are
- * shared between documents and never modified.
- */
-const builtParts = new PartMemo<ResourceParts>();
-
 /** The operations and schemas of one resource: a function of the version's settings, the resource and its storage alone. */
-function resourceParts(version: VersionModel, settings: string, resource: VersionResource, storage: StorageResource | undefined): ResourceParts {
-  return builtParts.get(resource, `${settings}\n${storage ? objectKey(storage) : "-"}`, () => ({
-    operations: resourceOperations(version, resource),
-    schemas: resourceSchemas(resource, storage),
-  }));
-}
+const resourceParts = defineUnit(
+  "openapi resource parts",
+  ({ settings, resource, storage }: { settings: VersionSettings; resource: VersionResource; storage: StorageResource | null }): ResourceParts => ({
+    operations: resourceOperations(settings, resource),
+    schemas: resourceSchemas(resource, storage ?? undefined),
+  }),
+);
 
-/** The version's settings as text (everything but its resources and exports). */
-function settingsKey(version: VersionModel): string {
+/** The version's settings: everything but its resources and exports. */
+function settingsOf(version: VersionModel): VersionSettings {
   const { resources: _resources, exports: _exports, ...settings } = version;
-  return JSON.stringify(settings satisfies VersionSettings);
+  return settings;
 }
 
 /** Operations grouped by path, paths sorted, methods in a fixed order. */

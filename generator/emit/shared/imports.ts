@@ -11,8 +11,8 @@
  * moment it is written.
  */
 import path from "node:path";
-import { memoByText } from "../../util/memo.ts";
-import type { EmitContext } from "../emitter.ts";
+import { memoByText } from "../../engine.ts";
+import type { EmitContext, UnitContext } from "../emitter.ts";
 
 export type SymbolKind = "value" | "type";
 
@@ -85,7 +85,7 @@ function byCodeUnit(a: string, b: string): number {
 const LOCAL_DECLARATION = /^(?:export\s+)?(?:async\s+)?(?:function\*?|class|const|let|var|enum|interface|type)\s+([A-Za-z_$][\w$]*)/gm;
 
 /** The names a code text declares at the start of a line, remembered by the text. */
-const localDeclarations = memoByText((code): readonly string[] => [...code.matchAll(LOCAL_DECLARATION)].map((m) => m[1]!));
+const localDeclarations = memoByText("local declarations", (code): readonly string[] => [...code.matchAll(LOCAL_DECLARATION)].map((m) => m[1]!));
 const REEXPORT = /^\s+(?:type\s+)?(?:\{[^}]*\}|\*(?:\s+as\s+[\w$]+)?)\s+from\s+"[^"]*";?/;
 /** `[A-Za-z_$]`, by character code: the scanner reads every character of every file. */
 function isIdentifierStart(c: number): boolean {
@@ -108,9 +108,9 @@ const BEFORE_REGEX = new Set(["(", ",", "=", ":", "[", "!", "&", "|", "?", "{", 
  * The identifiers TypeScript code refers to: every identifier outside comments, string literals
  * and regular expressions (template literals count only inside `${…}`), except property names
  * after a `.`. Generated code is well-formed, which keeps this scanner small. Remembered by the
- * code (util/memo.ts): `canon dev` emits the same files again and again.
+ * code (in the run's engine, engine.ts): `canon dev` emits the same files again and again.
  */
-export const usedIdentifiers: (code: string) => ReadonlySet<string> = memoByText((code) => {
+export const usedIdentifiers: (code: string) => ReadonlySet<string> = memoByText("used identifiers", (code) => {
   const found = new Set<string>();
   scan(code, 0, found, false);
   return found;
@@ -217,7 +217,7 @@ const EXPORT_LIST = /^export\s+(type\s+)?\{([^}]*)\}/gm;
 const EXPORT_ALL = /^export\s+\*\s+from\s+"\.\/([^"]+)"/gm;
 
 /** The names one runtime file exports, with their kind (re-exports of other files included). */
-export function runtimeFileExports(context: EmitContext, file: string, seen = new Set<string>()): Map<string, SymbolKind> {
+export function runtimeFileExports(context: Pick<EmitContext, "runtimeFile">, file: string, seen = new Set<string>()): Map<string, SymbolKind> {
   const names = new Map<string, SymbolKind>();
   if (seen.has(file)) return names;
   seen.add(file);
@@ -244,21 +244,7 @@ export function runtimeFileExports(context: EmitContext, file: string, seen = ne
  * A source for a runtime module as a generated file at `depth` folders below the output root
  * imports it: `runtime/index.ts` (everything the runtime's index re-exports) or one file of it.
  */
-export function runtimeSource(context: EmitContext, file: string, depth: number): ImportSource {
-  return { from: `${depth === 0 ? "./" : "../".repeat(depth)}runtime/${file}`, names: exportsOf(context, file) };
+export function runtimeSource(context: UnitContext, file: string, depth: number): ImportSource {
+  return { from: `${depth === 0 ? "./" : "../".repeat(depth)}runtime/${file}`, names: context.runtimeExports(file) };
 }
 
-/**
- * The exports of a runtime file, read once per emit context (an emit run): every generated file
- * that imports the runtime asks, and scanning the runtime's files again for each was a large
- * part of emitting.
- */
-const runtimeExports = new WeakMap<EmitContext, Map<string, ReadonlyMap<string, SymbolKind>>>();
-
-function exportsOf(context: EmitContext, file: string): ReadonlyMap<string, SymbolKind> {
-  let files = runtimeExports.get(context);
-  if (!files) runtimeExports.set(context, (files = new Map()));
-  let names = files.get(file);
-  if (!names) files.set(file, (names = runtimeFileExports(context, file)));
-  return names;
-}

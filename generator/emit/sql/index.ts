@@ -13,7 +13,7 @@
  */
 import type { ApiModel } from "../../model/types.ts";
 import { GENERATED_MARK } from "../../util/generated.ts";
-import { memoByText } from "../../util/memo.ts";
+import { memoByText } from "../../engine.ts";
 import { GENERATED_HEADER, styledTs, type EmitContext, type EmittedFile, type Emitter } from "../emitter.ts";
 import { IMPORTS, runtimeSource, source, withImports } from "../shared/imports.ts";
 import { literal, propertyKey } from "../shared/code.ts";
@@ -157,7 +157,7 @@ function previousSnapshot(context: EmitContext): SchemaSnapshot | null {
  * The snapshot's JSON, parsed; null when it is not JSON. Remembered by the text: in a dev session
  * the snapshot a save reads is the one the save before wrote. Only read, never modified.
  */
-const parsedSnapshot = memoByText((text): unknown => {
+const parsedSnapshot = memoByText("parsed schema snapshot", (text): unknown => {
   try {
     return JSON.parse(text);
   } catch {

@@ -12,7 +12,7 @@
  * of the next migration when it is not.
  */
 import type { OnDelete } from "../../../runtime/references.ts";
-import { memoByText } from "../../util/memo.ts";
+import { memoByText } from "../../engine.ts";
 import type { SchemaSnapshot, SnapshotColumn, SnapshotIndex, SnapshotTable } from "./snapshot.ts";
 
 interface ModelColumn {
@@ -106,7 +106,7 @@ function readColumn(text: string, where: string): ModelColumn {
  * at a line's end; a `do $$` block (diff.ts moves an array's ids into its link table in one) ends
  * with `end $$;`.
  */
-const statementsOf = memoByText((text: string): Array<{ line: number; sql: string }> => {
+const statementsOf = memoByText("sql statements", (text: string): Array<{ line: number; sql: string }> => {
   const out: Array<{ line: number; sql: string }> = [];
   let current: string[] = [];
   let start = 0;

@@ -1,11 +1,13 @@
 import type { ApiModel, VersionField, VersionResource } from "../../model/types.ts";
-import { GENERATED_HEADER, styledTs, type EmitContext, type EmittedFile, type Emitter } from "../emitter.ts";
+import { GENERATED_HEADER, styledTs, type EmitContext, type EmittedFile, type Emitter, type UnitContext } from "../emitter.ts";
 import { routeOf } from "../../model/routes.ts";
 import { commentText, fieldDoc, propertyKey, tsType } from "../shared/code.ts";
-import { PartMemo } from "../../util/memo.ts";
+import { defineUnit } from "../../engine.ts";
 
-/** Each `vN/<collection>/types.ts`, by its resource (kept the same object by a `canon dev` session) and version. */
-const resourceFiles = new PartMemo<EmittedFile>();
+/** Each `vN/<collection>/types.ts`: a function of the version's name and the resource alone. */
+const typesFile = defineUnit("types file", ({ version, resource }: { version: string; resource: VersionResource }, context: UnitContext) =>
+  styledTs(`${version}/${resource.symbols.typesModule}`, context.render("types", resourceView(resource))),
+);
 
 /**
  * TypeScript types: per version and resource `vN/<collection>/types.ts` (the record as the
@@ -18,12 +20,7 @@ export const typesEmitter: Emitter = {
     const files: EmittedFile[] = [];
     for (const version of model.versions) {
       for (const resource of version.resources) {
-        // A function of the version's name and the resource alone.
-        files.push(
-          resourceFiles.get(resource, version.name, () =>
-            styledTs(`${version.name}/${resource.symbols.typesModule}`, context.render("types", resourceView(resource))),
-          ),
-        );
+        files.push(context.unit(typesFile, { version: version.name, resource }));
       }
     }
     const values = {

@@ -1,26 +1,26 @@
 import type { ApiModel, VersionField, VersionResource } from "../../model/types.ts";
-import { GENERATED_HEADER, styledTs, type EmitContext, type EmittedFile, type Emitter } from "../emitter.ts";
+import { GENERATED_HEADER, styledTs, type EmitContext, type EmittedFile, type Emitter, type UnitContext } from "../emitter.ts";
 import { propertyKey } from "../shared/code.ts";
 import { IMPORTS, runtimeSource, source, withImports } from "../shared/imports.ts";
 import { conditionSchema, sortSchema, zodField, zodQuery, type ZodMode } from "../shared/zod.ts";
-import { PartMemo } from "../../util/memo.ts";
+import { defineUnit } from "../../engine.ts";
 
-/** Each `vN/<collection>/validators.ts`, by its resource (kept the same object by a `canon dev` session) and version. */
-const resourceFiles = new PartMemo<EmittedFile>();
+/** Each `vN/<collection>/validators.ts`: a function of the version's name and search minimum and the resource alone. */
+const validatorsFile = defineUnit(
+  "validators file",
+  ({ version, searchMinLength, resource }: { version: string; searchMinLength: number; resource: VersionResource }, context: UnitContext) => {
+    const rendered = context.render("validators", view(searchMinLength, resource));
+    const sources = [source("zod", { z: "value" }), runtimeSource(context, "index.ts", 2)];
+    return styledTs(`${version}/${resource.collection}/validators.ts`, withImports(rendered, sources));
+  },
+);
 
 /** zod validators: per version and resource `vN/<collection>/validators.ts`. */
 export const validatorsEmitter: Emitter = {
   name: "validators",
   emit(model: ApiModel, context: EmitContext): EmittedFile[] {
     return model.versions.flatMap((version) =>
-      // A function of the version's name and search minimum and the resource alone.
-      version.resources.map((resource) =>
-        resourceFiles.get(resource, `${version.name} ${version.searchMinLength}`, () => {
-          const rendered = context.render("validators", view(version.searchMinLength, resource));
-          const sources = [source("zod", { z: "value" }), runtimeSource(context, "index.ts", 2)];
-          return styledTs(`${version.name}/${resource.collection}/validators.ts`, withImports(rendered, sources));
-        }),
-      ),
+      version.resources.map((resource) => context.unit(validatorsFile, { version: version.name, searchMinLength: version.searchMinLength, resource })),
     );
   },
 };

@@ -13,6 +13,7 @@
  * over the same patterns does not load it at all. The cache only saves time: a missing or
  * damaged file is rebuilt.
  */
+import { engineState } from "../../engine.ts";
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
@@ -51,8 +52,6 @@ function checker(): CheckSync {
 const require = createRequire(import.meta.url);
 const RECHECK_VERSION = (JSON.parse(readFileSync(require.resolve("recheck/package.json"), "utf8")) as { version: string }).version;
 
-/** The verdicts known so far: from the cache file, then from this run. */
-let verdicts: Map<string, Backtracking | null> | undefined;
 
 /** Bumped when `analyse` changes what it answers. */
 const ANALYSIS = 1;
@@ -61,15 +60,15 @@ function cacheFile(): string {
   return path.join(process.cwd(), "node_modules", ".cache", "canon", `patterns-${ANALYSIS}-recheck-${RECHECK_VERSION}.json`);
 }
 
+/** The verdicts known so far: from the cache file, then from this run (kept by the run's engine, engine.ts). */
 function known(): Map<string, Backtracking | null> {
-  if (!verdicts) {
+  return engineState("pattern verdicts", () => {
     try {
-      verdicts = new Map(Object.entries(JSON.parse(readFileSync(cacheFile(), "utf8")) as Record<string, Backtracking | null>));
+      return new Map(Object.entries(JSON.parse(readFileSync(cacheFile(), "utf8")) as Record<string, Backtracking | null>));
     } catch {
-      verdicts = new Map();
+      return new Map<string, Backtracking | null>();
     }
-  }
-  return verdicts;
+  });
 }
 
 function keep(all: Map<string, Backtracking | null>): void {

@@ -1,0 +1,313 @@
+import { AsyncLocalStorage } from "node:async_hooks";
+import { createHash } from "node:crypto";
+import { closeSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from "node:fs";
+import path from "node:path";
+import { TextMemo } from "./util/memo.ts";
+
+/**
+ * The one place that owns incremental work. A unit of emission (a file, or a piece of one) is a
+ * pure function of a typed slice of the model, its only input, declared once at module level
+ * with `defineUnit` (so it closes over no run's state); the engine computes it, or answers with
+ * the result it recorded for an equal slice. The key is derived from the slice itself (its JSON
+ * text, hashed with the unit's name): nothing else can change the result, so no key is written by
+ * hand, and a unit that starts reading one more field must first have it in its slice's type.
+ *
+ * Besides units, the engine owns the remembered results of pure functions of one text
+ * (`memoByText`, util/memo.ts: rendered templates, identifiers a code text uses, laid-out pieces,
+ * parsed documents) and of one object (`byObject`: a parsed definition file's validation). A
+ * `canon dev` session keeps one engine for its life (session.ts); a run without one gets a fresh
+ * engine, which still reads and writes the records on disk (`EngineRecords`).
+ */
+export class Engine {
+  private results = new TextMemo<unknown>(65_536);
+  private readonly texts = new WeakMap<object, string>();
+  private readonly digests = new WeakMap<object, string>();
+  private readonly memos = new Map<string, TextMemo<unknown>>();
+  private readonly objects = new Map<string, WeakMap<object, unknown>>();
+  private readonly states = new Map<string, unknown>();
+  /** Units computed (not recalled) by the last run: what a test or a benchmark can count. */
+  computed = 0;
+  recalled = 0;
+  private readonly records: EngineRecords | null;
+
+  constructor(records: EngineRecords | null = null) {
+    this.records = records;
+  }
+
+  /** The result of `unit` over `slice`: recorded for an equal slice, or else computed now. */
+  run<S extends object, R, C>(unit: Unit<S, R, C>, slice: S, context: C): R {
+    const key = this.keyOf(unit, slice);
+    const known = this.results.peek(key);
+    if (known !== undefined) {
+      this.recalled++;
+      this.records?.keep(key, known);
+      return known as R;
+    }
+    const stored = this.records?.recall(key);
+    if (stored !== undefined) {
+      this.recalled++;
+      this.results.get(key, () => stored);
+      return stored as R;
+    }
+    this.computed++;
+    const result = unit.compute(slice, context);
+    this.results.get(key, () => result);
+    this.records?.keep(key, result);
+    return result;
+  }
+
+  /**
+   * The key of a unit's slice: a hash of the unit's name and of each field of the slice (its
+   * name, and the digest of its value's JSON; a string's own text).
+   */
+  private keyOf(unit: { name: string }, slice: object): string {
+    const hash = createHash("sha256").update(unit.name);
+    for (const [name, value] of Object.entries(slice)) {
+      hash.update("\0").update(name).update("\0");
+      if (typeof value === "string") hash.update(`s${value.length}:`).update(value);
+      else hash.update("j").update(this.digestOf(value));
+    }
+    return hash.digest("base64url");
+  }
+
+  /**
+   * The sha256 of a value's JSON text. The model's parts are never modified once built
+   * (model/intern.ts keeps an unchanged part the same object from one save to the next), so an
+   * object's digest is computed once per engine, and a slice holding unchanged parts costs a
+   * lookup per part.
+   */
+  private digestOf(value: unknown): string {
+    if (typeof value !== "object" || value === null) return JSON.stringify(value) ?? "undefined";
+    let digest = this.digests.get(value);
+    if (digest === undefined) {
+      const text = this.texts.get(value) ?? JSON.stringify(value);
+      this.texts.delete(value);
+      this.digests.set(value, (digest = createHash("sha256").update(text).digest("base64url")));
+    }
+    return digest;
+  }
+
+  /** Tells the engine the JSON text of a part that is already known (interning compared it). */
+  knowText(value: object, text: string): void {
+    if (!this.digests.has(value)) this.texts.set(value, text);
+  }
+
+  /** The remembered results of the pure function of one text named `name`. */
+  memo<T>(name: string, limit = 4096): TextMemo<T> {
+    let memo = this.memos.get(name);
+    if (!memo) this.memos.set(name, (memo = new TextMemo<unknown>(limit)));
+    return memo as TextMemo<T>;
+  }
+
+  /** The result of the pure function `name` of one object (never modified), by that object. */
+  byObject<T>(name: string, input: object, compute: () => T): T {
+    let results = this.objects.get(name);
+    if (!results) this.objects.set(name, (results = new WeakMap()));
+    if (results.has(input)) return results.get(input) as T;
+    const result = compute();
+    results.set(input, result);
+    return result;
+  }
+
+  /** The engine's state named `name` (a remembered comparison, a cache by object), made by `init` once. */
+  state<T>(name: string, init: () => T): T {
+    if (!this.states.has(name)) this.states.set(name, init());
+    return this.states.get(name) as T;
+  }
+
+  /** Runs `work` with this engine as the current one (`Engine.current`), across its awaits. */
+  within<T>(work: () => T): T {
+    return current.run(this, work);
+  }
+
+  /** The engine of the run in progress, if any. */
+  static current(): Engine | undefined {
+    return current.getStore();
+  }
+
+  /** Writes the records this run used (an error is ignored: records only save time). */
+  save(): void {
+    this.records?.save();
+  }
+}
+
+const current = new AsyncLocalStorage<Engine>();
+
+/**
+ * The current engine's state named `name` (see `Engine.state`); without an engine, a fresh one
+ * that lasts as long as its caller keeps it.
+ */
+export function engineState<T>(name: string, init: () => T): T {
+  const engine = current.getStore();
+  return engine ? engine.state(name, init) : init();
+}
+
+/**
+ * A pure function of one text, remembered by that text in the current run's engine (a `canon
+ * dev` session's, for its life); without an engine, computed each time. The module that
+ * declares it holds the function only, never a result.
+ */
+export function memoByText<T>(name: string, compute: (text: string) => T, limit?: number): (text: string) => T {
+  return (text) => {
+    const engine = current.getStore();
+    return engine ? engine.memo<T>(name, limit).get(text, () => compute(text)) : compute(text);
+  };
+}
+
+/**
+ * A unit of work: a pure function of its slice and of `C`, what the unit may read besides, which
+ * must be a function of canon's own sources alone (for emitters, templates and runtime files:
+ * `UnitContext` in emit/emitter.ts).
+ */
+export interface Unit<S extends object, R, C = unknown> {
+  readonly name: string;
+  readonly compute: (slice: S, context: C) => R;
+}
+
+/**
+ * Declares a unit. `compute` must read nothing but its slice and `context` (declared at module
+ * level, it can close over no run's model); its result must be JSON data that no caller modifies.
+ */
+export function defineUnit<S extends object, R, C = unknown>(
+  name: string,
+  compute: (slice: S, context: C) => R,
+  // Refused by the type checker: a slice with a Map, a Set or a function inside.
+  ...plain: S extends PlainData<S> ? [] : ["a unit's slice is plain JSON data"]
+): Unit<S, R, C> {
+  void plain;
+  return { name, compute };
+}
+
+/**
+ * Data whose JSON text is all there is to it: no Map, Set or function anywhere inside (JSON
+ * would write a Map as `{}`, and a key would miss what it holds).
+ */
+export type PlainData<T> = T extends Map<unknown, unknown> | Set<unknown> | WeakMap<object, unknown> | ((...args: never[]) => unknown)
+  ? never
+  : T extends object
+    ? { [K in keyof T]: PlainData<T[K]> }
+    : T;
+
+/** The last line of a records file: what wrote it, how many records it holds, and a hash of the lines before. */
+interface RecordsHeader {
+  format: typeof RECORDS_FORMAT;
+  canon: string;
+  count: number;
+  sha256: string;
+}
+
+const RECORDS_FORMAT = "canon-engine-records-2";
+
+/**
+ * The engine's records kept on disk beside the format cache, so that a new process (a cold
+ * `canon generate`) recomputes only the units whose slice changed. One line per record
+ * (`[key, result]` as JSON), then a line that says which canon wrote the file (a hash of canon's
+ * sources and the formatter, and the Node version), how many records it holds and the sha256 of
+ * the lines before it: a file from another canon, a damaged, cut-short or foreign one is
+ * ignored as a whole (a full run), never half-read. Each run writes back the records it used, one
+ * line at a time (no text of the whole file is ever built), so the file stays the size of one
+ * output.
+ */
+export class EngineRecords {
+  private readonly file: string;
+  private readonly canon: string;
+  /** The file's records by key, each as its line until it is recalled. */
+  private loaded: Map<string, { line: string; result?: unknown }> | null = null;
+  /** The records this run used, with the line each came from when it came from the file unchanged. */
+  private readonly used = new Map<string, { result: unknown; line?: string }>();
+  private changed = false;
+
+  constructor(file: string, canon: string) {
+    this.file = file;
+    this.canon = `${canon} node ${process.version}`;
+  }
+
+  recall(key: string): unknown {
+    const record = this.load().get(key);
+    if (!record) return undefined;
+    if (!("result" in record)) {
+      try {
+        record.result = (JSON.parse(record.line) as [string, unknown])[1];
+      } catch {
+        return undefined; // the file's hash matched: only a canon bug could bring this here
+      }
+    }
+    this.used.set(key, { result: record.result, line: record.line });
+    return record.result;
+  }
+
+  keep(key: string, result: unknown): void {
+    if (!this.used.has(key)) {
+      this.used.set(key, { result });
+      this.changed = true;
+    }
+  }
+
+  private load(): Map<string, { line: string; result?: unknown }> {
+    if (this.loaded) return this.loaded;
+    this.loaded = new Map();
+    let text: string;
+    try {
+      text = readFileSync(this.file, "utf8");
+    } catch {
+      return this.loaded; // no records yet
+    }
+    try {
+      const last = text.lastIndexOf("\n", text.length - 2);
+      const body = text.slice(0, last + 1);
+      const header = JSON.parse(text.slice(last + 1)) as Partial<RecordsHeader>;
+      if (header.format !== RECORDS_FORMAT || header.canon !== this.canon || header.sha256 !== sha256(body)) return this.loaded;
+      const records = new Map<string, { line: string; result?: unknown }>();
+      for (const line of body.split("\n")) {
+        if (!line) continue;
+        // A line is `["<key>",<result>]`: the key is read here, the result when it is recalled.
+        const end = line.indexOf('",', 2);
+        if (!line.startsWith('["') || end < 0) return this.loaded;
+        records.set(line.slice(2, end), { line });
+      }
+      if (records.size !== header.count) return this.loaded;
+      this.loaded = records;
+    } catch {
+      // Damaged or foreign: every unit is computed.
+    }
+    return this.loaded;
+  }
+
+  save(): void {
+    // Nothing new, and nothing of the old file left unused: the file on disk is this run's.
+    if (!this.changed && this.loaded !== null && this.used.size === this.loaded.size) return;
+    const temp = `${this.file}.${process.pid}.tmp`;
+    let fd: number | null = null;
+    try {
+      mkdirSync(path.dirname(this.file), { recursive: true });
+      fd = openSync(temp, "w");
+      const hash = createHash("sha256");
+      // Written in batches: a line per record (a recalled one's line as it was read), never the
+      // text of the whole file at once.
+      let batch = "";
+      for (const [key, record] of this.used) {
+        const line = `${record.line ?? JSON.stringify([key, record.result])}\n`;
+        hash.update(line);
+        batch += line;
+        if (batch.length > 1 << 20) {
+          writeSync(fd, batch);
+          batch = "";
+        }
+      }
+      const header: RecordsHeader = { format: RECORDS_FORMAT, canon: this.canon, count: this.used.size, sha256: hash.digest("hex") };
+      writeSync(fd, `${batch}${JSON.stringify(header)}\n`);
+      closeSync(fd);
+      fd = null;
+      // Written aside and renamed into place: a reader never sees half a file.
+      renameSync(temp, this.file);
+    } catch {
+      // The records only save time.
+      if (fd !== null) closeSync(fd);
+      rmSync(temp, { force: true });
+    }
+  }
+}
+
+function sha256(text: string): string {
+  return createHash("sha256").update(text).digest("hex");
+}
