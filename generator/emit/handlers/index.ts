@@ -155,6 +155,7 @@ function routesView(version: VersionModel, r: VersionResource, deleteEvent: stri
         ...where,
       ]),
       readScope: scopeOf(u.tenantKey),
+      parentWhere: u.tenantKey ? `, where: tenantScope(request, ${JSON.stringify(u.tenantKey)})` : "",
       contains: u.field.type === "array" ? `{ field: ${JSON.stringify(u.field.storageName)}, id }` : null,
     })),
     actions,
