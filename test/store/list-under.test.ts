@@ -9,6 +9,7 @@ import { after, before, describe, test } from "node:test";
 import type { SqlDriver } from "../../generated/runtime/sql-driver.ts";
 import { SqlStore } from "../../generated/runtime/sql-store.ts";
 import type { CursorQuery, SortKey, Store, StoredRecord } from "../../generated/runtime/store.ts";
+import { positionOf } from "../../generated/runtime/sorting.ts";
 import { newId } from "../../generated/runtime/uuid.ts";
 import { storeReferences } from "../../generated/services.ts";
 import { sqlSchema } from "../../generated/sql/index.ts";
@@ -39,7 +40,8 @@ function order(userId: string, n: number): StoredRecord {
       total_cents: 100 + ((n * 37) % 11),
       currency: "EUR",
       note: `order ${n}`,
-      placed_at: AT,
+      // Every third without: a nullable sort key (nulls last in either direction).
+      ...(n % 3 === 0 ? {} : { placed_at: `2026-01-0${1 + (n % 5)}T00:00:00Z` }),
       gift_wrap: false,
       amount_due_cents: 0,
       product_ids: [],
@@ -48,6 +50,11 @@ function order(userId: string, n: number): StoredRecord {
 }
 
 const BY_TOTAL_DESC: SortKey[] = [{ field: "total_cents", descending: true, ordering: "number" }];
+const BY_PLACED_DESC: SortKey[] = [{ field: "placed_at", descending: true, ordering: "instant" }];
+const BY_STATUS_PLACED: SortKey[] = [
+  { field: "status", descending: false, ordering: "rank", rank: ["pending", "paid", "shipped", "cancelled"] },
+  { field: "placed_at", descending: false, ordering: "instant" },
+];
 
 for (const factory of makeStores()) {
   describe(`list with its parent (list_under), ${factory.name} store`, () => {
@@ -107,15 +114,13 @@ for (const factory of makeStores()) {
         assert.deepEqual(under.records, plain.records);
         const last = plain.records.at(-1);
         if (!plain.hasMore || !last) return pages;
-        cursor = query.sort
-          ? { afterPosition: { values: [last.values.total_cents], id: last.id } }
-          : { after: last.id };
+        cursor = query.sort ? { afterPosition: positionOf(last, query.sort) } : { after: last.id };
       }
     }
 
     test("the page is the list's own, in its order, and the parent comes with it in the same statement", async () => {
       const expected = await store.get("users", parent.id);
-      for (const sort of [undefined, BY_TOTAL_DESC]) {
+      for (const sort of [undefined, BY_TOTAL_DESC, BY_PLACED_DESC, BY_STATUS_PLACED]) {
         const pages = await walk({ where: { user_id: parent.id }, ...(sort ? { sort } : {}) }, parent.id);
         assert.equal(pages.flatMap((p) => p.under).length, 30);
         for (const page of pages) {
