@@ -89,35 +89,32 @@ export function registerInvoicesRoutes(
   app.get("/v1/orders/:id/invoices", async (request) => {
     const { id } = parseParams(invoiceIdParams, request.params);
     // The order is read in the page's statement on a SQL store; 404, then 403, come before any 400 (runtime/lists.ts).
-    return listUnder(
-      services.orders,
-      { collection: "orders", id, name: "order" },
-      async (record) => {
-        await authorizeOrThrow(authorize, request, "read", "orders", record, { name: "order" });
-        await authorizeOrThrow(authorize, request, "list", "invoices", undefined, {
-          under: { collection: "orders", record },
-        });
-      },
-      (parent) => {
-        const query = parseParams(invoiceListQuery, request.query);
-        const conditions = conditionsOf(listConditions, query);
-        const match = matchOf(
-          { order_id: id, status: query.status, due_date: query.due_date },
-          [],
-          query.q,
-          conditions,
-        );
-        return listByCursor(
-          services.invoices,
-          cursors,
-          `v1/orders/${id}/invoices`,
-          query,
-          { ...match, parent },
-          toInvoice,
-          query.sort,
-        );
-      },
-    );
+    const parent = { collection: "orders", id, name: "order" };
+    const check = async (record: StoredRecord) => {
+      await authorizeOrThrow(authorize, request, "read", "orders", record, { name: "order" });
+      await authorizeOrThrow(authorize, request, "list", "invoices", undefined, {
+        under: { collection: "orders", record },
+      });
+    };
+    return listUnder(services.orders, parent, check, (read) => {
+      const query = parseParams(invoiceListQuery, request.query);
+      const conditions = conditionsOf(listConditions, query);
+      const match = matchOf(
+        { order_id: id, status: query.status, due_date: query.due_date },
+        [],
+        query.q,
+        conditions,
+      );
+      return listByCursor(
+        services.invoices,
+        cursors,
+        `v1/orders/${id}/invoices`,
+        query,
+        { ...match, parent: read },
+        toInvoice,
+        query.sort,
+      );
+    });
   });
 
   app.get("/v1/invoices/:id", async (request, reply) => {
