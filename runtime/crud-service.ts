@@ -15,7 +15,7 @@ import {
   type WriteHooks,
 } from "./hooks.ts";
 import { checkTransitions, type Transitions } from "./rules.ts";
-import type { CursorQuery, OffsetQuery, Store, StoredRecord, Values } from "./store.ts";
+import type { CursorQuery, ListPage, OffsetQuery, Store, StoredRecord, Values } from "./store.ts";
 import { newId } from "./uuid.ts";
 
 export interface ResourceSpec {
@@ -58,7 +58,8 @@ export interface ResourceSpec {
  * its result with `store.appendEvents([event])` once your write has succeeded.
  */
 export interface ResourceService<V extends Values = Values> {
-  list(query: CursorQuery): Promise<{ records: StoredRecord<V>[]; hasMore: boolean }>;
+  /** With `query.parent`, the store may give the parent with the page (store.ts `CursorQuery.parent`). */
+  list(query: CursorQuery): Promise<ListPage<V>>;
   page(query: OffsetQuery): Promise<{ records: StoredRecord<V>[]; total: number }>;
   /** With `where`, null too when the record does not match it (a tenant principal's tenant, SPEC §12.4). */
   get(id: string, where?: Values): Promise<StoredRecord<V> | null>;
@@ -94,11 +95,8 @@ export class CrudService<V extends Values> implements ResourceService<V> {
 
   // Reads hand the store's promise on as it is: no promise of their own (one less turn of the
   // microtask queue on every read).
-  list(query: CursorQuery): Promise<{ records: StoredRecord<V>[]; hasMore: boolean }> {
-    return this.store.list(this.spec.collection, query) as Promise<{
-      records: StoredRecord<V>[];
-      hasMore: boolean;
-    }>;
+  list(query: CursorQuery): Promise<ListPage<V>> {
+    return this.store.list(this.spec.collection, query) as Promise<ListPage<V>>;
   }
 
   page(query: OffsetQuery): Promise<{ records: StoredRecord<V>[]; total: number }> {

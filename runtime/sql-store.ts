@@ -17,6 +17,7 @@
 import type {
   Condition,
   CursorQuery,
+  ListPage,
   DeleteArgs,
   InsertArgs,
   Match,
@@ -92,6 +93,9 @@ const SYSTEM_TARGETS: Readonly<Record<string, SortTarget>> = {
   created_at: { column: "created_at", kind: "timestamptz", notNull: true },
   updated_at: { column: "updated_at", kind: "timestamptz", notNull: true },
 };
+
+/** The names of the system columns `SYSTEM_SELECT` reads, in its order. */
+const SYSTEM_NAMES = ["id", "created_at", "updated_at", "_revision"];
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -342,7 +346,7 @@ export class SqlStore implements Store {
     p: Prepared,
     query: CursorQuery,
     sort: readonly SortKey[],
-  ): Promise<{ records: StoredRecord[]; hasMore: boolean }> {
+  ): Promise<ListPage> {
     const params: unknown[] = [];
     const where = this.conditions(p, query, params);
     const { terms, keys } = this.orderBy(p, sort);
@@ -363,19 +367,10 @@ export class SqlStore implements Store {
       params.push(position.id);
       where.push(keysetCondition(parts, `$${params.length}::uuid`));
     }
-    params.push(query.limit + 1);
-    const rows = await this.read(
-      collection,
-      this.statements.get(
-        `select ${p.select} from ${p.table}${where.length ? ` where ${where.join(" and ")}` : ""} order by ${terms} limit $${params.length}`,
-      ),
-      params,
-    );
-    const hasMore = rows.length > query.limit;
-    return { records: rows.slice(0, query.limit).map((r) => this.toRecord(p, r)), hasMore };
+    return this.cursorPage(collection, p, query, where, params, terms, keys);
   }
 
-  async list(collection: string, query: CursorQuery): Promise<{ records: StoredRecord[]; hasMore: boolean }> {
+  async list(collection: string, query: CursorQuery): Promise<ListPage> {
     const p = this.collection(collection);
     if (query.sort?.length) return this.sortedList(collection, p, query, query.sort);
     const params: unknown[] = [];
@@ -384,16 +379,66 @@ export class SqlStore implements Store {
       params.push(query.after);
       where.push(`"id" > $${params.length}`);
     }
+    return this.cursorPage(collection, p, query, where, params, `"id"`);
+  }
+
+  /**
+   * Runs a cursor page's statement. With `query.parent` (a `list_under` list, lists.ts) the parent
+   * record is read in the same statement: the page is joined to the parent's row, so no row means
+   * no parent (or one the parent's `where` does not match), and a parent with an empty page gives
+   * one row of nulls on the page's side. The page keeps its order through its sort keys, selected
+   * as `_sort<i>`.
+   */
+  private async cursorPage(
+    collection: string,
+    p: Prepared,
+    query: CursorQuery,
+    where: string[],
+    params: unknown[],
+    terms: string,
+    keys: Array<{ key: SortKey; target: SortTarget; expression: string }> = [],
+  ): Promise<ListPage> {
     params.push(query.limit + 1);
-    const rows = await this.read(
-      collection,
-      this.statements.get(
-        `select ${p.select} from ${p.table}${where.length ? ` where ${where.join(" and ")}` : ""} order by "id" limit $${params.length}`,
-      ),
-      params,
+    const filter = where.length ? ` where ${where.join(" and ")}` : "";
+    const limit = `$${params.length}`;
+    const parent = query.parent;
+    if (!parent) {
+      const text = `select ${p.select} from ${p.table}${filter} order by ${terms} limit ${limit}`;
+      const rows = await this.read(collection, this.statements.get(text), params);
+      const hasMore = rows.length > query.limit;
+      return { records: rows.slice(0, query.limit).map((r) => this.toRecord(p, r)), hasMore };
+    }
+    if (!UUID.test(parent.id)) return { records: [], hasMore: false, parent: null };
+    const pp = this.collection(parent.collection);
+    params.push(parent.id);
+    const own = [
+      `"id" = $${params.length}::uuid`,
+      ...this.conditions(pp, { where: parent.where ?? {} }, params),
+    ];
+    // The parent's columns under names of their own (`canon__p<i>`), in the order of its select.
+    const names = [...SYSTEM_NAMES, ...pp.list.map((column) => column.column)];
+    const parentColumns = names.map((name, i) => `"canon__parent".${q(name)} as "canon__p${i}"`).join(", ");
+    const sorts = keys.map((k, i) => `, ${k.expression} as "_sort${i}"`).join("");
+    const outer = keys.map((k, i) =>
+      orderTerm(`"canon__page"."_sort${i}"`, k.key.descending, k.target.notNull),
     );
-    const hasMore = rows.length > query.limit;
-    return { records: rows.slice(0, query.limit).map((r) => this.toRecord(p, r)), hasMore };
+    const last = query.sort?.[query.sort.length - 1];
+    outer.push(last?.descending ? `"canon__page"."id" desc` : `"canon__page"."id"`);
+    const text =
+      `select "canon__page".*, ${parentColumns} from (select ${pp.select} from ${pp.table} where ${own.join(" and ")}) "canon__parent" ` +
+      `left join (select ${p.select}${sorts} from ${p.table}${filter} order by ${terms} limit ${limit}) "canon__page" on true ` +
+      `order by ${outer.join(", ")}`;
+    const rows = await this.read(collection, this.statements.get(text), params);
+    const first = rows[0];
+    if (!first) return { records: [], hasMore: false, parent: null };
+    const parentRow: Row = {};
+    names.forEach((name, i) => (parentRow[name] = first[`canon__p${i}`]));
+    const page = first.id === null || first.id === undefined ? [] : rows;
+    return {
+      records: page.slice(0, query.limit).map((r) => this.toRecord(p, r)),
+      hasMore: page.length > query.limit,
+      parent: this.toRecord(pp, parentRow),
+    };
   }
 
   async page(collection: string, query: OffsetQuery): Promise<{ records: StoredRecord[]; total: number }> {

@@ -94,6 +94,19 @@ export interface CursorQuery extends Match {
   /** Sorted: records after this position in the order of `sort` (keyset pagination). */
   afterPosition?: SortPosition;
   limit: number;
+  /**
+   * A `list_under` list's parent (SPEC §12.3): a store that can reads it with the page, in the
+   * same statement, and gives it as the page's `parent` (null when no record has this id or the
+   * record does not match `where`, a tenant's scope). A store that does not leaves `parent` out.
+   */
+  parent?: { collection: string; id: string; where?: Values | undefined };
+}
+
+/** A cursor page: records in the list's order, whether more follow, and the parent when `CursorQuery.parent` asked for it. */
+export interface ListPage<V extends Values = Values> {
+  records: StoredRecord<V>[];
+  hasMore: boolean;
+  parent?: StoredRecord | null;
 }
 
 export interface OffsetQuery extends Match {
@@ -162,7 +175,7 @@ export interface Store extends EventFeed, CursorKeyStore {
    */
   readonly idempotency?: IdempotencyKeyStore;
   /** Records in the order of `query.sort` (ascending id without), at most `limit`, and whether more follow. */
-  list(collection: string, query: CursorQuery): Promise<{ records: StoredRecord[]; hasMore: boolean }>;
+  list(collection: string, query: CursorQuery): Promise<ListPage>;
   /** One page in the order of `query.sort` (ascending id without), and how many records match in all. */
   page(collection: string, query: OffsetQuery): Promise<{ records: StoredRecord[]; total: number }>;
   /**

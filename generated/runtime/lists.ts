@@ -4,9 +4,10 @@
  * the sort keys and id with `sort`; `next_cursor` null exactly when `has_more` is false) and
  * offset (with totals), both in the order of `sort` when given (SPEC §12.1).
  */
-import type { ResourceService } from "./crud-service.ts";
+import { CrudService, type ResourceService } from "./crud-service.ts";
 import { listScope, type CursorCodec } from "./cursor.ts";
 import { ValidationError } from "./errors.ts";
+import { found } from "./http.ts";
 import { ISSUES } from "./messages.ts";
 import { offsetPagination, type CursorPage, type OffsetPage } from "./pagination.ts";
 import { positionOf } from "./sorting.ts";
@@ -32,7 +33,7 @@ export async function listByCursor<V extends Values, T>(
   codec: CursorCodec,
   path: string,
   params: CursorParams,
-  match: Match,
+  match: Match & { parent?: ParentRead | undefined },
   view: (record: StoredRecord<V>) => T,
   sort?: SortKey[],
 ): Promise<CursorPage<T>> {
@@ -48,13 +49,14 @@ export async function listByCursor<V extends Values, T>(
     if (typeof decoded === "string") after = decoded;
     else afterPosition = decoded;
   }
-  const { records, hasMore } = await service.list({
+  const { records, hasMore, parent } = await service.list({
     ...match,
     limit: params.limit,
     ...(sorted ? { sort } : {}),
     ...(after === undefined ? {} : { after }),
     ...(afterPosition === undefined ? {} : { afterPosition }),
   });
+  if (match.parent && parent !== undefined) match.parent.record = parent;
   const last = records[records.length - 1];
   let next: string | null = null;
   if (hasMore && last)
@@ -63,6 +65,52 @@ export async function listByCursor<V extends Values, T>(
     data: records.map(view),
     pagination: { next_cursor: next, has_more: hasMore && last !== undefined },
   };
+}
+
+/**
+ * The parent of a `list_under` list, for the store to read with the page (`CursorQuery.parent`):
+ * `record` is set to what it read (null: no such parent), left undefined when it did not.
+ */
+export interface ParentRead {
+  collection: string;
+  id: string;
+  where?: Values | undefined;
+  record?: StoredRecord | null;
+}
+
+/**
+ * A cursor list under a parent record (`list_under`, a child list) answers as if the parent were
+ * read and authorized first: 404 when no parent has the id (or the tenant's scope hides it),
+ * then whatever `check` (the authorization) throws, then the list's own 400s. The SQL store
+ * reads the parent in the page's own statement (one round trip, not two) when the parent's
+ * service reads as the default one does; `list` passes the `ParentRead` it is given on to
+ * `listByCursor`. Otherwise, or when the list throws a ValidationError (a bad query or cursor,
+ * which must not answer before the 404 and 403), the parent is read through its service.
+ */
+export async function listUnder<P extends Values, R>(
+  service: Pick<ResourceService<P>, "get">,
+  parent: { collection: string; id: string; where?: Values | undefined; name: string },
+  check: (record: StoredRecord<P>) => Promise<void>,
+  list: (read: ParentRead | undefined) => Promise<R>,
+): Promise<R> {
+  const read: ParentRead | undefined =
+    service.get === CrudService.prototype.get
+      ? { collection: parent.collection, id: parent.id, where: parent.where }
+      : undefined;
+  let page: R;
+  try {
+    page = await list(read);
+  } catch (error) {
+    if (error instanceof ValidationError)
+      await check(found(await service.get(parent.id, parent.where), parent.name));
+    throw error;
+  }
+  const record =
+    read?.record !== undefined
+      ? (read.record as StoredRecord<P> | null)
+      : await service.get(parent.id, parent.where);
+  await check(found(record, parent.name));
+  return page;
 }
 
 /** One offset page, in the order of `sort` when given. */

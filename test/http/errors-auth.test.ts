@@ -26,6 +26,7 @@ import {
   V4_UUID,
   withApp,
 } from "./helpers.ts";
+import { storeFromEnvironment } from "../store/stores.ts";
 
 type Obj = Record<string, any>;
 
@@ -179,6 +180,44 @@ describe("authentication and authorization", () => {
       denied = user.id;
       await expectError(guarded, "GET", `/v2/users/${user.id}/orders`, 403, "FORBIDDEN");
     });
+  });
+
+  test("a list under a record answers 404, then 403, before its own 400s; a service of your own reads the parent", async () => {
+    // The SQL store reads the user in the page's statement (runtime/lists.ts listUnder): the answers stay those of reading it first.
+    let denied = "";
+    const factory = storeFromEnvironment();
+    const store = await factory.create();
+    const hidden = new Set<string>();
+    // A store of its own: closing an app closes its store.
+    const second = await factory.create();
+    const base = defaultServices(second);
+    // The default service but for its `get`, which hides the users in `hidden`.
+    const users: typeof base.users = Object.create(base.users);
+    users.get = async (id) => (hidden.has(id) ? null : base.users.get(id));
+    try {
+      await withApp({ store, authorize: (access) => access.record?.id !== denied && scopeAuthorize(access) }, async (guarded) => {
+        const user = await createUser(guarded);
+        await createOrder(guarded, user.id);
+        const bad = ["sort=nope", "cursor=not-a-cursor", "limit=0", "status%5Bin%5D=nope"];
+        for (const query of bad) {
+          await expectError(guarded, "GET", `/v2/users/${UNKNOWN_ID}/orders?${query}`, 404, "NOT_FOUND");
+          await expectError(guarded, "GET", `/v2/users/${user.id}/orders?${query}`, 400, "VALIDATION_ERROR");
+        }
+        assert.equal((await expectStatus(guarded, "GET", `/v2/users/${user.id}/orders`, 200)).body.data.length, 1);
+        denied = user.id;
+        for (const query of ["", ...bad]) await expectError(guarded, "GET", `/v2/users/${user.id}/orders?${query}`, 403, "FORBIDDEN");
+      });
+      await withApp({ store: second, services: { users } }, async (own) => {
+        const user = await createUser(own);
+        await createOrder(own, user.id);
+        assert.equal((await expectStatus(own, "GET", `/v2/users/${user.id}/orders`, 200)).body.data.length, 1);
+        hidden.add(user.id);
+        await expectError(own, "GET", `/v2/users/${user.id}/orders`, 404, "NOT_FOUND");
+        await expectError(own, "GET", `/v2/users/${user.id}/orders?sort=nope`, 404, "NOT_FOUND");
+      });
+    } finally {
+      await factory.cleanup();
+    }
   });
 });
 

@@ -12,6 +12,7 @@ import {
   eventOf,
   found,
   listByCursor,
+  listUnder,
   matchOf,
   parseBody,
   parseParams,
@@ -87,28 +88,33 @@ export function registerInvoicesRoutes(
 
   app.get("/v1/orders/:id/invoices", async (request) => {
     const { id } = parseParams(invoiceIdParams, request.params);
-    const order = found(await services.orders.get(id), "order");
-    await authorizeOrThrow(authorize, request, "read", "orders", order, { name: "order" });
-    await authorizeOrThrow(authorize, request, "list", "invoices", undefined, {
-      under: { collection: "orders", record: order },
+    // The order is read in the page's statement on a SQL store; 404, then 403, come before any 400 (runtime/lists.ts).
+    const parent = { collection: "orders", id, name: "order" };
+    const check = async (record: StoredRecord) => {
+      await authorizeOrThrow(authorize, request, "read", "orders", record, { name: "order" });
+      await authorizeOrThrow(authorize, request, "list", "invoices", undefined, {
+        under: { collection: "orders", record },
+      });
+    };
+    return listUnder(services.orders, parent, check, (read) => {
+      const query = parseParams(invoiceListQuery, request.query);
+      const conditions = conditionsOf(listConditions, query);
+      const match = matchOf(
+        { order_id: id, status: query.status, due_date: query.due_date },
+        [],
+        query.q,
+        conditions,
+      );
+      return listByCursor(
+        services.invoices,
+        cursors,
+        `v1/orders/${id}/invoices`,
+        query,
+        { ...match, parent: read },
+        toInvoice,
+        query.sort,
+      );
     });
-    const query = parseParams(invoiceListQuery, request.query);
-    const conditions = conditionsOf(listConditions, query);
-    const match = matchOf(
-      { order_id: id, status: query.status, due_date: query.due_date },
-      [],
-      query.q,
-      conditions,
-    );
-    return listByCursor(
-      services.invoices,
-      cursors,
-      `v1/orders/${id}/invoices`,
-      query,
-      match,
-      toInvoice,
-      query.sort,
-    );
   });
 
   app.get("/v1/invoices/:id", async (request, reply) => {

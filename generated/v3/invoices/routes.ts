@@ -12,6 +12,7 @@ import {
   eventOf,
   found,
   listByCursor,
+  listUnder,
   matchOf,
   parseBody,
   parseParams,
@@ -94,54 +95,64 @@ export function registerInvoicesRoutes(
 
   app.get("/v3/orders/:id/invoices", async (request) => {
     const { id } = parseParams(invoiceIdParams, request.params);
-    const order = found(await services.orders.get(id), "order");
-    await authorizeOrThrow(authorize, request, "read", "orders", order, { name: "order" });
-    await authorizeOrThrow(authorize, request, "list", "invoices", undefined, {
-      under: { collection: "orders", record: order },
+    // The order is read in the page's statement on a SQL store; 404, then 403, come before any 400 (runtime/lists.ts).
+    const parent = { collection: "orders", id, name: "order" };
+    const check = async (record: StoredRecord) => {
+      await authorizeOrThrow(authorize, request, "read", "orders", record, { name: "order" });
+      await authorizeOrThrow(authorize, request, "list", "invoices", undefined, {
+        under: { collection: "orders", record },
+      });
+    };
+    return listUnder(services.orders, parent, check, (read) => {
+      const query = parseParams(invoiceListQuery, request.query);
+      const conditions = conditionsOf(listConditions, query);
+      const match = matchOf(
+        { order_id: id, status: query.status, due_date: query.due_date },
+        [],
+        query.q,
+        conditions,
+      );
+      return listByCursor(
+        services.invoices,
+        cursors,
+        `v3/orders/${id}/invoices`,
+        query,
+        { ...match, parent: read },
+        toInvoice,
+        query.sort,
+      );
     });
-    const query = parseParams(invoiceListQuery, request.query);
-    const conditions = conditionsOf(listConditions, query);
-    const match = matchOf(
-      { order_id: id, status: query.status, due_date: query.due_date },
-      [],
-      query.q,
-      conditions,
-    );
-    return listByCursor(
-      services.invoices,
-      cursors,
-      `v3/orders/${id}/invoices`,
-      query,
-      match,
-      toInvoice,
-      query.sort,
-    );
   });
 
   app.get("/v3/users/:id/invoices", async (request) => {
     const { id } = parseParams(invoiceIdParams, request.params);
-    const user = found(await services.users.get(id), "user");
-    await authorizeOrThrow(authorize, request, "read", "users", user, { name: "user" });
-    await authorizeOrThrow(authorize, request, "list", "invoices", undefined, {
-      under: { collection: "users", record: user },
+    // The user is read in the page's statement on a SQL store; 404, then 403, come before any 400 (runtime/lists.ts).
+    const parent = { collection: "users", id, name: "user" };
+    const check = async (record: StoredRecord) => {
+      await authorizeOrThrow(authorize, request, "read", "users", record, { name: "user" });
+      await authorizeOrThrow(authorize, request, "list", "invoices", undefined, {
+        under: { collection: "users", record },
+      });
+    };
+    return listUnder(services.users, parent, check, (read) => {
+      const query = parseParams(invoiceListQuery, request.query);
+      const conditions = conditionsOf(listConditions, query);
+      const match = matchOf(
+        { approved_by: id, status: query.status, due_date: query.due_date },
+        [],
+        query.q,
+        conditions,
+      );
+      return listByCursor(
+        services.invoices,
+        cursors,
+        `v3/users/${id}/invoices/approved_by`,
+        query,
+        { ...match, parent: read },
+        toInvoice,
+        query.sort,
+      );
     });
-    const query = parseParams(invoiceListQuery, request.query);
-    const conditions = conditionsOf(listConditions, query);
-    const match = matchOf(
-      { approved_by: id, status: query.status, due_date: query.due_date },
-      [],
-      query.q,
-      conditions,
-    );
-    return listByCursor(
-      services.invoices,
-      cursors,
-      `v3/users/${id}/invoices/approved_by`,
-      query,
-      match,
-      toInvoice,
-      query.sort,
-    );
   });
 
   app.get("/v3/invoices/:id", async (request, reply) => {

@@ -14,6 +14,7 @@ import {
   eventsOf,
   found,
   listByCursor,
+  listUnder,
   matchOf,
   parseBody,
   parseParams,
@@ -137,20 +138,33 @@ export function registerOrdersRoutes(
 
   app.get("/v3/users/:id/orders", async (request) => {
     const { id } = parseParams(orderIdParams, request.params);
-    const user = found(await services.users.get(id), "user");
-    await authorizeOrThrow(authorize, request, "read", "users", user, { name: "user" });
-    await authorizeOrThrow(authorize, request, "list", "orders", undefined, {
-      under: { collection: "users", record: user },
+    // The user is read in the page's statement on a SQL store; 404, then 403, come before any 400 (runtime/lists.ts).
+    const parent = { collection: "users", id, name: "user" };
+    const check = async (record: StoredRecord) => {
+      await authorizeOrThrow(authorize, request, "read", "users", record, { name: "user" });
+      await authorizeOrThrow(authorize, request, "list", "orders", undefined, {
+        under: { collection: "users", record },
+      });
+    };
+    return listUnder(services.users, parent, check, (read) => {
+      const query = parseParams(orderListQuery, request.query);
+      const conditions = conditionsOf(listConditions, query);
+      const match = matchOf(
+        { user_id: id, status: query.status, currency: query.currency, total_cents: query.total_cents },
+        ["note"],
+        query.q,
+        conditions,
+      );
+      return listByCursor(
+        services.orders,
+        cursors,
+        `v3/users/${id}/orders`,
+        query,
+        { ...match, parent: read },
+        toOrder,
+        query.sort,
+      );
     });
-    const query = parseParams(orderListQuery, request.query);
-    const conditions = conditionsOf(listConditions, query);
-    const match = matchOf(
-      { user_id: id, status: query.status, currency: query.currency, total_cents: query.total_cents },
-      ["note"],
-      query.q,
-      conditions,
-    );
-    return listByCursor(services.orders, cursors, `v3/users/${id}/orders`, query, match, toOrder, query.sort);
   });
 
   app.get("/v3/orders/:id", async (request, reply) => {

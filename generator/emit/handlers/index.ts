@@ -162,6 +162,7 @@ function routesView(v: string, r: VersionResource, deleteEvent: string) {
         ...where,
       ]),
       readScope: scopeOf(u.tenantKey),
+      parentWhere: u.tenantKey ? `, where: tenantScope(request, ${JSON.stringify(u.tenantKey)})` : "",
       contains: u.field.type === "array" ? `{ field: ${JSON.stringify(u.field.storageName)}, id }` : null,
     })),
     actions,

@@ -1,0 +1,186 @@
+// A `list_under` list's parent read with its page (issue 24 point 6): with `CursorQuery.parent`
+// the SQL store answers the page and the parent record in one statement, the page exactly as
+// without it (order, `hasMore`, keyset pages), the parent null when no record has the id or the
+// record does not match the parent's `where` (a tenant's scope). The memory store leaves the
+// parent out (lists.ts `listUnder` then reads it through its service). On PostgreSQL, EXPLAIN
+// shows the page is still one scan of the (user_id, id) index.
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import type { SqlDriver } from "../../generated/runtime/sql-driver.ts";
+import { SqlStore } from "../../generated/runtime/sql-store.ts";
+import type { CursorQuery, SortKey, Store, StoredRecord } from "../../generated/runtime/store.ts";
+import { positionOf } from "../../generated/runtime/sorting.ts";
+import { newId } from "../../generated/runtime/uuid.ts";
+import { storeReferences } from "../../generated/services.ts";
+import { sqlSchema } from "../../generated/sql/index.ts";
+import { makeStores } from "./stores.ts";
+
+const AT = "2026-01-01T00:00:00.000Z";
+
+function user(n: number): StoredRecord {
+  return {
+    id: newId(),
+    created_at: AT,
+    updated_at: AT,
+    revision: 1,
+    values: { email: `under-${n}-${newId()}@example.com`, name: `User ${n}`, role: "customer", password: "correct horse battery" },
+  };
+}
+
+function order(userId: string, n: number): StoredRecord {
+  return {
+    id: newId(),
+    created_at: AT,
+    updated_at: AT,
+    revision: 1,
+    values: {
+      user_id: userId,
+      code: `UND-${newId().slice(-12)}`,
+      status: (["pending", "paid", "shipped", "cancelled"] as const)[n % 4],
+      total_cents: 100 + ((n * 37) % 11),
+      currency: "EUR",
+      note: `order ${n}`,
+      // Every third without: a nullable sort key (nulls last in either direction).
+      ...(n % 3 === 0 ? {} : { placed_at: `2026-01-0${1 + (n % 5)}T00:00:00Z` }),
+      gift_wrap: false,
+      amount_due_cents: 0,
+      product_ids: [],
+    },
+  };
+}
+
+const BY_TOTAL_DESC: SortKey[] = [{ field: "total_cents", descending: true, ordering: "number" }];
+const BY_PLACED_DESC: SortKey[] = [{ field: "placed_at", descending: true, ordering: "instant" }];
+const BY_STATUS_PLACED: SortKey[] = [
+  { field: "status", descending: false, ordering: "rank", rank: ["pending", "paid", "shipped", "cancelled"] },
+  { field: "placed_at", descending: false, ordering: "instant" },
+];
+
+for (const factory of makeStores()) {
+  describe(`list with its parent (list_under), ${factory.name} store`, () => {
+    let store: Store;
+    /** The same store's tables through a driver that records each statement sent. */
+    let spy: Store;
+    const sent: string[] = [];
+    let parent: StoredRecord;
+    let other: StoredRecord;
+    let lonely: StoredRecord;
+
+    before(async () => {
+      store = await factory.create();
+      spy = store;
+      if (store instanceof SqlStore) {
+        const driver = store.driver;
+        const counting: SqlDriver = {
+          ...driver,
+          kind: driver.kind,
+          query: (statement, params) => {
+            sent.push(typeof statement === "string" ? statement : statement.text);
+            return driver.query(statement, params);
+          },
+        };
+        spy = new SqlStore(counting, sqlSchema, storeReferences);
+      }
+      [parent, other, lonely] = [user(1), user(2), user(3)];
+      for (const u of [parent, other, lonely]) await store.insert("users", u, { unique: ["email"] });
+      // Interleaved: the parent's orders are every other row of the table.
+      for (let n = 0; n < 30; n++) {
+        await store.insert("orders", order(parent.id, n), { unique: ["code"] });
+        await store.insert("orders", order(other.id, n), { unique: ["code"] });
+      }
+    });
+    after(() => factory.cleanup());
+
+    /** Every page of a list, with and without the parent asked for: the same records, and the parent when the store reads it. */
+    async function walk(query: Omit<CursorQuery, "limit" | "parent">, parentId: string, where?: Record<string, unknown>) {
+      const pages: Array<{ plain: string[]; under: string[]; parent: StoredRecord | null | undefined; statements: number }> = [];
+      let cursor: Pick<CursorQuery, "after" | "afterPosition"> = {};
+      for (;;) {
+        const plain = await store.list("orders", { ...query, ...cursor, limit: 7 });
+        const before = sent.length;
+        const under = await spy.list("orders", {
+          ...query,
+          ...cursor,
+          limit: 7,
+          parent: { collection: "users", id: parentId, ...(where ? { where } : {}) },
+        });
+        pages.push({
+          plain: plain.records.map((r) => r.id),
+          under: under.records.map((r) => r.id),
+          parent: under.parent,
+          statements: sent.length - before,
+        });
+        assert.equal(under.hasMore, plain.hasMore);
+        assert.deepEqual(under.records, plain.records);
+        const last = plain.records.at(-1);
+        if (!plain.hasMore || !last) return pages;
+        cursor = query.sort ? { afterPosition: positionOf(last, query.sort) } : { after: last.id };
+      }
+    }
+
+    test("the page is the list's own, in its order, and the parent comes with it in the same statement", async () => {
+      const expected = await store.get("users", parent.id);
+      for (const sort of [undefined, BY_TOTAL_DESC, BY_PLACED_DESC, BY_STATUS_PLACED]) {
+        const pages = await walk({ where: { user_id: parent.id }, ...(sort ? { sort } : {}) }, parent.id);
+        assert.equal(pages.flatMap((p) => p.under).length, 30);
+        for (const page of pages) {
+          if (store instanceof SqlStore) {
+            assert.deepEqual(page.parent, expected);
+            assert.equal(page.statements, 1);
+          } else assert.equal(page.parent, undefined);
+        }
+      }
+      // With a condition too (`status[in]`), as the benchmark's list.
+      const filtered = await walk(
+        { where: { user_id: parent.id }, conditions: [{ field: "status", op: "in", ordering: "rank", values: ["paid", "shipped"] }], sort: BY_TOTAL_DESC },
+        parent.id,
+      );
+      assert.equal(filtered.flatMap((p) => p.under).length, 15);
+    });
+
+    test("a parent with no children: an empty page and the parent; no parent: null", async () => {
+      const empty = await spy.list("orders", { where: { user_id: lonely.id }, limit: 20, parent: { collection: "users", id: lonely.id } });
+      assert.deepEqual(empty.records, []);
+      assert.equal(empty.hasMore, false);
+      if (store instanceof SqlStore) assert.deepEqual(empty.parent, await store.get("users", lonely.id));
+      const missing = newId();
+      for (const sort of [undefined, BY_TOTAL_DESC]) {
+        const none = await spy.list("orders", { where: { user_id: missing }, ...(sort ? { sort } : {}), limit: 20, parent: { collection: "users", id: missing } });
+        assert.deepEqual(none.records, []);
+        assert.equal(none.hasMore, false);
+        if (store instanceof SqlStore) assert.equal(none.parent, null);
+      }
+      // Not a UUID: no parent, and no statement.
+      if (store instanceof SqlStore) {
+        const before = sent.length;
+        const bad = await spy.list("orders", { where: {}, limit: 20, parent: { collection: "users", id: "nope" } });
+        assert.deepEqual(bad, { records: [], hasMore: false, parent: null });
+        assert.equal(sent.length, before);
+      }
+    });
+
+    test("the parent's `where` (a tenant's scope) is part of the statement: a parent it does not match is null, and so is the page", async () => {
+      if (!(store instanceof SqlStore)) return;
+      const email = parent.values.email as string;
+      const matching = await spy.list("orders", { where: { user_id: parent.id }, limit: 5, parent: { collection: "users", id: parent.id, where: { email } } });
+      assert.equal(matching.parent?.id, parent.id);
+      assert.equal(matching.records.length, 5);
+      const hidden = await spy.list("orders", { where: { user_id: parent.id }, limit: 5, parent: { collection: "users", id: parent.id, where: { email: "someone@else.example" } } });
+      assert.deepEqual(hidden, { records: [], hasMore: false, parent: null });
+    });
+
+    if (factory.name === "postgres") {
+      test("EXPLAIN: the page under its parent is still one scan of the (user_id, id) index, stopped by its limit", async () => {
+        const sqlStore = store as SqlStore;
+        await sqlStore.driver.exec("analyze orders; analyze users");
+        const before = sent.length;
+        await spy.list("orders", { where: { user_id: parent.id }, limit: 20, parent: { collection: "users", id: parent.id } });
+        assert.equal(sent.length, before + 1);
+        const plan = (await sqlStore.driver.query(`explain ${sent.at(-1)!}`, [parent.id, 21, parent.id])).map((r) => String(r["QUERY PLAN"])).join("\n");
+        // The parent's row (one, by id) joined to the page: the page's own Limit over the index scan.
+        assert.match(plan, /Nested Loop Left Join[\s\S]*->  Limit[^\n]*\n\s*->  Index Scan using orders_user_id_id_idx on orders/, plan);
+        assert.doesNotMatch(plan, /Seq Scan on orders/, plan);
+      });
+    }
+  });
+}
