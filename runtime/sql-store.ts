@@ -547,7 +547,8 @@ export class SqlStore implements Store {
 
   /**
    * The writes in one transaction, in order, then their events (in the same order) with them.
-   * `expect` reads the record `for share`: it cannot change until the commit.
+   * `expect` reads the record `for share`: it cannot change until the commit. A delete takes its
+   * `cascade` records along as `delete` does.
    */
   async writeAll(writes: readonly Write[]): Promise<StoredRecord[] | null> {
     let events: StoredEvent[] = [];
@@ -561,6 +562,27 @@ export class SqlStore implements Store {
           let rows: Row[];
           let publish: EventOf<StoredRecord> | undefined;
           let expected: number | undefined;
+          if ("delete" in write) {
+            // As `delete`: the records it takes along, locked, then the row, then their events.
+            const [, id, expectedRevision, publishDelete] = write.delete;
+            const { cascaded, unlinked } = await this.cascaded(tx, collection, id);
+            rows = await this.translated(collection, "delete", () =>
+              tx.query(p.delete, [id, expectedRevision]),
+            );
+            if (!rows[0] && (await tx.query(p.revision, [id])).length)
+              throw new ConflictError("The record was changed by another request.");
+            if (!rows[0]) throw new Gone();
+            const record = this.toRecord(p, rows[0]);
+            written.push(record);
+            if (publishDelete) made.push(publishDelete(record, collection));
+            for (const [name, gone] of cascaded) if (publishDelete) made.push(publishDelete(gone, name));
+            for (const [name, ids] of unlinked) {
+              const holder = this.collection(name);
+              for (const row of await tx.query(this.touch(name), [arrayLiteral(ids)]))
+                if (publishDelete) made.push(publishDelete(this.toRecord(holder, row), updatedKey(name)));
+            }
+            continue;
+          }
           if ("expect" in write) {
             const [, id, revision] = write.expect;
             const lock = this.statements.get(`select ${p.select} from ${p.table} where "id" = $1 for share`);

@@ -89,14 +89,14 @@ export class ActingService<V extends Values, T extends Values = Values> extends 
       }
       checkTransitions(this.target.transitions, current.values, changed);
     }
-    const reader = staged ?? this.store;
+    const reader = staged?.reader ?? this.store;
     await this.checkReferences(values, null, this.spec.references, reader, context);
     if (changed) await this.checkReferences(changed, current.values, this.target.references, reader, context);
     const now = new Date().toISOString();
     const record: StoredRecord<V> = { id: newId(), created_at: now, updated_at: now, revision: 1, values };
     const event = publish as EventOf<StoredRecord> | undefined;
     const writes: Write[] = [
-      ...(staged ? staged.writes : []),
+      ...(staged ? staged.commit([this.target.collection, current.id]) : []),
       changed
         ? {
             update: [

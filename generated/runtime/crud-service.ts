@@ -164,9 +164,20 @@ export class CrudService<V extends Values> implements ResourceService<V> {
         values: { ...current.values },
         store: staged as HookStore as HookStore<never>,
       });
-      // A delete is not (yet) one of `Store.writeAll`'s writes: it cannot go with other writes.
-      if (staged.writes.length)
-        throw new Error("A delete hook cannot write other records: writeAll takes no delete.");
+      // The hook's writes, then the delete, as one `writeAll`.
+      const deleted = await this.store.writeAll([
+        ...staged.commit([this.spec.collection, current.id]),
+        {
+          delete: [
+            this.spec.collection,
+            current.id,
+            current.revision,
+            publish as EventOf<StoredRecord> | undefined,
+            current,
+          ],
+        },
+      ]);
+      return deleted !== null;
     }
     return this.store.delete(
       this.spec.collection,
@@ -200,11 +211,11 @@ export class CrudService<V extends Values> implements ResourceService<V> {
       values,
       store: staged as HookStore as HookStore<never>,
     });
-    await this.checkReferences(values, null, this.spec.references, staged, context);
+    await this.checkReferences(values, null, this.spec.references, staged.reader, context);
     const now = new Date().toISOString();
     const record: StoredRecord = { id: newId(), created_at: now, updated_at: now, revision: 1, values };
     const written = await this.store.writeAll([
-      ...staged.writes,
+      ...staged.commit(),
       { insert: [this.spec.collection, record, this.spec, publish as EventOf<StoredRecord> | undefined] },
     ]);
     if (!written) throw new ConflictError("A record the hook changed was deleted by another request.");
@@ -228,9 +239,9 @@ export class CrudService<V extends Values> implements ResourceService<V> {
       store: staged as HookStore as HookStore<never>,
     });
     checkTransitions(this.spec.transitions, current.values, values);
-    await this.checkReferences(values, current.values, this.spec.references, staged, context);
+    await this.checkReferences(values, current.values, this.spec.references, staged.reader, context);
     const written = await this.store.writeAll([
-      ...staged.writes,
+      ...staged.commit([this.spec.collection, current.id]),
       {
         update: [
           this.spec.collection,
