@@ -62,10 +62,6 @@ const LEASE = `clock_timestamp() + interval '${IDEMPOTENCY_LEASE_MS / 1000} seco
 const TTL = `clock_timestamp() + interval '${IDEMPOTENCY_TTL_MS / 1000} seconds'`;
 
 /**
- * Claims a key: a new row, or the row of an expired key, or of a claim in flight whose lease is
- * over and that was for the same request. Returns the token when the claim is this one's.
- */
-/**
  * The claim and the kept answer commit without waiting for the WAL flush (`synchronous_commit`
  * off for their own one-statement transaction): each is visible at once to every instance, and
  * the write that follows, committed synchronously, flushes the claim with it. A database crash can
@@ -74,14 +70,46 @@ const TTL = `clock_timestamp() + interval '${IDEMPOTENCY_TTL_MS / 1000} seconds'
  */
 const ASYNC_COMMIT = `(select set_config('synchronous_commit', 'off', true)) as "canon__async"`;
 
-const CLAIM = namedStatement(
-  `insert into ${T} ("principal", "key", "fingerprint", "token", "state", "locked_until", "expires_at") ` +
-    `select $1, $2, $3, $4::uuid, 'running', ${LEASE}, ${TTL} from ${ASYNC_COMMIT} on conflict ("principal", "key") do update set ` +
-    `"fingerprint" = excluded."fingerprint", "token" = excluded."token", "state" = 'running', "status" = null, ` +
-    `"body" = null, "location" = null, "etag" = null, "locked_until" = excluded."locked_until", "expires_at" = excluded."expires_at" ` +
-    `where ${T}."expires_at" <= clock_timestamp() or (${T}."state" = 'running' and ${T}."locked_until" <= clock_timestamp() ` +
-    `and ${T}."fingerprint" = excluded."fingerprint") returning "token"`,
-);
+/** The most claims one statement makes (4 parameters each). */
+const CLAIM_BATCH = 32;
+const CLAIM_PARAMETERS = 4;
+const claimStatements: Array<ReturnType<typeof namedStatement>> = [];
+/**
+ * Claims `count` keys in one statement (a claim takes a new row, or the row of an expired key, or
+ * of a claim in flight whose lease is over and that was for the same request): each row of the `values` list is (principal, key,
+ * fingerprint, token); the statement returns the token of each row it inserted or took over
+ * (the keys of the batch are distinct: one row cannot be affected twice).
+ */
+function claimStatement(count: number): ReturnType<typeof namedStatement> {
+  let statement = claimStatements[count];
+  if (!statement) {
+    const rows = Array.from({ length: count }, (_, i) => {
+      const n = (k: number) => `$${i * CLAIM_PARAMETERS + k}`;
+      return `(${n(1)}::text, ${n(2)}::text, ${n(3)}::text, ${n(4)}::uuid)`;
+    });
+    statement = claimStatements[count] = namedStatement(
+      `insert into ${T} ("principal", "key", "fingerprint", "token", "state", "locked_until", "expires_at") ` +
+        `select "v"."principal", "v"."key", "v"."fingerprint", "v"."token", 'running', ${LEASE}, ${TTL} ` +
+        `from ${ASYNC_COMMIT}, (values ${rows.join(", ")}) as "v" ("principal", "key", "fingerprint", "token") ` +
+        `on conflict ("principal", "key") do update set ` +
+        `"fingerprint" = excluded."fingerprint", "token" = excluded."token", "state" = 'running', "status" = null, ` +
+        `"body" = null, "location" = null, "etag" = null, "locked_until" = excluded."locked_until", "expires_at" = excluded."expires_at" ` +
+        `where ${T}."expires_at" <= clock_timestamp() or (${T}."state" = 'running' and ${T}."locked_until" <= clock_timestamp() ` +
+        `and ${T}."fingerprint" = excluded."fingerprint") returning "token"`,
+    );
+  }
+  return statement;
+}
+
+/** A claim waiting to be made, and its request's promise (true: the key is its). */
+interface PendingClaim {
+  id: string;
+  token: string;
+  params: unknown[];
+  resolve: (won: boolean) => void;
+  reject: (error: unknown) => void;
+}
+
 const READ = namedStatement(
   `select "fingerprint", "state", "status", "body", "location", "etag", "locked_until" <= clock_timestamp() as "stale" ` +
     `from ${T} where "principal" = $1 and "key" = $2 and "expires_at" > clock_timestamp()`,
@@ -159,6 +187,9 @@ export async function markClaim(db: SqlQueryable): Promise<void> {
 
 export class SqlIdempotencyKeys implements IdempotencyKeyStore {
   private swept = 0;
+  /** Claims waiting for the claim statement under way (`claim`). */
+  private readonly claims: PendingClaim[] = [];
+  private claiming = false;
   /** Answers waiting for the keep under way (`keep`). */
   private readonly pending: PendingKeep[] = [];
   private keeping = false;
@@ -173,8 +204,7 @@ export class SqlIdempotencyKeys implements IdempotencyKeyStore {
     // A row removed between the claim and the read (its request failed) is claimed again.
     for (let attempt = 0; attempt < 3; attempt++) {
       const token = newClaimToken();
-      const claimed = await this.db.query(CLAIM, [principal, key, fingerprint, token]);
-      if (claimed.length && String(claimed[0]!.token) === token) return { outcome: "run", token };
+      if (await this.claimed(principal, key, fingerprint, token)) return { outcome: "run", token };
       const [row] = await this.db.query(READ, [principal, key]);
       if (!row) continue;
       if (row.fingerprint !== fingerprint) return { outcome: "mismatch" };
@@ -184,6 +214,58 @@ export class SqlIdempotencyKeys implements IdempotencyKeyStore {
       return { outcome: "running" };
     }
     return { outcome: "running" };
+  }
+
+  /**
+   * Makes a claim; resolves once it has committed, true when the key is the claim's. Claims that
+   * come while a claim statement is under way wait for it and are then made together, in one
+   * statement (`claimStatement`): under load, one round trip claims many keys; alone, a key is
+   * claimed at once. A key already in the batch waits for the next one.
+   */
+  private claimed(principal: string, key: string, fingerprint: string, token: string): Promise<boolean> {
+    return new Promise((resolve, reject) => {
+      this.claims.push({
+        id: JSON.stringify([principal, key]),
+        token,
+        params: [principal, key, fingerprint, token],
+        resolve,
+        reject,
+      });
+      if (!this.claiming) void this.claimPending();
+    });
+  }
+
+  /** Makes the waiting claims, up to `CLAIM_BATCH` distinct keys at a time, one statement after the other. */
+  private async claimPending(): Promise<void> {
+    this.claiming = true;
+    try {
+      while (this.claims.length) {
+        const batch: PendingClaim[] = [];
+        const ids = new Set<string>();
+        for (let i = 0; i < this.claims.length && batch.length < CLAIM_BATCH;) {
+          const claim = this.claims[i]!;
+          if (ids.has(claim.id)) {
+            i++;
+            continue;
+          }
+          ids.add(claim.id);
+          batch.push(claim);
+          this.claims.splice(i, 1);
+        }
+        try {
+          const rows = await this.db.query(
+            claimStatement(batch.length),
+            batch.flatMap((c) => c.params),
+          );
+          const won = new Set(rows.map((row) => String(row.token)));
+          for (const c of batch) c.resolve(won.has(c.token));
+        } catch (error) {
+          for (const c of batch) c.reject(error);
+        }
+      }
+    } finally {
+      this.claiming = false;
+    }
   }
 
   /**
