@@ -905,8 +905,9 @@ export class SqlStore implements Store {
     image: StoredRecord | undefined,
   ): Promise<StoredRecord | null> {
     const written = await this.translated(collection, op, async (): Promise<Kept | null> => {
-      // A request with an idempotency key marks its claim in the write's transaction (sql-idempotency.ts).
-      const claimed = activeClaim() !== undefined;
+      // A request with an idempotency key claims it with the write (sql-idempotency.ts).
+      const claim = activeClaim();
+      const claimed = claim !== undefined;
       if (!publish || !this.schema.events) {
         if (claimed) return this.db.transaction(async (tx) => this.markedWrite(tx, p, statement, params));
         const rows = await this.db.query(statement, params);
@@ -937,6 +938,8 @@ export class SqlStore implements Store {
             : error;
         });
       if (!rows[0]) return null;
+      // The statement claimed the request's key with the write (sql-idempotency.ts).
+      if (claim) claim.claimed = true;
       const record = this.toRecord(p, rows[0]);
       let event = keptEvent(made, rows[0]);
       if (!sameJson(record, expected)) {
@@ -969,7 +972,8 @@ export class SqlStore implements Store {
 
   /** Closes the driver; closing again does nothing. */
   async close(): Promise<void> {
-    this.closing ??= this.db.close();
+    // Answers of idempotent requests still being kept are kept first.
+    this.closing ??= this.idempotency.settled().then(() => this.db.close());
     await this.closing;
   }
 

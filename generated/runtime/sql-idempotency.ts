@@ -5,8 +5,9 @@
  * `IDEMPOTENCY_TABLE` here). One row per (principal, key), unique: of two instances claiming
  * one key at once, the database lets one insert it.
  *
- * A row is `running` from its claim, `written` once the request's write committed (marked in
- * the write's own transaction, `markClaim`), `done` once its answer is kept. Times are the
+ * A row is inserted `written` by the request's write, in its own statement (`claimMark`) or
+ * transaction (`markClaim`), and is `done` once its answer is kept. (`running`: a claim made
+ * before the handler through `claim`, which the app no longer calls on SQL.) Times are the
  * database's, so that every instance agrees on leases and expiry.
  */
 import {
@@ -69,6 +70,10 @@ const TTL = `clock_timestamp() + interval '${IDEMPOTENCY_TTL_MS / 1000} seconds'
  * and a repeat answers 409 rather than running again.
  */
 const ASYNC_COMMIT = `(select set_config('synchronous_commit', 'off', true)) as "canon__async"`;
+
+/** How long `lookup` waits for the answer of a request whose write committed, and how often it looks. */
+const LOOKUP_WAIT_MS = 2000;
+const LOOKUP_POLL_MS = 20;
 
 /** The most claims one statement makes (4 parameters each). */
 const CLAIM_BATCH = 32;
@@ -145,28 +150,50 @@ interface PendingKeep {
   reject: (error: unknown) => void;
 }
 const RELEASE = namedStatement(`delete from ${T} where "principal" = $1 and "key" = $2 and "token" = $3`);
-const MARK = namedStatement(
-  `update ${T} set "state" = case when "state" = 'running' then 'written' else "state" end ` +
-    `where "principal" = $1 and "key" = $2 and "token" = $3 returning 1 as "marked"`,
-);
 const SWEEP = namedStatement(`delete from ${T} where "expires_at" <= clock_timestamp()`);
 
 /**
- * The request's claim marked within a write's own statement (`writeWithEvent`): a CTE that marks
- * the claim when `written` (the write's CTE) returned its row, and a column to select that fails
- * the whole statement (division by zero, SQLSTATE 22012: nothing of it is kept) when it marked
- * none, the claim being no longer the request's. `CLAIM_LOST_SQLSTATE` tells the store.
+ * What a write's claim does on conflict: the row is taken when it is the request's own (a second
+ * write of the request), expired, or a claim in flight (`claim`) whose lease is over and that was
+ * for the same request; else it is another request's, and the claim returns no row.
+ */
+const TAKE_OVER =
+  `on conflict ("principal", "key") do update set "fingerprint" = excluded."fingerprint", "token" = excluded."token", ` +
+  `"state" = excluded."state", "status" = excluded."status", "body" = excluded."body", "location" = excluded."location", ` +
+  `"etag" = excluded."etag", "locked_until" = excluded."locked_until", "expires_at" = excluded."expires_at" ` +
+  `where ${T}."token" = excluded."token" or ${T}."expires_at" <= clock_timestamp() or (${T}."state" = 'running' ` +
+  `and ${T}."locked_until" <= clock_timestamp() and ${T}."fingerprint" = excluded."fingerprint")`;
+const COLUMNS = `("principal", "key", "fingerprint", "token", "state", "status", "body", "location", "etag", "locked_until", "expires_at")`;
+/** The claim of a write in a transaction (`markClaim`): the row, `written`. */
+const MARK = namedStatement(
+  `insert into ${T} ${COLUMNS} values ($1, $2, $3, $4::uuid, 'written', null, null, null, null, ${LEASE}, ${TTL}) ` +
+    `${TAKE_OVER} returning 1 as "marked"`,
+);
+/** A request that wrote nothing through the store: its key claimed with its answer. */
+const CLAIM_AND_KEEP = namedStatement(
+  `insert into ${T} ${COLUMNS} select $1, $2, $3, $4::uuid, 'done', $5::integer, $6::text, $7::text, $8::text, ${LEASE}, ${TTL} ` +
+    `from ${ASYNC_COMMIT} ${TAKE_OVER}`,
+);
+
+/**
+ * The request's claim made within a write's own statement (`writeWithEvent`): a CTE that inserts
+ * the key's row, `written`, when `written` (the write's CTE) returned its row, and a column to
+ * select that fails the whole statement (division by zero, SQLSTATE 22012: nothing of it is
+ * kept) when it claimed nothing, the key being another request's. `CLAIM_LOST_SQLSTATE` tells
+ * the store. Parameters: principal, key, token, fingerprint.
  */
 export function claimMark(
   written: string,
   principal: string,
   key: string,
   token: string,
+  fingerprint: string,
 ): { cte: string; fence: string } {
   return {
     cte:
-      `"canon__claim" as (update ${T} set "state" = case when "state" = 'running' then 'written' else "state" end ` +
-      `where "principal" = ${principal}::text and "key" = ${key}::text and "token" = ${token}::uuid and exists (select 1 from ${written}) returning 1)`,
+      `"canon__claim" as (insert into ${T} ${COLUMNS} select ${principal}::text, ${key}::text, ${fingerprint}::text, ` +
+      `${token}::uuid, 'written', null, null, null, null, ${LEASE}, ${TTL} where exists (select 1 from ${written}) ` +
+      `${TAKE_OVER} returning 1)`,
     fence: `1 / (select count(*)::integer from "canon__claim") as "canon__claimed"`,
   };
 }
@@ -175,14 +202,16 @@ export function claimMark(
 export const CLAIM_LOST_SQLSTATE = "22012";
 
 /**
- * Marks the request's claim (if it has one) `written`; call it in the transaction of the write.
- * Throws ClaimLostError (the transaction rolls back) when the claim is no longer the request's.
+ * Claims the request's key (if it has one) for its write, `written`; call it in the transaction
+ * of the write. Throws ClaimLostError (the transaction rolls back) when the key is another
+ * request's.
  */
 export async function markClaim(db: SqlQueryable): Promise<void> {
   const claim = activeClaim();
   if (!claim) return;
-  const rows = await db.query(MARK, [claim.principal, claim.key, claim.token]);
+  const rows = await db.query(MARK, [claim.principal, claim.key, claim.fingerprint ?? "", claim.token]);
   if (!rows.length) throw new ClaimLostError();
+  claim.claimed = true;
 }
 
 export class SqlIdempotencyKeys implements IdempotencyKeyStore {
@@ -193,10 +222,49 @@ export class SqlIdempotencyKeys implements IdempotencyKeyStore {
   /** Answers waiting for the keep under way (`keep`). */
   private readonly pending: PendingKeep[] = [];
   private keeping = false;
+  /** The keeping under way (`keepPending`), for `settled`. */
+  private keepsUnderWay: Promise<void> | null = null;
   private readonly db: SqlQueryable;
+
+  /** Keys are claimed with the writes (`claimMark`, `markClaim`): no statement before the handler. */
+  readonly claimsWithWrite = true;
 
   constructor(db: SqlQueryable) {
     this.db = db;
+  }
+
+  async lookup(principal: string, key: string, fingerprint: string): Promise<IdempotencyClaim | null> {
+    this.sweep();
+    // A write committed whose answer is being kept: waited for, up to LOOKUP_WAIT_MS.
+    for (let waited = 0; ; waited += LOOKUP_POLL_MS) {
+      const [row] = await this.db.query(READ, [principal, key]);
+      if (!row) return null;
+      if (row.fingerprint !== fingerprint) return { outcome: "mismatch" };
+      if (row.state === "done") return { outcome: "replay", answer: answerOf(row) };
+      if (row.stale === true) return { outcome: row.state === "written" ? "unanswered" : "running" };
+      if (waited >= LOOKUP_WAIT_MS) return { outcome: "running" };
+      await new Promise((resolve) => setTimeout(resolve, LOOKUP_POLL_MS));
+    }
+  }
+
+  async claimAndKeep(
+    principal: string,
+    key: string,
+    fingerprint: string,
+    token: string,
+    answer: IdempotentAnswer,
+  ): Promise<void> {
+    this.sweep();
+    await this.db.query(CLAIM_AND_KEEP, [
+      principal,
+      key,
+      fingerprint,
+      token,
+      answer.status,
+      answer.body,
+      answer.location,
+      answer.etag,
+    ]);
   }
 
   async claim(principal: string, key: string, fingerprint: string): Promise<IdempotencyClaim> {
@@ -274,6 +342,7 @@ export class SqlIdempotencyKeys implements IdempotencyKeyStore {
    * (`keepStatement`): under load, one round trip keeps many answers; alone, an answer is kept at once.
    */
   keep(principal: string, key: string, token: string, answer: IdempotentAnswer): Promise<void> {
+    this.sweep();
     return new Promise((resolve, reject) => {
       this.pending.push({
         params: [principal, key, token, answer.status, answer.body, answer.location, answer.etag],
@@ -284,8 +353,21 @@ export class SqlIdempotencyKeys implements IdempotencyKeyStore {
     });
   }
 
+  /** Resolves once every answer given to `keep` so far has been kept (or failed): the store's `close` waits for it. */
+  async settled(): Promise<void> {
+    while (this.keepsUnderWay) await this.keepsUnderWay;
+  }
+
   /** Keeps the waiting answers, `KEEP_BATCH` at a time, one statement after the other. */
-  private async keepPending(): Promise<void> {
+  private keepPending(): Promise<void> {
+    const run = this.keepEach().finally(() => {
+      if (this.keepsUnderWay === run) this.keepsUnderWay = null;
+    });
+    this.keepsUnderWay = run;
+    return run;
+  }
+
+  private async keepEach(): Promise<void> {
     this.keeping = true;
     try {
       while (this.pending.length) {
