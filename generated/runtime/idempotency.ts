@@ -230,6 +230,7 @@ const requestClaims = new WeakMap<FastifyRequest, ActiveClaim>();
  * the write stands and its answer is sent.
  */
 export function registerIdempotency(app: FastifyInstance, keys: IdempotencyKeyStore): void {
+  const inFlight: InFlight = new Map();
   app.addHook("preHandler", (request, reply, done) => {
     if (request.method !== "POST" || request.is404 || !request.principal) return done();
     let key: string | undefined;
@@ -252,7 +253,7 @@ export function registerIdempotency(app: FastifyInstance, keys: IdempotencyKeySt
       inFlight.set(id, active);
       requestClaims.set(request, active);
       // However the request ends (its connection closed before any answer too), its key is free again here.
-      reply.raw.once("close", () => leave(active));
+      reply.raw.once("close", () => leave(inFlight, active));
       return claims.run(active, done);
     }
     keys.claim(principal, key, fingerprint).then(
@@ -281,7 +282,7 @@ export function registerIdempotency(app: FastifyInstance, keys: IdempotencyKeySt
     requestClaims.delete(request);
     claim.answered = true;
     const { principal, key, token } = claim;
-    if (keys.claimsWithWrite) return settle(keys, claim, request, reply, payload);
+    if (keys.claimsWithWrite) return settle(keys, inFlight, claim, request, reply, payload);
     try {
       if (reply.statusCode >= 200 && reply.statusCode < 300) {
         await keys.keep(principal, key, token, {
@@ -300,10 +301,10 @@ export function registerIdempotency(app: FastifyInstance, keys: IdempotencyKeySt
   });
 }
 
-/** The requests with a key running on this instance (a store that claims with the write), by principal and key. */
-const inFlight = new Map<string, ActiveClaim>();
+/** The requests with a key running in one app (over a store that claims with the write), by principal and key. */
+type InFlight = Map<string, ActiveClaim>;
 
-function leave(claim: ActiveClaim): void {
+function leave(inFlight: InFlight, claim: ActiveClaim): void {
   const id = `${claim.principal}\0${claim.key}`;
   if (inFlight.get(id) === claim) inFlight.delete(id);
 }
@@ -317,6 +318,7 @@ function leave(claim: ActiveClaim): void {
  */
 async function settle(
   keys: IdempotencyKeyStore,
+  inFlight: InFlight,
   claim: ActiveClaim,
   request: FastifyRequest,
   reply: FastifyReply,
@@ -370,7 +372,7 @@ async function settle(
     request.log.error({ err: error }, "the answer of an idempotent request could not be kept");
     return payload;
   } finally {
-    leave(claim);
+    leave(inFlight, claim);
   }
 }
 

@@ -626,7 +626,12 @@ export class SqlStore implements Store {
           written.push(record);
           if (publish) made.push(publish(record, collection));
         }
-        events = this.schema.events && made.length ? await insertEvents(tx, made) : made;
+        if (this.schema.events && made.length) events = await insertEvents(tx, made);
+        else {
+          // Without events kept, the request's idempotency key is claimed here (sql-idempotency.ts).
+          await markClaim(tx);
+          events = made;
+        }
         return written;
       });
       if (events.length) await this.sinks.publish(events);
