@@ -3,7 +3,7 @@
 //   npm run bench              full mode (several minutes; run by hand, figures go to docs/benchmarks.md)
 //   npm run bench:quick        quick mode (about two minutes, for CI): fails when a figure falls
 //                              clearly short of its target, beyond what noise alone does
-//   node bench/run.ts [--quick] [--only generation,runtime,postgres,tenancy,dev,events,idempotency,micro,client] [--json <file>] [--app <generated dir>]
+//   node bench/run.ts [--quick] [--only generation,runtime,postgres,tenancy,dev,events,idempotency,hooks,micro,client] [--json <file>] [--app <generated dir>]
 //
 // Prints progress to stderr and a markdown report to stdout; exits 1 when a check fails (in
 // quick mode: falls outside its margin; in full mode: misses its target, with --strict).
@@ -28,6 +28,7 @@ import {
   idempotencyMarkdown,
   type IdempotencyResult,
 } from "./idempotency.ts";
+import { benchHooks, HOOKS_PLAN, hooksChecks, hooksMarkdown, type HooksResult } from "./hooks.ts";
 import { log, table, type Check } from "./lib.ts";
 import { benchMicro, microMarkdown, type MicroResult } from "./micro.ts";
 import {
@@ -82,6 +83,7 @@ export function parseArgs(argv: string[]): Options {
               "dev",
               "events",
               "idempotency",
+              "hooks",
               "micro",
               "client",
             ],
@@ -102,6 +104,7 @@ export interface Report {
   dev?: DevResult;
   events?: EventsResult;
   idempotency?: IdempotencyResult;
+  hooks?: HooksResult;
   micro?: MicroResult[];
   client?: ClientResult;
   checks: Check[];
@@ -191,6 +194,11 @@ export async function runBenchmarks(options: Options): Promise<Report> {
     markdown: idempotencyMarkdown,
     checks: idempotencyChecks,
     needsWrk: true,
+  });
+  report.hooks = await bench("hooks", "### What a hook costs a write", {
+    measure: () => benchHooks(HOOKS_PLAN),
+    markdown: hooksMarkdown,
+    checks: hooksChecks,
   });
   report.micro = await bench("micro", "### Micro", {
     measure: () => benchMicro(options.quick),

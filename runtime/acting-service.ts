@@ -90,7 +90,7 @@ export class ActingService<V extends Values, T extends Values = Values> extends 
       }
       checkTransitions(this.target.transitions, current.values, changed);
     }
-    const reader = staged ?? this.store;
+    const reader = staged?.reader ?? this.store;
     // The action's own references within the tenant of the record acted on.
     const key = this.target.tenantKey;
     const tenant = key === undefined ? undefined : key === "id" ? current.id : current.values[key];
@@ -101,7 +101,7 @@ export class ActingService<V extends Values, T extends Values = Values> extends 
     const record: StoredRecord<V> = { id: newId(), created_at: now, updated_at: now, revision: 1, values };
     const event = publish as EventOf<StoredRecord> | undefined;
     const writes: Write[] = [
-      ...(staged ? staged.writes : []),
+      ...(staged ? staged.commit([this.target.collection, current.id]) : []),
       changed
         ? {
             update: [

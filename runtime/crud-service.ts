@@ -168,9 +168,24 @@ export class CrudService<V extends Values> implements ResourceService<V> {
         values: { ...current.values },
         store: staged as HookStore as HookStore<never>,
       });
-      // A delete is not (yet) one of `Store.writeAll`'s writes: it cannot go with other writes.
-      if (staged.writes.length)
-        throw new Error("A delete hook cannot write other records: writeAll takes no delete.");
+      // The hook's writes, then the delete, as one `writeAll` (without any: the delete alone, below).
+      const before = staged.commit([this.spec.collection, current.id]);
+      if (before.length) {
+        const deleted = await this.store.writeAll([
+          ...before,
+          {
+            delete: [
+              this.spec.collection,
+              current.id,
+              current.revision,
+              publish as EventOf<StoredRecord> | undefined,
+              current,
+              writeScope(this.spec, context),
+            ],
+          },
+        ]);
+        return deleted !== null;
+      }
     }
     return this.store.delete(
       this.spec.collection,
@@ -205,11 +220,20 @@ export class CrudService<V extends Values> implements ResourceService<V> {
       values,
       store: staged as HookStore as HookStore<never>,
     });
-    await this.checkReferences(values, null, this.spec.references, staged, context);
+    await this.checkReferences(values, null, this.spec.references, staged.reader, context);
     const now = new Date().toISOString();
     const record: StoredRecord = { id: newId(), created_at: now, updated_at: now, revision: 1, values };
+    const before = staged.commit();
+    // A hook that wrote and read nothing: the write as without a hook (one statement on SQL).
+    if (!before.length)
+      return (await this.store.insert(
+        this.spec.collection,
+        record,
+        this.spec,
+        publish as EventOf<StoredRecord> | undefined,
+      )) as StoredRecord<V>;
     const written = await this.store.writeAll([
-      ...staged.writes,
+      ...before,
       { insert: [this.spec.collection, record, this.spec, publish as EventOf<StoredRecord> | undefined] },
     ]);
     if (!written) throw new ConflictError("A record the hook changed was deleted by another request.");
@@ -233,9 +257,21 @@ export class CrudService<V extends Values> implements ResourceService<V> {
       store: staged as HookStore as HookStore<never>,
     });
     checkTransitions(this.spec.transitions, current.values, values);
-    await this.checkReferences(values, current.values, this.spec.references, staged, context);
+    await this.checkReferences(values, current.values, this.spec.references, staged.reader, context);
+    const before = staged.commit([this.spec.collection, current.id]);
+    // A hook that wrote and read nothing: the write as without a hook (one statement on SQL).
+    if (!before.length)
+      return (await this.store.update(
+        this.spec.collection,
+        current.id,
+        values,
+        current.revision,
+        this.spec,
+        publish as EventOf<StoredRecord> | undefined,
+        current,
+      )) as StoredRecord<V> | null;
     const written = await this.store.writeAll([
-      ...staged.writes,
+      ...before,
       {
         update: [
           this.spec.collection,

@@ -13,8 +13,11 @@
  *    in that order. A record the hook updates must still be at the revision it read when all is
  *    written (else 409, nothing written).
  *
- * The handle reads the store as committed, plus the hook's own staged writes (`get`); `list`
- * sees committed records only. After the hook, the write's own checks (transitions, references)
+ * The handle reads the store as committed, plus the hook's own staged writes (`get`); a record
+ * `get` read from the store is held to its revision until the write commits (an `expect` of the
+ * `writeAll`: read `for share` in the write's transaction on SQL; else 409, nothing written).
+ * `list` sees committed records only and holds nothing. A delete hook's writes go with the delete
+ * (`writeAll` takes deletes too). After the hook, the write's own checks (transitions, references)
  * run on the values as the hook left them.
  *
  * The services call hooks only when one is given for that resource and operation: without hooks
@@ -24,7 +27,7 @@ import type { FastifyRequest } from "fastify";
 import type { Authorize, Principal } from "./auth.ts";
 import type { EventOf } from "./events.ts";
 import { checkTransitions, type Transitions } from "./rules.ts";
-import type { CursorQuery, Store, StoredRecord, Values, WriteConstraints } from "./store.ts";
+import type { CursorQuery, Store, StoredRecord, Values, Write, WriteConstraints } from "./store.ts";
 import { newId } from "./uuid.ts";
 
 /**
@@ -152,6 +155,8 @@ export class StagedHookStore implements HookStore {
   readonly writes: StagedWrite[] = [];
   /** Staged records by `collection id`: the index of their write. */
   private readonly staged = new Map<string, number>();
+  /** The records read through `get` (not staged), by `collection id`: at the revision read. */
+  private readonly read = new Map<string, [string, string, number]>();
 
   private readonly store: Store;
   private readonly support: HookSupport;
@@ -164,10 +169,41 @@ export class StagedHookStore implements HookStore {
   }
 
   async get(collection: string, id: string): Promise<StoredRecord | null> {
+    const key = `${collection} ${id}`;
+    if (this.staged.has(key)) return this.peek(collection, id);
+    const record = await this.store.get(collection, id);
+    if (record && !this.read.has(key)) this.read.set(key, [collection, id, record.revision]);
+    return record;
+  }
+
+  /**
+   * Reads as `get` does, without holding the record to its revision: the reference checks of
+   * the writes (a reference that names no record answers 422 now; the database's foreign keys,
+   * or the memory store's checks, keep it named until the commit).
+   */
+  readonly reader: Pick<Store, "get"> = {
+    get: (collection, id, where) => this.peek(collection, id, where),
+  };
+
+  private async peek(collection: string, id: string, where?: Values): Promise<StoredRecord | null> {
     const at = this.staged.get(`${collection} ${id}`);
-    if (at === undefined) return this.store.get(collection, id);
+    if (at === undefined) return this.store.get(collection, id, where);
     const write = this.writes[at]!;
     return "insert" in write ? write.insert[1] : recordAfter(write.update);
+  }
+
+  /**
+   * What goes to `Store.writeAll` before the hook's own write: an `expect` for each record read
+   * through `get` and not written (it must still be at the revision read when all is written:
+   * the reads hold in the write's transaction), then the staged writes in the order made.
+   * `except`: the record of the hook's own write (its write checks its revision).
+   */
+  commit(except?: [collection: string, id: string]): Write[] {
+    const skip = except ? `${except[0]} ${except[1]}` : undefined;
+    const expects: Write[] = [];
+    for (const [key, expect] of this.read)
+      if (key !== skip && !this.staged.has(key)) expects.push({ expect });
+    return expects.length ? [...expects, ...this.writes] : this.writes;
   }
 
   list(collection: string, query: CursorQuery): Promise<{ records: StoredRecord[]; hasMore: boolean }> {
@@ -176,7 +212,7 @@ export class StagedHookStore implements HookStore {
 
   async insert(collection: string, values: Values): Promise<StoredRecord> {
     const spec = this.spec(collection);
-    await this.checkReferences(values, null, spec.references, this);
+    await this.checkReferences(values, null, spec.references, this.reader);
     const now = new Date().toISOString();
     const record: StoredRecord = { id: newId(), created_at: now, updated_at: now, revision: 1, values };
     this.staged.set(`${collection} ${record.id}`, this.writes.length);
@@ -190,9 +226,9 @@ export class StagedHookStore implements HookStore {
     const spec = this.spec(collection);
     const key = `${collection} ${current.id}`;
     const at = this.staged.get(key);
-    const before = at === undefined ? current : (await this.get(collection, current.id))!;
+    const before = at === undefined ? current : (await this.peek(collection, current.id))!;
     checkTransitions(spec.transitions, before.values, values);
-    await this.checkReferences(values, before.values, spec.references, this);
+    await this.checkReferences(values, before.values, spec.references, this.reader);
     if (at !== undefined) {
       // A record the hook staged already: its one write takes the new values.
       const write = this.writes[at]!;

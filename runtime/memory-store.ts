@@ -182,6 +182,23 @@ export class MemoryStore implements Store {
   async delete(...[collection, id, expectedRevision, publish, , where]: DeleteArgs): Promise<boolean> {
     const current = this.current(this.collection(collection), id, expectedRevision, where);
     if (!current) return false;
+    const planned = this.plannedDelete(collection, current, publish);
+    const events = planned.events();
+    planned.apply();
+    if (events.length) await this.keep(...events);
+    return true;
+  }
+
+  /**
+   * The delete of `current` and of every record it takes along, checked (restricted references,
+   * the cascade limit) and with its events made, before anything changes; `apply` then changes
+   * the records without an await.
+   */
+  private plannedDelete(
+    collection: string,
+    current: StoredRecord,
+    publish: EventOf<StoredRecord> | undefined,
+  ): { events: () => StoredEvent[]; apply: () => void } {
     const doomed = this.cascade(collection, current);
     this.checkRestricted(doomed);
     const unlinked = this.unlinked(doomed);
@@ -190,29 +207,32 @@ export class MemoryStore implements Store {
     for (const records of [...doomed.values(), ...unlinked.values()]) changed += records.size;
     if (changed > this.cascadeLimit) throw cascadeTooLargeError(this.cascadeLimit);
     // The events (the record's, then those of the records deleted with it, then those of the
-    // records whose arrays lose ids) are made before anything changes: a producer that throws
-    // leaves the records as they were.
-    const events: StoredEvent[] = [];
-    if (publish) {
+    // records whose arrays lose ids) are made before anything changes (`events`, called before
+    // `apply`): a producer that throws leaves the records as they were.
+    const events = (): StoredEvent[] => {
+      const made: StoredEvent[] = [];
+      if (!publish) return made;
       for (const [name, records] of doomed) {
-        for (const record of records.values()) events.push(publish(record, name));
+        for (const record of records.values()) made.push(publish(record, name));
       }
       for (const [name, records] of unlinked) {
-        for (const record of records.values()) events.push(publish(record, updatedKey(name)));
+        for (const record of records.values()) made.push(publish(record, updatedKey(name)));
       }
-    }
-    for (const [name, records] of doomed) {
-      for (const record of records.values()) this.remove(this.collection(name), record);
-    }
-    for (const [name, records] of unlinked) {
-      const c = this.collection(name);
-      for (const record of records.values()) {
-        c.ordered[firstIndex(c.ordered, record.id)] = record;
-        c.byId.set(record.id, record);
+      return made;
+    };
+    const apply = () => {
+      for (const [name, records] of doomed) {
+        for (const record of records.values()) this.remove(this.collection(name), record);
       }
-    }
-    if (events.length) await this.keep(...events);
-    return true;
+      for (const [name, records] of unlinked) {
+        const c = this.collection(name);
+        for (const record of records.values()) {
+          c.ordered[firstIndex(c.ordered, record.id)] = record;
+          c.byId.set(record.id, record);
+        }
+      }
+    };
+    return { events, apply };
   }
 
   /**
@@ -229,8 +249,16 @@ export class MemoryStore implements Store {
       publish?: EventOf<StoredRecord>;
     }> = [];
     const records: StoredRecord[] = [];
+    /** Deletes, applied after the inserts and updates: each with its events, at its place among them. */
+    const deletes: Array<{ at: number; apply: () => void; events: () => StoredEvent[] }> = [];
     for (const write of writes) {
-      if ("expect" in write) {
+      if ("delete" in write) {
+        const [collection, id, expectedRevision, publish, , where] = write.delete;
+        const current = this.current(this.collection(collection), id, expectedRevision, where);
+        if (!current) return null;
+        deletes.push({ at: planned.length, ...this.plannedDelete(collection, current, publish) });
+        records.push(current);
+      } else if ("expect" in write) {
         const [collection, id, revision, where] = write.expect;
         const current = this.current(this.collection(collection), id, revision, where);
         if (!current) return null;
@@ -261,13 +289,17 @@ export class MemoryStore implements Store {
       }
     }
     const events: StoredEvent[] = [];
-    for (const { collection, record, publish } of planned)
+    planned.forEach(({ collection, record, publish }, i) => {
+      for (const d of deletes) if (d.at === i) events.push(...d.events());
       if (publish) events.push(publish(record, collection));
+    });
+    for (const d of deletes) if (d.at === planned.length) events.push(...d.events());
     for (const { c, before, record, constraints } of planned) {
       c.ordered.splice(firstIndex(c.ordered, record.id), before ? 1 : 0, record);
       c.byId.set(record.id, record);
       this.index(c, before, record, constraints);
     }
+    for (const d of deletes) d.apply();
     if (events.length) await this.keep(...events);
     return records;
   }

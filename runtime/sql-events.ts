@@ -201,14 +201,16 @@ export function writeWithEvent(
 ): { text: string; params: unknown[] } {
   const n = (i: number) => `$${count + i}`;
   const claim = activeClaim();
-  // With the request's idempotency claim, the statement marks it too (sql-idempotency.ts).
-  const marked = claim ? claimMark(`"written"`, n(6), n(7), n(8)) : null;
+  // With the request's idempotency key, the statement claims it too (sql-idempotency.ts).
+  const marked = claim ? claimMark(`"written"`, n(6), n(7), n(8), n(9)) : null;
   return {
     text:
       `with "written" as (${write}), ${marked ? `${marked.cte}, ` : ""}"event" as (insert into "${EVENT_TABLE}" (${EVENT_COLUMNS}) ` +
       `select ${eventId(`"clock"."at"`, "0")}, ${n(1)}::text, ${n(2)}::text, ${n(3)}::text, "clock"."at", ${n(4)}::json, ${n(5)}::text from "written", ${CLOCK} ${KEPT}) ` +
       `select "written".*, "event"."id" as "canon__event_id", "event"."occurred_at" as "canon__event_at"${marked ? `, ${marked.fence}` : ""} from "written", "event"`,
-    params: claim ? [...eventRow(event), claim.principal, claim.key, claim.token] : eventRow(event),
+    params: claim
+      ? [...eventRow(event), claim.principal, claim.key, claim.token, claim.fingerprint ?? ""]
+      : eventRow(event),
   };
 }
 

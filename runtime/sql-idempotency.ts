@@ -4,8 +4,9 @@
  * `IDEMPOTENCY_TABLE` here). One row per (principal, key), unique: of two instances claiming
  * one key at once, the database lets one insert it.
  *
- * A row is `running` from its claim, `written` once the request's write committed (marked in
- * the write's own transaction, `markClaim`), `done` once its answer is kept. Times are the
+ * A row is inserted `written` by the request's write, in its own statement (`claimMark`) or
+ * transaction (`markClaim`), and is `done` once its answer is kept. (`running`: a claim made
+ * before the handler through `claim`, which the app no longer calls on SQL.) Times are the
  * database's, so that every instance agrees on leases and expiry.
  */
 import {
@@ -61,10 +62,6 @@ const LEASE = `clock_timestamp() + interval '${IDEMPOTENCY_LEASE_MS / 1000} seco
 const TTL = `clock_timestamp() + interval '${IDEMPOTENCY_TTL_MS / 1000} seconds'`;
 
 /**
- * Claims a key: a new row, or the row of an expired key, or of a claim in flight whose lease is
- * over and that was for the same request. Returns the token when the claim is this one's.
- */
-/**
  * The claim and the kept answer commit without waiting for the WAL flush (`synchronous_commit`
  * off for their own one-statement transaction): each is visible at once to every instance, and
  * the write that follows, committed synchronously, flushes the claim with it. A database crash can
@@ -73,14 +70,50 @@ const TTL = `clock_timestamp() + interval '${IDEMPOTENCY_TTL_MS / 1000} seconds'
  */
 const ASYNC_COMMIT = `(select set_config('synchronous_commit', 'off', true)) as "canon__async"`;
 
-const CLAIM = namedStatement(
-  `insert into ${T} ("principal", "key", "fingerprint", "token", "state", "locked_until", "expires_at") ` +
-    `select $1, $2, $3, $4::uuid, 'running', ${LEASE}, ${TTL} from ${ASYNC_COMMIT} on conflict ("principal", "key") do update set ` +
-    `"fingerprint" = excluded."fingerprint", "token" = excluded."token", "state" = 'running', "status" = null, ` +
-    `"body" = null, "location" = null, "etag" = null, "locked_until" = excluded."locked_until", "expires_at" = excluded."expires_at" ` +
-    `where ${T}."expires_at" <= clock_timestamp() or (${T}."state" = 'running' and ${T}."locked_until" <= clock_timestamp() ` +
-    `and ${T}."fingerprint" = excluded."fingerprint") returning "token"`,
-);
+/** How long `lookup` waits for the answer of a request whose write committed, and how often it looks. */
+const LOOKUP_WAIT_MS = 2000;
+const LOOKUP_POLL_MS = 20;
+
+/** The most claims one statement makes (4 parameters each). */
+const CLAIM_BATCH = 32;
+const CLAIM_PARAMETERS = 4;
+const claimStatements: Array<ReturnType<typeof namedStatement>> = [];
+/**
+ * Claims `count` keys in one statement (a claim takes a new row, or the row of an expired key, or
+ * of a claim in flight whose lease is over and that was for the same request): each row of the `values` list is (principal, key,
+ * fingerprint, token); the statement returns the token of each row it inserted or took over
+ * (the keys of the batch are distinct: one row cannot be affected twice).
+ */
+function claimStatement(count: number): ReturnType<typeof namedStatement> {
+  let statement = claimStatements[count];
+  if (!statement) {
+    const rows = Array.from({ length: count }, (_, i) => {
+      const n = (k: number) => `$${i * CLAIM_PARAMETERS + k}`;
+      return `(${n(1)}::text, ${n(2)}::text, ${n(3)}::text, ${n(4)}::uuid)`;
+    });
+    statement = claimStatements[count] = namedStatement(
+      `insert into ${T} ("principal", "key", "fingerprint", "token", "state", "locked_until", "expires_at") ` +
+        `select "v"."principal", "v"."key", "v"."fingerprint", "v"."token", 'running', ${LEASE}, ${TTL} ` +
+        `from ${ASYNC_COMMIT}, (values ${rows.join(", ")}) as "v" ("principal", "key", "fingerprint", "token") ` +
+        `on conflict ("principal", "key") do update set ` +
+        `"fingerprint" = excluded."fingerprint", "token" = excluded."token", "state" = 'running', "status" = null, ` +
+        `"body" = null, "location" = null, "etag" = null, "locked_until" = excluded."locked_until", "expires_at" = excluded."expires_at" ` +
+        `where ${T}."expires_at" <= clock_timestamp() or (${T}."state" = 'running' and ${T}."locked_until" <= clock_timestamp() ` +
+        `and ${T}."fingerprint" = excluded."fingerprint") returning "token"`,
+    );
+  }
+  return statement;
+}
+
+/** A claim waiting to be made, and its request's promise (true: the key is its). */
+interface PendingClaim {
+  id: string;
+  token: string;
+  params: unknown[];
+  resolve: (won: boolean) => void;
+  reject: (error: unknown) => void;
+}
+
 const READ = namedStatement(
   `select "fingerprint", "state", "status", "body", "location", "etag", "locked_until" <= clock_timestamp() as "stale" ` +
     `from ${T} where "principal" = $1 and "key" = $2 and "expires_at" > clock_timestamp()`,
@@ -116,28 +149,50 @@ interface PendingKeep {
   reject: (error: unknown) => void;
 }
 const RELEASE = namedStatement(`delete from ${T} where "principal" = $1 and "key" = $2 and "token" = $3`);
-const MARK = namedStatement(
-  `update ${T} set "state" = case when "state" = 'running' then 'written' else "state" end ` +
-    `where "principal" = $1 and "key" = $2 and "token" = $3 returning 1 as "marked"`,
-);
 const SWEEP = namedStatement(`delete from ${T} where "expires_at" <= clock_timestamp()`);
 
 /**
- * The request's claim marked within a write's own statement (`writeWithEvent`): a CTE that marks
- * the claim when `written` (the write's CTE) returned its row, and a column to select that fails
- * the whole statement (division by zero, SQLSTATE 22012: nothing of it is kept) when it marked
- * none, the claim being no longer the request's. `CLAIM_LOST_SQLSTATE` tells the store.
+ * What a write's claim does on conflict: the row is taken when it is the request's own (a second
+ * write of the request), expired, or a claim in flight (`claim`) whose lease is over and that was
+ * for the same request; else it is another request's, and the claim returns no row.
+ */
+const TAKE_OVER =
+  `on conflict ("principal", "key") do update set "fingerprint" = excluded."fingerprint", "token" = excluded."token", ` +
+  `"state" = excluded."state", "status" = excluded."status", "body" = excluded."body", "location" = excluded."location", ` +
+  `"etag" = excluded."etag", "locked_until" = excluded."locked_until", "expires_at" = excluded."expires_at" ` +
+  `where ${T}."token" = excluded."token" or ${T}."expires_at" <= clock_timestamp() or (${T}."state" = 'running' ` +
+  `and ${T}."locked_until" <= clock_timestamp() and ${T}."fingerprint" = excluded."fingerprint")`;
+const COLUMNS = `("principal", "key", "fingerprint", "token", "state", "status", "body", "location", "etag", "locked_until", "expires_at")`;
+/** The claim of a write in a transaction (`markClaim`): the row, `written`. */
+const MARK = namedStatement(
+  `insert into ${T} ${COLUMNS} values ($1, $2, $3, $4::uuid, 'written', null, null, null, null, ${LEASE}, ${TTL}) ` +
+    `${TAKE_OVER} returning 1 as "marked"`,
+);
+/** A request that wrote nothing through the store: its key claimed with its answer. */
+const CLAIM_AND_KEEP = namedStatement(
+  `insert into ${T} ${COLUMNS} select $1, $2, $3, $4::uuid, 'done', $5::integer, $6::text, $7::text, $8::text, ${LEASE}, ${TTL} ` +
+    `from ${ASYNC_COMMIT} ${TAKE_OVER}`,
+);
+
+/**
+ * The request's claim made within a write's own statement (`writeWithEvent`): a CTE that inserts
+ * the key's row, `written`, when `written` (the write's CTE) returned its row, and a column to
+ * select that fails the whole statement (division by zero, SQLSTATE 22012: nothing of it is
+ * kept) when it claimed nothing, the key being another request's. `CLAIM_LOST_SQLSTATE` tells
+ * the store. Parameters: principal, key, token, fingerprint.
  */
 export function claimMark(
   written: string,
   principal: string,
   key: string,
   token: string,
+  fingerprint: string,
 ): { cte: string; fence: string } {
   return {
     cte:
-      `"canon__claim" as (update ${T} set "state" = case when "state" = 'running' then 'written' else "state" end ` +
-      `where "principal" = ${principal}::text and "key" = ${key}::text and "token" = ${token}::uuid and exists (select 1 from ${written}) returning 1)`,
+      `"canon__claim" as (insert into ${T} ${COLUMNS} select ${principal}::text, ${key}::text, ${fingerprint}::text, ` +
+      `${token}::uuid, 'written', null, null, null, null, ${LEASE}, ${TTL} where exists (select 1 from ${written}) ` +
+      `${TAKE_OVER} returning 1)`,
     fence: `1 / (select count(*)::integer from "canon__claim") as "canon__claimed"`,
   };
 }
@@ -146,25 +201,69 @@ export function claimMark(
 export const CLAIM_LOST_SQLSTATE = "22012";
 
 /**
- * Marks the request's claim (if it has one) `written`; call it in the transaction of the write.
- * Throws ClaimLostError (the transaction rolls back) when the claim is no longer the request's.
+ * Claims the request's key (if it has one) for its write, `written`; call it in the transaction
+ * of the write. Throws ClaimLostError (the transaction rolls back) when the key is another
+ * request's.
  */
 export async function markClaim(db: SqlQueryable): Promise<void> {
   const claim = activeClaim();
   if (!claim) return;
-  const rows = await db.query(MARK, [claim.principal, claim.key, claim.token]);
+  const rows = await db.query(MARK, [claim.principal, claim.key, claim.fingerprint ?? "", claim.token]);
   if (!rows.length) throw new ClaimLostError();
+  claim.claimed = true;
 }
 
 export class SqlIdempotencyKeys implements IdempotencyKeyStore {
   private swept = 0;
+  /** Claims waiting for the claim statement under way (`claim`). */
+  private readonly claims: PendingClaim[] = [];
+  private claiming = false;
   /** Answers waiting for the keep under way (`keep`). */
   private readonly pending: PendingKeep[] = [];
   private keeping = false;
+  /** The keeping under way (`keepPending`), for `settled`. */
+  private keepsUnderWay: Promise<void> | null = null;
   private readonly db: SqlQueryable;
+
+  /** Keys are claimed with the writes (`claimMark`, `markClaim`): no statement before the handler. */
+  readonly claimsWithWrite = true;
 
   constructor(db: SqlQueryable) {
     this.db = db;
+  }
+
+  async lookup(principal: string, key: string, fingerprint: string): Promise<IdempotencyClaim | null> {
+    this.sweep();
+    // A write committed whose answer is being kept: waited for, up to LOOKUP_WAIT_MS.
+    for (let waited = 0; ; waited += LOOKUP_POLL_MS) {
+      const [row] = await this.db.query(READ, [principal, key]);
+      if (!row) return null;
+      if (row.fingerprint !== fingerprint) return { outcome: "mismatch" };
+      if (row.state === "done") return { outcome: "replay", answer: answerOf(row) };
+      if (row.stale === true) return { outcome: row.state === "written" ? "unanswered" : "running" };
+      if (waited >= LOOKUP_WAIT_MS) return { outcome: "running" };
+      await new Promise((resolve) => setTimeout(resolve, LOOKUP_POLL_MS));
+    }
+  }
+
+  async claimAndKeep(
+    principal: string,
+    key: string,
+    fingerprint: string,
+    token: string,
+    answer: IdempotentAnswer,
+  ): Promise<void> {
+    this.sweep();
+    await this.db.query(CLAIM_AND_KEEP, [
+      principal,
+      key,
+      fingerprint,
+      token,
+      answer.status,
+      answer.body,
+      answer.location,
+      answer.etag,
+    ]);
   }
 
   async claim(principal: string, key: string, fingerprint: string): Promise<IdempotencyClaim> {
@@ -172,8 +271,7 @@ export class SqlIdempotencyKeys implements IdempotencyKeyStore {
     // A row removed between the claim and the read (its request failed) is claimed again.
     for (let attempt = 0; attempt < 3; attempt++) {
       const token = newClaimToken();
-      const claimed = await this.db.query(CLAIM, [principal, key, fingerprint, token]);
-      if (claimed.length && String(claimed[0]!.token) === token) return { outcome: "run", token };
+      if (await this.claimed(principal, key, fingerprint, token)) return { outcome: "run", token };
       const [row] = await this.db.query(READ, [principal, key]);
       if (!row) continue;
       if (row.fingerprint !== fingerprint) return { outcome: "mismatch" };
@@ -186,11 +284,64 @@ export class SqlIdempotencyKeys implements IdempotencyKeyStore {
   }
 
   /**
+   * Makes a claim; resolves once it has committed, true when the key is the claim's. Claims that
+   * come while a claim statement is under way wait for it and are then made together, in one
+   * statement (`claimStatement`): under load, one round trip claims many keys; alone, a key is
+   * claimed at once. A key already in the batch waits for the next one.
+   */
+  private claimed(principal: string, key: string, fingerprint: string, token: string): Promise<boolean> {
+    return new Promise((resolve, reject) => {
+      this.claims.push({
+        id: JSON.stringify([principal, key]),
+        token,
+        params: [principal, key, fingerprint, token],
+        resolve,
+        reject,
+      });
+      if (!this.claiming) void this.claimPending();
+    });
+  }
+
+  /** Makes the waiting claims, up to `CLAIM_BATCH` distinct keys at a time, one statement after the other. */
+  private async claimPending(): Promise<void> {
+    this.claiming = true;
+    try {
+      while (this.claims.length) {
+        const batch: PendingClaim[] = [];
+        const ids = new Set<string>();
+        for (let i = 0; i < this.claims.length && batch.length < CLAIM_BATCH;) {
+          const claim = this.claims[i]!;
+          if (ids.has(claim.id)) {
+            i++;
+            continue;
+          }
+          ids.add(claim.id);
+          batch.push(claim);
+          this.claims.splice(i, 1);
+        }
+        try {
+          const rows = await this.db.query(
+            claimStatement(batch.length),
+            batch.flatMap((c) => c.params),
+          );
+          const won = new Set(rows.map((row) => String(row.token)));
+          for (const c of batch) c.resolve(won.has(c.token));
+        } catch (error) {
+          for (const c of batch) c.reject(error);
+        }
+      }
+    } finally {
+      this.claiming = false;
+    }
+  }
+
+  /**
    * Keeps an answer; resolves once it has committed (the answer is sent after). Answers that
    * come while a keep is under way wait for it and are then kept together, in one statement
    * (`keepStatement`): under load, one round trip keeps many answers; alone, an answer is kept at once.
    */
   keep(principal: string, key: string, token: string, answer: IdempotentAnswer): Promise<void> {
+    this.sweep();
     return new Promise((resolve, reject) => {
       this.pending.push({
         params: [principal, key, token, answer.status, answer.body, answer.location, answer.etag],
@@ -201,8 +352,21 @@ export class SqlIdempotencyKeys implements IdempotencyKeyStore {
     });
   }
 
+  /** Resolves once every answer given to `keep` so far has been kept (or failed): the store's `close` waits for it. */
+  async settled(): Promise<void> {
+    while (this.keepsUnderWay) await this.keepsUnderWay;
+  }
+
   /** Keeps the waiting answers, `KEEP_BATCH` at a time, one statement after the other. */
-  private async keepPending(): Promise<void> {
+  private keepPending(): Promise<void> {
+    const run = this.keepEach().finally(() => {
+      if (this.keepsUnderWay === run) this.keepsUnderWay = null;
+    });
+    this.keepsUnderWay = run;
+    return run;
+  }
+
+  private async keepEach(): Promise<void> {
     this.keeping = true;
     try {
       while (this.pending.length) {

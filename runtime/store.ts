@@ -160,12 +160,14 @@ export type DeleteArgs = [
   where?: Values,
 ];
 /**
- * One write of `Store.writeAll`: an insert, an update, or `expect`, which writes nothing but
- * requires the record to be still at `revision` when the others are written.
+ * One write of `Store.writeAll`: an insert, an update, a delete (with the records it takes
+ * along through `cascade`, as `Store.delete`), or `expect`, which writes nothing but requires
+ * the record to be still at `revision` when the others are written.
  */
 export type Write =
   | { insert: InsertArgs }
   | { update: UpdateArgs }
+  | { delete: DeleteArgs }
   | { expect: [collection: string, id: string, revision: number, where?: Values] };
 
 export interface Store extends EventFeed, CursorKeyStore {
@@ -210,7 +212,8 @@ export interface Store extends EventFeed, CursorKeyStore {
    * write and its event is kept (the events in the order of the writes), or none: a conflict
    * (revision or unique) throws ConflictError, a record to update or expect that is gone gives
    * null, as does one that does not match its `where` (the last element of `update` and `expect`,
-   * as for `update`). Returns the record of each write (for `expect`, the record as it is).
+   * as for `update`). Returns the record of each write (for `expect`, the record as it is; for
+   * `delete`, the record as it was).
    */
   writeAll(writes: readonly Write[]): Promise<StoredRecord[] | null>;
   close(): Promise<void>;

@@ -3,19 +3,19 @@
  * Idempotency keys (SPEC §12.7; the IETF draft "The Idempotency-Key HTTP Header Field", and
  * Stripe's behaviour): every POST takes an optional `Idempotency-Key` header.
  *
- *  - The first request with a key claims it: a row (or, on the memory store, an entry) marks it
- *    in flight, in a statement of its own, under (principal, key), with a fingerprint of the
- *    request (method, path and canonical JSON body). Of two claims at once, on any instances,
- *    the store's unique (principal, key) lets one win; the other answers 409 `CONFLICT`.
+ *  - The first request with a key claims it under (principal, key), with a fingerprint of the
+ *    request (method, path and canonical JSON body): on the memory store an entry, before the
+ *    handler; on a SQL store (`claimsWithWrite`) a row inserted by the request's write itself, in
+ *    its statement or transaction, so that a keyed POST costs no round trip of its own. Of two
+ *    claims at once, on any instances, the store's unique (principal, key) lets one win; the
+ *    other answers 409 `CONFLICT` or, once the first's answer is kept, gets it replayed.
  *  - A 2xx answer (status, body, `Location`, `ETag`) is kept for `IDEMPOTENCY_TTL_MS` (24 h);
  *    a repeat with the same fingerprint gets it with `Idempotent-Replayed: true`, and runs
  *    nothing. Another path or body under the same key answers 422 `BUSINESS_RULE_VIOLATION`.
  *  - An error answer is not kept: the claim is removed and the client may try again.
- *  - On a SQL store the write of the request marks its claim `written` in the transaction (or
- *    the one statement) that keeps the write and its event (sql-events.ts): a claim whose write
- *    committed never runs again. A claim left in flight by an instance that stopped (its lease,
- *    `IDEMPOTENCY_LEASE_MS`, over) is taken over by a repeat with the same fingerprint; the
- *    write of the first, should it still come, then finds its claim gone and is rolled back.
+ *  - On a SQL store the row is `written` from the write's commit (a key whose write committed
+ *    never runs again) and `done` once its answer is kept, just after the answer is sent. A
+ *    request that could not claim the key answers with the key's state (`settle`).
  *  - Expired entries are replaced when their key is used again (lazily), and swept by the
  *    instance that claims a key at most once a minute.
  *
@@ -64,6 +64,26 @@ export interface IdempotencyKeyStore {
   keep(principal: string, key: string, token: string, answer: IdempotentAnswer): Promise<void>;
   /** Removes the claim `token` (its request failed). */
   release(principal: string, key: string, token: string): Promise<void>;
+  /**
+   * Set by a store that claims a key with the request's write itself (SQL: in the write's own
+   * statement or transaction, `ActiveClaim.claimed`), so that a request costs no statement of
+   * its own before its handler; `claim` is then never called. Such a store gives the three below.
+   */
+  readonly claimsWithWrite?: boolean;
+  /**
+   * The key's state for a request that did not claim it (its write found it taken, or it answered
+   * an error before writing): null when no other request holds it. A request whose write
+   * committed but whose answer is not yet kept is waited for, a moment.
+   */
+  lookup?(principal: string, key: string, fingerprint: string): Promise<IdempotencyClaim | null>;
+  /** A 2xx answer of a request that wrote nothing through the store: claims the key and keeps the answer at once. */
+  claimAndKeep?(
+    principal: string,
+    key: string,
+    fingerprint: string,
+    token: string,
+    answer: IdempotentAnswer,
+  ): Promise<void>;
 }
 
 /** The claim of the request being handled, for the store to mark with its write. */
@@ -71,6 +91,10 @@ export interface ActiveClaim {
   principal: string;
   key: string;
   token: string;
+  /** The request's fingerprint (a store that claims with the write keeps it then). */
+  fingerprint?: string;
+  /** Set by a store that claims with the write (`claimsWithWrite`) once a write made the claim. */
+  claimed?: boolean;
   /** Set once the request has answered: work it started that is still running (a job) marks nothing. */
   answered?: boolean;
 }
@@ -206,6 +230,7 @@ const requestClaims = new WeakMap<FastifyRequest, ActiveClaim>();
  * the write stands and its answer is sent.
  */
 export function registerIdempotency(app: FastifyInstance, keys: IdempotencyKeyStore): void {
+  const inFlight: InFlight = new Map();
   app.addHook("preHandler", (request, reply, done) => {
     if (request.method !== "POST" || request.is404 || !request.principal) return done();
     let key: string | undefined;
@@ -217,6 +242,20 @@ export function registerIdempotency(app: FastifyInstance, keys: IdempotencyKeySt
     if (key === undefined) return done();
     const principal = request.principal.id;
     const fingerprint = requestFingerprint(request.method, request.url, request.body);
+    if (keys.claimsWithWrite) {
+      // Nothing asked of the store now: the write claims the key (onSend sorts out the rest).
+      // A repeat on this instance while the first runs is told at once.
+      const id = `${principal}\0${key}`;
+      const running = inFlight.get(id);
+      if (running !== undefined)
+        return done(running.fingerprint === fingerprint ? stillRunning() : usedForAnother());
+      const active: ActiveClaim = { principal, key, token: newClaimToken(), fingerprint };
+      inFlight.set(id, active);
+      requestClaims.set(request, active);
+      // However the request ends (its connection closed before any answer too), its key is free again here.
+      reply.raw.once("close", () => leave(inFlight, active));
+      return claims.run(active, done);
+    }
     keys.claim(principal, key, fingerprint).then(
       (claim) => {
         switch (claim.outcome) {
@@ -229,26 +268,8 @@ export function registerIdempotency(app: FastifyInstance, keys: IdempotencyKeySt
           case "replay":
             // Answered here: the handler does not run (a callback hook that sends calls no `done`).
             return replay(reply, claim.answer);
-          case "mismatch":
-            return done(
-              new BusinessRuleError(
-                "This Idempotency-Key was used for another request: another method, path or body.",
-                [{ field: "Idempotency-Key", issue: "was used for another request" }],
-              ),
-            );
-          case "running":
-            return done(
-              new ConflictError("A request with this Idempotency-Key is still running: try again later.", [
-                { field: "Idempotency-Key", issue: "is in use by a request still running" },
-              ]),
-            );
-          case "unanswered":
-            return done(
-              new ConflictError(
-                "The request with this Idempotency-Key was carried out, but its answer was not kept: look the record up, or send a new key.",
-                [{ field: "Idempotency-Key", issue: "was used by a request whose answer was not kept" }],
-              ),
-            );
+          default:
+            return done(refusal(claim.outcome));
         }
       },
       (error: unknown) => done(error as Error),
@@ -261,6 +282,7 @@ export function registerIdempotency(app: FastifyInstance, keys: IdempotencyKeySt
     requestClaims.delete(request);
     claim.answered = true;
     const { principal, key, token } = claim;
+    if (keys.claimsWithWrite) return settle(keys, inFlight, claim, request, reply, payload);
     try {
       if (reply.statusCode >= 200 && reply.statusCode < 300) {
         await keys.keep(principal, key, token, {
@@ -277,6 +299,109 @@ export function registerIdempotency(app: FastifyInstance, keys: IdempotencyKeySt
     }
     return payload;
   });
+}
+
+/** The requests with a key running in one app (over a store that claims with the write), by principal and key. */
+type InFlight = Map<string, ActiveClaim>;
+
+function leave(inFlight: InFlight, claim: ActiveClaim): void {
+  const id = `${claim.principal}\0${claim.key}`;
+  if (inFlight.get(id) === claim) inFlight.delete(id);
+}
+
+/**
+ * The end of a keyed request on a store that claims with the write (`claimsWithWrite`): a 2xx
+ * answer is kept (claimed with it when no write claimed the key); an error answer of a request
+ * whose write claimed the key removes the claim; an error answer of one that did not (its write
+ * found the key taken, or it failed before writing) gives way to the key's state: the kept
+ * answer replayed, 422 for another request's key, 409 while the other still runs.
+ */
+async function settle(
+  keys: IdempotencyKeyStore,
+  inFlight: InFlight,
+  claim: ActiveClaim,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  payload: unknown,
+): Promise<unknown> {
+  const { principal, key, token } = claim;
+  const fingerprint = claim.fingerprint!;
+  try {
+    if (reply.statusCode >= 200 && reply.statusCode < 300) {
+      const answer: IdempotentAnswer = {
+        status: reply.statusCode,
+        body: payloadText(payload),
+        location: headerText(reply.getHeader("location")),
+        etag: headerText(reply.getHeader("etag")),
+      };
+      // Kept without holding the answer up: a repeat that comes before the keep has committed
+      // finds the key `written` and waits for it (`lookup`).
+      if (claim.claimed)
+        void keys.keep(principal, key, token, answer).catch((error: unknown) => {
+          request.log.error({ err: error }, "the answer of an idempotent request could not be kept");
+        });
+      else await keys.claimAndKeep!(principal, key, fingerprint, token, answer);
+      return payload;
+    }
+    if (claim.claimed) {
+      await keys.release(principal, key, token);
+      return payload;
+    }
+    const state = await keys.lookup!(principal, key, fingerprint);
+    if (!state || state.outcome === "run") return payload;
+    if (state.outcome === "replay") {
+      const { answer } = state;
+      reply.removeHeader("location");
+      reply.removeHeader("etag");
+      reply.code(answer.status).header(IDEMPOTENT_REPLAYED_HEADER, "true");
+      if (answer.location !== null) reply.header("location", answer.location);
+      if (answer.etag !== null) reply.header("etag", answer.etag);
+      if (answer.body === null) {
+        reply.removeHeader("content-type");
+        return "";
+      }
+      reply.header("content-type", "application/json; charset=utf-8");
+      return answer.body;
+    }
+    const error = refusal(state.outcome);
+    reply.removeHeader("location");
+    reply.removeHeader("etag");
+    reply.code(error.status).header("content-type", "application/json; charset=utf-8");
+    return JSON.stringify(error.toEnvelope());
+  } catch (error) {
+    request.log.error({ err: error }, "the answer of an idempotent request could not be kept");
+    return payload;
+  } finally {
+    leave(inFlight, claim);
+  }
+}
+
+/** The error of a key held by another request. */
+function refusal(outcome: "mismatch" | "running" | "unanswered"): BusinessRuleError | ConflictError {
+  switch (outcome) {
+    case "mismatch":
+      return usedForAnother();
+    case "running":
+      return stillRunning();
+    case "unanswered":
+      return new ConflictError(
+        "The request with this Idempotency-Key was carried out, but its answer was not kept: look the record up, or send a new key.",
+        [{ field: "Idempotency-Key", issue: "was used by a request whose answer was not kept" }],
+      );
+  }
+}
+
+function usedForAnother(): BusinessRuleError {
+  return new BusinessRuleError(
+    "This Idempotency-Key was used for another request: another method, path or body.",
+    [{ field: "Idempotency-Key", issue: "was used for another request" }],
+  );
+}
+
+function stillRunning(): ConflictError {
+  return new ConflictError("A request with this Idempotency-Key is still running: try again later.", [
+    { field: "Idempotency-Key", issue: "is in use by a request still running" },
+  ]);
 }
 
 /** Sends a kept answer from a preHandler hook. */

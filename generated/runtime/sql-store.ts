@@ -612,7 +612,8 @@ export class SqlStore implements Store {
 
   /**
    * The writes in one transaction, in order, then their events (in the same order) with them.
-   * `expect` reads the record `for share`: it cannot change until the commit.
+   * `expect` reads the record `for share`: it cannot change until the commit. A delete takes its
+   * `cascade` records along as `delete` does.
    */
   async writeAll(writes: readonly Write[]): Promise<StoredRecord[] | null> {
     let events: StoredEvent[] = [];
@@ -626,6 +627,28 @@ export class SqlStore implements Store {
           let rows: Row[];
           let publish: EventOf<StoredRecord> | undefined;
           let expected: number | undefined;
+          if ("delete" in write) {
+            // As `delete`: the records it takes along, locked, then the row, then their events.
+            const [, id, expectedRevision, publishDelete, , where] = write.delete;
+            const tenant = this.tenantOf(collection, where);
+            const { cascaded, unlinked } = await this.cascaded(tx, collection, id, where, tenant);
+            const params: unknown[] = [id, expectedRevision];
+            const statement = this.scoped(p, p.delete, where, params);
+            rows = await this.translated(collection, "delete", () => tx.query(statement, params));
+            if (!rows[0] && (await this.revisionOf(tx, p, id, where)).length)
+              throw new ConflictError("The record was changed by another request.");
+            if (!rows[0]) throw new Gone();
+            const record = this.toRecord(p, rows[0]);
+            written.push(record);
+            if (publishDelete) made.push(publishDelete(record, collection));
+            for (const [name, gone] of cascaded) if (publishDelete) made.push(publishDelete(gone, name));
+            for (const [name, ids] of unlinked) {
+              const holder = this.collection(name);
+              for (const row of await this.touch(tx, name, ids, tenant))
+                if (publishDelete) made.push(publishDelete(this.toRecord(holder, row), updatedKey(name)));
+            }
+            continue;
+          }
           if ("expect" in write) {
             const [, id, revision, where] = write.expect;
             const params: unknown[] = [id];
@@ -674,7 +697,12 @@ export class SqlStore implements Store {
           written.push(record);
           if (publish) made.push(publish(record, collection));
         }
-        events = this.schema.events && made.length ? await insertEvents(tx, made) : made;
+        if (this.schema.events && made.length) events = await insertEvents(tx, made);
+        else {
+          // Without events kept, the request's idempotency key is claimed here (sql-idempotency.ts).
+          await markClaim(tx);
+          events = made;
+        }
         return written;
       });
       if (events.length) await this.sinks.publish(events);
@@ -1013,8 +1041,9 @@ export class SqlStore implements Store {
     image: StoredRecord | undefined,
   ): Promise<StoredRecord | null> {
     const written = await this.translated(collection, op, async (): Promise<Kept | null> => {
-      // A request with an idempotency key marks its claim in the write's transaction (sql-idempotency.ts).
-      const claimed = activeClaim() !== undefined;
+      // A request with an idempotency key claims it with the write (sql-idempotency.ts).
+      const claim = activeClaim();
+      const claimed = claim !== undefined;
       if (!publish || !this.schema.events) {
         if (claimed) return this.db.transaction(async (tx) => this.markedWrite(tx, p, statement, params));
         const rows = await this.db.query(statement, params);
@@ -1045,6 +1074,8 @@ export class SqlStore implements Store {
             : error;
         });
       if (!rows[0]) return null;
+      // The statement claimed the request's key with the write (sql-idempotency.ts).
+      if (claim) claim.claimed = true;
       const record = this.toRecord(p, rows[0]);
       let event = keptEvent(made, rows[0]);
       if (!sameJson(record, expected)) {
@@ -1077,7 +1108,8 @@ export class SqlStore implements Store {
 
   /** Closes the driver; closing again does nothing. */
   async close(): Promise<void> {
-    this.closing ??= this.db.close();
+    // Answers of idempotent requests still being kept are kept first.
+    this.closing ??= this.idempotency.settled().then(() => this.db.close());
     await this.closing;
   }
 

@@ -20,6 +20,10 @@ let org: Obj;
 const seen: Obj[] = [];
 const accesses: Obj[] = [];
 const logged: string[] = [];
+/** What the delete hook read back of the audit record it had just written. */
+const deleteReads: Array<Obj | null> = [];
+/** Set while the delete hook of a ticket named `race` waits, having read its organization. */
+let raceRead: (() => void) | null = null;
 
 before(async () => {
   const stream = new PassThrough();
@@ -45,6 +49,18 @@ before(async () => {
               if (args.values.subject === "boom") {
                 await args.store.insert("audits", { text: "never kept" });
                 throw new Error("the hook failed: secret-detail");
+              }
+            },
+            // Notes each delete in an audit record, reads it back through the handle (a record
+            // written earlier in the same write), and then, by the ticket's subject, fails or
+            // waits after reading the ticket's organization.
+            async delete(args: Obj) {
+              const audit = await args.store.insert("audits", { text: `${args.principal.id} deleted ${args.current.id}` });
+              deleteReads.push(await args.store.get("audits", audit.id));
+              if (args.current.values.subject === "boom on delete") throw new Error("the delete hook failed: secret-delete");
+              if (args.current.values.subject === "race") {
+                await args.store.get("organizations", args.current.values.organization_id);
+                await new Promise<void>((resolve) => (raceRead = resolve));
               }
             },
           },
@@ -139,6 +155,64 @@ describe(`hooks (SPEC §12.5), ${STORE} store`, () => {
     assert.equal((await audits()).length, beforeAudits);
     assert.equal(((await expectStatus(api, "GET", "/v1/tickets?limit=100", 200)).body as Obj).data.length, beforeTickets);
     assert.match(logged.join(""), /secret-detail/, "the original error is logged");
+  });
+
+  test("a delete hook writes another record: kept with the delete, its event first; it reads its own write back", async () => {
+    const t = await ticket({ subject: "Old printer" });
+    const count = (await events()).length;
+    deleteReads.length = 0;
+    await expectStatus(api, "DELETE", `/v1/tickets/${t.id}`, 204);
+    await expectError(api, "GET", `/v1/tickets/${t.id}`, 404, "NOT_FOUND");
+    const audit = (await audits()).find((a) => a.text === `dev-writer deleted ${t.id}`);
+    assert.ok(audit, "the audit record exists");
+    assert.equal(deleteReads.length, 1);
+    assert.equal(deleteReads[0]?.id, audit.id, "the hook read the record it wrote in the same write");
+    const added = (await events()).slice(count);
+    assert.deepEqual(added.map((e) => e.type), ["audit.created", "ticket.deleted"]);
+    assert.equal(added[0].data.id, audit.id);
+    assert.equal(added[1].data.id, t.id);
+  });
+
+  test("a delete hook that writes a record and then throws: 500, neither the delete nor the record kept, logged", async () => {
+    const t = await ticket({ subject: "boom on delete" });
+    const beforeEvents = (await events()).length;
+    const beforeAudits = (await audits()).length;
+    const res = await expectStatus(api, "DELETE", `/v1/tickets/${t.id}`, 500);
+    assert.deepEqual(res.body, { error: { code: "INTERNAL_ERROR", message: "An unexpected error occurred." } });
+    assert.doesNotMatch(res.text, /secret-delete/);
+    assert.equal((await expectStatus(api, "GET", `/v1/tickets/${t.id}`, 200)).body.id, t.id);
+    assert.equal((await audits()).length, beforeAudits);
+    assert.equal((await events()).length, beforeEvents);
+    assert.match(logged.join(""), /secret-delete/, "the original error is logged");
+  });
+
+  test("what a hook read holds in the write's transaction: changed before the commit, 409 and nothing written", async () => {
+    const other = (await expectStatus(api, "POST", "/v1/organizations", 201, { body: { name: "Other" } })).body as Obj;
+    const t = await ticket({ subject: "race", organization_id: other.id });
+    const beforeAudits = (await audits()).length;
+    const deleting = call(api, "DELETE", `/v1/tickets/${t.id}`);
+    for (let i = 0; raceRead === null; i++) {
+      assert.ok(i < 500, "the delete hook never read the organization");
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    await expectStatus(api, "PATCH", `/v1/organizations/${other.id}`, 200, { body: { name: "Other renamed" } });
+    const release = raceRead as () => void;
+    raceRead = null;
+    release();
+    const res = await deleting;
+    assert.equal(res.status, 409, res.text);
+    assert.equal(res.body.error.code, "CONFLICT");
+    assert.equal((await expectStatus(api, "GET", `/v1/tickets/${t.id}`, 200)).body.id, t.id);
+    assert.equal((await audits()).length, beforeAudits);
+    // Once nothing changes between the read and the commit, the delete goes through.
+    const again = call(api, "DELETE", `/v1/tickets/${t.id}`);
+    for (let i = 0; raceRead === null; i++) {
+      assert.ok(i < 500, "the delete hook never read the organization");
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    (raceRead as () => void)();
+    raceRead = null;
+    assert.equal((await again).status, 204);
   });
 
   test("authorize sees the principal, and the record a list hangs under", async () => {

@@ -2,7 +2,8 @@
 // names (memory, pglite or postgres): a repeat gets the kept answer and writes nothing, another
 // body or path answers 422, a malformed key 400, a repeat while the first runs 409, an error is
 // not kept, keys are per principal, and on SQL the keys survive a restart and are shared by
-// two apps over one schema. Every response is checked against the version's OpenAPI document.
+// two apps over one schema, and a repeat that comes before the first's answer is kept (on SQL it
+// is kept just after it is sent) waits for it. Every response is checked against the version's OpenAPI document.
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
 
@@ -35,11 +36,18 @@ type Obj = Record<string, any>;
 
 const STORE = process.env.CANON_TEST_STORE ?? "memory";
 
-/** Waits in `authorize` for a create whose proposed product is named `slow …`, until released. */
+/**
+ * Waits in `authorize` for the first create whose proposed product is named `slow …`, until
+ * released (on a SQL store a repeat runs up to its write, so it is asked again: it passes).
+ */
 let releaseSlow: (() => void) | null = null;
+const slowed = new Set<string>();
 async function slowAuthorize(access: AccessRequest): Promise<boolean> {
   const name = (access.proposed as Obj | undefined)?.name;
-  if (typeof name === "string" && name.startsWith("slow ")) await new Promise<void>((resolve) => (releaseSlow = resolve));
+  if (typeof name === "string" && name.startsWith("slow ") && !slowed.has(name)) {
+    slowed.add(name);
+    await new Promise<void>((resolve) => (releaseSlow = resolve));
+  }
   return scopeAuthorize(access);
 }
 
@@ -278,6 +286,51 @@ function rawPost(target: Api, url: string, key: Buffer, body: string): Promise<{
 }
 
 
+
+describe(`Idempotency-Key: the answer kept after it is sent (${STORE})`, { skip: STORE === "memory" && "SQL stores only" }, () => {
+  test("a repeat that comes before the first's answer is kept waits for it and gets it replayed; another body 422; one record", async () => {
+    const schemas: string[] = [];
+    let target = "pglite:memory://";
+    let options: Obj = {};
+    if (STORE === "postgres") {
+      await preparePostgres();
+      const schema = freshSchema("canon_idem_late");
+      schemas.push(schema);
+      target = POSTGRES_URL;
+      options = { schema };
+    }
+    const store = (await openStore(target, options)) as any;
+    // Every answer is kept 300 ms late: the first's answer is sent long before.
+    const keep = store.idempotency.keep.bind(store.idempotency);
+    let kept = 0;
+    store.idempotency.keep = async (...args: unknown[]) => {
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await keep(...args);
+      kept += 1;
+    };
+    const app = await listen(await buildApp({ authenticate: devAuthenticate, rateLimit: false, store }), SHOWCASE);
+    try {
+      const key = newKey();
+      const body = productBody();
+      const first = await expectStatus(app, "POST", "/v2/products", 201, keyed(key, body));
+      assert.equal(kept, 0, "the answer was sent before it was kept");
+      const [again, other] = await Promise.all([
+        call(app, "POST", "/v2/products", keyed(key, body)),
+        call(app, "POST", "/v2/products", keyed(key, productBody())),
+      ]);
+      sameAnswer(first, again);
+      assert.equal(other.status, 422, other.text);
+      assert.deepEqual(detailFields(other.body.error), ["Idempotency-Key"]);
+      const all = await walk(app, "/v2/products?limit=100");
+      assert.equal(all.filter((p) => p.sku === body.sku).length, 1);
+      assert.equal((await eventsOf(app, first.body.id)).length, 1);
+    } finally {
+      await app.close();
+      await store.close();
+      await dropSchemas(schemas);
+    }
+  });
+});
 
 describe(`A write marks its idempotency claim in its own transaction (${STORE})`, { skip: STORE === "memory" && "SQL stores only" }, () => {
   test("a write whose claim was taken over is rolled back: no record, no event", async () => {

@@ -111,6 +111,38 @@ for (const [name, target] of targets) {
       assert.equal(seen.length, start);
     });
 
+    test("a delete goes with the other writes: kept with their events in order, or not at all", async () => {
+      const t = await ticket();
+      const start = seen.length;
+      const other = record({ subject: "noted", status: "new", escalated: false });
+      const written = await store.writeAll([
+        { insert: ["tickets", other, none, publish("ticket.created")] },
+        { delete: ["tickets", t.id, t.revision, publish("ticket.deleted"), t] },
+      ]);
+      assert.ok(written);
+      assert.equal(written[0]!.id, other.id);
+      assert.equal(written[1]!.id, t.id, "a delete gives the record as it was");
+      assert.deepEqual(seen.slice(start, start + 2).map((e) => [e.type, e.data.id]), [["ticket.created", other.id], ["ticket.deleted", t.id]]);
+      assert.equal(await store.get("tickets", t.id), null);
+      assert.ok(await store.get("tickets", other.id));
+      // At a revision the record is no longer at: 409, the insert not kept either; gone: null.
+      const u = await ticket();
+      const after = seen.length;
+      const never = record({ subject: "never", status: "new", escalated: false });
+      await assert.rejects(
+        store.writeAll([
+          { insert: ["tickets", never, none, publish("ticket.created")] },
+          { delete: ["tickets", u.id, u.revision + 1, publish("ticket.deleted"), u] },
+        ]),
+        conflict,
+      );
+      assert.equal(await store.get("tickets", never.id), null);
+      assert.ok(await store.get("tickets", u.id));
+      assert.equal(seen.length, after);
+      assert.equal(await store.writeAll([{ insert: ["tickets", never, none] }, { delete: ["tickets", t.id, t.revision] }]), null);
+      assert.equal(await store.get("tickets", never.id), null);
+    });
+
     test("a record that is gone: null, nothing kept", async () => {
       const note = record({ ticket_id: newId(), text: "orphan" });
       assert.equal(await store.writeAll([{ expect: ["tickets", note.values.ticket_id as string, 1] }, { insert: ["tickets/notes", note, none] }]), null);
