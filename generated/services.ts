@@ -51,6 +51,7 @@ export const resourceSpecs = {
       { field: "user_id", collection: "users" },
       { field: "product_ids.*", collection: "products" },
     ],
+    transitions: { status: { pending: ["paid", "cancelled"], paid: ["shipped", "cancelled"] } },
   },
   products: { collection: "products", unique: ["sku"], references: [] },
   users: { collection: "users", unique: ["email"], emails: ["email"], references: [] },
@@ -69,16 +70,19 @@ export const storeReferences: StoreReference[] = [
 export function defaultServices(store: Store, hooks: Hooks = {}, support?: HookSupport): Services {
   return {
     invoices: new CrudService<InvoiceValues>(store, resourceSpecs.invoices, hooks.invoices, support),
-    orderCancellations: hooks.orders?.cancellations
-      ? new ActingService<OrderCancellationValues, OrderValues>(
-          store,
-          resourceSpecs.orderCancellations,
-          { targetField: "order_id" },
-          resourceSpecs.orders,
-          hooks.orders?.cancellations,
-          support,
-        )
-      : new CrudService<OrderCancellationValues>(store, resourceSpecs.orderCancellations),
+    orderCancellations: new ActingService<OrderCancellationValues, OrderValues>(
+      store,
+      resourceSpecs.orderCancellations,
+      {
+        targetField: "order_id",
+        since: 3,
+        requires: { status: ["pending", "paid"] },
+        sets: { status: { value: "cancelled" } },
+      },
+      resourceSpecs.orders,
+      hooks.orders?.cancellations,
+      support,
+    ),
     orders: new CrudService<OrderValues>(store, resourceSpecs.orders, hooks.orders, support),
     products: new CrudService<ProductValues>(store, resourceSpecs.products, hooks.products, support),
     users: new CrudService<UserValues>(store, resourceSpecs.users, hooks.users, support),

@@ -123,6 +123,11 @@ export const ActionSchema = z.strictObject({
     .describe(
       "Fields of the record the action changes, in the same transaction as the action record (transitions checked; a new revision and a .updated event): a value, or { from: <action field> }. A read_only field may be set here.",
     ),
+  rules_added: version
+    .optional()
+    .describe(
+      "First version in which requires and sets apply (default: the action's first version). Earlier versions keep the action as they published it: it records itself and changes nothing.",
+    ),
 });
 
 export const ResourceSchema = z

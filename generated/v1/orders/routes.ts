@@ -247,7 +247,7 @@ export function registerOrdersRoutes(
     const record = await services.orderCancellations.create(
       values,
       eventOf("order.cancellation.created", "orders/cancellations", toOrderCancellation),
-      writeContext(request),
+      writeContext(request, false, 1),
     );
     return reply.code(201).send(toOrderCancellation(record));
   });

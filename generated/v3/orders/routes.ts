@@ -250,8 +250,15 @@ export function registerOrdersRoutes(
     });
     const record = await services.orderCancellations.create(
       values,
-      eventOf("order.cancellation.created", "orders/cancellations", toOrderCancellation),
-      writeContext(request),
+      eventsOf({
+        orders: eventOf("order.updated", "orders", toOrder),
+        "orders/cancellations": eventOf(
+          "order.cancellation.created",
+          "orders/cancellations",
+          toOrderCancellation,
+        ),
+      }),
+      writeContext(request, false, 3),
     );
     return reply.code(201).send(toOrderCancellation(record));
   });
