@@ -18,6 +18,8 @@ import type { ExportService } from "./runtime/exports.ts";
 import type {
   InvoiceValues,
   OrderCancellationValues,
+  OrderPaymentValues,
+  OrderShipmentValues,
   OrderValues,
   ProductValues,
   UserValues,
@@ -27,6 +29,8 @@ import type { Hooks } from "./hooks.ts";
 export interface Services {
   invoices: ResourceService<InvoiceValues>;
   orderCancellations: ResourceService<OrderCancellationValues>;
+  orderPayments: ResourceService<OrderPaymentValues>;
+  orderShipments: ResourceService<OrderShipmentValues>;
   orders: ResourceService<OrderValues>;
   products: ResourceService<ProductValues>;
   users: ResourceService<UserValues>;
@@ -44,6 +48,8 @@ export const resourceSpecs = {
     ],
   },
   orderCancellations: { collection: "orders/cancellations", unique: [], references: [] },
+  orderPayments: { collection: "orders/payments", unique: [], references: [] },
+  orderShipments: { collection: "orders/shipments", unique: [], references: [] },
   orders: {
     collection: "orders",
     unique: ["code"],
@@ -64,6 +70,8 @@ export const storeReferences: StoreReference[] = [
   { collection: "orders", field: "user_id", references: "users", onDelete: "cascade" },
   { collection: "orders", field: "product_ids", references: "products", onDelete: "restrict", many: true },
   { collection: "orders/cancellations", field: "order_id", references: "orders", onDelete: "cascade" },
+  { collection: "orders/payments", field: "order_id", references: "orders", onDelete: "cascade" },
+  { collection: "orders/shipments", field: "order_id", references: "orders", onDelete: "cascade" },
 ];
 
 /** The default service of every resource: CRUD over `store`, running `hooks` (hooks.ts) with `support`. */
@@ -81,6 +89,22 @@ export function defaultServices(store: Store, hooks: Hooks = {}, support?: HookS
       },
       resourceSpecs.orders,
       hooks.orders?.cancellations,
+      support,
+    ),
+    orderPayments: new ActingService<OrderPaymentValues, OrderValues>(
+      store,
+      resourceSpecs.orderPayments,
+      { targetField: "order_id", requires: { status: ["pending"] }, sets: { status: { value: "paid" } } },
+      resourceSpecs.orders,
+      hooks.orders?.payments,
+      support,
+    ),
+    orderShipments: new ActingService<OrderShipmentValues, OrderValues>(
+      store,
+      resourceSpecs.orderShipments,
+      { targetField: "order_id", sets: { status: { value: "shipped" } } },
+      resourceSpecs.orders,
+      hooks.orders?.shipments,
       support,
     ),
     orders: new CrudService<OrderValues>(store, resourceSpecs.orders, hooks.orders, support),

@@ -31,8 +31,8 @@ test("README: the v3 curl walk-through works as written", { skip: spawnSync("sh"
   // Asynchronously: the service answers from this process.
   const run = await promisify(execFile)("bash", ["-euo", "pipefail", "-c", script.replace(/^curl /gm, "curl -w '\\n' ")], { encoding: "utf8" });
   const answers = run.stdout.trim().split("\n").filter(Boolean).map((line) => JSON.parse(line) as Obj);
-  const [orders, products, invoice, approved, unapproved, conflict, missing, badSort, exported, cancellation, cancelled, again, v2Cancellation] = answers;
-  assert.equal(answers.length, 13, run.stdout);
+  const [orders, products, invoice, approved, unapproved, conflict, missing, badSort, exported, cancellation, cancelled, again, v2Cancellation, early, payment, shipment, late] = answers;
+  assert.equal(answers.length, 17, run.stdout);
   assert.equal(orders!.data.length, 1);
   assert.deepEqual(orders!.data[0].metadata, { "crm.id": "A-17" });
   assert.deepEqual(products!.data.map((p: Obj) => p.price), ["19.99"]);
@@ -65,4 +65,18 @@ test("README: the v3 curl walk-through works as written", { skip: spawnSync("sh"
   assert.equal(v2Cancellation!.order_id, orderId);
   const list = (await (await fetch(`${api.base}/v3/events?limit=100`, { headers: { authorization: "Bearer dev-writer" } })).json()) as Obj;
   assert.equal(list.data.filter((e: Obj) => e.type === "order.updated" && e.data.id === orderId).length, 1, "v2's cancellation changed nothing");
+  // The machine refuses pending → shipped, naming the values pending may take.
+  assert.equal(early!.error.code, "BUSINESS_RULE_VIOLATION");
+  assert.deepEqual(early!.error.details.map((d: Obj) => d.field), ["status"]);
+  assert.match(JSON.stringify(early!.error.details[0]), /paid/);
+  assert.match(JSON.stringify(early!.error.details[0]), /cancelled/);
+  const second = payment!.order_id as string;
+  assert.equal(shipment!.carrier, "DHL");
+  // A shipped order is not cancelled: 422 naming status, no cancellation created.
+  assert.equal(late!.error.code, "BUSINESS_RULE_VIOLATION");
+  assert.deepEqual(late!.error.details.map((d: Obj) => d.field), ["status"]);
+  const shipped = (await (await fetch(`${api.base}/v3/orders/${second}`, { headers: { authorization: "Bearer dev-writer" } })).json()) as Obj;
+  assert.equal(shipped.status, "shipped");
+  const v2Read = (await (await fetch(`${api.base}/v2/orders/${second}`, { headers: { authorization: "Bearer dev-writer" } })).json()) as Obj;
+  assert.equal(v2Read.status, "shipped", "one status is stored: v2 reads what v3 did");
 });

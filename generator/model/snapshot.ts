@@ -165,7 +165,7 @@ function versionResource(defs: Definitions, r: ResourceDef, version: string, suc
       ];
     }),
     tenantKey: tenancyOf(defs).keyOf(r.collection),
-    actions: r.actions.map((a): VersionAction => {
+    actions: r.actions.filter((a) => presentIn(n, a.added, undefined)).map((a): VersionAction => {
       const singular = singularOf(a.name);
       return {
         name: a.name,
@@ -209,7 +209,7 @@ function versionResource(defs: Definitions, r: ResourceDef, version: string, suc
 function hiddenMachine(r: ResourceDef, f: FieldDef, n: number): { transitions?: undefined } {
   if (!f.transitions || !f.readOnly) return {};
   const setters = r.actions.filter((a) => a.sets.some((s) => s.field === f.name));
-  const acting = setters.some((a) => a.rulesAdded === undefined || n >= versionNumber(a.rulesAdded));
+  const acting = setters.some((a) => presentIn(n, a.added, undefined) && (a.rulesAdded === undefined || n >= versionNumber(a.rulesAdded)));
   return setters.length && !acting ? { transitions: undefined } : {};
 }
 

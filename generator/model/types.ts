@@ -88,6 +88,8 @@ export interface ActionRules {
 export interface ActionDef extends ActionRules {
   name: string;
   description?: string;
+  /** First version that has the action; absent: the resource's first. */
+  added?: string;
   /** First version whose requests the rules (`requires`, `sets`) apply to; absent: every version. */
   rulesAdded?: string;
   fields: FieldDef[];

@@ -111,6 +111,7 @@ export const operationNames = ["list", "read", "create", "update", "replace", "d
 
 export const ActionSchema = z.strictObject({
   description: z.string().optional(),
+  added: version.optional().describe("First version that has the action (default: the resource's first)."),
   fields: z.record(z.string(), FieldSchema).optional().describe("Fields of the action's request body."),
   response: z.union([z.literal(201), z.literal(204)]).optional().describe("201 (default): the created action record; 204: no body."),
   requires: z

@@ -43,12 +43,19 @@ function known(ctx: LintContext, name: string | undefined, at: () => SourceLocat
 }
 
 /**
- * An action's `rules_added` names a version in which the resource exists, after its first (from
- * the first, the rules simply hold in every version: leave it out), and the action has
- * `requires` or `sets` for it to date.
+ * An action's `added` names a version in which its resource exists; its `rules_added` one in
+ * which the resource exists, after the action's first (from the first, the rules simply hold
+ * in every version: leave it out), and the action has `requires` or `sets` for it to date.
  */
 function actionRulesVersion(ctx: LintContext, r: ResourceDef, a: ActionDef, window: Window): void {
   const owner = `the action ${q(a.name)}`;
+  const added = known(ctx, a.added, () => a.at("added"), "added", owner);
+  let start = window.start;
+  if (added !== undefined && added < window.start) {
+    ctx.report("version-ref", a.at("added"), `${owner} is added in ${a.added}, before ${r.collection} exists`, `remove added, or use ${ctx.defs.versions[window.start]?.name ?? "v1"} or later`);
+  } else if (added !== undefined && added >= window.end) {
+    ctx.report("version-ref", a.at("added"), `${owner} is added in ${a.added}, when ${r.collection} no longer exists`, "remove the action, or add it earlier");
+  } else if (added !== undefined) start = added;
   const since = known(ctx, a.rulesAdded, () => a.at("rules_added"), "rules_added", owner);
   if (a.rulesAdded === undefined) return;
   if (!a.requires.length && !a.sets.length) {
@@ -56,11 +63,11 @@ function actionRulesVersion(ctx: LintContext, r: ResourceDef, a: ActionDef, wind
     return;
   }
   if (since === undefined) return;
-  if (since <= window.start) {
+  if (since <= start) {
     ctx.report(
       "version-ref",
       a.at("rules_added"),
-      `rules_added ${q(a.rulesAdded)} of ${owner} is the first version of ${r.collection}: its rules hold in every version`,
+      `rules_added ${q(a.rulesAdded)} of ${owner} is not after its first version: its rules hold in every version that has it`,
       "remove rules_added",
     );
   } else if (since >= window.end) {
