@@ -68,6 +68,9 @@ export class ActingService<V extends Values, T extends Values = Values> extends 
   ): Promise<StoredRecord<V>> {
     const { targetField, since } = this.effect;
     const acts = since === undefined || context?.version === undefined || context.version >= since;
+    // A version before the rules, without a hook: the plain create that version was published with.
+    if (!acts && !this.hook && this.target.tenantKey === undefined)
+      return super.create(values, publish, context);
     const requires = acts ? this.effect.requires : undefined;
     const sets = acts ? this.effect.sets : undefined;
     const id = values[targetField];
