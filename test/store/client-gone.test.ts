@@ -2,7 +2,10 @@
 // client resets its connection while the statement runs is cancelled within about a second
 // (pg_stat_activity shows its backend idle again) and the pool's connection serves the next
 // requests; a request whose client left while it waited for a pool connection never runs its
-// query. The logs name neither the backend's process id nor its cancel key.
+// query. A client that closes normally (FIN: an aborted fetch) has left too, 250 ms later; a
+// client that half-closes after its request still reads the answer of quick work, and with
+// `connections.halfCloseIsGone: false` its slow work runs to its end. The logs name neither the
+// backend's process id nor its cancel key.
 import assert from "node:assert/strict";
 import { EventEmitter } from "node:events";
 import type { IncomingMessage, ServerResponse } from "node:http";
