@@ -5,7 +5,7 @@
  * A client has left when its connection is gone (reset or failed) before its answer was sent, or,
  * as nginx decides it (its 499, "client closed request"), when it closed its sending side (FIN)
  * and its answer is still not sent `graceMs` later (`watchHalfCloses`): an aborted `fetch`, a
- * killed curl and a balancer forwarding a client's abort all close with FIN. The service still
+ * killed curl and nginx passing on a client's abort all close with FIN. The service still
  * writes an answer to a half-closed connection: a client that half-closes after its request and
  * waits reads the answer of quick work, and the error envelope of work that was stopped.
  */
@@ -99,7 +99,7 @@ export function onGone(client: Client, listener: () => void): () => void {
   return stop;
 }
 
-/** The failure of work stopped because its client left: logged at `info`, never answered. */
+/** The failure of work stopped because its client left: logged at `info`; its 500 reaches only a client that half-closed and still reads. */
 export class ClientGoneError extends Error {
   constructor(cause?: unknown) {
     super("the client closed its connection: its work was stopped", { cause });

@@ -28,7 +28,7 @@ export interface ConnectionOptions {
    * A client that closes its sending side (FIN) while its request's work runs has left, as for
    * nginx (its 499): from `halfCloseGraceMs` after the FIN, a query still waiting for a pool
    * connection gives up, a running PostgreSQL statement is cancelled and a transaction rolls back
-   * (client-scope.ts). An aborted `fetch`, a killed curl and HAProxy forwarding a client's abort
+   * (client-scope.ts). An aborted `fetch`, a killed curl and nginx passing on a client's abort
    * all close with FIN. The answer is still written while the connection takes it. Default true;
    * false: only a reset stops work, for clients that half-close after each request and wait for
    * slow answers.
