@@ -298,4 +298,29 @@ describe("work whose client left is stopped (PostgreSQL)", () => {
       await api.close();
     }
   });
+
+  test("a search whose fetch is aborted while it waits for a pool connection never runs its query", async () => {
+    const { api, schema, driver, logs } = await start(1, 2);
+    try {
+      const staying = fetch(`${api.base}/v2/products?q=slow`, { headers: { authorization: "Bearer dev-reader" } });
+      await started(schema);
+      const controller = new AbortController();
+      const leaving = fetch(`${api.base}/v2/products?q=slow`, { headers: { authorization: "Bearer dev-writer" }, signal: controller.signal });
+      leaving.catch(() => {});
+      await sleep(200);
+      controller.abort();
+      await assert.rejects(leaving, { name: "AbortError" });
+      const res = await staying;
+      assert.equal(res.status, 200);
+      await res.arrayBuffer();
+      await sleep(300);
+      assert.equal(await ran(driver), 1, "the abandoned search never ran its statements");
+      assert.match(logs.join(""), /client gone: its work was stopped/);
+      const after = await fetch(`${api.base}/v2/products?q=lamp`, { headers: { authorization: "Bearer dev-reader" } });
+      assert.equal(after.status, 200);
+      await after.arrayBuffer();
+    } finally {
+      await api.close();
+    }
+  });
 });
