@@ -114,6 +114,19 @@ const listConditions: Record<string, ConditionSpec> = {
   "created_at[lte]": ["created_at", "lte", "instant"],
 };
 
+/** The stored fields v2 shows of each order: its lists read only these (and the sort's). */
+const listFields = [
+  "user_id",
+  "code",
+  "status",
+  "total_cents",
+  "currency",
+  "note",
+  "placed_at",
+  "gift_wrap",
+  "amount_due_cents",
+];
+
 export function registerOrdersRoutes(
   app: FastifyInstance,
   { authorize, cursors, services }: RouteContext,
@@ -128,6 +141,7 @@ export function registerOrdersRoutes(
       query.q,
       conditions,
     );
+    match.fields = listFields;
     return listByCursor(services.orders, cursors, "v2/orders", query, match, toOrder, query.sort);
   });
 
@@ -150,6 +164,7 @@ export function registerOrdersRoutes(
         query.q,
         conditions,
       );
+      match.fields = listFields;
       return listByCursor(
         services.orders,
         cursors,

@@ -139,6 +139,11 @@ function routesView(v: string, r: VersionResource, deleteEvent: string) {
     conditionsName,
     conditionSpecs: conditionSpecs(r.conditions),
     sort: r.sort.length ? ", query.sort" : "",
+    // The stored fields the view shows: a list asks the store for these only (Match.fields).
+    listFields:
+      ops.list || r.parent || r.listsUnder.length
+        ? { names: r.fields.filter((f) => f.output).map((f) => JSON.stringify(f.storageName)).join(", ") }
+        : null,
     searchFields: r.search.map((f) => JSON.stringify(f.storageName)).join(", "),
     // Each operation's path as the server registers it, from the model's route record.
     paths: {
