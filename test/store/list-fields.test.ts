@@ -3,7 +3,9 @@
 // kept in a link table (the orders' `product_ids`) the view does not show is not aggregated, and
 // its records have no such value; the rest of each record, the order, `hasMore` and the parent
 // of a `list_under` page are those of the list without `fields`. Without `fields` every field is
-// read. The memory store ignores `fields` (its records are complete).
+// read. The memory store ignores `fields` (its records are complete). Over HTTP on the showcase:
+// v2's lists of orders (which do not show `product_ids`) never read the link table, v3's (which
+// show them) do and answer them; v2's read by id reads every field (its record goes to authorize).
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import type { SqlDriver } from "../../generated/runtime/sql-driver.ts";
@@ -11,6 +13,8 @@ import { SqlStore } from "../../generated/runtime/sql-store.ts";
 import type { SortKey, Store, StoredRecord } from "../../generated/runtime/store.ts";
 import { newId } from "../../generated/runtime/uuid.ts";
 import { storeReferences } from "../../generated/services.ts";
+import { buildApp } from "../../generated/index.ts";
+import { devAuthenticate } from "../../generated/runtime/auth.ts";
 import { sqlSchema } from "../../generated/sql/index.ts";
 import { makeStores } from "./stores.ts";
 
@@ -51,6 +55,8 @@ for (const factory of makeStores()) {
             sent.push(typeof statement === "string" ? statement : statement.text);
             return driver.query(statement, params);
           },
+          // The app over the spy closes it; the store's own driver is closed by the factory.
+          close: async () => {},
         };
         spy = new SqlStore(recording, sqlSchema, storeReferences);
       }
@@ -148,6 +154,38 @@ for (const factory of makeStores()) {
         assert.ok(!texts[0]!.includes("orders__product_ids"), texts[0]);
         assert.deepEqual(value.records, full.records.map((r) => without(r, "product_ids")));
       } else assert.deepEqual(value.records, full.records);
+    });
+
+    test("over HTTP: v2's lists leave the link table out, v3's read it and show the ids", async () => {
+      const app = await buildApp({ authenticate: devAuthenticate, rateLimit: false, logger: false, store: spy });
+      const base = await app.listen({ port: 0, host: "127.0.0.1" });
+      try {
+        const get = async (path: string) => {
+          const start = sent.length;
+          const response = await fetch(`${base}${path}`, { headers: { authorization: "Bearer dev-reader" } });
+          assert.equal(response.status, 200, path);
+          return { body: (await response.json()) as { data?: Array<Record<string, unknown>> } & Record<string, unknown>, texts: sent.slice(start) };
+        };
+        const reads = (texts: string[]) => texts.some((t) => t.includes("orders__product_ids"));
+        for (const path of ["/v2/orders?limit=5", `/v2/users/${owner.id}/orders?limit=5`, `/v2/users/${owner.id}/orders?limit=5&sort=-total_cents`]) {
+          const { body, texts } = await get(path);
+          assert.equal(body.data!.length, 5, path);
+          assert.ok(body.data!.every((o) => !("product_ids" in o)), path);
+          if (sql()) assert.ok(!reads(texts), `${path} reads no link table`);
+        }
+        for (const path of ["/v3/orders?limit=20", `/v3/users/${owner.id}/orders?limit=20`]) {
+          const { body, texts } = await get(path);
+          const listed = body.data!.find((o) => (o.product_ids as string[]).length === 3);
+          assert.deepEqual(listed?.product_ids, products.map((p) => p.id), path);
+          if (sql()) assert.ok(reads(texts), `${path} reads the link table`);
+        }
+        const first = (await get(`/v2/users/${owner.id}/orders?limit=1`)).body.data![0]!;
+        const one = await get(`/v2/orders/${String(first.id)}`);
+        assert.equal(one.body.id, first.id);
+        if (sql()) assert.ok(reads(one.texts), "a read by id reads every field");
+      } finally {
+        await app.close();
+      }
     });
 
     test("fields that name every field read as a list without fields (the same statement)", async () => {
