@@ -6,7 +6,7 @@
 // same with the user's columns on one row only, the projected page alone, and the hand-written
 // route's statement (bench/runtime/handwritten-pg.ts). PostgreSQL must run on this machine.
 //
-//   node bench/list-statements.ts [runs per round, default 2000]
+//   node bench/list-statements.ts [runs per round, default 2000] [--empty: orders without products, as bench/postgres.ts seeds them]
 import { readFileSync } from "node:fs";
 import pg from "pg";
 import type { SqlDriver } from "../generated/runtime/sql-driver.ts";
@@ -17,7 +17,8 @@ import { storeReferences } from "../generated/services.ts";
 import { openStore, sqlSchema } from "../generated/sql/index.ts";
 import { dropSchemas, freshSchema, POSTGRES_URL, preparePostgres } from "../test/store/stores.ts";
 
-const RUNS = Number(process.argv[2] ?? 2000);
+const RUNS = Number(process.argv.find((a) => /^\d+$/.test(a)) ?? 2000);
+const EMPTY = process.argv.includes("--empty");
 const ROUNDS = 5;
 const AT = "2026-01-01T00:00:00.000Z";
 /** What v2 shows of an order (generated/v2/orders/routes.ts `listFields`). */
@@ -80,7 +81,7 @@ try {
       note: `o${n}`,
       gift_wrap: false,
       amount_due_cents: 0,
-      product_ids: products.slice(0, n % 3).map((p) => p.id),
+      product_ids: EMPTY ? [] : products.slice(0, n % 3).map((p) => p.id),
     };
     await store.insert("orders", record(values), { unique: ["code"] });
   }
