@@ -108,13 +108,17 @@ interface Kept {
   event?: StoredEvent;
 }
 
-interface Prepared {
-  table: string;
+/** The columns a read selects and decodes: a table's all, or a list's projection (`Match.fields`). */
+interface Projection {
   select: string;
+  list: SqlColumn[];
+}
+
+interface Prepared extends Projection {
+  table: string;
   columns: Map<string, SqlColumn>;
   /** Position of each field in the table: conditions are written in this order, whatever the query's. */
   order: Map<string, number>;
-  list: SqlColumn[];
   /** The columns of the table itself: `list` without the arrays kept in link tables. */
   stored: SqlColumn[];
   /** The arrays of referencing ids kept in link tables (SPEC §12.3): written after the row, in its transaction. */
@@ -129,6 +133,8 @@ interface Prepared {
   update: Statement | string;
   delete: Statement | string;
   revision: Statement | string;
+  /** The lists' projections, by their fields and sort's fields: made once each. */
+  projections: Map<string, Projection>;
 }
 
 export class SqlStore implements Store {
@@ -202,14 +208,40 @@ export class SqlStore implements Store {
           `delete from ${table} where "id" = $1 and "_revision" = $2 returning ${select}`,
         ),
         revision: this.statements.get(`select "_revision" from ${table} where "id" = $1`),
+        projections: new Map(),
       };
       this.prepared.set(name, p);
     }
     return p;
   }
 
-  private toRecord(p: Prepared, row: Row): StoredRecord {
+  private toRecord(p: Projection, row: Row): StoredRecord {
     return decodeRecord(p.list, row);
+  }
+
+  /**
+   * What a list of `p` reads: the columns of `fields` (a version's view, `Match.fields`) and of the
+   * sort, or all of them without `fields`. A projection that leaves nothing out is the table's own
+   * select, so its statements are the same; each other one has its own, named and made once.
+   */
+  private projection(
+    p: Prepared,
+    fields: readonly string[] | undefined,
+    sort: readonly SortKey[] | undefined,
+  ): Projection {
+    if (!fields) return p;
+    const key = sort?.length ? `${fields.join(",")}|${sort.map((k) => k.field).join(",")}` : fields.join(",");
+    let made = p.projections.get(key);
+    if (!made) {
+      const wanted = new Set([...fields, ...(sort ?? []).map((k) => k.field)]);
+      const list = p.list.filter((column) => wanted.has(column.field));
+      made =
+        list.length === p.list.length
+          ? p
+          : { select: [...SYSTEM_SELECT, ...list.map(readExpression)].join(", "), list };
+      p.projections.set(key, made);
+    }
+    return made;
   }
 
   private column(p: Prepared, field: string): SqlColumn {
@@ -402,11 +434,12 @@ export class SqlStore implements Store {
     const filter = where.length ? ` where ${where.join(" and ")}` : "";
     const limit = `$${params.length}`;
     const parent = query.parent;
+    const v = this.projection(p, query.fields, query.sort);
     if (!parent) {
-      const text = `select ${p.select} from ${p.table}${filter} order by ${terms} limit ${limit}`;
+      const text = `select ${v.select} from ${p.table}${filter} order by ${terms} limit ${limit}`;
       const rows = await this.read(collection, this.statements.get(text), params);
       const hasMore = rows.length > query.limit;
-      return { records: rows.slice(0, query.limit).map((r) => this.toRecord(p, r)), hasMore };
+      return { records: rows.slice(0, query.limit).map((r) => this.toRecord(v, r)), hasMore };
     }
     if (!UUID.test(parent.id)) return { records: [], hasMore: false, parent: null };
     const pp = this.collection(parent.collection);
@@ -426,7 +459,7 @@ export class SqlStore implements Store {
     outer.push(last?.descending ? `"canon__page"."id" desc` : `"canon__page"."id"`);
     const text =
       `select "canon__page".*, ${parentColumns} from (select ${pp.select} from ${pp.table} where ${own.join(" and ")}) "canon__parent" ` +
-      `left join (select ${p.select}${sorts} from ${p.table}${filter} order by ${terms} limit ${limit}) "canon__page" on true ` +
+      `left join (select ${v.select}${sorts} from ${p.table}${filter} order by ${terms} limit ${limit}) "canon__page" on true ` +
       `order by ${outer.join(", ")}`;
     const rows = await this.read(collection, this.statements.get(text), params);
     const first = rows[0];
@@ -435,7 +468,7 @@ export class SqlStore implements Store {
     names.forEach((name, i) => (parentRow[name] = first[`canon__p${i}`]));
     const page = first.id === null || first.id === undefined ? [] : rows;
     return {
-      records: page.slice(0, query.limit).map((r) => this.toRecord(p, r)),
+      records: page.slice(0, query.limit).map((r) => this.toRecord(v, r)),
       hasMore: page.length > query.limit,
       parent: this.toRecord(pp, parentRow),
     };
@@ -463,18 +496,19 @@ export class SqlStore implements Store {
       terms.push(query.sort[query.sort.length - 1]!.descending ? `p."id" desc` : `p."id"`);
       outer = `order by ${terms.join(", ")}`;
     }
+    const v = this.projection(p, query.fields, query.sort);
     const rows = await this.read(
       collection,
       this.statements.get(
         `select t._total, p.* from (select count(*) as _total from ${p.table}${filter}) t ` +
-          `left join (select ${p.select}${keys} from ${p.table} where "id" in ` +
+          `left join (select ${v.select}${keys} from ${p.table} where "id" in ` +
           `(select "id" from ${p.table}${filter} ${order} limit ${limit} offset ${offset})) p on true ${outer}`,
       ),
       params,
     );
     const total = Number(rows[0]?._total ?? 0);
     return {
-      records: rows.filter((r) => r.id !== null && r.id !== undefined).map((r) => this.toRecord(p, r)),
+      records: rows.filter((r) => r.id !== null && r.id !== undefined).map((r) => this.toRecord(v, r)),
       total,
     };
   }

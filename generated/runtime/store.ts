@@ -73,6 +73,12 @@ export interface Match {
   contains?: { field: string; id: string };
   /** Case-insensitive substring match of `text` on any of `fields`. */
   search?: { fields: string[]; text: string };
+  /**
+   * The storage fields the caller reads from the records (a version's view): a store may leave
+   * the others out of a list's records (the SQL store then neither reads nor aggregates them,
+   * e.g. an array kept in a link table). The sort's fields are always read. Absent: every field.
+   */
+  fields?: readonly string[];
 }
 
 /**

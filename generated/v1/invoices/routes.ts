@@ -74,6 +74,9 @@ const listConditions: Record<string, ConditionSpec> = {
   "due_date[lte]": ["due_date", "lte", "date"],
 };
 
+/** The stored fields v1 shows of each invoice: its lists read only these (and the sort's). */
+const listFields = ["order_id", "amount_cents", "due_date", "status"];
+
 export function registerInvoicesRoutes(
   app: FastifyInstance,
   { authorize, cursors, services }: RouteContext,
@@ -83,6 +86,7 @@ export function registerInvoicesRoutes(
     const query = parseParams(invoiceListQuery, request.query);
     const conditions = conditionsOf(listConditions, query);
     const match = matchOf({ status: query.status, due_date: query.due_date }, [], query.q, conditions);
+    match.fields = listFields;
     return listByCursor(services.invoices, cursors, "v1/invoices", query, match, toInvoice, query.sort);
   });
 
@@ -105,6 +109,7 @@ export function registerInvoicesRoutes(
         query.q,
         conditions,
       );
+      match.fields = listFields;
       return listByCursor(
         services.invoices,
         cursors,

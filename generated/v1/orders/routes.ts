@@ -116,6 +116,19 @@ const listConditions: Record<string, ConditionSpec> = {
   "created_at[lte]": ["created_at", "lte", "instant"],
 };
 
+/** The stored fields v1 shows of each order: its lists read only these (and the sort's). */
+const listFields = [
+  "user_id",
+  "code",
+  "status",
+  "total_cents",
+  "currency",
+  "note",
+  "placed_at",
+  "legacy_ref",
+  "amount_due_cents",
+];
+
 export function registerOrdersRoutes(
   app: FastifyInstance,
   { authorize, cursors, services }: RouteContext,
@@ -130,6 +143,7 @@ export function registerOrdersRoutes(
       query.q,
       conditions,
     );
+    match.fields = listFields;
     return listByCursor(services.orders, cursors, "v1/orders", query, match, toOrder, query.sort);
   });
 
@@ -152,6 +166,7 @@ export function registerOrdersRoutes(
         query.q,
         conditions,
       );
+      match.fields = listFields;
       return listByCursor(
         services.orders,
         cursors,

@@ -107,6 +107,18 @@ const listConditions: Record<string, ConditionSpec> = {
   "created_at[lte]": ["created_at", "lte", "instant"],
 };
 
+/** The stored fields v1 shows of each product: its lists read only these (and the sort's). */
+const listFields = [
+  "sku",
+  "name",
+  "description",
+  "price_cents",
+  "category",
+  "tags",
+  "dimensions",
+  "homepage",
+];
+
 export function registerProductsRoutes(
   app: FastifyInstance,
   { authorize, cursors, services }: RouteContext,
@@ -121,6 +133,7 @@ export function registerProductsRoutes(
       query.q,
       conditions,
     );
+    match.fields = listFields;
     return listByCursor(services.products, cursors, "v1/products", query, match, toProduct, query.sort);
   });
 

@@ -115,6 +115,19 @@ const listConditions: Record<string, ConditionSpec> = {
   "created_at[lte]": ["created_at", "lte", "instant"],
 };
 
+/** The stored fields v2 shows of each order: its lists read only these (and the sort's). */
+const listFields = [
+  "user_id",
+  "code",
+  "status",
+  "total_cents",
+  "currency",
+  "note",
+  "placed_at",
+  "gift_wrap",
+  "amount_due_cents",
+];
+
 export function registerOrdersRoutes(
   app: FastifyInstance,
   { authorize, cursors, services }: RouteContext,
@@ -129,6 +142,7 @@ export function registerOrdersRoutes(
       query.q,
       conditions,
     );
+    match.fields = listFields;
     return listByCursor(services.orders, cursors, "v2/orders", query, match, toOrder, query.sort);
   });
 
@@ -151,6 +165,7 @@ export function registerOrdersRoutes(
         query.q,
         conditions,
       );
+      match.fields = listFields;
       return listByCursor(
         services.orders,
         cursors,

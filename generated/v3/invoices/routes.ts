@@ -81,6 +81,9 @@ const listConditions: Record<string, ConditionSpec> = {
   "approved_by[null]": ["approved_by", "null", null],
 };
 
+/** The stored fields v3 shows of each invoice: its lists read only these (and the sort's). */
+const listFields = ["order_id", "amount_cents", "due_date", "status", "number", "approved_by"];
+
 export function registerInvoicesRoutes(
   app: FastifyInstance,
   { authorize, cursors, services }: RouteContext,
@@ -90,6 +93,7 @@ export function registerInvoicesRoutes(
     const query = parseParams(invoiceListQuery, request.query);
     const conditions = conditionsOf(listConditions, query);
     const match = matchOf({ status: query.status, due_date: query.due_date }, [], query.q, conditions);
+    match.fields = listFields;
     return listByCursor(services.invoices, cursors, "v3/invoices", query, match, toInvoice, query.sort);
   });
 
@@ -112,6 +116,7 @@ export function registerInvoicesRoutes(
         query.q,
         conditions,
       );
+      match.fields = listFields;
       return listByCursor(
         services.invoices,
         cursors,
@@ -143,6 +148,7 @@ export function registerInvoicesRoutes(
         query.q,
         conditions,
       );
+      match.fields = listFields;
       return listByCursor(
         services.invoices,
         cursors,

@@ -146,6 +146,21 @@ const listConditions: Record<string, ConditionSpec> = {
   "created_at[lte]": ["created_at", "lte", "instant"],
 };
 
+/** The stored fields v3 shows of each order: its lists read only these (and the sort's). */
+const listFields = [
+  "user_id",
+  "code",
+  "status",
+  "total_cents",
+  "currency",
+  "note",
+  "placed_at",
+  "gift_wrap",
+  "amount_due_cents",
+  "metadata",
+  "product_ids",
+];
+
 export function registerOrdersRoutes(
   app: FastifyInstance,
   { authorize, cursors, services }: RouteContext,
@@ -160,6 +175,7 @@ export function registerOrdersRoutes(
       query.q,
       conditions,
     );
+    match.fields = listFields;
     return listByCursor(services.orders, cursors, "v3/orders", query, match, toOrder, query.sort);
   });
 
@@ -182,6 +198,7 @@ export function registerOrdersRoutes(
         query.q,
         conditions,
       );
+      match.fields = listFields;
       return listByCursor(
         services.orders,
         cursors,

@@ -116,6 +116,19 @@ const listConditions: Record<string, ConditionSpec> = {
   "created_at[lte]": ["created_at", "lte", "instant"],
 };
 
+/** The stored fields v3 shows of each product: its lists read only these (and the sort's). */
+const listFields = [
+  "sku",
+  "name",
+  "description",
+  "price_cents",
+  "price",
+  "category",
+  "tags",
+  "dimensions",
+  "homepage",
+];
+
 export function registerProductsRoutes(
   app: FastifyInstance,
   { authorize, cursors, services }: RouteContext,
@@ -130,6 +143,7 @@ export function registerProductsRoutes(
       query.q,
       conditions,
     );
+    match.fields = listFields;
     return listByCursor(services.products, cursors, "v3/products", query, match, toProduct, query.sort);
   });
 

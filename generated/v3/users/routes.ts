@@ -72,6 +72,9 @@ const listConditions: Record<string, ConditionSpec> = {
   "created_at[lte]": ["created_at", "lte", "instant"],
 };
 
+/** The stored fields v3 shows of each user: its lists read only these (and the sort's). */
+const listFields = ["email", "name", "role"];
+
 export function registerUsersRoutes(
   app: FastifyInstance,
   { authorize, cursors, services }: RouteContext,
@@ -81,6 +84,7 @@ export function registerUsersRoutes(
     const query = parseParams(userListQuery, request.query);
     const conditions = conditionsOf(listConditions, query);
     const match = matchOf({ role: query.role }, ["name", "email"], query.q, conditions);
+    match.fields = listFields;
     checkListMode(request.query, match.search !== undefined);
     if (match.search) {
       return listByCursor(services.users, cursors, "v3/users", query, match, toUser, query.sort);

@@ -5,6 +5,7 @@ import { compareKindOf, uniqueKindOf } from "../../model/unique.ts";
 import { updatedKey } from "../../../runtime/references.ts";
 import { GENERATED_HEADER, styledTs, type EmitContext, type EmittedFile, type Emitter, type UnitContext } from "../emitter.ts";
 import { literal, propertyKey } from "../shared/code.ts";
+import { PRINT_WIDTH } from "../../format/prettier.ts";
 import { IMPORTS, runtimeSource, source, specifierIn, usedIdentifiers, withImports, type ImportSource } from "../shared/imports.ts";
 import { ROUTE_CONTEXT } from "../shared/route-context.ts";
 import { conditionBodySchema, sortSchema, zodField } from "../shared/zod.ts";
@@ -142,6 +143,8 @@ function routesView(v: string, r: VersionResource, deleteEvent: string) {
     conditionsName,
     conditionSpecs: conditionSpecs(r.conditions),
     sort: r.sort.length ? ", query.sort" : "",
+    // The stored fields the view shows: a list asks the store for these only (Match.fields).
+    listFields: ops.list || r.parent || r.listsUnder.length ? listFieldsDeclaration(r) : null,
     searchFields: r.search.map((f) => JSON.stringify(f.storageName)).join(", "),
     // Each operation's path as the server registers it, from the model's route record.
     paths: {
@@ -173,6 +176,17 @@ function routesView(v: string, r: VersionResource, deleteEvent: string) {
     deleteEvent: withTenantOf(r.tenantKey, "current", deleteEvent),
     eventTenant: r.tenantKey ? `, ${JSON.stringify(r.tenantKey)}` : "",
   };
+}
+
+/**
+ * `const listFields = [...]`: the stored fields the resource's view shows, on one line when it fits
+ * in prettier's width, else one per line, as prettier prints it (canon's layout keeps either).
+ */
+function listFieldsDeclaration(r: VersionResource): string {
+  const names = r.fields.filter((f) => f.output).map((f) => JSON.stringify(f.storageName));
+  if (!names.length) return "const listFields: string[] = [];";
+  const line = `const listFields = [${names.join(", ")}];`;
+  return line.length <= PRINT_WIDTH ? line : ["const listFields = [", ...names.map((n) => `  ${n},`), "];"].join("\n");
 }
 
 /** `publish` kept with the tenant of the record `record` names (SPEC §12.4), on a tenant-scoped resource or the tenant collection. */
