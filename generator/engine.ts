@@ -62,6 +62,14 @@ export class Engine {
   }
 
   /**
+   * Whether this engine read records from disk (a run after another one of this canon): work
+   * that costs time and memory to key only pays where there is something to recall.
+   */
+  get recalling(): boolean {
+    return (this.records?.size ?? 0) > 0;
+  }
+
+  /**
    * For work whose units are found while it runs (the changes at each path of two documents,
    * compat/remembered.ts): the result recorded under `name` and `digest`, a digest of everything
    * the work reads; undefined when there is none. `record` keeps one.
@@ -249,6 +257,11 @@ export class EngineRecords {
   constructor(file: string, canon: string) {
     this.file = file;
     this.canon = `${canon} node ${process.version}`;
+  }
+
+  /** How many records the file holds (none when it is missing, another canon's or damaged). */
+  get size(): number {
+    return this.load().size;
   }
 
   recall(key: string): unknown {

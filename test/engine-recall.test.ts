@@ -28,6 +28,11 @@ test("a cold generate with records reports the same diagnostics, at the same lin
   assert.deepEqual(changed.files, fresh.files);
   assert.ok(changed.files.some((f) => /CHANGES\.md$/.test(f.path)));
   assert.ok(changed.units!.recalled > 4 * changed.units!.computed, `recalled ${changed.units!.recalled}, computed ${changed.units!.computed}`);
+  // Once more: this run recalls the changes at each unchanged path of CHANGES.md that the run
+  // before recorded (a first run records none of them).
+  writeFileSync(products, readFileSync(products, "utf8").replace(/^description: .*$/m, "description: Products, described a third time."));
+  const again = await run("out", cacheFile);
+  assert.deepEqual(again.files, (await run("fresh", null)).files);
 
   // users.yaml removed: orders.yaml and invoices.yaml, unchanged and recalled from the records,
   // now reference a collection that is not defined. Their diagnostics point into them exactly

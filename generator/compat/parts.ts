@@ -118,7 +118,8 @@ export class PartDigests {
   private readonly parts: DocumentParts;
   private readonly components = new Map<string, string | null>();
   private readonly active = new Set<string>();
-  private readonly contents = engineState("json texts", () => new WeakMap<object, string>());
+  /** The sha256 of each part's JSON text: the text itself is not kept (at N = 1000 the parts of two documents are some 40 MB of it). */
+  private readonly hashes = new WeakMap<object, string>();
   private readonly refs = engineState("component refs", () => new WeakMap<object, string[] | null>());
 
   constructor(parts: DocumentParts) {
@@ -146,7 +147,7 @@ export class PartDigests {
   private digest(name: string, value: Json): string | null {
     const refs = componentRefs(value, this.refs);
     if (refs === null) return null;
-    const hash = createHash("sha256").update(name).update("\0").update(contentOf(value, this.contents));
+    const hash = createHash("sha256").update(name).update("\0").update(this.hashOf(value));
     for (const ref of [...new Set(refs)].sort(compareText)) {
       const inner = this.component(ref);
       if (inner === null) return null;
@@ -154,15 +155,16 @@ export class PartDigests {
     }
     return hash.digest("base64url");
   }
+
+  /** The sha256 of a value's compact JSON text, remembered by the object. */
+  private hashOf(value: Json): string {
+    if (typeof value !== "object" || value === null) return JSON.stringify(value);
+    let digest = this.hashes.get(value);
+    if (digest === undefined) this.hashes.set(value, (digest = createHash("sha256").update(JSON.stringify(value)).digest("base64url")));
+    return digest;
+  }
 }
 
-/** A value's compact JSON text, remembered by the object. */
-function contentOf(value: Json, contents: WeakMap<object, string>): string {
-  if (typeof value !== "object" || value === null) return JSON.stringify(value);
-  let text = contents.get(value);
-  if (text === undefined) contents.set(value, (text = JSON.stringify(value)));
-  return text;
-}
 
 /** The `$ref` targets in a value; null when one is not a component. Remembered by the object. */
 function componentRefs(value: Json, refsByObject: WeakMap<object, string[] | null>): string[] | null {
