@@ -56,6 +56,43 @@ export class Engine {
     return result;
   }
 
+  /** Whether this engine keeps records on disk (a run without a `dev` session). */
+  get recording(): boolean {
+    return this.records !== null;
+  }
+
+  /**
+   * Whether this engine read records from disk (a run after another one of this canon): work
+   * that costs time and memory to key only pays where there is something to recall.
+   */
+  get recalling(): boolean {
+    return (this.records?.size ?? 0) > 0;
+  }
+
+  /**
+   * For work whose units are found while it runs (the changes at each path of two documents,
+   * compat/remembered.ts): the result recorded under `name` and `digest`, a digest of everything
+   * the work reads; undefined when there is none. `record` keeps one.
+   */
+  recalledBy(name: string, digest: string): unknown {
+    const key = this.keyOf({ name }, { digest });
+    const known = this.results.peek(key);
+    if (known !== undefined) {
+      this.records?.keep(key, known);
+      return known;
+    }
+    const stored = this.records?.recall(key);
+    if (stored !== undefined) this.results.get(key, () => stored);
+    return stored;
+  }
+
+  /** Keeps `result` under `name` and `digest` (see `recalledBy`). */
+  record(name: string, digest: string, result: unknown): void {
+    const key = this.keyOf({ name }, { digest });
+    this.results.get(key, () => result);
+    this.records?.keep(key, result);
+  }
+
   /**
    * The key of a unit's slice: a hash of the unit's name and of each field of the slice (its
    * name, and the digest of its value's JSON; a string's own text).
@@ -220,6 +257,11 @@ export class EngineRecords {
   constructor(file: string, canon: string) {
     this.file = file;
     this.canon = `${canon} node ${process.version}`;
+  }
+
+  /** How many records the file holds (none when it is missing, another canon's or damaged). */
+  get size(): number {
+    return this.load().size;
   }
 
   recall(key: string): unknown {

@@ -1,5 +1,6 @@
-import { engineState } from "../engine.ts";
-import { documentParts, Sameness, type DocumentParts } from "./parts.ts";
+import { createHash } from "node:crypto";
+import { Engine, engineState } from "../engine.ts";
+import { documentParts, PartDigests, Sameness, type DocumentParts } from "./parts.ts";
 import type { Change, JsonObject } from "./types.ts";
 
 /**
@@ -27,6 +28,9 @@ interface Comparison {
   found: Map<string, Map<string, Change[]>>;
 }
 
+/** The name of the changes at one path in the engine's records. */
+const RECORD = "compat/changes at a path";
+
 /** How many comparisons (pairs of versions) the run's engine keeps: a few at most. */
 const KEPT_COMPARISONS = 16;
 
@@ -45,6 +49,21 @@ export function operationMemo(oldDoc: JsonObject, newDoc: JsonObject): Operation
     const y = now.b.keyed.get(key);
     return x && y ? [x, y] : null;
   };
+  // A run that keeps the engine's records on disk (a cold `canon generate`) has no last
+  // comparison: there the changes at a path are recorded by a digest of what comparing them
+  // reads, the path's item and the components it reaches in each document. Not in a first run
+  // (no records read): the digests of every part of both documents raise a first run's peak
+  // memory at N = 1000 by a fifth, and a first run is followed by a check or a generate that
+  // records them.
+  const engine = Engine.current();
+  const digests = engine?.recording && engine.recalling ? { a: new PartDigests(now.a), b: new PartDigests(now.b) } : null;
+  const digestOf = (key: string): string | null => {
+    const paths = pair(key);
+    if (!paths || !digests) return null;
+    const a = digests.a.path(paths[0]);
+    const b = digests.b.path(paths[1]);
+    return a && b ? createHash("sha256").update(key).update("\0").update(paths[0]).update("\0").update(paths[1]).update("\0").update(a).update("\0").update(b).digest("base64url") : null;
+  };
   const reused = new Map<string, Map<string, Change[]> | undefined>();
   const known = (key: string): Map<string, Change[]> | undefined => {
     if (reused.has(key)) return reused.get(key);
@@ -52,6 +71,11 @@ export function operationMemo(oldDoc: JsonObject, newDoc: JsonObject): Operation
     let slots = last?.found.get(key);
     if (!paths || !last || !sameA || !sameB || last.a.keyed.get(key) !== paths[0] || last.b.keyed.get(key) !== paths[1]) slots = undefined;
     else if (slots && !(sameA.path(paths[0]) && sameB.path(paths[1]))) slots = undefined;
+    if (!slots && engine && digests) {
+      const digest = digestOf(key);
+      const recorded = digest === null ? undefined : (engine.recalledBy(RECORD, digest) as Record<string, Change[]> | undefined);
+      if (recorded) slots = new Map(Object.entries(recorded));
+    }
     reused.set(key, slots);
     return slots;
   };
@@ -71,6 +95,12 @@ export function operationMemo(oldDoc: JsonObject, newDoc: JsonObject): Operation
     finish() {
       // Every key with a path in both documents was compared in full or taken: all its endpoints are known.
       for (const key of now.b.keyed.keys()) if (pair(key) && !now.found.has(key)) now.found.set(key, new Map());
+      if (engine && digests) {
+        for (const [key, slots] of now.found) {
+          const digest = digestOf(key);
+          if (digest !== null) engine.record(RECORD, digest, Object.fromEntries(slots));
+        }
+      }
       comparisons.delete(name);
       comparisons.set(name, now);
       if (comparisons.size > KEPT_COMPARISONS) comparisons.delete(comparisons.keys().next().value!);

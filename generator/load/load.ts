@@ -3,13 +3,19 @@ import path from "node:path";
 import { isMap, isNode, isPair, isScalar, LineCounter, parseDocument, type Document } from "yaml";
 import { diagnostic } from "../diagnostics/catalog.ts";
 import { compareText, type Diagnostic, type SourceLocation } from "../diagnostics/diagnostic.ts";
+import { defineUnit, Engine } from "../engine.ts";
 
 /** One YAML file of the definitions folder, parsed, with the means to point into it. */
 export interface SourceFile {
   /** Path as shown in diagnostics: relative to the working directory, forward slashes. */
   file: string;
   kind: "api" | "resource";
+  /** The file's text. */
+  text: string;
+  /** The YAML document (parsed when first read, for a file whose value came from the engine's records). */
   doc: Document;
+  /** The file is not valid YAML: `value` is null and its later checks are skipped. */
+  syntaxErrors: boolean;
   value: unknown;
   locate(at: ReadonlyArray<PropertyKey>, target?: "key" | "value"): SourceLocation;
 }
@@ -45,6 +51,11 @@ export async function loadDefinitions(dir: string, cwd = process.cwd(), parsed?:
     if (known && known.text === text && known.kind === kind) {
       source = known.source;
       diagnostics.push(...known.diagnostics);
+    } else if (!parsed && Engine.current()) {
+      // A run without a session: the value of a file whose text an earlier run parsed cleanly
+      // comes from the engine's records (its YAML document is parsed only if a diagnostic
+      // points into it).
+      source = recordedSource(Engine.current()!, display, kind, text, diagnostics);
     } else {
       const found: Diagnostic[] = [];
       source = parseSource(display, kind, text, found);
@@ -71,6 +82,86 @@ async function listFolder(dir: string): Promise<string[]> {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
     throw error;
   }
+}
+
+/**
+ * A definition file's value, a unit of its name and text: recorded only when the file parsed
+ * without a diagnostic and its value is JSON data that reads back the same (no `.inf`, `.nan`
+ * or `-0`), so a recalled value is the one parsing gives. The file parsed by this run is kept
+ * aside (`ParseContext.source`), so that a changed file is parsed once.
+ */
+const parsedFile = defineUnit<{ file: string; kind: SourceFile["kind"]; text: string }, { value: unknown } | null, ParseContext>(
+  "load/parsed file",
+  ({ file, kind, text }, context) => {
+    const found: Diagnostic[] = [];
+    const source = parseSource(file, kind, text, found);
+    context.source = source;
+    context.diagnostics = found;
+    // A copy: what the run does with the file's value never reaches the record.
+    return found.length === 0 && isJsonData(source.value) ? { value: structuredClone(source.value) } : null;
+  },
+);
+
+interface ParseContext {
+  source?: SourceFile;
+  diagnostics?: Diagnostic[];
+}
+
+function recordedSource(engine: Engine, file: string, kind: SourceFile["kind"], text: string, diagnostics: Diagnostic[]): SourceFile {
+  const context: ParseContext = {};
+  const recorded = engine.run(parsedFile, { file, kind, text }, context);
+  if (context.source) {
+    diagnostics.push(...context.diagnostics!);
+    return context.source;
+  }
+  if (recorded === null) {
+    const found: Diagnostic[] = [];
+    const source = parseSource(file, kind, text, found);
+    diagnostics.push(...found);
+    return source;
+  }
+  // The value is read back from the record's line, a fresh object for this run; the document
+  // and the locations into it wait until something asks.
+  let parsedSource: SourceFile | undefined;
+  const full = () => (parsedSource ??= parseSource(file, kind, text, []));
+  return {
+    file,
+    kind,
+    text,
+    get doc() {
+      return full().doc;
+    },
+    syntaxErrors: false,
+    value: recorded.value,
+    // A location is found when it is read: lint asks for many, and reports few.
+    locate: (at, target) => lazyLocation(file, () => full().locate(at, target)),
+  };
+}
+
+/** A location in `file` whose line and column are found when first read. */
+function lazyLocation(file: string, find: () => SourceLocation): SourceLocation {
+  let found: SourceLocation | undefined;
+  const where = () => (found ??= find());
+  return {
+    file,
+    get line() {
+      return where().line;
+    },
+    get column() {
+      return where().column;
+    },
+  };
+}
+
+/** Whether JSON reads `value` back as it is: plain objects and arrays, strings, booleans, null and finite numbers other than -0. */
+export function isJsonData(value: unknown): boolean {
+  if (value === null || typeof value === "string" || typeof value === "boolean") return true;
+  if (typeof value === "number") return Number.isFinite(value) && !Object.is(value, -0);
+  if (Array.isArray(value)) return value.every(isJsonData);
+  if (typeof value === "object" && Object.getPrototypeOf(value) === Object.prototype) {
+    return Object.entries(value).every(([key, v]) => key !== "__proto__" && isJsonData(v));
+  }
+  return false;
 }
 
 export function parseSource(file: string, kind: SourceFile["kind"], text: string, diagnostics: Diagnostic[]): SourceFile {
@@ -124,5 +215,5 @@ export function parseSource(file: string, kind: SourceFile["kind"], text: string
     if (where.length === 0 && isNode(doc.contents) && doc.contents.range) best = doc.contents.range[0];
     return at(best);
   };
-  return { file, kind, doc, value, locate };
+  return { file, kind, text, doc, syntaxErrors: doc.errors.length > 0, value, locate };
 }

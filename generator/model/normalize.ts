@@ -48,6 +48,7 @@ function normalizeResource(source: SourceFile, r: ResourceDefinition): ResourceD
     removed: r.removed,
     parent: r.parent,
     operations: operationOrder.filter((o) => ops.has(o)),
+    operationsWritten: r.operations?.length ?? 0,
     pagination: r.pagination ?? "cursor",
     search: r.search ?? [],
     filters: r.filters ?? [],

@@ -111,6 +111,8 @@ export interface ResourceDef {
   removed?: string;
   parent?: string;
   operations: Operation[];
+  /** How many entries `operations` has as written (repeats included; 0 when it is not written). */
+  operationsWritten?: number;
   pagination: "cursor" | "offset";
   search: string[];
   /** Fields (or `created_at`/`updated_at`) a list filters on, with the operators their types take. */

@@ -2,8 +2,8 @@ import path from "node:path";
 import type { z } from "zod";
 import { diagnostic } from "../diagnostics/catalog.ts";
 import type { Diagnostic } from "../diagnostics/diagnostic.ts";
-import type { SourceFile } from "../load/load.ts";
-import { Engine } from "../engine.ts";
+import { isJsonData, type SourceFile } from "../load/load.ts";
+import { defineUnit, Engine } from "../engine.ts";
 import { closest } from "../util/suggest.ts";
 import { repairToSchema } from "./repair.ts";
 import { ActionSchema, ApiSchema, FieldSchema, ResourceSchema, VersionSchema, type ApiDefinition, type ResourceDefinition } from "./schema.ts";
@@ -23,13 +23,13 @@ export interface Validated {
 export function validateSources(api: SourceFile | null, resources: SourceFile[]): Validated {
   const diagnostics: Diagnostic[] = [];
   const result: Validated = { api: null, resources: [], diagnostics };
-  if (api && api.doc.errors.length === 0) {
+  if (api && !api.syntaxErrors) {
     const checked = validated(api, ApiSchema);
     diagnostics.push(...checked.diagnostics);
     if (checked.value) result.api = { source: api, value: checked.value };
   }
   for (const source of resources) {
-    if (source.doc.errors.length > 0) continue;
+    if (source.syntaxErrors) continue;
     const checked = validated(source, ResourceSchema);
     diagnostics.push(...checked.diagnostics);
     if (checked.value) result.resources.push({ source, value: checked.value });
@@ -50,8 +50,32 @@ function validated<T>(source: SourceFile, schema: z.ZodType<T>): { value: T | nu
   };
   // The parsed file and the schema are the whole input: remembered by the file object, per schema.
   const engine = Engine.current();
-  return engine ? (engine.byObject((schema as unknown) === ApiSchema ? "validated api file" : "validated resource file", source, check) as ReturnType<typeof check>) : check();
+  if (!engine) return check();
+  const name = (schema as unknown) === ApiSchema ? "validated api file" : "validated resource file";
+  if (engine.recording) {
+    // A run that keeps records (a cold `canon generate`): a file valid before is valid again.
+    const context: ValidateContext = { check };
+    const recorded = engine.run(validFile, { schema: name, text: source.text }, context);
+    if (recorded) return context.checked ? (context.checked as ReturnType<typeof check>) : { value: recorded.value as T, diagnostics: [] };
+    return (context.checked as ReturnType<typeof check> | undefined) ?? check();
+  }
+  return engine.byObject(name, source, check) as ReturnType<typeof check>;
 }
+
+interface ValidateContext {
+  /** Checks the file (its text is the slice's) against the schema the slice names. */
+  check: () => { value: unknown; diagnostics: Diagnostic[] };
+  checked?: { value: unknown; diagnostics: Diagnostic[] };
+}
+
+/**
+ * A definition file's value as its schema gives it, a unit of the schema's name and the file's
+ * text: recorded only for a file with no problem and a value that is JSON data.
+ */
+const validFile = defineUnit<{ schema: string; text: string }, { value: unknown } | null, ValidateContext>("validate/valid file", (_slice, context) => {
+  const checked = (context.checked = context.check());
+  return checked.diagnostics.length === 0 && checked.value !== null && isJsonData(checked.value) ? { value: structuredClone(checked.value) } : null;
+});
 
 /** What an empty file (nothing but comments, or nothing) lacks, said once instead of per key. */
 function emptyFile(source: SourceFile): Diagnostic {

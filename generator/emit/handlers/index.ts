@@ -12,11 +12,17 @@ import { conditionBodySchema, sortSchema, zodField } from "../shared/zod.ts";
 import { defineUnit } from "../../engine.ts";
 import type { SymbolKind } from "../shared/imports.ts";
 
-/** The code of each `routes.ts`: a function of the version's name, the resource and what a delete of it publishes. */
+/**
+ * The code of each `routes.ts`: a function of the version's name, the resource and what a delete
+ * of it publishes; with the identifiers its code below the imports uses, in the order they are
+ * first used (recorded with it, so a cold run does not scan every routes file again).
+ */
 const routesCode = defineUnit(
   "routes code",
-  ({ version, resource, deletes }: { version: string; resource: VersionResource; deletes: string }, context: UnitContext) =>
-    context.render("routes", routesView(version, resource, deletes)),
+  ({ version, resource, deletes }: { version: string; resource: VersionResource; deletes: string }, context: UnitContext) => {
+    const code = context.render("routes", routesView(version, resource, deletes));
+    return { code, used: [...usedIdentifiers(code.slice(code.indexOf(IMPORTS)))] };
+  },
 );
 
 /** Each `routes.ts`: its code with its imports, of the resource and the other collections' view mappers it uses. */
@@ -46,9 +52,8 @@ export const handlersEmitter: Emitter = {
         // The code is made of the resource, the version's name and what a delete publishes; its
         // imports, of the identifiers it uses and where each of another collection comes from.
         const deletes = deleteEvent(model, version, resource);
-        const rendered = context.unit(routesCode, { version: version.name, resource, deletes });
-        const used = usedIdentifiers(rendered.slice(rendered.indexOf(IMPORTS)));
-        const others = viewSources(model, version, resource, used, owners).map((o) => ({ from: o.from, names: [...o.names] }));
+        const { code: rendered, used } = context.unit(routesCode, { version: version.name, resource, deletes });
+        const others = viewSources(model, version, resource, new Set(used), owners).map((o) => ({ from: o.from, names: [...o.names] }));
         files.push(context.unit(routesFile, { version: version.name, resource, rendered, others }));
       }
       if (version.events) files.push(styledTs(`${version.name}/events.ts`, withImports(context.render("events", eventsView(model, version)), eventsSources(context))));

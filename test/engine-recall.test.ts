@@ -1,0 +1,50 @@
+// What a cold `canon generate` recalls from the engine's records besides the units of emission
+// (generator/engine.ts): each definition file's parse and validation (load.ts, validate.ts), whose
+// YAML document is parsed only when a diagnostic points into the file, and the changes at each
+// path of CHANGES.md (compat/remembered.ts). The output and the diagnostics are those of a run
+// without records.
+import assert from "node:assert/strict";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { test } from "node:test";
+import { generate } from "../generator/generate.ts";
+import { workspace } from "./support/cli.ts";
+
+const today = "2026-11-21";
+
+test("a cold generate with records reports the same diagnostics, at the same lines, as one without, and writes the same files", { timeout: 300_000 }, async () => {
+  const dir = workspace("engine-recall", "definitions");
+  const definitions = path.join(dir, "definitions");
+  const cacheFile = path.join(dir, "cache", "format.json");
+  const run = (out: string, cache: string | null) => generate({ definitions, out: path.join(dir, out), write: true, today, cacheFile: cache, cwd: dir });
+  assert.ok((await run("out", cacheFile)).model, "the showcase generates");
+
+  // One resource changed: files, CHANGES.md included, are those of a run without records, and
+  // the unchanged definition files came from the records.
+  const products = path.join(definitions, "products.yaml");
+  writeFileSync(products, readFileSync(products, "utf8").replace(/^description: .*$/m, "description: Products, described again."));
+  const changed = await run("out", cacheFile);
+  const fresh = await run("fresh", null);
+  assert.deepEqual(changed.files, fresh.files);
+  assert.ok(changed.files.some((f) => /CHANGES\.md$/.test(f.path)));
+  assert.ok(changed.units!.recalled > 4 * changed.units!.computed, `recalled ${changed.units!.recalled}, computed ${changed.units!.computed}`);
+  // Once more: this run recalls the changes at each unchanged path of CHANGES.md that the run
+  // before recorded (a first run records none of them).
+  writeFileSync(products, readFileSync(products, "utf8").replace(/^description: .*$/m, "description: Products, described a third time."));
+  const again = await run("out", cacheFile);
+  assert.deepEqual(again.files, (await run("fresh", null)).files);
+
+  // users.yaml removed: orders.yaml and invoices.yaml, unchanged and recalled from the records,
+  // now reference a collection that is not defined. Their diagnostics point into them exactly
+  // where a run that parses them says.
+  rmSync(path.join(definitions, "users.yaml"));
+  const broken = await run("out", cacheFile);
+  const reference = await run("fresh", null);
+  assert.equal(broken.model, null);
+  const located = (d: (typeof broken.diagnostics)[number]) => ({ rule: d.rule, message: d.message, file: d.location.file, line: d.location.line, column: d.location.column });
+  const found = broken.diagnostics.map(located);
+  assert.deepEqual(found, reference.diagnostics.map(located));
+  const intoOrders = found.filter((d) => d.file.endsWith("orders.yaml") && d.rule === "reference-unknown");
+  assert.ok(intoOrders.length > 0, `a reference-unknown in orders.yaml: ${JSON.stringify(found)}`);
+  assert.ok(intoOrders.every((d) => d.line > 1), "located at the reference, not at the top of the file");
+});
