@@ -94,6 +94,12 @@ export interface ActiveClaim {
   fingerprint?: string;
   /** Set by a store that claims with the write (`claimsWithWrite`) once a write made the claim. */
   claimed?: boolean;
+  /**
+   * Set by such a store when the request, a repeat, answers with the record the first request
+   * with its key created, whose answer was never kept (its instance died in between): the answer
+   * is sent with `Idempotent-Replayed: true` and kept.
+   */
+  replayed?: boolean;
   /** Set once the request has answered: work it started that is still running (a job) marks nothing. */
   answered?: boolean;
 }
@@ -333,6 +339,8 @@ async function settle(
         location: headerText(reply.getHeader("location")),
         etag: headerText(reply.getHeader("etag")),
       };
+      // A repeat that rebuilt the first's answer from its record says it is a replay.
+      if (claim.replayed) reply.header(IDEMPOTENT_REPLAYED_HEADER, "true");
       // Kept without holding the answer up: a repeat that comes before the keep has committed
       // finds the key `written` and waits for it (`lookup`).
       if (claim.claimed)
@@ -384,7 +392,7 @@ function refusal(outcome: "mismatch" | "running" | "unanswered"): BusinessRuleEr
       return stillRunning();
     case "unanswered":
       return new ConflictError(
-        "The request with this Idempotency-Key was carried out, but its answer was not kept: look the record up, or send a new key.",
+        "The request with this Idempotency-Key was carried out, but its answer was not kept and cannot be rebuilt (its record was deleted since, or it was not a create): look it up, or send a new key.",
         [{ field: "Idempotency-Key", issue: "was used by a request whose answer was not kept" }],
       );
   }

@@ -524,16 +524,48 @@ export class SqlStore implements Store {
       slots.push(parameter(column, value, params));
     }
     const text = `insert into ${p.table} (${names.join(", ")}) values (${slots.join(", ")}) returning ${p.select}`;
-    if (p.links.length)
-      return (await this.writeLinked(
+    try {
+      if (p.links.length)
+        return (await this.writeLinked(
+          collection,
+          p,
+          this.statements.get(text),
+          params,
+          publish,
+          record.values,
+        ))!;
+      return (await this.writeOne(
         collection,
+        "write",
         p,
         this.statements.get(text),
         params,
         publish,
-        record.values,
+        record,
       ))!;
-    return (await this.writeOne(collection, "write", p, this.statements.get(text), params, publish, record))!;
+    } catch (error) {
+      const claim = activeClaim();
+      if (!claim || claim.claimed) throw error;
+      return this.adopted(collection, error);
+    }
+  }
+
+  /**
+   * A create that wrote nothing because its idempotency key is taken (the write's claim was lost,
+   * or a unique value is taken by the first request's record): when the first request's answer
+   * was never kept (its instance died between its commit and keeping it), the record it created,
+   * as stored now, with no event: the handler answers with it, as the first would have, and
+   * the answer is kept (sql-idempotency.ts, `adoptable`). Else `error` stands (the key's state
+   * answers: replay, 409, 422).
+   */
+  private async adopted(collection: string, error: unknown): Promise<StoredRecord> {
+    const adoptable = await this.idempotency.adoptable(collection);
+    const record = adoptable ? await this.get(collection, adoptable.id) : null;
+    if (!record) throw error;
+    const claim = activeClaim()!;
+    claim.claimed = true;
+    claim.replayed = true;
+    return record;
   }
 
   /** `current`, the record as read at `expectedRevision`, lets the write and its event go as one statement. */
@@ -901,10 +933,11 @@ export class SqlStore implements Store {
         const [row] = await this.relinked(tx, collection, p, String(rows[0].id), values);
         const record = this.toRecord(p, row!);
         const made = publish ? [publish(record, collection)] : [];
-        if (this.schema.events && made.length) events = await insertEvents(tx, made);
+        const created = { collection, id: record.id };
+        if (this.schema.events && made.length) events = await insertEvents(tx, made, created);
         else {
           events = made;
-          await markClaim(tx);
+          await markClaim(tx, created);
         }
         return record;
       }),
@@ -1044,7 +1077,8 @@ export class SqlStore implements Store {
       const claim = activeClaim();
       const claimed = claim !== undefined;
       if (!publish || !this.schema.events) {
-        if (claimed) return this.db.transaction(async (tx) => this.markedWrite(tx, p, statement, params));
+        if (claimed)
+          return this.db.transaction(async (tx) => this.markedWrite(tx, collection, p, statement, params));
         const rows = await this.db.query(statement, params);
         return rows[0] ? { record: this.toRecord(p, rows[0]) } : null;
       }
@@ -1053,7 +1087,10 @@ export class SqlStore implements Store {
           const rows = await tx.query(statement, params);
           if (!rows[0]) return null;
           const record = this.toRecord(p, rows[0]);
-          const [event] = await insertEvents(tx, [publish(record, collection)]);
+          const [event] = await insertEvents(tx, [publish(record, collection)], {
+            collection,
+            id: record.id,
+          });
           return { record, event };
         });
       }
@@ -1063,6 +1100,7 @@ export class SqlStore implements Store {
         typeof statement === "string" ? statement : statement.text,
         params.length,
         made,
+        collection,
       );
       const rows = await this.db
         .query(this.statements.get(combined.text), [...params, ...combined.params])
@@ -1095,14 +1133,16 @@ export class SqlStore implements Store {
   /** A write without an event that marks the request's idempotency claim, in `tx`. */
   private async markedWrite(
     tx: SqlQueryable,
+    collection: string,
     p: Prepared,
     statement: Statement | string,
     params: unknown[],
   ): Promise<Kept | null> {
     const rows = await tx.query(statement, params);
     if (!rows[0]) return null;
-    await markClaim(tx);
-    return { record: this.toRecord(p, rows[0]) };
+    const record = this.toRecord(p, rows[0]);
+    await markClaim(tx, { collection, id: record.id });
+    return { record };
   }
 
   /** Closes the driver; closing again does nothing. */
