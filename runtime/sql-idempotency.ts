@@ -5,9 +5,10 @@
  * one key at once, the database lets one insert it.
  *
  * A row is inserted `written` by the request's write, in its own statement (`claimMark`) or
- * transaction (`markClaim`), and is `done` once its answer is kept. (`running`: a claim made
- * before the handler through `claim`, which the app no longer calls on SQL.) Times are the
- * database's, so that every instance agrees on leases and expiry.
+ * transaction (`markClaim`), naming the record a create made, and is `done` once its answer is
+ * kept. Should its instance die before keeping it, a repeat of the create answers with that record
+ * (`adoptable`). (`running`: a claim made before the handler through `claim`, which the app does
+ * not call on SQL.) Times are the database's, so that every instance agrees on leases and expiry.
  */
 import {
   IDEMPOTENCY_LEASE_MS,
