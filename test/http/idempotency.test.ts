@@ -367,12 +367,26 @@ describe(`A write marks its idempotency claim in its own transaction (${STORE})`
       assert.equal(rows[0].state, "written");
       // Over HTTP the handler's write marks the request's claim: with the answer never kept (as
       // when an instance stops between its commit and keeping the answer), the row says written.
+      const keep = store.idempotency.keep.bind(store.idempotency);
       store.idempotency.keep = async () => {};
       const app = await listen(await buildApp({ authenticate: devAuthenticate, rateLimit: false, store }), SHOWCASE);
       try {
-        await expectStatus(app, "POST", "/v2/products", 201, keyed("http-key", productBody()));
-        const [row] = await store.driver.query(`select "state" from "canon__idempotency_keys" where "key" = 'http-key'`);
-        assert.equal(row.state, "written");
+        const body = productBody();
+        const first = await expectStatus(app, "POST", "/v2/products", 201, keyed("http-key", body));
+        const [row] = await store.driver.query(`select "state", "collection", "record" from "canon__idempotency_keys" where "key" = 'http-key'`);
+        assert.deepEqual({ ...row }, { state: "written", collection: "products", record: first.body.id });
+        // Its answer never kept (its instance died), the repeat rebuilds it from the record once
+        // the row's lease (2 s) is over: a replay, kept now; no second record, no second event.
+        store.idempotency.keep = keep;
+        const again = await expectStatus(app, "POST", "/v2/products", 201, keyed("http-key", body));
+        assert.equal(again.headers.get("idempotent-replayed"), "true");
+        sameAnswer(first, again);
+        await store.idempotency.settled();
+        const [done] = await store.driver.query(`select "state" from "canon__idempotency_keys" where "key" = 'http-key'`);
+        assert.equal(done.state, "done");
+        const [count] = await store.driver.query(`select count(*)::int as "n" from "products" where "sku" = $1`, [body.sku]);
+        assert.equal(count.n, 1);
+        assert.equal((await eventsOf(app, first.body.id)).length, 1);
       } finally {
         await app.close();
       }
