@@ -645,10 +645,17 @@ export class SqlStore implements Store {
   /**
    * The writes in one transaction, in order, then their events (in the same order) with them.
    * `expect` reads the record `for share`: it cannot change until the commit. A delete takes its
-   * `cascade` records along as `delete` does.
+   * `cascade` records along as `delete` does. Writes that end with an insert and wrote nothing
+   * because the request's idempotency key was taken by a first request whose answer was never
+   * kept give that request's record alone (`adopted`).
    */
   async writeAll(writes: readonly Write[]): Promise<StoredRecord[] | null> {
     let events: StoredEvent[] = [];
+    // Writes that end with a create (a create through its hook, an action) answer with that
+    // record: the request's idempotency claim names it (sql-idempotency.ts).
+    const last = writes[writes.length - 1];
+    const created =
+      last && "insert" in last ? { collection: last.insert[0], id: last.insert[1].id } : undefined;
     try {
       const records = await this.db.transaction(async (tx) => {
         const written: StoredRecord[] = [];
@@ -729,10 +736,10 @@ export class SqlStore implements Store {
           written.push(record);
           if (publish) made.push(publish(record, collection));
         }
-        if (this.schema.events && made.length) events = await insertEvents(tx, made);
+        if (this.schema.events && made.length) events = await insertEvents(tx, made, created);
         else {
           // Without events kept, the request's idempotency key is claimed here (sql-idempotency.ts).
-          await markClaim(tx);
+          await markClaim(tx, created);
           events = made;
         }
         return written;
@@ -741,7 +748,11 @@ export class SqlStore implements Store {
       return records;
     } catch (error) {
       if (error instanceof Gone) return null;
-      throw error;
+      const claim = activeClaim();
+      if (!created || !claim || claim.claimed) throw error;
+      // A repeat whose first answer was never kept: the record the first created, alone (the
+      // callers answer with the last record).
+      return [await this.adopted(created.collection, error)];
     }
   }
 
