@@ -10,6 +10,8 @@ import { resourceSpecs } from "./services.ts";
 import type {
   InvoiceValues,
   OrderCancellationValues,
+  OrderPaymentValues,
+  OrderShipmentValues,
   OrderValues,
   ProductValues,
   UserValues,
@@ -30,7 +32,11 @@ export type HookCollections = {
 /** The hooks of every resource: its writes, and its actions by name (given the record acted on as `current`). */
 export interface Hooks {
   invoices?: ResourceHooks<InvoiceValues, Record<never, never>, HookCollections>;
-  orders?: ResourceHooks<OrderValues, { cancellations: OrderCancellationValues }, HookCollections>;
+  orders?: ResourceHooks<
+    OrderValues,
+    { cancellations: OrderCancellationValues; payments: OrderPaymentValues; shipments: OrderShipmentValues },
+    HookCollections
+  >;
   products?: ResourceHooks<ProductValues, Record<never, never>, HookCollections>;
   users?: ResourceHooks<UserValues, Record<never, never>, HookCollections>;
 }

@@ -49,7 +49,7 @@ export interface AppOptions {
   cursorSecret?: string;
   /** Exports (POST /vN/exports): how long a link works, jobs per principal, retention, the queue, the folder of the files. Default: one hour, 3, 7 days; on a PostgreSQL server store pg-boss and files in the database, otherwise in the process and a private folder in the OS temp folder. */
   exports?: ExportOptions;
-  /** Slow and idle connections: `{ headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 5_000, maxConnections: 10_000 }` by default. */
+  /** Slow and idle connections, and clients that left: `{ headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 5_000, maxConnections: 10_000, halfCloseIsGone: true, halfCloseGraceMs: 250 }` by default. */
   connections?: ConnectionOptions;
   /** Fastify's logger: true, false (the default) or its options, such as `{ level: "error", stream }`. Unexpected failures are logged with their original error. */
   logger?: FastifyServerOptions["logger"];

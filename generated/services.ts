@@ -18,6 +18,8 @@ import type { ExportService } from "./runtime/exports.ts";
 import type {
   InvoiceValues,
   OrderCancellationValues,
+  OrderPaymentValues,
+  OrderShipmentValues,
   OrderValues,
   ProductValues,
   UserValues,
@@ -27,6 +29,8 @@ import type { Hooks } from "./hooks.ts";
 export interface Services {
   invoices: ResourceService<InvoiceValues>;
   orderCancellations: ResourceService<OrderCancellationValues>;
+  orderPayments: ResourceService<OrderPaymentValues>;
+  orderShipments: ResourceService<OrderShipmentValues>;
   orders: ResourceService<OrderValues>;
   products: ResourceService<ProductValues>;
   users: ResourceService<UserValues>;
@@ -44,6 +48,8 @@ export const resourceSpecs = {
     ],
   },
   orderCancellations: { collection: "orders/cancellations", unique: [], references: [] },
+  orderPayments: { collection: "orders/payments", unique: [], references: [] },
+  orderShipments: { collection: "orders/shipments", unique: [], references: [] },
   orders: {
     collection: "orders",
     unique: ["code"],
@@ -51,6 +57,7 @@ export const resourceSpecs = {
       { field: "user_id", collection: "users" },
       { field: "product_ids.*", collection: "products" },
     ],
+    transitions: { status: { pending: ["paid", "cancelled"], paid: ["shipped", "cancelled"] } },
   },
   products: { collection: "products", unique: ["sku"], references: [] },
   users: { collection: "users", unique: ["email"], emails: ["email"], references: [] },
@@ -63,22 +70,43 @@ export const storeReferences: StoreReference[] = [
   { collection: "orders", field: "user_id", references: "users", onDelete: "cascade" },
   { collection: "orders", field: "product_ids", references: "products", onDelete: "restrict", many: true },
   { collection: "orders/cancellations", field: "order_id", references: "orders", onDelete: "cascade" },
+  { collection: "orders/payments", field: "order_id", references: "orders", onDelete: "cascade" },
+  { collection: "orders/shipments", field: "order_id", references: "orders", onDelete: "cascade" },
 ];
 
 /** The default service of every resource: CRUD over `store`, running `hooks` (hooks.ts) with `support`. */
 export function defaultServices(store: Store, hooks: Hooks = {}, support?: HookSupport): Services {
   return {
     invoices: new CrudService<InvoiceValues>(store, resourceSpecs.invoices, hooks.invoices, support),
-    orderCancellations: hooks.orders?.cancellations
-      ? new ActingService<OrderCancellationValues, OrderValues>(
-          store,
-          resourceSpecs.orderCancellations,
-          { targetField: "order_id" },
-          resourceSpecs.orders,
-          hooks.orders?.cancellations,
-          support,
-        )
-      : new CrudService<OrderCancellationValues>(store, resourceSpecs.orderCancellations),
+    orderCancellations: new ActingService<OrderCancellationValues, OrderValues>(
+      store,
+      resourceSpecs.orderCancellations,
+      {
+        targetField: "order_id",
+        since: 3,
+        requires: { status: ["pending", "paid"] },
+        sets: { status: { value: "cancelled" } },
+      },
+      resourceSpecs.orders,
+      hooks.orders?.cancellations,
+      support,
+    ),
+    orderPayments: new ActingService<OrderPaymentValues, OrderValues>(
+      store,
+      resourceSpecs.orderPayments,
+      { targetField: "order_id", requires: { status: ["pending"] }, sets: { status: { value: "paid" } } },
+      resourceSpecs.orders,
+      hooks.orders?.payments,
+      support,
+    ),
+    orderShipments: new ActingService<OrderShipmentValues, OrderValues>(
+      store,
+      resourceSpecs.orderShipments,
+      { targetField: "order_id", sets: { status: { value: "shipped" } } },
+      resourceSpecs.orders,
+      hooks.orders?.shipments,
+      support,
+    ),
     orders: new CrudService<OrderValues>(store, resourceSpecs.orders, hooks.orders, support),
     products: new CrudService<ProductValues>(store, resourceSpecs.products, hooks.products, support),
     users: new CrudService<UserValues>(store, resourceSpecs.users, hooks.users, support),

@@ -36,6 +36,18 @@ export type OrderCancellationValues = {
   reason: string;
 };
 
+/** Stored values of orders/payments. */
+export type OrderPaymentValues = {
+  order_id: string;
+  reference: string;
+};
+
+/** Stored values of orders/shipments. */
+export type OrderShipmentValues = {
+  order_id: string;
+  carrier: string;
+};
+
 /** Stored values of products. */
 export type ProductValues = {
   sku: string;

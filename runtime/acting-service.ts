@@ -25,6 +25,12 @@ export interface ActionEffect {
    * field as it is); the record's transitions are checked.
    */
   sets?: Readonly<Record<string, ActionSet>>;
+  /**
+   * The first API version whose requests `requires` and `sets` apply to (`rules_added`): a
+   * request of an earlier version (`WriteContext.version`) only records the action, as that
+   * version was published. A write without a version (a hook's, a direct call) applies them.
+   */
+  since?: number;
 }
 
 export class ActingService<V extends Values, T extends Values = Values> extends CrudService<V> {
@@ -60,7 +66,13 @@ export class ActingService<V extends Values, T extends Values = Values> extends 
     publish?: EventOf<StoredRecord<V>>,
     context?: WriteContext,
   ): Promise<StoredRecord<V>> {
-    const { targetField, requires, sets } = this.effect;
+    const { targetField, since } = this.effect;
+    const acts = since === undefined || context?.version === undefined || context.version >= since;
+    // A version before the rules, without a hook: the plain create that version was published with.
+    if (!acts && !this.hook && this.target.tenantKey === undefined)
+      return super.create(values, publish, context);
+    const requires = acts ? this.effect.requires : undefined;
+    const sets = acts ? this.effect.sets : undefined;
     const id = values[targetField];
     // The record acted on, within a tenant principal's tenant (SPEC §12.4), here and in the writes.
     const scope = writeScope(this.target, context);

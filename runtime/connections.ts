@@ -24,6 +24,18 @@ export interface ConnectionOptions {
    * reads the answer rather than a reset. Default 16 MiB; the request timeout bounds the time.
    */
   discardLimitBytes?: number;
+  /**
+   * A client that closes its sending side (FIN) while its request's work runs has left, as for
+   * nginx (its 499): from `halfCloseGraceMs` after the FIN, a query still waiting for a pool
+   * connection gives up, a running PostgreSQL statement is cancelled and a transaction rolls back
+   * (client-scope.ts). An aborted `fetch`, a killed curl and nginx passing on a client's abort
+   * all close with FIN. The answer is still written while the connection takes it. Default true;
+   * false: only a reset stops work, for clients that half-close after each request and wait for
+   * slow answers.
+   */
+  halfCloseIsGone?: boolean;
+  /** How long after the client's FIN its request's work may still finish and be answered. Default 250 ms. */
+  halfCloseGraceMs?: number;
 }
 
 export const CONNECTION_DEFAULTS: Required<ConnectionOptions> = {
@@ -32,6 +44,8 @@ export const CONNECTION_DEFAULTS: Required<ConnectionOptions> = {
   keepAliveTimeoutMs: 5_000,
   maxConnections: 10_000,
   discardLimitBytes: 16 * 1024 * 1024,
+  halfCloseIsGone: true,
+  halfCloseGraceMs: 250,
 };
 
 /** The settings with their defaults, checked: a timeout is a positive number of milliseconds. */
@@ -40,10 +54,15 @@ export function connectionLimits(options: ConnectionOptions = {}): Required<Conn
   for (const key of Object.keys(CONNECTION_DEFAULTS) as Array<keyof ConnectionOptions>) {
     const value = options[key];
     if (value === undefined) continue;
-    if (!Number.isInteger(value) || value < 1) {
+    if (key === "halfCloseIsGone") {
+      if (typeof value !== "boolean")
+        throw new RangeError(`connections.${key} must be true or false, not ${String(value)}`);
+      limits[key] = value;
+    } else if (typeof value !== "number" || !Number.isInteger(value) || value < 1) {
       throw new RangeError(`connections.${key} must be a positive integer, not ${String(value)}`);
+    } else {
+      limits[key] = value;
     }
-    limits[key] = value;
   }
   if (limits.headersTimeoutMs > limits.requestTimeoutMs) {
     throw new RangeError("connections.headersTimeoutMs must not be longer than connections.requestTimeoutMs");

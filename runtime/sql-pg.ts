@@ -243,14 +243,14 @@ const rowsOf = (result: PgResult): Row[] => result.rows;
  * query waited for a connection never runs it, one that leaves while it runs cancels it.
  */
 function poolQueryable(pool: PgPool, statements: PgStatements, cancellation: Cancellation): SqlQueryable {
-  const run = async <T>(client: Client, work: (connection: PgClient) => Promise<T>): Promise<T> => {
+  async function run<T>(client: Client, work: (connection: PgClient) => Promise<T>): Promise<T> {
     const connection = await cancellation.acquire(client);
     try {
       return await cancellation.watch(client, connection, () => work(connection));
     } finally {
       connection.release();
     }
-  };
+  }
   return {
     query(statement, params = []) {
       const client = currentClient();

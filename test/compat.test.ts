@@ -167,6 +167,35 @@ describe("changes that break nothing", () => {
     });
   });
 
+  // An action's rules dated by `rules_added` (SPEC §12.5): a published version keeps its action
+  // as it was, and a read-only field's machine is shown from the version whose action sets it.
+  const lentState = "  state: { type: enum, values: [open, lent], default: open, read_only: true, transitions: { open: [lent] } }\n  note:";
+  const actingLoans = `${actionBlock}    requires: { state: [open] }\n    sets: { state: lent }\n`;
+  const withV2 = replace("  v1: {}\n", "  v1: {}\n  v2: {}\n");
+  test("requires, sets and a machine dated rules_added: v2 leave v1 as it was", async () => {
+    const base = await changesOf("rules-base", { [books]: replace("  note:", lentState), "api.yaml": withV2 });
+    const docs = await documents(
+      variant("rules-dated", {
+        [books]: (text) => replace(actionBlock, `${actingLoans}    rules_added: v2\n`)(replace("  note:", lentState)(text)!),
+        "api.yaml": withV2,
+      }),
+    );
+    const dated = compareDocuments(published, docs.get("v1")!);
+    assert.deepEqual(dated.filter((c) => c.breaking).map((c) => c.text), [], listing(dated));
+    assert.deepEqual(dated.map((c) => c.text), base.map((c) => c.text), "v1's document is the same as without the rules");
+    assert.doesNotMatch(JSON.stringify(docs.get("v1")), /x-canon-(transitions|requires|sets)/);
+    assert.match(JSON.stringify(docs.get("v2")), /"x-canon-requires":\{"state":\["open"\]\}/);
+    assert.match(JSON.stringify(docs.get("v2")), /"x-canon-transitions":\{"open":\["lent"\]\}/);
+  });
+
+  test("the same rules without rules_added break v1: requires added, and the machine of the field its action now sets", async () => {
+    const changes = await changesOf("rules-undated", {
+      [books]: (text) => replace(actionBlock, actingLoans)(replace("  note:", lentState)(text)!),
+      "api.yaml": withV2,
+    });
+    assert.ok(changes.some((c) => c.breaking && c.kind === "requires-added" && c.operation?.operationId === "createBookLoan"), listing(changes));
+  });
+
   test("a new version leaves the published one as it was", async () => {
     const changes = await changesOf("new-version", { "api.yaml": replace("  v1: {}\n", "  v1: {}\n  v2: {}\n") });
     assert.deepEqual(changes, []);

@@ -48,10 +48,22 @@ test("every route authorizes before it touches a service's writes or answers; by
       }
       if (route.path.includes("/:id")) {
         // The record looked up by id is what authorize sees (conventions §2.2.9).
-        const lookups = callsNamed(route.body, /^services\.\w+\.get$/);
-        assert.ok(lookups.length >= 1, `${route.method} ${route.path} looks its record up`);
         const withRecord = authorizations.filter((c) => c.getArguments().length >= 5);
         assert.ok(withRecord.length >= 1, `${route.method} ${route.path} passes the record to authorize`);
+        // A list under a record: runtime/lists.ts `listUnder(services.<parent>, parent, check, list)`
+        // reads the parent (in the page's statement on SQL) and hands it to `check`, which authorizes it
+        // before the list's answer is made.
+        const under = callsNamed(route.body, /^listUnder$/);
+        if (under.length > 0) {
+          const [service, , check] = under[0]!.getArguments();
+          assert.match(service!.getText(), /^services\.\w+$/, `${route.method} ${route.path}: listUnder reads the parent through its service`);
+          const checkText = route.body.getText().match(new RegExp(`const ${check!.getText()} = async \\(record[^)]*\\) => \\{[\\s\\S]*?\\n    \\};`))?.[0] ?? "";
+          assert.match(checkText, /authorizeOrThrow\(authorize, request, "read", "\w+", record/, `${route.method} ${route.path}: the parent read is what authorize sees`);
+          checked++;
+          continue;
+        }
+        const lookups = callsNamed(route.body, /^services\.\w+\.get$/);
+        assert.ok(lookups.length >= 1, `${route.method} ${route.path} looks its record up`);
         assert.ok(withRecord[0]!.getStart() > lookups[0]!.getStart(), `${route.method} ${route.path}: authorize sees the looked-up record`);
       }
       checked++;

@@ -31,8 +31,8 @@ test("README: the v3 curl walk-through works as written", { skip: spawnSync("sh"
   // Asynchronously: the service answers from this process.
   const run = await promisify(execFile)("bash", ["-euo", "pipefail", "-c", script.replace(/^curl /gm, "curl -w '\\n' ")], { encoding: "utf8" });
   const answers = run.stdout.trim().split("\n").filter(Boolean).map((line) => JSON.parse(line) as Obj);
-  const [orders, products, invoice, approved, unapproved, conflict, missing, badSort, exported] = answers;
-  assert.equal(answers.length, 9, run.stdout);
+  const [orders, products, invoice, approved, unapproved, conflict, missing, badSort, exported, cancellation, cancelled, again, v2Cancellation, early, payment, shipment, late] = answers;
+  assert.equal(answers.length, 17, run.stdout);
   assert.equal(orders!.data.length, 1);
   assert.deepEqual(orders!.data[0].metadata, { "crm.id": "A-17" });
   assert.deepEqual(products!.data.map((p: Obj) => p.price), ["19.99"]);
@@ -45,4 +45,38 @@ test("README: the v3 curl walk-through works as written", { skip: spawnSync("sh"
   assert.deepEqual(missing!.error.details.map((d: Obj) => d.field), ["product_ids.0"]);
   assert.deepEqual(badSort!.error.details.map((d: Obj) => d.field), ["sort"]);
   assert.equal(exported!.sort, "-placed_at");
+  // v3's cancellations cancel the order (SPEC §12.5): a new revision, and its order.updated event.
+  const orderId = cancellation!.order_id as string;
+  assert.equal(typeof cancellation!.id, "string");
+  assert.deepEqual(cancelled, { status: "cancelled" });
+  const read = await fetch(`${api.base}/v3/orders/${orderId}`, { headers: { authorization: "Bearer dev-writer" } });
+  const order = (await read.json()) as Obj;
+  assert.equal(order.status, "cancelled");
+  assert.notEqual(read.headers.get("etag"), null);
+  assert.notEqual(order.updated_at, order.created_at);
+  const events = (await (await fetch(`${api.base}/v3/events?limit=100`, { headers: { authorization: "Bearer dev-writer" } })).json()) as Obj;
+  const updated = events.data.filter((e: Obj) => e.type === "order.updated" && e.data.id === orderId);
+  assert.equal(updated.length, 1, JSON.stringify(events.data.map((e: Obj) => e.type)));
+  assert.equal(updated[0].data.status, "cancelled");
+  // A second cancellation is refused naming the field; nothing is created.
+  assert.equal(again!.error.code, "BUSINESS_RULE_VIOLATION");
+  assert.deepEqual(again!.error.details.map((d: Obj) => d.field), ["status"]);
+  // v2 keeps its cancellations as published: a record, whatever the order's status.
+  assert.equal(v2Cancellation!.order_id, orderId);
+  const list = (await (await fetch(`${api.base}/v3/events?limit=100`, { headers: { authorization: "Bearer dev-writer" } })).json()) as Obj;
+  assert.equal(list.data.filter((e: Obj) => e.type === "order.updated" && e.data.id === orderId).length, 1, "v2's cancellation changed nothing");
+  // The machine refuses pending → shipped, naming the values pending may take.
+  assert.equal(early!.error.code, "BUSINESS_RULE_VIOLATION");
+  assert.deepEqual(early!.error.details.map((d: Obj) => d.field), ["status"]);
+  assert.match(JSON.stringify(early!.error.details[0]), /paid/);
+  assert.match(JSON.stringify(early!.error.details[0]), /cancelled/);
+  const second = payment!.order_id as string;
+  assert.equal(shipment!.carrier, "DHL");
+  // A shipped order is not cancelled: 422 naming status, no cancellation created.
+  assert.equal(late!.error.code, "BUSINESS_RULE_VIOLATION");
+  assert.deepEqual(late!.error.details.map((d: Obj) => d.field), ["status"]);
+  const shipped = (await (await fetch(`${api.base}/v3/orders/${second}`, { headers: { authorization: "Bearer dev-writer" } })).json()) as Obj;
+  assert.equal(shipped.status, "shipped");
+  const v2Read = (await (await fetch(`${api.base}/v2/orders/${second}`, { headers: { authorization: "Bearer dev-writer" } })).json()) as Obj;
+  assert.equal(v2Read.status, "shipped", "one status is stored: v2 reads what v3 did");
 });

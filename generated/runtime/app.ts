@@ -21,7 +21,7 @@ import {
   serverTimeouts,
   trackRequests,
 } from "./connections.ts";
-import { inClientScope } from "./client-scope.ts";
+import { inClientScope, watchHalfCloses } from "./client-scope.ts";
 import { type CorsOptions, registerCors } from "./cors.ts";
 import { addDeprecationHeaders, type Deprecation, type DeprecationSettings } from "./deprecation.ts";
 import { noOperation, sendError, toApiError, urlTooLong } from "./error-mapping.ts";
@@ -126,6 +126,8 @@ export async function createApp(appOptions: AppOptions): Promise<FastifyInstance
       // A client that half-closes after its request (shuts down its sending side) still gets the
       // answer; by default Node ends the connection at once and drops the answer in progress.
       (server as typeof server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
+      // But the work of a request whose client half-closed stops, a moment later, unless told otherwise.
+      if (limits.halfCloseIsGone) watchHalfCloses(server, limits.halfCloseGraceMs);
       keepRequestHeads(server);
       answerConnect(server, options);
       return server;

@@ -42,12 +42,15 @@ export interface WriteContext {
   replace?: boolean;
   /** The app's `authorize`: a reference to a record the principal may not `read` answers as one to no record (422). */
   authorize?: Authorize;
+  /** The API version of the request (2 for /v2/…), given to an action whose rules apply from a version on (`ActionEffect.since`). */
+  version?: number;
 }
 
-/** The write context of a request (`replace` for a PUT). */
-export function writeContext(request: FastifyRequest, replace?: boolean): WriteContext {
+/** The write context of a request (`replace` for a PUT; `version`, the request's API version). */
+export function writeContext(request: FastifyRequest, replace?: boolean, version?: number): WriteContext {
   const context: WriteContext = { principal: request.principal!, requestId: request.id };
   if (replace) context.replace = true;
+  if (version !== undefined) context.version = version;
   if (request.server.authorizer) context.authorize = request.server.authorizer;
   return context;
 }

@@ -51,6 +51,22 @@ export const sqlSchema: SqlSchema = {
       ],
       search: [],
     },
+    "orders/payments": {
+      table: "orders__payments",
+      columns: [
+        { field: "order_id", column: "order_id", kind: "uuid", optional: false },
+        { field: "reference", column: "reference", kind: "text", optional: false },
+      ],
+      search: [],
+    },
+    "orders/shipments": {
+      table: "orders__shipments",
+      columns: [
+        { field: "order_id", column: "order_id", kind: "uuid", optional: false },
+        { field: "carrier", column: "carrier", kind: "text", optional: false },
+      ],
+      search: [],
+    },
     products: {
       table: "products",
       columns: [
@@ -140,6 +156,20 @@ export const sqlSchema: SqlSchema = {
     orders__cancellations_id_key: { collection: "orders/cancellations", field: "id", kind: "unique" },
     orders__cancellations_order_id_fkey: {
       collection: "orders/cancellations",
+      field: "order_id",
+      kind: "references",
+      references: "orders",
+    },
+    orders__payments_id_key: { collection: "orders/payments", field: "id", kind: "unique" },
+    orders__payments_order_id_fkey: {
+      collection: "orders/payments",
+      field: "order_id",
+      kind: "references",
+      references: "orders",
+    },
+    orders__shipments_id_key: { collection: "orders/shipments", field: "id", kind: "unique" },
+    orders__shipments_order_id_fkey: {
+      collection: "orders/shipments",
       field: "order_id",
       kind: "references",
       references: "orders",

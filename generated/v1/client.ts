@@ -852,7 +852,7 @@ export class OrdersClient {
   readonly #http: Transport;
   /** The invoices of one order: GET /v1/orders/{id}/invoices. */
   readonly invoices: InvoicesOfOrderClient;
-  /** Cancellations of one order: POST /v1/orders/{id}/cancellations. Cancel an order. The cancellation is a record of its own. */
+  /** Cancellations of one order: POST /v1/orders/{id}/cancellations. Cancel an order. The cancellation is a record of its own; from v3 on it cancels the order. */
   readonly cancellations: CancellationsOfOrderClient;
 
   constructor(http: Transport) {
@@ -905,7 +905,7 @@ export class InvoicesOfOrderClient {
   }
 }
 
-/** Cancellations of one order: POST /v1/orders/{id}/cancellations. Cancel an order. The cancellation is a record of its own. */
+/** Cancellations of one order: POST /v1/orders/{id}/cancellations. Cancel an order. The cancellation is a record of its own; from v3 on it cancels the order. */
 export class CancellationsOfOrderClient {
   readonly #http: Transport;
 

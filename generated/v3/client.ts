@@ -15,6 +15,10 @@ import type {
   OrderCancellation,
   OrderCancellationCreate,
   OrderCreate,
+  OrderPayment,
+  OrderPaymentCreate,
+  OrderShipment,
+  OrderShipmentCreate,
   OrderUpdate,
 } from "./orders/types.ts";
 import type { Product, ProductCreate, ProductReplace, ProductUpdate } from "./products/types.ts";
@@ -856,13 +860,19 @@ export class OrdersClient {
   readonly #http: Transport;
   /** The invoices of one order: GET /v3/orders/{id}/invoices. */
   readonly invoices: InvoicesOfOrderClient;
-  /** Cancellations of one order: POST /v3/orders/{id}/cancellations. Cancel an order. The cancellation is a record of its own. */
+  /** Cancellations of one order: POST /v3/orders/{id}/cancellations. Cancel an order. The cancellation is a record of its own; from v3 on it cancels the order. */
   readonly cancellations: CancellationsOfOrderClient;
+  /** Payments of one order: POST /v3/orders/{id}/payments. Record the payment of a pending order; the order is paid. */
+  readonly payments: PaymentsOfOrderClient;
+  /** Shipments of one order: POST /v3/orders/{id}/shipments. Ship a paid order, in one parcel or several; the order is shipped (its transitions allow it from paid only). */
+  readonly shipments: ShipmentsOfOrderClient;
 
   constructor(http: Transport) {
     this.#http = http;
     this.invoices = new InvoicesOfOrderClient(http);
     this.cancellations = new CancellationsOfOrderClient(http);
+    this.payments = new PaymentsOfOrderClient(http);
+    this.shipments = new ShipmentsOfOrderClient(http);
   }
 
   /** GET /v3/orders: `await` it for a page, `for await` it for every record, or `.pages()`. */
@@ -909,7 +919,7 @@ export class InvoicesOfOrderClient {
   }
 }
 
-/** Cancellations of one order: POST /v3/orders/{id}/cancellations. Cancel an order. The cancellation is a record of its own. */
+/** Cancellations of one order: POST /v3/orders/{id}/cancellations. Cancel an order. The cancellation is a record of its own; from v3 on it cancels the order. */
 export class CancellationsOfOrderClient {
   readonly #http: Transport;
 
@@ -920,6 +930,34 @@ export class CancellationsOfOrderClient {
   /** POST /v3/orders/{id}/cancellations: a new cancellation of the order `orderId`. */
   create(orderId: string, body: OrderCancellationCreate, options?: CallOptions): ApiCall<OrderCancellation> {
     return this.#http.call("POST", "/v3/orders/{id}/cancellations", orderId, body, options);
+  }
+}
+
+/** Payments of one order: POST /v3/orders/{id}/payments. Record the payment of a pending order; the order is paid. */
+export class PaymentsOfOrderClient {
+  readonly #http: Transport;
+
+  constructor(http: Transport) {
+    this.#http = http;
+  }
+
+  /** POST /v3/orders/{id}/payments: a new payment of the order `orderId`. */
+  create(orderId: string, body: OrderPaymentCreate, options?: CallOptions): ApiCall<OrderPayment> {
+    return this.#http.call("POST", "/v3/orders/{id}/payments", orderId, body, options);
+  }
+}
+
+/** Shipments of one order: POST /v3/orders/{id}/shipments. Ship a paid order, in one parcel or several; the order is shipped (its transitions allow it from paid only). */
+export class ShipmentsOfOrderClient {
+  readonly #http: Transport;
+
+  constructor(http: Transport) {
+    this.#http = http;
+  }
+
+  /** POST /v3/orders/{id}/shipments: a new shipment of the order `orderId`. */
+  create(orderId: string, body: OrderShipmentCreate, options?: CallOptions): ApiCall<OrderShipment> {
+    return this.#http.call("POST", "/v3/orders/{id}/shipments", orderId, body, options);
   }
 }
 

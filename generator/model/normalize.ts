@@ -62,6 +62,8 @@ function normalizeResource(source: SourceFile, r: ResourceDefinition): ResourceD
         description: action.description,
         fields: normalizeFields(source, ["actions", name, "fields"], action.fields ?? {}),
         response: action.response ?? 201,
+        added: action.added,
+        rulesAdded: action.rules_added,
         requires: Object.entries(action.requires ?? {}).map(([field, values]) => ({ field, values })),
         sets: Object.entries(action.sets ?? {}).map(([field, set]) =>
           set !== null && typeof set === "object" ? { field, from: set.from } : { field, value: set },

@@ -104,7 +104,7 @@ function versionResource(defs: Definitions, r: ResourceDef, version: string, suc
   const lifetime = defs.versions.map((v) => versionNumber(v.name)).filter((v) => presentIn(v, r.added, r.removed));
   const fields = r.fields
     .filter((f) => presentIn(n, f.added, f.removed))
-    .map((f) => ({ ...versionField(f, n), optional: mayBeAbsent(f, lifetime) }));
+    .map((f) => ({ ...versionField(f, n), optional: mayBeAbsent(f, lifetime), ...hiddenMachine(r, f, n) }));
   const byStorage = new Map(fields.map((f) => [f.storageName, f]));
   const parentDef = r.parent ? defs.resources.find((p) => p.collection === r.parent) : undefined;
   const parentField = r.parent ? fields.find((f) => f.type === "uuid" && f.references === r.parent) : undefined;
@@ -165,7 +165,7 @@ function versionResource(defs: Definitions, r: ResourceDef, version: string, suc
       ];
     }),
     tenantKey: tenancyOf(defs).keyOf(r.collection),
-    actions: r.actions.map((a): VersionAction => {
+    actions: r.actions.filter((a) => presentIn(n, a.added, undefined)).map((a): VersionAction => {
       const singular = singularOf(a.name);
       return {
         name: a.name,
@@ -178,10 +178,15 @@ function versionResource(defs: Definitions, r: ResourceDef, version: string, suc
         events: { created: `${r.singular}.${singular}.created`, deleted: `${r.singular}.${singular}.deleted` },
         targetField: `${snakeCase(r.singular)}_id`,
         path: `${collectionPath}/{id}/${a.name}`,
-        rules: {
-          requires: a.requires.map((x) => ({ ...x, field: shownName(r, x.field, n) })),
-          sets: a.sets.map((x) => ({ ...x, field: shownName(r, x.field, n) })),
-        },
+        rulesSince: a.rulesAdded === undefined ? null : versionNumber(a.rulesAdded),
+        // A version before `rules_added` keeps the action as it published it: it records itself only.
+        rules:
+          a.rulesAdded !== undefined && n < versionNumber(a.rulesAdded)
+            ? { requires: [], sets: [] }
+            : {
+                requires: a.requires.map((x) => ({ ...x, field: shownName(r, x.field, n) })),
+                sets: a.sets.map((x) => ({ ...x, field: shownName(r, x.field, n) })),
+              },
       };
     }),
     paths: { collection: collectionPath, item: `${collectionPath}/{id}` },
@@ -192,6 +197,20 @@ function versionResource(defs: Definitions, r: ResourceDef, version: string, suc
       .map((f) => ({ storageName: f.name, value: f.default })),
   };
   return { ...resource, routes: resourceRoutes(resource) };
+}
+
+/**
+ * A `read_only` field's state machine is shown in the versions whose requests can change the
+ * field: those in which an action sets it (`rules_added`, SPEC §12.5). A version before every
+ * such action changes it by no request, so its machine refuses nothing there and is not shown
+ * (nor compared by the breaking-change gate). A read-only field no action sets (a hook's) shows
+ * it in every version.
+ */
+function hiddenMachine(r: ResourceDef, f: FieldDef, n: number): { transitions?: undefined } {
+  if (!f.transitions || !f.readOnly) return {};
+  const setters = r.actions.filter((a) => a.sets.some((s) => s.field === f.name));
+  const acting = setters.some((a) => presentIn(n, a.added, undefined) && (a.rulesAdded === undefined || n >= versionNumber(a.rulesAdded)));
+  return setters.length && !acting ? { transitions: undefined } : {};
 }
 
 /** A field of `r` by the name version `n` gives it (its storage name when it has no other). */
@@ -324,6 +343,7 @@ function storageResource(r: ResourceDef, versions: VersionModel[], tenantKey: st
       ),
       nestedReferences: nestedReferences(a.fields),
       rules: { requires: a.requires, sets: a.sets },
+      rulesSince: a.rulesAdded === undefined ? null : versionNumber(a.rulesAdded),
     })),
     unique: tenantField ? [] : unique,
     uniqueTogether: tenantField

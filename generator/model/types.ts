@@ -88,6 +88,10 @@ export interface ActionRules {
 export interface ActionDef extends ActionRules {
   name: string;
   description?: string;
+  /** First version that has the action; absent: the resource's first. */
+  added?: string;
+  /** First version whose requests the rules (`requires`, `sets`) apply to; absent: every version. */
+  rulesAdded?: string;
   fields: FieldDef[];
   response: 201 | 204;
   at: Locator;
@@ -227,6 +231,8 @@ export interface VersionAction {
   path: string;
   /** Its `requires` and `sets`, each field by this version's name (its storage name when the version does not show it). */
   rules: ActionRules;
+  /** The first version whose requests the rules apply to (`rules_added`), or null: every version. */
+  rulesSince: number | null;
 }
 
 /** An operator of a list filter (SPEC §12.2); equality is the bare `?field=value` (`VersionResource.filters`). */
@@ -393,6 +399,8 @@ export interface StorageResource {
     nestedReferences: Array<{ path: string; collection: string }>;
     /** Its `requires` and `sets` by storage names; both empty for an action that only records. */
     rules: ActionRules;
+    /** The number of the first version whose requests the rules apply to (`rules_added`), or null: every version. */
+    rulesSince: number | null;
   }>;
   /** Storage fields unique on their own (`unique: true`); on a tenant-scoped resource, none: see `uniqueTogether`. */
   unique: string[];

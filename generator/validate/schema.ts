@@ -111,6 +111,7 @@ export const operationNames = ["list", "read", "create", "update", "replace", "d
 
 export const ActionSchema = z.strictObject({
   description: z.string().optional(),
+  added: version.optional().describe("First version that has the action (default: the resource's first)."),
   fields: z.record(z.string(), FieldSchema).optional().describe("Fields of the action's request body."),
   response: z.union([z.literal(201), z.literal(204)]).optional().describe("201 (default): the created action record; 204: no body."),
   requires: z
@@ -122,6 +123,11 @@ export const ActionSchema = z.strictObject({
     .optional()
     .describe(
       "Fields of the record the action changes, in the same transaction as the action record (transitions checked; a new revision and a .updated event): a value, or { from: <action field> }. A read_only field may be set here.",
+    ),
+  rules_added: version
+    .optional()
+    .describe(
+      "First version in which requires and sets apply (default: the action's first version). Earlier versions keep the action as they published it: it records itself and changes nothing.",
     ),
 });
 

@@ -1,10 +1,11 @@
 // SPEC §12.5 (transitions, actions that act) over HTTP, on the service generated from
-// test/fixtures/desk (tickets with a status machine, actions that require and set values), on the
+// test/fixtures/desk (tickets with a status machine, actions that require and set values) and on
+// the showcase (orders whose v3 actions move a read-only status, v1 and v2 as published), on the
 // store CANON_TEST_STORE names (memory, pglite or postgres). Every response is checked against
 // the service's own OpenAPI document.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { call, expectError, expectStatus, startFixture, type Api } from "./helpers.ts";
+import { call, createOrder, createUser, expectError, expectStatus, startApp, startFixture, type Api } from "./helpers.ts";
 
 type Obj = Record<string, any>;
 
@@ -268,6 +269,87 @@ describe(`actions that act (SPEC §12.5), ${STORE} store`, () => {
       assert.equal(status, closure.status === 201 ? "closed" : "open");
       const types = (await eventsOfTicket(t.id)).map((e) => e.type);
       assert.equal(types.filter((x) => x === "ticket.closure.created").length, closure.status === 201 ? 1 : 0);
+    }
+  });
+});
+
+describe(`the showcase's order status (SPEC §12.5): v3 acts, v1 and v2 as published, ${STORE} store`, () => {
+  let shop: Api;
+  let user: Obj;
+  before(async () => {
+    shop = await startApp();
+    user = await createUser(shop, "v3");
+  });
+  after(() => shop?.close());
+
+  const order = async () => createOrder(shop, user.id, "v3");
+  const readOrder = async (id: string, version = "v3") => {
+    const res = await expectStatus(shop, "GET", `/${version}/orders/${id}`, 200);
+    return { body: res.body as Obj, etag: res.headers.get("etag")! };
+  };
+  const feed = async () => {
+    const seen: Obj[] = [];
+    let url: string | null = "/v3/events?limit=100";
+    while (url) {
+      const page = (await expectStatus(shop, "GET", url, 200)).body as Obj;
+      seen.push(...page.data);
+      url = page.pagination.has_more ? `/v3/events?limit=100&cursor=${encodeURIComponent(page.pagination.next_cursor)}` : null;
+    }
+    return seen;
+  };
+  const eventsOfOrder = async (id: string) => (await feed()).filter((e) => e.data.id === id || e.data.order_id === id).map((e) => e.type as string);
+
+  test("a v2 or v1 cancellation records itself and changes nothing; v3's cancels the order, once", async () => {
+    const o = await order();
+    const before = await readOrder(o.id);
+    await expectStatus(shop, "POST", `/v2/orders/${o.id}/cancellations`, 201, { body: { reason: "v2 client" } });
+    const untouched = await readOrder(o.id);
+    assert.equal(untouched.body.status, "pending");
+    assert.equal(untouched.etag, before.etag);
+    assert.deepEqual(await eventsOfOrder(o.id), ["order.created", "order.cancellation.created"]);
+
+    const cancellation = (await expectStatus(shop, "POST", `/v3/orders/${o.id}/cancellations`, 201, { body: { reason: "v3 client" } })).body as Obj;
+    assert.equal(cancellation.order_id, o.id);
+    const cancelled = await readOrder(o.id);
+    assert.equal(cancelled.body.status, "cancelled");
+    assert.notEqual(cancelled.etag, before.etag);
+    assert.equal((await readOrder(o.id, "v2")).body.status, "cancelled", "one status, read by every version");
+    assert.deepEqual((await eventsOfOrder(o.id)).slice(2), ["order.updated", "order.cancellation.created"]);
+
+    const again = await expectError(shop, "POST", `/v3/orders/${o.id}/cancellations`, 422, "BUSINESS_RULE_VIOLATION", { body: { reason: "again" } });
+    assert.deepEqual(again.details, [{ field: "status", issue: "must be pending or paid (it is cancelled)" }]);
+    assert.equal((await eventsOfOrder(o.id)).length, 4, "nothing created");
+    // v1 keeps its cancellations as published too: 201 whatever the status, the order unchanged.
+    await expectStatus(shop, "POST", `/v1/orders/${o.id}/cancellations`, 201, { body: { reason: "v1 client" } });
+    assert.equal((await readOrder(o.id)).etag, cancelled.etag);
+  });
+
+  test("payments and shipments exist from v3; the machine refuses a pending order's shipment, naming what it may become", async () => {
+    const o = await order();
+    await expectStatus(shop, "POST", `/v2/orders/${o.id}/payments`, 404, { body: { reference: "pi_1" } });
+    const early = await expectError(shop, "POST", `/v3/orders/${o.id}/shipments`, 422, "BUSINESS_RULE_VIOLATION", { body: { carrier: "DHL" } });
+    assert.deepEqual(early.details, [{ field: "status", issue: "may change from pending only to paid or cancelled" }]);
+    await expectStatus(shop, "POST", `/v3/orders/${o.id}/payments`, 201, { body: { reference: "pi_1" } });
+    const repaid = await expectError(shop, "POST", `/v3/orders/${o.id}/payments`, 422, "BUSINESS_RULE_VIOLATION", { body: { reference: "pi_2" } });
+    assert.deepEqual(repaid.details.map((d: Obj) => d.field), ["status"]);
+    await expectStatus(shop, "POST", `/v3/orders/${o.id}/shipments`, 201, { body: { carrier: "DHL" } });
+    // A second parcel: shipped stays shipped, which is no transition.
+    await expectStatus(shop, "POST", `/v3/orders/${o.id}/shipments`, 201, { body: { carrier: "UPS" } });
+    const late = await expectError(shop, "POST", `/v3/orders/${o.id}/cancellations`, 422, "BUSINESS_RULE_VIOLATION", { body: { reason: "late" } });
+    assert.deepEqual(late.details, [{ field: "status", issue: "must be pending or paid (it is shipped)" }]);
+    assert.equal((await readOrder(o.id, "v1")).body.status, "shipped");
+  });
+
+  test("two v3 cancellations racing: exactly one cancels, the other is refused", async () => {
+    for (let round = 0; round < 6; round++) {
+      const o = await order();
+      const answers = await Promise.all([0, 1].map((i) => call(shop, "POST", `/v3/orders/${o.id}/cancellations`, { body: { reason: `race ${i}` } })));
+      const statuses = answers.map((a) => a.status).sort();
+      assert.equal(statuses.filter((s) => s === 201).length, 1, `round ${round}: ${statuses}`);
+      assert.ok(statuses.every((s) => [201, 409, 422].includes(s)), `round ${round}: ${statuses}`);
+      const types = await eventsOfOrder(o.id);
+      assert.equal(types.filter((t) => t === "order.cancellation.created").length, 1, `round ${round}: ${types}`);
+      assert.equal(types.filter((t) => t === "order.updated").length, 1, `round ${round}: ${types}`);
     }
   });
 });

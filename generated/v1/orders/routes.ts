@@ -35,6 +35,7 @@ import {
   orderUpdate,
 } from "./validators.ts";
 import { toInvoice } from "../invoices/routes.ts";
+import { toOrderPayment, toOrderShipment } from "../../v3/orders/routes.ts";
 
 /** A stored order as v1 shows it. */
 export function toOrder(record: StoredRecord<OrderValues>): Order {
@@ -222,6 +223,8 @@ export function registerOrdersRoutes(
           "orders/cancellations",
           toOrderCancellation,
         ),
+        "orders/payments": eventOf("order.payment.deleted", "orders/payments", toOrderPayment),
+        "orders/shipments": eventOf("order.shipment.deleted", "orders/shipments", toOrderShipment),
       }),
       writeContext(request),
     );
@@ -247,7 +250,7 @@ export function registerOrdersRoutes(
     const record = await services.orderCancellations.create(
       values,
       eventOf("order.cancellation.created", "orders/cancellations", toOrderCancellation),
-      writeContext(request),
+      writeContext(request, false, 1),
     );
     return reply.code(201).send(toOrderCancellation(record));
   });

@@ -30,6 +30,7 @@ import type { User } from "./types.ts";
 import { userCreate, userIdParams, userListQuery, userReadOnly, userUpdate } from "./validators.ts";
 import { toInvoice } from "../invoices/routes.ts";
 import { toOrder, toOrderCancellation } from "../orders/routes.ts";
+import { toOrderPayment, toOrderShipment } from "../../v3/orders/routes.ts";
 
 /** A stored user as v1 shows it. */
 export function toUser(record: StoredRecord<UserValues>): User {
@@ -148,6 +149,8 @@ export function registerUsersRoutes(
           "orders/cancellations",
           toOrderCancellation,
         ),
+        "orders/payments": eventOf("order.payment.deleted", "orders/payments", toOrderPayment),
+        "orders/shipments": eventOf("order.shipment.deleted", "orders/shipments", toOrderShipment),
       }),
       writeContext(request),
     );

@@ -24,14 +24,21 @@ import {
   type StoredRecord,
 } from "../../runtime/index.ts";
 import type { RouteContext } from "../../services.ts";
-import type { OrderCancellationValues, OrderValues } from "../../values.ts";
-import type { Order, OrderCancellation } from "./types.ts";
+import type {
+  OrderCancellationValues,
+  OrderPaymentValues,
+  OrderShipmentValues,
+  OrderValues,
+} from "../../values.ts";
+import type { Order, OrderCancellation, OrderPayment, OrderShipment } from "./types.ts";
 import {
   orderCancellationCreate,
   orderCreate,
   orderIdParams,
   orderListQuery,
+  orderPaymentCreate,
   orderReadOnly,
+  orderShipmentCreate,
   orderUpdate,
 } from "./validators.ts";
 import { toInvoice } from "../invoices/routes.ts";
@@ -95,6 +102,26 @@ export function toOrderCancellation(record: StoredRecord<OrderCancellationValues
     id: record.id,
     order_id: record.values.order_id,
     reason: record.values.reason,
+    created_at: record.created_at,
+  };
+}
+
+/** A stored order payment as v3 shows it. */
+export function toOrderPayment(record: StoredRecord<OrderPaymentValues>): OrderPayment {
+  return {
+    id: record.id,
+    order_id: record.values.order_id,
+    reference: record.values.reference,
+    created_at: record.created_at,
+  };
+}
+
+/** A stored order shipment as v3 shows it. */
+export function toOrderShipment(record: StoredRecord<OrderShipmentValues>): OrderShipment {
+  return {
+    id: record.id,
+    order_id: record.values.order_id,
+    carrier: record.values.carrier,
     created_at: record.created_at,
   };
 }
@@ -226,6 +253,8 @@ export function registerOrdersRoutes(
           "orders/cancellations",
           toOrderCancellation,
         ),
+        "orders/payments": eventOf("order.payment.deleted", "orders/payments", toOrderPayment),
+        "orders/shipments": eventOf("order.shipment.deleted", "orders/shipments", toOrderShipment),
       }),
       writeContext(request),
     );
@@ -250,9 +279,68 @@ export function registerOrdersRoutes(
     });
     const record = await services.orderCancellations.create(
       values,
-      eventOf("order.cancellation.created", "orders/cancellations", toOrderCancellation),
-      writeContext(request),
+      eventsOf({
+        orders: eventOf("order.updated", "orders", toOrder),
+        "orders/cancellations": eventOf(
+          "order.cancellation.created",
+          "orders/cancellations",
+          toOrderCancellation,
+        ),
+      }),
+      writeContext(request, false, 3),
     );
     return reply.code(201).send(toOrderCancellation(record));
+  });
+
+  app.post("/v3/orders/:id/payments", async (request, reply) => {
+    const { id } = parseParams(orderIdParams, request.params);
+    const order = found(await services.orders.get(id), "order");
+    // Acting on a record needs reading it too.
+    await authorizeOrThrow(authorize, request, "read", "orders", order, { name: "order" });
+    await authorizeOrThrow(authorize, request, "action", "orders/payments", order, { name: "order" });
+    const body = parseBody(orderPaymentCreate, request.body);
+    const values = {
+      order_id: order.id,
+      reference: body.reference,
+    };
+    await authorizeOrThrow(authorize, request, "action", "orders/payments", order, {
+      proposed: values,
+      name: "order",
+    });
+    const record = await services.orderPayments.create(
+      values,
+      eventsOf({
+        orders: eventOf("order.updated", "orders", toOrder),
+        "orders/payments": eventOf("order.payment.created", "orders/payments", toOrderPayment),
+      }),
+      writeContext(request),
+    );
+    return reply.code(201).send(toOrderPayment(record));
+  });
+
+  app.post("/v3/orders/:id/shipments", async (request, reply) => {
+    const { id } = parseParams(orderIdParams, request.params);
+    const order = found(await services.orders.get(id), "order");
+    // Acting on a record needs reading it too.
+    await authorizeOrThrow(authorize, request, "read", "orders", order, { name: "order" });
+    await authorizeOrThrow(authorize, request, "action", "orders/shipments", order, { name: "order" });
+    const body = parseBody(orderShipmentCreate, request.body);
+    const values = {
+      order_id: order.id,
+      carrier: body.carrier,
+    };
+    await authorizeOrThrow(authorize, request, "action", "orders/shipments", order, {
+      proposed: values,
+      name: "order",
+    });
+    const record = await services.orderShipments.create(
+      values,
+      eventsOf({
+        orders: eventOf("order.updated", "orders", toOrder),
+        "orders/shipments": eventOf("order.shipment.created", "orders/shipments", toOrderShipment),
+      }),
+      writeContext(request),
+    );
+    return reply.code(201).send(toOrderShipment(record));
   });
 }

@@ -68,3 +68,33 @@ export interface OrderCancellation {
 export interface OrderCancellationCreate {
   reason: string;
 }
+
+/** The record of a payment of an order. */
+export interface OrderPayment {
+  /** UUID v7, assigned by the server. */
+  id: string;
+  /** The order it was made on. */
+  order_id: string;
+  reference: string;
+  created_at: string;
+}
+
+/** Body of POST /v3/orders/{id}/payments. */
+export interface OrderPaymentCreate {
+  reference: string;
+}
+
+/** The record of a shipment of an order. */
+export interface OrderShipment {
+  /** UUID v7, assigned by the server. */
+  id: string;
+  /** The order it was made on. */
+  order_id: string;
+  carrier: string;
+  created_at: string;
+}
+
+/** Body of POST /v3/orders/{id}/shipments. */
+export interface OrderShipmentCreate {
+  carrier: string;
+}

@@ -91,3 +91,11 @@ export const orderUpdate = z.strictObject({
 export const orderCancellationCreate = z.strictObject({
   reason: z.string().min(1).max(200),
 });
+
+export const orderPaymentCreate = z.strictObject({
+  reference: z.string().min(1).max(100),
+});
+
+export const orderShipmentCreate = z.strictObject({
+  carrier: z.string().min(1).max(100),
+});

@@ -29,7 +29,7 @@ import type { UserValues } from "../../values.ts";
 import type { User } from "./types.ts";
 import { userCreate, userIdParams, userListQuery, userReadOnly, userUpdate } from "./validators.ts";
 import { toInvoice } from "../invoices/routes.ts";
-import { toOrder, toOrderCancellation } from "../orders/routes.ts";
+import { toOrder, toOrderCancellation, toOrderPayment, toOrderShipment } from "../orders/routes.ts";
 
 /** A stored user as v3 shows it. */
 export function toUser(record: StoredRecord<UserValues>): User {
@@ -148,6 +148,8 @@ export function registerUsersRoutes(
           "orders/cancellations",
           toOrderCancellation,
         ),
+        "orders/payments": eventOf("order.payment.deleted", "orders/payments", toOrderPayment),
+        "orders/shipments": eventOf("order.shipment.deleted", "orders/shipments", toOrderShipment),
       }),
       writeContext(request),
     );

@@ -1,5 +1,6 @@
 import type { ApiModel, ListCondition, VersionExport, VersionField, VersionModel, VersionResource } from "../../model/types.ts";
 import { routeOf } from "../../model/routes.ts";
+import { versionNumber } from "../../model/snapshot.ts";
 import { compareKindOf, uniqueKindOf } from "../../model/unique.ts";
 import { updatedKey } from "../../../runtime/references.ts";
 import { GENERATED_HEADER, styledTs, type EmitContext, type EmittedFile, type Emitter, type UnitContext } from "../emitter.ts";
@@ -101,6 +102,8 @@ function routesView(v: string, r: VersionResource, deleteEvent: string) {
         ? `eventsOf({ ${propertyKey(r.collection)}: eventOf("${r.events.updated}", "${r.collection}", ${r.symbols.view}), ${JSON.stringify(`${r.collection}/${a.name}`)}: eventOf("${a.events.created}", "${r.collection}/${a.name}", ${a.symbols.view}) })`
         : `eventOf("${a.events.created}", "${r.collection}/${a.name}", ${a.symbols.view})`),
       noContent: a.response === 204,
+      // An action whose rules apply from a version on (`rules_added`) is told the request's version.
+      context: a.rulesSince === null ? "writeContext(request)" : `writeContext(request, false, ${versionNumber(v)})`,
     };
   });
 
@@ -417,6 +420,7 @@ function effectOf(a: ApiModel["storage"][number]["actionRecords"][number]): stri
   if (!requires.length && !sets.length) return "";
   return literal({
     targetField: a.targetField,
+    ...(a.rulesSince !== null ? { since: a.rulesSince } : {}),
     ...(requires.length ? { requires: Object.fromEntries(requires.map((x) => [x.field, x.values])) } : {}),
     ...(sets.length ? { sets: Object.fromEntries(sets.map((x) => [x.field, x.from === undefined ? { value: x.value } : { from: x.from }])) } : {}),
   });

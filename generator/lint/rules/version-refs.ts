@@ -1,5 +1,5 @@
 import type { SourceLocation } from "../../diagnostics/diagnostic.ts";
-import type { FieldDef, ResourceDef } from "../../model/types.ts";
+import type { ActionDef, FieldDef, ResourceDef } from "../../model/types.ts";
 import { presentAt, q, resourceVersions, walkFields, type LintContext } from "../context.ts";
 
 /**
@@ -12,6 +12,7 @@ export function versionRefRules(ctx: LintContext): void {
     const window = resourceWindow(ctx, r);
     parentVersions(ctx, r);
     for (const f of r.fields) fieldVersions(ctx, r, f, window);
+    for (const a of r.actions) actionRulesVersion(ctx, r, a, window);
     for (const { field, place, path } of walkFields(r)) {
       if (place === "resource") continue;
       for (const key of ["added", "removed", "renamed"] as const) {
@@ -39,6 +40,39 @@ function known(ctx: LintContext, name: string | undefined, at: () => SourceLocat
     guess ? `did you mean ${q(guess)}?` : `use one of: ${names.join(", ") || "(no versions defined)"}`,
   );
   return undefined;
+}
+
+/**
+ * An action's `added` names a version in which its resource exists; its `rules_added` one in
+ * which the resource exists, after the action's first (from the first, the rules simply hold
+ * in every version: leave it out), and the action has `requires` or `sets` for it to date.
+ */
+function actionRulesVersion(ctx: LintContext, r: ResourceDef, a: ActionDef, window: Window): void {
+  const owner = `the action ${q(a.name)}`;
+  const added = known(ctx, a.added, () => a.at("added"), "added", owner);
+  let start = window.start;
+  if (added !== undefined && added < window.start) {
+    ctx.report("version-ref", a.at("added"), `${owner} is added in ${a.added}, before ${r.collection} exists`, `remove added, or use ${ctx.defs.versions[window.start]?.name ?? "v1"} or later`);
+  } else if (added !== undefined && added >= window.end) {
+    ctx.report("version-ref", a.at("added"), `${owner} is added in ${a.added}, when ${r.collection} no longer exists`, "remove the action, or add it earlier");
+  } else if (added !== undefined) start = added;
+  const since = known(ctx, a.rulesAdded, () => a.at("rules_added"), "rules_added", owner);
+  if (a.rulesAdded === undefined) return;
+  if (!a.requires.length && !a.sets.length) {
+    ctx.report("version-ref", a.at("rules_added"), `rules_added on ${owner}, which has no requires or sets, dates nothing`, "remove rules_added, or add requires or sets");
+    return;
+  }
+  if (since === undefined) return;
+  if (since <= start) {
+    ctx.report(
+      "version-ref",
+      a.at("rules_added"),
+      `rules_added ${q(a.rulesAdded)} of ${owner} is not after its first version: its rules hold in every version that has it`,
+      "remove rules_added",
+    );
+  } else if (since >= window.end) {
+    ctx.report("version-ref", a.at("rules_added"), `rules_added ${q(a.rulesAdded)} of ${owner} is a version without ${r.collection}`, "use a version in which the resource exists");
+  }
 }
 
 interface Window {
