@@ -392,7 +392,7 @@ function refusal(outcome: "mismatch" | "running" | "unanswered"): BusinessRuleEr
       return stillRunning();
     case "unanswered":
       return new ConflictError(
-        "The request with this Idempotency-Key was carried out, but its answer was not kept and cannot be rebuilt (its record was deleted since, or it was not a create): look it up, or send a new key.",
+        "The request with this Idempotency-Key was carried out, but its answer was not kept and cannot be rebuilt (its record was deleted since, or this repeat was refused before its write): look it up, or send a new key.",
         [{ field: "Idempotency-Key", issue: "was used by a request whose answer was not kept" }],
       );
   }
