@@ -64,7 +64,7 @@ import {
   setEventData,
   writeWithEvent,
 } from "./sql-events.ts";
-import { activeClaim, ClaimLostError } from "./idempotency.ts";
+import { activeClaim, adoptedOr, ClaimLostError } from "./idempotency.ts";
 import { CLAIM_LOST_SQLSTATE, markClaim, SqlIdempotencyKeys } from "./sql-idempotency.ts";
 import {
   cascadeTooLargeError,
@@ -559,14 +559,8 @@ export class SqlStore implements Store {
    * the answer is kept (sql-idempotency.ts, `adoptable`). Else `error` stands (the key's state
    * answers: replay, 409, 422).
    */
-  private async adopted(collection: string, error: unknown): Promise<StoredRecord> {
-    const adoptable = await this.idempotency.adoptable(collection);
-    const record = adoptable ? await this.get(collection, adoptable.id) : null;
-    if (!record) throw error;
-    const claim = activeClaim()!;
-    claim.claimed = true;
-    claim.replayed = true;
-    return record;
+  private adopted(collection: string, error: unknown): Promise<StoredRecord> {
+    return adoptedOr(this, collection, error);
   }
 
   /** `current`, the record as read at `expectedRevision`, lets the write and its event go as one statement. */
