@@ -25,6 +25,7 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import { createHash, randomUUID } from "node:crypto";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { BusinessRuleError, ConflictError, ValidationError } from "./errors.ts";
+import type { StoredRecord } from "./store.ts";
 
 /** How long a kept answer is replayed. */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
@@ -75,6 +76,13 @@ export interface IdempotencyKeyStore {
    * committed but whose answer is not yet kept is waited for, a moment.
    */
   lookup?(principal: string, key: string, fingerprint: string): Promise<IdempotencyClaim | null>;
+  /**
+   * For a create of `collection` refused or undone because its key is taken: the id of the record
+   * the first request with the key created, when that request's answer was never kept (its
+   * instance died before keeping it); the active claim then takes over the key's row. Null
+   * otherwise. (SQL: `SqlIdempotencyKeys.adoptable`.)
+   */
+  adoptable?(collection: string): Promise<{ id: string } | null>;
   /** A 2xx answer of a request that wrote nothing through the store: claims the key and keeps the answer at once. */
   claimAndKeep?(
     principal: string,
@@ -94,6 +102,14 @@ export interface ActiveClaim {
   fingerprint?: string;
   /** Set by a store that claims with the write (`claimsWithWrite`) once a write made the claim. */
   claimed?: boolean;
+  /**
+   * Set by such a store when the request, a repeat, answers with the record the first request
+   * with its key created, whose answer was never kept (its instance died in between): the answer
+   * is sent with `Idempotent-Replayed: true` and kept.
+   */
+  replayed?: boolean;
+  /** Set once `adoptedOr` has looked for such a record. */
+  adoptionTried?: boolean;
   /** Set once the request has answered: work it started that is still running (a job) marks nothing. */
   answered?: boolean;
 }
@@ -109,6 +125,31 @@ export function runWithClaim<T>(claim: ActiveClaim, fn: () => T): T {
 export function activeClaim(): ActiveClaim | undefined {
   const claim = claims.getStore();
   return claim?.answered ? undefined : claim;
+}
+
+/**
+ * A create that failed (`error`) in a request whose key is another request's: the record that
+ * request created, as stored now, when its answer was never kept (`adoptable`); the request then
+ * answers with it as a replay, and keeps that answer. Else `error` is thrown again.
+ */
+export async function adoptedOr(
+  store: {
+    idempotency?: IdempotencyKeyStore;
+    get(collection: string, id: string): Promise<StoredRecord | null>;
+  },
+  collection: string,
+  error: unknown,
+): Promise<StoredRecord> {
+  const claim = activeClaim();
+  if (!claim || claim.claimed || claim.adoptionTried || !store.idempotency?.adoptable) throw error;
+  // Looked for once per request (a service and its store may both ask).
+  claim.adoptionTried = true;
+  const adoptable = await store.idempotency.adoptable(collection);
+  const record = adoptable ? await store.get(collection, adoptable.id) : null;
+  if (!record) throw error;
+  claim.claimed = true;
+  claim.replayed = true;
+  return record;
 }
 
 /** Thrown by a store when the claim a write was to mark is no longer the request's: the write is rolled back. */
@@ -333,6 +374,8 @@ async function settle(
         location: headerText(reply.getHeader("location")),
         etag: headerText(reply.getHeader("etag")),
       };
+      // A repeat that rebuilt the first's answer from its record says it is a replay.
+      if (claim.replayed) reply.header(IDEMPOTENT_REPLAYED_HEADER, "true");
       // Kept without holding the answer up: a repeat that comes before the keep has committed
       // finds the key `written` and waits for it (`lookup`).
       if (claim.claimed)
@@ -384,7 +427,7 @@ function refusal(outcome: "mismatch" | "running" | "unanswered"): BusinessRuleEr
       return stillRunning();
     case "unanswered":
       return new ConflictError(
-        "The request with this Idempotency-Key was carried out, but its answer was not kept: look the record up, or send a new key.",
+        "The request with this Idempotency-Key was carried out, but its answer was not kept and cannot be rebuilt (its record was deleted since, or this repeat was refused before its write): look it up, or send a new key.",
         [{ field: "Idempotency-Key", issue: "was used by a request whose answer was not kept" }],
       );
   }

@@ -5,9 +5,10 @@
  * one key at once, the database lets one insert it.
  *
  * A row is inserted `written` by the request's write, in its own statement (`claimMark`) or
- * transaction (`markClaim`), and is `done` once its answer is kept. (`running`: a claim made
- * before the handler through `claim`, which the app no longer calls on SQL.) Times are the
- * database's, so that every instance agrees on leases and expiry.
+ * transaction (`markClaim`), naming the record a create made, and is `done` once its answer is
+ * kept. Should its instance die before keeping it, a repeat of the create answers with that record
+ * (`adoptable`). (`running`: a claim made before the handler through `claim`, which the app does
+ * not call on SQL.) Times are the database's, so that every instance agrees on leases and expiry.
  */
 import {
   IDEMPOTENCY_LEASE_MS,
@@ -43,6 +44,12 @@ export const IDEMPOTENCY_TABLE = {
     { name: "body", type: "text", notNull: false },
     { name: "location", type: "text", notNull: false },
     { name: "etag", type: "text", notNull: false },
+    /**
+     * The collection and id of the record the request's write returned (a create's): what a
+     * repeat rebuilds the answer from when its answer was never kept (`adoptable`).
+     */
+    { name: "collection", type: "text", notNull: false },
+    { name: "record", type: "text", notNull: false },
     /** Until when a claim in flight holds the key (then a repeat may take it over). */
     { name: "locked_until", type: "timestamptz", notNull: true },
     { name: "expires_at", type: "timestamptz", notNull: true },
@@ -60,6 +67,12 @@ export const IDEMPOTENCY_TABLE = {
 const T = `"${IDEMPOTENCY_TABLE.name}"`;
 const LEASE = `clock_timestamp() + interval '${IDEMPOTENCY_LEASE_MS / 1000} seconds'`;
 const TTL = `clock_timestamp() + interval '${IDEMPOTENCY_TTL_MS / 1000} seconds'`;
+/**
+ * How long a `written` row waits for its answer to be kept (a moment after it is sent) before a
+ * repeat takes its writer for gone and rebuilds the answer from the record (`adoptable`).
+ */
+export const WRITTEN_LEASE_MS = 2000;
+const WRITTEN_LEASE = `clock_timestamp() + interval '${WRITTEN_LEASE_MS / 1000} seconds'`;
 
 /**
  * The claim and the kept answer commit without waiting for the WAL flush (`synchronous_commit`
@@ -71,53 +84,36 @@ const TTL = `clock_timestamp() + interval '${IDEMPOTENCY_TTL_MS / 1000} seconds'
 const ASYNC_COMMIT = `(select set_config('synchronous_commit', 'off', true)) as "canon__async"`;
 
 /** How long `lookup` waits for the answer of a request whose write committed, and how often it looks. */
-const LOOKUP_WAIT_MS = 2000;
+const LOOKUP_WAIT_MS = WRITTEN_LEASE_MS + 500;
 const LOOKUP_POLL_MS = 20;
 
-/** The most claims one statement makes (4 parameters each). */
-const CLAIM_BATCH = 32;
-const CLAIM_PARAMETERS = 4;
-const claimStatements: Array<ReturnType<typeof namedStatement>> = [];
 /**
- * Claims `count` keys in one statement (a claim takes a new row, or the row of an expired key, or
- * of a claim in flight whose lease is over and that was for the same request): each row of the `values` list is (principal, key,
- * fingerprint, token); the statement returns the token of each row it inserted or took over
- * (the keys of the batch are distinct: one row cannot be affected twice).
+ * The claim of the store API's `claim` (the app does not call it on SQL: its writes claim): a new
+ * row, `running`, or the row of an expired key, or of a claim in flight whose lease is over and
+ * that was for the same request. Returns the row when the key is the claim's.
  */
-function claimStatement(count: number): ReturnType<typeof namedStatement> {
-  let statement = claimStatements[count];
-  if (!statement) {
-    const rows = Array.from({ length: count }, (_, i) => {
-      const n = (k: number) => `$${i * CLAIM_PARAMETERS + k}`;
-      return `(${n(1)}::text, ${n(2)}::text, ${n(3)}::text, ${n(4)}::uuid)`;
-    });
-    statement = claimStatements[count] = namedStatement(
-      `insert into ${T} ("principal", "key", "fingerprint", "token", "state", "locked_until", "expires_at") ` +
-        `select "v"."principal", "v"."key", "v"."fingerprint", "v"."token", 'running', ${LEASE}, ${TTL} ` +
-        `from ${ASYNC_COMMIT}, (values ${rows.join(", ")}) as "v" ("principal", "key", "fingerprint", "token") ` +
-        `on conflict ("principal", "key") do update set ` +
-        `"fingerprint" = excluded."fingerprint", "token" = excluded."token", "state" = 'running', "status" = null, ` +
-        `"body" = null, "location" = null, "etag" = null, "locked_until" = excluded."locked_until", "expires_at" = excluded."expires_at" ` +
-        `where ${T}."expires_at" <= clock_timestamp() or (${T}."state" = 'running' and ${T}."locked_until" <= clock_timestamp() ` +
-        `and ${T}."fingerprint" = excluded."fingerprint") returning "token"`,
-    );
-  }
-  return statement;
-}
-
-/** A claim waiting to be made, and its request's promise (true: the key is its). */
-interface PendingClaim {
-  id: string;
-  token: string;
-  params: unknown[];
-  resolve: (won: boolean) => void;
-  reject: (error: unknown) => void;
-}
+const CLAIM = namedStatement(
+  `insert into ${T} ("principal", "key", "fingerprint", "token", "state", "locked_until", "expires_at") ` +
+    `select $1::text, $2::text, $3::text, $4::uuid, 'running', ${LEASE}, ${TTL} from ${ASYNC_COMMIT} ` +
+    `on conflict ("principal", "key") do update set ` +
+    `"fingerprint" = excluded."fingerprint", "token" = excluded."token", "state" = 'running', "status" = null, ` +
+    `"body" = null, "location" = null, "etag" = null, "collection" = null, "record" = null, ` +
+    `"locked_until" = excluded."locked_until", "expires_at" = excluded."expires_at" ` +
+    `where ${T}."expires_at" <= clock_timestamp() or (${T}."state" = 'running' and ${T}."locked_until" <= clock_timestamp() ` +
+    `and ${T}."fingerprint" = excluded."fingerprint") returning "token"`,
+);
 
 const READ = namedStatement(
-  `select "fingerprint", "state", "status", "body", "location", "etag", "locked_until" <= clock_timestamp() as "stale" ` +
+  `select "fingerprint", "token", "state", "status", "body", "location", "etag", "collection", "record", ` +
+    `"locked_until" <= clock_timestamp() as "stale" ` +
     `from ${T} where "principal" = $1 and "key" = $2 and "expires_at" > clock_timestamp()`,
 );
+/**
+ * For tests only: how long each answer waits before it is kept (`CANON_TEST_IDEMPOTENCY_KEEP_DELAY_MS`),
+ * so that a test can kill an instance between a write's commit and keeping its answer.
+ */
+const KEEP_DELAY_MS = Number(process.env.CANON_TEST_IDEMPOTENCY_KEEP_DELAY_MS ?? 0) || 0;
+
 /** The most answers one statement keeps (7 parameters each). */
 const KEEP_BATCH = 32;
 const KEEP_PARAMETERS = 7;
@@ -159,18 +155,23 @@ const SWEEP = namedStatement(`delete from ${T} where "expires_at" <= clock_times
 const TAKE_OVER =
   `on conflict ("principal", "key") do update set "fingerprint" = excluded."fingerprint", "token" = excluded."token", ` +
   `"state" = excluded."state", "status" = excluded."status", "body" = excluded."body", "location" = excluded."location", ` +
-  `"etag" = excluded."etag", "locked_until" = excluded."locked_until", "expires_at" = excluded."expires_at" ` +
+  `"etag" = excluded."etag", "collection" = excluded."collection", "record" = excluded."record", ` +
+  `"locked_until" = excluded."locked_until", "expires_at" = excluded."expires_at" ` +
   `where ${T}."token" = excluded."token" or ${T}."expires_at" <= clock_timestamp() or (${T}."state" = 'running' ` +
   `and ${T}."locked_until" <= clock_timestamp() and ${T}."fingerprint" = excluded."fingerprint")`;
-const COLUMNS = `("principal", "key", "fingerprint", "token", "state", "status", "body", "location", "etag", "locked_until", "expires_at")`;
-/** The claim of a write in a transaction (`markClaim`): the row, `written`. */
+const COLUMNS =
+  `("principal", "key", "fingerprint", "token", "state", "status", "body", "location", "etag", "collection", "record", ` +
+  `"locked_until", "expires_at")`;
+/** The claim of a write in a transaction (`markClaim`): the row, `written`, with the record the write returned if one. */
 const MARK = namedStatement(
-  `insert into ${T} ${COLUMNS} values ($1, $2, $3, $4::uuid, 'written', null, null, null, null, ${LEASE}, ${TTL}) ` +
+  `insert into ${T} ${COLUMNS} values ($1, $2, $3, $4::uuid, 'written', null, null, null, null, $5::text, $6::text, ` +
+    `${WRITTEN_LEASE}, ${TTL}) ` +
     `${TAKE_OVER} returning 1 as "marked"`,
 );
 /** A request that wrote nothing through the store: its key claimed with its answer. */
 const CLAIM_AND_KEEP = namedStatement(
-  `insert into ${T} ${COLUMNS} select $1, $2, $3, $4::uuid, 'done', $5::integer, $6::text, $7::text, $8::text, ${LEASE}, ${TTL} ` +
+  `insert into ${T} ${COLUMNS} select $1, $2, $3, $4::uuid, 'done', $5::integer, $6::text, $7::text, $8::text, null, null, ` +
+    `${LEASE}, ${TTL} ` +
     `from ${ASYNC_COMMIT} ${TAKE_OVER}`,
 );
 
@@ -179,7 +180,9 @@ const CLAIM_AND_KEEP = namedStatement(
  * the key's row, `written`, when `written` (the write's CTE) returned its row, and a column to
  * select that fails the whole statement (division by zero, SQLSTATE 22012: nothing of it is
  * kept) when it claimed nothing, the key being another request's. `CLAIM_LOST_SQLSTATE` tells
- * the store. Parameters: principal, key, token, fingerprint.
+ * the store. The row names the record the write returned (`collection`, and the id of `written`'s
+ * row): a repeat can rebuild the answer from it should the answer never be kept. Parameters:
+ * principal, key, token, fingerprint, collection.
  */
 export function claimMark(
   written: string,
@@ -187,12 +190,13 @@ export function claimMark(
   key: string,
   token: string,
   fingerprint: string,
+  collection: string,
 ): { cte: string; fence: string } {
   return {
     cte:
       `"canon__claim" as (insert into ${T} ${COLUMNS} select ${principal}::text, ${key}::text, ${fingerprint}::text, ` +
-      `${token}::uuid, 'written', null, null, null, null, ${LEASE}, ${TTL} where exists (select 1 from ${written}) ` +
-      `${TAKE_OVER} returning 1)`,
+      `${token}::uuid, 'written', null, null, null, null, ${collection}::text, "w"."id"::text, ${WRITTEN_LEASE}, ${TTL} ` +
+      `from (select "id" from ${written} limit 1) as "w" ${TAKE_OVER} returning 1)`,
     fence: `1 / (select count(*)::integer from "canon__claim") as "canon__claimed"`,
   };
 }
@@ -202,22 +206,29 @@ export const CLAIM_LOST_SQLSTATE = "22012";
 
 /**
  * Claims the request's key (if it has one) for its write, `written`; call it in the transaction
- * of the write. Throws ClaimLostError (the transaction rolls back) when the key is another
+ * of the write, with the record the request answers with when the write made one (a create). Throws ClaimLostError (the transaction rolls back) when the key is another
  * request's.
  */
-export async function markClaim(db: SqlQueryable): Promise<void> {
+export async function markClaim(
+  db: SqlQueryable,
+  record?: { collection: string; id: string },
+): Promise<void> {
   const claim = activeClaim();
   if (!claim) return;
-  const rows = await db.query(MARK, [claim.principal, claim.key, claim.fingerprint ?? "", claim.token]);
+  const rows = await db.query(MARK, [
+    claim.principal,
+    claim.key,
+    claim.fingerprint ?? "",
+    claim.token,
+    record?.collection ?? null,
+    record?.id ?? null,
+  ]);
   if (!rows.length) throw new ClaimLostError();
   claim.claimed = true;
 }
 
 export class SqlIdempotencyKeys implements IdempotencyKeyStore {
   private swept = 0;
-  /** Claims waiting for the claim statement under way (`claim`). */
-  private readonly claims: PendingClaim[] = [];
-  private claiming = false;
   /** Answers waiting for the keep under way (`keep`). */
   private readonly pending: PendingKeep[] = [];
   private keeping = false;
@@ -271,7 +282,8 @@ export class SqlIdempotencyKeys implements IdempotencyKeyStore {
     // A row removed between the claim and the read (its request failed) is claimed again.
     for (let attempt = 0; attempt < 3; attempt++) {
       const token = newClaimToken();
-      if (await this.claimed(principal, key, fingerprint, token)) return { outcome: "run", token };
+      if ((await this.db.query(CLAIM, [principal, key, fingerprint, token])).length)
+        return { outcome: "run", token };
       const [row] = await this.db.query(READ, [principal, key]);
       if (!row) continue;
       if (row.fingerprint !== fingerprint) return { outcome: "mismatch" };
@@ -284,54 +296,27 @@ export class SqlIdempotencyKeys implements IdempotencyKeyStore {
   }
 
   /**
-   * Makes a claim; resolves once it has committed, true when the key is the claim's. Claims that
-   * come while a claim statement is under way wait for it and are then made together, in one
-   * statement (`claimStatement`): under load, one round trip claims many keys; alone, a key is
-   * claimed at once. A key already in the batch waits for the next one.
+   * For a create whose write found the request's key taken (a repeat): the record the first
+   * request's write created, when its answer was never kept — the row is `written`, names a
+   * record of `collection`, and its writer is taken for gone (its `WRITTEN_LEASE_MS` is over;
+   * waited for, while the first's answer may still be kept). The claim is then the repeat's to
+   * keep (`claim.token` becomes the row's): it answers with the record as stored now, and
+   * keeps that answer. Null when the key's state is for `lookup` (kept, another request,
+   * still running) or the record is gone.
    */
-  private claimed(principal: string, key: string, fingerprint: string, token: string): Promise<boolean> {
-    return new Promise((resolve, reject) => {
-      this.claims.push({
-        id: JSON.stringify([principal, key]),
-        token,
-        params: [principal, key, fingerprint, token],
-        resolve,
-        reject,
-      });
-      if (!this.claiming) void this.claimPending();
-    });
-  }
-
-  /** Makes the waiting claims, up to `CLAIM_BATCH` distinct keys at a time, one statement after the other. */
-  private async claimPending(): Promise<void> {
-    this.claiming = true;
-    try {
-      while (this.claims.length) {
-        const batch: PendingClaim[] = [];
-        const ids = new Set<string>();
-        for (let i = 0; i < this.claims.length && batch.length < CLAIM_BATCH;) {
-          const claim = this.claims[i]!;
-          if (ids.has(claim.id)) {
-            i++;
-            continue;
-          }
-          ids.add(claim.id);
-          batch.push(claim);
-          this.claims.splice(i, 1);
-        }
-        try {
-          const rows = await this.db.query(
-            claimStatement(batch.length),
-            batch.flatMap((c) => c.params),
-          );
-          const won = new Set(rows.map((row) => String(row.token)));
-          for (const c of batch) c.resolve(won.has(c.token));
-        } catch (error) {
-          for (const c of batch) c.reject(error);
-        }
+  async adoptable(collection: string): Promise<{ id: string } | null> {
+    const claim = activeClaim();
+    if (!claim || claim.claimed || claim.fingerprint === undefined) return null;
+    for (let waited = 0; ; waited += LOOKUP_POLL_MS) {
+      const [row] = await this.db.query(READ, [claim.principal, claim.key]);
+      if (!row || row.fingerprint !== claim.fingerprint || row.state !== "written") return null;
+      if (row.collection !== collection || row.record === null || row.record === undefined) return null;
+      if (row.stale === true) {
+        claim.token = String(row.token);
+        return { id: String(row.record) };
       }
-    } finally {
-      this.claiming = false;
+      if (waited >= LOOKUP_WAIT_MS) return null;
+      await new Promise((resolve) => setTimeout(resolve, LOOKUP_POLL_MS));
     }
   }
 
@@ -340,8 +325,9 @@ export class SqlIdempotencyKeys implements IdempotencyKeyStore {
    * come while a keep is under way wait for it and are then kept together, in one statement
    * (`keepStatement`): under load, one round trip keeps many answers; alone, an answer is kept at once.
    */
-  keep(principal: string, key: string, token: string, answer: IdempotentAnswer): Promise<void> {
+  async keep(principal: string, key: string, token: string, answer: IdempotentAnswer): Promise<void> {
     this.sweep();
+    if (KEEP_DELAY_MS > 0) await new Promise((resolve) => setTimeout(resolve, KEEP_DELAY_MS));
     return new Promise((resolve, reject) => {
       this.pending.push({
         params: [principal, key, token, answer.status, answer.body, answer.location, answer.etag],

@@ -63,7 +63,7 @@ import {
   setEventData,
   writeWithEvent,
 } from "./sql-events.ts";
-import { activeClaim, ClaimLostError } from "./idempotency.ts";
+import { activeClaim, adoptedOr, ClaimLostError } from "./idempotency.ts";
 import { CLAIM_LOST_SQLSTATE, markClaim, SqlIdempotencyKeys } from "./sql-idempotency.ts";
 import {
   cascadeTooLargeError,
@@ -558,16 +558,42 @@ export class SqlStore implements Store {
       slots.push(parameter(column, value, params));
     }
     const text = `insert into ${p.table} (${names.join(", ")}) values (${slots.join(", ")}) returning ${p.select}`;
-    if (p.links.length)
-      return (await this.writeLinked(
+    try {
+      if (p.links.length)
+        return (await this.writeLinked(
+          collection,
+          p,
+          this.statements.get(text),
+          params,
+          publish,
+          record.values,
+        ))!;
+      return (await this.writeOne(
         collection,
+        "write",
         p,
         this.statements.get(text),
         params,
         publish,
-        record.values,
+        record,
       ))!;
-    return (await this.writeOne(collection, "write", p, this.statements.get(text), params, publish, record))!;
+    } catch (error) {
+      const claim = activeClaim();
+      if (!claim || claim.claimed) throw error;
+      return this.adopted(collection, error);
+    }
+  }
+
+  /**
+   * A create that wrote nothing because its idempotency key is taken (the write's claim was lost,
+   * or a unique value is taken by the first request's record): when the first request's answer
+   * was never kept (its instance died between its commit and keeping it), the record it created,
+   * as stored now, with no event: the handler answers with it, as the first would have, and
+   * the answer is kept (sql-idempotency.ts, `adoptable`). Else `error` stands (the key's state
+   * answers: replay, 409, 422).
+   */
+  private adopted(collection: string, error: unknown): Promise<StoredRecord> {
+    return adoptedOr(this, collection, error);
   }
 
   /** `current`, the record as read at `expectedRevision`, lets the write and its event go as one statement. */
@@ -646,10 +672,17 @@ export class SqlStore implements Store {
   /**
    * The writes in one transaction, in order, then their events (in the same order) with them.
    * `expect` reads the record `for share`: it cannot change until the commit. A delete takes its
-   * `cascade` records along as `delete` does.
+   * `cascade` records along as `delete` does. Writes that end with an insert and wrote nothing
+   * because the request's idempotency key was taken by a first request whose answer was never
+   * kept give that request's record alone (`adopted`).
    */
   async writeAll(writes: readonly Write[]): Promise<StoredRecord[] | null> {
     let events: StoredEvent[] = [];
+    // Writes that end with a create (a create through its hook, an action) answer with that
+    // record: the request's idempotency claim names it (sql-idempotency.ts).
+    const last = writes[writes.length - 1];
+    const created =
+      last && "insert" in last ? { collection: last.insert[0], id: last.insert[1].id } : undefined;
     try {
       const records = await this.db.transaction(async (tx) => {
         const written: StoredRecord[] = [];
@@ -730,10 +763,10 @@ export class SqlStore implements Store {
           written.push(record);
           if (publish) made.push(publish(record, collection));
         }
-        if (this.schema.events && made.length) events = await insertEvents(tx, made);
+        if (this.schema.events && made.length) events = await insertEvents(tx, made, created);
         else {
           // Without events kept, the request's idempotency key is claimed here (sql-idempotency.ts).
-          await markClaim(tx);
+          await markClaim(tx, created);
           events = made;
         }
         return written;
@@ -742,7 +775,11 @@ export class SqlStore implements Store {
       return records;
     } catch (error) {
       if (error instanceof Gone) return null;
-      throw error;
+      const claim = activeClaim();
+      if (!created || !claim || claim.claimed) throw error;
+      // A repeat whose first answer was never kept: the record the first created, alone (the
+      // callers answer with the last record).
+      return [await this.adopted(created.collection, error)];
     }
   }
 
@@ -935,10 +972,11 @@ export class SqlStore implements Store {
         const [row] = await this.relinked(tx, collection, p, String(rows[0].id), values);
         const record = this.toRecord(p, row!);
         const made = publish ? [publish(record, collection)] : [];
-        if (this.schema.events && made.length) events = await insertEvents(tx, made);
+        const created = { collection, id: record.id };
+        if (this.schema.events && made.length) events = await insertEvents(tx, made, created);
         else {
           events = made;
-          await markClaim(tx);
+          await markClaim(tx, created);
         }
         return record;
       }),
@@ -1078,7 +1116,8 @@ export class SqlStore implements Store {
       const claim = activeClaim();
       const claimed = claim !== undefined;
       if (!publish || !this.schema.events) {
-        if (claimed) return this.db.transaction(async (tx) => this.markedWrite(tx, p, statement, params));
+        if (claimed)
+          return this.db.transaction(async (tx) => this.markedWrite(tx, collection, p, statement, params));
         const rows = await this.db.query(statement, params);
         return rows[0] ? { record: this.toRecord(p, rows[0]) } : null;
       }
@@ -1087,7 +1126,10 @@ export class SqlStore implements Store {
           const rows = await tx.query(statement, params);
           if (!rows[0]) return null;
           const record = this.toRecord(p, rows[0]);
-          const [event] = await insertEvents(tx, [publish(record, collection)]);
+          const [event] = await insertEvents(tx, [publish(record, collection)], {
+            collection,
+            id: record.id,
+          });
           return { record, event };
         });
       }
@@ -1097,6 +1139,7 @@ export class SqlStore implements Store {
         typeof statement === "string" ? statement : statement.text,
         params.length,
         made,
+        collection,
       );
       const rows = await this.db
         .query(this.statements.get(combined.text), [...params, ...combined.params])
@@ -1129,14 +1172,16 @@ export class SqlStore implements Store {
   /** A write without an event that marks the request's idempotency claim, in `tx`. */
   private async markedWrite(
     tx: SqlQueryable,
+    collection: string,
     p: Prepared,
     statement: Statement | string,
     params: unknown[],
   ): Promise<Kept | null> {
     const rows = await tx.query(statement, params);
     if (!rows[0]) return null;
-    await markClaim(tx);
-    return { record: this.toRecord(p, rows[0]) };
+    const record = this.toRecord(p, rows[0]);
+    await markClaim(tx, { collection, id: record.id });
+    return { record };
   }
 
   /** Closes the driver; closing again does nothing. */

@@ -219,7 +219,9 @@ export interface Store extends EventFeed, CursorKeyStore {
    * (revision or unique) throws ConflictError, a record to update or expect that is gone gives
    * null, as does one that does not match its `where` (the last element of `update` and `expect`,
    * as for `update`). Returns the record of each write (for `expect`, the record as it is; for
-   * `delete`, the record as it was).
+   * `delete`, the record as it was). (A SQL store answering a repeat of an idempotent request
+   * whose first answer was never kept returns only the last write's record, the one the first
+   * request created: sql-store.ts `adopted`.)
    */
   writeAll(writes: readonly Write[]): Promise<StoredRecord[] | null>;
   close(): Promise<void>;

@@ -6,6 +6,7 @@
  */
 import { CrudService, writeScope, type ResourceSpec } from "./crud-service.ts";
 import { NotFoundError } from "./errors.ts";
+import { adoptedOr } from "./idempotency.ts";
 import type { EventOf } from "./events.ts";
 import type { HookStore, HookSupport, ServiceHook, WriteContext } from "./hooks.ts";
 import { checkRequires, checkTransitions, type Requirements } from "./rules.ts";
@@ -63,6 +64,20 @@ export class ActingService<V extends Values, T extends Values = Values> extends 
    * collection (the generated handlers pass `eventsOf`): the record's, then the action record's.
    */
   override async create(
+    values: V,
+    publish?: EventOf<StoredRecord<V>>,
+    context?: WriteContext,
+  ): Promise<StoredRecord<V>> {
+    try {
+      return await this.act(values, publish, context);
+    } catch (error) {
+      // A repeat of an idempotent request refused here because the first one acted (its
+      // `requires` no longer hold) whose answer was never kept: the first's record (idempotency.ts).
+      return (await adoptedOr(this.store, this.spec.collection, error)) as StoredRecord<V>;
+    }
+  }
+
+  private async act(
     values: V,
     publish?: EventOf<StoredRecord<V>>,
     context?: WriteContext,

@@ -160,12 +160,17 @@ function kept(stored: StoredEvent, row: Row): StoredEvent {
 }
 
 /**
- * Keeps events, in their order; call it with the transaction of their write. Returns them as
- * kept: with the id and time the database gave them (hand these to the sinks).
+ * Keeps events, in their order; call it with the transaction of their write (`record`: the record
+ * a create made, for the request's idempotency claim). Returns them as kept: with the id and time
+ * the database gave them (hand these to the sinks).
  */
-export async function insertEvents(db: SqlQueryable, events: readonly StoredEvent[]): Promise<StoredEvent[]> {
+export async function insertEvents(
+  db: SqlQueryable,
+  events: readonly StoredEvent[],
+  record?: { collection: string; id: string },
+): Promise<StoredEvent[]> {
   // The request's idempotency claim, if it has one, is marked with the write (sql-idempotency.ts).
-  await markClaim(db);
+  await markClaim(db, record);
   if (events.length === 1) return [kept(events[0]!, (await db.query(INSERT_ONE, eventRow(events[0]!)))[0]!)];
   const out: StoredEvent[] = [];
   for (let start = 0; start < events.length; start += EVENTS_PER_STATEMENT) {
@@ -193,24 +198,26 @@ export async function insertEvents(db: SqlQueryable, events: readonly StoredEven
  * `count` parameters) and keeps `event` for each row it returns: the write and its event commit
  * together, or not at all, in one round trip and without a transaction of statements. A write
  * that matches no row keeps no event. The statement returns the rows of `write`, each with the
- * kept event's id and time as `canon__event_id` and `canon__event_at` (see `keptEvent`).
+ * kept event's id and time as `canon__event_id` and `canon__event_at` (see `keptEvent`). With the
+ * request's idempotency key, the statement claims it too, naming the record of `collection`.
  */
 export function writeWithEvent(
   write: string,
   count: number,
   event: StoredEvent,
+  collection = event.collection,
 ): { text: string; params: unknown[] } {
   const n = (i: number) => `$${count + i}`;
   const claim = activeClaim();
   // With the request's idempotency key, the statement claims it too (sql-idempotency.ts).
-  const marked = claim ? claimMark(`"written"`, n(6), n(7), n(8), n(9)) : null;
+  const marked = claim ? claimMark(`"written"`, n(6), n(7), n(8), n(9), n(10)) : null;
   return {
     text:
       `with "written" as (${write}), ${marked ? `${marked.cte}, ` : ""}"event" as (insert into "${EVENT_TABLE}" (${EVENT_COLUMNS}) ` +
       `select ${eventId(`"clock"."at"`, "0")}, ${n(1)}::text, ${n(2)}::text, ${n(3)}::text, "clock"."at", ${n(4)}::json, ${n(5)}::text from "written", ${CLOCK} ${KEPT}) ` +
       `select "written".*, "event"."id" as "canon__event_id", "event"."occurred_at" as "canon__event_at"${marked ? `, ${marked.fence}` : ""} from "written", "event"`,
     params: claim
-      ? [...eventRow(event), claim.principal, claim.key, claim.token, claim.fingerprint ?? ""]
+      ? [...eventRow(event), claim.principal, claim.key, claim.token, claim.fingerprint ?? "", collection]
       : eventRow(event),
   };
 }

@@ -1,13 +1,16 @@
 // Export files on the memory store and PGlite live in a private folder (issue 13.3): created
 // 0700 with files 0600; a service refuses to start on a folder that is a symbolic link, belongs
 // to another user or is open to others, saying which and what to do; a symbolic link put in the
-// place of a file is never followed.
+// place of a file is never followed. On a PostgreSQL server the files are in the database
+// (docs/exports.md): no folder is made or used, so with CANON_TEST_STORE=postgres the tests of
+// the folder's files run on PGlite, and one checks that PostgreSQL makes no folder.
 import assert from "node:assert/strict";
 import { chmodSync, chownSync, mkdirSync, readdirSync, statSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { after, describe, test } from "node:test";
 import { buildApp } from "../../generated/index.ts";
-import { createUser, createOrder, expectError, expectStatus, startApp } from "../http/helpers.ts";
+import { createUser, createOrder, expectError, expectStatus, startApp, type Api } from "../http/helpers.ts";
+import { storeFromEnvironment } from "../store/stores.ts";
 import { download, exportsFolder, principals, settled } from "./helpers.ts";
 
 type Obj = Record<string, any>;
@@ -25,13 +28,28 @@ async function startError(directory: string): Promise<Error | null> {
   }
 }
 
+const STORE = process.env.CANON_TEST_STORE ?? "memory";
+
+/** An app over the test's store whose export files are in `directory`: PGlite's when the test's store is a PostgreSQL server (whose files are in the database). */
+async function startFolderApp(directory: string): Promise<Api> {
+  const factory = storeFromEnvironment(STORE === "postgres" ? "pglite" : STORE);
+  const api = await startApp({ authenticate: principals, exports: { directory }, store: await factory.create() });
+  return {
+    ...api,
+    close: async () => {
+      await api.close();
+      await factory.cleanup();
+    },
+  };
+}
+
 describe("the exports folder is private", () => {
   const root = exportsFolder();
   after(() => root.remove());
 
   test("a folder that does not exist is created 0700, and every file in it is 0600", async () => {
     const directory = path.join(root.directory, "new", "exports");
-    const api = await startApp({ authenticate: principals, exports: { directory } });
+    const api = await startFolderApp(directory);
     try {
       assert.equal(statSync(directory).mode & 0o777, 0o700);
       const user = await createUser(api);
@@ -84,7 +102,7 @@ describe("the exports folder is private", () => {
 
   test("a symbolic link put in the place of a finished file is not followed: the link answers 404", async () => {
     const directory = path.join(root.directory, "planted");
-    const api = await startApp({ authenticate: principals, exports: { directory } });
+    const api = await startFolderApp(directory);
     try {
       const user = await createUser(api);
       await createOrder(api, user.id);
@@ -98,6 +116,22 @@ describe("the exports folder is private", () => {
       symlinkSync(secret, path.join(directory, name!));
       const error = await expectError(api, "GET", done.download_url, 404, "NOT_FOUND", { auth: "alice" });
       assert.match(error.message, /no longer kept/);
+    } finally {
+      await api.close();
+    }
+  });
+
+  test("on a PostgreSQL server no folder is made: the files are in the database", { skip: STORE !== "postgres" && "CANON_TEST_STORE=postgres only" }, async () => {
+    const directory = path.join(root.directory, "unused");
+    const api = await startApp({ authenticate: principals, exports: { directory } });
+    try {
+      const user = await createUser(api);
+      await createOrder(api, user.id);
+      const job = (await expectStatus(api, "POST", "/v2/exports", 201, { body: { resource: "orders" }, auth: "alice" })).body as Obj;
+      const done = await settled(api, "v2", job.id, "alice");
+      assert.equal(done.status, "succeeded");
+      await download(api, done.download_url, "alice");
+      assert.throws(() => statSync(directory), { code: "ENOENT" });
     } finally {
       await api.close();
     }

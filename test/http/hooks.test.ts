@@ -8,7 +8,7 @@ import path from "node:path";
 import { PassThrough } from "node:stream";
 import { pathToFileURL } from "node:url";
 import { after, before, describe, test } from "node:test";
-import { call, expectError, expectStatus, startFixture, type Api } from "./helpers.ts";
+import { call, detailFields, expectError, expectStatus, startFixture, type Api } from "./helpers.ts";
 import { repoRoot } from "../support/cli.ts";
 import { SPEC_COMPILER_OPTIONS, tsc } from "../support/tsc.ts";
 
@@ -228,5 +228,20 @@ describe(`hooks (SPEC §12.5), ${STORE} store`, () => {
     await expectStatus(api, "GET", "/v1/tickets", 200);
     const top = accesses.find((a) => a.action === "list" && a.collection === "tickets")!;
     assert.equal(top.under, undefined);
+  });
+
+  test("a reference that is optional and nullable: on SQL a uuid column with its foreign key; a record naming a deleted record goes with it (on_delete: cascade)", async () => {
+    const t = await ticket();
+    const named = (await expectStatus(api, "POST", "/v1/audits", 201, { body: { ticket_id: t.id, text: "names the ticket" } })).body as Obj;
+    const none = (await expectStatus(api, "POST", "/v1/audits", 201, { body: { ticket_id: null, text: "names none" } })).body as Obj;
+    assert.equal(named.ticket_id, t.id);
+    assert.equal(none.ticket_id, null);
+    // A ticket that does not exist is refused (on SQL by the foreign key).
+    const missing = await expectStatus(api, "POST", "/v1/audits", 422, { body: { ticket_id: "00000000-0000-4000-8000-000000000000", text: "names nothing" } });
+    assert.deepEqual(detailFields(missing.body.error), ["ticket_id"]);
+    // The delete walks the records that go with the ticket (on SQL: jsonb = uuid failed here).
+    await expectStatus(api, "DELETE", `/v1/tickets/${t.id}`, 204);
+    await expectError(api, "GET", `/v1/audits/${named.id}`, 404, "NOT_FOUND");
+    assert.equal((await expectStatus(api, "GET", `/v1/audits/${none.id}`, 200)).body.ticket_id, null);
   });
 });

@@ -365,14 +365,61 @@ describe(`A write marks its idempotency claim in its own transaction (${STORE})`
       assert.ok(await store.get("products", kept));
       const rows = await store.driver.query(`select "state" from "canon__idempotency_keys" where "principal" = 'p' and "key" = 'k'`);
       assert.equal(rows[0].state, "written");
+      // Writes that end with a create (a create through a hook that wrote, an action) name it too;
+      // a repeat after the lease, its first answer never kept, gets that record alone, nothing written.
+      const firstOfAll = newId();
+      const claimOf = (token: string) => ({ principal: "p", key: "all", token, fingerprint: "f", replayed: false as boolean | undefined });
+      const [made] = await runWithClaim(claimOf(newId()), () => store.writeAll([{ insert: ["products", record(firstOfAll), { unique: [] }, publish] }]));
+      assert.equal(made.id, firstOfAll);
+      await new Promise((resolve) => setTimeout(resolve, 2100));
+      const repeat = claimOf(newId());
+      const second = newId();
+      const adopted = await runWithClaim(repeat, () => store.writeAll([{ insert: ["products", record(second), { unique: [] }, publish] }]));
+      assert.deepEqual(adopted.map((r: Obj) => r.id), [firstOfAll]);
+      assert.equal(repeat.replayed, true);
+      assert.equal(await store.get("products", second), null);
       // Over HTTP the handler's write marks the request's claim: with the answer never kept (as
       // when an instance stops between its commit and keeping the answer), the row says written.
+      const keep = store.idempotency.keep.bind(store.idempotency);
       store.idempotency.keep = async () => {};
       const app = await listen(await buildApp({ authenticate: devAuthenticate, rateLimit: false, store }), SHOWCASE);
       try {
-        await expectStatus(app, "POST", "/v2/products", 201, keyed("http-key", productBody()));
-        const [row] = await store.driver.query(`select "state" from "canon__idempotency_keys" where "key" = 'http-key'`);
-        assert.equal(row.state, "written");
+        const body = productBody();
+        const first = await expectStatus(app, "POST", "/v2/products", 201, keyed("http-key", body));
+        const [row] = await store.driver.query(`select "state", "collection", "record" from "canon__idempotency_keys" where "key" = 'http-key'`);
+        assert.deepEqual({ ...row }, { state: "written", collection: "products", record: first.body.id });
+        // Its answer never kept (its instance died), the repeat rebuilds it from the record once
+        // the row's lease (2 s) is over: a replay, kept now; no second record, no second event.
+        store.idempotency.keep = keep;
+        const again = await expectStatus(app, "POST", "/v2/products", 201, keyed("http-key", body));
+        assert.equal(again.headers.get("idempotent-replayed"), "true");
+        sameAnswer(first, again);
+        await store.idempotency.settled();
+        const [done] = await store.driver.query(`select "state" from "canon__idempotency_keys" where "key" = 'http-key'`);
+        assert.equal(done.state, "done");
+        const [count] = await store.driver.query(`select count(*)::int as "n" from "products" where "sku" = $1`, [body.sku]);
+        assert.equal(count.n, 1);
+        assert.equal((await eventsOf(app, first.body.id)).length, 1);
+
+        // An action: v2's cancellations (as published: the record through the store's insert) and
+        // v3's, which cancel the order (its repeat is refused by `requires: pending` before its
+        // write: the acting service answers with the first's record all the same).
+        for (const version of ["v2", "v3"]) {
+          const user = await createUser(app);
+          const order = await createOrder(app, user.id);
+          const url = `/${version}/orders/${order.id}/cancellations`;
+          const key = `action-${version}`;
+          store.idempotency.keep = async () => {};
+          const acted = await expectStatus(app, "POST", url, 201, keyed(key, { reason: "changed my mind" }));
+          const [marked] = await store.driver.query(`select "collection", "record" from "canon__idempotency_keys" where "key" = $1`, [key]);
+          assert.deepEqual({ ...marked }, { collection: "orders/cancellations", record: acted.body.id });
+          store.idempotency.keep = keep;
+          const repeated = await call(app, "POST", url, keyed(key, { reason: "changed my mind" }));
+          assert.equal(repeated.status, 201, `${version}: ${repeated.text}`);
+          sameAnswer(acted, repeated);
+          const [n] = await store.driver.query(`select count(*)::int as "n" from "orders__cancellations" where "order_id" = $1`, [order.id]);
+          assert.equal(n.n, 1, version);
+        }
       } finally {
         await app.close();
       }

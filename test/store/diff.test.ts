@@ -106,6 +106,58 @@ describe("migrations between snapshots", () => {
     assert.equal((await db.query("select count(*)::int as n from books"))[0]!.n, 1, "the data stays");
   });
 
+  test("an optional nullable reference kept as jsonb by an older canon becomes a uuid column with its foreign key", async () => {
+    const files = {
+      "tickets.yaml": "resource: tickets\nfields:\n  subject: { type: string }\n",
+      "audits.yaml": "resource: audits\nfields:\n  ticket_id: { type: uuid, references: tickets, optional: true, nullable: true, on_delete: cascade }\n  text: { type: string }\n",
+    };
+    const now = await snapshotOfFiles(files);
+    const column = now.tables.find((t) => t.name === "audits")!.columns.find((c) => c.name === "ticket_id")!;
+    assert.equal(column.type, "uuid");
+    assert.equal(column.notNull, false);
+    assert.deepEqual(column.references, { name: "audits_ticket_id_fkey", table: "tickets", onDelete: "cascade" });
+    // As canon wrote it before: a wrapped JSON value, its check on the JSON, no foreign key.
+    const older = structuredClone(now);
+    const was = older.tables.find((t) => t.name === "audits")!.columns.find((c) => c.name === "ticket_id")!;
+    was.type = "jsonb";
+    delete was.references;
+    was.check = {
+      name: "audits_ticket_id_check",
+      expression: `case when "ticket_id" is null or jsonb_typeof("ticket_id") = 'null' then true when jsonb_typeof("ticket_id") = 'string' then true else false end`,
+    };
+    await db.exec("create schema wrapped_ref; set search_path to wrapped_ref, public");
+    try {
+      await apply(migrationBetween(null, older)!.statements);
+      const ticket = "01890a5d-ac96-774b-bcce-b302099a8001";
+      const gone = "01890a5d-ac96-774b-bcce-b302099a8002";
+      await db.exec(`insert into tickets (id, created_at, updated_at, subject) values ('${ticket}', now(), now(), 'T')`);
+      const audit = (id: string, value: string) =>
+        db.exec(`insert into audits (id, created_at, updated_at, ticket_id, text) values ('01890a5d-ac96-774b-bcce-b302099a81${id}', now(), now(), ${value}, '${id}')`);
+      await audit("10", `'"${ticket}"'::jsonb`);
+      await audit("11", `'null'::jsonb`);
+      await audit("12", "null");
+      await audit("13", `'"${gone}"'::jsonb`);
+      const m = migrationBetween(older, now)!;
+      const text = m.statements.join("\n");
+      assert.match(text, /alter column "ticket_id" type uuid using \(to_jsonb\("ticket_id"\) #>> '\{\}'\)::uuid/);
+      assert.match(text, /add constraint "audits_ticket_id_fkey" foreign key \("ticket_id"\) references "tickets" \("id"\) on delete cascade/);
+      await apply(m.statements);
+      const rows = await db.query(`select text, ticket_id::text as ticket_id from audits order by text`);
+      // JSON null is NULL now; an id of a record gone (there was no foreign key) names nothing.
+      assert.deepEqual(rows, [
+        { text: "10", ticket_id: ticket },
+        { text: "11", ticket_id: null },
+        { text: "12", ticket_id: null },
+        { text: "13", ticket_id: null },
+      ]);
+      // The database keeps the reference: its on_delete runs.
+      await db.exec(`delete from tickets where id = '${ticket}'`);
+      assert.deepEqual((await db.query(`select text from audits order by text`)).map((r) => r.text), ["11", "12", "13"]);
+    } finally {
+      await db.exec("set search_path to public");
+    }
+  });
+
   test("references in a cycle: tables first, then the foreign keys", async () => {
     const s = await snapshotOfFiles({
       "teams.yaml": "resource: teams\nfields:\n  name: { type: string }\n  captain_id: { type: uuid, references: players, optional: true }\n",

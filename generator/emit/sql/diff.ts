@@ -160,7 +160,13 @@ function alterTable(before: SnapshotTable, after: SnapshotTable, moved: Readonly
       continue;
     }
     const statements: string[] = [];
-    if (previous.type !== column.type) statements.push(`alter table ${t} alter column ${c} type ${column.type} using ${c}::${column.type};`);
+    if (previous.type === "jsonb" && column.type !== "jsonb") {
+      // A value kept wrapped in JSON (a field that may be absent and null) becomes a plain
+      // column: its check (on the JSON) goes first, the value is the JSON's text, JSON null is NULL
+      // (to_jsonb: the same on a second run, the column being the new type then).
+      if (previous.check) statements.push(`alter table ${t} drop constraint if exists ${quote(previous.check.name)};`);
+      statements.push(`alter table ${t} alter column ${c} type ${column.type} using (to_jsonb(${c}) #>> '{}')::${column.type};`);
+    } else if (previous.type !== column.type) statements.push(`alter table ${t} alter column ${c} type ${column.type} using ${c}::${column.type};`);
     if (previous.default !== column.default) {
       statements.push(column.default === undefined ? `alter table ${t} alter column ${c} drop default;` : `alter table ${t} alter column ${c} set default ${column.default};`);
     }
@@ -180,6 +186,10 @@ function alterTable(before: SnapshotTable, after: SnapshotTable, moved: Readonly
       );
     }
     if (!sameJson(previous.references, column.references)) {
+      // A column that had no foreign key may name records that are gone: it names none then.
+      const r = column.references;
+      if (r && !previous.references && !column.notNull)
+        statements.push(`update ${t} set ${c} = null where ${c} is not null and not exists (select 1 from ${quote(r.table)} where ${quote(r.column ?? "id")} = ${t}.${c});`);
       statements.push(
         ...replaceConstraint(after.name, column.references?.name ?? previous.references!.name, column.references ? foreignKey(column) : null, previous.references?.name),
       );

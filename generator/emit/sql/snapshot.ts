@@ -249,7 +249,10 @@ function linkTable(owner: string, column: string, link: NonNullable<ColumnSource
 function fieldColumn(table: string, source: ColumnSource): { column: SnapshotColumn; meta: FieldColumn; index?: SnapshotIndex } {
   const { field } = source;
   const name = field.storageName;
-  const kind = kindOf(field);
+  // A reference that may be both absent and null is a plain uuid column all the same, with its
+  // foreign key (SQL NULL: it reads back null), so that the database keeps it and its on_delete.
+  const nullableReference = Boolean(source.references) && field.type === "uuid" && field.optional && field.nullable;
+  const kind = nullableReference ? "uuid" : kindOf(field);
   const type = kind === "decimal" ? decimalColumnType(field.precision ?? 0, field.scale ?? 0) : COLUMN_SQL_TYPES[kind];
   const column: SnapshotColumn = { name, type, notNull: !field.optional && !field.nullable };
   const fallback = defaultLiteral(field, kind);
@@ -273,7 +276,7 @@ function fieldColumn(table: string, source: ColumnSource): { column: SnapshotCol
       onDelete: source.references.onDelete,
     };
   }
-  return { column, meta: { field: name, column: name, kind, optional: field.optional }, ...(index ? { index } : {}) };
+  return { column, meta: { field: name, column: name, kind, optional: field.optional && !nullableReference }, ...(index ? { index } : {}) };
 }
 
 /**
