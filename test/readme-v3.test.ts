@@ -20,7 +20,7 @@ after(() => api?.close());
 
 function v3Block(): string {
   const readme = readFileSync(path.join(repoRoot, "README.md"), "utf8");
-  const section = readme.slice(readme.indexOf("### v3, a draft"));
+  const section = readme.slice(readme.indexOf("### v3: what real APIs declare"));
   const block = /```sh\n([\s\S]*?)```/.exec(section);
   assert.ok(block, "README has the v3 shell block");
   return block[1]!;

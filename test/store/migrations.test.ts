@@ -52,9 +52,9 @@ describe("SQL migrations", () => {
     assert.match(initial, /create index if not exists "orders_status_id_idx" on "orders" using btree \("status", "id"\)/);
     assert.match(initial, /using gin \("name" gin_trgm_ops\)/);
     // The five collections, the export jobs (orders sets export) and the chunks of their files,
-    // the cursor keys, the events (events: true), the idempotency keys (SPEC §12.7), and the link
-    // table of orders.product_ids (many-to-many, SPEC §12.3).
-    assert.equal(JSON.parse(readFileSync(path.join(sql, "schema.json"), "utf8")).tables.length, 11);
+    // the cursor keys, the events (events: true), the idempotency keys (SPEC §12.7), the link
+    // table of orders.product_ids (many-to-many, SPEC §12.3), and v3's payments and shipments of orders.
+    assert.equal(JSON.parse(readFileSync(path.join(sql, "schema.json"), "utf8")).tables.length, 13);
     assert.match(initial, /create table if not exists "orders__product_ids" \(\n  "row_id" bigint not null constraint "orders__product_ids_row_id_fkey" references "orders" \("row_id"\) on delete cascade/);
     assert.match(initial, /create table if not exists "canon__exports"/);
     assert.match(initial, /create table if not exists "canon__export_chunks" \([^;]*"job_id" uuid not null constraint "canon__export_chunks_job_id_fkey" references "canon__exports" \("id"\) on delete cascade/);
