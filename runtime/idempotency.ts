@@ -25,7 +25,6 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import { createHash, randomUUID } from "node:crypto";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { BusinessRuleError, ConflictError, ValidationError } from "./errors.ts";
-import type { StoredRecord } from "./store.ts";
 
 /** How long a kept answer is replayed. */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
@@ -132,14 +131,14 @@ export function activeClaim(): ActiveClaim | undefined {
  * request created, as stored now, when its answer was never kept (`adoptable`); the request then
  * answers with it as a replay, and keeps that answer. Else `error` is thrown again.
  */
-export async function adoptedOr(
+export async function adoptedOr<Stored>(
   store: {
     idempotency?: IdempotencyKeyStore;
-    get(collection: string, id: string): Promise<StoredRecord | null>;
+    get(collection: string, id: string): Promise<Stored | null>;
   },
   collection: string,
   error: unknown,
-): Promise<StoredRecord> {
+): Promise<Stored> {
   const claim = activeClaim();
   if (!claim || claim.claimed || claim.adoptionTried || !store.idempotency?.adoptable) throw error;
   // Looked for once per request (a service and its store may both ask).

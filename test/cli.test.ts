@@ -100,13 +100,13 @@ describe("canon CLI", () => {
     const ok = canon(["new", "orders-archives"], dir);
     assert.equal(ok.code, 0, ok.stderr);
     assert.ok(existsSync(path.join(dir, "definitions", "orders-archives.yaml")));
-    const child = canon(["new", "shipments", "--parent", "orders", "--pagination", "offset"], dir);
+    const child = canon(["new", "parcels", "--parent", "orders", "--pagination", "offset"], dir);
     assert.equal(child.code, 0, child.stderr);
     const generated = canon(["generate"], dir);
     assert.equal(generated.code, 0, generated.stderr);
     assert.ok(existsSync(path.join(dir, "generated", "v2", "orders-archives", "routes.ts")));
     const doc = JSON.parse(readFileSync(path.join(dir, "generated", "v2", "openapi.json"), "utf8"));
-    assert.ok(doc.paths["/v2/orders/{id}/shipments"], "the child list of the new resource exists");
+    assert.ok(doc.paths["/v2/orders/{id}/parcels"], "the child list of the new resource exists");
 
     const upper = canon(["new", "Orders"], dir);
     assert.equal(upper.code, 1);

@@ -52,7 +52,7 @@ before(async () => {
     `insert into "tickets" ("id", "created_at", "updated_at", "organization_id", "subject", "priority", "status", "assignee_id") ` +
       `select gen_random_uuid(), now() - n * interval '1 second', now(), ($1::uuid[])[n % ${ORGANIZATIONS} + 1], 's' || lpad(((n * 7919) % ${TICKETS})::text, 5, '0'), ` +
       `($2::text[])[(n / ${ORGANIZATIONS}) % 4 + 1], (array['new', 'open', 'pending', 'solved', 'closed'])[n % 5 + 1], ` +
-      `case when (n / ${ORGANIZATIONS}) % 2 = 0 then to_jsonb(($3::text[])[n % ${ORGANIZATIONS} + 1]) end from generate_series(0, ${TICKETS - 1}) n`,
+      `case when (n / ${ORGANIZATIONS}) % 2 = 0 then ($3::uuid[])[n % ${ORGANIZATIONS} + 1] end from generate_series(0, ${TICKETS - 1}) n`,
     [`{${orgs.join(",")}}`, `{${PRIORITIES.join(",")}}`, `{${agents.join(",")}}`],
   );
   await driver.exec(`analyze "tickets"; analyze "agents"`);
