@@ -1050,7 +1050,12 @@ export class SqlStore implements Store {
         transaction: (work) => work(tx),
         close: async () => {},
       };
-      return fn(Object.create(this, { db: { value: inside } }) as SqlStore);
+      // No adoption of a first request's record in here (`adopted`): its key's state is read on the
+      // store's own connections, which on PGlite is the one this transaction holds (a keyed repeat
+      // would wait for itself). The claim lost stands; the answer then comes from the key's state.
+      return fn(
+        Object.create(this, { db: { value: inside }, idempotency: { value: undefined } }) as SqlStore,
+      );
     });
   }
 

@@ -111,6 +111,19 @@ describe(`Idempotency-Key (${STORE})`, () => {
     sameAnswer(first, again);
   });
 
+  // Found by the acceptance run of SPEC §12 (a helpdesk on `canon serve`, PGlite): the repeat of a
+  // keyed export asked the key's state on the store's one connection while the export cap's
+  // transaction held it, and the service stopped answering.
+  test("an export (POST /v2/exports) is replayed too, and the service keeps answering", { timeout: 30_000 }, async () => {
+    const key = newKey();
+    const body = { resource: "orders", filters: { currency: "EUR" } };
+    const first = await expectStatus(api, "POST", "/v2/exports", 201, keyed(key, body));
+    const again = await expectStatus(api, "POST", "/v2/exports", 201, keyed(key, body));
+    sameAnswer(first, again);
+    await expectError(api, "POST", "/v2/exports", 422, "BUSINESS_RULE_VIOLATION", keyed(key, { resource: "orders" }));
+    await expectStatus(api, "GET", `/v2/exports/${first.body.id}`, 200);
+  });
+
   test("the same key with another body or path answers 422 naming Idempotency-Key", async () => {
     const key = newKey();
     const body = productBody();
