@@ -531,6 +531,16 @@ describe("breaks that come from canon itself", () => {
   });
 });
 
+// Found by the acceptance run of SPEC §12: a sort key removed was worded `field "[]" no longer has
+// the value "genre"`: the items of the `sort` parameter have no field name to show.
+test("a sort key removed names the sort parameter, not a field \"[]\"", async () => {
+  const dir = variant("sort-key-words", { [books]: replace("sort: [pages, genre]", "sort: [pages]") });
+  const result = await gate(dir, new Map([["v1", published]]), await documents(dir));
+  const messages = result.diagnostics.map(formatDiagnostic).join("\n");
+  assert.match(messages, /breaking-change v1 is published .*query parameter "sort" \(its items\) no longer has the value "genre" \[enum-value-removed\], in listBooks/);
+  assert.doesNotMatch(messages, /field "\[\]"/);
+});
+
 describe("CHANGES.md", () => {
   test("each version after the first says what a client of the one before changes", async () => {
     const dir = variant("changes", {

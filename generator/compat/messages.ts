@@ -1,3 +1,4 @@
+import { namesNoField } from "./schema.ts";
 import type { Change } from "./types.ts";
 
 /** The words of a breaking-change diagnostic: what broke, where, and how to make the change instead. */
@@ -46,7 +47,8 @@ export function breakMessage(group: VersionedChange[]): string {
   const versions = [...new Set(group.map((g) => g.version))];
   const changes = group.map((g) => g.change);
   const first = representative(changes);
-  const subject = first.schema?.field ? `field "${first.schema.field}"` : first.subject;
+  const named = first.schema?.field && !namesNoField(first.schema.field);
+  const subject = named ? `field "${first.schema!.field}"` : first.subject;
   const places = new Map<string, string[]>();
   for (const c of changes) {
     const label = c.part.in === "response" ? "response" : partLabel(c);

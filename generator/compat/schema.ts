@@ -146,7 +146,14 @@ function compareResolved(ctx: SchemaContext, o: Located, n: Located, place: Plac
 type Report = (c: Omit<SchemaChange, "field" | "schema" | "pointer" | "subject" | "text"> & { pointer?: string }) => void;
 
 function describe(ctx: SchemaContext, field: string): string {
-  return field ? `field "${field}"` : ctx.root;
+  if (!field) return ctx.root;
+  // The items of the compared value itself (a parameter's array, `sort`): no field to name.
+  return namesNoField(field) ? `${ctx.root} (its items)` : `field "${field}"`;
+}
+
+/** A field path made only of array items and map values (`[]`, `*`): the compared value's own items. */
+export function namesNoField(field: string): boolean {
+  return /^(\[\]|\.?\*)+$/.test(field);
 }
 
 function compareFormat(old: JsonObject, now: JsonObject, input: boolean, report: Report): void {
