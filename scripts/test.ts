@@ -104,8 +104,9 @@ function main(): number {
     failures.push("all tests (memory store)");
   }
   for (const store of ["pglite", "postgres"]) {
-    console.log(`\n== the HTTP suite of SPEC §5 against the ${store} store`);
-    if (!suite(`the HTTP suite on the ${store} store`, nodeTest(["test/http/*.test.ts"], { CANON_TEST_STORE: store }))) {
+    console.log(`\n== the HTTP suite of SPEC §5 and the acceptance run of SPEC §12 against the ${store} store`);
+    const files = ["test/http/*.test.ts", "test/acceptance/*.test.ts"];
+    if (!suite(`the HTTP suite on the ${store} store`, nodeTest(files, { CANON_TEST_STORE: store }))) {
       failures.push(`HTTP suite on ${store}`);
     }
   }
