@@ -16,6 +16,7 @@ import {
 } from "./hooks.ts";
 import { checkTransitions, type Transitions } from "./rules.ts";
 import type { CursorQuery, ListPage, OffsetQuery, Store, StoredRecord, Values } from "./store.ts";
+import { principalTenantValues, writeScope } from "./tenancy.ts";
 import { newId } from "./uuid.ts";
 
 export interface ResourceSpec {
@@ -117,7 +118,7 @@ export class CrudService<V extends Values> implements ResourceService<V> {
   ): Promise<StoredRecord<V>> {
     const hook = this.hooks?.create;
     if (hook && context) return this.hookedCreate(hook, values, publish, context);
-    await this.checkReferences(values, null, undefined, undefined, context);
+    await this.checkReferences(values, null, this.spec, this.store, context);
     const now = new Date().toISOString();
     const record: StoredRecord<V> = { id: newId(), created_at: now, updated_at: now, revision: 1, values };
     return (await this.store.insert(
@@ -141,7 +142,7 @@ export class CrudService<V extends Values> implements ResourceService<V> {
     }
     // Checked against the record the write replaces: the store writes only at `current.revision`.
     checkTransitions(this.spec.transitions, current.values, values);
-    await this.checkReferences(values, current.values, undefined, undefined, context);
+    await this.checkReferences(values, current.values, this.spec, this.store, context);
     return (await this.store.update(
       this.spec.collection,
       current.id,
@@ -161,7 +162,7 @@ export class CrudService<V extends Values> implements ResourceService<V> {
   ): Promise<boolean> {
     const hook = this.hooks?.delete;
     if (hook && context) {
-      const staged = this.staging();
+      const staged = this.staging(context);
       await hook({
         ...context,
         current,
@@ -197,11 +198,14 @@ export class CrudService<V extends Values> implements ResourceService<V> {
     );
   }
 
-  /** The store handle of one hook call (hooks.ts). */
-  protected staging(): StagedHookStore {
+  /** The store handle of one hook call (hooks.ts), acting for the principal of `context`. */
+  protected staging(context: WriteContext): StagedHookStore {
     if (!this.support) throw new Error("Hooks need the generated hookSupport (buildApp passes it).");
-    return new StagedHookStore(this.store, this.support, (values, previous, references, reader) =>
-      this.checkReferences(values, previous, references, reader),
+    return new StagedHookStore(
+      this.store,
+      this.support,
+      (values, previous, spec, reader) => this.checkReferences(values, previous, spec, reader),
+      context.principal,
     );
   }
 
@@ -212,7 +216,7 @@ export class CrudService<V extends Values> implements ResourceService<V> {
     publish: EventOf<StoredRecord<V>> | undefined,
     context: WriteContext,
   ): Promise<StoredRecord<V>> {
-    const staged = this.staging();
+    const staged = this.staging(context);
     await hook({
       principal: context.principal,
       requestId: context.requestId,
@@ -220,7 +224,10 @@ export class CrudService<V extends Values> implements ResourceService<V> {
       values,
       store: staged as HookStore as HookStore<never>,
     });
-    await this.checkReferences(values, null, this.spec.references, staged.reader, context);
+    // The hook may have changed the tenant field: still the principal's tenant (else 403).
+    if (this.spec.tenantKey !== undefined)
+      principalTenantValues(context.principal, this.spec.tenantKey, values);
+    await this.checkReferences(values, null, this.spec, staged.reader, context);
     const now = new Date().toISOString();
     const record: StoredRecord = { id: newId(), created_at: now, updated_at: now, revision: 1, values };
     const before = staged.commit();
@@ -248,7 +255,7 @@ export class CrudService<V extends Values> implements ResourceService<V> {
     publish: EventOf<StoredRecord<V>> | undefined,
     context: WriteContext,
   ): Promise<StoredRecord<V> | null> {
-    const staged = this.staging();
+    const staged = this.staging(context);
     await hook({
       principal: context.principal,
       requestId: context.requestId,
@@ -256,8 +263,10 @@ export class CrudService<V extends Values> implements ResourceService<V> {
       values,
       store: staged as HookStore as HookStore<never>,
     });
+    if (this.spec.tenantKey !== undefined)
+      principalTenantValues(context.principal, this.spec.tenantKey, values, false);
     checkTransitions(this.spec.transitions, current.values, values);
-    await this.checkReferences(values, current.values, this.spec.references, staged.reader, context);
+    await this.checkReferences(values, current.values, this.spec, staged.reader, context);
     const before = staged.commit([this.spec.collection, current.id]);
     // A hook that wrote and read nothing: the write as without a hook (one statement on SQL).
     if (!before.length)
@@ -269,6 +278,7 @@ export class CrudService<V extends Values> implements ResourceService<V> {
         this.spec,
         publish as EventOf<StoredRecord> | undefined,
         current,
+        writeScope(this.spec, context),
       )) as StoredRecord<V> | null;
     const written = await this.store.writeAll([
       ...before,
@@ -289,20 +299,20 @@ export class CrudService<V extends Values> implements ResourceService<V> {
   }
 
   /**
-   * 422 when a reference names no record, with a detail for each such reference (`tag_ids.2`);
-   * references the record already had are not looked up again. With `context.authorize`, a
-   * record its principal may not `read` is answered as missing: the 422 does not tell them apart.
-   * A reference with a `tenantKey` is looked up within the record's tenant (SPEC §12.4): its tenant
-   * field; for a collection without one (an action's records), `tenant` (the tenant of the record
-   * acted on) or else the principal's.
+   * 422 when a reference of `spec` (the spec of the collection `values` are written in) names no
+   * record, with a detail for each such reference (`tag_ids.2`); references the record already
+   * had are not looked up again. With `context.authorize`, a record its principal may not `read`
+   * is answered as missing: the 422 does not tell them apart. A reference with a `tenantKey` is
+   * looked up within the record's tenant (SPEC §12.4): its tenant field; for a collection without
+   * one (an action's records), `tenant` (the tenant of the record acted on) or else the principal's.
    */
   protected async checkReferences(
     values: Values,
     previous: Values | null,
-    references: ResourceSpec["references"] = this.spec.references,
-    reader: Pick<Store, "get"> = this.store,
+    spec: Pick<ResourceSpec, "references" | "tenant">,
+    reader: Pick<Store, "get">,
     context?: WriteContext,
-    tenant: unknown = this.spec.tenant === undefined ? context?.principal.tenant : values[this.spec.tenant],
+    tenant: unknown = spec.tenant === undefined ? context?.principal.tenant : values[spec.tenant],
   ): Promise<void> {
     const authorize = context?.authorize;
     const exists = async (collection: string, id: string, where?: Values): Promise<boolean> => {
@@ -311,21 +321,21 @@ export class CrudService<V extends Values> implements ResourceService<V> {
       return authorize({ principal: context!.principal, action: "read", collection, record });
     };
     const missing: Array<{ field: string; collection: string }> = [];
-    for (const { field, collection, tenantKey } of references) {
+    for (const { field, collection, tenantKey } of spec.references) {
       // A reference into a tenant's records is looked up within the record's tenant.
       const where = tenantKey !== undefined && tenant !== undefined ? { [tenantKey]: tenant } : undefined;
       if (!field.includes(".")) {
         const id = values[field];
         if (
           typeof id !== "string" ||
-          (previous && previous[field] === id && previous[this.spec.tenant!] === tenant)
+          (previous && previous[field] === id && previous[spec.tenant!] === tenant)
         )
           continue;
         if (!(await exists(collection, id, where))) missing.push({ field, collection });
         continue;
       }
       const known = new Set(
-        previous && (where === undefined || previous[this.spec.tenant!] === tenant)
+        previous && (where === undefined || previous[spec.tenant!] === tenant)
           ? idsAt(previous, field).map(([, id]) => id)
           : [],
       );
@@ -353,18 +363,6 @@ export class CrudService<V extends Values> implements ResourceService<V> {
       );
     }
   }
-}
-
-/**
- * The `where` of a write by id in `spec`'s collection for the principal of `context` (SPEC
- * §12.4): a tenant principal's tenant under the collection's tenant key; undefined for the
- * platform, or a collection that is not a tenant's.
- */
-export function writeScope(spec: ResourceSpec, context: WriteContext | undefined): Values | undefined {
-  const tenant = context?.principal.tenant;
-  return spec.tenantKey !== undefined && typeof tenant === "string"
-    ? { [spec.tenantKey]: tenant }
-    : undefined;
 }
 
 /**

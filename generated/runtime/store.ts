@@ -82,6 +82,17 @@ export interface Match {
 }
 
 /**
+ * Whether `record` matches the exact matches of `where` (`Match.where`; `id`: the record's id):
+ * what a store in the process, and the store handle of hooks for the records it staged, compare.
+ */
+export function matchesWhere(record: StoredRecord, where: Values): boolean {
+  for (const [field, value] of Object.entries(where)) {
+    if ((field === "id" ? record.id : record.values[field]) !== value) return false;
+  }
+  return true;
+}
+
+/**
  * Where a sorted cursor list continues: after the record whose sort values (one per key of
  * `sort`, null for a missing value) and id are these.
  */

@@ -1,10 +1,12 @@
 // Tenancy in the store's own write statements (SPEC §12.4), on every store, over the store
-// generated from test/fixtures/tenancy: an update, a delete (with its cascade) and each write of
-// `writeAll` given another tenant's `where` write nothing, change no revision and keep no event;
-// given the record's own tenant they write as before. The store is called directly, without the
-// read by id that the handlers do first: the condition is in the write itself.
+// generated from test/fixtures/tenancy (with `boards`, a tenant-scoped resource holding an array
+// of tickets, added here): an update, a delete (with its cascade) and each write of `writeAll`
+// given another tenant's `where` write nothing, change no revision and keep no event; given the
+// record's own tenant they write as before, and what a delete takes along is held to the tenant.
+// The store is called directly, without the read by id that the handlers do first: the condition
+// is in the write itself.
 import assert from "node:assert/strict";
-import { rmSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { pathToFileURL } from "node:url";
@@ -20,6 +22,15 @@ let sql: Obj;
 let dir = "";
 before(async () => {
   dir = workspace("store-tenant-writes", "test/fixtures/tenancy");
+  writeFileSync(
+    path.join(dir, "definitions", "boards.yaml"),
+    `resource: boards
+fields:
+  organization_id: { type: uuid, references: organizations, tenant: true }
+  name: { type: string, max_length: 100 }
+  ticket_ids: { type: array, items: { type: uuid, references: tickets, on_delete: cascade }, max_items: 20, default: [] }
+`,
+  );
   const run = canon(["generate"], dir);
   assert.equal(run.code, 0, run.stderr);
   sql = (await import(new URL("sql/index.ts", pathToFileURL(path.join(dir, "generated") + path.sep)).href)) as Obj;
@@ -115,17 +126,36 @@ for (const [name, target] of targets) {
       assert.equal(await store.get("comments", comment.id), null);
     });
 
-    test("a tenant's delete takes along only its own tenant's records in its statements (no event of another's)", { skip: name === "memory" && "the memory store does not know tenant fields" }, async () => {
-      // A comment of B under A's ticket: the API never writes one (references are checked within
-      // the tenant); the store is called directly. The delete's cascade statements match A only.
+    test("a tenant's delete takes along only its own tenant's records in its statements (no event of another's)", async () => {
+      // A comment and a board of B under A's ticket: the API never writes them (references are
+      // checked within the tenant); the store is called directly. The delete's cascade statements
+      // match A only: B's records get no event and no new revision, and go as the database's
+      // foreign keys take them (the comment deleted, the board's array without the ticket), on
+      // every store alike.
       const t = await ticket(A, "cascade scope");
       const own = await store.insert("comments", record({ organization_id: A.id, ticket_id: t.id, body: "A's" }), none);
       const stray = await store.insert("comments", record({ organization_id: B.id, ticket_id: t.id, body: "B's" }), none);
+      const other = await ticket(A, "kept");
+      const board = await store.insert("boards", record({ organization_id: A.id, name: "A's", ticket_ids: [t.id, other.id] }), none);
+      const strayBoard = await store.insert("boards", record({ organization_id: B.id, name: "B's", ticket_ids: [t.id] }), none);
       const events = seen.length;
-      assert.equal(await store.delete("tickets", t.id, 1, publish("deleted"), t, { organization_id: A.id }), true);
-      const kept = seen.slice(events).map((e) => e.data.id);
-      assert.ok(kept.includes(t.id) && kept.includes(own.id), JSON.stringify(kept));
-      assert.ok(!kept.includes(stray.id), "no event of B's record in A's delete");
+      // The delete's events: `.deleted`, and `.updated` for a record whose array lost the ticket (`updated:<collection>`).
+      const deleted = (r: StoredRecord, collection: string) =>
+        createEvent(collection.startsWith("updated:") ? "updated" : "deleted", collection, { id: r.id, ...r.values });
+      assert.equal(await store.delete("tickets", t.id, 1, deleted, t, { organization_id: A.id }), true);
+      const kept = seen.slice(events).map((e) => [e.type, e.data.id]);
+      assert.deepEqual(
+        kept.map(([, id]) => id).sort(),
+        [t.id, own.id, board.id].sort(),
+        "events of A's ticket, its comment and its board only",
+      );
+      assert.deepEqual(kept.find(([, id]) => id === board.id), ["updated", board.id]);
+      assert.equal(await store.get("comments", own.id), null);
+      assert.equal(await store.get("comments", stray.id), null, "B's comment goes with the ticket, as its foreign key says");
+      const boardAfter = await store.get("boards", board.id);
+      assert.deepEqual([boardAfter?.values.ticket_ids, boardAfter?.revision], [[other.id], 2]);
+      const strayAfter = await store.get("boards", strayBoard.id);
+      assert.deepEqual([strayAfter?.values.ticket_ids, strayAfter?.revision, strayAfter?.updated_at], [[], 1, strayBoard.updated_at]);
     });
 
     test("writeAll: an update or expect with another tenant's where is a record that is not there", async () => {
