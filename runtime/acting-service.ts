@@ -126,24 +126,30 @@ export class ActingService<V extends Values, T extends Values = Values> extends 
     if (changed) await this.checkReferences(changed, current.values, this.target, reader, context, tenant);
     const now = new Date().toISOString();
     const record: StoredRecord<V> = { id: newId(), created_at: now, updated_at: now, revision: 1, values };
-    const event = publish as EventOf<StoredRecord> | undefined;
     const writes: Write[] = [
       ...(staged ? staged.commit([this.target.collection, current.id]) : []),
       changed
         ? {
-            update: [
-              this.target.collection,
-              current.id,
-              changed,
-              current.revision,
-              this.target,
-              event,
+            update: {
+              collection: this.target.collection,
+              id: current.id,
+              values: changed,
+              expectedRevision: current.revision,
+              constraints: this.target,
+              publish: publish as EventOf<StoredRecord> | undefined,
               current,
-              scope,
-            ],
+              where: scope,
+            },
           }
-        : { expect: [this.target.collection, current.id, current.revision, scope] },
-      { insert: [this.spec.collection, record, this.spec, event] },
+        : {
+            expect: {
+              collection: this.target.collection,
+              id: current.id,
+              revision: current.revision,
+              where: scope,
+            },
+          },
+      { insert: this.inserting(record, publish) },
     ];
     const written = await this.store.writeAll(writes);
     if (!written) throw new NotFoundError("The record this action acts on does not exist.");

@@ -15,7 +15,17 @@ import {
   type WriteHooks,
 } from "./hooks.ts";
 import { checkTransitions, type Transitions } from "./rules.ts";
-import type { CursorQuery, ListPage, OffsetQuery, Store, StoredRecord, Values } from "./store.ts";
+import type {
+  CursorQuery,
+  DeleteArgs,
+  InsertArgs,
+  ListPage,
+  OffsetQuery,
+  Store,
+  StoredRecord,
+  UpdateArgs,
+  Values,
+} from "./store.ts";
 import { principalTenantValues, writeScope } from "./tenancy.ts";
 import { newId } from "./uuid.ts";
 
@@ -52,7 +62,7 @@ export interface ResourceSpec {
 /**
  * What the handlers of a resource call. Each write is given `publish`, which makes the write's
  * event from the record written (for `remove`, the record as it was): a service hands it to the
- * store's write (`store.insert(…, publish)`), which keeps the event with the write, in one
+ * store's write (`store.insert({ …, publish })`), which keeps the event with the write, in one
  * transaction on a SQL store. A service of your own that writes elsewhere, or writes several
  * records, must still publish exactly one event per successful write and none for a failed
  * one: pass `publish` to the store write that makes the change, or call it yourself and keep
@@ -121,12 +131,7 @@ export class CrudService<V extends Values> implements ResourceService<V> {
     await this.checkReferences(values, null, this.spec, this.store, context);
     const now = new Date().toISOString();
     const record: StoredRecord<V> = { id: newId(), created_at: now, updated_at: now, revision: 1, values };
-    return (await this.store.insert(
-      this.spec.collection,
-      record,
-      this.spec,
-      publish as EventOf<StoredRecord> | undefined,
-    )) as StoredRecord<V>;
+    return (await this.store.insert(this.inserting(record, publish))) as StoredRecord<V>;
   }
 
   async update(
@@ -144,14 +149,7 @@ export class CrudService<V extends Values> implements ResourceService<V> {
     checkTransitions(this.spec.transitions, current.values, values);
     await this.checkReferences(values, current.values, this.spec, this.store, context);
     return (await this.store.update(
-      this.spec.collection,
-      current.id,
-      values,
-      current.revision,
-      this.spec,
-      publish as EventOf<StoredRecord> | undefined,
-      current,
-      writeScope(this.spec, context),
+      this.updating(current, values, publish, context),
     )) as StoredRecord<V> | null;
   }
 
@@ -174,28 +172,57 @@ export class CrudService<V extends Values> implements ResourceService<V> {
       if (before.length) {
         const deleted = await this.store.writeAll([
           ...before,
-          {
-            delete: [
-              this.spec.collection,
-              current.id,
-              current.revision,
-              publish as EventOf<StoredRecord> | undefined,
-              current,
-              writeScope(this.spec, context),
-            ],
-          },
+          { delete: this.deleting(current, publish, context) },
         ]);
         return deleted !== null;
       }
     }
-    return this.store.delete(
-      this.spec.collection,
-      current.id,
-      current.revision,
-      publish as EventOf<StoredRecord> | undefined,
+    return this.store.delete(this.deleting(current, publish, context));
+  }
+
+  /** The store's insert of `record` into this collection. */
+  protected inserting(record: StoredRecord<V>, publish: EventOf<StoredRecord<V>> | undefined): InsertArgs {
+    return {
+      collection: this.spec.collection,
+      record,
+      constraints: this.spec,
+      publish: publish as EventOf<StoredRecord> | undefined,
+    };
+  }
+
+  /** The store's update of `current` to `values`, at its revision and within the principal's tenant. */
+  private updating(
+    current: StoredRecord<V>,
+    values: V,
+    publish: EventOf<StoredRecord<V>> | undefined,
+    context: WriteContext | undefined,
+  ): UpdateArgs {
+    return {
+      collection: this.spec.collection,
+      id: current.id,
+      values,
+      expectedRevision: current.revision,
+      constraints: this.spec,
+      publish: publish as EventOf<StoredRecord> | undefined,
       current,
-      writeScope(this.spec, context),
-    );
+      where: writeScope(this.spec, context),
+    };
+  }
+
+  /** The store's delete of `current`, at its revision and within the principal's tenant. */
+  private deleting(
+    current: StoredRecord<V>,
+    publish: EventOf<StoredRecord<V>> | undefined,
+    context: WriteContext | undefined,
+  ): DeleteArgs {
+    return {
+      collection: this.spec.collection,
+      id: current.id,
+      expectedRevision: current.revision,
+      publish: publish as EventOf<StoredRecord> | undefined,
+      current,
+      where: writeScope(this.spec, context),
+    };
   }
 
   /** The store handle of one hook call (hooks.ts), acting for the principal of `context`. */
@@ -229,20 +256,11 @@ export class CrudService<V extends Values> implements ResourceService<V> {
       principalTenantValues(context.principal, this.spec.tenantKey, values);
     await this.checkReferences(values, null, this.spec, staged.reader, context);
     const now = new Date().toISOString();
-    const record: StoredRecord = { id: newId(), created_at: now, updated_at: now, revision: 1, values };
+    const record: StoredRecord<V> = { id: newId(), created_at: now, updated_at: now, revision: 1, values };
     const before = staged.commit();
     // A hook that wrote and read nothing: the write as without a hook (one statement on SQL).
-    if (!before.length)
-      return (await this.store.insert(
-        this.spec.collection,
-        record,
-        this.spec,
-        publish as EventOf<StoredRecord> | undefined,
-      )) as StoredRecord<V>;
-    const written = await this.store.writeAll([
-      ...before,
-      { insert: [this.spec.collection, record, this.spec, publish as EventOf<StoredRecord> | undefined] },
-    ]);
+    if (!before.length) return (await this.store.insert(this.inserting(record, publish))) as StoredRecord<V>;
+    const written = await this.store.writeAll([...before, { insert: this.inserting(record, publish) }]);
     if (!written) throw new ConflictError("A record the hook changed was deleted by another request.");
     return written[written.length - 1] as StoredRecord<V>;
   }
@@ -271,29 +289,11 @@ export class CrudService<V extends Values> implements ResourceService<V> {
     // A hook that wrote and read nothing: the write as without a hook (one statement on SQL).
     if (!before.length)
       return (await this.store.update(
-        this.spec.collection,
-        current.id,
-        values,
-        current.revision,
-        this.spec,
-        publish as EventOf<StoredRecord> | undefined,
-        current,
-        writeScope(this.spec, context),
+        this.updating(current, values, publish, context),
       )) as StoredRecord<V> | null;
     const written = await this.store.writeAll([
       ...before,
-      {
-        update: [
-          this.spec.collection,
-          current.id,
-          values,
-          current.revision,
-          this.spec,
-          publish as EventOf<StoredRecord> | undefined,
-          current,
-          writeScope(this.spec, context),
-        ],
-      },
+      { update: this.updating(current, values, publish, context) },
     ]);
     return written ? (written[written.length - 1] as StoredRecord<V>) : null;
   }

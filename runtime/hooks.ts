@@ -35,8 +35,11 @@ import { checkTransitions, type Transitions } from "./rules.ts";
 import {
   matchesWhere,
   type CursorQuery,
+  type ExpectArgs,
+  type InsertArgs,
   type Store,
   type StoredRecord,
+  type UpdateArgs,
   type Values,
   type Write,
   type WriteConstraints,
@@ -152,23 +155,10 @@ export interface HookSupport {
   >;
 }
 
-/** One staged write of a hook, as `Store.writeAll` takes it. */
-export type StagedWrite =
-  | {
-      insert: [string, StoredRecord, WriteConstraints, EventOf<StoredRecord>];
-    }
-  | {
-      update: [
-        string,
-        string,
-        Values,
-        number,
-        WriteConstraints,
-        EventOf<StoredRecord>,
-        StoredRecord,
-        Values | undefined,
-      ];
-    };
+/** One staged write of a hook, as `Store.writeAll` takes it (an update always with its `current`). */
+export type StagedWrite = { insert: InsertArgs } | { update: StagedUpdate };
+
+type StagedUpdate = UpdateArgs & { current: StoredRecord };
 
 /**
  * 422 for references in `values` (to be written in the collection of `spec`) that name no record
@@ -190,7 +180,7 @@ export class StagedHookStore implements HookStore {
   /** Staged records by `collection id`: the index of their write. */
   private readonly staged = new Map<string, number>();
   /** The records read through `get` (not staged), by `collection id`: at the revision read, within the scope read. */
-  private readonly read = new Map<string, [string, string, number, Values | undefined]>();
+  private readonly read = new Map<string, ExpectArgs>();
 
   private readonly store: Store;
   private readonly support: HookSupport;
@@ -210,7 +200,8 @@ export class StagedHookStore implements HookStore {
     if (this.staged.has(key)) return this.peek(collection, id);
     const where = this.scope(collection);
     const record = await this.store.get(collection, id, where);
-    if (record && !this.read.has(key)) this.read.set(key, [collection, id, record.revision, where]);
+    if (record && !this.read.has(key))
+      this.read.set(key, { collection, id, revision: record.revision, where });
     return record;
   }
 
@@ -227,7 +218,7 @@ export class StagedHookStore implements HookStore {
     const at = this.staged.get(`${collection} ${id}`);
     if (at === undefined) return this.store.get(collection, id, where);
     const write = this.writes[at]!;
-    const record = "insert" in write ? write.insert[1] : recordAfter(write.update);
+    const record = "insert" in write ? write.insert.record : recordAfter(write.update);
     return !where || matchesWhere(record, where) ? record : null;
   }
 
@@ -277,7 +268,12 @@ export class StagedHookStore implements HookStore {
     const record: StoredRecord = { id: newId(), created_at: now, updated_at: now, revision: 1, values };
     this.staged.set(`${collection} ${record.id}`, this.writes.length);
     this.writes.push({
-      insert: [collection, record, spec, this.support.events[collection]!.created as EventOf<StoredRecord>],
+      insert: {
+        collection,
+        record,
+        constraints: spec,
+        publish: this.support.events[collection]!.created as EventOf<StoredRecord>,
+      },
     });
     return record;
   }
@@ -294,23 +290,23 @@ export class StagedHookStore implements HookStore {
       // A record the hook staged already: its one write takes the new values.
       const write = this.writes[at]!;
       if ("insert" in write) {
-        write.insert[1] = { ...write.insert[1], values };
-        return write.insert[1];
+        write.insert.record = { ...write.insert.record, values };
+        return write.insert.record;
       }
-      write.update[2] = values;
+      write.update.values = values;
       return recordAfter(write.update);
     }
     this.staged.set(key, this.writes.length);
-    const update: Extract<StagedWrite, { update: unknown }>["update"] = [
+    const update: StagedUpdate = {
       collection,
-      current.id,
+      id: current.id,
       values,
-      current.revision,
-      spec,
-      this.support.events[collection]!.updated as EventOf<StoredRecord>,
+      expectedRevision: current.revision,
+      constraints: spec,
+      publish: this.support.events[collection]!.updated as EventOf<StoredRecord>,
       current,
-      this.scope(collection),
-    ];
+      where: this.scope(collection),
+    };
     this.writes.push({ update });
     return recordAfter(update);
   }
@@ -333,12 +329,11 @@ function within(where: Values, scope: Values | undefined): Values | null {
 }
 
 /** The record an update will write, as far as known before it is written. */
-function recordAfter(update: Extract<StagedWrite, { update: unknown }>["update"]): StoredRecord {
-  const current = update[6];
+function recordAfter(update: StagedUpdate): StoredRecord {
   return {
-    ...current,
-    revision: update[3] + 1,
+    ...update.current,
+    revision: update.expectedRevision + 1,
     updated_at: new Date().toISOString(),
-    values: update[2],
+    values: update.values,
   };
 }

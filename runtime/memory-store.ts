@@ -158,7 +158,7 @@ export class MemoryStore implements Store {
     return record && where && !matchesWhere(record, where) ? null : record;
   }
 
-  async insert(...[collection, record, constraints, publish]: InsertArgs): Promise<StoredRecord> {
+  async insert({ collection, record, constraints, publish }: InsertArgs): Promise<StoredRecord> {
     const c = this.collection(collection);
     if (c.byId.has(record.id))
       throw new ConflictError("A record with this id exists.", [{ field: "id", issue: "is taken" }]);
@@ -168,9 +168,15 @@ export class MemoryStore implements Store {
     return stored;
   }
 
-  async update(
-    ...[collection, id, values, expectedRevision, constraints, publish, , where]: UpdateArgs
-  ): Promise<StoredRecord | null> {
+  async update({
+    collection,
+    id,
+    values,
+    expectedRevision,
+    constraints,
+    publish,
+    where,
+  }: UpdateArgs): Promise<StoredRecord | null> {
     const c = this.collection(collection);
     const current = this.current(c, id, expectedRevision, where);
     if (!current) return null;
@@ -185,7 +191,7 @@ export class MemoryStore implements Store {
     return next;
   }
 
-  async delete(...[collection, id, expectedRevision, publish, , where]: DeleteArgs): Promise<boolean> {
+  async delete({ collection, id, expectedRevision, publish, where }: DeleteArgs): Promise<boolean> {
     const current = this.current(this.collection(collection), id, expectedRevision, where);
     if (!current) return false;
     const planned = this.plannedDelete(collection, current, publish, where);
@@ -269,18 +275,18 @@ export class MemoryStore implements Store {
     const deletes: Array<{ at: number; apply: () => void; events: () => StoredEvent[] }> = [];
     for (const write of writes) {
       if ("delete" in write) {
-        const [collection, id, expectedRevision, publish, , where] = write.delete;
+        const { collection, id, expectedRevision, publish, where } = write.delete;
         const current = this.current(this.collection(collection), id, expectedRevision, where);
         if (!current) return null;
         deletes.push({ at: planned.length, ...this.plannedDelete(collection, current, publish, where) });
         records.push(current);
       } else if ("expect" in write) {
-        const [collection, id, revision, where] = write.expect;
+        const { collection, id, revision, where } = write.expect;
         const current = this.current(this.collection(collection), id, revision, where);
         if (!current) return null;
         records.push(current);
       } else if ("insert" in write) {
-        const [collection, record, constraints, publish] = write.insert;
+        const { collection, record, constraints, publish } = write.insert;
         const c = this.collection(collection);
         if (c.byId.has(record.id))
           throw new ConflictError("A record with this id exists.", [{ field: "id", issue: "is taken" }]);
@@ -289,7 +295,7 @@ export class MemoryStore implements Store {
         planned.push({ collection, c, before: null, record: stored, constraints, publish });
         records.push(stored);
       } else {
-        const [collection, id, values, expectedRevision, constraints, publish, , where] = write.update;
+        const { collection, id, values, expectedRevision, constraints, publish, where } = write.update;
         const c = this.collection(collection);
         const current = this.current(c, id, expectedRevision, where);
         if (!current) return null;

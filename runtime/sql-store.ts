@@ -545,7 +545,7 @@ export class SqlStore implements Store {
   }
 
   /** Unique values are the table's constraints (see sql/schema.ts), so `constraints` is not needed here. */
-  async insert(...[collection, record, , publish]: InsertArgs): Promise<StoredRecord> {
+  async insert({ collection, record, publish }: InsertArgs): Promise<StoredRecord> {
     const p = this.collection(collection);
     const params: unknown[] = [record.id, record.created_at, record.updated_at, record.revision];
     const names = [`"id"`, `"created_at"`, `"updated_at"`, `"_revision"`];
@@ -597,9 +597,15 @@ export class SqlStore implements Store {
   }
 
   /** `current`, the record as read at `expectedRevision`, lets the write and its event go as one statement. */
-  async update(
-    ...[collection, id, values, expectedRevision, , publish, current, where]: UpdateArgs
-  ): Promise<StoredRecord | null> {
+  async update({
+    collection,
+    id,
+    values,
+    expectedRevision,
+    publish,
+    current,
+    where,
+  }: UpdateArgs): Promise<StoredRecord | null> {
     const p = this.collection(collection);
     for (const field of Object.keys(values)) this.column(p, field);
     // The statement keeps the later of this and the previous time + 1 ms: with `current` (whose
@@ -629,7 +635,7 @@ export class SqlStore implements Store {
   }
 
   /** `current`, the record as read at `expectedRevision`, lets the delete and its event go as one statement. */
-  async delete(...[collection, id, expectedRevision, publish, current, where]: DeleteArgs): Promise<boolean> {
+  async delete({ collection, id, expectedRevision, publish, current, where }: DeleteArgs): Promise<boolean> {
     const p = this.collection(collection);
     const params: unknown[] = [id, expectedRevision];
     const statement = this.scoped(p, p.delete, where, params);
@@ -682,20 +688,22 @@ export class SqlStore implements Store {
     // record: the request's idempotency claim names it (sql-idempotency.ts).
     const last = writes[writes.length - 1];
     const created =
-      last && "insert" in last ? { collection: last.insert[0], id: last.insert[1].id } : undefined;
+      last && "insert" in last
+        ? { collection: last.insert.collection, id: last.insert.record.id }
+        : undefined;
     try {
       const records = await this.db.transaction(async (tx) => {
         const written: StoredRecord[] = [];
         const made: StoredEvent[] = [];
         for (const write of writes) {
-          const collection = Object.values(write)[0]![0];
+          const collection = Object.values(write)[0]!.collection;
           const p = this.collection(collection);
           let rows: Row[];
           let publish: EventOf<StoredRecord> | undefined;
           let expected: number | undefined;
           if ("delete" in write) {
             // As `delete`: the records it takes along, locked, then the row, then their events.
-            const [, id, expectedRevision, publishDelete, , where] = write.delete;
+            const { id, expectedRevision, publish: publishDelete, where } = write.delete;
             const tenant = this.tenantOf(collection, where);
             const { cascaded, unlinked } = await this.cascaded(tx, collection, id, where, tenant);
             const params: unknown[] = [id, expectedRevision];
@@ -716,7 +724,7 @@ export class SqlStore implements Store {
             continue;
           }
           if ("expect" in write) {
-            const [, id, revision, where] = write.expect;
+            const { id, revision, where } = write.expect;
             const params: unknown[] = [id];
             const conditions = where ? this.conditions(p, { where }, params) : [];
             const lock = this.statements.get(
@@ -725,8 +733,8 @@ export class SqlStore implements Store {
             rows = await this.translated(collection, "read", () => tx.query(lock, params));
             expected = revision;
           } else if ("insert" in write) {
-            const [, record] = write.insert;
-            publish = write.insert[3];
+            const { record } = write.insert;
+            publish = write.insert.publish;
             const params: unknown[] = [record.id, record.created_at, record.updated_at, record.revision];
             const names = [`"id"`, `"created_at"`, `"updated_at"`, `"_revision"`];
             const slots = ["$1", "$2::timestamptz", "$3::timestamptz", "$4"];
@@ -744,9 +752,8 @@ export class SqlStore implements Store {
             if (rows[0] && p.links.length)
               rows = await this.relinked(tx, collection, p, record.id, record.values);
           } else {
-            const [, id, values, expectedRevision] = write.update;
-            publish = write.update[5];
-            const where = write.update[7];
+            const { id, values, expectedRevision, where } = write.update;
+            publish = write.update.publish;
             for (const field of Object.keys(values)) this.column(p, field);
             const params: unknown[] = [id, expectedRevision, new Date().toISOString()];
             for (const column of p.stored) parameter(column, values[column.field], params);
