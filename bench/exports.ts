@@ -47,7 +47,7 @@ async function seed(): Promise<void> {
   if (TARGET === "memory") {
     const hex = (n: number, width: number) => n.toString(16).padStart(width, "0");
     const now = new Date().toISOString();
-    await store.insert("users", { id: USER, created_at: now, updated_at: now, revision: 1, values: { email: "bench@example.com", name: "Bench", role: "customer", password: "correct horse battery" } }, { unique: [] });
+    await store.insert({ collection: "users", record: { id: USER, created_at: now, updated_at: now, revision: 1, values: { email: "bench@example.com", name: "Bench", role: "customer", password: "correct horse battery" } }, constraints: { unique: [] } });
     for (let g = 1; g <= ROWS; g++) {
       const t = start + g;
       const id = `${hex(Math.floor(t / 2 ** 16), 8)}-${hex(t % 2 ** 16, 4)}-7${hex(g % 4096, 3)}-8${hex(Math.floor(g / 2 ** 48) % 4096, 3)}-${hex(g % 2 ** 48, 12)}`;
@@ -56,7 +56,7 @@ async function seed(): Promise<void> {
         id, created_at: at, updated_at: at, revision: 1,
         values: { user_id: USER, code: `ORD-${String(g).padStart(7, "0")}`, status: ["pending", "paid", "shipped", "cancelled"][g % 4], total_cents: g % 100_000, currency: ["EUR", "USD", "GBP"][g % 3], gift_wrap: false, amount_due_cents: 0 },
       };
-      await store.insert("orders", record, { unique: [] });
+      await store.insert({ collection: "orders", record, constraints: { unique: [] } });
       if (g % 200_000 === 0) log(`seeded ${g.toLocaleString("en")} of ${ROWS.toLocaleString("en")} records`);
     }
     return;

@@ -56,7 +56,7 @@ try {
       role: "customer",
       password: "correct horse battery",
     });
-    await store.insert("users", user, { unique: ["email"] });
+    await store.insert({ collection: "users", record: user, constraints: { unique: ["email"] } });
     users.push(user);
   }
   const products: StoredRecord[] = [];
@@ -68,7 +68,7 @@ try {
       category: "books",
       tags: [],
     });
-    await store.insert("products", product, { unique: ["sku"] });
+    await store.insert({ collection: "products", record: product, constraints: { unique: ["sku"] } });
     products.push(product);
   }
   for (let n = 0; n < 1000; n++) {
@@ -83,7 +83,7 @@ try {
       amount_due_cents: 0,
       product_ids: EMPTY ? [] : products.slice(0, n % 3).map((p) => p.id),
     };
-    await store.insert("orders", record(values), { unique: ["code"] });
+    await store.insert({ collection: "orders", record: record(values), constraints: { unique: ["code"] } });
   }
 
   // The store's own statements, as it sends them (parameters: user_id, limit + 1, the parent's id).

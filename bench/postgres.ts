@@ -67,16 +67,24 @@ async function seed(url: string, app?: string): Promise<void> {
     for (let i = 0; i < PRODUCT_COUNT; i += 50)
       await Promise.all(
         Array.from({ length: Math.min(50, PRODUCT_COUNT - i) }, (_, k) =>
-          store.insert("products", productRecord(i + k), { unique: ["sku"] }),
+          store.insert({
+            collection: "products",
+            record: productRecord(i + k),
+            constraints: { unique: ["sku"] },
+          }),
         ),
       );
     // Two users and their orders, interleaved by id: the `list_under` list of one reads every other row.
     for (let i = 0; i < ORDER_USERS.length; i++)
-      await store.insert("users", userRecord(i), { unique: ["email"] });
+      await store.insert({ collection: "users", record: userRecord(i), constraints: { unique: ["email"] } });
     for (let i = 0; i < ORDER_COUNT; i += 50)
       await Promise.all(
         Array.from({ length: Math.min(50, ORDER_COUNT - i) }, (_, k) =>
-          store.insert("orders", orderRecord(i + k), { unique: ["code"] }),
+          store.insert({
+            collection: "orders",
+            record: orderRecord(i + k),
+            constraints: { unique: ["code"] },
+          }),
         ),
       );
   } finally {

@@ -42,20 +42,20 @@ async function seed(app: string, url: string): Promise<void> {
   const store = await sql.openStore(url);
   try {
     for (let i = 0; i < ORGANIZATIONS; i++) {
-      await store.insert(
-        "organizations",
-        {
+      await store.insert({
+        collection: "organizations",
+        record: {
           id: organizationId(i),
           created_at: at(0),
           updated_at: at(0),
           revision: 1,
           values: { name: `Org ${i}` },
         },
-        { unique: [] },
-      );
-      await store.insert(
-        "tickets",
-        {
+        constraints: { unique: [] },
+      });
+      await store.insert({
+        collection: "tickets",
+        record: {
           id: ticketId(i),
           created_at: at(0),
           updated_at: at(0),
@@ -68,8 +68,8 @@ async function seed(app: string, url: string): Promise<void> {
             tag_ids: [],
           },
         },
-        { unique: [] },
-      );
+        constraints: { unique: [] },
+      });
     }
     const total = ORGANIZATIONS * COMMENTS_PER_ORGANIZATION;
     for (let i = 0; i < total; i += 50)
@@ -77,9 +77,9 @@ async function seed(app: string, url: string): Promise<void> {
         Array.from({ length: Math.min(50, total - i) }, (_, k) => {
           const n = i + k;
           const org = n % ORGANIZATIONS;
-          return store.insert(
-            "comments",
-            {
+          return store.insert({
+            collection: "comments",
+            record: {
               id: commentId(n),
               created_at: at(n),
               updated_at: at(n),
@@ -90,8 +90,8 @@ async function seed(app: string, url: string): Promise<void> {
                 body: `Comment number ${n}: the printer is still on fire.`,
               },
             },
-            { unique: [] },
-          );
+            constraints: { unique: [] },
+          });
         }),
       );
   } finally {

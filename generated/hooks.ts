@@ -41,7 +41,7 @@ export interface Hooks {
   users?: ResourceHooks<UserValues, Record<never, never>, HookCollections>;
 }
 
-/** What the store handle of a hook needs: each collection's constraints, and the events of its writes (as the newest version that has it shows it). */
+/** What the store handle of a hook needs: each collection's constraints, and the events of its writes (as the newest version that has it shows it, kept with the record's tenant). */
 export const hookSupport: HookSupport = {
   specs: {
     invoices: resourceSpecs.invoices,

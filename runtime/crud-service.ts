@@ -15,7 +15,18 @@ import {
   type WriteHooks,
 } from "./hooks.ts";
 import { checkTransitions, type Transitions } from "./rules.ts";
-import type { CursorQuery, ListPage, OffsetQuery, Store, StoredRecord, Values } from "./store.ts";
+import type {
+  CursorQuery,
+  DeleteArgs,
+  InsertArgs,
+  ListPage,
+  OffsetQuery,
+  Store,
+  StoredRecord,
+  UpdateArgs,
+  Values,
+} from "./store.ts";
+import { principalTenantValues, writeScope } from "./tenancy.ts";
 import { newId } from "./uuid.ts";
 
 export interface ResourceSpec {
@@ -51,7 +62,7 @@ export interface ResourceSpec {
 /**
  * What the handlers of a resource call. Each write is given `publish`, which makes the write's
  * event from the record written (for `remove`, the record as it was): a service hands it to the
- * store's write (`store.insert(…, publish)`), which keeps the event with the write, in one
+ * store's write (`store.insert({ …, publish })`), which keeps the event with the write, in one
  * transaction on a SQL store. A service of your own that writes elsewhere, or writes several
  * records, must still publish exactly one event per successful write and none for a failed
  * one: pass `publish` to the store write that makes the change, or call it yourself and keep
@@ -117,15 +128,10 @@ export class CrudService<V extends Values> implements ResourceService<V> {
   ): Promise<StoredRecord<V>> {
     const hook = this.hooks?.create;
     if (hook && context) return this.hookedCreate(hook, values, publish, context);
-    await this.checkReferences(values, null, undefined, undefined, context);
+    await this.checkReferences(values, null, this.spec, this.store, context);
     const now = new Date().toISOString();
     const record: StoredRecord<V> = { id: newId(), created_at: now, updated_at: now, revision: 1, values };
-    return (await this.store.insert(
-      this.spec.collection,
-      record,
-      this.spec,
-      publish as EventOf<StoredRecord> | undefined,
-    )) as StoredRecord<V>;
+    return (await this.store.insert(this.inserting(record, publish))) as StoredRecord<V>;
   }
 
   async update(
@@ -141,16 +147,9 @@ export class CrudService<V extends Values> implements ResourceService<V> {
     }
     // Checked against the record the write replaces: the store writes only at `current.revision`.
     checkTransitions(this.spec.transitions, current.values, values);
-    await this.checkReferences(values, current.values, undefined, undefined, context);
+    await this.checkReferences(values, current.values, this.spec, this.store, context);
     return (await this.store.update(
-      this.spec.collection,
-      current.id,
-      values,
-      current.revision,
-      this.spec,
-      publish as EventOf<StoredRecord> | undefined,
-      current,
-      writeScope(this.spec, context),
+      this.updating(current, values, publish, context),
     )) as StoredRecord<V> | null;
   }
 
@@ -161,7 +160,7 @@ export class CrudService<V extends Values> implements ResourceService<V> {
   ): Promise<boolean> {
     const hook = this.hooks?.delete;
     if (hook && context) {
-      const staged = this.staging();
+      const staged = this.staging(context);
       await hook({
         ...context,
         current,
@@ -173,35 +172,67 @@ export class CrudService<V extends Values> implements ResourceService<V> {
       if (before.length) {
         const deleted = await this.store.writeAll([
           ...before,
-          {
-            delete: [
-              this.spec.collection,
-              current.id,
-              current.revision,
-              publish as EventOf<StoredRecord> | undefined,
-              current,
-              writeScope(this.spec, context),
-            ],
-          },
+          { delete: this.deleting(current, publish, context) },
         ]);
         return deleted !== null;
       }
     }
-    return this.store.delete(
-      this.spec.collection,
-      current.id,
-      current.revision,
-      publish as EventOf<StoredRecord> | undefined,
-      current,
-      writeScope(this.spec, context),
-    );
+    return this.store.delete(this.deleting(current, publish, context));
   }
 
-  /** The store handle of one hook call (hooks.ts). */
-  protected staging(): StagedHookStore {
+  /** The store's insert of `record` into this collection. */
+  protected inserting(record: StoredRecord<V>, publish: EventOf<StoredRecord<V>> | undefined): InsertArgs {
+    return {
+      collection: this.spec.collection,
+      record,
+      constraints: this.spec,
+      publish: publish as EventOf<StoredRecord> | undefined,
+    };
+  }
+
+  /** The store's update of `current` to `values`, at its revision and within the principal's tenant. */
+  private updating(
+    current: StoredRecord<V>,
+    values: V,
+    publish: EventOf<StoredRecord<V>> | undefined,
+    context: WriteContext | undefined,
+  ): UpdateArgs {
+    return {
+      collection: this.spec.collection,
+      id: current.id,
+      values,
+      expectedRevision: current.revision,
+      constraints: this.spec,
+      publish: publish as EventOf<StoredRecord> | undefined,
+      current,
+      where: writeScope(this.spec, context),
+    };
+  }
+
+  /** The store's delete of `current`, at its revision and within the principal's tenant. */
+  private deleting(
+    current: StoredRecord<V>,
+    publish: EventOf<StoredRecord<V>> | undefined,
+    context: WriteContext | undefined,
+  ): DeleteArgs {
+    return {
+      collection: this.spec.collection,
+      id: current.id,
+      expectedRevision: current.revision,
+      publish: publish as EventOf<StoredRecord> | undefined,
+      current,
+      where: writeScope(this.spec, context),
+    };
+  }
+
+  /** The store handle of one hook call (hooks.ts), acting for the principal of `context`. */
+  protected staging(context: WriteContext): StagedHookStore {
     if (!this.support) throw new Error("Hooks need the generated hookSupport (buildApp passes it).");
-    return new StagedHookStore(this.store, this.support, (values, previous, references, reader) =>
-      this.checkReferences(values, previous, references, reader),
+    return new StagedHookStore(
+      this.store,
+      this.support,
+      (values, previous, spec, reader) => this.checkReferences(values, previous, spec, reader),
+      context.principal,
     );
   }
 
@@ -212,7 +243,7 @@ export class CrudService<V extends Values> implements ResourceService<V> {
     publish: EventOf<StoredRecord<V>> | undefined,
     context: WriteContext,
   ): Promise<StoredRecord<V>> {
-    const staged = this.staging();
+    const staged = this.staging(context);
     await hook({
       principal: context.principal,
       requestId: context.requestId,
@@ -220,22 +251,16 @@ export class CrudService<V extends Values> implements ResourceService<V> {
       values,
       store: staged as HookStore as HookStore<never>,
     });
-    await this.checkReferences(values, null, this.spec.references, staged.reader, context);
+    // The hook may have changed the tenant field: still the principal's tenant (else 403).
+    if (this.spec.tenantKey !== undefined)
+      principalTenantValues(context.principal, this.spec.tenantKey, values);
+    await this.checkReferences(values, null, this.spec, staged.reader, context);
     const now = new Date().toISOString();
-    const record: StoredRecord = { id: newId(), created_at: now, updated_at: now, revision: 1, values };
+    const record: StoredRecord<V> = { id: newId(), created_at: now, updated_at: now, revision: 1, values };
     const before = staged.commit();
     // A hook that wrote and read nothing: the write as without a hook (one statement on SQL).
-    if (!before.length)
-      return (await this.store.insert(
-        this.spec.collection,
-        record,
-        this.spec,
-        publish as EventOf<StoredRecord> | undefined,
-      )) as StoredRecord<V>;
-    const written = await this.store.writeAll([
-      ...before,
-      { insert: [this.spec.collection, record, this.spec, publish as EventOf<StoredRecord> | undefined] },
-    ]);
+    if (!before.length) return (await this.store.insert(this.inserting(record, publish))) as StoredRecord<V>;
+    const written = await this.store.writeAll([...before, { insert: this.inserting(record, publish) }]);
     if (!written) throw new ConflictError("A record the hook changed was deleted by another request.");
     return written[written.length - 1] as StoredRecord<V>;
   }
@@ -248,7 +273,7 @@ export class CrudService<V extends Values> implements ResourceService<V> {
     publish: EventOf<StoredRecord<V>> | undefined,
     context: WriteContext,
   ): Promise<StoredRecord<V> | null> {
-    const staged = this.staging();
+    const staged = this.staging(context);
     await hook({
       principal: context.principal,
       requestId: context.requestId,
@@ -256,53 +281,38 @@ export class CrudService<V extends Values> implements ResourceService<V> {
       values,
       store: staged as HookStore as HookStore<never>,
     });
+    if (this.spec.tenantKey !== undefined)
+      principalTenantValues(context.principal, this.spec.tenantKey, values, false);
     checkTransitions(this.spec.transitions, current.values, values);
-    await this.checkReferences(values, current.values, this.spec.references, staged.reader, context);
+    await this.checkReferences(values, current.values, this.spec, staged.reader, context);
     const before = staged.commit([this.spec.collection, current.id]);
     // A hook that wrote and read nothing: the write as without a hook (one statement on SQL).
     if (!before.length)
       return (await this.store.update(
-        this.spec.collection,
-        current.id,
-        values,
-        current.revision,
-        this.spec,
-        publish as EventOf<StoredRecord> | undefined,
-        current,
+        this.updating(current, values, publish, context),
       )) as StoredRecord<V> | null;
     const written = await this.store.writeAll([
       ...before,
-      {
-        update: [
-          this.spec.collection,
-          current.id,
-          values,
-          current.revision,
-          this.spec,
-          publish as EventOf<StoredRecord> | undefined,
-          current,
-          writeScope(this.spec, context),
-        ],
-      },
+      { update: this.updating(current, values, publish, context) },
     ]);
     return written ? (written[written.length - 1] as StoredRecord<V>) : null;
   }
 
   /**
-   * 422 when a reference names no record, with a detail for each such reference (`tag_ids.2`);
-   * references the record already had are not looked up again. With `context.authorize`, a
-   * record its principal may not `read` is answered as missing: the 422 does not tell them apart.
-   * A reference with a `tenantKey` is looked up within the record's tenant (SPEC §12.4): its tenant
-   * field; for a collection without one (an action's records), `tenant` (the tenant of the record
-   * acted on) or else the principal's.
+   * 422 when a reference of `spec` (the spec of the collection `values` are written in) names no
+   * record, with a detail for each such reference (`tag_ids.2`); references the record already
+   * had are not looked up again. With `context.authorize`, a record its principal may not `read`
+   * is answered as missing: the 422 does not tell them apart. A reference with a `tenantKey` is
+   * looked up within the record's tenant (SPEC §12.4): its tenant field; for a collection without
+   * one (an action's records), `tenant` (the tenant of the record acted on) or else the principal's.
    */
   protected async checkReferences(
     values: Values,
     previous: Values | null,
-    references: ResourceSpec["references"] = this.spec.references,
-    reader: Pick<Store, "get"> = this.store,
+    spec: Pick<ResourceSpec, "references" | "tenant">,
+    reader: Pick<Store, "get">,
     context?: WriteContext,
-    tenant: unknown = this.spec.tenant === undefined ? context?.principal.tenant : values[this.spec.tenant],
+    tenant: unknown = spec.tenant === undefined ? context?.principal.tenant : values[spec.tenant],
   ): Promise<void> {
     const authorize = context?.authorize;
     const exists = async (collection: string, id: string, where?: Values): Promise<boolean> => {
@@ -311,21 +321,21 @@ export class CrudService<V extends Values> implements ResourceService<V> {
       return authorize({ principal: context!.principal, action: "read", collection, record });
     };
     const missing: Array<{ field: string; collection: string }> = [];
-    for (const { field, collection, tenantKey } of references) {
+    for (const { field, collection, tenantKey } of spec.references) {
       // A reference into a tenant's records is looked up within the record's tenant.
       const where = tenantKey !== undefined && tenant !== undefined ? { [tenantKey]: tenant } : undefined;
       if (!field.includes(".")) {
         const id = values[field];
         if (
           typeof id !== "string" ||
-          (previous && previous[field] === id && previous[this.spec.tenant!] === tenant)
+          (previous && previous[field] === id && previous[spec.tenant!] === tenant)
         )
           continue;
         if (!(await exists(collection, id, where))) missing.push({ field, collection });
         continue;
       }
       const known = new Set(
-        previous && (where === undefined || previous[this.spec.tenant!] === tenant)
+        previous && (where === undefined || previous[spec.tenant!] === tenant)
           ? idsAt(previous, field).map(([, id]) => id)
           : [],
       );
@@ -353,18 +363,6 @@ export class CrudService<V extends Values> implements ResourceService<V> {
       );
     }
   }
-}
-
-/**
- * The `where` of a write by id in `spec`'s collection for the principal of `context` (SPEC
- * §12.4): a tenant principal's tenant under the collection's tenant key; undefined for the
- * platform, or a collection that is not a tenant's.
- */
-export function writeScope(spec: ResourceSpec, context: WriteContext | undefined): Values | undefined {
-  const tenant = context?.principal.tenant;
-  return spec.tenantKey !== undefined && typeof tenant === "string"
-    ? { [spec.tenantKey]: tenant }
-    : undefined;
 }
 
 /**

@@ -321,13 +321,13 @@ export class ExportService {
   /** Writes the job's new values if it is still at the revision this runner holds; null when it is not. */
   private async claim(job: ExportJob, values: ExportJobValues): Promise<ExportJob | null> {
     try {
-      return (await this.store.update(
-        EXPORT_JOBS,
-        job.id,
+      return (await this.store.update({
+        collection: EXPORT_JOBS,
+        id: job.id,
         values,
-        job.revision,
-        NO_CONSTRAINTS,
-      )) as ExportJob | null;
+        expectedRevision: job.revision,
+        constraints: NO_CONSTRAINTS,
+      })) as ExportJob | null;
     } catch (error) {
       if (error instanceof ConflictError) return null;
       throw error;

@@ -28,6 +28,12 @@ export interface StoreReference {
    * records, each of which is then updated (an `.updated` event, made with `updatedKey`).
    */
   many?: boolean;
+  /**
+   * On a tenant-scoped `collection` (SPEC §12.4), its tenant field: a delete by a principal of a
+   * tenant takes along through the reference only that tenant's records (the memory store; the
+   * SQL store reads it from its schema, `SqlCollection.tenant`).
+   */
+  tenant?: string;
 }
 
 /**

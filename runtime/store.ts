@@ -81,6 +81,17 @@ export interface Match {
 }
 
 /**
+ * Whether `record` matches the exact matches of `where` (`Match.where`; `id`: the record's id):
+ * what a store in the process, and the store handle of hooks for the records it staged, compare.
+ */
+export function matchesWhere(record: StoredRecord, where: Values): boolean {
+  for (const [field, value] of Object.entries(where)) {
+    if ((field === "id" ? record.id : record.values[field]) !== value) return false;
+  }
+  return true;
+}
+
+/**
  * Where a sorted cursor list continues: after the record whose sort values (one per key of
  * `sort`, null for a missing value) and id are these.
  */
@@ -138,43 +149,59 @@ export interface WriteConstraints {
   emails?: string[];
 }
 
-/** The arguments of `Store.insert`, named once for the interface and every store that implements it. */
-export type InsertArgs = [
-  collection: string,
-  record: StoredRecord,
-  constraints: WriteConstraints,
-  publish?: EventOf<StoredRecord>,
-];
-/** The arguments of `Store.update`. */
-export type UpdateArgs = [
-  collection: string,
-  id: string,
-  values: Values,
-  expectedRevision: number,
-  constraints: WriteConstraints,
-  publish?: EventOf<StoredRecord>,
-  current?: StoredRecord,
-  where?: Values,
-];
-/** The arguments of `Store.delete`. */
-export type DeleteArgs = [
-  collection: string,
-  id: string,
-  expectedRevision: number,
-  publish?: EventOf<StoredRecord>,
-  current?: StoredRecord,
-  where?: Values,
-];
+/** What `Store.insert` writes: `record` into `collection`. */
+export interface InsertArgs {
+  collection: string;
+  record: StoredRecord;
+  constraints: WriteConstraints;
+  /** Makes the write's event from the inserted record; it is kept with the write. */
+  publish?: EventOf<StoredRecord> | undefined;
+}
+
+/** What `Store.update` writes: `values` as the new values of record `id`, if it is still at `expectedRevision`. */
+export interface UpdateArgs {
+  collection: string;
+  id: string;
+  values: Values;
+  expectedRevision: number;
+  constraints: WriteConstraints;
+  /** Makes the write's event from the updated record. */
+  publish?: EventOf<StoredRecord> | undefined;
+  /** The record as read at `expectedRevision`: a hint (a SQL store then keeps the write and its event in one statement). */
+  current?: StoredRecord | undefined;
+  /** Exact matches (as `Match.where`: a tenant principal's tenant, SPEC §12.4) the record must meet, in the write's statement. */
+  where?: Values | undefined;
+}
+
+/** What `Store.delete` deletes: record `id`, if it is still at `expectedRevision`. */
+export interface DeleteArgs {
+  collection: string;
+  id: string;
+  expectedRevision: number;
+  /** Makes the write's event from the record as it was (and those of the records it takes along). */
+  publish?: EventOf<StoredRecord> | undefined;
+  /** As for `UpdateArgs.current`. */
+  current?: StoredRecord | undefined;
+  /** As for `UpdateArgs.where`. */
+  where?: Values | undefined;
+}
+
+/** What an `expect` of `Store.writeAll` requires: record `id` still at `revision` (and meeting `where`) when the others are written. */
+export interface ExpectArgs {
+  collection: string;
+  id: string;
+  revision: number;
+  /** As for `UpdateArgs.where`. */
+  where?: Values | undefined;
+}
+
 /**
  * One write of `Store.writeAll`: an insert, an update, a delete (with the records it takes
  * along through `cascade`, as `Store.delete`), or `expect`, which writes nothing but requires
  * the record to be still at `revision` when the others are written.
  */
 export type Write =
-  | { insert: InsertArgs }
-  | { update: UpdateArgs }
-  | { delete: DeleteArgs }
-  | { expect: [collection: string, id: string, revision: number, where?: Values] };
+  { insert: InsertArgs } | { update: UpdateArgs } | { delete: DeleteArgs } | { expect: ExpectArgs };
 
 export interface Store extends EventFeed, CursorKeyStore {
   /**
@@ -195,7 +222,7 @@ export interface Store extends EventFeed, CursorKeyStore {
    * Inserts; throws ConflictError naming the field (every field of a composite constraint) when a unique value is taken. `publish`
    * makes the write's event from the inserted record; it is kept with the write.
    */
-  insert(...args: InsertArgs): Promise<StoredRecord>;
+  insert(args: InsertArgs): Promise<StoredRecord>;
   /**
    * Replaces the values of a record atomically when its revision is still `expectedRevision`.
    * Returns null when the record is gone; throws ConflictError on a revision or unique conflict.
@@ -205,20 +232,19 @@ export interface Store extends EventFeed, CursorKeyStore {
    * write's statement: a record that does not match it is not written, and null is returned as
    * for a record that is gone.
    */
-  update(...args: UpdateArgs): Promise<StoredRecord | null>;
+  update(args: UpdateArgs): Promise<StoredRecord | null>;
   /**
    * Deletes when the revision is still `expectedRevision`; false when the record is gone.
    * `publish` makes the write's event from the record as it was; `current` is a hint as for `update`;
    * `where` as for `update` (false when the record does not match it).
    */
-  delete(...args: DeleteArgs): Promise<boolean>;
+  delete(args: DeleteArgs): Promise<boolean>;
   /**
    * Several writes on different records as one (an action that changes the record it acts on,
    * SPEC §12.5): in one transaction on a SQL store, with no await in between in memory. Every
    * write and its event is kept (the events in the order of the writes), or none: a conflict
    * (revision or unique) throws ConflictError, a record to update or expect that is gone gives
-   * null, as does one that does not match its `where` (the last element of `update` and `expect`,
-   * as for `update`). Returns the record of each write (for `expect`, the record as it is; for
+   * null, as does one that does not match its `where` (as for `update`). Returns the record of each write (for `expect`, the record as it is; for
    * `delete`, the record as it was). (A SQL store answering a repeat of an idempotent request
    * whose first answer was never kept returns only the last write's record, the one the first
    * request created: sql-store.ts `adopted`.)

@@ -84,6 +84,7 @@ export function orderRecord(i: number): StoredRecord {
 
 export async function seededStore(): Promise<MemoryStore> {
   const store = new MemoryStore();
-  for (let i = 0; i < PRODUCT_COUNT; i++) await store.insert("products", productRecord(i), { unique: [] });
+  for (let i = 0; i < PRODUCT_COUNT; i++)
+    await store.insert({ collection: "products", record: productRecord(i), constraints: { unique: [] } });
   return store;
 }

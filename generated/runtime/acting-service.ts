@@ -4,13 +4,14 @@
  * the record, and `sets` some of its fields. The action record is created and the record changed
  * as one write (`Store.writeAll`), each with its event, the record's `.updated` first.
  */
-import { CrudService, writeScope, type ResourceSpec } from "./crud-service.ts";
+import { CrudService, type ResourceSpec } from "./crud-service.ts";
 import { NotFoundError } from "./errors.ts";
 import { adoptedOr } from "./idempotency.ts";
 import type { EventOf } from "./events.ts";
 import type { HookStore, HookSupport, ServiceHook, WriteContext } from "./hooks.ts";
 import { checkRequires, checkTransitions, type Requirements } from "./rules.ts";
 import type { Store, StoredRecord, Values, Write } from "./store.ts";
+import { writeScope } from "./tenancy.ts";
 import { newId } from "./uuid.ts";
 
 /** A field an action sets: to a value, or to the value of one of the action's fields (`from`). */
@@ -100,7 +101,7 @@ export class ActingService<V extends Values, T extends Values = Values> extends 
       this.spec.collection.slice(this.spec.collection.indexOf("/") + 1),
     );
     // The action's hook, with the record acted on; its writes go first (hooks.ts).
-    const staged = this.hook && context ? this.staging() : null;
+    const staged = this.hook && context ? this.staging(context) : null;
     if (staged)
       await this.hook!({
         principal: context!.principal,
@@ -122,29 +123,34 @@ export class ActingService<V extends Values, T extends Values = Values> extends 
     // The action's own references within the tenant of the record acted on.
     const key = this.target.tenantKey;
     const tenant = key === undefined ? undefined : key === "id" ? current.id : current.values[key];
-    await this.checkReferences(values, null, this.spec.references, reader, context, tenant);
-    if (changed)
-      await this.checkReferences(changed, current.values, this.target.references, reader, context, tenant);
+    await this.checkReferences(values, null, this.spec, reader, context, tenant);
+    if (changed) await this.checkReferences(changed, current.values, this.target, reader, context, tenant);
     const now = new Date().toISOString();
     const record: StoredRecord<V> = { id: newId(), created_at: now, updated_at: now, revision: 1, values };
-    const event = publish as EventOf<StoredRecord> | undefined;
     const writes: Write[] = [
       ...(staged ? staged.commit([this.target.collection, current.id]) : []),
       changed
         ? {
-            update: [
-              this.target.collection,
-              current.id,
-              changed,
-              current.revision,
-              this.target,
-              event,
+            update: {
+              collection: this.target.collection,
+              id: current.id,
+              values: changed,
+              expectedRevision: current.revision,
+              constraints: this.target,
+              publish: publish as EventOf<StoredRecord> | undefined,
               current,
-              scope,
-            ],
+              where: scope,
+            },
           }
-        : { expect: [this.target.collection, current.id, current.revision, scope] },
-      { insert: [this.spec.collection, record, this.spec, event] },
+        : {
+            expect: {
+              collection: this.target.collection,
+              id: current.id,
+              revision: current.revision,
+              where: scope,
+            },
+          },
+      { insert: this.inserting(record, publish) },
     ];
     const written = await this.store.writeAll(writes);
     if (!written) throw new NotFoundError("The record this action acts on does not exist.");

@@ -43,12 +43,20 @@ export async function insertWithinLimit(store: Store, record: ExportJob, max: nu
   if (isExclusive(store)) {
     return store.exclusive(`canon/exports:${owner}`, async (locked) => {
       if ((await activeJobs(locked, owner, max)).length >= max) throw tooManyJobs(max);
-      return (await locked.insert(EXPORT_JOBS, record, NO_CONSTRAINTS)) as ExportJob;
+      return (await locked.insert({
+        collection: EXPORT_JOBS,
+        record,
+        constraints: NO_CONSTRAINTS,
+      })) as ExportJob;
     });
   }
-  const job = (await store.insert(EXPORT_JOBS, record, NO_CONSTRAINTS)) as ExportJob;
+  const job = (await store.insert({
+    collection: EXPORT_JOBS,
+    record,
+    constraints: NO_CONSTRAINTS,
+  })) as ExportJob;
   if ((await activeJobs(store, owner, max + 1)).sort().slice(0, max).includes(job.id)) return job;
-  await store.delete(EXPORT_JOBS, job.id, job.revision);
+  await store.delete({ collection: EXPORT_JOBS, id: job.id, expectedRevision: job.revision });
   throw tooManyJobs(max);
 }
 
@@ -93,7 +101,9 @@ export async function deleteFinishedJobs(store: Store, now: number, retentionMs:
         const ended = status === "succeeded" ? job.values.expires_at : job.values.finished_at;
         // Another instance may have deleted it meanwhile: that is fine.
         if (ended !== undefined && ended < before)
-          await store.delete(EXPORT_JOBS, job.id, job.revision).catch(() => false);
+          await store
+            .delete({ collection: EXPORT_JOBS, id: job.id, expectedRevision: job.revision })
+            .catch(() => false);
       }
       if (due.length < page.records.length || !page.hasMore || page.records.length === 0) break;
       after = page.records[page.records.length - 1]!.id;

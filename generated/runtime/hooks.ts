@@ -21,14 +21,31 @@
  * (`writeAll` takes deletes too). After the hook, the write's own checks (transitions, references)
  * run on the values as the hook left them.
  *
- * The services call hooks only when one is given for that resource and operation: without hooks
- * a write takes the path it always did.
+ * The handle acts for the principal of the write (SPEC §12.4): for a tenant principal, its reads
+ * (`get`'s `where`, `list`'s `Match.where`) and its staged writes and `expect`s (their `where`)
+ * carry the tenant in the store's statements, as the services' do (`writeScope`). Another
+ * tenant's record is not found: `get` gives null, and a staged update of it writes nothing (its
+ * statement finds no record, as for one deleted meanwhile). The values the handle writes carry
+ * the principal's tenant: filled when absent; another tenant's answers 403, as a create does
+ * (`principalTenantValues`).
  */
 import type { FastifyRequest } from "fastify";
 import type { Authorize, Principal } from "./auth.ts";
 import type { EventOf } from "./events.ts";
 import { checkTransitions, type Transitions } from "./rules.ts";
-import type { CursorQuery, Store, StoredRecord, Values, Write, WriteConstraints } from "./store.ts";
+import {
+  matchesWhere,
+  type CursorQuery,
+  type ExpectArgs,
+  type InsertArgs,
+  type Store,
+  type StoredRecord,
+  type UpdateArgs,
+  type Values,
+  type Write,
+  type WriteConstraints,
+} from "./store.ts";
+import { principalTenantValues, writeScope } from "./tenancy.ts";
 import { newId } from "./uuid.ts";
 
 /**
@@ -116,38 +133,42 @@ export type ResourceHooks<
   C extends Collections = Collections,
 > = WriteHooks<V, C> & { [K in keyof A]?: Hook<A[K], C, V> };
 
+/**
+ * What a store handle needs of a collection it reads or writes: its constraints, references and
+ * transitions, and where its records' tenant is (the services' `ResourceSpec`).
+ */
+export type HookSpec = WriteConstraints & {
+  references: Array<{ field: string; collection: string; tenantKey?: string }>;
+  transitions?: Transitions;
+  /** Its tenant field, on a tenant-scoped collection (`ResourceSpec.tenant`). */
+  tenant?: string;
+  /** Where a tenant principal's tenant is in its records (`ResourceSpec.tenantKey`). */
+  tenantKey?: string;
+};
+
 /** What a store handle needs of every collection it writes (generated: `hookSupport` in hooks.ts). */
 export interface HookSupport {
-  /** Constraints, references and transitions of each collection, by collection. */
-  specs: Readonly<
-    Record<
-      string,
-      WriteConstraints & {
-        references: Array<{ field: string; collection: string }>;
-        transitions?: Transitions;
-      }
-    >
-  >;
+  /** Each collection's spec, by collection. */
+  specs: Readonly<Record<string, HookSpec>>;
   /** The event of an insert and of an update of each collection. */
   events: Readonly<
     Record<string, { created: EventOf<StoredRecord<never>>; updated: EventOf<StoredRecord<never>> }>
   >;
 }
 
-/** One staged write of a hook, as `Store.writeAll` takes it. */
-export type StagedWrite =
-  | {
-      insert: [string, StoredRecord, WriteConstraints, EventOf<StoredRecord>];
-    }
-  | {
-      update: [string, string, Values, number, WriteConstraints, EventOf<StoredRecord>, StoredRecord];
-    };
+/** One staged write of a hook, as `Store.writeAll` takes it (an update always with its `current`). */
+export type StagedWrite = { insert: InsertArgs } | { update: StagedUpdate };
 
-/** 422 for references in `values` that name no record (`CrudService.checkReferences`), looked up through `reader`. */
+type StagedUpdate = UpdateArgs & { current: StoredRecord };
+
+/**
+ * 422 for references in `values` (to be written in the collection of `spec`) that name no record
+ * (`CrudService.checkReferences`: within the record's tenant), looked up through `reader`.
+ */
 export type ReferenceCheck = (
   values: Values,
   previous: Values | null,
-  references: Array<{ field: string; collection: string }>,
+  spec: HookSpec,
   reader: Pick<Store, "get">,
 ) => Promise<void>;
 
@@ -159,24 +180,29 @@ export class StagedHookStore implements HookStore {
   readonly writes: StagedWrite[] = [];
   /** Staged records by `collection id`: the index of their write. */
   private readonly staged = new Map<string, number>();
-  /** The records read through `get` (not staged), by `collection id`: at the revision read. */
-  private readonly read = new Map<string, [string, string, number]>();
+  /** The records read through `get` (not staged), by `collection id`: at the revision read, within the scope read. */
+  private readonly read = new Map<string, ExpectArgs>();
 
   private readonly store: Store;
   private readonly support: HookSupport;
   private readonly checkReferences: ReferenceCheck;
+  /** Who writes: the principal of the hook's write, whose tenant scopes every read and write. */
+  private readonly principal: Principal;
 
-  constructor(store: Store, support: HookSupport, checkReferences: ReferenceCheck) {
+  constructor(store: Store, support: HookSupport, checkReferences: ReferenceCheck, principal: Principal) {
     this.store = store;
     this.support = support;
     this.checkReferences = checkReferences;
+    this.principal = principal;
   }
 
   async get(collection: string, id: string): Promise<StoredRecord | null> {
     const key = `${collection} ${id}`;
     if (this.staged.has(key)) return this.peek(collection, id);
-    const record = await this.store.get(collection, id);
-    if (record && !this.read.has(key)) this.read.set(key, [collection, id, record.revision]);
+    const where = this.scope(collection);
+    const record = await this.store.get(collection, id, where);
+    if (record && !this.read.has(key))
+      this.read.set(key, { collection, id, revision: record.revision, where });
     return record;
   }
 
@@ -193,7 +219,13 @@ export class StagedHookStore implements HookStore {
     const at = this.staged.get(`${collection} ${id}`);
     if (at === undefined) return this.store.get(collection, id, where);
     const write = this.writes[at]!;
-    return "insert" in write ? write.insert[1] : recordAfter(write.update);
+    const record = "insert" in write ? write.insert.record : recordAfter(write.update);
+    return !where || matchesWhere(record, where) ? record : null;
+  }
+
+  /** The `where` of the principal's reads and writes by id in `collection` (its tenant's, SPEC §12.4). */
+  private scope(collection: string): Values | undefined {
+    return writeScope(this.spec(collection), { principal: this.principal });
   }
 
   /**
@@ -210,18 +242,39 @@ export class StagedHookStore implements HookStore {
     return expects.length ? [...expects, ...this.writes] : this.writes;
   }
 
-  list(collection: string, query: CursorQuery): Promise<{ records: StoredRecord[]; hasMore: boolean }> {
-    return this.store.list(collection, query);
+  /**
+   * A tenant principal's list holds its tenant's records only (its `Match.where`, and the `where`
+   * of the record a `list_under` list hangs under); one that asks for another tenant's is empty.
+   */
+  async list(collection: string, query: CursorQuery): Promise<{ records: StoredRecord[]; hasMore: boolean }> {
+    const scope = this.scope(collection);
+    const parent = query.parent;
+    const parentScope = parent && this.scope(parent.collection);
+    if (!scope && !parentScope) return this.store.list(collection, query);
+    const where = within(query.where, scope);
+    const parentWhere = parent && within(parent.where ?? {}, parentScope);
+    if (!where || parentWhere === null) return { records: [], hasMore: false };
+    return this.store.list(collection, {
+      ...query,
+      where,
+      ...(parent ? { parent: { ...parent, where: parentWhere } } : {}),
+    });
   }
 
   async insert(collection: string, values: Values): Promise<StoredRecord> {
     const spec = this.spec(collection);
-    await this.checkReferences(values, null, spec.references, this.reader);
+    if (spec.tenantKey !== undefined) principalTenantValues(this.principal, spec.tenantKey, values);
+    await this.checkReferences(values, null, spec, this.reader);
     const now = new Date().toISOString();
     const record: StoredRecord = { id: newId(), created_at: now, updated_at: now, revision: 1, values };
     this.staged.set(`${collection} ${record.id}`, this.writes.length);
     this.writes.push({
-      insert: [collection, record, spec, this.support.events[collection]!.created as EventOf<StoredRecord>],
+      insert: {
+        collection,
+        record,
+        constraints: spec,
+        publish: this.support.events[collection]!.created as EventOf<StoredRecord>,
+      },
     });
     return record;
   }
@@ -230,48 +283,58 @@ export class StagedHookStore implements HookStore {
     const spec = this.spec(collection);
     const key = `${collection} ${current.id}`;
     const at = this.staged.get(key);
+    if (spec.tenantKey !== undefined) principalTenantValues(this.principal, spec.tenantKey, values, false);
     const before = at === undefined ? current : (await this.peek(collection, current.id))!;
     checkTransitions(spec.transitions, before.values, values);
-    await this.checkReferences(values, before.values, spec.references, this.reader);
+    await this.checkReferences(values, before.values, spec, this.reader);
     if (at !== undefined) {
       // A record the hook staged already: its one write takes the new values.
       const write = this.writes[at]!;
       if ("insert" in write) {
-        write.insert[1] = { ...write.insert[1], values };
-        return write.insert[1];
+        write.insert.record = { ...write.insert.record, values };
+        return write.insert.record;
       }
-      write.update[2] = values;
+      write.update.values = values;
       return recordAfter(write.update);
     }
     this.staged.set(key, this.writes.length);
-    const update: Extract<StagedWrite, { update: unknown }>["update"] = [
+    const update: StagedUpdate = {
       collection,
-      current.id,
+      id: current.id,
       values,
-      current.revision,
-      spec,
-      this.support.events[collection]!.updated as EventOf<StoredRecord>,
+      expectedRevision: current.revision,
+      constraints: spec,
+      publish: this.support.events[collection]!.updated as EventOf<StoredRecord>,
       current,
-    ];
+      where: this.scope(collection),
+    };
     this.writes.push({ update });
     return recordAfter(update);
   }
 
-  private spec(collection: string): HookSupport["specs"][string] {
+  private spec(collection: string): HookSpec {
     const spec = this.support.specs[collection];
     if (!spec || !this.support.events[collection])
-      throw new Error(`A hook cannot write ${collection}: no such collection.`);
+      throw new Error(`A hook cannot use ${collection}: no such collection.`);
     return spec;
   }
 }
 
+/** `where` and `scope` (a tenant's) together; null when they cannot both hold (`where` names another tenant). */
+function within(where: Values, scope: Values | undefined): Values | null {
+  if (!scope) return where;
+  for (const [field, value] of Object.entries(scope)) {
+    if (where[field] !== undefined && where[field] !== value) return null;
+  }
+  return { ...where, ...scope };
+}
+
 /** The record an update will write, as far as known before it is written. */
-function recordAfter(update: Extract<StagedWrite, { update: unknown }>["update"]): StoredRecord {
-  const current = update[6];
+function recordAfter(update: StagedUpdate): StoredRecord {
   return {
-    ...current,
-    revision: update[3] + 1,
+    ...update.current,
+    revision: update.expectedRevision + 1,
     updated_at: new Date().toISOString(),
-    values: update[2],
+    values: update.values,
   };
 }

@@ -14,6 +14,8 @@
  * as the SQL store's foreign keys: deleting a record deletes the records that refer to it with
  * `cascade`, and is refused (422 naming the collection) while a record that is not deleted with
  * it refers to it with `restrict`. A store made without them checks no references on delete.
+ * A delete with a tenant's `where` (SPEC §12.4) takes along, with their events, only the records
+ * of that tenant (`StoreReference.tenant`), as the SQL store's statements do.
  *
  * Events go to a `MemoryEventLog` bounded by count and bytes (`new MemoryStore({ events: {
  * maxEvents, maxBytes } })`); cursors are signed with a key made for this process.
@@ -42,19 +44,20 @@ import {
 } from "./references.ts";
 import { comparePositions, meetsCondition, sortRecords, sortValues } from "./sorting.ts";
 import { uniqueConflict, uniqueKey } from "./unique.ts";
-import type {
-  CursorQuery,
-  DeleteArgs,
-  InsertArgs,
-  Match,
-  OffsetQuery,
-  SortKey,
-  Store,
-  StoredRecord,
-  UpdateArgs,
-  Values,
-  Write,
-  WriteConstraints,
+import {
+  matchesWhere,
+  type CursorQuery,
+  type DeleteArgs,
+  type InsertArgs,
+  type Match,
+  type OffsetQuery,
+  type SortKey,
+  type Store,
+  type StoredRecord,
+  type UpdateArgs,
+  type Values,
+  type Write,
+  type WriteConstraints,
 } from "./store.ts";
 
 interface Collection {
@@ -83,6 +86,8 @@ export class MemoryStore implements Store {
   private keys: CursorKey[] = [{ secret: newCursorSecret(), created_at: new Date().toISOString() }];
   /** By referenced collection: the references to it. */
   private readonly referrers: Map<string, StoreReference[]>;
+  /** By tenant-scoped collection: its tenant field (`StoreReference.tenant`). */
+  private readonly tenants = new Map<string, string>();
   private readonly cascadeLimit: number;
   /**
    * By collection: its arrays of referencing ids (`many` references). Such an array is never
@@ -97,6 +102,7 @@ export class MemoryStore implements Store {
     this.referrers = referencesTo(options.references ?? []);
     this.cascadeLimit = options.cascadeLimit ?? DEFAULT_CASCADE_LIMIT;
     for (const reference of options.references ?? []) {
+      if (reference.tenant !== undefined) this.tenants.set(reference.collection, reference.tenant);
       if (reference.many)
         this.arrays.set(reference.collection, [
           ...(this.arrays.get(reference.collection) ?? []),
@@ -153,7 +159,7 @@ export class MemoryStore implements Store {
     return record && where && !matchesWhere(record, where) ? null : record;
   }
 
-  async insert(...[collection, record, constraints, publish]: InsertArgs): Promise<StoredRecord> {
+  async insert({ collection, record, constraints, publish }: InsertArgs): Promise<StoredRecord> {
     const c = this.collection(collection);
     if (c.byId.has(record.id))
       throw new ConflictError("A record with this id exists.", [{ field: "id", issue: "is taken" }]);
@@ -163,9 +169,15 @@ export class MemoryStore implements Store {
     return stored;
   }
 
-  async update(
-    ...[collection, id, values, expectedRevision, constraints, publish, , where]: UpdateArgs
-  ): Promise<StoredRecord | null> {
+  async update({
+    collection,
+    id,
+    values,
+    expectedRevision,
+    constraints,
+    publish,
+    where,
+  }: UpdateArgs): Promise<StoredRecord | null> {
     const c = this.collection(collection);
     const current = this.current(c, id, expectedRevision, where);
     if (!current) return null;
@@ -180,10 +192,10 @@ export class MemoryStore implements Store {
     return next;
   }
 
-  async delete(...[collection, id, expectedRevision, publish, , where]: DeleteArgs): Promise<boolean> {
+  async delete({ collection, id, expectedRevision, publish, where }: DeleteArgs): Promise<boolean> {
     const current = this.current(this.collection(collection), id, expectedRevision, where);
     if (!current) return false;
-    const planned = this.plannedDelete(collection, current, publish);
+    const planned = this.plannedDelete(collection, current, publish, where);
     const events = planned.events();
     planned.apply();
     if (events.length) await this.keep(...events);
@@ -194,18 +206,28 @@ export class MemoryStore implements Store {
    * The delete of `current` and of every record it takes along, checked (restricted references,
    * the cascade limit) and with its events made, before anything changes; `apply` then changes
    * the records without an await.
+   *
+   * With a tenant's `where` (SPEC §12.4), the records it takes along are held to that tenant
+   * (`held`, walked only through records of the tenant, as the SQL store's statements match the
+   * tenant column): only they count against the limit and have events. A record of another
+   * tenant under one of them (the API never writes one: references are checked within the
+   * tenant) goes as the foreign keys of the SQL store take it: deleted, or its array without the
+   * deleted id, with no event and no new revision.
    */
   private plannedDelete(
     collection: string,
     current: StoredRecord,
     publish: EventOf<StoredRecord> | undefined,
+    where: Values | undefined,
   ): { events: () => StoredEvent[]; apply: () => void } {
-    const doomed = this.cascade(collection, current);
+    const tenant = this.tenantOf(collection, where);
+    const held = this.cascade(collection, current, tenant, this.cascadeLimit);
+    const doomed = tenant === undefined ? held : this.cascade(collection, current, undefined, Infinity);
     this.checkRestricted(doomed);
-    const unlinked = this.unlinked(doomed);
+    const { unlinked, swept } = this.unlinked(doomed, held, tenant);
     // The records changed count against the limit as the records deleted do (the record itself aside).
     let changed = -1;
-    for (const records of [...doomed.values(), ...unlinked.values()]) changed += records.size;
+    for (const records of [...held.values(), ...unlinked.values()]) changed += records.size;
     if (changed > this.cascadeLimit) throw cascadeTooLargeError(this.cascadeLimit);
     // The events (the record's, then those of the records deleted with it, then those of the
     // records whose arrays lose ids) are made before anything changes (`events`, called before
@@ -213,7 +235,7 @@ export class MemoryStore implements Store {
     const events = (): StoredEvent[] => {
       const made: StoredEvent[] = [];
       if (!publish) return made;
-      for (const [name, records] of doomed) {
+      for (const [name, records] of held) {
         for (const record of records.values()) made.push(publish(record, name));
       }
       for (const [name, records] of unlinked) {
@@ -225,7 +247,7 @@ export class MemoryStore implements Store {
       for (const [name, records] of doomed) {
         for (const record of records.values()) this.remove(this.collection(name), record);
       }
-      for (const [name, records] of unlinked) {
+      for (const [name, records] of [...unlinked, ...swept]) {
         const c = this.collection(name);
         for (const record of records.values()) {
           c.ordered[firstIndex(c.ordered, record.id)] = record;
@@ -254,18 +276,18 @@ export class MemoryStore implements Store {
     const deletes: Array<{ at: number; apply: () => void; events: () => StoredEvent[] }> = [];
     for (const write of writes) {
       if ("delete" in write) {
-        const [collection, id, expectedRevision, publish, , where] = write.delete;
+        const { collection, id, expectedRevision, publish, where } = write.delete;
         const current = this.current(this.collection(collection), id, expectedRevision, where);
         if (!current) return null;
-        deletes.push({ at: planned.length, ...this.plannedDelete(collection, current, publish) });
+        deletes.push({ at: planned.length, ...this.plannedDelete(collection, current, publish, where) });
         records.push(current);
       } else if ("expect" in write) {
-        const [collection, id, revision, where] = write.expect;
+        const { collection, id, revision, where } = write.expect;
         const current = this.current(this.collection(collection), id, revision, where);
         if (!current) return null;
         records.push(current);
       } else if ("insert" in write) {
-        const [collection, record, constraints, publish] = write.insert;
+        const { collection, record, constraints, publish } = write.insert;
         const c = this.collection(collection);
         if (c.byId.has(record.id))
           throw new ConflictError("A record with this id exists.", [{ field: "id", issue: "is taken" }]);
@@ -274,7 +296,7 @@ export class MemoryStore implements Store {
         planned.push({ collection, c, before: null, record: stored, constraints, publish });
         records.push(stored);
       } else {
-        const [collection, id, values, expectedRevision, constraints, publish, , where] = write.update;
+        const { collection, id, values, expectedRevision, constraints, publish, where } = write.update;
         const c = this.collection(collection);
         const current = this.current(c, id, expectedRevision, where);
         if (!current) return null;
@@ -341,8 +363,16 @@ export class MemoryStore implements Store {
     if (event) await this.keep(event);
   }
 
-  /** The record and every record that goes with it through `cascade` references, by collection. */
-  private cascade(collection: string, record: StoredRecord): Map<string, Map<string, StoredRecord>> {
+  /**
+   * The record and every record that goes with it through `cascade` references, by collection;
+   * with `tenant`, only through records of that tenant. More than `limit` of them: 422.
+   */
+  private cascade(
+    collection: string,
+    record: StoredRecord,
+    tenant: string | undefined,
+    limit: number,
+  ): Map<string, Map<string, StoredRecord>> {
     const doomed = new Map<string, Map<string, StoredRecord>>([[collection, new Map([[record.id, record]])]]);
     const queue: Array<[string, StoredRecord]> = [[collection, record]];
     let taken = 0;
@@ -351,10 +381,11 @@ export class MemoryStore implements Store {
       for (const reference of this.referrers.get(name) ?? []) {
         if (reference.onDelete !== "cascade" || reference.many) continue;
         for (const child of this.referring(reference, parent.id)) {
+          if (!this.inTenant(reference.collection, child, tenant)) continue;
           let set = doomed.get(reference.collection);
           if (!set) doomed.set(reference.collection, (set = new Map()));
           if (set.has(child.id)) continue;
-          if (++taken > this.cascadeLimit) throw cascadeTooLargeError(this.cascadeLimit);
+          if (++taken > limit) throw cascadeTooLargeError(limit);
           set.set(child.id, child);
           queue.push([reference.collection, child]);
         }
@@ -365,10 +396,17 @@ export class MemoryStore implements Store {
 
   /**
    * The records that are not deleted but whose arrays name deleted records through a `cascade`
-   * reference (SPEC §12.3), by collection: each without those ids, at its next revision.
+   * reference (SPEC §12.3), by collection: each without those ids. `unlinked`: those that lose an
+   * id of `held` and are of `tenant`, at their next revision (with an event); `swept`: the others
+   * (records of another tenant), as they were but for their arrays.
    */
-  private unlinked(doomed: Map<string, Map<string, StoredRecord>>): Map<string, Map<string, StoredRecord>> {
+  private unlinked(
+    doomed: Map<string, Map<string, StoredRecord>>,
+    held: Map<string, Map<string, StoredRecord>>,
+    tenant: string | undefined,
+  ): { unlinked: Map<string, Map<string, StoredRecord>>; swept: Map<string, Map<string, StoredRecord>> } {
     const changed = new Map<string, Map<string, StoredRecord>>();
+    const touched = new Set<StoredRecord>();
     for (const [name, records] of doomed) {
       for (const reference of this.referrers.get(name) ?? []) {
         if (reference.onDelete !== "cascade" || !reference.many) continue;
@@ -380,17 +418,47 @@ export class MemoryStore implements Store {
             const before = set.get(holder.id) ?? holder;
             const items = before.values[reference.field] as unknown[];
             const values = { ...before.values, [reference.field]: items.filter((item) => item !== id) };
-            set.set(holder.id, {
-              ...before,
-              values: orderedValues(values),
-              revision: holder.revision + 1,
-              updated_at: before === holder ? laterTimestamp(holder.updated_at) : before.updated_at,
-            });
+            set.set(holder.id, { ...before, values: orderedValues(values) });
+            if (held.get(name)?.has(id) && this.inTenant(reference.collection, holder, tenant))
+              touched.add(holder);
           }
         }
       }
     }
-    return changed;
+    const unlinked = new Map<string, Map<string, StoredRecord>>();
+    const swept = new Map<string, Map<string, StoredRecord>>();
+    for (const [name, records] of changed) {
+      for (const [id, record] of records) {
+        const holder = this.collection(name).byId.get(id)!;
+        const into = touched.has(holder) ? unlinked : swept;
+        let set = into.get(name);
+        if (!set) into.set(name, (set = new Map()));
+        set.set(
+          id,
+          touched.has(holder)
+            ? { ...record, revision: holder.revision + 1, updated_at: laterTimestamp(holder.updated_at) }
+            : record,
+        );
+      }
+    }
+    return { unlinked, swept };
+  }
+
+  /**
+   * The tenant a delete's `where` names (SPEC §12.4): the value of the collection's tenant field,
+   * or in the tenant collection (`where` on `id`) the record's id; undefined without one.
+   */
+  private tenantOf(collection: string, where: Values | undefined): string | undefined {
+    if (!where) return undefined;
+    const field = this.tenants.get(collection);
+    const value = field === undefined ? where.id : where[field];
+    return typeof value === "string" ? value : undefined;
+  }
+
+  /** Whether `record` of `collection` is of `tenant`: always without one, or in a collection that is not tenant-scoped. */
+  private inTenant(collection: string, record: StoredRecord, tenant: string | undefined): boolean {
+    const field = this.tenants.get(collection);
+    return tenant === undefined || field === undefined || record.values[field] === tenant;
   }
 
   /** 422 when a record that is not deleted refers to a deleted one through a `restrict` reference. */
@@ -540,14 +608,6 @@ function tupleKeyOf(fields: readonly string[], values: Values, constraints: Writ
 /** The key a unique value is indexed by. */
 function keyOf(field: string, value: unknown, constraints: WriteConstraints): unknown {
   return uniqueKey(value, constraints.emails?.includes(field) ? "email" : "text");
-}
-
-/** The exact matches of `where` (`id`: the record's id). */
-function matchesWhere(record: StoredRecord, where: Values): boolean {
-  for (const [field, value] of Object.entries(where)) {
-    if ((field === "id" ? record.id : record.values[field]) !== value) return false;
-  }
-  return true;
 }
 
 function matches(record: StoredRecord, match: Match): boolean {

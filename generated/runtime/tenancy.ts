@@ -5,9 +5,12 @@
  * `Match.where` (so its cursors are bound to the tenant too), the `where` of `Store.get` for a
  * read, write or action by id (a record of another tenant is not found: 404), and the values of a
  * create (filled from the principal; another tenant's id answers 403). A tenant-scoped resource's
- * key is its tenant field (`organization_id`); the tenant collection's is `id`.
+ * key is its tenant field (`organization_id`); the tenant collection's is `id`. The services and
+ * the store handle of hooks (hooks.ts) do the same from the principal of the write: `writeScope`
+ * in the `where` of each write and read by id, `principalTenantValues` on the values they write.
  */
 import type { FastifyRequest } from "fastify";
+import type { Principal } from "./auth.ts";
 import { ForbiddenError, ValidationError } from "./errors.ts";
 import { principalOf } from "./http.ts";
 import type { Values } from "./store.ts";
@@ -26,8 +29,29 @@ export function tenantOf(request: FastifyRequest): string | undefined {
 
 /** The `where` of a read by id in a collection whose tenant key is `key`: undefined for the platform. */
 export function tenantScope(request: FastifyRequest, key: string): Values | undefined {
-  const tenant = tenantOf(request);
-  return tenant === undefined ? undefined : { [key]: tenant };
+  return scopeOf(key, tenantOf(request));
+}
+
+/**
+ * The `where` of a write or read by id in a collection of tenant key `spec.tenantKey` for the
+ * principal of a write (a service's `WriteContext`, or a hook's): a tenant principal's tenant under
+ * the key; undefined for the platform, or a collection that is not a tenant's.
+ */
+export function writeScope(
+  spec: { readonly tenantKey?: string | undefined },
+  context: { readonly principal: Principal } | undefined,
+): Values | undefined {
+  return scopeOf(spec.tenantKey, principalTenant(context?.principal));
+}
+
+/** The tenant of a principal of a write, or undefined for a principal of the platform. */
+function principalTenant(principal: Principal | undefined): string | undefined {
+  const tenant = principal?.tenant;
+  return typeof tenant === "string" ? tenant : undefined;
+}
+
+function scopeOf(key: string | undefined, tenant: string | undefined): Values | undefined {
+  return key !== undefined && tenant !== undefined ? { [key]: tenant } : undefined;
 }
 
 /**
@@ -37,7 +61,20 @@ export function tenantScope(request: FastifyRequest, key: string): Values | unde
  * creates nothing (403). Changes `values` in place.
  */
 export function tenantValues(request: FastifyRequest, key: string, values: Values, creating = true): void {
-  const tenant = tenantOf(request);
+  checkTenant(tenantOf(request), key, values, creating);
+}
+
+/** `tenantValues` for the principal of a write (the values a hook writes through its store handle). */
+export function principalTenantValues(
+  principal: Principal,
+  key: string,
+  values: Values,
+  creating = true,
+): void {
+  checkTenant(principalTenant(principal), key, values, creating);
+}
+
+function checkTenant(tenant: string | undefined, key: string, values: Values, creating: boolean): void {
   if (key === "id") {
     if (tenant !== undefined && creating)
       throw new ForbiddenError("A principal of a tenant cannot create a tenant.");

@@ -374,17 +374,21 @@ function storageResource(r: ResourceDef, versions: VersionModel[], tenantKey: st
 /**
  * Every reference between stored collections: each resource's (a child's parent field cascades
  * by default, any other reference restricts), then each action record's target, which always
- * cascades: an action record is part of its target's history.
+ * cascades: an action record is part of its target's history. A tenant-scoped resource's carry
+ * its tenant field (SPEC §12.4).
  */
 function storeReferences(storage: StorageResource[]): StoreReference[] {
-  return storage.flatMap((r) => [
-    ...r.references.map((ref) => ({ collection: r.collection, field: ref.field, references: ref.collection, onDelete: ref.onDelete })),
-    ...r.links.map((ref) => ({ collection: r.collection, field: ref.field, references: ref.collection, onDelete: ref.onDelete, many: true })),
-    ...r.actionRecords.flatMap((a) => [
-      { collection: a.collection, field: a.targetField, references: r.collection, onDelete: "cascade" as const },
-      ...a.references.map((ref) => ({ collection: a.collection, field: ref.field, references: ref.collection, onDelete: ref.onDelete })),
-    ]),
-  ]);
+  return storage.flatMap((r) => {
+    const tenant = r.tenantKey !== null && r.tenantKey !== "id" ? { tenant: r.tenantKey } : {};
+    return [
+      ...r.references.map((ref) => ({ collection: r.collection, field: ref.field, references: ref.collection, onDelete: ref.onDelete, ...tenant })),
+      ...r.links.map((ref) => ({ collection: r.collection, field: ref.field, references: ref.collection, onDelete: ref.onDelete, many: true, ...tenant })),
+      ...r.actionRecords.flatMap((a) => [
+        { collection: a.collection, field: a.targetField, references: r.collection, onDelete: "cascade" as const },
+        ...a.references.map((ref) => ({ collection: a.collection, field: ref.field, references: ref.collection, onDelete: ref.onDelete })),
+      ]),
+    ];
+  });
 }
 
 function versionExport(r: ResourceDef, resource: VersionResource): VersionExport {

@@ -301,7 +301,7 @@ describe("an export runs in the background", () => {
     for (let i = 0; i < ROWS; i++) {
       const now = new Date().toISOString();
       const values = { user_id: user.id, code: `ORD-${String(i).padStart(6, "0")}`, status: "pending", total_cents: i, currency: "EUR", gift_wrap: false, amount_due_cents: 0 };
-      await store.insert("orders", { id: newId(), created_at: now, updated_at: now, revision: 1, values }, { unique: [] });
+      await store.insert({ collection: "orders", record: { id: newId(), created_at: now, updated_at: now, revision: 1, values }, constraints: { unique: [] } });
     }
   });
 

@@ -60,7 +60,7 @@ for (const factory of makeStores()) {
         pgBoss: { pollingIntervalSeconds: 0.5 },
       });
       const now = new Date().toISOString();
-      await store.insert("users", { id: newId(), created_at: now, updated_at: now, revision: 1, values: { email: "a@example.com", name: "A", password: "correct horse battery", role: "customer" } }, { unique: [] });
+      await store.insert({ collection: "users", record: { id: newId(), created_at: now, updated_at: now, revision: 1, values: { email: "a@example.com", name: "A", password: "correct horse battery", role: "customer" } }, constraints: { unique: [] } });
       service.register({ version: "v2", resource: "users", columns: ["id"], list: (q) => store.list("users", q), view: (r) => ({ id: r.id }) });
       service.register({
         version: "v2",
@@ -79,11 +79,7 @@ for (const factory of makeStores()) {
       assert.equal(succeeded.values.status, "succeeded");
       assert.equal(failed.values.status, "failed");
       // A job left pending (as by a service that stopped before it ran): never queued here.
-      const waiting = await store.insert(
-        "canon/exports",
-        { id: newId(), created_at: now, updated_at: now, revision: 1, values: { ...jobValues("bob"), status: "pending" } },
-        { unique: [] },
-      );
+      const waiting = await store.insert({ collection: "canon/exports", record: { id: newId(), created_at: now, updated_at: now, revision: 1, values: { ...jobValues("bob"), status: "pending" } }, constraints: { unique: [] } });
       const expires = Date.parse(succeeded.values.expires_at!);
       const text = await contents(service, succeeded);
       assert.match(text ?? "", /^\{"id":"[0-9a-f-]{36}"\}\n$/);
@@ -108,17 +104,13 @@ for (const factory of makeStores()) {
       const id = newId();
       if (factory.name === "postgres") {
         const driver = (store as SqlStore).driver;
-        const job = await store.insert(
-          "canon/exports",
-          {
+        const job = await store.insert({ collection: "canon/exports", record: {
             id,
             created_at: new Date().toISOString(),
             updated_at: new Date().toISOString(),
             revision: 1,
             values: { ...jobValues("carol"), status: "running", attempts: 2, attempt: "alive" },
-          },
-          { unique: [] },
-        );
+          }, constraints: { unique: [] } });
         for (const attempt of ["dead", "alive"]) {
           await driver.query(`insert into "canon__export_chunks" ("job_id", "attempt", "seq", "bytes") values ($1, $2, 0, $3)`, [job.id, attempt, Buffer.from("x")]);
         }

@@ -368,13 +368,13 @@ describe(`A write marks its idempotency claim in its own transaction (${STORE})`
       // A token that is not the claim's (another request took the key over): 409, nothing kept.
       const lost = newId();
       await assert.rejects(
-        runWithClaim({ principal: "p", key: "k", token: "00000000-0000-4000-8000-000000000000" }, () => store.insert("products", record(lost), { unique: [] }, publish)),
+        runWithClaim({ principal: "p", key: "k", token: "00000000-0000-4000-8000-000000000000" }, () => store.insert({ collection: "products", record: record(lost), constraints: { unique: [] }, publish })),
         (error: Obj) => error.status === 409,
       );
       assert.equal(await store.get("products", lost), null);
       // The claim's own token: written, and the key is no longer free.
       const kept = newId();
-      await runWithClaim({ principal: "p", key: "k", token: claim.token }, () => store.insert("products", record(kept), { unique: [] }, publish));
+      await runWithClaim({ principal: "p", key: "k", token: claim.token }, () => store.insert({ collection: "products", record: record(kept), constraints: { unique: [] }, publish }));
       assert.ok(await store.get("products", kept));
       const rows = await store.driver.query(`select "state" from "canon__idempotency_keys" where "principal" = 'p' and "key" = 'k'`);
       assert.equal(rows[0].state, "written");
@@ -382,12 +382,12 @@ describe(`A write marks its idempotency claim in its own transaction (${STORE})`
       // a repeat after the lease, its first answer never kept, gets that record alone, nothing written.
       const firstOfAll = newId();
       const claimOf = (token: string) => ({ principal: "p", key: "all", token, fingerprint: "f", replayed: false as boolean | undefined });
-      const [made] = await runWithClaim(claimOf(newId()), () => store.writeAll([{ insert: ["products", record(firstOfAll), { unique: [] }, publish] }]));
+      const [made] = await runWithClaim(claimOf(newId()), () => store.writeAll([{ insert: { collection: "products", record: record(firstOfAll), constraints: { unique: [] }, publish } }]));
       assert.equal(made.id, firstOfAll);
       await new Promise((resolve) => setTimeout(resolve, 2100));
       const repeat = claimOf(newId());
       const second = newId();
-      const adopted = await runWithClaim(repeat, () => store.writeAll([{ insert: ["products", record(second), { unique: [] }, publish] }]));
+      const adopted = await runWithClaim(repeat, () => store.writeAll([{ insert: { collection: "products", record: record(second), constraints: { unique: [] }, publish } }]));
       assert.deepEqual(adopted.map((r: Obj) => r.id), [firstOfAll]);
       assert.equal(repeat.replayed, true);
       assert.equal(await store.get("products", second), null);

@@ -33,8 +33,27 @@ const post = async (auth: string, url: string, body: Obj, status = 201) =>
 const get = async (auth: string, url: string, status = 200) => (await expectStatus(api, "GET", url, status, { auth })).body as Obj;
 const ids = (page: Obj) => (page.data as Obj[]).map((r) => r.id as string);
 
+// Hooks (SPEC §12.5) whose store handle acts for the request's principal: a comment whose body
+// names a plan runs it in its create hook, through the handle, and the comment keeps what the
+// plan saw as its body; a ticket whose subject is `hook:move` is moved by its hook to `movedTo`.
+const plans = new Map<string, (store: Obj) => Promise<unknown>>();
+let movedTo = "";
+const hooks = {
+  comments: {
+    async create({ values, store }: Obj) {
+      const plan = plans.get(values.body);
+      if (plan) values.body = JSON.stringify(await plan(store));
+    },
+  },
+  tickets: {
+    create({ values }: Obj) {
+      if (values.subject === "hook:move") values.organization_id = movedTo;
+    },
+  },
+};
+
 before(async () => {
-  api = await startFixture("http-tenancy", "test/fixtures/tenancy", ["v1"], { exports: { directory: folder.directory, pageSize: 2 } });
+  api = await startFixture("http-tenancy", "test/fixtures/tenancy", ["v1"], { exports: { directory: folder.directory, pageSize: 2 }, hooks });
   A = await post("dev-writer", "/v1/organizations", { name: "Acme" });
   B = await post("dev-writer", "/v1/organizations", { name: "Bolt" });
   wA = `dev-writer.${A.id}`;
@@ -165,6 +184,70 @@ describe(`tenancy, ${STORE} store`, () => {
     await post("dev-writer", `/v1/tickets/${ticketB.id}/escalations`, { agent_id: agentB.id });
     // Shared records (tags) stay shared.
     await post(wB, "/v1/tickets", { subject: "tagged", tag_ids: [tag.id] });
+  });
+
+  test("a hook's store handle reads only its principal's tenant: get and list, in the store's statements", async () => {
+    // What the hook saw, without ids: the comment that keeps it is seen by its tenant.
+    plans.set("hook:read", async (store) => {
+      const listed = (await store.list("tickets", { where: {}, limit: 100 })).records as Obj[];
+      const assigned = async (id: string) => (await store.list("tickets", { where: { assignee_id: id }, limit: 100 })).records.length;
+      return {
+        own: (await store.get("tickets", ticketA.id)) !== null,
+        other: (await store.get("tickets", ticketB.id)) !== null,
+        otherOrganization: (await store.get("organizations", B.id)) !== null,
+        tenants: new Set(listed.map((r) => r.values.organization_id)).size,
+        onlyA: listed.every((r) => r.values.organization_id === A.id),
+        askedForB: (await store.list("tickets", { where: { organization_id: B.id }, limit: 100 })).records.length,
+        assignedToB: await assigned(agentB.id),
+        assignedToA: await assigned(agentA.id),
+      };
+    });
+    const seenByA = JSON.parse((await post(wA, "/v1/comments", { ticket_id: ticketA.id, body: "hook:read" })).body);
+    const { assignedToA, ...rest } = seenByA;
+    assert.deepEqual(rest, { own: true, other: false, otherOrganization: false, tenants: 1, onlyA: true, askedForB: 0, assignedToB: 0 });
+    assert.ok(assignedToA >= 1, "A's tickets assigned to A's agent");
+    // The platform's hook sees every tenant.
+    const seenByPlatform = JSON.parse((await post("dev-writer", "/v1/comments", { ticket_id: ticketA.id, organization_id: A.id, body: "hook:read" })).body);
+    assert.deepEqual([seenByPlatform.other, seenByPlatform.otherOrganization, seenByPlatform.tenants, seenByPlatform.onlyA], [true, true, 2, false]);
+    assert.ok(seenByPlatform.askedForB >= 1 && seenByPlatform.assignedToB >= 1);
+  });
+
+  test("a hook's store handle cannot write another tenant's records: values naming another tenant answer 403, an update of its record writes nothing", async () => {
+    const theirs = await post(wB, "/v1/tickets", { subject: "B's own" });
+    const before = await expectStatus(api, "GET", `/v1/tickets/${theirs.id}`, 200, { auth: wB });
+    const { id, created_at, updated_at, ...values } = theirs;
+    // B's ticket as it is stored: what a hook of A's request could only have from elsewhere.
+    const current = { id, created_at, updated_at, revision: 1, values };
+    const comments = async () => (await get(wA, `/v1/tickets/${ticketA.id}/comments?limit=100`)).data.length;
+    const count = await comments();
+    plans.set("hook:update", (store) => store.update("tickets", current, { ...values, subject: "taken by A" }));
+    await expectError(api, "POST", "/v1/comments", 403, "FORBIDDEN", { auth: wA, body: { ticket_id: ticketA.id, body: "hook:update" } });
+    // Given B's record as if it were A's, the staged update's statement still holds it to A: it
+    // finds no record, as if deleted meanwhile (409 for the create it went with), nothing written.
+    plans.set("hook:update-disguised", (store) =>
+      store.update("tickets", { ...current, values: { ...values, organization_id: A.id } }, { ...values, organization_id: A.id, subject: "taken by A" }),
+    );
+    await expectError(api, "POST", "/v1/comments", 409, "CONFLICT", { auth: wA, body: { ticket_id: ticketA.id, body: "hook:update-disguised" } });
+    plans.set("hook:insert-foreign", (store) => store.insert("tickets", { organization_id: B.id, subject: "planted", priority: "normal", status: "new", tag_ids: [] }));
+    await expectError(api, "POST", "/v1/comments", 403, "FORBIDDEN", { auth: wA, body: { ticket_id: ticketA.id, body: "hook:insert-foreign" } });
+    const after = await expectStatus(api, "GET", `/v1/tickets/${theirs.id}`, 200, { auth: wB });
+    assert.deepEqual(after.body, before.body);
+    assert.equal(after.headers.get("etag"), before.headers.get("etag"));
+    assert.ok(!(await get(wB, "/v1/tickets?q=planted&limit=100")).data.length, "no ticket planted in B");
+    assert.ok(!(await get("dev-writer", "/v1/tickets?q=planted&limit=100")).data.length, "no ticket planted anywhere");
+    assert.equal(await comments(), count, "no comment of a refused hook");
+    // Its own tenant's: an insert without the tenant field carries the principal's tenant.
+    plans.set("hook:insert-own", async (store) => {
+      const ticket = await store.insert("tickets", { subject: "hooked", priority: "normal", status: "new", tag_ids: [] });
+      return { id: ticket.id, organization_id: ticket.values.organization_id };
+    });
+    const inserted = JSON.parse((await post(wA, "/v1/comments", { ticket_id: ticketA.id, body: "hook:insert-own" })).body);
+    assert.equal(inserted.organization_id, A.id);
+    assert.equal((await get(wA, `/v1/tickets/${inserted.id}`)).organization_id, A.id);
+    // A hook that moves its own write's record to another tenant: 403, nothing created.
+    movedTo = B.id;
+    await expectError(api, "POST", "/v1/tickets", 403, "FORBIDDEN", { auth: wA, body: { subject: "hook:move" } });
+    assert.ok(!(await get("dev-writer", "/v1/tickets?q=hook:move&limit=100")).data.length);
   });
 
   test("the tenant collection: a tenant sees its own record only and creates none (403)", async () => {

@@ -71,7 +71,7 @@ for (const target of targets) {
       if (target.name === "memory") {
         const at = new Date().toISOString();
         for (let i = 0; i < count; i++)
-          await store.insert("members", { id: crypto.randomUUID(), created_at: at, updated_at: at, revision: 1, values: { team_id: teamId, name: `M${i}` } }, { unique: [] });
+          await store.insert({ collection: "members", record: { id: crypto.randomUUID(), created_at: at, updated_at: at, revision: 1, values: { team_id: teamId, name: `M${i}` } }, constraints: { unique: [] } });
         return;
       }
       await store.driver.query(

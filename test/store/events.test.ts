@@ -61,10 +61,10 @@ for (const factory of makeStores()) {
       const seen: ApiEvent[] = [];
       const stop = store.subscribe({ publish: (e) => void seen.push(e) });
       try {
-        const inserted = await store.insert("products", record(product()), UNIQUE, publishing("product.created"));
-        const updated = await store.update("products", inserted.id, { ...inserted.values, name: "Renamed" }, 1, UNIQUE, publishing("product.updated"));
+        const inserted = await store.insert({ collection: "products", record: record(product()), constraints: UNIQUE, publish: publishing("product.created") });
+        const updated = await store.update({ collection: "products", id: inserted.id, values: { ...inserted.values, name: "Renamed" }, expectedRevision: 1, constraints: UNIQUE, publish: publishing("product.updated") });
         assert.ok(updated);
-        assert.equal(await store.delete("products", inserted.id, 2, publishing("product.deleted")), true);
+        assert.equal(await store.delete({ collection: "products", id: inserted.id, expectedRevision: 2, publish: publishing("product.deleted") }), true);
         const mine = (await feed(store, ALL)).filter((e) => (e.data as { id?: string }).id === inserted.id);
         assert.deepEqual(mine.map((e) => e.type), ["product.created", "product.updated", "product.deleted"]);
         assert.deepEqual(mine[0]!.data, view(inserted));
@@ -86,15 +86,15 @@ for (const factory of makeStores()) {
       // a missing optional value. A value the column keeps otherwise than predicted (a bigint
       // column given 1.5 keeps 2) has its kept event made again from the row read back.
       const odd = product({ dimensions: { width: 1, h: 2, depth: { zz: 1, a: [{ yy: 1, x: 2 }] } }, description: undefined });
-      const inserted = await store.insert("products", record(odd), UNIQUE, publishing("product.created"));
+      const inserted = await store.insert({ collection: "products", record: record(odd), constraints: UNIQUE, publish: publishing("product.created") });
       const changed = { ...inserted.values, name: "Renamed", dimensions: { long_key: true, k: null } };
-      const updated = await store.update("products", inserted.id, changed, 1, UNIQUE, publishing("product.updated"), inserted);
+      const updated = await store.update({ collection: "products", id: inserted.id, values: changed, expectedRevision: 1, constraints: UNIQUE, publish: publishing("product.updated"), current: inserted });
       assert.ok(updated);
       assert.equal(updated.revision, 2);
       assert.ok(updated.updated_at > inserted.updated_at || updated.updated_at === new Date(Date.parse(inserted.updated_at) + 1).toISOString());
-      const rounded = await store.update("products", inserted.id, { ...updated.values, name: "lone \uD800 surrogate" }, 2, UNIQUE, publishing("product.updated"), updated);
+      const rounded = await store.update({ collection: "products", id: inserted.id, values: { ...updated.values, name: "lone \uD800 surrogate" }, expectedRevision: 2, constraints: UNIQUE, publish: publishing("product.updated"), current: updated });
       assert.ok(rounded);
-      assert.equal(await store.delete("products", inserted.id, 3, publishing("product.deleted"), rounded), true);
+      assert.equal(await store.delete({ collection: "products", id: inserted.id, expectedRevision: 3, publish: publishing("product.deleted"), current: rounded }), true);
       const mine = (await feed(store, ALL)).filter((e) => (e.data as { id?: string }).id === inserted.id);
       assert.deepEqual(mine.map((e) => e.type), ["product.created", "product.updated", "product.updated", "product.deleted"]);
       const reread = [inserted, updated, rounded, rounded];
@@ -107,33 +107,33 @@ for (const factory of makeStores()) {
         assert.equal(rounded.values.name, "lone \uFFFD surrogate", "kept otherwise than sent");
       }
       // A stale `current` (another revision) is only a hint: the write still checks the revision.
-      const again = await store.insert("products", record(product()), UNIQUE, publishing("product.created"));
-      const moved = await store.update("products", again.id, { ...again.values, name: "Moved" }, 1, UNIQUE, publishing("product.updated"), again);
+      const again = await store.insert({ collection: "products", record: record(product()), constraints: UNIQUE, publish: publishing("product.created") });
+      const moved = await store.update({ collection: "products", id: again.id, values: { ...again.values, name: "Moved" }, expectedRevision: 1, constraints: UNIQUE, publish: publishing("product.updated"), current: again });
       assert.ok(moved);
       await assert.rejects(
-        store.update("products", again.id, { ...again.values, name: "Stale" }, 1, UNIQUE, publishing("product.updated"), again),
+        store.update({ collection: "products", id: again.id, values: { ...again.values, name: "Stale" }, expectedRevision: 1, constraints: UNIQUE, publish: publishing("product.updated"), current: again }),
         ConflictError,
       );
-      await assert.rejects(store.delete("products", again.id, 1, publishing("product.deleted"), again), ConflictError);
+      await assert.rejects(store.delete({ collection: "products", id: again.id, expectedRevision: 1, publish: publishing("product.deleted"), current: again }), ConflictError);
       const its = (await feed(store, ALL)).filter((e) => (e.data as { id?: string }).id === again.id);
       assert.deepEqual(its.map((e) => e.type), ["product.created", "product.updated"], "failed writes keep no event");
     });
 
     test("a write that fails has no event: a unique conflict, a revision conflict, a gone record, a failing producer", async () => {
-      const taken = await store.insert("products", record(product()), UNIQUE, publishing("product.created"));
+      const taken = await store.insert({ collection: "products", record: record(product()), constraints: UNIQUE, publish: publishing("product.created") });
       const before = (await feed(store, ALL)).length;
       const seen: ApiEvent[] = [];
       const stop = store.subscribe({ publish: (e) => void seen.push(e) });
       try {
-        await assert.rejects(store.insert("products", record(product({ sku: taken.values.sku })), UNIQUE, publishing("product.created")), ConflictError);
-        await assert.rejects(store.update("products", taken.id, { ...taken.values, name: "x" }, 7, UNIQUE, publishing("product.updated")), ConflictError);
-        assert.equal(await store.update("products", newId(), product(), 1, UNIQUE, publishing("product.updated")), null);
-        assert.equal(await store.delete("products", newId(), 1, publishing("product.deleted")), false);
+        await assert.rejects(store.insert({ collection: "products", record: record(product({ sku: taken.values.sku })), constraints: UNIQUE, publish: publishing("product.created") }), ConflictError);
+        await assert.rejects(store.update({ collection: "products", id: taken.id, values: { ...taken.values, name: "x" }, expectedRevision: 7, constraints: UNIQUE, publish: publishing("product.updated") }), ConflictError);
+        assert.equal(await store.update({ collection: "products", id: newId(), values: product(), expectedRevision: 1, constraints: UNIQUE, publish: publishing("product.updated") }), null);
+        assert.equal(await store.delete({ collection: "products", id: newId(), expectedRevision: 1, publish: publishing("product.deleted") }), false);
         const failing: EventOf<StoredRecord> = () => {
           throw new Error("the producer failed");
         };
         const doomed = record(product());
-        await assert.rejects(store.insert("products", doomed, UNIQUE, failing), /the producer failed/);
+        await assert.rejects(store.insert({ collection: "products", record: doomed, constraints: UNIQUE, publish: failing }), /the producer failed/);
         assert.equal(await store.get("products", doomed.id), null, "no record without its event");
         assert.equal((await feed(store, ALL)).length, before);
         assert.deepEqual(seen, []);
@@ -145,7 +145,7 @@ for (const factory of makeStores()) {
     test("the feed shows a principal only its collections and its own owned events, with full pages and exact has_more", async () => {
       const scoped = await factory.create();
       for (let i = 0; i < 9; i++) {
-        await scoped.insert("products", record(product()), UNIQUE, publishing("product.created"));
+        await scoped.insert({ collection: "products", record: record(product()), constraints: UNIQUE, publish: publishing("product.created") });
         await scoped.appendEvents([createEvent("user.created", "users", { i })]);
       }
       await scoped.appendEvents([createEvent("export.created", "exports", { mine: true }, "p1")]);
@@ -176,7 +176,7 @@ describe("the SQL feed is one feed", () => {
     const b = await openStore(POSTGRES_URL, { schema });
     try {
       const writes = [];
-      for (let i = 0; i < 10; i++) writes.push((i % 2 ? a : b).insert("products", record(product()), UNIQUE, publishing("product.created")));
+      for (let i = 0; i < 10; i++) writes.push((i % 2 ? a : b).insert({ collection: "products", record: record(product()), constraints: UNIQUE, publish: publishing("product.created") }));
       await Promise.all(writes);
       const fromA = await feed(a, ALL, 3);
       const fromB = await feed(b, ALL, 3);
@@ -201,7 +201,7 @@ describe("the SQL feed is one feed", () => {
     const settle = () => new Promise((resolve) => setTimeout(resolve, 5));
     let release = () => {};
     try {
-      await a.insert("products", record(product()), UNIQUE, publishing("product.created"));
+      await a.insert({ collection: "products", record: record(product()), constraints: UNIQUE, publish: publishing("product.created") });
       await settle();
       const start = await feed(b, ALL);
       assert.equal(start.length, 1);
@@ -213,7 +213,7 @@ describe("the SQL feed is one feed", () => {
       });
       while (!slowEvent) await settle();
       await settle();
-      await b.insert("products", record(product()), UNIQUE, publishing("product.created"));
+      await b.insert({ collection: "products", record: record(product()), constraints: UNIQUE, publish: publishing("product.created") });
       await settle();
       const during = await feed(b, ALL);
       assert.deepEqual(during, start, "the later write waits for the open transaction's event");
@@ -237,7 +237,7 @@ describe("the SQL feed is one feed", () => {
     const dir = mkdtempSync(path.join(tmpdir(), "canon-events-"));
     try {
       let store = await openStore(`pglite:${dir}/data`);
-      await store.insert("products", record(product()), UNIQUE, publishing("product.created"));
+      await store.insert({ collection: "products", record: record(product()), constraints: UNIQUE, publish: publishing("product.created") });
       const before = await feed(store, ALL);
       await store.close();
       store = await openStore(`pglite:${dir}/data`);
@@ -275,11 +275,11 @@ describe("the memory event log is bounded", () => {
 
   test("a loop of large writes on a memory store keeps its event log within the bound", async () => {
     const store = new MemoryStore({ events: { maxBytes: 1_000_000 } });
-    const first = await store.insert("products", record(product()), UNIQUE, publishing("product.created"));
+    const first = await store.insert({ collection: "products", record: record(product()), constraints: UNIQUE, publish: publishing("product.created") });
     let current = first;
     const note = "y".repeat(60_000);
     for (let i = 0; i < 200; i++) {
-      current = (await store.update("products", first.id, { ...current.values, description: `${i}${note}` }, current.revision, UNIQUE, publishing("product.updated")))!;
+      current = (await store.update({ collection: "products", id: first.id, values: { ...current.values, description: `${i}${note}` }, expectedRevision: current.revision, constraints: UNIQUE, publish: publishing("product.updated") }))!;
     }
     assert.ok(store.eventLog.size.bytes <= 1_000_000, `${store.eventLog.size.bytes} bytes`);
     assert.ok(store.eventLog.size.events < 20);

@@ -61,10 +61,10 @@ for (const factory of makeStores()) {
         spy = new SqlStore(recording, sqlSchema, storeReferences);
       }
       owner = record({ email: `fields-${newId()}@example.com`, name: "Owner", role: "customer", password: "correct horse battery" });
-      await store.insert("users", owner, { unique: ["email"] });
+      await store.insert({ collection: "users", record: owner, constraints: { unique: ["email"] } });
       for (let n = 0; n < 3; n++) {
         const product = record({ sku: `FLD-${newId().slice(-10)}`, name: `P${n}`, price_cents: 100, category: "books", tags: [] });
-        await store.insert("products", product, { unique: ["sku"] });
+        await store.insert({ collection: "products", record: product, constraints: { unique: ["sku"] } });
         products.push(product);
       }
       for (let n = 0; n < 9; n++) {
@@ -79,7 +79,7 @@ for (const factory of makeStores()) {
           amount_due_cents: 0,
           product_ids: products.slice(0, n % 4).map((p) => p.id),
         };
-        await store.insert("orders", record(values), { unique: ["code"] });
+        await store.insert({ collection: "orders", record: record(values), constraints: { unique: ["code"] } });
       }
     });
     after(() => factory.cleanup());

@@ -82,11 +82,11 @@ for (const factory of makeStores()) {
         spy = new SqlStore(counting, sqlSchema, storeReferences);
       }
       [parent, other, lonely] = [user(1), user(2), user(3)];
-      for (const u of [parent, other, lonely]) await store.insert("users", u, { unique: ["email"] });
+      for (const u of [parent, other, lonely]) await store.insert({ collection: "users", record: u, constraints: { unique: ["email"] } });
       // Interleaved: the parent's orders are every other row of the table.
       for (let n = 0; n < 30; n++) {
-        await store.insert("orders", order(parent.id, n), { unique: ["code"] });
-        await store.insert("orders", order(other.id, n), { unique: ["code"] });
+        await store.insert({ collection: "orders", record: order(parent.id, n), constraints: { unique: ["code"] } });
+        await store.insert({ collection: "orders", record: order(other.id, n), constraints: { unique: ["code"] } });
       }
     });
     after(() => factory.cleanup());

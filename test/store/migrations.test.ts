@@ -155,11 +155,7 @@ describe("SQL migrations", () => {
           assert.equal(old.values.featured, false);
           assert.ok(!("weight_g" in old.values));
           const now = new Date().toISOString();
-          const review = await store.insert(
-            "reviews",
-            { id: "01890a5d-ac96-774b-bcce-b302099a8058", created_at: now, updated_at: now, revision: 1, values: { product_id: old.id, rating: 5, body: "Great" } },
-            { unique: [] },
-          );
+          const review = await store.insert({ collection: "reviews", record: { id: "01890a5d-ac96-774b-bcce-b302099a8058", created_at: now, updated_at: now, revision: 1, values: { product_id: old.id, rating: 5, body: "Great" } }, constraints: { unique: [] } });
           assert.deepEqual(review.values, { product_id: old.id, rating: 5, body: "Great" });
           const found = await store.list("reviews", { where: { product_id: old.id, rating: 5 }, search: { fields: ["body"], text: "GREAT" }, limit: 5 });
           assert.deepEqual(found.records.map((r: { id: string }) => r.id), [review.id]);

@@ -50,7 +50,7 @@ for (const target of targets) {
       const at = new Date().toISOString();
       for (let i = 0; i < 50; i++) {
         const values = { sku: `SKU-${i}`, name: `Lamp ${i}`, description: `A lamp, number ${i}`, price_cents: 1, category: "other", tags: [] };
-        await store.insert("products", { id: newId(), created_at: at, updated_at: at, revision: 1, values }, { unique: ["sku"] });
+        await store.insert({ collection: "products", record: { id: newId(), created_at: at, updated_at: at, revision: 1, values }, constraints: { unique: ["sku"] } });
       }
       const found = await store.list("products", { where: {}, search: { fields: ["name", "description"], text: "amp 4" }, limit: 20 });
       assert.deepEqual(found.records.map((r) => r.values.name).sort(), ["Lamp 4", "Lamp 40", "Lamp 41", "Lamp 42", "Lamp 43", "Lamp 44", "Lamp 45", "Lamp 46", "Lamp 47", "Lamp 48", "Lamp 49"]);

@@ -147,7 +147,7 @@ for (const target of targets) {
     /** Inserts records of one group (their `name`). */
     async function insertAll(group: string, rows: Values[]): Promise<StoredRecord[]> {
       const out: StoredRecord[] = [];
-      for (const values of rows) out.push(await store.insert(C, record({ ...values, name: values.name ?? group }), { unique: [] }));
+      for (const values of rows) out.push(await store.insert({ collection: C, record: record({ ...values, name: values.name ?? group }), constraints: { unique: [] } }));
       return out;
     }
     /** The names (or another field) of the records of a list of a group, in its order. */
@@ -334,7 +334,7 @@ for (const target of targets) {
         title: `t${Math.floor(random() * 1000)}`,
       });
       const start: StoredRecord[] = [];
-      for (let i = 0; i < 60; i++) start.push(await store.insert(C, record(values()), { unique: [] }));
+      for (let i = 0; i < 60; i++) start.push(await store.insert({ collection: C, record: record(values()), constraints: { unique: [] } }));
       const sort = [key("priority", "rank", true), key("at", "instant"), key("qty", "number", true)];
       const changed = new Set<string>();
       const seen: StoredRecord[] = [];
@@ -343,11 +343,11 @@ for (const target of targets) {
         const page = await listByCursor(service, codec, "v1/things", { limit: 4, ...(cursor ? { cursor } : {}) }, { where: { name: "walk" } }, (r) => r, sort);
         seen.push(...page.data);
         // Meanwhile: two records created, two updated (their sort values changed).
-        for (let i = 0; i < 2; i++) await store.insert(C, record(values()), { unique: [] });
+        for (let i = 0; i < 2; i++) await store.insert({ collection: C, record: record(values()), constraints: { unique: [] } });
         for (let i = 0; i < 2; i++) {
           const victim = start[Math.floor(random() * start.length)]!;
           const current = (await store.get(C, victim.id))!;
-          await store.update(C, current.id, { ...current.values, ...values() }, current.revision, { unique: [] });
+          await store.update({ collection: C, id: current.id, values: { ...current.values, ...values() }, expectedRevision: current.revision, constraints: { unique: [] } });
           changed.add(current.id);
         }
         if (!page.pagination.has_more) break;
@@ -394,7 +394,7 @@ for (const target of targets) {
               }),
             );
           }
-          await Promise.all(batch.map((r) => store.insert(C, r, { unique: [] })));
+          await Promise.all(batch.map((r) => store.insert({ collection: C, record: r, constraints: { unique: [] } })));
         }
         await driver!.exec("analyze things");
         const sent: string[] = [];
@@ -436,7 +436,7 @@ const expectedOrders: Record<string, number[]> = {};
 describe("sorted cursors at lists.ts: bound to the sort, filters and q", () => {
   test("a cursor used with another sort, where, condition or q (or sorted ↔ unsorted) answers ValidationError naming cursor", async () => {
     const store = new MemoryStore();
-    for (let i = 0; i < 5; i++) await store.insert(C, record({ name: "bind", qty: i % 2, title: `t${i}` }), { unique: [] });
+    for (let i = 0; i < 5; i++) await store.insert({ collection: C, record: record({ name: "bind", qty: i % 2, title: `t${i}` }), constraints: { unique: [] } });
     const codec = createCursorCodec();
     const service = { list: (query: CursorQuery) => store.list(C, query) };
     const view = (r: StoredRecord) => r;

@@ -56,7 +56,7 @@ for (const factory of makeStores()) {
         dimensions: { width_mm: 10, height_mm: 20 },
         homepage: null,
       });
-      const inserted = await store.insert("products", record(values), UNIQUE.products);
+      const inserted = await store.insert({ collection: "products", record: record(values), constraints: UNIQUE.products });
       assert.deepEqual(inserted.values, values);
       assert.equal(inserted.revision, 1);
       assert.match(inserted.created_at, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
@@ -64,13 +64,13 @@ for (const factory of makeStores()) {
       assert.ok(!("row_id" in inserted) && !("row_id" in inserted.values));
 
       // absent and null stay apart; dates, date-times (with their offset) and integers come back as sent
-      const bare = await store.insert("products", record(product()), UNIQUE.products);
+      const bare = await store.insert({ collection: "products", record: record(product()), constraints: UNIQUE.products });
       assert.ok(!("homepage" in bare.values) && !("description" in bare.values) && !("dimensions" in bare.values));
-      const u = await store.insert("users", record(user()), UNIQUE.users);
-      const o = await store.insert("orders", record(order(u.id, { placed_at: "2026-03-04T05:06:07.891+02:00", note: "x" })), UNIQUE.orders);
+      const u = await store.insert({ collection: "users", record: record(user()), constraints: UNIQUE.users });
+      const o = await store.insert({ collection: "orders", record: record(order(u.id, { placed_at: "2026-03-04T05:06:07.891+02:00", note: "x" })), constraints: UNIQUE.orders });
       assert.equal(o.values.placed_at, "2026-03-04T05:06:07.891+02:00");
       assert.equal(o.values.total_cents, 1200);
-      const invoice = await store.insert("invoices", record({ order_id: o.id, amount_cents: 5, due_date: "2026-07-01", status: "draft" }), UNIQUE.none);
+      const invoice = await store.insert({ collection: "invoices", record: record({ order_id: o.id, amount_cents: 5, due_date: "2026-07-01", status: "draft" }), constraints: UNIQUE.none });
       assert.equal(invoice.values.due_date, "2026-07-01");
       assert.equal(await store.get("products", newId()), null);
     });
@@ -79,7 +79,7 @@ for (const factory of makeStores()) {
       const category = "games";
       const tag = `walk-${next()}`;
       const ids: string[] = [];
-      for (let i = 0; i < 25; i++) ids.push((await store.insert("products", record(product({ category, name: `${tag} ${i}` })), UNIQUE.products)).id);
+      for (let i = 0; i < 25; i++) ids.push((await store.insert({ collection: "products", record: record(product({ category, name: `${tag} ${i}` })), constraints: UNIQUE.products })).id);
       const seen: string[] = [];
       let afterId: string | undefined;
       for (let page = 0; page < 10; page++) {
@@ -103,9 +103,9 @@ for (const factory of makeStores()) {
 
     test("search is a case-insensitive substring; % and _ are plain characters", async () => {
       const word = `Zq${next()}`;
-      const a = await store.insert("products", record(product({ name: `The ${word} 50% off` })), UNIQUE.products);
-      const b = await store.insert("products", record(product({ name: "other", description: `about ${word.toLowerCase()}_x` })), UNIQUE.products);
-      await store.insert("products", record(product({ name: `${word}0 off` })), UNIQUE.products);
+      const a = await store.insert({ collection: "products", record: record(product({ name: `The ${word} 50% off` })), constraints: UNIQUE.products });
+      const b = await store.insert({ collection: "products", record: record(product({ name: "other", description: `about ${word.toLowerCase()}_x` })), constraints: UNIQUE.products });
+      await store.insert({ collection: "products", record: record(product({ name: `${word}0 off` })), constraints: UNIQUE.products });
       const find = async (text: string) =>
         (await store.list("products", { where: {}, search: { fields: ["name", "description"], text }, limit: 100 })).records.map((r) => r.id);
       assert.deepEqual(await find(`${word.toUpperCase()} 50%`), [a.id]);
@@ -117,7 +117,7 @@ for (const factory of makeStores()) {
       const role = "admin";
       const before = (await store.page("users", { where: { role }, offset: 0, limit: 1 })).total;
       const made: string[] = [];
-      for (let i = 0; i < 7; i++) made.push((await store.insert("users", record(user({ role })), UNIQUE.users)).id);
+      for (let i = 0; i < 7; i++) made.push((await store.insert({ collection: "users", record: record(user({ role })), constraints: UNIQUE.users })).id);
       const first = await store.page("users", { where: { role }, offset: before, limit: 5 });
       assert.equal(first.total, before + 7);
       assert.deepEqual(first.records.map((r) => r.id), made.slice(0, 5));
@@ -126,36 +126,36 @@ for (const factory of makeStores()) {
     });
 
     test("a unique value taken: ConflictError naming the field, on insert and on update", async () => {
-      const a = await store.insert("users", record(user()), UNIQUE.users);
-      const b = await store.insert("users", record(user()), UNIQUE.users);
-      await assert.rejects(store.insert("users", record(user({ email: a.values.email })), UNIQUE.users), (e: unknown) => {
+      const a = await store.insert({ collection: "users", record: record(user()), constraints: UNIQUE.users });
+      const b = await store.insert({ collection: "users", record: record(user()), constraints: UNIQUE.users });
+      await assert.rejects(store.insert({ collection: "users", record: record(user({ email: a.values.email })), constraints: UNIQUE.users }), (e: unknown) => {
         assert.ok(e instanceof ConflictError);
         assert.deepEqual(e.details, [{ field: "email", issue: "is already taken" }]);
         return true;
       });
-      await assert.rejects(store.update("users", b.id, { ...b.values, email: a.values.email }, 1, UNIQUE.users), ConflictError);
+      await assert.rejects(store.update({ collection: "users", id: b.id, values: { ...b.values, email: a.values.email }, expectedRevision: 1, constraints: UNIQUE.users }), ConflictError);
       assert.deepEqual(await store.get("users", b.id), b);
     });
 
     test("writes are compare-and-set on the revision: a stale one changes nothing", async () => {
-      const u = await store.insert("users", record(user()), UNIQUE.users);
-      const updated = await store.update("users", u.id, { ...u.values, name: "Renamed" }, 1, UNIQUE.users);
+      const u = await store.insert({ collection: "users", record: record(user()), constraints: UNIQUE.users });
+      const updated = await store.update({ collection: "users", id: u.id, values: { ...u.values, name: "Renamed" }, expectedRevision: 1, constraints: UNIQUE.users });
       assert.equal(updated!.revision, 2);
       assert.equal(updated!.values.name, "Renamed");
       assert.ok(updated!.updated_at > u.updated_at, "updated_at moves on, within one millisecond too");
-      await assert.rejects(store.update("users", u.id, { ...u.values, name: "Stale" }, 1, UNIQUE.users), ConflictError);
-      await assert.rejects(store.delete("users", u.id, 1), ConflictError);
+      await assert.rejects(store.update({ collection: "users", id: u.id, values: { ...u.values, name: "Stale" }, expectedRevision: 1, constraints: UNIQUE.users }), ConflictError);
+      await assert.rejects(store.delete({ collection: "users", id: u.id, expectedRevision: 1 }), ConflictError);
       assert.equal((await store.get("users", u.id))!.values.name, "Renamed");
-      assert.equal(await store.update("users", newId(), u.values, 1, UNIQUE.users), null);
-      assert.equal(await store.delete("users", u.id, 2), true);
-      assert.equal(await store.delete("users", u.id, 2), false);
+      assert.equal(await store.update({ collection: "users", id: newId(), values: u.values, expectedRevision: 1, constraints: UNIQUE.users }), null);
+      assert.equal(await store.delete({ collection: "users", id: u.id, expectedRevision: 2 }), true);
+      assert.equal(await store.delete({ collection: "users", id: u.id, expectedRevision: 2 }), false);
       assert.equal(await store.get("users", u.id), null);
     });
 
     test("concurrent updates at one revision: exactly one wins", async () => {
-      const u = await store.insert("users", record(user()), UNIQUE.users);
+      const u = await store.insert({ collection: "users", record: record(user()), constraints: UNIQUE.users });
       const results = await Promise.allSettled(
-        Array.from({ length: 10 }, (_, i) => store.update("users", u.id, { ...u.values, name: `Writer ${i}` }, 1, UNIQUE.users)),
+        Array.from({ length: 10 }, (_, i) => store.update({ collection: "users", id: u.id, values: { ...u.values, name: `Writer ${i}` }, expectedRevision: 1, constraints: UNIQUE.users })),
       );
       const won = results.filter((r) => r.status === "fulfilled");
       assert.equal(won.length, 1);
@@ -168,7 +168,7 @@ for (const factory of makeStores()) {
     test("ids stay unique and ordered under 50 concurrent inserts", async () => {
       const tag = `burst-${next()}`;
       const made = await Promise.all(
-        Array.from({ length: 50 }, () => store.insert("products", record(product({ name: tag })), UNIQUE.products)),
+        Array.from({ length: 50 }, () => store.insert({ collection: "products", record: record(product({ name: tag })), constraints: UNIQUE.products })),
       );
       assert.equal(new Set(made.map((r) => r.id)).size, 50);
       const listed = (await store.list("products", { where: {}, search: { fields: ["name"], text: tag }, limit: 100 })).records.map((r) => r.id);
@@ -245,12 +245,12 @@ for (const target of sqlTargets) {
     test("values travel as parameters only; columns are named, row_id never read", async () => {
       statements.length = 0;
       const evil = "Robert'); drop table users; --";
-      const u = await store.insert("users", record(user({ name: evil })), UNIQUE.users);
+      const u = await store.insert({ collection: "users", record: record(user({ name: evil })), constraints: UNIQUE.users });
       await store.get("users", u.id);
       await store.list("users", { where: { role: "customer" }, search: { fields: ["name"], text: evil }, limit: 5, after: u.id });
       await store.page("users", { where: { role: "customer" }, search: { fields: ["name", "email"], text: "x" }, offset: 0, limit: 5 });
-      await store.update("users", u.id, { ...u.values, name: `${evil}!` }, 1, UNIQUE.users);
-      await store.delete("users", u.id, 2);
+      await store.update({ collection: "users", id: u.id, values: { ...u.values, name: `${evil}!` }, expectedRevision: 1, constraints: UNIQUE.users });
+      await store.delete({ collection: "users", id: u.id, expectedRevision: 2 });
       assert.ok(statements.length >= 6);
       for (const { text } of statements) {
         assert.ok(!text.includes("Robert") && !text.includes(u.id) && !text.includes("customer"), `a value inside the SQL: ${text}`);
@@ -263,13 +263,13 @@ for (const target of sqlTargets) {
     test("every statement is named by its text and prepared once per connection; only values vary per request", async () => {
       statements.length = 0;
       const shapes = async (i: number) => {
-        const u = await store.insert("users", record(user()), UNIQUE.users);
+        const u = await store.insert({ collection: "users", record: record(user()), constraints: UNIQUE.users });
         await store.get("users", u.id);
         await store.list("users", { where: {}, limit: 20 });
         await store.list("users", { where: { role: "customer" }, search: { fields: ["name"], text: `x${i}` }, limit: 5, after: u.id });
         await store.page("users", { where: { role: "customer" }, search: { fields: ["name", "email"], text: `y${i}` }, offset: 10 * i, limit: 5 });
-        await store.update("users", u.id, { ...u.values, name: `renamed ${i}` }, 1, UNIQUE.users);
-        await store.delete("users", u.id, 2);
+        await store.update({ collection: "users", id: u.id, values: { ...u.values, name: `renamed ${i}` }, expectedRevision: 1, constraints: UNIQUE.users });
+        await store.delete({ collection: "users", id: u.id, expectedRevision: 2 });
       };
       await shapes(1);
       const first = statements.splice(0);
@@ -301,23 +301,23 @@ for (const target of sqlTargets) {
     });
 
     test("a reference to nothing: BusinessRuleError naming the field (the foreign key answers, not a lookup)", async () => {
-      await assert.rejects(store.insert("orders", record(order(newId())), UNIQUE.orders), (e: unknown) => {
+      await assert.rejects(store.insert({ collection: "orders", record: record(order(newId())), constraints: UNIQUE.orders }), (e: unknown) => {
         assert.ok(e instanceof BusinessRuleError);
         assert.deepEqual(e.details, [{ field: "user_id", issue: "must name an existing record of users" }]);
         return true;
       });
       await assert.rejects(
-        store.insert("orders/cancellations", record({ order_id: newId(), reason: "x" }), UNIQUE.none),
+        store.insert({ collection: "orders/cancellations", record: record({ order_id: newId(), reason: "x" }), constraints: UNIQUE.none }),
         BusinessRuleError,
       );
     });
 
     test("children go with their parent: deleting a user deletes its orders, their invoices and cancellations", async () => {
-      const u = await store.insert("users", record(user()), UNIQUE.users);
-      const o = await store.insert("orders", record(order(u.id)), UNIQUE.orders);
-      const i = await store.insert("invoices", record({ order_id: o.id, amount_cents: 1, due_date: "2026-01-31", status: "draft" }), UNIQUE.none);
-      const c = await store.insert("orders/cancellations", record({ order_id: o.id, reason: "changed my mind" }), UNIQUE.none);
-      assert.equal(await store.delete("users", u.id, 1), true);
+      const u = await store.insert({ collection: "users", record: record(user()), constraints: UNIQUE.users });
+      const o = await store.insert({ collection: "orders", record: record(order(u.id)), constraints: UNIQUE.orders });
+      const i = await store.insert({ collection: "invoices", record: record({ order_id: o.id, amount_cents: 1, due_date: "2026-01-31", status: "draft" }), constraints: UNIQUE.none });
+      const c = await store.insert({ collection: "orders/cancellations", record: record({ order_id: o.id, reason: "changed my mind" }), constraints: UNIQUE.none });
+      assert.equal(await store.delete({ collection: "users", id: u.id, expectedRevision: 1 }), true);
       assert.equal(await store.get("orders", o.id), null);
       assert.equal(await store.get("invoices", i.id), null);
       assert.equal(await store.get("orders/cancellations", c.id), null);
@@ -325,7 +325,7 @@ for (const target of sqlTargets) {
 
     test("a unique text too long for its index answers ValidationError naming the field, not a 500", async () => {
       const sku = (await import("node:crypto")).randomBytes(6000).toString("base64");
-      await assert.rejects(store.insert("products", record(product({ sku })), UNIQUE.products), (error: unknown) => {
+      await assert.rejects(store.insert({ collection: "products", record: record(product({ sku })), constraints: UNIQUE.products }), (error: unknown) => {
         assert.ok(error instanceof ValidationError, String(error));
         assert.deepEqual(error.details?.map((d) => d.field), ["sku"]);
         return true;
@@ -355,7 +355,7 @@ for (const target of sqlTargets) {
     });
 
     test("timestamps read back in UTC with milliseconds, the fraction cut", async () => {
-      const u = await store.insert("users", record(user(), "2026-01-02T03:04:05.600Z"), UNIQUE.users);
+      const u = await store.insert({ collection: "users", record: record(user(), "2026-01-02T03:04:05.600Z"), constraints: UNIQUE.users });
       assert.equal(u.created_at, "2026-01-02T03:04:05.600Z");
       await driver.query(`update users set created_at = '2026-01-02 08:34:05.678912+05:30' where id = $1`, [u.id]);
       const read = await store.get("users", u.id);

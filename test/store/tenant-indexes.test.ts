@@ -42,9 +42,9 @@ before(async () => {
   store = (await sql.openStore(POSTGRES_URL, { schema })) as Store;
   driver = (store as unknown as { driver: typeof driver }).driver;
   for (let i = 0; i < ORGANIZATIONS; i++) {
-    const org = await store.insert("organizations", record({ name: `Org ${i}` }), { unique: [] });
+    const org = await store.insert({ collection: "organizations", record: record({ name: `Org ${i}` }), constraints: { unique: [] } });
     orgs.push(org.id);
-    const agent = await store.insert("agents", record({ organization_id: org.id, name: `Agent ${i}`, email: `a${i}@example.com`, level: 1 }), { unique: [] });
+    const agent = await store.insert({ collection: "agents", record: record({ organization_id: org.id, name: `Agent ${i}`, email: `a${i}@example.com`, level: 1 }), constraints: { unique: [] } });
     agents.push(agent.id);
   }
   // Interleaved: ticket n belongs to organization n % 4; every other one is assigned to its agent.

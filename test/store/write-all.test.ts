@@ -58,15 +58,15 @@ for (const [name, target] of targets) {
     });
     after(() => store?.close());
 
-    const ticket = () => store.insert("tickets", record({ subject: "S", status: "new", escalated: false }), none, publish("ticket.created"));
+    const ticket = () => store.insert({ collection: "tickets", record: record({ subject: "S", status: "new", escalated: false }), constraints: none, publish: publish("ticket.created") });
 
     test("an update and an insert are kept with their events, in the order of the writes", async () => {
       const t = await ticket();
       const start = seen.length;
       const note = record({ ticket_id: t.id, text: "hi" });
       const written = await store.writeAll([
-        { update: ["tickets", t.id, { ...t.values, status: "open" }, t.revision, none, publish("ticket.updated"), t] },
-        { insert: ["tickets/notes", note, none, publish("ticket.note.created")] },
+        { update: { collection: "tickets", id: t.id, values: { ...t.values, status: "open" }, expectedRevision: t.revision, constraints: none, publish: publish("ticket.updated"), current: t } },
+        { insert: { collection: "tickets/notes", record: note, constraints: none, publish: publish("ticket.note.created") } },
       ]);
       assert.ok(written);
       assert.equal(written[0]!.revision, t.revision + 1);
@@ -83,12 +83,12 @@ for (const [name, target] of targets) {
       const note = record({ ticket_id: t.id, text: "late" });
       await assert.rejects(
         store.writeAll([
-          { update: ["tickets", t.id, { ...t.values, status: "open" }, t.revision + 5, none, publish("ticket.updated"), t] },
-          { insert: ["tickets/notes", note, none, publish("ticket.note.created")] },
+          { update: { collection: "tickets", id: t.id, values: { ...t.values, status: "open" }, expectedRevision: t.revision + 5, constraints: none, publish: publish("ticket.updated"), current: t } },
+          { insert: { collection: "tickets/notes", record: note, constraints: none, publish: publish("ticket.note.created") } },
         ]),
         conflict,
       );
-      await assert.rejects(store.writeAll([{ expect: ["tickets", t.id, t.revision + 1] }, { insert: ["tickets/notes", note, none, publish("ticket.note.created")] }]), conflict);
+      await assert.rejects(store.writeAll([{ expect: { collection: "tickets", id: t.id, revision: t.revision + 1 } }, { insert: { collection: "tickets/notes", record: note, constraints: none, publish: publish("ticket.note.created") } }]), conflict);
       assert.equal(await store.get("tickets/notes", note.id), null);
       assert.equal((await store.get("tickets", t.id))!.revision, t.revision);
       assert.equal(seen.length, start);
@@ -98,11 +98,11 @@ for (const [name, target] of targets) {
       const t = await ticket();
       const start = seen.length;
       const taken = record({ ticket_id: t.id, text: "one" });
-      await store.insert("tickets/notes", taken, none);
+      await store.insert({ collection: "tickets/notes", record: taken, constraints: none });
       await assert.rejects(
         store.writeAll([
-          { update: ["tickets", t.id, { ...t.values, status: "open" }, t.revision, none, publish("ticket.updated"), t] },
-          { insert: ["tickets/notes", { ...taken }, none, publish("ticket.note.created")] },
+          { update: { collection: "tickets", id: t.id, values: { ...t.values, status: "open" }, expectedRevision: t.revision, constraints: none, publish: publish("ticket.updated"), current: t } },
+          { insert: { collection: "tickets/notes", record: { ...taken }, constraints: none, publish: publish("ticket.note.created") } },
         ]),
       );
       const now = (await store.get("tickets", t.id))!;
@@ -116,8 +116,8 @@ for (const [name, target] of targets) {
       const start = seen.length;
       const other = record({ subject: "noted", status: "new", escalated: false });
       const written = await store.writeAll([
-        { insert: ["tickets", other, none, publish("ticket.created")] },
-        { delete: ["tickets", t.id, t.revision, publish("ticket.deleted"), t] },
+        { insert: { collection: "tickets", record: other, constraints: none, publish: publish("ticket.created") } },
+        { delete: { collection: "tickets", id: t.id, expectedRevision: t.revision, publish: publish("ticket.deleted"), current: t } },
       ]);
       assert.ok(written);
       assert.equal(written[0]!.id, other.id);
@@ -131,21 +131,21 @@ for (const [name, target] of targets) {
       const never = record({ subject: "never", status: "new", escalated: false });
       await assert.rejects(
         store.writeAll([
-          { insert: ["tickets", never, none, publish("ticket.created")] },
-          { delete: ["tickets", u.id, u.revision + 1, publish("ticket.deleted"), u] },
+          { insert: { collection: "tickets", record: never, constraints: none, publish: publish("ticket.created") } },
+          { delete: { collection: "tickets", id: u.id, expectedRevision: u.revision + 1, publish: publish("ticket.deleted"), current: u } },
         ]),
         conflict,
       );
       assert.equal(await store.get("tickets", never.id), null);
       assert.ok(await store.get("tickets", u.id));
       assert.equal(seen.length, after);
-      assert.equal(await store.writeAll([{ insert: ["tickets", never, none] }, { delete: ["tickets", t.id, t.revision] }]), null);
+      assert.equal(await store.writeAll([{ insert: { collection: "tickets", record: never, constraints: none } }, { delete: { collection: "tickets", id: t.id, expectedRevision: t.revision } }]), null);
       assert.equal(await store.get("tickets", never.id), null);
     });
 
     test("a record that is gone: null, nothing kept", async () => {
       const note = record({ ticket_id: newId(), text: "orphan" });
-      assert.equal(await store.writeAll([{ expect: ["tickets", note.values.ticket_id as string, 1] }, { insert: ["tickets/notes", note, none] }]), null);
+      assert.equal(await store.writeAll([{ expect: { collection: "tickets", id: note.values.ticket_id as string, revision: 1 } }, { insert: { collection: "tickets/notes", record: note, constraints: none } }]), null);
       assert.equal(await store.get("tickets/notes", note.id), null);
     });
   });

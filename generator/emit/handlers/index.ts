@@ -474,6 +474,8 @@ function hooksFile(model: ApiModel, context: EmitContext): EmittedFile {
       collection: r.collection,
       singular: r.names.singular,
       view: shown ? shown.resource.symbols.view : "",
+      // The events of a tenant-scoped record are kept with its tenant (SPEC §12.4), as the handlers' are.
+      tenantKey: r.tenantKey ? `, ${JSON.stringify(r.tenantKey)}` : "",
       actions: r.actionRecords.length
         ? `{ ${r.actionRecords.map((a) => `${propertyKey(a.name)}: ${a.symbols.values}`).join("; ")} }`
         : "Record<never, never>",
@@ -553,7 +555,7 @@ function servicesView(model: ApiModel) {
     services,
     references: model.references.map(
       (r) =>
-        `{ collection: ${JSON.stringify(r.collection)}, field: ${JSON.stringify(r.field)}, references: ${JSON.stringify(r.references)}, onDelete: ${JSON.stringify(r.onDelete)}${r.many ? ", many: true" : ""} }`,
+        `{ collection: ${JSON.stringify(r.collection)}, field: ${JSON.stringify(r.field)}, references: ${JSON.stringify(r.references)}, onDelete: ${JSON.stringify(r.onDelete)}${r.many ? ", many: true" : ""}${r.tenant ? `, tenant: ${JSON.stringify(r.tenant)}` : ""} }`,
     ),
   };
 }

@@ -1,0 +1,241 @@
+/**
+ * The SQL store's deletes (sql-store.ts), and what a delete takes along: the records its foreign
+ * keys delete with it (`on delete cascade`) and the records whose arrays of ids lose it, read and
+ * locked level by level in its transaction (one statement per level and reference) so that their
+ * events are kept with the delete's, counted against the cascade limit (422 beyond it) before
+ * any is read; and, for a tenant principal's delete (SPEC §12.4), each of those statements holds
+ * the records it takes along to the tenant.
+ */
+import type { StoredEvent } from "./events.ts";
+import { cascadeTooLargeError, updatedKey } from "./references.ts";
+import { quoteIdentifier as q } from "./sql-codec.ts";
+import type { Row, SqlQueryable } from "./sql-driver.ts";
+import { insertEvents } from "./sql-events.ts";
+import { LINK_COLUMNS } from "./sql-schema.ts";
+import { arrayLiteral } from "./sql-sort.ts";
+import { recordOf, translated, type Prepared, type SqlContext } from "./sql-tables.ts";
+import { missingOrChanged, writeOne } from "./sql-writes.ts";
+import type { DeleteArgs, StoredRecord, Values } from "./store.ts";
+
+/** `Store.delete`. `current`, the record as read at `expectedRevision`, lets the delete and its event go as one statement. */
+export async function deleteRecord(
+  sql: SqlContext,
+  { collection, id, expectedRevision, publish, current, where }: DeleteArgs,
+): Promise<boolean> {
+  const p = sql.tables.collection(collection);
+  const params: unknown[] = [id, expectedRevision];
+  const statement = sql.tables.scoped(p, p.delete, where, params);
+  if (
+    !sql.cascades.byReferenced.has(collection) ||
+    ((!publish || !sql.schema.events) && !sql.cascades.arrays)
+  ) {
+    const image = current?.revision === expectedRevision ? current : undefined;
+    const deleted = await writeOne(sql, collection, "delete", p, statement, params, publish, image);
+    return deleted ? true : missingOrChanged(sql, p, id, false, where);
+  }
+  // A delete that takes records along keeps all their events: one transaction.
+  let events: StoredEvent[] = [];
+  const deleted = await translated(sql, collection, "delete", () =>
+    sql.db.transaction(async (tx) => {
+      // The records the foreign keys delete with it, locked until the commit (so that none is
+      // added or changed in between): their events are kept with the delete's.
+      const tenant = tenantOf(sql, collection, where);
+      const { cascaded, unlinked } = await takenAlong(sql, tx, collection, id, where, tenant);
+      const rows = await tx.query(statement, params);
+      if (!rows[0]) return false;
+      if (!publish) {
+        for (const [name, ids] of unlinked) await touch(sql, tx, name, ids, tenant);
+        return true;
+      }
+      const made = [publish(recordOf(p, rows[0]), collection)];
+      for (const [name, record] of cascaded) made.push(publish(record, name));
+      // The records whose arrays lost ids: a new revision, and their `.updated` events.
+      for (const [name, ids] of unlinked) {
+        const holder = sql.tables.collection(name);
+        for (const row of await touch(sql, tx, name, ids, tenant))
+          made.push(publish(recordOf(holder, row), updatedKey(name)));
+      }
+      events = sql.schema.events ? await insertEvents(tx, made) : made;
+      return true;
+    }),
+  );
+  if (!deleted) return missingOrChanged(sql, p, id, false, where);
+  await sql.sinks.publish(events);
+  return true;
+}
+
+/**
+ * The records that deleting `id` of `collection` deletes through `on delete cascade`, level by
+ * level (one statement per level and reference, whatever the number of records), read `for
+ * update`; and (`unlinked`) the ids of the records whose arrays lose an id through a `cascade`
+ * on an array's items, by collection, locked too. The record itself is locked first: a record
+ * referring to it cannot be inserted until the delete has committed (and then its foreign key
+ * refuses it). More than `cascadeLimit` records deleted or changed: 422, the deleted ones
+ * counted first (ids only, at most the limit + 1 of them) before any is read. The transaction
+ * gives up waiting for a lock after 2 s (409).
+ */
+export async function takenAlong(
+  sql: SqlContext,
+  db: SqlQueryable,
+  collection: string,
+  id: string,
+  where?: Values,
+  tenant?: string,
+): Promise<{ cascaded: Array<[string, StoredRecord]>; unlinked: Map<string, string[]> }> {
+  const unlinked = new Map<string, string[]>();
+  if (!sql.cascades.byReferenced.has(collection)) return { cascaded: [], unlinked };
+  const p = sql.tables.collection(collection);
+  // Waiting for another request's locks gives up after 2 s (409); left idle, the transaction
+  // ends after `statement_timeout` (the session's idle_in_transaction_session_timeout).
+  if (sql.db.kind === "postgres") await db.exec("set local lock_timeout = 2000");
+  // The record of another tenant (`where`, SPEC §12.4) is neither locked nor walked.
+  const params: unknown[] = [id];
+  const lock = `select "id" from ${p.table} where "id" = $1${sql.tables.andWhere(p, where, params)} for update`;
+  if (!(await db.query(sql.tables.statement(lock), params)).length) return { cascaded: [], unlinked };
+  const limit = sql.cascades.limit;
+  // The bounded count: ids only, no locks, at most limit + 1 of them over all levels.
+  let counted = 0;
+  await cascadeLevels(sql, collection, id, async (child, column, parents, name) => {
+    const params: unknown[] = [arrayLiteral(parents), limit - counted + 1];
+    const statement = sql.tables.statement(
+      `select "id" from ${child.table} where ${column} = any($1::uuid[])${tenantMatch(sql, name, tenant, params)} limit $2`,
+    );
+    const ids = (await db.query(statement, params)).map((r) => String(r.id));
+    counted += ids.length;
+    if (counted > limit) throw cascadeTooLargeError(limit);
+    return ids;
+  });
+  // The records themselves, locked level by level (a level locked, none can be added under it).
+  const found: Array<[string, StoredRecord]> = [];
+  const taken = new Set<string>();
+  await cascadeLevels(sql, collection, id, async (child, column, parents, name) => {
+    const params: unknown[] = [arrayLiteral(parents)];
+    const statement = sql.tables.statement(
+      `select ${child.select} from ${child.table} where ${column} = any($1::uuid[])${tenantMatch(sql, name, tenant, params)} order by "id" for update`,
+    );
+    const ids: string[] = [];
+    for (const row of await db.query(statement, params)) {
+      const record = recordOf(child, row);
+      ids.push(record.id);
+      if (taken.has(`${name}\0${record.id}`)) continue;
+      taken.add(`${name}\0${record.id}`);
+      found.push([name, record]);
+    }
+    if (found.length > limit) throw cascadeTooLargeError(limit);
+    return ids;
+  });
+  // The records whose arrays hold a deleted id (a link table's rows): one statement per deleted
+  // collection and `many` reference, locked, and counted against the same limit.
+  const deleted = new Map<string, string[]>([[collection, [id]]]);
+  for (const [name, record] of found) deleted.set(name, [...(deleted.get(name) ?? []), record.id]);
+  let changed = 0;
+  for (const [name, ids] of deleted) {
+    for (const reference of sql.cascades.byReferenced.get(name) ?? []) {
+      if (!reference.many) continue;
+      const child = sql.tables.collection(reference.collection);
+      const link = sql.tables.column(child, reference.field).link;
+      if (!link) continue;
+      const { owner, target } = LINK_COLUMNS;
+      const params: unknown[] = [arrayLiteral(ids), limit - found.length - changed + 1];
+      const statement = sql.tables.statement(
+        `select "id" from ${child.table} where "row_id" in (select ${q(owner)} from ${q(link.table)} ` +
+          `where ${q(target)} in (select "row_id" from ${sql.tables.collection(name).table} where "id" = any($1::uuid[])))` +
+          `${tenantMatch(sql, reference.collection, tenant, params)} order by "id" limit $2 for update`,
+      );
+      const holders = unlinked.get(reference.collection) ?? [];
+      const rows = await db.query(statement, params);
+      for (const row of rows) holders.push(String(row.id));
+      changed += rows.length;
+      if (found.length + changed > limit) throw cascadeTooLargeError(limit);
+      if (holders.length) unlinked.set(reference.collection, holders);
+    }
+  }
+  // A record deleted with it is not updated.
+  for (const [name, ids] of unlinked) {
+    const gone = new Set(found.filter(([c]) => c === name).map(([, r]) => r.id));
+    const kept = [...new Set(ids)].filter((holder) => !gone.has(holder)).sort();
+    if (kept.length) unlinked.set(name, kept);
+    else unlinked.delete(name);
+  }
+  return { cascaded: found, unlinked };
+}
+
+/**
+ * Walks the cascade from `id` of `collection` level by level: `step` gets, for each `cascade`
+ * reference to a collection of the level, the ids there, and answers the ids it found in the
+ * referring collection (each id is walked once, a record reached twice is taken once).
+ */
+async function cascadeLevels(
+  sql: SqlContext,
+  collection: string,
+  id: string,
+  step: (child: Prepared, column: string, parents: string[], name: string) => Promise<string[]>,
+): Promise<void> {
+  const seen = new Set([`${collection}\0${id}`]);
+  let level = new Map([[collection, [id]]]);
+  while (level.size) {
+    const next = new Map<string, string[]>();
+    for (const [name, parents] of level) {
+      for (const reference of sql.cascades.byReferenced.get(name) ?? []) {
+        // An array's items (`many`) lose the id: their records stay (`unlinked`).
+        if (reference.many) continue;
+        const child = sql.tables.collection(reference.collection);
+        const column = sql.tables.column(child, reference.field);
+        const found = await step(child, `${q(column.column)}`, parents, reference.collection);
+        const ids = next.get(reference.collection) ?? [];
+        for (const childId of found) {
+          if (seen.has(`${reference.collection}\0${childId}`)) continue;
+          seen.add(`${reference.collection}\0${childId}`);
+          ids.push(childId);
+        }
+        if (ids.length) next.set(reference.collection, ids);
+      }
+    }
+    level = next;
+  }
+}
+
+/** Gives the records `ids` of `collection` a new revision (an array of theirs lost an id), within `tenant`; the rows written. */
+export function touch(
+  sql: SqlContext,
+  db: SqlQueryable,
+  collection: string,
+  ids: string[],
+  tenant: string | undefined,
+): Promise<Row[]> {
+  const p = sql.tables.collection(collection);
+  const params: unknown[] = [arrayLiteral(ids)];
+  const statement = sql.tables.statement(
+    `update ${p.table} set "_revision" = "_revision" + 1, ` +
+      `"updated_at" = greatest(date_trunc('milliseconds', clock_timestamp()), "updated_at" + interval '1 millisecond') ` +
+      `where "id" = any($1::uuid[])${tenantMatch(sql, collection, tenant, params)} returning ${p.select}`,
+  );
+  return db.query(statement, params);
+}
+
+/**
+ * The tenant a delete's `where` names (SPEC §12.4): the value of the collection's tenant field,
+ * or in the tenant collection (`where` on `id`) the record's id; undefined without one.
+ */
+export function tenantOf(sql: SqlContext, collection: string, where: Values | undefined): string | undefined {
+  if (!where) return undefined;
+  const field = sql.schema.collections[collection]?.tenant;
+  const value = field === undefined ? where.id : where[field];
+  return typeof value === "string" ? value : undefined;
+}
+
+/**
+ * ` and "<tenant column>" = $n::uuid` for the records of `collection` a delete of `tenant` takes
+ * along, when `collection` is tenant-scoped (its parameter appended to `params`); else "".
+ */
+function tenantMatch(
+  sql: SqlContext,
+  collection: string,
+  tenant: string | undefined,
+  params: unknown[],
+): string {
+  const field = sql.schema.collections[collection]?.tenant;
+  if (tenant === undefined || field === undefined) return "";
+  params.push(tenant);
+  return ` and ${q(sql.tables.column(sql.tables.collection(collection), field).column)} = $${params.length}::uuid`;
+}

@@ -1,0 +1,230 @@
+/**
+ * The SQL store's reads (sql-store.ts): a record by id (`get`, with a tenant's `where` in its
+ * statement), cursor lists in id order or sorted (keyset pagination, the parent of a `list_under`
+ * list read in the same statement), and counted offset pages. One statement each, every value a
+ * parameter, every statement named once (sql-statements.ts).
+ */
+import { parameter, quoteIdentifier as q } from "./sql-codec.ts";
+import type { Row, Statement } from "./sql-driver.ts";
+import { translateSqlError } from "./sql-errors.ts";
+import { keysetCondition, orderTerm, sortParameter, sortParameterValue } from "./sql-sort.ts";
+import { recordOf, SYSTEM_NAMES, type OrderKey, type Prepared, type SqlContext } from "./sql-tables.ts";
+import type {
+  CursorQuery,
+  ListPage,
+  OffsetQuery,
+  SortKey,
+  SortPosition,
+  StoredRecord,
+  Values,
+} from "./store.ts";
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** `Store.get`. */
+export async function getRecord(
+  sql: SqlContext,
+  collection: string,
+  id: string,
+  where?: Values,
+): Promise<StoredRecord | null> {
+  const { tables } = sql;
+  const p = tables.collection(collection);
+  if (!UUID.test(id)) return null;
+  let rows: Row[];
+  if (where) {
+    // Scoped (a tenant's, SPEC §12.4): the match is part of the statement, made once for its
+    // fields (a null value is `is null` in the text, so only values that are not null reuse it).
+    const params: unknown[] = [id];
+    const fields = Object.keys(where);
+    const key = fields.join(",");
+    const made = fields.every((field) => where[field] != null) ? p.scopedGets.get(key) : undefined;
+    if (made) {
+      for (const field of made.fields) {
+        if (field === "id") params.push(where[field]);
+        else parameter(tables.column(p, field), where[field], params);
+      }
+      rows = await read(sql, collection, made.statement, params);
+    } else {
+      const text = `select ${p.select} from ${p.table} where "id" = $1${tables.andWhere(p, where, params)}`;
+      const statement = tables.statement(text);
+      if (fields.every((field) => where[field] != null)) {
+        const order = [...fields].sort((a, b) => (p.order.get(a) ?? -1) - (p.order.get(b) ?? -1));
+        p.scopedGets.set(key, { statement, fields: fields.length > 1 ? order : fields });
+      }
+      rows = await read(sql, collection, statement, params);
+    }
+  } else rows = await read(sql, collection, p.get, [id]);
+  return rows[0] ? recordOf(p, rows[0]) : null;
+}
+
+/** `Store.list`. */
+export async function listRecords(
+  sql: SqlContext,
+  collection: string,
+  query: CursorQuery,
+): Promise<ListPage> {
+  const p = sql.tables.collection(collection);
+  if (query.sort?.length) return sortedList(sql, collection, p, query, query.sort);
+  const params: unknown[] = [];
+  const where = sql.tables.conditions(p, query, params);
+  if (query.after !== undefined) {
+    params.push(query.after);
+    where.push(`"id" > $${params.length}`);
+  }
+  return cursorPage(sql, collection, p, query, where, params, `"id"`);
+}
+
+/** A sorted cursor page: keyset over (sort keys…, id) after `afterPosition`. */
+async function sortedList(
+  sql: SqlContext,
+  collection: string,
+  p: Prepared,
+  query: CursorQuery,
+  sort: readonly SortKey[],
+): Promise<ListPage> {
+  const params: unknown[] = [];
+  const where = sql.tables.conditions(p, query, params);
+  const { terms, keys } = sql.tables.orderBy(p, sort);
+  const position: SortPosition | undefined = query.afterPosition;
+  if (position) {
+    const parts = keys.map(({ key, target, expression }, i) => {
+      const value = position.values[i];
+      if (value === null || value === undefined)
+        return { expression, parameter: null, descending: key.descending, notNull: target.notNull };
+      params.push(sortParameterValue(target, value));
+      return {
+        expression,
+        parameter: sortParameter(target, key.ordering, key.rank, `$${params.length}`),
+        descending: key.descending,
+        notNull: target.notNull,
+      };
+    });
+    params.push(position.id);
+    where.push(keysetCondition(parts, `$${params.length}::uuid`));
+  }
+  return cursorPage(sql, collection, p, query, where, params, terms, keys);
+}
+
+/**
+ * Runs a cursor page's statement. With `query.parent` (a `list_under` list, lists.ts) the parent
+ * record is read in the same statement: the page is joined to the parent's row, so no row means
+ * no parent (or one the parent's `where` does not match), and a parent with an empty page gives
+ * one row of nulls on the page's side. The page keeps its order through its sort keys, selected
+ * as `_sort<i>`.
+ */
+async function cursorPage(
+  sql: SqlContext,
+  collection: string,
+  p: Prepared,
+  query: CursorQuery,
+  where: string[],
+  params: unknown[],
+  terms: string,
+  keys: OrderKey[] = [],
+): Promise<ListPage> {
+  const { tables } = sql;
+  params.push(query.limit + 1);
+  const filter = where.length ? ` where ${where.join(" and ")}` : "";
+  const limit = `$${params.length}`;
+  const parent = query.parent;
+  const v = tables.projection(p, query.fields, query.sort);
+  if (!parent) {
+    const text = `select ${v.select} from ${p.table}${filter} order by ${terms} limit ${limit}`;
+    const rows = await read(sql, collection, tables.statement(text), params);
+    const hasMore = rows.length > query.limit;
+    return { records: rows.slice(0, query.limit).map((r) => recordOf(v, r)), hasMore };
+  }
+  if (!UUID.test(parent.id)) return { records: [], hasMore: false, parent: null };
+  const pp = tables.collection(parent.collection);
+  params.push(parent.id);
+  const own = [
+    `"id" = $${params.length}::uuid`,
+    ...tables.conditions(pp, { where: parent.where ?? {} }, params),
+  ];
+  // The parent's columns under names of their own (`canon__p<i>`), in the order of its select.
+  const names = [...SYSTEM_NAMES, ...pp.list.map((column) => column.column)];
+  const parentColumns = names.map((name, i) => `"canon__parent".${q(name)} as "canon__p${i}"`).join(", ");
+  const sorts = keys.map((k, i) => `, ${k.expression} as "_sort${i}"`).join("");
+  const outer = keys.map((k, i) =>
+    orderTerm(`"canon__page"."_sort${i}"`, k.key.descending, k.target.notNull),
+  );
+  const last = query.sort?.[query.sort.length - 1];
+  outer.push(last?.descending ? `"canon__page"."id" desc` : `"canon__page"."id"`);
+  const text =
+    `select "canon__page".*, ${parentColumns} from (select ${pp.select} from ${pp.table} where ${own.join(" and ")}) "canon__parent" ` +
+    `left join (select ${v.select}${sorts} from ${p.table}${filter} order by ${terms} limit ${limit}) "canon__page" on true ` +
+    `order by ${outer.join(", ")}`;
+  const rows = await read(sql, collection, tables.statement(text), params);
+  const first = rows[0];
+  if (!first) return { records: [], hasMore: false, parent: null };
+  const parentRow: Row = {};
+  names.forEach((name, i) => (parentRow[name] = first[`canon__p${i}`]));
+  const page = first.id === null || first.id === undefined ? [] : rows;
+  return {
+    records: page.slice(0, query.limit).map((r) => recordOf(v, r)),
+    hasMore: page.length > query.limit,
+    parent: recordOf(pp, parentRow),
+  };
+}
+
+/** `Store.page`. */
+export async function pageOf(
+  sql: SqlContext,
+  collection: string,
+  query: OffsetQuery,
+): Promise<{ records: StoredRecord[]; total: number }> {
+  const { tables } = sql;
+  const p = tables.collection(collection);
+  const params: unknown[] = [];
+  const where = tables.conditions(p, query, params);
+  const filter = where.length ? ` where ${where.join(" and ")}` : "";
+  params.push(query.limit, query.offset);
+  const limit = `$${params.length - 1}`;
+  const offset = `$${params.length}`;
+  // One statement, one snapshot: the total and the page always agree. The rows skipped by
+  // the offset are walked on the id index only (or the sort's); columns are read for the page's
+  // rows alone. A sorted page orders its rows again by the keys, selected as `_sort<i>`.
+  let order = `order by "id"`;
+  let outer = `order by p."id"`;
+  let keys = "";
+  if (query.sort?.length) {
+    const sorted = tables.orderBy(p, query.sort);
+    order = `order by ${sorted.terms}`;
+    keys = sorted.keys.map((k, i) => `, ${k.expression} as "_sort${i}"`).join("");
+    const terms = sorted.keys.map((k, i) => orderTerm(`p."_sort${i}"`, k.key.descending, k.target.notNull));
+    terms.push(query.sort[query.sort.length - 1]!.descending ? `p."id" desc` : `p."id"`);
+    outer = `order by ${terms.join(", ")}`;
+  }
+  const v = tables.projection(p, query.fields, query.sort);
+  const rows = await read(
+    sql,
+    collection,
+    tables.statement(
+      `select t._total, p.* from (select count(*) as _total from ${p.table}${filter}) t ` +
+        `left join (select ${v.select}${keys} from ${p.table} where "id" in ` +
+        `(select "id" from ${p.table}${filter} ${order} limit ${limit} offset ${offset})) p on true ${outer}`,
+    ),
+    params,
+  );
+  const total = Number(rows[0]?._total ?? 0);
+  return {
+    records: rows.filter((r) => r.id !== null && r.id !== undefined).map((r) => recordOf(v, r)),
+    total,
+  };
+}
+
+/**
+ * Runs a read; a failure becomes the API's error. No async frame and no closure: a read is
+ * what most requests do.
+ */
+function read(
+  sql: SqlContext,
+  collection: string,
+  statement: Statement | string,
+  params: readonly unknown[],
+): Promise<Row[]> {
+  return sql.db.query(statement, params).catch((error: unknown) => {
+    throw translateSqlError(error, sql.schema, collection, "read");
+  });
+}
