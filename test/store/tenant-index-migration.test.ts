@@ -1,9 +1,10 @@
-// A project whose migrations were released before the tenant column joined the indexes of its
+// A project whose migrations were released before the tenant column led the indexes of its
 // references (SPEC §12.4, issue 25): `canon generate` writes a new pending migration that creates
-// each (reference, tenant, id) index and its statistics, gathers them, and drops the (reference,
-// id) index it replaces; the released migration stays byte for byte. The database that applied
-// the released one catches up, rows kept, on PGlite and PostgreSQL, and ends as a fresh one.
-// And a dev store brought to a pending migration taken back loses the statistics it created.
+// each (tenant, reference, id) index and its statistics and gathers them; the (reference, id)
+// index stays (the foreign key's checks, cascades and the platform's lists use it), and so does
+// the released migration, byte for byte. The database that applied the released one catches up,
+// rows kept, on PGlite and PostgreSQL, and ends as a fresh one. And a dev store brought to a
+// pending migration taken back loses the statistics it created.
 import assert from "node:assert/strict";
 import { appendFileSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
@@ -21,8 +22,8 @@ const REFERENCES = [
 const migrationFiles = (sql: string) => readdirSync(sql).filter((n) => /^\d{4}_.*\.sql$/.test(n)).sort();
 
 /**
- * The released migration and schema.json as canon wrote them before: `(reference, id)` indexes,
- * no statistics. The very text a project committed then.
+ * The released migration and schema.json as canon wrote them before (main until this change, the
+ * very text a project committed then): `(reference, id)` indexes only, no statistics.
  */
 function asReleasedBefore(sql: string): void {
   const [initial] = migrationFiles(sql);
@@ -30,18 +31,20 @@ function asReleasedBefore(sql: string): void {
   let text = readFileSync(file, "utf8");
   const snapshot = JSON.parse(readFileSync(path.join(sql, "schema.json"), "utf8"));
   for (const [table, column] of REFERENCES) {
-    const now = `create index if not exists "${table}_${column}_organization_id_id_idx" on "${table}" using btree ("${column}", "organization_id", "id");\n`;
-    assert.ok(text.includes(now), now);
-    text = text.replace(now, `create index if not exists "${table}_${column}_id_idx" on "${table}" using btree ("${column}", "id");\n`);
-    const statistics = `create statistics if not exists "${table}_${column}_organization_id_stat" (dependencies) on "${column}", "organization_id" from "${table}";\n`;
-    assert.ok(text.includes(statistics), statistics);
-    text = text.replace(statistics, "");
+    const kept = `create index if not exists "${table}_${column}_id_idx" on "${table}" using btree ("${column}", "id");\n`;
+    assert.ok(text.includes(kept), kept);
+    for (const statement of [
+      `create index if not exists "${table}_organization_id_${column}_id_idx" on "${table}" using btree ("organization_id", "${column}", "id");\n`,
+      `create statistics if not exists "${table}_organization_id_${column}_stat" (dependencies) on "organization_id", "${column}" from "${table}";\n`,
+    ]) {
+      assert.ok(text.includes(statement), statement);
+      text = text.replace(statement, "");
+    }
     const entry = snapshot.tables.find((t: { name: string }) => t.name === table);
-    const index = entry.indexes.find((i: { name: string }) => i.name === `${table}_${column}_organization_id_id_idx`);
-    Object.assign(index, { name: `${table}_${column}_id_idx`, definition: `using btree ("${column}", "id")` });
+    entry.indexes = entry.indexes.filter((i: { name: string }) => i.name !== `${table}_organization_id_${column}_id_idx`);
     delete entry.statistics;
   }
-  // A blank line follows each statement: the one left where a statistics statement was goes too.
+  // A blank line follows each statement: the one left where a removed statement was goes too.
   writeFileSync(file, text.replace(/\n\n\n+/g, "\n\n"));
   writeFileSync(path.join(sql, "schema.json"), `${JSON.stringify(snapshot, null, 2)}\n`);
 }
@@ -70,25 +73,23 @@ describe("the tenant in a released project's reference indexes", () => {
     released = readFileSync(path.join(sql, "0001_initial.sql"), "utf8");
   });
 
-  test("generate writes a new pending migration: the (reference, tenant, id) indexes and their statistics, then the old indexes dropped; the released one stays", () => {
+  test("generate writes a new pending migration: the (tenant, reference, id) indexes and their statistics, gathered; nothing dropped; the released one stays", () => {
     const run = canon(["generate"], dir);
     assert.equal(run.code, 0, run.stderr);
     assert.deepEqual(migrationFiles(sql), ["0001_initial.sql", "0002_pending.sql"]);
     assert.equal(readFileSync(path.join(sql, "0001_initial.sql"), "utf8"), released);
     pending = readFileSync(path.join(sql, "0002_pending.sql"), "utf8");
     const statements = pending.split("\n").filter((l) => l && !l.startsWith("--"));
-    // Per table: the new index before the old one goes (a foreign key's checks always have one), then the statistics, gathered.
+    // Per table: the new index, then the statistics, gathered. The (reference, id) index stays.
     assert.deepEqual(statements, [
-      `create index if not exists "comments_ticket_id_organization_id_id_idx" on "comments" using btree ("ticket_id", "organization_id", "id");`,
-      `drop index if exists "comments_ticket_id_id_idx";`,
-      `create statistics if not exists "comments_ticket_id_organization_id_stat" (dependencies) on "ticket_id", "organization_id" from "comments";`,
+      `create index if not exists "comments_organization_id_ticket_id_id_idx" on "comments" using btree ("organization_id", "ticket_id", "id");`,
+      `create statistics if not exists "comments_organization_id_ticket_id_stat" (dependencies) on "organization_id", "ticket_id" from "comments";`,
       `analyze "comments";`,
-      `create index if not exists "tickets_assignee_id_organization_id_id_idx" on "tickets" using btree ("assignee_id", "organization_id", "id");`,
-      `drop index if exists "tickets_assignee_id_id_idx";`,
-      `create statistics if not exists "tickets_assignee_id_organization_id_stat" (dependencies) on "assignee_id", "organization_id" from "tickets";`,
+      `create index if not exists "tickets_organization_id_assignee_id_id_idx" on "tickets" using btree ("organization_id", "assignee_id", "id");`,
+      `create statistics if not exists "tickets_organization_id_assignee_id_stat" (dependencies) on "organization_id", "assignee_id" from "tickets";`,
       `analyze "tickets";`,
     ]);
-    assert.match(pending, /to be released as 0002_index_comments_ticket_id_organization_id_id_idx_and_more\.sql/);
+    assert.match(pending, /to be released as 0002_index_comments_organization_id_ticket_id_id_idx_and_more\.sql/);
     const check = canon(["check"], dir);
     assert.equal(check.code, 0, check.stdout + check.stderr);
     assert.match(canon(["generate"], dir).stdout, /up to date/);
@@ -119,6 +120,7 @@ describe("the tenant in a released project's reference indexes", () => {
           assert.deepEqual(await migrate(db, files.slice(0, 1)), ["0001_initial"]);
           const before = await catalog(db);
           assert.ok(before.some((e) => e.startsWith("index tickets_assignee_id_id_idx ")), before.join("\n"));
+          assert.ok(!before.some((e) => e.startsWith("index tickets_organization_id_assignee_id_id_idx ")), before.join("\n"));
           await db.exec(`insert into "organizations" ("id", "created_at", "updated_at", "name") values ('01900000-0000-7000-8000-000000000001', now(), now(), 'Acme');
             insert into "agents" ("id", "created_at", "updated_at", "organization_id", "name", "email") values ('01900000-0000-7000-8000-000000000002', now(), now(), '01900000-0000-7000-8000-000000000001', 'Ann', 'ann@example.com');
             insert into "tickets" ("id", "created_at", "updated_at", "organization_id", "subject", "assignee_id")
@@ -129,13 +131,16 @@ describe("the tenant in a released project's reference indexes", () => {
           const now = await catalog(db);
           await migrate(fresh, files);
           assert.deepEqual(now, await catalog(fresh));
-          assert.ok(now.includes("index tickets_assignee_id_organization_id_id_idx CREATE INDEX tickets_assignee_id_organization_id_id_idx ON tickets USING btree (assignee_id, organization_id, id)"), now.join("\n"));
-          assert.ok(now.includes("statistics comments_ticket_id_organization_id_stat CREATE STATISTICS comments_ticket_id_organization_id_stat (dependencies) ON ticket_id, organization_id FROM comments"), now.join("\n"));
-          assert.ok(!now.some((e) => e.startsWith("index tickets_assignee_id_id_idx ") || e.startsWith("index comments_ticket_id_id_idx ")), now.join("\n"));
+          assert.ok(now.includes("index tickets_organization_id_assignee_id_id_idx CREATE INDEX tickets_organization_id_assignee_id_id_idx ON tickets USING btree (organization_id, assignee_id, id)"), now.join("\n"));
+          // (PostgreSQL names the columns of statistics in the table's order: ticket_id is the first column of comments.)
+          assert.ok(now.includes("statistics comments_organization_id_ticket_id_stat CREATE STATISTICS comments_organization_id_ticket_id_stat (dependencies) ON ticket_id, organization_id FROM comments"), now.join("\n"));
+          // The (reference, id) indexes of the released migration are still there, as in a fresh database.
+          assert.ok(now.includes("index tickets_assignee_id_id_idx CREATE INDEX tickets_assignee_id_id_idx ON tickets USING btree (assignee_id, id)"), now.join("\n"));
+          assert.ok(now.includes("index comments_ticket_id_id_idx CREATE INDEX comments_ticket_id_id_idx ON comments USING btree (ticket_id, id)"), now.join("\n"));
           assert.equal((await db.query(`select count(*)::int as n from "tickets"`))[0]!.n, 50);
           // The migration analyzed the table: its statistics hold the dependency already.
           const [measured] = await db.query(
-            `select d.stxddependencies::text as deps from pg_statistic_ext s join pg_statistic_ext_data d on d.stxoid = s.oid where s.stxname = 'tickets_assignee_id_organization_id_stat'`,
+            `select d.stxddependencies::text as deps from pg_statistic_ext s join pg_statistic_ext_data d on d.stxoid = s.oid where s.stxname = 'tickets_organization_id_assignee_id_stat'`,
           );
           assert.ok(measured?.deps, "the statistics were gathered");
           // Each file may be applied again.
@@ -164,9 +169,9 @@ test("a dev store brought to a pending migration taken back drops the statistics
     appendFileSync(comments, "  author_id: { type: uuid, references: agents, optional: true }\n");
     assert.equal(canon(["generate"], dir).code, 0);
     const text = readFileSync(path.join(sql, "0002_pending.sql"), "utf8");
-    assert.match(text, /create statistics if not exists "comments_author_id_organization_id_stat" \(dependencies\) on "author_id", "organization_id" from "comments";\n\nanalyze "comments";/);
+    assert.match(text, /create statistics if not exists "comments_organization_id_author_id_stat" \(dependencies\) on "organization_id", "author_id" from "comments";\n\nanalyze "comments";/);
     assert.deepEqual(await migrate(db, readMigrations(sql)), ["0002_pending"]);
-    assert.ok((await catalog(db)).some((e) => e.startsWith("statistics comments_author_id_organization_id_stat ")));
+    assert.ok((await catalog(db)).some((e) => e.startsWith("statistics comments_organization_id_author_id_stat ")));
     writeFileSync(comments, original);
     assert.equal(canon(["generate", "--allow-breaking"], dir).code, 0);
     assert.deepEqual(migrationFiles(sql), ["0001_initial.sql"]);

@@ -293,7 +293,7 @@ function fieldColumn(table: string, source: ColumnSource): { column: SnapshotCol
 
 /**
  * The index of an exact match on `columns`, then `id`: `(status, id)`, or on a tenant-scoped table
- * `(organization_id, status, id)` (see `matchColumns`).
+ * `(organization_id, status, id)` (see `matchIndexes`).
  */
 function btreeIndex(table: string, columns: readonly string[]): SnapshotIndex {
   return { name: identifier(`${table}_${columns.join("_")}_id_idx`), definition: `using btree (${[...columns, "id"].map(quote).join(", ")})` };
@@ -311,16 +311,17 @@ interface TenantColumns {
 }
 
 /**
- * The columns of the exact-match index of `column`. On a tenant-scoped table (SPEC §12.4) a tenant
- * principal's list always matches the tenant too, so the tenant column is in every such index: it
- * leads a filter's (`(organization_id, status, id)`), and follows a reference's, the field of a
- * child or `list_under` list (`(assignee_id, organization_id, id)`): both conditions are then the
- * index's, the page is in `id` order, and the foreign key's checks and cascades, which match the
- * reference alone, still find its rows by the first column.
+ * The columns of the exact-match indexes of `column`. On a tenant-scoped table (SPEC §12.4) a tenant
+ * principal's list always matches the tenant too, so the tenant column leads every list's index: a
+ * filter's (`(organization_id, status, id)`) and a reference's, the field of a child or `list_under`
+ * list (`(organization_id, assignee_id, id)`): both conditions are then the index's and the page is
+ * in `id` order. A reference keeps its `(assignee_id, id)` as well, for what matches it alone: the
+ * foreign key's checks, canon's cascades and the platform's lists under a record.
  */
-function matchColumns(column: string, tenant?: TenantColumns): string[] {
-  if (!tenant || tenant.column === column) return [column];
-  return tenant.references.includes(column) ? [column, tenant.column] : [tenant.column, column];
+function matchIndexes(column: string, tenant?: TenantColumns): string[][] {
+  if (!tenant || tenant.column === column) return [[column]];
+  const led = [tenant.column, column];
+  return tenant.references.includes(column) ? [[column], led] : [led];
 }
 
 /** How a field's values compare (SPEC §12.1, §12.2), as the model says (model/lists.ts): the ordering of its sort index. */
@@ -359,12 +360,13 @@ export function sortIndexes(table: string, target: SortTarget, ordering: Orderin
 }
 
 /**
- * The statistics of a reference to a tenant's records and the tenant column
- * (`<table>_<column>_<tenant>_stat`): the reference names a record of the record's own tenant
+ * The statistics of the tenant column and a reference to a tenant's records
+ * (`<table>_<tenant>_<column>_stat`): the reference names a record of the record's own tenant
  * (references are checked within it), so its value tells the tenant. Without them the planner
  * multiplies the selectivities of the two conditions of a tenant's list under a record (an
  * agent's tickets times 1 in 4 tenants, where all of them are the agent's tenant's) and,
- * expecting a few rows, reads them all and sorts them instead of reading the page off the index.
+ * expecting a few rows, reads them all off the tenant-led index and sorts them instead of
+ * reading the page off it (test/store/tenant-indexes.test.ts fails without them).
  */
 function referenceStatistics(table: string, columns: readonly string[]): SnapshotStatistics {
   return { name: identifier(`${table}_${columns.join("_")}_stat`), columns: [...columns] };
@@ -409,9 +411,8 @@ function plan(
     // jsonb arrays and objects are never matched exactly; everything else gets (column, id).
     if (!kind || kind === "json" || seen.has(name)) continue;
     seen.add(name);
-    const matched = matchColumns(name, tenant);
-    indexes.push(btreeIndex(table, matched));
-    if (tenant?.dependent.includes(name)) statistics.push(referenceStatistics(table, matched));
+    for (const columns of matchIndexes(name, tenant)) indexes.push(btreeIndex(table, columns));
+    if (tenant?.dependent.includes(name)) statistics.push(referenceStatistics(table, [tenant.column, name]));
   }
   const search: string[] = [];
   for (const name of searched) {
