@@ -153,11 +153,12 @@ type Tx = SqlQueryable;
  *
  * Canon's statements are idempotent (`if not exists`), so the new text is applied as it is: what
  * it adds is added, what both texts create stays with its rows. What only the earlier text did is
- * undone when no row loses a value by it: an index or constraint it created is dropped; a column
- * it added is dropped when no row holds a value in it other than null or the column's default; a
- * table it created is dropped when it has no rows. Anything else (a column or table holding
- * values, a statement that dropped, altered or moved data) cannot be undone safely: one line,
- * naming the command that resets the store, and nothing is changed (the transaction rolls back).
+ * undone when no row loses a value by it: an index, statistics or a constraint it created are
+ * dropped (its `analyze` changed nothing); a column it added is dropped when no row holds a value
+ * in it other than null or the column's default; a table it created is dropped when it has no
+ * rows. Anything else (a column or table holding values, a statement that dropped, altered or
+ * moved data) cannot be undone safely: one line, naming the command that resets the store, and
+ * nothing is changed (the transaction rolls back).
  */
 async function bringUpToDate(
   tx: Tx,
@@ -220,6 +221,10 @@ async function bringUpToDate(
     let m: RegExpExecArray | null;
     if ((m = /^create (?:unique )?index if not exists ("(?:[^"]|"")+")/.exec(statement))) {
       await tx.exec(`drop index if exists ${m[1]};`);
+    } else if ((m = /^create statistics if not exists ("(?:[^"]|"")+")/.exec(statement))) {
+      await tx.exec(`drop statistics if exists ${m[1]};`);
+    } else if (/^analyze "(?:[^"]|"")+";$/.test(statement)) {
+      // Gathering statistics changed no row: nothing to undo.
     } else if ((m = /^alter table ("(?:[^"]|"")+") add constraint ("(?:[^"]|"")+")/.exec(statement))) {
       if (await tableExists(tx, m[1]!))
         await tx.exec(`alter table ${m[1]} drop constraint if exists ${m[2]};`);

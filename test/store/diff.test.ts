@@ -5,6 +5,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { migrationBetween } from "../../generator/emit/sql/diff.ts";
+import { replayMigrations, snapshotFrom } from "../../generator/emit/sql/replay.ts";
 import { collectionPlans, identifier, snapshotOf, systemTables, type SchemaSnapshot } from "../../generator/emit/sql/snapshot.ts";
 import { runFrontEnd } from "../../generator/pipeline.ts";
 import { openDriver, type SqlDriver } from "../../generated/runtime/sql-store.ts";
@@ -218,6 +219,63 @@ ${unique}fields:
     const m4 = migrationBetween(c3, c4)!;
     assert.deepEqual(m4.statements, ['drop index if exists "members_org_id__handle__badge_unique";']);
     await apply(m4.statements);
+  });
+
+  test("tenancy (SPEC §12.4): a reference's (tenant, reference, id) and (reference, id) indexes and its statistics come and go with it, and replay as written", async () => {
+    const files = (assignee: boolean) => ({
+      "organizations.yaml": "resource: organizations\nfields:\n  name: { type: string }\n",
+      "categories.yaml": "resource: categories\nfields:\n  name: { type: string }\n",
+      "agents.yaml": "resource: agents\nfields:\n  organization_id: { type: uuid, references: organizations, tenant: true }\n  name: { type: string }\n",
+      "tickets.yaml":
+        "resource: tickets\nfilters: [status]\nfields:\n  organization_id: { type: uuid, references: organizations, tenant: true }\n  status: { type: enum, values: [open, closed] }\n" +
+        "  category_id: { type: uuid, references: categories, list_under: true }\n" +
+        (assignee ? "  assignee_id: { type: uuid, references: agents, optional: true, list_under: true }\n" : ""),
+    });
+    const replays = (...migrations: Array<{ statements: string[] }>) => {
+      const replay = replayMigrations(migrations.map((m, i) => ({ name: `000${i + 1}_m.sql`, text: `${m.statements.join("\n")}\n` })));
+      assert.equal(replay.applied, migrations.length, replay.failure?.message);
+      return replay.model;
+    };
+    const statistics = async () => (await db.query(`select stxname as n from pg_statistic_ext where stxnamespace = current_schema()::regnamespace order by 1`)).map((r) => r.n);
+    await db.exec("create schema tenant_refs; set search_path to tenant_refs, public");
+    try {
+      const t1 = await snapshotOfFiles(files(false));
+      const m1 = migrationBetween(null, t1)!;
+      const text1 = m1.statements.join("\n");
+      assert.match(text1, /create index if not exists "tickets_organization_id_status_id_idx" on "tickets" using btree \("organization_id", "status", "id"\);/);
+      // A shared collection's record is named by every tenant's records: the tenant leads its index too, and the reference tells it not.
+      assert.match(text1, /create index if not exists "tickets_organization_id_category_id_id_idx" on "tickets" using btree \("organization_id", "category_id", "id"\);/);
+      assert.match(text1, /create index if not exists "tickets_category_id_id_idx" on "tickets" using btree \("category_id", "id"\);/);
+      assert.doesNotMatch(text1, /statistics/);
+      await apply(m1.statements);
+
+      const t2 = await snapshotOfFiles(files(true));
+      const m2 = migrationBetween(t1, t2)!;
+      assert.deepEqual(m2.statements, [
+        'alter table "tickets" add column if not exists "assignee_id" uuid constraint "tickets_assignee_id_fkey" references "agents" ("id") on delete no action;',
+        'create index if not exists "tickets_assignee_id_id_idx" on "tickets" using btree ("assignee_id", "id");',
+        'create index if not exists "tickets_organization_id_assignee_id_id_idx" on "tickets" using btree ("organization_id", "assignee_id", "id");',
+        'create statistics if not exists "tickets_organization_id_assignee_id_stat" (dependencies) on "organization_id", "assignee_id" from "tickets";',
+        'analyze "tickets";',
+      ]);
+      await apply(m2.statements);
+      assert.deepEqual(await statistics(), ["tickets_organization_id_assignee_id_stat"]);
+      assert.equal(migrationBetween(snapshotFrom(replays(m1, m2), 1, [t2]), t2), null, "the migrations create the snapshot's schema");
+      // A new table gets its statistics with its indexes, and is not analyzed (it has no rows).
+      const fresh = migrationBetween(null, t2)!.statements;
+      assert.ok(fresh.includes('create statistics if not exists "tickets_organization_id_assignee_id_stat" (dependencies) on "organization_id", "assignee_id" from "tickets";'));
+      assert.ok(!fresh.some((x) => x.startsWith("analyze")));
+
+      const m3 = migrationBetween(t2, t1)!;
+      for (const name of ["tickets_assignee_id_id_idx", "tickets_organization_id_assignee_id_id_idx"])
+        assert.ok(m3.statements.includes(`drop index if exists "${name}";`), m3.statements.join("\n"));
+      assert.ok(m3.statements.includes('drop statistics if exists "tickets_organization_id_assignee_id_stat";'), m3.statements.join("\n"));
+      await apply(m3.statements);
+      assert.deepEqual(await statistics(), []);
+      assert.equal(migrationBetween(snapshotFrom(replays(m1, m2, m3), 1, [t1]), t1), null, "the migrations create the snapshot's schema");
+    } finally {
+      await db.exec("set search_path to public");
+    }
   });
 
   test("long names stay within PostgreSQL's 63 bytes, distinct", () => {

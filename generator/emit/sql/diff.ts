@@ -11,7 +11,7 @@
  * replaces it (`moveToLinkTable`, SPEC §12.3).
  */
 import type { OnDelete } from "../../../runtime/references.ts";
-import { quote, type SchemaSnapshot, type SnapshotColumn, type SnapshotIndex, type SnapshotTable } from "./snapshot.ts";
+import { quote, type SchemaSnapshot, type SnapshotColumn, type SnapshotIndex, type SnapshotStatistics, type SnapshotTable } from "./snapshot.ts";
 
 export interface Migration {
   /** `initial`, `create_reviews_and_add_orders_priority`. */
@@ -53,6 +53,10 @@ function onDeleteAction(onDelete: OnDelete): string {
 
 function createIndex(table: string, index: SnapshotIndex): string {
   return `create ${index.unique || index.together ? "unique " : ""}index if not exists ${quote(index.name)} on ${quote(table)} ${index.definition};`;
+}
+
+function createStatistics(table: string, statistics: SnapshotStatistics): string {
+  return `create statistics if not exists ${quote(statistics.name)} (dependencies) on ${statistics.columns.map(quote).join(", ")} from ${quote(table)};`;
 }
 
 /** Drop-then-add: idempotent as a pair. */
@@ -97,7 +101,11 @@ function createTables(tables: SnapshotTable[], existing: Set<string>): Change[] 
     created.add(table.name);
     changes.push({
       words: `create_${table.name}`,
-      statements: [`create table if not exists ${quote(table.name)} (\n${lines.join(",\n")}\n);`, ...table.indexes.map((i) => createIndex(table.name, i))],
+      statements: [
+        `create table if not exists ${quote(table.name)} (\n${lines.join(",\n")}\n);`,
+        ...table.indexes.map((i) => createIndex(table.name, i)),
+        ...(table.statistics ?? []).map((x) => createStatistics(table.name, x)),
+      ],
     });
   }
   if (deferred.length) changes.push({ words: "", statements: deferred });
@@ -217,6 +225,24 @@ function alterTable(before: SnapshotTable, after: SnapshotTable, moved: Readonly
   for (const index of before.indexes) {
     if (!newIndexes.has(index.name)) changes.push({ words: `drop_${index.name}`, statements: [`drop index if exists ${quote(index.name)};`] });
   }
+  const oldStatistics = new Map((before.statistics ?? []).map((x) => [x.name, x]));
+  const newStatistics = new Set((after.statistics ?? []).map((x) => x.name));
+  let created = false;
+  for (const statistics of after.statistics ?? []) {
+    const previous = oldStatistics.get(statistics.name);
+    if (previous && sameJson(previous.columns, statistics.columns)) continue;
+    created = true;
+    changes.push({
+      words: `statistics_${statistics.name}`,
+      statements: [...(previous ? [`drop statistics if exists ${quote(statistics.name)};`] : []), createStatistics(after.name, statistics)],
+    });
+  }
+  for (const statistics of before.statistics ?? []) {
+    if (!newStatistics.has(statistics.name)) changes.push({ words: `drop_${statistics.name}`, statements: [`drop statistics if exists ${quote(statistics.name)};`] });
+  }
+  // New statistics are empty until the table is analyzed, which autovacuum may not do for long on
+  // a table whose rows change little: the migration gathers them over the rows the table holds.
+  if (created) changes.push({ words: "", statements: [`analyze ${t};`] });
   return changes;
 }
 

@@ -2,9 +2,9 @@
  * A schema model of the migrations: their statements replayed, in order, from an empty database,
  * without a database. canon's migrations hold only the statements diff.ts writes (and the ones
  * older canon releases wrote, such as `on delete restrict`), so each is read back into its effect
- * on tables, columns, constraints, indexes and extensions, with PostgreSQL's rules for `if not
- * exists` and `if exists`. A statement that would fail on PostgreSQL (a table no migration before
- * creates, a constraint added twice) fails the replay at that migration.
+ * on tables, columns, constraints, indexes, statistics and extensions, with PostgreSQL's rules for
+ * `if not exists` and `if exists`. A statement that would fail on PostgreSQL (a table no migration
+ * before creates, a constraint added twice) fails the replay at that migration.
  *
  * `snapshotFrom` turns the replayed model back into a snapshot (taking the snapshot's own entries
  * where they have exactly the same effect), so that the schema the migrations really create can be
@@ -13,7 +13,7 @@
  */
 import type { OnDelete } from "../../../runtime/references.ts";
 import { memoByText } from "../../engine.ts";
-import type { SchemaSnapshot, SnapshotColumn, SnapshotIndex, SnapshotTable } from "./snapshot.ts";
+import type { SchemaSnapshot, SnapshotColumn, SnapshotIndex, SnapshotStatistics, SnapshotTable } from "./snapshot.ts";
 
 interface ModelColumn {
   name: string;
@@ -39,12 +39,20 @@ interface ModelIndex {
   definition: string;
 }
 
+interface ModelStatistics {
+  name: string;
+  table: string;
+  columns: string[];
+}
+
 export interface SchemaModel {
   extensions: string[];
   /** Tables by name, in the order they were created. */
   tables: Map<string, { name: string; columns: ModelColumn[] }>;
   /** Indexes by name. */
   indexes: Map<string, ModelIndex>;
+  /** Extended statistics by name. */
+  statistics: Map<string, ModelStatistics>;
 }
 
 /** A statement of a migration that canon cannot read: not one canon writes. */
@@ -70,6 +78,9 @@ const COLUMN = new RegExp(
 const CREATE_TABLE = new RegExp(String.raw`^create table if not exists ${NAME} \(\n([\s\S]*)\n\);$`);
 const CREATE_INDEX = new RegExp(String.raw`^create (unique )?index if not exists ${NAME} on ${NAME} (.+);$`);
 const DROP_INDEX = new RegExp(String.raw`^drop index if exists ${NAME};$`);
+const CREATE_STATISTICS = new RegExp(String.raw`^create statistics if not exists ${NAME} \(dependencies\) on ((?:${NAME}, )+${NAME}) from ${NAME};$`);
+const DROP_STATISTICS = new RegExp(String.raw`^drop statistics if exists ${NAME};$`);
+const ANALYZE = new RegExp(String.raw`^analyze ${NAME};$`);
 const EXTENSION = /^create extension if not exists ([a-z0-9_]+);$/;
 const ALTER = new RegExp(String.raw`^alter table ${NAME} (.+);$`);
 const ADD_COLUMN = /^add column if not exists (.+)$/;
@@ -129,11 +140,12 @@ function cloneModel(model: SchemaModel): SchemaModel {
     extensions: [...model.extensions],
     tables: new Map([...model.tables].map(([k, t]) => [k, { name: t.name, columns: t.columns.map((c) => structuredClone(c)) }])),
     indexes: new Map([...model.indexes].map(([k, i]) => [k, { ...i }])),
+    statistics: new Map([...model.statistics].map(([k, x]) => [k, { ...x, columns: [...x.columns] }])),
   };
 }
 
 export function emptyModel(): SchemaModel {
-  return { extensions: [], tables: new Map(), indexes: new Map() };
+  return { extensions: [], tables: new Map(), indexes: new Map(), statistics: new Map() };
 }
 
 /** Applies one migration's text to `model` (changed in place). */
@@ -174,6 +186,23 @@ function applyStatement(model: SchemaModel, sql: string, where: string): void {
   }
   if ((m = DROP_INDEX.exec(sql))) {
     model.indexes.delete(unquote(m[1]!));
+    return;
+  }
+  if ((m = CREATE_STATISTICS.exec(sql))) {
+    const name = unquote(m[1]!);
+    const table = unquote(m[m.length - 1]!);
+    if (!model.tables.has(table)) throw new ReplayFailure(`${where}: statistics ${name} are on table ${table}, which no migration before it creates`);
+    const columns = [...m[2]!.matchAll(new RegExp(NAME, "g"))].map((c) => unquote(c[1]!));
+    if (!model.statistics.has(name)) model.statistics.set(name, { name, table, columns });
+    return;
+  }
+  if ((m = DROP_STATISTICS.exec(sql))) {
+    model.statistics.delete(unquote(m[1]!));
+    return;
+  }
+  if ((m = ANALYZE.exec(sql))) {
+    const table = unquote(m[1]!);
+    if (!model.tables.has(table)) throw new ReplayFailure(`${where}: it analyzes table ${table}, which no migration before it creates`);
     return;
   }
   if (UPDATE.test(sql)) return;
@@ -266,6 +295,7 @@ export function replayMigrations(files: Array<{ name: string; text: string }>): 
     model.extensions = attempt.extensions;
     model.tables = attempt.tables;
     model.indexes = attempt.indexes;
+    model.statistics = attempt.statistics;
     applied++;
   }
   return { model, applied };
@@ -318,8 +348,16 @@ export function snapshotFrom(model: SchemaModel, format: number, hints: Array<Sc
         .find((i) => i.name === index.name && i.definition === index.definition && Boolean(i.unique || i.together) === index.unique);
       indexes.push(same ?? { name: index.name, ...(index.unique ? { unique: "?" } : {}), definition: index.definition });
     }
+    const statistics: SnapshotStatistics[] = [...model.statistics.values()].filter((x) => x.table === table.name).map((x) => ({ name: x.name, columns: [...x.columns] }));
     const link = known.find((t) => t.link)?.link;
-    tables.push({ name: table.name, collection: known[0]!.collection, columns, indexes, ...(link ? { link: { ...link } } : {}) });
+    tables.push({
+      name: table.name,
+      collection: known[0]!.collection,
+      columns,
+      indexes,
+      ...(statistics.length ? { statistics } : {}),
+      ...(link ? { link: { ...link } } : {}),
+    });
   }
   return { format, extensions: [...model.extensions], tables };
 }
