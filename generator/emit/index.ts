@@ -166,14 +166,20 @@ function load(handlebars: typeof Handlebars, spec: string): Handlebars.TemplateD
 /**
  * The output folder `dir` as it is now, read lazily; a missing folder reads as empty. A file in
  * `known` (what a `dev` session's last run wrote there) is taken from it instead of the disk.
+ * `texts` holds every file read from the disk, so that the run compares them without reading
+ * them again.
  */
-export function readOutputFolder(dir: string, known?: ReadonlyMap<string, string> | null): PreviousOutput {
+export function readOutputFolder(dir: string, known?: ReadonlyMap<string, string> | null): PreviousOutput & { texts: ReadonlyMap<string, string> } {
+  const texts = new Map<string, string>();
   return {
+    texts,
     read(file) {
-      const text = known?.get(file);
+      const text = known?.get(file) ?? texts.get(file);
       if (text !== undefined) return text;
       try {
-        return readFileSync(path.join(dir, file), "utf8");
+        const read = readFileSync(path.join(dir, file), "utf8");
+        texts.set(file, read);
+        return read;
       } catch {
         return undefined;
       }

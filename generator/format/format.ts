@@ -58,6 +58,14 @@ export async function formatFiles(
   let cache: Map<string, string> | null = null;
   for (const index of fresh) {
     const file = files[index]!;
+    if (file.formatted) {
+      // Recalled from the output folder as written (engine.ts, `EngineRecords`): formatted already.
+      out[index]!.content = file.content;
+      by[index] = file.formatted;
+      if (file.formatted === "laidOut") stats.laidOut++;
+      if (file.formatted === "prettier") stats.cached++;
+      continue;
+    }
     if (!file.parser) {
       out[index]!.content = ensureNewline(file.content);
       continue;
@@ -100,6 +108,9 @@ export async function formatFiles(
     });
     await writeCache(cacheFile, next);
   }
+  // The engine's records name a file a unit returned by the text it is written with (engine.ts).
+  const engine = Engine.current();
+  if (engine?.recording) files.forEach((file, index) => engine.written(file, out[index]!.content, by[index]!));
   if (memory) {
     memory.clear();
     files.forEach((file, index) => memory.set(file.path, { emitted: file.content, formatted: out[index]!.content, by: by[index]! }));

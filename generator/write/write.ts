@@ -60,8 +60,8 @@ function listFilesSync(dir: string, prefix = ""): string[] {
 
 /**
  * Compares the wanted files with the output folder, reading each existing file once. With
- * `known` (a `dev` session's record of what its last run left there), a file listed there is
- * taken to hold that content and is not read again.
+ * `known` (the files this run has read already, or a `dev` session's record of what its last run
+ * left there), a file listed there is taken to hold that content and is not read again.
  */
 export async function diffOutput(outDir: string, files: FormattedFile[], known?: ReadonlyMap<string, string> | null): Promise<OutputDiff> {
   const existing = (await recover(outDir)).filter((f) => !isOwnFile(f));
@@ -179,8 +179,8 @@ async function removeEmptyParents(root: string, dir: string): Promise<void> {
   }
 }
 
-/** Finishes an interrupted write, or throws away its temporary files; gives the files then there. */
-export async function recover(outDir: string): Promise<string[]> {
+/** Finishes an interrupted write whose journal was written (its renames and deletions). */
+export async function finishInterrupted(outDir: string): Promise<void> {
   let journal: Journal | null = null;
   try {
     journal = JSON.parse(await readFile(path.join(outDir, JOURNAL), "utf8")) as Journal;
@@ -188,6 +188,11 @@ export async function recover(outDir: string): Promise<string[]> {
     journal = null;
   }
   if (journal) await finish(outDir, journal);
+}
+
+/** Finishes an interrupted write, or throws away its temporary files; gives the files then there. */
+export async function recover(outDir: string): Promise<string[]> {
+  await finishInterrupted(outDir);
   const listed = await listFiles(outDir);
   const temporary = listed.filter((f) => f.endsWith(TEMP_SUFFIX));
   for (const f of temporary) await rm(path.join(outDir, f), { force: true });
