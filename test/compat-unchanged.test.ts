@@ -66,6 +66,18 @@ test("leaving out the unchanged paths finds exactly the changes the whole docume
   // Without it, every path of two equal documents is left out.
   const plain = JSON.parse([...published.values()][0]!) as JsonObject;
   assert.deepEqual(withoutUnchangedPaths(plain, structuredClone(plain))[0].paths, {});
+  // References are read from each part's JSON text (parts.ts): a string that looks like one is
+  // none, and a `$ref` that holds an object is walked (here to a reference to no component).
+  const described = (description: string, extra: JsonObject = {}) => {
+    const doc = JSON.parse([...published.values()][0]!) as JsonObject;
+    Object.assign((doc.components as { responses: { InternalError: JsonObject } }).responses.InternalError, { description, ...extra });
+    return doc;
+  };
+  const quoted = `{"$ref":"other.json#/x"},"$ref":"other.json#/y" \\","$ref":"other.json#/z"`;
+  assert.deepEqual(withoutUnchangedPaths(described(quoted), described(quoted))[0].paths, {});
+  const nested = () => described("nested", { x: { $ref: { $ref: "other.json#/x" } } });
+  const withNested = nested();
+  assert.equal(withoutUnchangedPaths(withNested, nested())[0], withNested);
 });
 
 test("documents that share the objects of unchanged resources (a dev session) leave out the same paths", async () => {

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { diagnostic } from "../diagnostics/catalog.ts";
@@ -9,6 +10,7 @@ import { locateChange } from "./locate.ts";
 import { breakFix, breakMessage, representative, versionList, type VersionedChange } from "./messages.ts";
 import { pathKey } from "./paths.ts";
 import { Engine } from "../engine.ts";
+import { knowPartDigests, partDigests, type PartDigestTable } from "./parts.ts";
 import { obj } from "./resolve.ts";
 import { sunsetOf } from "./sunset.ts";
 import { withoutUnchangedPaths } from "./unchanged.ts";
@@ -78,6 +80,7 @@ export async function publishedDocuments(out: string, known?: ReadonlyMap<string
  * published one; a breaking change, or a version removed before its sunset, is refused.
  */
 export async function compatibilityGate(input: GateInput): Promise<GateResult> {
+  const engine = Engine.current();
   const published = await publishedDocuments(input.out, input.known);
   const fresh = new Map(input.files.filter((f) => /^v[1-9][0-9]*\/openapi\.json$/.test(f.path)).map((f) => [f.path.split("/")[0]!, f.content]));
   const latest = Math.max(0, ...input.definitions.versions.map((v) => versionNumber(v.name)).filter((n) => !Number.isNaN(n)));
@@ -96,6 +99,9 @@ export async function compatibilityGate(input: GateInput): Promise<GateResult> {
     const old = parsed(text, () => parseJson(text));
     // A document canon cannot read is no contract to hold to; `check` lists it as differing.
     if (old === undefined) continue;
+    // The digests of its parts, when the run that wrote this very text recorded them.
+    const recorded = engine?.recording ? (engine.recalledBy(PART_DIGESTS, textDigest(text)) as PartDigestTable | undefined) : undefined;
+    if (recorded && typeof old === "object" && old !== null && !Array.isArray(old)) knowPartDigests(old, recorded);
     // A draft's document was never a contract: it may change in any way, be published, or go.
     if (wasDraft(old)) continue;
     if (drafts.has(version)) {
@@ -133,7 +139,21 @@ export async function compatibilityGate(input: GateInput): Promise<GateResult> {
     const first = representative(group.map((g) => g.change));
     push(diagnostic("breaking-change", group.location, breakMessage(group), breakFix(versions, next, first, firstDraft !== undefined)));
   }
+  // Each new document's part digests, by its text: the published document of the next run.
+  if (engine?.recording) {
+    for (const [version, content] of fresh) {
+      const doc = input.documentOf?.(version);
+      if (typeof doc === "object" && doc !== null && !Array.isArray(doc)) engine.record(PART_DIGESTS, textDigest(content), partDigests(doc));
+    }
+  }
   return result;
+}
+
+/** The name of a document's part digests in the engine's records. */
+const PART_DIGESTS = "compat/part digests of a document";
+
+function textDigest(text: string): string {
+  return createHash("sha256").update(text).digest("base64url");
 }
 
 /**

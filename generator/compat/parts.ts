@@ -47,18 +47,15 @@ function collect(doc: JsonObject): DocumentParts {
  * What is the same in two documents: a path item whose operations are equal, and whose `$ref`s
  * reach only components that are equal in both (and so on, through their own references), shows
  * no change between them. Equal is the same object (a `canon dev` session builds the parts of
- * an unchanged resource once, so most are) or else the same content (compact JSON text,
- * remembered by the object). A reference to anything but a component, or references in a
- * cycle, count as different.
+ * an unchanged resource once, so most are) or else the same content (the digest of its compact
+ * JSON text, remembered by the object: `digested`). A reference to anything but a component, or
+ * references in a cycle, count as different.
  */
 export class Sameness {
   private readonly components = new Map<string, boolean>();
   private readonly active = new Set<string>();
   private readonly a: DocumentParts;
   private readonly b: DocumentParts;
-  /** Each object's compact JSON text and its `$ref` targets, remembered by the object in the run's engine. */
-  private readonly contents = engineState("json texts", () => new WeakMap<object, string>());
-  private readonly refs = engineState("component refs", () => new WeakMap<object, string[] | null>());
 
   constructor(a: DocumentParts, b: DocumentParts) {
     this.a = a;
@@ -75,7 +72,7 @@ export class Sameness {
     for (const method of methods) {
       const operation = y[method]!;
       if (!(method in x) || !this.equal(x[method]!, operation)) return false;
-      const refs = componentRefs(operation, this.refs);
+      const refs = digested(operation).refs;
       if (!refs || !refs.every((r) => this.component(r))) return false;
     }
     return true;
@@ -88,7 +85,7 @@ export class Sameness {
     const x = this.a.components.get(pointer);
     const y = this.b.components.get(pointer);
     this.active.add(pointer);
-    const refs = y === undefined ? null : componentRefs(y, this.refs);
+    const refs = y === undefined ? null : digested(y).refs;
     const same = x !== undefined && y !== undefined && this.equal(x, y) && refs !== null && refs.every((r) => this.component(r));
     this.active.delete(pointer);
     this.components.set(pointer, same);
@@ -96,15 +93,7 @@ export class Sameness {
   }
 
   private equal(x: Json, y: Json): boolean {
-    return x === y || this.contentOf(x) === this.contentOf(y);
-  }
-
-  /** A value's compact JSON text, remembered by the object. */
-  private contentOf(value: Json): string {
-    if (typeof value !== "object" || value === null) return JSON.stringify(value);
-    let text = this.contents.get(value);
-    if (text === undefined) this.contents.set(value, (text = JSON.stringify(value)));
-    return text;
+    return x === y || digested(x).digest === digested(y).digest;
   }
 }
 
@@ -118,18 +107,24 @@ export class PartDigests {
   private readonly parts: DocumentParts;
   private readonly components = new Map<string, string | null>();
   private readonly active = new Set<string>();
-  /** The sha256 of each part's JSON text: the text itself is not kept (at N = 1000 the parts of two documents are some 40 MB of it). */
-  private readonly hashes = new WeakMap<object, string>();
-  private readonly refs = engineState("component refs", () => new WeakMap<object, string[] | null>());
 
   constructor(parts: DocumentParts) {
     this.parts = parts;
   }
 
+  /** Over each operation's digest (the ones `Sameness` compares) and the components they reach. */
   path(path: string): string | null {
     const item = this.parts.paths.get(path);
     if (!item) return null;
-    return this.digest(`path ${path}`, item);
+    const hash = createHash("sha256").update(`path ${path}`);
+    const refs: string[] = [];
+    for (const [method, operation] of Object.entries(item)) {
+      const found = digested(operation);
+      if (found.refs === null) return null;
+      hash.update("\0").update(method).update("\0").update(found.digest);
+      refs.push(...found.refs);
+    }
+    return this.reached(hash, refs);
   }
 
   private component(pointer: string): string | null {
@@ -145,9 +140,13 @@ export class PartDigests {
   }
 
   private digest(name: string, value: Json): string | null {
-    const refs = componentRefs(value, this.refs);
+    const { digest, refs } = digested(value);
     if (refs === null) return null;
-    const hash = createHash("sha256").update(name).update("\0").update(this.hashOf(value));
+    return this.reached(createHash("sha256").update(name).update("\0").update(digest), refs);
+  }
+
+  /** `hash` over the digests of the components `refs` name, through their own references. */
+  private reached(hash: ReturnType<typeof createHash>, refs: string[]): string | null {
     for (const ref of [...new Set(refs)].sort(compareText)) {
       const inner = this.component(ref);
       if (inner === null) return null;
@@ -155,32 +154,121 @@ export class PartDigests {
     }
     return hash.digest("base64url");
   }
+}
 
-  /** The sha256 of a value's compact JSON text, remembered by the object. */
-  private hashOf(value: Json): string {
-    if (typeof value !== "object" || value === null) return JSON.stringify(value);
-    let digest = this.hashes.get(value);
-    if (digest === undefined) this.hashes.set(value, (digest = createHash("sha256").update(JSON.stringify(value)).digest("base64url")));
-    return digest;
+/** A value's digest and the components its `$ref`s name (see `digested`). */
+export interface Digested {
+  /** The sha256 of its compact JSON text (a number's, string's… own JSON text). */
+  digest: string;
+  /** The `$ref` targets in it, each a component pointer; null when one is not. */
+  refs: string[] | null;
+}
+
+/**
+ * A value's digest and `$ref` targets, remembered by the object in the run's engine: both read
+ * from one compact JSON text, which is not kept (at N = 1000 the parts of two documents are some
+ * 40 MB of it), and shared by every comparison of the run (CHANGES.md's and the gate's read the
+ * same new documents). A part whose digest is known already is not read at all (`knowDigested`).
+ */
+function digested(value: Json): Digested {
+  if (typeof value !== "object" || value === null) return { digest: JSON.stringify(value), refs: [] };
+  const known = knownDigests();
+  let found = known.get(value);
+  if (!found) known.set(value, (found = digestOf(value)));
+  return found;
+}
+
+function knownDigests(): WeakMap<object, Digested> {
+  return engineState("json digests", () => new WeakMap<object, Digested>());
+}
+
+/** A value's digest and `$ref` targets, computed (see `digested`). */
+export function digestOf(value: Json): Digested {
+  const text = JSON.stringify(value);
+  return { digest: createHash("sha256").update(text).digest("base64url"), refs: refsIn(text) ?? componentRefs(value) };
+}
+
+/**
+ * Tells the run's engine the digest of a part, computed when it was built (the OpenAPI parts of a
+ * resource, a unit: emit/openapi/document.ts) or recorded with the document it was read from
+ * (`knowPartDigests`).
+ */
+export function knowDigested(value: Json, found: Digested): void {
+  if (typeof value === "object" && value !== null) knownDigests().set(value, found);
+}
+
+/**
+ * The digests of a document's operations (by path and method) and of its components (by JSON
+ * pointer): what the gate records for each document it is given, by the digest of its text, so
+ * that the next run, which reads that text as the published document, does not digest it again.
+ */
+export interface PartDigestTable {
+  operations: Record<string, Record<string, Digested>>;
+  components: Record<string, Digested>;
+}
+
+/** The digests of a document's parts (see `PartDigestTable`). */
+export function partDigests(doc: JsonObject): PartDigestTable {
+  const parts = documentParts(doc);
+  const table: PartDigestTable = { operations: {}, components: {} };
+  for (const [path, item] of parts.paths) {
+    const operations: Record<string, Digested> = {};
+    for (const [method, operation] of Object.entries(item)) operations[method] = digested(operation);
+    table.operations[path] = operations;
+  }
+  for (const [pointer, value] of parts.components) table.components[pointer] = digested(value);
+  return table;
+}
+
+/**
+ * Tells the run's engine the digests of a document's parts, recorded for the very text it was
+ * parsed from (so each part is the one digested then).
+ */
+export function knowPartDigests(doc: JsonObject, table: PartDigestTable): void {
+  const parts = documentParts(doc);
+  for (const [path, item] of parts.paths) {
+    for (const [method, operation] of Object.entries(item)) {
+      const found = table.operations[path]?.[method];
+      if (found) knowDigested(operation, found);
+    }
+  }
+  for (const [pointer, value] of parts.components) {
+    const found = table.components[pointer];
+    if (found) knowDigested(value, found);
   }
 }
 
+/**
+ * The `$ref` targets in a compact JSON text, read from the text: in JSON.stringify's output a
+ * `$ref` key is the only place where `{"$ref":` or `,"$ref":` occurs (in a string, a quote is
+ * written `\"`). Undefined when a `$ref` holds anything but a string (then the value is walked).
+ */
+function refsIn(text: string): string[] | null | undefined {
+  const refs: string[] = [];
+  let count = 0;
+  for (let at = text.indexOf('"$ref":'); at >= 0; at = text.indexOf('"$ref":', at + 7)) {
+    if (text[at - 1] === "{" || text[at - 1] === ",") count++;
+  }
+  for (const match of text.matchAll(REF)) refs.push(JSON.parse(match[1]!) as string);
+  if (refs.length !== count) return undefined;
+  return refs.every((r) => COMPONENT.test(r)) ? refs : null;
+}
 
-/** The `$ref` targets in a value; null when one is not a component. Remembered by the object. */
-function componentRefs(value: Json, refsByObject: WeakMap<object, string[] | null>): string[] | null {
+/** A `$ref` key with a string value in compact JSON (its JSON literal captured). */
+const REF = /[{,]"\$ref":("(?:[^"\\]|\\.)*")/g;
+
+/** The `$ref` targets in a value, walked; null when one is not a component. */
+function componentRefs(value: Json): string[] | null {
   if (typeof value !== "object" || value === null) return [];
-  if (refsByObject.has(value)) return refsByObject.get(value)!;
   let refs: string[] | null = [];
   for (const [key, inner] of Object.entries(value)) {
-    const found: string[] | null =
-      key === "$ref" && typeof inner === "string" ? (COMPONENT.test(inner) ? [inner] : null) : componentRefs(inner, refsByObject);
+    const found: string[] | null = key === "$ref" && typeof inner === "string" ? (COMPONENT.test(inner) ? [inner] : null) : componentRefs(inner);
     if (found === null) {
       refs = null;
       break;
     }
     refs.push(...found);
   }
-  refsByObject.set(value, refs);
   return refs;
 }
 
