@@ -1,12 +1,11 @@
 import path from "node:path";
-import Handlebars from "handlebars";
 import { todayOf, withSunsetPolicy } from "./diagnostics/sunset.ts";
 import type { ApiModel } from "./model/types.ts";
 import { compatibilityGate, type GateResult } from "./compat/gate.ts";
 import type { Json } from "./compat/types.ts";
 import type { Diagnostic } from "./diagnostics/diagnostic.ts";
 import { hasErrors, sortDiagnostics } from "./diagnostics/diagnostic.ts";
-import { createEmitContext, emitAll, emitAllBeside, readOutputFolder } from "./emit/index.ts";
+import { createEmitContext, emitAll, emitAllBeside, HANDLEBARS_VERSION, readOutputFolder } from "./emit/index.ts";
 import { EmitThread } from "./emit/thread.ts";
 import { Engine, EngineRecords } from "./engine.ts";
 import { formatFiles, type FormatStats, type FormattedFile } from "./format/format.ts";
@@ -34,6 +33,8 @@ export interface GenerateOptions {
   cwd?: string;
   /** What a `dev` session keeps between its runs (session.ts); the output is the same without it. */
   session?: GenerateSession;
+  /** The hash of canon's sources (`canonSources`), when the caller took it already (the command's stamp). */
+  canon?: string;
 }
 
 export interface GenerateResult {
@@ -74,7 +75,7 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
   // records' files are read (each file read once: the comparison takes it from here too).
   const output = readOutputFolder(options.out, options.session?.output);
   const engine =
-    options.session?.engine ?? new Engine(cacheFile ? new EngineRecords(recordsFile(cacheFile), `${await canonSources()} handlebars ${Handlebars.VERSION}`, output) : null);
+    options.session?.engine ?? new Engine(cacheFile ? new EngineRecords(recordsFile(cacheFile), `${options.canon ?? (await canonSources())} handlebars ${HANDLEBARS_VERSION}`, output) : null);
   const computed = engine.computed;
   const recalled = engine.recalled;
   const result = await engine.within(() => run(options, cacheFile, output));
