@@ -285,10 +285,10 @@ export class EngineRecords {
   private readonly file: string;
   private readonly canon: string;
   private readonly output: OutputTexts | null;
-  /** The file's records by key, each as its line until it is recalled. */
-  private loaded: Map<string, { line: string; result?: unknown }> | null = null;
+  /** The file's records by key, each as its line (its bytes, newline included) until it is recalled. */
+  private loaded: Map<string, { line: Buffer; result?: unknown }> | null = null;
   /** The records this run used, with the line each came from when it came from the file unchanged. */
-  private readonly used = new Map<string, { result: unknown; line?: string }>();
+  private readonly used = new Map<string, { result: unknown; line?: Buffer }>();
   /** The text each file a unit returned was written with, and how it was formatted. */
   private readonly texts = new WeakMap<object, { text: string; by: FormattedBy }>();
   private changed = false;
@@ -310,7 +310,7 @@ export class EngineRecords {
     if (!record) return undefined;
     if (!("result" in record)) {
       try {
-        const [, result, sha, by] = JSON.parse(record.line) as [string, unknown, string?, FormattedBy?];
+        const [, result, sha, by] = JSON.parse(record.line.toString("utf8")) as [string, unknown, string?, FormattedBy?];
         record.result = sha === undefined ? result : this.writtenFile(result as Omit<OutputFile, "content">, sha, by!);
       } catch {
         return undefined; // the file's hash matched: only a canon bug could bring this here
@@ -340,27 +340,32 @@ export class EngineRecords {
     this.texts.set(file, { text, by });
   }
 
-  private load(): Map<string, { line: string; result?: unknown }> {
+  /**
+   * The file's records, read as bytes: its hash is taken over them, and each line is turned into
+   * text only when it is recalled (and written back as the bytes it was read as).
+   */
+  private load(): Map<string, { line: Buffer; result?: unknown }> {
     if (this.loaded) return this.loaded;
     this.loaded = new Map();
-    let text: string;
+    let bytes: Buffer;
     try {
-      text = readFileSync(this.file, "utf8");
+      bytes = readFileSync(this.file);
     } catch {
       return this.loaded; // no records yet
     }
     try {
-      const last = text.lastIndexOf("\n", text.length - 2);
-      const body = text.slice(0, last + 1);
-      const header = JSON.parse(text.slice(last + 1)) as Partial<RecordsHeader>;
-      if (header.format !== RECORDS_FORMAT || header.canon !== this.canon || header.sha256 !== sha256(body)) return this.loaded;
-      const records = new Map<string, { line: string; result?: unknown }>();
-      for (const line of body.split("\n")) {
-        if (!line) continue;
+      const last = bytes.lastIndexOf(NEWLINE, bytes.length - 2);
+      const body = bytes.subarray(0, last + 1);
+      const header = JSON.parse(bytes.toString("utf8", last + 1)) as Partial<RecordsHeader>;
+      if (header.format !== RECORDS_FORMAT || header.canon !== this.canon || header.sha256 !== createHash("sha256").update(body).digest("hex")) return this.loaded;
+      const records = new Map<string, { line: Buffer; result?: unknown }>();
+      for (let start = 0; start < body.length; ) {
+        const end = body.indexOf(NEWLINE, start) + 1;
         // A line is `["<key>",<result>…]`: the key is read here, the rest when it is recalled.
-        const end = line.indexOf('",', 2);
-        if (!line.startsWith('["') || end < 0) return this.loaded;
-        records.set(line.slice(2, end), { line });
+        const close = body.indexOf(KEY_END, start + 2);
+        if (body[start] !== 0x5b || body[start + 1] !== 0x22 || close < 0 || close >= end) return this.loaded;
+        records.set(body.toString("latin1", start + 2, close), { line: body.subarray(start, end) });
+        start = end;
       }
       if (records.size !== header.count) return this.loaded;
       this.loaded = records;
@@ -387,23 +392,29 @@ export class EngineRecords {
     let fd: number | null = null;
     try {
       mkdirSync(path.dirname(this.file), { recursive: true });
-      fd = openSync(temp, "w");
+      const out = (fd = openSync(temp, "w"));
       const hash = createHash("sha256");
-      // Written in batches: a line per record (a recalled one's line as it was read), never the
-      // text of the whole file at once.
-      let batch = "";
+      // Written in batches of lines (a recalled one's bytes as they were read), never the whole
+      // file at once.
+      let batch: Buffer[] = [];
+      let size = 0;
+      const flush = () => {
+        const bytes = Buffer.concat(batch, size);
+        hash.update(bytes);
+        writeSync(out, bytes);
+        batch = [];
+        size = 0;
+      };
       for (const [key, record] of this.used) {
-        const line = `${record.line ?? this.lineOf(key, record.result)}\n`;
-        hash.update(line);
-        batch += line;
-        if (batch.length > 1 << 20) {
-          writeSync(fd, batch);
-          batch = "";
-        }
+        const line = record.line ?? Buffer.from(`${this.lineOf(key, record.result)}\n`);
+        batch.push(line);
+        size += line.length;
+        if (size > 1 << 20) flush();
       }
+      flush();
       const header: RecordsHeader = { format: RECORDS_FORMAT, canon: this.canon, count: this.used.size, sha256: hash.digest("hex") };
-      writeSync(fd, `${batch}${JSON.stringify(header)}\n`);
-      closeSync(fd);
+      writeSync(out, `${JSON.stringify(header)}\n`);
+      closeSync(out);
       fd = null;
       // Written aside and renamed into place: a reader never sees half a file.
       renameSync(temp, this.file);
@@ -415,11 +426,12 @@ export class EngineRecords {
   }
 }
 
+const NEWLINE = 0x0a;
+/** Where a line's key ends: `",` (a key is base64url: it holds no quote). */
+const KEY_END = Buffer.from('",');
+
 /** The digest a file record keeps of a written text. */
 function digest(text: string): string {
   return createHash("sha256").update(text).digest("base64url");
 }
 
-function sha256(text: string): string {
-  return createHash("sha256").update(text).digest("hex");
-}

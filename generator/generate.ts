@@ -116,7 +116,7 @@ async function run(options: GenerateOptions, cacheFile: string | null, output: R
   phase(`format (${stats.laidOut} laid out by canon, ${stats.prettier} through prettier: ${stats.formatted} formatted, ${stats.cached} cached)`);
   // What the session's last run left in the output folder: not read again (null: read it all).
   const known = session?.output ?? null;
-  const diff = await diffOutput(options.out, files, known ?? output.texts);
+  const diff = await diffOutput(options.out, files, known ?? output.texts, output.texts);
   // Until this run has written, the session cannot say what the output folder holds.
   if (session) session.output = null;
   phase("compare");
@@ -128,6 +128,7 @@ async function run(options: GenerateOptions, cacheFile: string | null, output: R
     today,
     allowBreaking: options.allowBreaking ?? false,
     known,
+    read: output.texts,
     // The documents of the OpenAPI texts, from the model: the gate need not parse the texts.
     documentOf: (name) => {
       const version = model.versions.find((v) => v.name === name);

@@ -29,6 +29,8 @@ export interface GateInput {
   allowBreaking: boolean;
   /** The output folder's files as a `dev` session last left them: read from here, not from disk. */
   known?: ReadonlyMap<string, string> | null;
+  /** Files of the output folder this run has read already (by path): not read again. */
+  read?: ReadonlyMap<string, string>;
   /**
    * The document of this run's `vN/openapi.json`, by version, built from this run's model as the
    * OpenAPI emitter builds it: taken instead of parsing the text again (it is what `JSON.parse`
@@ -46,8 +48,11 @@ export interface GateResult {
   retired: string[];
 }
 
-/** The text of the published documents in the output folder, by version. */
-export async function publishedDocuments(out: string, known?: ReadonlyMap<string, string> | null): Promise<Map<string, string>> {
+/**
+ * The text of the published documents in the output folder, by version: from `known` (a `dev`
+ * session's), else those in the folder, each taken from `read` when the run has read it already.
+ */
+export async function publishedDocuments(out: string, known?: ReadonlyMap<string, string> | null, read?: ReadonlyMap<string, string>): Promise<Map<string, string>> {
   const docs = new Map<string, string>();
   if (known) {
     for (const [file, text] of known) {
@@ -66,7 +71,7 @@ export async function publishedDocuments(out: string, known?: ReadonlyMap<string
   await Promise.all(
     versions.map(async (v) => {
       try {
-        docs.set(v, await readFile(path.join(out, v, "openapi.json"), "utf8"));
+        docs.set(v, read?.get(`${v}/openapi.json`) ?? (await readFile(path.join(out, v, "openapi.json"), "utf8")));
       } catch {
         // No document: the version is not published.
       }
@@ -81,7 +86,7 @@ export async function publishedDocuments(out: string, known?: ReadonlyMap<string
  */
 export async function compatibilityGate(input: GateInput): Promise<GateResult> {
   const engine = Engine.current();
-  const published = await publishedDocuments(input.out, input.known);
+  const published = await publishedDocuments(input.out, input.known, input.read);
   const fresh = new Map(input.files.filter((f) => /^v[1-9][0-9]*\/openapi\.json$/.test(f.path)).map((f) => [f.path.split("/")[0]!, f.content]));
   const latest = Math.max(0, ...input.definitions.versions.map((v) => versionNumber(v.name)).filter((n) => !Number.isNaN(n)));
   // Where a break belongs: the first draft when there is one (SPEC §3: a draft is not published), else a new version.

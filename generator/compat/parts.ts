@@ -105,6 +105,7 @@ export class Sameness {
  */
 export class PartDigests {
   private readonly parts: DocumentParts;
+  private readonly paths = new Map<string, string | null>();
   private readonly components = new Map<string, string | null>();
   private readonly active = new Set<string>();
 
@@ -114,17 +115,23 @@ export class PartDigests {
 
   /** Over each operation's digest (the ones `Sameness` compares) and the components they reach. */
   path(path: string): string | null {
+    let digest = this.paths.get(path);
+    if (digest === undefined) this.paths.set(path, (digest = this.pathDigest(path)));
+    return digest;
+  }
+
+  private pathDigest(path: string): string | null {
     const item = this.parts.paths.get(path);
     if (!item) return null;
-    const hash = createHash("sha256").update(`path ${path}`);
+    const text = [`path ${path}`];
     const refs: string[] = [];
     for (const [method, operation] of Object.entries(item)) {
       const found = digested(operation);
       if (found.refs === null) return null;
-      hash.update("\0").update(method).update("\0").update(found.digest);
+      text.push(method, found.digest);
       refs.push(...found.refs);
     }
-    return this.reached(hash, refs);
+    return this.reached(text, refs);
   }
 
   private component(pointer: string): string | null {
@@ -142,17 +149,20 @@ export class PartDigests {
   private digest(name: string, value: Json): string | null {
     const { digest, refs } = digested(value);
     if (refs === null) return null;
-    return this.reached(createHash("sha256").update(name).update("\0").update(digest), refs);
+    return this.reached([name, digest], refs);
   }
 
-  /** `hash` over the digests of the components `refs` name, through their own references. */
-  private reached(hash: ReturnType<typeof createHash>, refs: string[]): string | null {
+  /**
+   * The sha256 of `text` and of the digests of the components `refs` name (through their own
+   * references), hashed as one text (a hash update per piece cost more than the hashing).
+   */
+  private reached(text: string[], refs: string[]): string | null {
     for (const ref of [...new Set(refs)].sort(compareText)) {
       const inner = this.component(ref);
       if (inner === null) return null;
-      hash.update("\0").update(ref).update("\0").update(inner);
+      text.push(ref, inner);
     }
-    return hash.digest("base64url");
+    return createHash("sha256").update(text.join("\0")).digest("base64url");
   }
 }
 

@@ -57,12 +57,17 @@ export function operationMemo(oldDoc: JsonObject, newDoc: JsonObject): Operation
   // records them.
   const engine = Engine.current();
   const digests = engine?.recording && engine.recalling ? { a: new PartDigests(now.a), b: new PartDigests(now.b) } : null;
+  const keyDigests = new Map<string, string | null>();
   const digestOf = (key: string): string | null => {
     const paths = pair(key);
     if (!paths || !digests) return null;
-    const a = digests.a.path(paths[0]);
-    const b = digests.b.path(paths[1]);
-    return a && b ? createHash("sha256").update(key).update("\0").update(paths[0]).update("\0").update(paths[1]).update("\0").update(a).update("\0").update(b).digest("base64url") : null;
+    let digest = keyDigests.get(key);
+    if (digest === undefined) {
+      const a = digests.a.path(paths[0]);
+      const b = digests.b.path(paths[1]);
+      keyDigests.set(key, (digest = a && b ? createHash("sha256").update([key, paths[0], paths[1], a, b].join("\0")).digest("base64url") : null));
+    }
+    return digest;
   };
   const reused = new Map<string, Map<string, Change[]> | undefined>();
   const known = (key: string): Map<string, Change[]> | undefined => {

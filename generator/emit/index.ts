@@ -188,10 +188,10 @@ function load(handlebars: typeof Handlebars, spec: string): Handlebars.TemplateD
 /**
  * The output folder `dir` as it is now, read lazily; a missing folder reads as empty. A file in
  * `known` (what a `dev` session's last run wrote there) is taken from it instead of the disk.
- * `texts` holds every file read from the disk, so that the run compares them without reading
- * them again.
+ * `texts` holds every file read from the disk (the run's comparison adds those it reads), so
+ * that no file is read twice.
  */
-export function readOutputFolder(dir: string, known?: ReadonlyMap<string, string> | null): PreviousOutput & { texts: ReadonlyMap<string, string> } {
+export function readOutputFolder(dir: string, known?: ReadonlyMap<string, string> | null): PreviousOutput & { texts: Map<string, string> } {
   const texts = new Map<string, string>();
   return {
     texts,
