@@ -463,9 +463,17 @@ function withCompositeUnique(plan: CollectionPlan, r: StorageResource): Collecti
   return plan;
 }
 
-/** Every stored collection of the API, in definition order, each resource followed by its actions' records; then export jobs. */
-export function collectionPlans(model: ApiModel): CollectionPlan[] {
-  const plans = model.storage.flatMap((r) => [withCompositeUnique(resourcePlan(r), r), ...actionPlans(r)]);
+/** The collections one resource stores: its own, then its actions' records. A function of the resource alone. */
+export function storagePlans(r: StorageResource): CollectionPlan[] {
+  return [withCompositeUnique(resourcePlan(r), r), ...actionPlans(r)];
+}
+
+/**
+ * Every stored collection of the API, in definition order, each resource followed by its actions'
+ * records (`plansOf`: `storagePlans`, or the same remembered); then export jobs.
+ */
+export function collectionPlans(model: ApiModel, plansOf: (r: StorageResource) => CollectionPlan[] = storagePlans): CollectionPlan[] {
+  const plans = model.storage.flatMap(plansOf);
   // Export jobs (when some resource sets `export: true`) are kept like any collection, after the resources.
   if (model.exportJobs) plans.push(resourcePlan(model.exportJobs));
   return plans;
