@@ -48,7 +48,7 @@ function collect(doc: JsonObject): DocumentParts {
  * reach only components that are equal in both (and so on, through their own references), shows
  * no change between them. Equal is the same object (a `canon dev` session builds the parts of
  * an unchanged resource once, so most are) or else the same content (the digest of its compact
- * JSON text, remembered by the object: `digested`). A reference to anything but a component, or
+ * JSON text, remembered by the object: `digestOf`). A reference to anything but a component, or
  * references in a cycle, count as different.
  */
 export class Sameness {
@@ -72,7 +72,7 @@ export class Sameness {
     for (const method of methods) {
       const operation = y[method]!;
       if (!(method in x) || !this.equal(x[method]!, operation)) return false;
-      const refs = digested(operation).refs;
+      const refs = refsOf(operation);
       if (!refs || !refs.every((r) => this.component(r))) return false;
     }
     return true;
@@ -85,7 +85,8 @@ export class Sameness {
     const x = this.a.components.get(pointer);
     const y = this.b.components.get(pointer);
     this.active.add(pointer);
-    const refs = y === undefined ? null : digested(y).refs;
+    // The new document's references: where the two are equal, so are their references.
+    const refs = y === undefined ? null : refsOf(y);
     const same = x !== undefined && y !== undefined && this.equal(x, y) && refs !== null && refs.every((r) => this.component(r));
     this.active.delete(pointer);
     this.components.set(pointer, same);
@@ -93,7 +94,7 @@ export class Sameness {
   }
 
   private equal(x: Json, y: Json): boolean {
-    return x === y || digested(x).digest === digested(y).digest;
+    return x === y || digestOf(x) === digestOf(y);
   }
 }
 
@@ -126,10 +127,10 @@ export class PartDigests {
     const text = [`path ${path}`];
     const refs: string[] = [];
     for (const [method, operation] of Object.entries(item)) {
-      const found = digested(operation);
-      if (found.refs === null) return null;
-      text.push(method, found.digest);
-      refs.push(...found.refs);
+      const found = refsOf(operation);
+      if (found === null) return null;
+      text.push(method, digestOf(operation));
+      refs.push(...found);
     }
     return this.reached(text, refs);
   }
@@ -147,9 +148,9 @@ export class PartDigests {
   }
 
   private digest(name: string, value: Json): string | null {
-    const { digest, refs } = digested(value);
+    const refs = refsOf(value);
     if (refs === null) return null;
-    return this.reached([name, digest], refs);
+    return this.reached([name, digestOf(value)], refs);
   }
 
   /**
@@ -166,7 +167,7 @@ export class PartDigests {
   }
 }
 
-/** A value's digest and the components its `$ref`s name (see `digested`). */
+/** A value's digest and the components its `$ref`s name, as computed together (`digested`). */
 export interface Digested {
   /** The sha256 of its compact JSON text (a number's, string's… own JSON text). */
   digest: string;
@@ -175,46 +176,61 @@ export interface Digested {
 }
 
 /**
- * A value's digest and `$ref` targets, remembered by the object in the run's engine: both read
- * from one compact JSON text, which is not kept (at N = 1000 the parts of two documents are some
- * 40 MB of it), and shared by every comparison of the run (CHANGES.md's and the gate's read the
- * same new documents). A part whose digest is known already is not read at all (`knowDigested`).
+ * A value's digest, remembered by the object in the run's engine (as its references, `refsOf`):
+ * both are read from one compact JSON text, which is not kept (at N = 1000 the parts of two
+ * documents are some 40 MB of it), and shared by every comparison of the run (CHANGES.md's and
+ * the gate's read the same new documents). A part whose digest is known already is not read at
+ * all (`knowDigested`, `knowPartDigests`).
  */
-function digested(value: Json): Digested {
-  if (typeof value !== "object" || value === null) return { digest: JSON.stringify(value), refs: [] };
-  const known = knownDigests();
-  let found = known.get(value);
-  if (!found) known.set(value, (found = digestOf(value)));
+function digestOf(value: Json): string {
+  if (typeof value !== "object" || value === null) return JSON.stringify(value);
+  return known().digests.get(value) ?? remember(value).digest;
+}
+
+/** The `$ref` targets in a value (null when one is not a component), remembered by the object (see `digestOf`). */
+function refsOf(value: Json): string[] | null {
+  if (typeof value !== "object" || value === null) return [];
+  const refs = known().refs.get(value);
+  return refs !== undefined ? refs : remember(value).refs;
+}
+
+function known(): { digests: WeakMap<object, string>; refs: WeakMap<object, string[] | null> } {
+  return engineState("json digests", () => ({ digests: new WeakMap<object, string>(), refs: new WeakMap<object, string[] | null>() }));
+}
+
+function remember(value: Json & object): Digested {
+  const found = digested(value);
+  knowDigested(value, found);
   return found;
 }
 
-function knownDigests(): WeakMap<object, Digested> {
-  return engineState("json digests", () => new WeakMap<object, Digested>());
-}
-
-/** A value's digest and `$ref` targets, computed (see `digested`). */
-export function digestOf(value: Json): Digested {
+/** A value's digest and `$ref` targets, computed (see `digestOf`). */
+export function digested(value: Json): Digested {
   const text = JSON.stringify(value);
   return { digest: createHash("sha256").update(text).digest("base64url"), refs: refsIn(text) ?? componentRefs(value) };
 }
 
 /**
- * Tells the run's engine the digest of a part, computed when it was built (the OpenAPI parts of a
- * resource, a unit: emit/openapi/document.ts) or recorded with the document it was read from
- * (`knowPartDigests`).
+ * Tells the run's engine the digest and references of a part, computed when it was built (the
+ * OpenAPI parts of a resource, a unit: emit/openapi/document.ts).
  */
 export function knowDigested(value: Json, found: Digested): void {
-  if (typeof value === "object" && value !== null) knownDigests().set(value, found);
+  if (typeof value !== "object" || value === null) return;
+  const { digests, refs } = known();
+  digests.set(value, found.digest);
+  refs.set(value, found.refs);
 }
 
 /**
  * The digests of a document's operations (by path and method) and of its components (by JSON
  * pointer): what the gate records for each document it is given, by the digest of its text, so
  * that the next run, which reads that text as the published document, does not digest it again.
+ * (Of a published document the comparisons read digests only: where a part is the same in both
+ * documents, its references are the new one's.)
  */
 export interface PartDigestTable {
-  operations: Record<string, Record<string, Digested>>;
-  components: Record<string, Digested>;
+  operations: Record<string, Record<string, string>>;
+  components: Record<string, string>;
 }
 
 /** The digests of a document's parts (see `PartDigestTable`). */
@@ -222,11 +238,11 @@ export function partDigests(doc: JsonObject): PartDigestTable {
   const parts = documentParts(doc);
   const table: PartDigestTable = { operations: {}, components: {} };
   for (const [path, item] of parts.paths) {
-    const operations: Record<string, Digested> = {};
-    for (const [method, operation] of Object.entries(item)) operations[method] = digested(operation);
+    const operations: Record<string, string> = {};
+    for (const [method, operation] of Object.entries(item)) operations[method] = digestOf(operation);
     table.operations[path] = operations;
   }
-  for (const [pointer, value] of parts.components) table.components[pointer] = digested(value);
+  for (const [pointer, value] of parts.components) table.components[pointer] = digestOf(value);
   return table;
 }
 
@@ -235,17 +251,15 @@ export function partDigests(doc: JsonObject): PartDigestTable {
  * parsed from (so each part is the one digested then).
  */
 export function knowPartDigests(doc: JsonObject, table: PartDigestTable): void {
+  const { digests } = known();
+  const seed = (value: Json, digest: string | undefined) => {
+    if (digest !== undefined && typeof value === "object" && value !== null) digests.set(value, digest);
+  };
   const parts = documentParts(doc);
   for (const [path, item] of parts.paths) {
-    for (const [method, operation] of Object.entries(item)) {
-      const found = table.operations[path]?.[method];
-      if (found) knowDigested(operation, found);
-    }
+    for (const [method, operation] of Object.entries(item)) seed(operation, table.operations[path]?.[method]);
   }
-  for (const [pointer, value] of parts.components) {
-    const found = table.components[pointer];
-    if (found) knowDigested(value, found);
-  }
+  for (const [pointer, value] of parts.components) seed(value, table.components[pointer]);
 }
 
 /**

@@ -63,13 +63,25 @@ export function withErrorClasses(core: string): string {
 const BLOCKS = "/*<canon:blocks>*/";
 
 /**
- * What one resource adds to the client: its queries and classes, as views and as text, and what
- * that text uses and declares (for the client's imports).
+ * What one resource adds to the client: its queries and classes as text, what that text uses and
+ * declares (for the client's imports), and the client's property of each of its top-level classes.
  */
 interface ResourcePart {
-  classes: ClassView[];
+  entries: ClientEntry[];
   text: { queries: string; classes: string };
   placed: PlacedCode;
+}
+
+/** A property of the client: a top-level collection's class. */
+interface ClientEntry {
+  property: string;
+  className: string;
+  doc: string;
+}
+
+/** The client's properties of the classes that have one. */
+function entriesOf(classes: ClassView[]): ClientEntry[] {
+  return classes.flatMap((c) => (c.property === null ? [] : [{ property: c.property, className: c.name, doc: c.doc }]));
 }
 
 /** Each resource's part: a function of the resource and its child collections alone. */
@@ -78,7 +90,7 @@ const resourcePart = defineUnit(
   ({ resource, children }: { resource: VersionResource; children: VersionResource[] }, context: UnitContext): ResourcePart => {
     const classes = callable(resourceClasses(resource, children));
     const text = blocks(context, resourceQueries(resource), classes);
-    return { classes, text, placed: placedCode(`${text.queries}\n${text.classes}`) };
+    return { entries: entriesOf(classes), text, placed: placedCode(`${text.queries}\n${text.classes}`) };
   },
 );
 
@@ -86,7 +98,7 @@ const resourcePart = defineUnit(
  * The queries and classes of a version's client, as pieces of text in the order the template
  * wrote them whole (every query, then every class), and the classes the client has a property for.
  */
-function clientParts(context: EmitContext, version: VersionModel): { pieces: string[]; placed: PlacedCode[]; entries: ClassView[] } {
+function clientParts(context: EmitContext, version: VersionModel): { pieces: string[]; placed: PlacedCode[]; entries: ClientEntry[] } {
   const children = new Map<string, VersionResource[]>();
   for (const r of version.resources) {
     for (const u of [...(r.parent ? [r.parent] : []), ...r.listsUnder]) children.set(u.collection, [...(children.get(u.collection) ?? []), r]);
@@ -108,7 +120,7 @@ function clientParts(context: EmitContext, version: VersionModel): { pieces: str
   return {
     pieces: [...parts.map((p) => p.text.queries), extra.queries, ...parts.map((p) => p.text.classes), extra.classes],
     placed: [...parts.map((p) => p.placed), placedCode(`${extra.queries}\n${extra.classes}`)],
-    entries: [...parts.flatMap((p) => p.classes), ...callable(extraClasses)].filter((c) => c.property !== null),
+    entries: [...parts.flatMap((p) => p.entries), ...entriesOf(callable(extraClasses))],
   };
 }
 
@@ -160,7 +172,7 @@ function exportsView(exports: VersionExport[]) {
   };
 }
 
-function clientView(model: ApiModel, version: VersionModel, core: string, entries: ClassView[]) {
+function clientView(model: ApiModel, version: VersionModel, core: string, entries: ClientEntry[]) {
   return {
     header: GENERATED_HEADER,
     title: commentText(model.title),
@@ -170,6 +182,6 @@ function clientView(model: ApiModel, version: VersionModel, core: string, entrie
     events: version.eventsPath !== null,
     exports: version.exports && exportsView(version.exports),
     blocks: BLOCKS,
-    client: entries.map((c) => ({ property: c.property, className: c.name, doc: c.doc })),
+    client: entries,
   };
 }

@@ -1,4 +1,4 @@
-import { digestOf, knowDigested, type Digested } from "../../compat/parts.ts";
+import { digested, knowDigested, type Digested } from "../../compat/parts.ts";
 import { compareText } from "../../diagnostics/diagnostic.ts";
 import { GENERATED_MARK } from "../../util/generated.ts";
 import { defineUnit } from "../../engine.ts";
@@ -116,7 +116,7 @@ const resourceParts = defineUnit(
   ({ settings, resource, storage }: { settings: VersionSettings; resource: VersionResource; storage: StorageResource | null }): ResourceParts => {
     const operations = resourceOperations(settings, resource).map(idempotentPost);
     const schemas = resourceSchemas(resource, storage ?? undefined);
-    return { operations, schemas, digests: { operations: operations.map((o) => digestOf(o.operation)), schemas: schemas.map(([, schema]) => digestOf(schema)) } };
+    return { operations, schemas, digests: { operations: operations.map((o) => digested(o.operation)), schemas: schemas.map(([, schema]) => digested(schema)) } };
   },
 );
 
