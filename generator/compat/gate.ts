@@ -10,7 +10,8 @@ import { locateChange } from "./locate.ts";
 import { breakFix, breakMessage, representative, versionList, type VersionedChange } from "./messages.ts";
 import { pathKey } from "./paths.ts";
 import { Engine } from "../engine.ts";
-import { knowPartDigests, partDigests, type PartDigestTable } from "./parts.ts";
+import { partDigests, type PartDigestTable } from "./parts.ts";
+import { publishedDocument } from "./published.ts";
 import { obj } from "./resolve.ts";
 import { sunsetOf } from "./sunset.ts";
 import { withoutUnchangedPaths } from "./unchanged.ts";
@@ -101,12 +102,13 @@ export async function compatibilityGate(input: GateInput): Promise<GateResult> {
     const text = published.get(version)!;
     const content = fresh.get(version);
     if (content === text) continue;
-    const old = parsed(text, () => parseJson(text));
+    // With the digests of its parts, which the run that wrote this very text recorded, the parts
+    // that are the same in the new document are taken from it and only the others are parsed.
+    const recorded = engine?.recording && content !== undefined ? (engine.recalledBy(PART_DIGESTS, textDigest(text)) as PartDigestTable | undefined) : undefined;
+    const built = recorded && input.documentOf?.(version);
+    const old = parsed(text, () => (built && typeof built === "object" && !Array.isArray(built) ? publishedDocument(text, recorded, built) : undefined) ?? parseJson(text));
     // A document canon cannot read is no contract to hold to; `check` lists it as differing.
     if (old === undefined) continue;
-    // The digests of its parts, when the run that wrote this very text recorded them.
-    const recorded = engine?.recording ? (engine.recalledBy(PART_DIGESTS, textDigest(text)) as PartDigestTable | undefined) : undefined;
-    if (recorded && typeof old === "object" && old !== null && !Array.isArray(old)) knowPartDigests(old, recorded);
     // A draft's document was never a contract: it may change in any way, be published, or go.
     if (wasDraft(old)) continue;
     if (drafts.has(version)) {

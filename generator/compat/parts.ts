@@ -38,7 +38,7 @@ function collect(doc: JsonObject): DocumentParts {
   for (const key of shared) keyed.delete(key);
   const components = new Map<string, Json>();
   for (const [kind, named] of Object.entries(objectOr(doc.components) ?? {})) {
-    for (const [name, value] of Object.entries(objectOr(named) ?? {})) components.set(`#/components/${escape(kind)}/${escape(name)}`, value);
+    for (const [name, value] of Object.entries(objectOr(named) ?? {})) components.set(componentPointer(kind, name), value);
   }
   return { paths, keyed, components };
 }
@@ -48,7 +48,7 @@ function collect(doc: JsonObject): DocumentParts {
  * reach only components that are equal in both (and so on, through their own references), shows
  * no change between them. Equal is the same object (a `canon dev` session builds the parts of
  * an unchanged resource once, so most are) or else the same content (the digest of its compact
- * JSON text, remembered by the object: `digestOf`). A reference to anything but a component, or
+ * JSON text, remembered by the object: `partDigestOf`). A reference to anything but a component, or
  * references in a cycle, count as different.
  */
 export class Sameness {
@@ -94,7 +94,7 @@ export class Sameness {
   }
 
   private equal(x: Json, y: Json): boolean {
-    return x === y || digestOf(x) === digestOf(y);
+    return x === y || partDigestOf(x) === partDigestOf(y);
   }
 }
 
@@ -129,7 +129,7 @@ export class PartDigests {
     for (const [method, operation] of Object.entries(item)) {
       const found = refsOf(operation);
       if (found === null) return null;
-      text.push(method, digestOf(operation));
+      text.push(method, partDigestOf(operation));
       refs.push(...found);
     }
     return this.reached(text, refs);
@@ -150,7 +150,7 @@ export class PartDigests {
   private digest(name: string, value: Json): string | null {
     const refs = refsOf(value);
     if (refs === null) return null;
-    return this.reached([name, digestOf(value)], refs);
+    return this.reached([name, partDigestOf(value)], refs);
   }
 
   /**
@@ -180,14 +180,14 @@ export interface Digested {
  * both are read from one compact JSON text, which is not kept (at N = 1000 the parts of two
  * documents are some 40 MB of it), and shared by every comparison of the run (CHANGES.md's and
  * the gate's read the same new documents). A part whose digest is known already is not read at
- * all (`knowDigested`, `knowPartDigests`).
+ * all (`knowDigested`).
  */
-function digestOf(value: Json): string {
+export function partDigestOf(value: Json): string {
   if (typeof value !== "object" || value === null) return JSON.stringify(value);
   return known().digests.get(value) ?? remember(value).digest;
 }
 
-/** The `$ref` targets in a value (null when one is not a component), remembered by the object (see `digestOf`). */
+/** The `$ref` targets in a value (null when one is not a component), remembered by the object (see `partDigestOf`). */
 function refsOf(value: Json): string[] | null {
   if (typeof value !== "object" || value === null) return [];
   const refs = known().refs.get(value);
@@ -204,7 +204,7 @@ function remember(value: Json & object): Digested {
   return found;
 }
 
-/** A value's digest and `$ref` targets, computed (see `digestOf`). */
+/** A value's digest and `$ref` targets, computed (see `partDigestOf`). */
 export function digested(value: Json): Digested {
   const text = JSON.stringify(value);
   return { digest: createHash("sha256").update(text).digest("base64url"), refs: refsIn(text) ?? componentRefs(value) };
@@ -239,28 +239,13 @@ export function partDigests(doc: JsonObject): PartDigestTable {
   const table: PartDigestTable = { operations: {}, components: {} };
   for (const [path, item] of parts.paths) {
     const operations: Record<string, string> = {};
-    for (const [method, operation] of Object.entries(item)) operations[method] = digestOf(operation);
+    for (const [method, operation] of Object.entries(item)) operations[method] = partDigestOf(operation);
     table.operations[path] = operations;
   }
-  for (const [pointer, value] of parts.components) table.components[pointer] = digestOf(value);
+  for (const [pointer, value] of parts.components) table.components[pointer] = partDigestOf(value);
   return table;
 }
 
-/**
- * Tells the run's engine the digests of a document's parts, recorded for the very text it was
- * parsed from (so each part is the one digested then).
- */
-export function knowPartDigests(doc: JsonObject, table: PartDigestTable): void {
-  const { digests } = known();
-  const seed = (value: Json, digest: string | undefined) => {
-    if (digest !== undefined && typeof value === "object" && value !== null) digests.set(value, digest);
-  };
-  const parts = documentParts(doc);
-  for (const [path, item] of parts.paths) {
-    for (const [method, operation] of Object.entries(item)) seed(operation, table.operations[path]?.[method]);
-  }
-  for (const [pointer, value] of parts.components) seed(value, table.components[pointer]);
-}
 
 /**
  * The `$ref` targets in a compact JSON text, read from the text: in JSON.stringify's output a
@@ -300,6 +285,11 @@ const COMPONENT = /^#\/components\/[^/]+\/[^/]+$/;
 
 function objectOr(value: Json | undefined): JsonObject | null {
   return typeof value === "object" && value !== null && !Array.isArray(value) ? value : null;
+}
+
+/** The JSON pointer of a component: `#/components/schemas/Order`. */
+export function componentPointer(kind: string, name: string): string {
+  return `#/components/${escape(kind)}/${escape(name)}`;
 }
 
 function escape(key: string): string {
