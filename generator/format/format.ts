@@ -75,7 +75,7 @@ export async function formatFiles(
     if (file.prettierStyle) {
       // A session lays out the pieces of a file that changed since its last run only; a run
       // without one recalls a file emitted as before as it was written (from the output folder,
-      // through the engine's records), and lays out only the pieces of a file that changed.
+      // through the engine's records), and lays out only the pieces of a large file that changed.
       const engine = Engine.current();
       let laid: LaidOut;
       if (!engine) laid = laidOut(file.content);
@@ -83,10 +83,11 @@ export async function formatFiles(
         const pieces = engine.memo<LaidOut>("laid-out pieces", 16_384);
         laid = layoutInPieces(file.content, (piece) => pieces.get(piece, () => laidOut(piece)));
       } else {
-        const recorded = engine.run(laidOutFile, { path: file.path, text: file.content }, (piece) => {
-          const result = engine.run(laidOutPiece, { text: piece }, undefined);
-          return { text: result.text ?? piece, certain: result.certain };
-        });
+        const piece = (text: string): LaidOut => {
+          const result = engine.run(laidOutPiece, { text }, undefined);
+          return { text: result.text ?? text, certain: result.certain };
+        };
+        const recorded = engine.run(laidOutFile, { path: file.path, text: file.content }, file.content.length < PIECEWISE_LAYOUT ? laidOut : (text) => layoutInPieces(text, piece));
         laidOutFiles.push([recorded, index]);
         if (recorded.formatted) {
           out[index]!.content = recorded.content;
@@ -140,18 +141,25 @@ export async function formatFiles(
 }
 
 /**
- * A prettier-style file laid out by canon, piece by piece (`layoutInPieces`, each piece through
- * `piece`): a unit of its path and its text. The engine's records keep it by the text it is
- * written with (engine.ts): recalled, it is that text (`formatted` says how it was made, by
- * canon's layout or by prettier), read from the output folder.
+ * A prettier-style file laid out by canon (`layout`: whole, or piece by piece for a large file),
+ * a unit of its path and its text. The engine's records keep it by the text it is written with
+ * (engine.ts): recalled, it is that text (`formatted` says how it was made, by canon's layout or
+ * by prettier), read from the output folder.
  */
 const laidOutFile = defineUnit(
   "laid-out file",
-  ({ path, text }: { path: string; text: string }, piece: (text: string) => LaidOut): OutputFile & { certain: boolean } => {
-    const laid = layoutInPieces(text, piece);
+  ({ path, text }: { path: string; text: string }, layout: (text: string) => LaidOut): OutputFile & { certain: boolean } => {
+    const laid = layout(text);
     return { path, content: laid.text, certain: laid.certain };
   },
 );
+
+/**
+ * From this length on, a file is laid out piece by piece, each piece a unit (the clients, the
+ * services, the SQL schema: a change touches few of their pieces); a smaller one is laid out
+ * whole, where a unit per piece would cost more than it saves.
+ */
+const PIECEWISE_LAYOUT = 32_768;
 
 /** A piece of a file laid out (a unit of its text), with its text only when the layout changed it. */
 const laidOutPiece = defineUnit("laid-out piece", ({ text }: { text: string }): { text?: string; certain: boolean } => {

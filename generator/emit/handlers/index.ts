@@ -9,15 +9,23 @@ import { PRINT_WIDTH } from "../../format/prettier.ts";
 import { IMPORTS, runtimeSource, source, specifierIn, usedIdentifiers, withImports, type ImportSource } from "../shared/imports.ts";
 import { ROUTE_CONTEXT } from "../shared/route-context.ts";
 import { conditionBodySchema, sortSchema, zodField } from "../shared/zod.ts";
-import { defineUnit } from "../../engine.ts";
+import { defineUnit, Engine } from "../../engine.ts";
 import type { SymbolKind } from "../shared/imports.ts";
 
 /**
  * The code of each `routes.ts` below its imports: a function of the version's name, the resource
- * and what a delete of it publishes.
+ * and what a delete of it publishes, rendered once per engine for both units that read it
+ * (remembered by the resource object, which is never modified, and the other two).
  */
 function routesCode(context: UnitContext, version: string, resource: VersionResource, deletes: string): string {
-  return context.render("routes", routesView(version, resource, deletes));
+  const render = () => context.render("routes", routesView(version, resource, deletes));
+  const engine = Engine.current();
+  if (!engine) return render();
+  const codes = engine.byObject("routes code", resource, () => new Map<string, string>());
+  const key = `${version}\0${deletes}`;
+  let code = codes.get(key);
+  if (code === undefined) codes.set(key, (code = render()));
+  return code;
 }
 
 /**
