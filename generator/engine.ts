@@ -262,7 +262,6 @@ export interface OutputFile {
   formatted?: FormattedBy;
 }
 
-
 /**
  * The engine's records kept on disk beside the format cache, so that a new process (a cold
  * `canon generate`) recomputes only the units whose slice changed. One line per record

@@ -8,7 +8,7 @@ import { Worker } from "node:worker_threads";
 import type { EmittedFile } from "../emit/emitter.ts";
 import type { RememberedFormat } from "../session.ts";
 import { laidOut, layoutInPieces, type LaidOut } from "./layout.ts";
-import { defineUnit, Engine, type OutputFile } from "../engine.ts";
+import { defineUnit, Engine, type FormattedBy, type OutputFile } from "../engine.ts";
 import { formatterIdentity, PRETTIER_OPTIONS, PRETTIER_PARSERS } from "./prettier.ts";
 import type { FormatJob, FormatReply } from "./worker.ts";
 
@@ -58,14 +58,17 @@ export async function formatFiles(
   let cache: Map<string, string> | null = null;
   // Each file laid out through the engine (the unit's result), by the index of its file.
   const laidOutFiles: Array<[object, number]> = [];
+  // A file recalled from the output folder as written (engine.ts, `EngineRecords`): formatted already.
+  const asWritten = (index: number, content: string, formatted: FormattedBy) => {
+    out[index]!.content = content;
+    by[index] = formatted;
+    if (formatted === "laidOut") stats.laidOut++;
+    if (formatted === "prettier") stats.cached++;
+  };
   for (const index of fresh) {
     const file = files[index]!;
     if (file.formatted) {
-      // Recalled from the output folder as written (engine.ts, `EngineRecords`): formatted already.
-      out[index]!.content = file.content;
-      by[index] = file.formatted;
-      if (file.formatted === "laidOut") stats.laidOut++;
-      if (file.formatted === "prettier") stats.cached++;
+      asWritten(index, file.content, file.formatted);
       continue;
     }
     if (!file.parser) {
@@ -90,10 +93,7 @@ export async function formatFiles(
         const recorded = engine.run(laidOutFile, { path: file.path, text: file.content }, file.content.length < PIECEWISE_LAYOUT ? laidOut : (text) => layoutInPieces(text, piece));
         laidOutFiles.push([recorded, index]);
         if (recorded.formatted) {
-          out[index]!.content = recorded.content;
-          by[index] = recorded.formatted;
-          if (recorded.formatted === "laidOut") stats.laidOut++;
-          if (recorded.formatted === "prettier") stats.cached++;
+          asWritten(index, recorded.content, recorded.formatted);
           continue;
         }
         laid = { text: recorded.content, certain: recorded.certain };
