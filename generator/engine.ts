@@ -56,6 +56,15 @@ export class Engine {
     return result;
   }
 
+  /**
+   * Tells the engine the text a file that a unit returned was written with (its content
+   * formatted, `by` how): its record then names that text in the output folder instead of
+   * holding the file (see `EngineRecords`). Without records, nothing to do.
+   */
+  written(file: object, text: string, by: FormattedBy): void {
+    this.records?.written(file, text, by);
+  }
+
   /** Whether this engine keeps records on disk (a run without a `dev` session). */
   get recording(): boolean {
     return this.records !== null;
@@ -233,7 +242,25 @@ interface RecordsHeader {
   sha256: string;
 }
 
-const RECORDS_FORMAT = "canon-engine-records-2";
+const RECORDS_FORMAT = "canon-engine-records-3";
+
+/** How a file's written text was made from the text its emitter gave (format/format.ts). */
+export type FormattedBy = "laidOut" | "prettier" | "none";
+
+/** Where the texts of recalled files are read: the output folder (`readOutputFolder`, emit/index.ts). */
+export interface OutputTexts {
+  read(path: string): string | undefined;
+}
+
+/**
+ * A unit's result that is a file of the output (an `EmittedFile`), as a file record recalls it:
+ * its content is the text the output folder holds, already formatted (`formatted` says how).
+ */
+export interface OutputFile {
+  path: string;
+  content: string;
+  formatted?: FormattedBy;
+}
 
 /**
  * The engine's records kept on disk beside the format cache, so that a new process (a cold
@@ -244,19 +271,32 @@ const RECORDS_FORMAT = "canon-engine-records-2";
  * ignored as a whole (a full run), never half-read. Each run writes back the records it used, one
  * line at a time (no text of the whole file is ever built), so the file stays the size of one
  * output.
+ *
+ * A unit's result that is a file of the output, written by this run (`written`), is recorded
+ * without its text: `[key, file without content, sha256 of the written text, how it was
+ * formatted]`. The output folder holds that text; recalled, the record reads it there and answers
+ * with the file as written (`OutputFile`, its content already formatted) when its hash is the
+ * recorded one, and with nothing otherwise (an edited, removed or other output folder: the unit is
+ * computed). So the records hold no second copy of the output, and a recalled file is neither
+ * emitted nor formatted again.
  */
 export class EngineRecords {
   private readonly file: string;
   private readonly canon: string;
-  /** The file's records by key, each as its line until it is recalled. */
-  private loaded: Map<string, { line: string; result?: unknown }> | null = null;
+  private readonly output: OutputTexts | null;
+  /** The file's records by key, each as its line (its bytes, newline included) until it is recalled. */
+  private loaded: Map<string, { line: Buffer; result?: unknown }> | null = null;
   /** The records this run used, with the line each came from when it came from the file unchanged. */
-  private readonly used = new Map<string, { result: unknown; line?: string }>();
+  private readonly used = new Map<string, { result: unknown; line?: Buffer }>();
+  /** The text each file a unit returned was written with, and how it was formatted. */
+  private readonly texts = new WeakMap<object, { text: string; by: FormattedBy }>();
   private changed = false;
 
-  constructor(file: string, canon: string) {
+  /** `output`: where the written texts of file records are read (none: file records are never recalled). */
+  constructor(file: string, canon: string, output: OutputTexts | null = null) {
     this.file = file;
     this.canon = `${canon} node ${process.version}`;
+    this.output = output;
   }
 
   /** How many records the file holds (none when it is missing, another canon's or damaged). */
@@ -269,13 +309,22 @@ export class EngineRecords {
     if (!record) return undefined;
     if (!("result" in record)) {
       try {
-        record.result = (JSON.parse(record.line) as [string, unknown])[1];
+        const [, result, sha, by] = JSON.parse(record.line.toString("utf8")) as [string, unknown, string?, FormattedBy?];
+        record.result = sha === undefined ? result : this.writtenFile(result as Omit<OutputFile, "content">, sha, by!);
       } catch {
         return undefined; // the file's hash matched: only a canon bug could bring this here
       }
     }
+    if (record.result === undefined) return undefined;
     this.used.set(key, { result: record.result, line: record.line });
     return record.result;
+  }
+
+  /** A file record's file, with the text the output folder holds, when it hashes as recorded. */
+  private writtenFile(file: Omit<OutputFile, "content">, sha: string, by: FormattedBy): OutputFile | undefined {
+    const text = this.output?.read(file.path);
+    if (text === undefined || digest(text) !== sha) return undefined;
+    return { ...file, content: text, formatted: by };
   }
 
   keep(key: string, result: unknown): void {
@@ -285,27 +334,37 @@ export class EngineRecords {
     }
   }
 
-  private load(): Map<string, { line: string; result?: unknown }> {
+  /** See `Engine.written`. */
+  written(file: object, text: string, by: FormattedBy): void {
+    this.texts.set(file, { text, by });
+  }
+
+  /**
+   * The file's records, read as bytes: its hash is taken over them, and each line is turned into
+   * text only when it is recalled (and written back as the bytes it was read as).
+   */
+  private load(): Map<string, { line: Buffer; result?: unknown }> {
     if (this.loaded) return this.loaded;
     this.loaded = new Map();
-    let text: string;
+    let bytes: Buffer;
     try {
-      text = readFileSync(this.file, "utf8");
+      bytes = readFileSync(this.file);
     } catch {
       return this.loaded; // no records yet
     }
     try {
-      const last = text.lastIndexOf("\n", text.length - 2);
-      const body = text.slice(0, last + 1);
-      const header = JSON.parse(text.slice(last + 1)) as Partial<RecordsHeader>;
-      if (header.format !== RECORDS_FORMAT || header.canon !== this.canon || header.sha256 !== sha256(body)) return this.loaded;
-      const records = new Map<string, { line: string; result?: unknown }>();
-      for (const line of body.split("\n")) {
-        if (!line) continue;
-        // A line is `["<key>",<result>]`: the key is read here, the result when it is recalled.
-        const end = line.indexOf('",', 2);
-        if (!line.startsWith('["') || end < 0) return this.loaded;
-        records.set(line.slice(2, end), { line });
+      const last = bytes.lastIndexOf(NEWLINE, bytes.length - 2);
+      const body = bytes.subarray(0, last + 1);
+      const header = JSON.parse(bytes.toString("utf8", last + 1)) as Partial<RecordsHeader>;
+      if (header.format !== RECORDS_FORMAT || header.canon !== this.canon || header.sha256 !== createHash("sha256").update(body).digest("hex")) return this.loaded;
+      const records = new Map<string, { line: Buffer; result?: unknown }>();
+      for (let start = 0; start < body.length; ) {
+        const end = body.indexOf(NEWLINE, start) + 1;
+        // A line is `["<key>",<result>…]`: the key is read here, the rest when it is recalled.
+        const close = body.indexOf(KEY_END, start + 2);
+        if (body[start] !== 0x5b || body[start + 1] !== 0x22 || close < 0 || close >= end) return this.loaded;
+        records.set(body.toString("latin1", start + 2, close), { line: body.subarray(start, end) });
+        start = end;
       }
       if (records.size !== header.count) return this.loaded;
       this.loaded = records;
@@ -315,6 +374,16 @@ export class EngineRecords {
     return this.loaded;
   }
 
+  /** The line of a record this run made: a file written by this run without its text. */
+  private lineOf(key: string, result: unknown): string {
+    const written = typeof result === "object" && result !== null ? this.texts.get(result) : undefined;
+    if (!written) return JSON.stringify([key, result]);
+    const { content, formatted, ...file } = result as OutputFile;
+    void content;
+    void formatted;
+    return JSON.stringify([key, file, digest(written.text), written.by]);
+  }
+
   save(): void {
     // Nothing new, and nothing of the old file left unused: the file on disk is this run's.
     if (!this.changed && this.loaded !== null && this.used.size === this.loaded.size) return;
@@ -322,23 +391,29 @@ export class EngineRecords {
     let fd: number | null = null;
     try {
       mkdirSync(path.dirname(this.file), { recursive: true });
-      fd = openSync(temp, "w");
+      const out = (fd = openSync(temp, "w"));
       const hash = createHash("sha256");
-      // Written in batches: a line per record (a recalled one's line as it was read), never the
-      // text of the whole file at once.
-      let batch = "";
+      // Written in batches of lines (a recalled one's bytes as they were read), never the whole
+      // file at once.
+      let batch: Buffer[] = [];
+      let size = 0;
+      const flush = () => {
+        const bytes = Buffer.concat(batch, size);
+        hash.update(bytes);
+        writeSync(out, bytes);
+        batch = [];
+        size = 0;
+      };
       for (const [key, record] of this.used) {
-        const line = `${record.line ?? JSON.stringify([key, record.result])}\n`;
-        hash.update(line);
-        batch += line;
-        if (batch.length > 1 << 20) {
-          writeSync(fd, batch);
-          batch = "";
-        }
+        const line = record.line ?? Buffer.from(`${this.lineOf(key, record.result)}\n`);
+        batch.push(line);
+        size += line.length;
+        if (size > 1 << 20) flush();
       }
+      flush();
       const header: RecordsHeader = { format: RECORDS_FORMAT, canon: this.canon, count: this.used.size, sha256: hash.digest("hex") };
-      writeSync(fd, `${batch}${JSON.stringify(header)}\n`);
-      closeSync(fd);
+      writeSync(out, `${JSON.stringify(header)}\n`);
+      closeSync(out);
       fd = null;
       // Written aside and renamed into place: a reader never sees half a file.
       renameSync(temp, this.file);
@@ -350,6 +425,12 @@ export class EngineRecords {
   }
 }
 
-function sha256(text: string): string {
-  return createHash("sha256").update(text).digest("hex");
+const NEWLINE = 0x0a;
+/** Where a line's key ends: `",` (a key is base64url: it holds no quote). */
+const KEY_END = Buffer.from('",');
+
+/** The digest a file record keeps of a written text. */
+function digest(text: string): string {
+  return createHash("sha256").update(text).digest("base64url");
 }
+

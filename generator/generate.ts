@@ -1,12 +1,11 @@
 import path from "node:path";
-import Handlebars from "handlebars";
 import { todayOf, withSunsetPolicy } from "./diagnostics/sunset.ts";
 import type { ApiModel } from "./model/types.ts";
 import { compatibilityGate, type GateResult } from "./compat/gate.ts";
 import type { Json } from "./compat/types.ts";
 import type { Diagnostic } from "./diagnostics/diagnostic.ts";
 import { hasErrors, sortDiagnostics } from "./diagnostics/diagnostic.ts";
-import { createEmitContext, emitAll, emitAllBeside, readOutputFolder } from "./emit/index.ts";
+import { createEmitContext, emitAll, emitAllBeside, HANDLEBARS_VERSION, readOutputFolder } from "./emit/index.ts";
 import { EmitThread } from "./emit/thread.ts";
 import { Engine, EngineRecords } from "./engine.ts";
 import { formatFiles, type FormatStats, type FormattedFile } from "./format/format.ts";
@@ -15,7 +14,7 @@ import type { GenerateSession } from "./session.ts";
 import { phaseTimer } from "./util/timings.ts";
 import { foreignFileDiagnostics } from "./write/foreign.ts";
 import { canonSources } from "./write/stamp.ts";
-import { applyDiff, diffOutput, type OutputDiff } from "./write/write.ts";
+import { applyDiff, diffOutput, finishInterrupted, type OutputDiff } from "./write/write.ts";
 
 export interface GenerateOptions {
   definitions: string;
@@ -34,6 +33,8 @@ export interface GenerateOptions {
   cwd?: string;
   /** What a `dev` session keeps between its runs (session.ts); the output is the same without it. */
   session?: GenerateSession;
+  /** The hash of canon's sources (`canonSources`), when the caller took it already (the command's stamp). */
+  canon?: string;
 }
 
 export interface GenerateResult {
@@ -70,10 +71,14 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
   const cacheFile = options.cacheFile === undefined ? defaultCacheFile() : options.cacheFile;
   // The records are another canon's (ignored) unless canon's sources, prettier and the
   // Handlebars that renders the templates are the same.
-  const engine = options.session?.engine ?? new Engine(cacheFile ? new EngineRecords(recordsFile(cacheFile), `${await canonSources()} handlebars ${Handlebars.VERSION}`) : null);
+  // The output folder as it is before this run: what the SQL emitter builds on, where the
+  // records' files are read (each file read once: the comparison takes it from here too).
+  const output = readOutputFolder(options.out, options.session?.output);
+  const engine =
+    options.session?.engine ?? new Engine(cacheFile ? new EngineRecords(recordsFile(cacheFile), `${options.canon ?? (await canonSources())} handlebars ${HANDLEBARS_VERSION}`, output) : null);
   const computed = engine.computed;
   const recalled = engine.recalled;
-  const result = await engine.within(() => run(options, cacheFile));
+  const result = await engine.within(() => run(options, cacheFile, output));
   if (result.model) engine.save();
   return { ...result, units: { computed: engine.computed - computed, recalled: engine.recalled - recalled } };
 }
@@ -83,7 +88,7 @@ export function recordsFile(cacheFile: string): string {
   return path.join(path.dirname(cacheFile), "engine.json");
 }
 
-async function run(options: GenerateOptions, cacheFile: string | null): Promise<GenerateResult> {
+async function run(options: GenerateOptions, cacheFile: string | null, output: ReturnType<typeof readOutputFolder>): Promise<GenerateResult> {
   const started = performance.now();
   const phase = phaseTimer();
   const today = todayOf(options.today);
@@ -97,7 +102,9 @@ async function run(options: GenerateOptions, cacheFile: string | null): Promise<
   }
   const model = front.model;
   const cacheDir = cacheFile ? path.dirname(cacheFile) : undefined;
-  const context = createEmitContext(undefined, readOutputFolder(options.out, session?.output), cacheDir);
+  // A write a crash interrupted is finished before the output folder is read.
+  await finishInterrupted(options.out);
+  const context = createEmitContext(undefined, output, cacheDir);
   // A session runs the whole-API documents on its second thread, beside the other emitters.
   if (session && (!session.thread || session.thread.stopped || session.thread.cacheDir !== cacheDir)) {
     void session.thread?.close();
@@ -109,7 +116,7 @@ async function run(options: GenerateOptions, cacheFile: string | null): Promise<
   phase(`format (${stats.laidOut} laid out by canon, ${stats.prettier} through prettier: ${stats.formatted} formatted, ${stats.cached} cached)`);
   // What the session's last run left in the output folder: not read again (null: read it all).
   const known = session?.output ?? null;
-  const diff = await diffOutput(options.out, files, known);
+  const diff = await diffOutput(options.out, files, known ?? output.texts, output.texts);
   // Until this run has written, the session cannot say what the output folder holds.
   if (session) session.output = null;
   phase("compare");
@@ -121,6 +128,7 @@ async function run(options: GenerateOptions, cacheFile: string | null): Promise<
     today,
     allowBreaking: options.allowBreaking ?? false,
     known,
+    read: output.texts,
     // The documents of the OpenAPI texts, from the model: the gate need not parse the texts.
     documentOf: (name) => {
       const version = model.versions.find((v) => v.name === name);

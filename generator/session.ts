@@ -1,7 +1,7 @@
 import type { Diagnostic } from "./diagnostics/diagnostic.ts";
 import type { SourceFile } from "./load/load.ts";
 import type { EmitThread } from "./emit/thread.ts";
-import { Engine } from "./engine.ts";
+import { Engine, type FormattedBy } from "./engine.ts";
 import { ModelParts } from "./model/intern.ts";
 
 /**
@@ -34,7 +34,7 @@ export interface RememberedFormat {
   emitted: string;
   formatted: string;
   /** How it was formatted, counted again in the stats of a run that reuses it. */
-  by: "laidOut" | "prettier" | "none";
+  by: FormattedBy;
 }
 
 export function createSession(): GenerateSession {

@@ -6,6 +6,8 @@ import path from "node:path";
 import { test } from "node:test";
 import { compareDocuments } from "../generator/compat/compare.ts";
 import type { JsonObject } from "../generator/compat/types.ts";
+import { partDigests } from "../generator/compat/parts.ts";
+import { publishedDocument } from "../generator/compat/published.ts";
 import { withoutUnchangedPaths } from "../generator/compat/unchanged.ts";
 import { openapiDocument } from "../generator/emit/openapi/document.ts";
 import { generate } from "../generator/generate.ts";
@@ -66,6 +68,58 @@ test("leaving out the unchanged paths finds exactly the changes the whole docume
   // Without it, every path of two equal documents is left out.
   const plain = JSON.parse([...published.values()][0]!) as JsonObject;
   assert.deepEqual(withoutUnchangedPaths(plain, structuredClone(plain))[0].paths, {});
+  // References are read from each part's JSON text (parts.ts): a string that looks like one is
+  // none, and a `$ref` that holds an object is walked (here to a reference to no component).
+  const described = (description: string, extra: JsonObject = {}) => {
+    const doc = JSON.parse([...published.values()][0]!) as JsonObject;
+    Object.assign((doc.components as { responses: { InternalError: JsonObject } }).responses.InternalError, { description, ...extra });
+    return doc;
+  };
+  const quoted = `{"$ref":"other.json#/x"},"$ref":"other.json#/y" \\","$ref":"other.json#/z"`;
+  assert.deepEqual(withoutUnchangedPaths(described(quoted), described(quoted))[0].paths, {});
+  const nested = () => described("nested", { x: { $ref: { $ref: "other.json#/x" } } });
+  const withNested = nested();
+  assert.equal(withoutUnchangedPaths(withNested, nested())[0], withNested);
+});
+
+test("a published document read through its recorded part digests is the document its text holds", async () => {
+  const dir = workspace("compat-published", "definitions");
+  const definitions = path.join(dir, "definitions");
+  const products = path.join(definitions, "products.yaml");
+  const original = readFileSync(products, "utf8");
+  const published = await documents(definitions, dir);
+  const tables = new Map([...published].map(([file, text]) => [file, partDigests(JSON.parse(text) as JsonObject)]));
+  const edits = [
+    original,
+    original.replace("max_length: 200 }", "max_length: 100 }"),
+    original.replace(/  homepage: .*\n/, ""),
+    `${original}actions:\n  reviews:\n    fields:\n      comment: { type: string, max_length: 200 }\n`,
+  ];
+  let shared = 0;
+  let parsed = 0;
+  for (const text of edits) {
+    writeFileSync(products, text);
+    for (const [file, content] of await documents(definitions, dir)) {
+      const before = published.get(file)!;
+      const now = JSON.parse(content) as JsonObject;
+      const read = publishedDocument(before, tables.get(file)!, now);
+      assert.ok(read, file);
+      // The same content, keys in the same order, as parsing the whole text.
+      assert.equal(JSON.stringify(read), JSON.stringify(JSON.parse(before)), file);
+      const count = (a: JsonObject, b: JsonObject) => {
+        for (const [key, value] of Object.entries(a)) if (value === b[key]) shared++;
+        else parsed++;
+      };
+      count(read.paths as JsonObject, now.paths as JsonObject);
+      const components = read.components as Record<string, JsonObject>;
+      for (const kind of Object.keys(components)) count(components[kind]!, (now.components as Record<string, JsonObject>)[kind]!);
+    }
+  }
+  assert.ok(shared > 4 * parsed, `${shared} parts taken from the new document, ${parsed} parsed`);
+  assert.ok(parsed > 0, "the edited resource's parts are parsed from the text");
+  // A text laid out otherwise is not read this way.
+  const [file, text] = [...published][0]!;
+  assert.equal(publishedDocument(JSON.stringify(JSON.parse(text)), tables.get(file)!, JSON.parse(text) as JsonObject), undefined);
 });
 
 test("documents that share the objects of unchanged resources (a dev session) leave out the same paths", async () => {

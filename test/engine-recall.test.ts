@@ -27,7 +27,8 @@ test("a cold generate with records reports the same diagnostics, at the same lin
   const fresh = await run("fresh", null);
   assert.deepEqual(changed.files, fresh.files);
   assert.ok(changed.files.some((f) => /CHANGES\.md$/.test(f.path)));
-  assert.ok(changed.units!.recalled > 4 * changed.units!.computed, `recalled ${changed.units!.recalled}, computed ${changed.units!.computed}`);
+  // The changed resource's units and the layout of its files are computed; the others' recalled.
+  assert.ok(changed.units!.recalled > 3 * changed.units!.computed, `recalled ${changed.units!.recalled}, computed ${changed.units!.computed}`);
   // Once more: this run recalls the changes at each unchanged path of CHANGES.md that the run
   // before recorded (a first run records none of them).
   writeFileSync(products, readFileSync(products, "utf8").replace(/^description: .*$/m, "description: Products, described a third time."));

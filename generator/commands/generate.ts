@@ -7,7 +7,7 @@ import { ms, Reporter, type Format } from "../cli/output.ts";
 import { driftDiagnostics } from "../write/drift.ts";
 import type { FormattedFile } from "../format/format.ts";
 import type { GenerateSession } from "../session.ts";
-import { currentStamp, fingerprint, stampFile, writeStamp } from "../write/stamp.ts";
+import { canonSources, currentStamp, fingerprint, stampFile, writeStamp } from "../write/stamp.ts";
 
 export interface OutputOptions {
   definitions: string;
@@ -22,7 +22,7 @@ export interface OutputOptions {
   format?: Format;
 }
 
-async function run(options: OutputOptions, write: boolean, session?: GenerateSession): Promise<GenerateResult> {
+async function run(options: OutputOptions, write: boolean, session?: GenerateSession, stamped?: Stamped | null): Promise<GenerateResult> {
   const { generate } = await import("../generate.ts");
   return generate({
     session,
@@ -32,6 +32,7 @@ async function run(options: OutputOptions, write: boolean, session?: GenerateSes
     today: options.today,
     allowBreaking: options.allowBreaking,
     failOnSunset: options.failOnSunset,
+    canon: stamped?.canon,
   });
 }
 
@@ -78,7 +79,7 @@ async function reportGate(command: string, result: GenerateResult, options: Outp
  * The stamp of the last successful run, when the inputs have not changed since: the command
  * answers at once. The stamp keeps warnings as text, so only the text format uses it.
  */
-async function upToDate(options: OutputOptions, stamped: { file: string; print: string }) {
+async function upToDate(options: OutputOptions, stamped: Stamped) {
   if ((options.format ?? "text") !== "text") return null;
   return currentStamp(stamped.file, options.out, stamped.print);
 }
@@ -124,7 +125,7 @@ export async function generateAndReport(
     report.info(`canon generate: up to date, ${Object.keys(stamp.files).length} files unchanged (${ms(performance.now() - started)})`);
     return { code: 0, model: null, files: [] };
   }
-  const result = await migrationsRead(() => run(options, true, session), "generate", report, options.out);
+  const result = await migrationsRead(() => run(options, true, session, stamped), "generate", report, options.out);
   if (!result) return { code: 1, model: null, files: [] };
   const failed = report.diagnostics(result.diagnostics);
   await reportGate(command, result, options, report, rerun);
@@ -146,15 +147,23 @@ export async function generateAndReport(
   return { code: 0, model: result.model, files: result.files };
 }
 
-/** Where the stamp of an output folder lives, and the fingerprint of this run's inputs. */
-async function stampOf(options: OutputOptions): Promise<{ file: string; print: string }> {
+/** Where the stamp of an output folder lives, the fingerprint of this run's inputs, and the hash of canon's sources in it. */
+interface Stamped {
+  file: string;
+  print: string;
+  canon: string;
+}
+
+async function stampOf(options: OutputOptions): Promise<Stamped> {
   const cacheDir = path.join(process.cwd(), "node_modules", ".cache", "canon");
+  const canon = await canonSources();
   const print = await fingerprint({
+    canon,
     definitions: options.definitions,
     out: options.out,
     options: { allowBreaking: options.allowBreaking ?? false, failOnSunset: options.failOnSunset ?? false, today: todayOf(options.today) },
   });
-  return { file: stampFile(cacheDir, options.out), print };
+  return { file: stampFile(cacheDir, options.out), print, canon };
 }
 
 /**
@@ -162,7 +171,7 @@ async function stampOf(options: OutputOptions): Promise<{ file: string; print: s
  * fingerprint is the one taken before the run: an input changed meanwhile makes the next run
  * miss the stamp and run in full.
  */
-async function stampSuccess({ file, print }: { file: string; print: string }, result: GenerateResult): Promise<void> {
+async function stampSuccess({ file, print }: Stamped, result: GenerateResult): Promise<void> {
   const warnings = result.diagnostics.map((d: Diagnostic) => `${formatDiagnostic(d)}\n`).join("");
   const summary = result.diagnostics.length ? `0 errors, ${result.diagnostics.length} warning${result.diagnostics.length === 1 ? "" : "s"}\n` : "";
   await writeStamp(file, print, result.files, warnings + summary);
@@ -185,7 +194,7 @@ async function checkAndReport(options: OutputOptions, report: Reporter): Promise
     report.info(`canon check: ${Object.keys(stamp.files).length} files match the definitions (${ms(performance.now() - started)})`);
     return 0;
   }
-  const result = await migrationsRead(() => run(options, false), "check", report, options.out);
+  const result = await migrationsRead(() => run(options, false, undefined, stamped), "check", report, options.out);
   if (!result) return 1;
   const diff = result.diff;
   // In the machine formats, every file that does not match is a diagnostic too.

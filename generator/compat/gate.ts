@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { diagnostic } from "../diagnostics/catalog.ts";
@@ -9,6 +10,8 @@ import { locateChange } from "./locate.ts";
 import { breakFix, breakMessage, representative, versionList, type VersionedChange } from "./messages.ts";
 import { pathKey } from "./paths.ts";
 import { Engine } from "../engine.ts";
+import { partDigests, type PartDigestTable } from "./parts.ts";
+import { publishedDocument } from "./published.ts";
 import { obj } from "./resolve.ts";
 import { sunsetOf } from "./sunset.ts";
 import { withoutUnchangedPaths } from "./unchanged.ts";
@@ -27,6 +30,8 @@ export interface GateInput {
   allowBreaking: boolean;
   /** The output folder's files as a `dev` session last left them: read from here, not from disk. */
   known?: ReadonlyMap<string, string> | null;
+  /** Files of the output folder this run has read already (by path): not read again. */
+  read?: ReadonlyMap<string, string>;
   /**
    * The document of this run's `vN/openapi.json`, by version, built from this run's model as the
    * OpenAPI emitter builds it: taken instead of parsing the text again (it is what `JSON.parse`
@@ -44,8 +49,11 @@ export interface GateResult {
   retired: string[];
 }
 
-/** The text of the published documents in the output folder, by version. */
-export async function publishedDocuments(out: string, known?: ReadonlyMap<string, string> | null): Promise<Map<string, string>> {
+/**
+ * The text of the published documents in the output folder, by version: from `known` (a `dev`
+ * session's), else those in the folder, each taken from `read` when the run has read it already.
+ */
+export async function publishedDocuments(out: string, known?: ReadonlyMap<string, string> | null, read?: ReadonlyMap<string, string>): Promise<Map<string, string>> {
   const docs = new Map<string, string>();
   if (known) {
     for (const [file, text] of known) {
@@ -64,7 +72,7 @@ export async function publishedDocuments(out: string, known?: ReadonlyMap<string
   await Promise.all(
     versions.map(async (v) => {
       try {
-        docs.set(v, await readFile(path.join(out, v, "openapi.json"), "utf8"));
+        docs.set(v, read?.get(`${v}/openapi.json`) ?? (await readFile(path.join(out, v, "openapi.json"), "utf8")));
       } catch {
         // No document: the version is not published.
       }
@@ -78,7 +86,8 @@ export async function publishedDocuments(out: string, known?: ReadonlyMap<string
  * published one; a breaking change, or a version removed before its sunset, is refused.
  */
 export async function compatibilityGate(input: GateInput): Promise<GateResult> {
-  const published = await publishedDocuments(input.out, input.known);
+  const engine = Engine.current();
+  const published = await publishedDocuments(input.out, input.known, input.read);
   const fresh = new Map(input.files.filter((f) => /^v[1-9][0-9]*\/openapi\.json$/.test(f.path)).map((f) => [f.path.split("/")[0]!, f.content]));
   const latest = Math.max(0, ...input.definitions.versions.map((v) => versionNumber(v.name)).filter((n) => !Number.isNaN(n)));
   // Where a break belongs: the first draft when there is one (SPEC §3: a draft is not published), else a new version.
@@ -93,7 +102,11 @@ export async function compatibilityGate(input: GateInput): Promise<GateResult> {
     const text = published.get(version)!;
     const content = fresh.get(version);
     if (content === text) continue;
-    const old = parsed(text, () => parseJson(text));
+    // With the digests of its parts, which the run that wrote this very text recorded, the parts
+    // that are the same in the new document are taken from it and only the others are parsed.
+    const recorded = engine?.recording && content !== undefined ? (engine.recalledBy(PART_DIGESTS, textDigest(text)) as PartDigestTable | undefined) : undefined;
+    const built = recorded && input.documentOf?.(version);
+    const old = parsed(text, () => (built && typeof built === "object" && !Array.isArray(built) ? publishedDocument(text, recorded, built) : undefined) ?? parseJson(text));
     // A document canon cannot read is no contract to hold to; `check` lists it as differing.
     if (old === undefined) continue;
     // A draft's document was never a contract: it may change in any way, be published, or go.
@@ -133,7 +146,21 @@ export async function compatibilityGate(input: GateInput): Promise<GateResult> {
     const first = representative(group.map((g) => g.change));
     push(diagnostic("breaking-change", group.location, breakMessage(group), breakFix(versions, next, first, firstDraft !== undefined)));
   }
+  // Each new document's part digests, by its text: the published document of the next run.
+  if (engine?.recording) {
+    for (const [version, content] of fresh) {
+      const doc = input.documentOf?.(version);
+      if (typeof doc === "object" && doc !== null && !Array.isArray(doc)) engine.record(PART_DIGESTS, textDigest(content), partDigests(doc));
+    }
+  }
   return result;
+}
+
+/** The name of a document's part digests in the engine's records. */
+const PART_DIGESTS = "compat/part digests of a document";
+
+function textDigest(text: string): string {
+  return createHash("sha256").update(text).digest("base64url");
 }
 
 /**

@@ -28,8 +28,8 @@ interface Comparison {
   found: Map<string, Map<string, Change[]>>;
 }
 
-/** The name of the changes at one path in the engine's records. */
-const RECORD = "compat/changes at a path";
+/** The name of the changes at each path of a pair of documents in the engine's records (by the digests of the paths). */
+const RECORD = "compat/changes by path";
 
 /** How many comparisons (pairs of versions) the run's engine keeps: a few at most. */
 const KEPT_COMPARISONS = 16;
@@ -50,19 +50,26 @@ export function operationMemo(oldDoc: JsonObject, newDoc: JsonObject): Operation
     return x && y ? [x, y] : null;
   };
   // A run that keeps the engine's records on disk (a cold `canon generate`) has no last
-  // comparison: there the changes at a path are recorded by a digest of what comparing them
-  // reads, the path's item and the components it reaches in each document. Not in a first run
-  // (no records read): the digests of every part of both documents raise a first run's peak
-  // memory at N = 1000 by a fifth, and a first run is followed by a check or a generate that
-  // records them.
+  // comparison: there the changes at each path are recorded by a digest of what comparing them
+  // reads, the path's item and the components it reaches in each document, all of the pair's in
+  // one record (one to read and one to write, however many paths). Not in a first run (no
+  // records read): the digests of every part of both documents raise a first run's peak memory
+  // at N = 1000 by a fifth, and a first run is followed by a check or a generate that records them.
   const engine = Engine.current();
   const digests = engine?.recording && engine.recalling ? { a: new PartDigests(now.a), b: new PartDigests(now.b) } : null;
+  const pairDigest = createHash("sha256").update(name).digest("base64url");
+  const recorded = engine && digests ? (engine.recalledBy(RECORD, pairDigest) as Record<string, Record<string, Change[]>> | undefined) : undefined;
+  const keyDigests = new Map<string, string | null>();
   const digestOf = (key: string): string | null => {
     const paths = pair(key);
     if (!paths || !digests) return null;
-    const a = digests.a.path(paths[0]);
-    const b = digests.b.path(paths[1]);
-    return a && b ? createHash("sha256").update(key).update("\0").update(paths[0]).update("\0").update(paths[1]).update("\0").update(a).update("\0").update(b).digest("base64url") : null;
+    let digest = keyDigests.get(key);
+    if (digest === undefined) {
+      const a = digests.a.path(paths[0]);
+      const b = digests.b.path(paths[1]);
+      keyDigests.set(key, (digest = a && b ? createHash("sha256").update([key, paths[0], paths[1], a, b].join("\0")).digest("base64url") : null));
+    }
+    return digest;
   };
   const reused = new Map<string, Map<string, Change[]> | undefined>();
   const known = (key: string): Map<string, Change[]> | undefined => {
@@ -71,10 +78,10 @@ export function operationMemo(oldDoc: JsonObject, newDoc: JsonObject): Operation
     let slots = last?.found.get(key);
     if (!paths || !last || !sameA || !sameB || last.a.keyed.get(key) !== paths[0] || last.b.keyed.get(key) !== paths[1]) slots = undefined;
     else if (slots && !(sameA.path(paths[0]) && sameB.path(paths[1]))) slots = undefined;
-    if (!slots && engine && digests) {
+    if (!slots && recorded) {
       const digest = digestOf(key);
-      const recorded = digest === null ? undefined : (engine.recalledBy(RECORD, digest) as Record<string, Change[]> | undefined);
-      if (recorded) slots = new Map(Object.entries(recorded));
+      const found = digest === null ? undefined : recorded[digest];
+      if (found) slots = new Map(Object.entries(found));
     }
     reused.set(key, slots);
     return slots;
@@ -96,10 +103,12 @@ export function operationMemo(oldDoc: JsonObject, newDoc: JsonObject): Operation
       // Every key with a path in both documents was compared in full or taken: all its endpoints are known.
       for (const key of now.b.keyed.keys()) if (pair(key) && !now.found.has(key)) now.found.set(key, new Map());
       if (engine && digests) {
+        const changes: Record<string, Record<string, Change[]>> = {};
         for (const [key, slots] of now.found) {
           const digest = digestOf(key);
-          if (digest !== null) engine.record(RECORD, digest, Object.fromEntries(slots));
+          if (digest !== null) changes[digest] = Object.fromEntries(slots);
         }
+        engine.record(RECORD, pairDigest, changes);
       }
       comparisons.delete(name);
       comparisons.set(name, now);

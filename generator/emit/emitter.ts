@@ -1,4 +1,4 @@
-import type { Unit } from "../engine.ts";
+import type { FormattedBy, Unit } from "../engine.ts";
 import type { ApiModel, VersionModel } from "../model/types.ts";
 import { GENERATED_NOTICE } from "../util/generated.ts";
 
@@ -13,6 +13,11 @@ export interface EmittedFile {
    * breaks its long lines itself and runs prettier only when it cannot be sure of the result.
    */
   prettierStyle?: boolean;
+  /**
+   * Set on a file that the engine's records recalled from the output folder (engine.ts,
+   * `EngineRecords`): its content is already formatted, as it was written, and this says how.
+   */
+  formatted?: FormattedBy;
 }
 
 /** A TypeScript file written in prettier's style. */

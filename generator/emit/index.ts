@@ -1,7 +1,8 @@
 import { createHash } from "node:crypto";
 import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import Handlebars from "handlebars";
+import { createRequire } from "node:module";
+import type Handlebars from "handlebars";
 import type { ModelParts } from "../model/intern.ts";
 import type { ApiModel, VersionModel } from "../model/types.ts";
 import { Engine } from "../engine.ts";
@@ -22,6 +23,22 @@ import { runtimeEmitter } from "./runtime/index.ts";
 import { sqlEmitter } from "./sql/index.ts";
 import { typesEmitter } from "./types/index.ts";
 import { validatorsEmitter } from "./validators/index.ts";
+
+const require = createRequire(import.meta.url);
+
+/**
+ * Handlebars' runtime alone, which runs precompiled templates: a run whose templates are all in
+ * the cache loads no compiler (nor the source maps the compiler loads).
+ */
+const handlebarsRuntime = require("handlebars/runtime") as typeof Handlebars;
+
+/** The version of Handlebars, which renders the templates (part of what the engine's records are valid for). */
+export const HANDLEBARS_VERSION: string = handlebarsRuntime.VERSION;
+
+/** Handlebars with its compiler, loaded when a template is compiled. */
+function compiler(): typeof Handlebars {
+  return require("handlebars") as typeof Handlebars;
+}
 
 /** Every artifact canon writes, one emitter each. */
 export const emitters: Emitter[] = [
@@ -49,7 +66,7 @@ export function createEmitContext(root: URL = packageRoot(), previous?: Previous
   const runtime = new Map<string, string>();
   const texts = new Map<string, string>();
   const exportsOf = new Map<string, ReadonlyMap<string, "value" | "type">>();
-  const handlebars = Handlebars.create();
+  const handlebars = handlebarsRuntime.create();
   // Keyed by the model object: one context may serve several models (tests do), and nothing
   // outlives the context.
   const documents = new WeakMap<ApiModel, Map<VersionModel, Record<string, unknown>>>();
@@ -61,7 +78,7 @@ export function createEmitContext(root: URL = packageRoot(), previous?: Previous
         const source = readFileSync(new URL(`templates/${name}.hbs`, root), "utf8");
         template = cacheDir
           ? cachedTemplate(handlebars, source, cacheDir)
-          : { render: handlebars.compile(source, { ...TEMPLATE_OPTIONS }), id: `source ${sha256(source)}` };
+          : { render: load(handlebars, precompiled(source)), id: `source ${sha256(source)}` };
         compiled.set(name, template);
       }
       const { render, id } = template;
@@ -136,7 +153,7 @@ function sha256(text: string): string {
  * missing. A cached form that does not load (a damaged file) is compiled and kept again.
  */
 function cachedTemplate(handlebars: typeof Handlebars, source: string, cacheDir: string): Compiled {
-  const key = createHash("sha256").update(Handlebars.VERSION).update("\0").update(JSON.stringify(TEMPLATE_OPTIONS)).update("\0").update(source).digest("hex");
+  const key = createHash("sha256").update(HANDLEBARS_VERSION).update("\0").update(JSON.stringify(TEMPLATE_OPTIONS)).update("\0").update(source).digest("hex");
   const file = path.join(cacheDir, `template-${key.slice(0, 32)}.js`);
   try {
     const cached = readFileSync(file, "utf8");
@@ -144,8 +161,7 @@ function cachedTemplate(handlebars: typeof Handlebars, source: string, cacheDir:
   } catch {
     // Missing or damaged: compiled below.
   }
-  // Handlebars adds its own keys to the options it is given: a copy keeps the key above stable.
-  const spec = handlebars.precompile(source, { ...TEMPLATE_OPTIONS }) as string;
+  const spec = precompiled(source);
   try {
     mkdirSync(cacheDir, { recursive: true });
     // Written aside and renamed into place: a reader never sees half a file.
@@ -158,6 +174,12 @@ function cachedTemplate(handlebars: typeof Handlebars, source: string, cacheDir:
   return { render: load(handlebars, spec), id: `spec ${sha256(spec)}` };
 }
 
+/** A template's precompiled form: a JavaScript object literal of functions. */
+function precompiled(source: string): string {
+  // Handlebars adds its own keys to the options it is given: a copy keeps the cache key stable.
+  return compiler().precompile(source, { ...TEMPLATE_OPTIONS }) as string;
+}
+
 /** A precompiled template: a JavaScript object literal of functions, as Handlebars.precompile wrote it. */
 function load(handlebars: typeof Handlebars, spec: string): Handlebars.TemplateDelegate {
   return handlebars.template(new Function(`return ${spec};`)() as Parameters<typeof Handlebars.template>[0]);
@@ -166,14 +188,20 @@ function load(handlebars: typeof Handlebars, spec: string): Handlebars.TemplateD
 /**
  * The output folder `dir` as it is now, read lazily; a missing folder reads as empty. A file in
  * `known` (what a `dev` session's last run wrote there) is taken from it instead of the disk.
+ * `texts` holds every file read from the disk (the run's comparison adds those it reads), so
+ * that no file is read twice.
  */
-export function readOutputFolder(dir: string, known?: ReadonlyMap<string, string> | null): PreviousOutput {
+export function readOutputFolder(dir: string, known?: ReadonlyMap<string, string> | null): PreviousOutput & { texts: Map<string, string> } {
+  const texts = new Map<string, string>();
   return {
+    texts,
     read(file) {
-      const text = known?.get(file);
+      const text = known?.get(file) ?? texts.get(file);
       if (text !== undefined) return text;
       try {
-        return readFileSync(path.join(dir, file), "utf8");
+        const read = readFileSync(path.join(dir, file), "utf8");
+        texts.set(file, read);
+        return read;
       } catch {
         return undefined;
       }

@@ -8,7 +8,7 @@ import { Worker } from "node:worker_threads";
 import type { EmittedFile } from "../emit/emitter.ts";
 import type { RememberedFormat } from "../session.ts";
 import { laidOut, layoutInPieces, type LaidOut } from "./layout.ts";
-import { defineUnit, Engine } from "../engine.ts";
+import { defineUnit, Engine, type FormattedBy, type OutputFile } from "../engine.ts";
 import { formatterIdentity, PRETTIER_OPTIONS, PRETTIER_PARSERS } from "./prettier.ts";
 import type { FormatJob, FormatReply } from "./worker.ts";
 
@@ -56,21 +56,48 @@ export async function formatFiles(
   });
   const misses: Array<{ index: number; key: string; file: { path: string; content: string; parser: string } }> = [];
   let cache: Map<string, string> | null = null;
+  // Each file laid out through the engine (the unit's result), by the index of its file.
+  const laidOutFiles: Array<[object, number]> = [];
+  // A file recalled from the output folder as written (engine.ts, `EngineRecords`): formatted already.
+  const asWritten = (index: number, content: string, formatted: FormattedBy) => {
+    out[index]!.content = content;
+    by[index] = formatted;
+    if (formatted === "laidOut") stats.laidOut++;
+    if (formatted === "prettier") stats.cached++;
+  };
   for (const index of fresh) {
     const file = files[index]!;
+    if (file.formatted) {
+      asWritten(index, file.content, file.formatted);
+      continue;
+    }
     if (!file.parser) {
       out[index]!.content = ensureNewline(file.content);
       continue;
     }
     if (file.prettierStyle) {
       // A session lays out the pieces of a file that changed since its last run only; a run
-      // without one recalls a file laid out before from the engine's records.
+      // without one recalls a file emitted as before as it was written (from the output folder,
+      // through the engine's records), and lays out only the pieces of a large file that changed.
       const engine = Engine.current();
-      const laid = !engine
-        ? laidOut(file.content)
-        : memory
-          ? layoutInPieces(file.content, engine.memo<LaidOut>("laid-out pieces", 16_384))
-          : engine.run(layoutUnit, { text: file.content }, undefined);
+      let laid: LaidOut;
+      if (!engine) laid = laidOut(file.content);
+      else if (memory) {
+        const pieces = engine.memo<LaidOut>("laid-out pieces", 16_384);
+        laid = layoutInPieces(file.content, (piece) => pieces.get(piece, () => laidOut(piece)));
+      } else {
+        const piece = (text: string): LaidOut => {
+          const result = engine.run(laidOutPiece, { text }, undefined);
+          return { text: result.text ?? text, certain: result.certain };
+        };
+        const recorded = engine.run(laidOutFile, { path: file.path, text: file.content }, file.content.length < PIECEWISE_LAYOUT ? laidOut : (text) => layoutInPieces(text, piece));
+        laidOutFiles.push([recorded, index]);
+        if (recorded.formatted) {
+          asWritten(index, recorded.content, recorded.formatted);
+          continue;
+        }
+        laid = { text: recorded.content, certain: recorded.certain };
+      }
       if (laid.certain) {
         out[index]!.content = laid.text;
         by[index] = "laidOut";
@@ -100,6 +127,12 @@ export async function formatFiles(
     });
     await writeCache(cacheFile, next);
   }
+  // The engine's records name a file a unit returned by the text it is written with (engine.ts).
+  const engine = Engine.current();
+  if (engine?.recording) {
+    files.forEach((file, index) => engine.written(file, out[index]!.content, by[index]!));
+    for (const [laid, index] of laidOutFiles) engine.written(laid, out[index]!.content, by[index]!);
+  }
   if (memory) {
     memory.clear();
     files.forEach((file, index) => memory.set(file.path, { emitted: file.content, formatted: out[index]!.content, by: by[index]! }));
@@ -107,8 +140,32 @@ export async function formatFiles(
   return { files: out, stats };
 }
 
-/** A prettier-style file laid out by canon (a unit of the engine: its text is its only input). */
-const layoutUnit = defineUnit("laid out", ({ text }: { text: string }) => laidOut(text));
+/**
+ * A prettier-style file laid out by canon (`layout`: whole, or piece by piece for a large file),
+ * a unit of its path and its text. The engine's records keep it by the text it is written with
+ * (engine.ts): recalled, it is that text (`formatted` says how it was made, by canon's layout or
+ * by prettier), read from the output folder.
+ */
+const laidOutFile = defineUnit(
+  "laid-out file",
+  ({ path, text }: { path: string; text: string }, layout: (text: string) => LaidOut): OutputFile & { certain: boolean } => {
+    const laid = layout(text);
+    return { path, content: laid.text, certain: laid.certain };
+  },
+);
+
+/**
+ * From this length on, a file is laid out piece by piece, each piece a unit (the clients, the
+ * services, the SQL schema: a change touches few of their pieces); a smaller one is laid out
+ * whole, where a unit per piece would cost more than it saves.
+ */
+const PIECEWISE_LAYOUT = 32_768;
+
+/** A piece of a file laid out (a unit of its text), with its text only when the layout changed it. */
+const laidOutPiece = defineUnit("laid-out piece", ({ text }: { text: string }): { text?: string; certain: boolean } => {
+  const laid = laidOut(text);
+  return laid.text === text ? { certain: laid.certain } : laid;
+});
 
 /** The format cache's key of a file: the formatter's identity, the parser and the text. */
 function prettierKey(parser: string, content: string): string {

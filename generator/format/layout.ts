@@ -14,7 +14,6 @@
  * prettier-style file of the showcase, of synthetic and of fuzzed definitions to
  * `prettier.format(text) === text`.
  */
-import type { TextMemo } from "../util/memo.ts";
 import { PRINT_WIDTH } from "./prettier.ts";
 
 const INDENT = "  ";
@@ -37,16 +36,17 @@ export interface LaidOut {
 }
 
 /**
- * `layout` and `isCertain` of a whole file, piece by piece, each piece's result remembered by its
- * text (`canon dev` lays out nearly the same large files on every save: a client of 340 KB, where
- * one resource's classes changed). A file is cut where `layout` cannot join what is on either
+ * `layout` and `isCertain` of a whole file, piece by piece, each piece laid out by `piece`, which
+ * remembers each piece's result by its text (`canon dev` and a cold `canon generate` after one
+ * change lay out nearly the same large files again: a client of 340 KB, where one resource's
+ * classes changed). A file is cut where `layout` cannot join what is on either
  * side: at a blank line after a line that opens no bracket and before a line at the margin that
  * closes none. So the result is exactly that of the whole file (test/layout.test.ts).
  */
-export function layoutInPieces(text: string, remembered: TextMemo<LaidOut>): LaidOut {
+export function layoutInPieces(text: string, piece: (text: string) => LaidOut): LaidOut {
   const pieces = text.split(PIECE_BREAK);
-  if (pieces.length === 1) return remembered.get(text, () => laidOut(text));
-  const laid = pieces.map((piece) => remembered.get(piece, () => laidOut(piece)));
+  if (pieces.length === 1) return piece(text);
+  const laid = pieces.map((p) => piece(p));
   // Each piece ends in one newline; the blank line between two pieces is the one `layout` keeps.
   return { text: laid.map((p) => p.text).join("\n"), certain: laid.every((p) => p.certain) };
 }

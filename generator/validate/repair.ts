@@ -29,7 +29,7 @@ export function repairToSchema<T>(schema: z.ZodType<T>, value: unknown, issues: 
     }
     if (cuts.some((cut) => cut.length === 0)) return null;
     for (const cut of cuts) current = without(current, cut);
-    const parsed = schema.safeParse(current);
+    const parsed = schema.safeParse(current, { jitless: true });
     if (parsed.success) return parsed.data;
     pending = parsed.error.issues;
   }

@@ -38,13 +38,21 @@ export function validateSources(api: SourceFile | null, resources: SourceFile[])
 }
 
 /**
+ * How a definition file is checked: with the value of each issue, and without zod's compiled fast
+ * path (`jitless`), which costs more to build than it saves over the few files a run checks (the
+ * one file a change touched, or a hundred: about 5 ms and 25 ms of CPU without it, 10 ms and 31 ms
+ * with it, on the machine of docs/benchmarks.md).
+ */
+const PARSE_OPTIONS = { reportInput: true, jitless: true } as const;
+
+/**
  * One file checked against its schema: its value (repaired when it breaks the schema; null when
  * nothing is left) and its problems. Remembered by the parsed file, which a `canon dev` session
  * keeps while the file's text is the same.
  */
 function validated<T>(source: SourceFile, schema: z.ZodType<T>): { value: T | null; diagnostics: Diagnostic[] } {
   const check = () => {
-    const parsed = schema.safeParse(source.value ?? undefined, { reportInput: true });
+    const parsed = schema.safeParse(source.value ?? undefined, PARSE_OPTIONS);
     if (parsed.success) return { value: parsed.data, diagnostics: [] };
     return { value: repairToSchema(schema, source.value, parsed.error.issues) ?? null, diagnostics: issuesToDiagnostics(source, parsed.error.issues) };
   };

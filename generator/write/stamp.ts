@@ -7,6 +7,7 @@
  * Any difference (an edited, added or removed file anywhere) falls back to the full pipeline.
  */
 import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { compareText } from "../diagnostics/diagnostic.ts";
@@ -41,15 +42,18 @@ export async function canonSources(): Promise<string> {
   return hash.digest("hex");
 }
 
-/** Adds every file under `dir` (name and content, in name order) to `hash`; reads them all at once. */
+/**
+ * Adds every file under `dir` (name and content, in name order) to `hash`. Read one after the
+ * other without the thread pool: a few hundred small files take a few milliseconds this way, where
+ * a read per task of the pool cost several times that in handing them over.
+ */
 async function hashFolder(hash: ReturnType<typeof createHash>, dir: string, prefix: string): Promise<void> {
-  const files = await filesUnder(dir);
-  const contents: Buffer[] = new Array(files.length);
-  await inParallel([...files.keys()], async (i) => (contents[i] = await readFile(path.join(dir, files[i]!))));
-  files.forEach((file, i) => hash.update(`${prefix}${file}\0`).update(contents[i]!).update("\0"));
+  for (const file of await filesUnder(dir)) hash.update(`${prefix}${file}\0`).update(readFileSync(path.join(dir, file))).update("\0");
 }
 
 export interface FingerprintInput {
+  /** The hash of canon's sources (`canonSources`). */
+  canon: string;
   definitions: string;
   out: string;
   /** Everything else that changes the result: flags, today's date. */
@@ -57,7 +61,7 @@ export interface FingerprintInput {
 }
 
 export async function fingerprint(input: FingerprintInput): Promise<string> {
-  const hash = createHash("sha256").update(await canonSources());
+  const hash = createHash("sha256").update(input.canon);
   await hashFolder(hash, input.definitions, "");
   hash.update(JSON.stringify([path.resolve(input.out), Object.entries(input.options).sort()]));
   return hash.digest("hex");

@@ -1,7 +1,7 @@
 import type { ApiModel, VersionExport, VersionModel, VersionResource } from "../../model/types.ts";
 import { GENERATED_HEADER, styledTs, type EmitContext, type EmittedFile, type Emitter, type UnitContext } from "../emitter.ts";
 import { commentText, propertyKey, tsType } from "../shared/code.ts";
-import { IMPORTS, source, withImports, type ImportSource } from "../shared/imports.ts";
+import { IMPORTS, placedCode, source, withImports, type ImportSource, type PlacedCode } from "../shared/imports.ts";
 import { EXPORT_STATUSES } from "../../../runtime/exports-job.ts";
 import {
   eventsClass,
@@ -35,8 +35,8 @@ export const clientEmitter: Emitter = {
       const parts = clientParts(context, version);
       const rendered = context.render("client/client", clientView(model, version, `${pages.trimEnd()}\n\n${core}`, parts.entries));
       // The queries and classes, rendered resource by resource, where the template places them;
-      // the identifiers they use are found piece by piece (each remembered by its text).
-      const planned = withImports(rendered, typeSources(version), parts.pieces);
+      // the identifiers they use and declare were found with them.
+      const planned = withImports(rendered, typeSources(version), parts.placed);
       return styledTs(`${version.name}/client.ts`, planned.replace(BLOCKS, () => parts.pieces.join("")));
     });
   },
@@ -62,10 +62,26 @@ export function withErrorClasses(core: string): string {
 /** Where `client/client.hbs` places the queries and classes (`{{{blocks}}}`). */
 const BLOCKS = "/*<canon:blocks>*/";
 
-/** What one resource adds to the client: its queries and classes, as views and as text. */
+/**
+ * What one resource adds to the client: its queries and classes as text, what that text uses and
+ * declares (for the client's imports), and the client's property of each of its top-level classes.
+ */
 interface ResourcePart {
-  classes: ClassView[];
+  entries: ClientEntry[];
   text: { queries: string; classes: string };
+  placed: PlacedCode;
+}
+
+/** A property of the client: a top-level collection's class. */
+interface ClientEntry {
+  property: string;
+  className: string;
+  doc: string;
+}
+
+/** The client's properties of the classes that have one. */
+function entriesOf(classes: ClassView[]): ClientEntry[] {
+  return classes.flatMap((c) => (c.property === null ? [] : [{ property: c.property, className: c.name, doc: c.doc }]));
 }
 
 /** Each resource's part: a function of the resource and its child collections alone. */
@@ -73,7 +89,8 @@ const resourcePart = defineUnit(
   "client resource part",
   ({ resource, children }: { resource: VersionResource; children: VersionResource[] }, context: UnitContext): ResourcePart => {
     const classes = callable(resourceClasses(resource, children));
-    return { classes, text: blocks(context, resourceQueries(resource), classes) };
+    const text = blocks(context, resourceQueries(resource), classes);
+    return { entries: entriesOf(classes), text, placed: placedCode(`${text.queries}\n${text.classes}`) };
   },
 );
 
@@ -81,7 +98,7 @@ const resourcePart = defineUnit(
  * The queries and classes of a version's client, as pieces of text in the order the template
  * wrote them whole (every query, then every class), and the classes the client has a property for.
  */
-function clientParts(context: EmitContext, version: VersionModel): { pieces: string[]; entries: ClassView[] } {
+function clientParts(context: EmitContext, version: VersionModel): { pieces: string[]; placed: PlacedCode[]; entries: ClientEntry[] } {
   const children = new Map<string, VersionResource[]>();
   for (const r of version.resources) {
     for (const u of [...(r.parent ? [r.parent] : []), ...r.listsUnder]) children.set(u.collection, [...(children.get(u.collection) ?? []), r]);
@@ -102,7 +119,8 @@ function clientParts(context: EmitContext, version: VersionModel): { pieces: str
   const extra = blocks(context, extraQueries, callable(extraClasses));
   return {
     pieces: [...parts.map((p) => p.text.queries), extra.queries, ...parts.map((p) => p.text.classes), extra.classes],
-    entries: [...parts.flatMap((p) => p.classes), ...callable(extraClasses)].filter((c) => c.property !== null),
+    placed: [...parts.map((p) => p.placed), placedCode(`${extra.queries}\n${extra.classes}`)],
+    entries: [...parts.flatMap((p) => p.entries), ...entriesOf(callable(extraClasses))],
   };
 }
 
@@ -154,7 +172,7 @@ function exportsView(exports: VersionExport[]) {
   };
 }
 
-function clientView(model: ApiModel, version: VersionModel, core: string, entries: ClassView[]) {
+function clientView(model: ApiModel, version: VersionModel, core: string, entries: ClientEntry[]) {
   return {
     header: GENERATED_HEADER,
     title: commentText(model.title),
@@ -164,6 +182,6 @@ function clientView(model: ApiModel, version: VersionModel, core: string, entrie
     events: version.eventsPath !== null,
     exports: version.exports && exportsView(version.exports),
     blocks: BLOCKS,
-    client: entries.map((c) => ({ property: c.property, className: c.name, doc: c.doc })),
+    client: entries,
   };
 }

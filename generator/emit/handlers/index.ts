@@ -9,19 +9,35 @@ import { PRINT_WIDTH } from "../../format/prettier.ts";
 import { IMPORTS, runtimeSource, source, specifierIn, usedIdentifiers, withImports, type ImportSource } from "../shared/imports.ts";
 import { ROUTE_CONTEXT } from "../shared/route-context.ts";
 import { conditionBodySchema, sortSchema, zodField } from "../shared/zod.ts";
-import { defineUnit } from "../../engine.ts";
+import { defineUnit, Engine } from "../../engine.ts";
 import type { SymbolKind } from "../shared/imports.ts";
 
 /**
- * The code of each `routes.ts`: a function of the version's name, the resource and what a delete
- * of it publishes; with the identifiers its code below the imports uses, in the order they are
- * first used (recorded with it, so a cold run does not scan every routes file again).
+ * The code of each `routes.ts` below its imports: a function of the version's name, the resource
+ * and what a delete of it publishes, rendered once per engine for both units that read it
+ * (remembered by the resource object, which is never modified, and the other two).
  */
-const routesCode = defineUnit(
-  "routes code",
+function routesCode(context: UnitContext, version: string, resource: VersionResource, deletes: string): string {
+  const render = () => context.render("routes", routesView(version, resource, deletes));
+  const engine = Engine.current();
+  if (!engine) return render();
+  const codes = engine.byObject("routes code", resource, () => new Map<string, string>());
+  const key = `${version}\0${deletes}`;
+  let code = codes.get(key);
+  if (code === undefined) codes.set(key, (code = render()));
+  return code;
+}
+
+/**
+ * The identifiers the code of a `routes.ts` uses below its imports, in the order they are first
+ * used: what its imports are planned from (recorded alone, so that a cold run neither renders nor
+ * scans an unchanged routes file).
+ */
+const routesIdentifiers = defineUnit(
+  "routes identifiers",
   ({ version, resource, deletes }: { version: string; resource: VersionResource; deletes: string }, context: UnitContext) => {
-    const code = context.render("routes", routesView(version, resource, deletes));
-    return { code, used: [...usedIdentifiers(code.slice(code.indexOf(IMPORTS)))] };
+    const code = routesCode(context, version, resource, deletes);
+    return [...usedIdentifiers(code.slice(code.indexOf(IMPORTS)))];
   },
 );
 
@@ -29,11 +45,11 @@ const routesCode = defineUnit(
 const routesFile = defineUnit(
   "routes file",
   (
-    { version, resource, rendered, others }: { version: string; resource: VersionResource; rendered: string; others: Array<{ from: string; names: Array<[string, SymbolKind]> }> },
+    { version, resource, deletes, others }: { version: string; resource: VersionResource; deletes: string; others: Array<{ from: string; names: Array<[string, SymbolKind]> }> },
     context: UnitContext,
   ) => {
     const sources = [...routesSources(context, resource), ...others.map((o) => ({ from: o.from, names: new Map(o.names) }))];
-    return styledTs(`${version}/${resource.collection}/routes.ts`, plannedRoutes(rendered, sources));
+    return styledTs(`${version}/${resource.collection}/routes.ts`, plannedRoutes(routesCode(context, version, resource, deletes), sources));
   },
 );
 
@@ -52,9 +68,9 @@ export const handlersEmitter: Emitter = {
         // The code is made of the resource, the version's name and what a delete publishes; its
         // imports, of the identifiers it uses and where each of another collection comes from.
         const deletes = deleteEvent(model, version, resource);
-        const { code: rendered, used } = context.unit(routesCode, { version: version.name, resource, deletes });
+        const used = context.unit(routesIdentifiers, { version: version.name, resource, deletes });
         const others = viewSources(model, version, resource, new Set(used), owners).map((o) => ({ from: o.from, names: [...o.names] }));
-        files.push(context.unit(routesFile, { version: version.name, resource, rendered, others }));
+        files.push(context.unit(routesFile, { version: version.name, resource, deletes, others }));
       }
       if (version.events) files.push(styledTs(`${version.name}/events.ts`, withImports(context.render("events", eventsView(model, version)), eventsSources(context))));
       if (version.exports) {

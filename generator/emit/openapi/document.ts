@@ -1,3 +1,4 @@
+import { digested, knowDigested, type Digested } from "../../compat/parts.ts";
 import { compareText } from "../../diagnostics/diagnostic.ts";
 import { GENERATED_MARK } from "../../util/generated.ts";
 import { defineUnit } from "../../engine.ts";
@@ -24,9 +25,13 @@ export function openapiDocument(model: ApiModel, version: VersionModel, context?
   const storage = new Map(model.storage.map((s) => [s.collection, s]));
   const parts = version.resources.map((resource) => {
     const slice = { settings, resource, storage: storage.get(resource.collection) ?? null };
-    return context ? context.unit(resourceParts, slice) : resourceParts.compute(slice, undefined);
+    const built = context ? context.unit(resourceParts, slice) : resourceParts.compute(slice, undefined);
+    // The comparisons of the run (CHANGES.md, the gate) find each part's digest known.
+    built.operations.forEach((o, i) => knowDigested(o.operation, built.digests.operations[i]!));
+    built.schemas.forEach(([, schema], i) => knowDigested(schema, built.digests.schemas[i]!));
+    return built;
   });
-  const operations: PathOperation[] = parts.flatMap((p) => p.operations.map(idempotentPost));
+  const operations: PathOperation[] = parts.flatMap((p) => p.operations);
   const schemas: Array<[string, Json]> = [["Error", errorSchema()], ...parts.flatMap((p) => p.schemas)];
   const tags: JsonObject[] = version.resources.map((r) => {
     const tag: JsonObject = { name: r.collection };
@@ -97,15 +102,22 @@ function idempotentPost(o: PathOperation): PathOperation {
 interface ResourceParts {
   operations: PathOperation[];
   schemas: Array<[string, Json]>;
+  /**
+   * The digest and references of each operation and schema (compat/parts.ts), computed with
+   * them: what the comparisons of a document read, so that a run that recalls the parts of an
+   * unchanged resource does not read them again.
+   */
+  digests: { operations: Digested[]; schemas: Digested[] };
 }
 
 /** The operations and schemas of one resource: a function of the version's settings, the resource and its storage alone. */
 const resourceParts = defineUnit(
   "openapi resource parts",
-  ({ settings, resource, storage }: { settings: VersionSettings; resource: VersionResource; storage: StorageResource | null }): ResourceParts => ({
-    operations: resourceOperations(settings, resource),
-    schemas: resourceSchemas(resource, storage ?? undefined),
-  }),
+  ({ settings, resource, storage }: { settings: VersionSettings; resource: VersionResource; storage: StorageResource | null }): ResourceParts => {
+    const operations = resourceOperations(settings, resource).map(idempotentPost);
+    const schemas = resourceSchemas(resource, storage ?? undefined);
+    return { operations, schemas, digests: { operations: operations.map((o) => digested(o.operation)), schemas: schemas.map(([, schema]) => digested(schema)) } };
+  },
 );
 
 /** The version's settings: everything but its resources and exports. */

@@ -38,20 +38,35 @@ export function source(from: string, names: Record<string, SymbolKind>): ImportS
 }
 
 /**
+ * What a piece of code that a file places whole (whole declarations) uses and declares: what
+ * `withImports` needs of it, found once (a unit can keep it with the piece, so that a cold run
+ * does not scan an unchanged piece again).
+ */
+export interface PlacedCode {
+  used: readonly string[];
+  declared: readonly string[];
+}
+
+/** The identifiers a piece of code uses and the names it declares (see `PlacedCode`). */
+export function placedCode(code: string): PlacedCode {
+  return { used: [...usedIdentifiers(code)], declared: localDeclarations(code) };
+}
+
+/**
  * The rendered file with the imports it uses in place of the marker line. Sources are written in
  * the order given; within one, values first and then types, each in code-unit order; a source
- * whose used names are all types is imported with `import type`. `parts` is code the caller
- * places in the file afterwards (whole declarations, each scanned once per text): what it uses
- * is imported too, and what it declares is not.
+ * whose used names are all types is imported with `import type`. `parts` is what code the caller
+ * places in the file afterwards uses and declares (`placedCode`): what it uses is imported too,
+ * and what it declares is not.
  */
-export function withImports(rendered: string, sources: ImportSource[], parts: readonly string[] = []): string {
+export function withImports(rendered: string, sources: ImportSource[], parts: readonly PlacedCode[] = []): string {
   const at = rendered.indexOf(IMPORTS);
   if (at < 0) throw new Error("the template has no {{{imports}}} marker");
   const code = rendered.slice(at + IMPORTS.length);
-  const used = parts.length ? new Set([code, ...parts].flatMap((c) => [...usedIdentifiers(c)])) : usedIdentifiers(code);
+  const used = parts.length ? new Set([...usedIdentifiers(code), ...parts.flatMap((p) => p.used)]) : usedIdentifiers(code);
   const lines: string[] = [];
   // A name the file declares itself is never imported (the entry's own `AppOptions`).
-  const taken = new Set([code, ...parts].flatMap((c) => localDeclarations(c)));
+  const taken = new Set([...localDeclarations(code), ...parts.flatMap((p) => p.declared)]);
   for (const { from, names } of sources) {
     const values: string[] = [];
     const types: string[] = [];

@@ -11,15 +11,15 @@
  *  - `schema.ts`: what the runtime SQL store needs per collection (tables, columns, constraints).
  *  - `index.ts`: `openStore(target)` for `memory`, `pglite:<dir>` and `postgres://…`.
  */
-import type { ApiModel } from "../../model/types.ts";
+import type { ApiModel, StorageResource } from "../../model/types.ts";
 import { GENERATED_MARK } from "../../util/generated.ts";
-import { memoByText } from "../../engine.ts";
+import { defineUnit, memoByText } from "../../engine.ts";
 import { GENERATED_HEADER, styledTs, type EmitContext, type EmittedFile, type Emitter } from "../emitter.ts";
 import { IMPORTS, runtimeSource, source, withImports } from "../shared/imports.ts";
 import { literal, propertyKey } from "../shared/code.ts";
 import { migrationBetween } from "./diff.ts";
 import { replayMigrations, snapshotFrom, UnreadableStatement, type Replay } from "./replay.ts";
-import { collectionPlans, snapshotOf, SNAPSHOT_FORMAT, systemTables, type CollectionPlan, type SchemaSnapshot } from "./snapshot.ts";
+import { collectionPlans, snapshotOf, SNAPSHOT_FORMAT, storagePlans, systemTables, type CollectionPlan, type SchemaSnapshot } from "./snapshot.ts";
 
 export const MIGRATION_FILE = /^(\d{4})_[a-z0-9_]+\.sql$/;
 /** The newest migration while its changes are not released: `generate` writes it again on every run. */
@@ -45,7 +45,7 @@ const SNAPSHOT_NOTICE = `${GENERATED_MARK}: the schema the migrations beside it 
 export const sqlEmitter: Emitter = {
   name: "sql",
   emit(model: ApiModel, context: EmitContext): EmittedFile[] {
-    const plans = collectionPlans(model);
+    const plans = collectionPlans(model, (resource, tenantReferenced) => context.unit(storageUnit, { resource, tenantReferenced }));
     const next = snapshotOf(plans, systemTables(model));
     const present = (context.previous?.list("sql") ?? []).filter((n) => MIGRATION_FILE.test(n)).sort();
     const before = present.length ? previousSnapshot(context) : null;
@@ -57,15 +57,15 @@ export const sqlEmitter: Emitter = {
     // The newest migration while it is pending (not released): written again from the released ones.
     const pending = candidates.length && PENDING_FILE.test(candidates[candidates.length - 1]!) ? candidates[candidates.length - 1]! : null;
     const released = pending ? candidates.slice(0, -1) : candidates;
-    const replay = replayed(released.map((name) => ({ name, text: context.previous!.read(`sql/${name}`) ?? "" })));
+    const replay = context.unit(releasedSchema, { files: released.map((name) => ({ name, text: context.previous!.read(`sql/${name}`) ?? "" })), hints: [before, next] });
     const existing = released.slice(0, replay.applied);
     const carried: EmittedFile[] = existing.map((name) => ({ path: `sql/${name}`, content: context.previous!.read(`sql/${name}`) ?? "", parser: null }));
     // Without migrations there is nothing to build on: start from an empty database.
     let previous: SchemaSnapshot | null = null;
     const repairs: string[] = [];
-    if (existing.length) {
-      const created = snapshotFrom(replay.model, SNAPSHOT_FORMAT, [before, next]);
-      if (before && !pending && !replay.failure && migrationBetween(created, before) === null) previous = before;
+    if (replay.created) {
+      const created = replay.created;
+      if (before && !pending && !replay.failure && context.unit(migrationUnit, { previous: created, next: before }) === null) previous = before;
       else {
         previous = created;
         const deleted = (listed ?? []).filter((n) => !present.includes(n) && !PENDING_FILE.test(n));
@@ -77,7 +77,7 @@ export const sqlEmitter: Emitter = {
         if (!repairs.length && !pending) repairs.push(`they did not create the schema ${SNAPSHOT_PATH} described`);
       }
     }
-    const migration = migrationBetween(previous, next);
+    const migration = context.unit(migrationUnit, { previous, next });
     const files = [...carried];
     if (migration) {
       const number = existing.length ? Number(MIGRATION_FILE.exec(existing[existing.length - 1]!)![1]) + 1 : 1;
@@ -100,12 +100,8 @@ export const sqlEmitter: Emitter = {
     }
     const migrations = files.map((f) => f.path.slice("sql/".length));
     // What the migrations written now create is exactly the schema the snapshot describes.
-    const result = replayed(files.map((f) => ({ name: f.path.slice("sql/".length), text: f.content })));
-    const residue = result.failure || !files.length ? null : migrationBetween(snapshotFrom(result.model, SNAPSHOT_FORMAT, [next]), next);
-    if (result.failure || residue !== null) {
-      const differs = residue ? `the replayed schema differs: it still needs ${residue.statements.join(" ")}` : "";
-      throw new Error(`canon wrote migrations that do not create the schema of the definitions (a bug in canon): ${result.failure?.message ?? differs}`);
-    }
+    const problem = context.unit(writtenSchemaProblem, { files: files.map((f) => ({ name: f.path.slice("sql/".length), text: f.content })), next });
+    if (problem !== null) throw new Error(`canon wrote migrations that do not create the schema of the definitions (a bug in canon): ${problem}`);
     files.push(
       // Canonical `JSON.stringify` output, like the OpenAPI documents: no prettier pass on a file this large.
       {
@@ -130,6 +126,44 @@ export const sqlEmitter: Emitter = {
     return files;
   },
 };
+
+/** The collections one stored resource keeps (snapshot.ts `storagePlans`): a function of the resource and of which collections it references are a tenant's. */
+const storageUnit = defineUnit(
+  "sql storage plans",
+  ({ resource, tenantReferenced }: { resource: StorageResource; tenantReferenced: readonly string[] }) => storagePlans(resource, tenantReferenced),
+);
+
+/** The migration from one schema to another (diff.ts), null when they are the same: a function of the two snapshots. */
+const migrationUnit = defineUnit("sql migration", ({ previous, next }: { previous: SchemaSnapshot | null; next: SchemaSnapshot }) => migrationBetween(previous, next));
+
+/**
+ * What the released migrations create, replayed from an empty database (replay.ts): how many
+ * apply in order, the failure of the first that does not, and the snapshot of what those create
+ * (named after `hints`: the snapshot in the output folder and the one the definitions want;
+ * null when none applies). A function of the migrations' texts and the hints.
+ */
+const releasedSchema = defineUnit(
+  "sql released schema",
+  ({ files, hints }: { files: Array<{ name: string; text: string }>; hints: Array<SchemaSnapshot | null> }) => {
+    const replay = replayed(files);
+    return {
+      applied: replay.applied,
+      ...(replay.failure ? { failure: replay.failure } : {}),
+      created: replay.applied > 0 ? snapshotFrom(replay.model, SNAPSHOT_FORMAT, hints) : null,
+    };
+  },
+);
+
+/**
+ * Why the migrations written now do not create exactly the schema `next` describes (a bug in
+ * canon), or null: a function of their texts and of `next`.
+ */
+const writtenSchemaProblem = defineUnit("sql written schema", ({ files, next }: { files: Array<{ name: string; text: string }>; next: SchemaSnapshot }): string | null => {
+  const result = replayed(files);
+  if (result.failure) return result.failure.message;
+  const residue = files.length ? migrationBetween(snapshotFrom(result.model, SNAPSHOT_FORMAT, [next]), next) : null;
+  return residue ? `the replayed schema differs: it still needs ${residue.statements.join(" ")}` : null;
+});
 
 /** `replayMigrations`, a statement canon cannot read said with its fix. */
 function replayed(files: Array<{ name: string; text: string }>): Replay {

@@ -512,10 +512,30 @@ function withCompositeUnique(plan: CollectionPlan, r: StorageResource): Collecti
   return plan;
 }
 
-/** Every stored collection of the API, in definition order, each resource followed by its actions' records; then export jobs. */
-export function collectionPlans(model: ApiModel): CollectionPlan[] {
+/**
+ * The collections one resource stores: its own, then its actions' records. A function of the
+ * resource and of which of the collections it references hold a tenant's records
+ * (`tenantReferenced`: their statistics, `resourcePlan`).
+ */
+export function storagePlans(r: StorageResource, tenantReferenced: readonly string[]): CollectionPlan[] {
+  return [withCompositeUnique(resourcePlan(r, new Set(tenantReferenced)), r), ...actionPlans(r)];
+}
+
+/** Of the collections `r` references, those whose records are a tenant's (sorted): the rest of the model `storagePlans` reads. */
+export function tenantReferenced(r: StorageResource, tenantRecords: ReadonlySet<string>): string[] {
+  return [...new Set(r.references.map((x) => x.collection))].filter((c) => tenantRecords.has(c)).sort();
+}
+
+/**
+ * Every stored collection of the API, in definition order, each resource followed by its actions'
+ * records (`plansOf`: `storagePlans`, or the same remembered); then export jobs.
+ */
+export function collectionPlans(
+  model: ApiModel,
+  plansOf: (r: StorageResource, tenantReferenced: readonly string[]) => CollectionPlan[] = storagePlans,
+): CollectionPlan[] {
   const tenantRecords = new Set(model.storage.flatMap((r) => (r.tenantKey ? [r.collection] : [])));
-  const plans = model.storage.flatMap((r) => [withCompositeUnique(resourcePlan(r, tenantRecords), r), ...actionPlans(r)]);
+  const plans = model.storage.flatMap((r) => plansOf(r, tenantReferenced(r, tenantRecords)));
   // Export jobs (when some resource sets `export: true`) are kept like any collection, after the resources.
   if (model.exportJobs) plans.push(resourcePlan(model.exportJobs, tenantRecords));
   return plans;
