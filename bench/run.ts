@@ -74,7 +74,7 @@ export function parseArgs(argv: string[]): Options {
       only
         ? only.split(",")
         : quick
-          ? ["generation", "runtime", "postgres"]
+          ? ["generation", "runtime", "postgres", "tenancy"]
           : [
               "generation",
               "runtime",
