@@ -18,12 +18,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** The tenant of the request's principal, or undefined for a principal of the platform. */
 export function tenantOf(request: FastifyRequest): string | undefined {
-  const tenant = principalOf(request).tenant;
-  if (tenant === undefined || tenant === null) return undefined;
-  // Compared with uuid columns in SQL: `authenticate` must give a lowercase UUID.
-  if (typeof tenant !== "string" || !UUID.test(tenant))
-    throw new Error("authenticate gave a principal whose tenant is not a lowercase UUID");
-  return tenant;
+  return principalTenant(principalOf(request));
 }
 
 /** The `where` of a read by id in a collection whose tenant key is `key`: undefined for the platform. */
@@ -43,10 +38,14 @@ export function writeScope(
   return scopeOf(spec.tenantKey, principalTenant(context?.principal));
 }
 
-/** The tenant of a principal of a write, or undefined for a principal of the platform. */
+/** The tenant of a principal (of a request or of a write), or undefined for a principal of the platform. */
 function principalTenant(principal: Principal | undefined): string | undefined {
   const tenant = principal?.tenant;
-  return typeof tenant === "string" ? tenant : undefined;
+  if (tenant === undefined || tenant === null) return undefined;
+  // Compared with uuid columns in SQL: `authenticate` must give a lowercase UUID.
+  if (typeof tenant !== "string" || !UUID.test(tenant))
+    throw new Error("authenticate gave a principal whose tenant is not a lowercase UUID");
+  return tenant;
 }
 
 function scopeOf(key: string | undefined, tenant: string | undefined): Values | undefined {
