@@ -130,7 +130,7 @@ export class ExportService {
     q?: string | undefined;
     match: Match;
     /** The order of the file: `sort` as the client gave it, and as the store reads it. */
-    sort?: { text: string; keys: SortKey[] } | undefined;
+    sort?: { text: string; keys: readonly SortKey[] } | undefined;
   }): Promise<ExportJob> {
     if (!this.sources.has(`${input.version}/${input.resource}`)) {
       throw new Error(`${input.version} does not export ${input.resource}`);

@@ -78,7 +78,7 @@ type RequiredName = { [K in keyof Fields]: Fields[K] extends { optional: true } 
 /** The values of a stored job, as EXPORT_JOB_FIELDS defines them (`match` as the store reads it). */
 export type ExportJobValues = { -readonly [K in Exclude<RequiredName, "match">]: ValueOf<Fields[K]> } & {
   -readonly [K in Exclude<keyof Fields, RequiredName>]?: ValueOf<Fields[K]>;
-} & { match: Match & { sort?: SortKey[] } };
+} & { match: Match & { sort?: readonly SortKey[] } };
 
 export type ExportJob = StoredRecord<ExportJobValues>;
 

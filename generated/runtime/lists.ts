@@ -35,7 +35,7 @@ export async function listByCursor<V extends Values, T>(
   params: CursorParams,
   match: Match & { parent?: ParentRead | undefined },
   view: (record: StoredRecord<V>) => T,
-  sort?: SortKey[],
+  sort?: readonly SortKey[],
 ): Promise<CursorPage<T>> {
   const sorted = sort !== undefined && sort.length > 0;
   const scope = listScope(path, match.where, match.search?.text, { conditions: match.conditions, sort });
@@ -119,7 +119,7 @@ export async function listByOffset<V extends Values, T>(
   params: OffsetParams,
   match: Match,
   view: (record: StoredRecord<V>) => T,
-  sort?: SortKey[],
+  sort?: readonly SortKey[],
 ): Promise<OffsetPage<T>> {
   const { records, total } = await service.page({
     ...match,

@@ -106,7 +106,7 @@ export interface CursorQuery extends Match {
    * The order: up to 3 keys, then `id` in the direction of the last key. Absent or empty:
    * ascending id. Nulls (and absent values) come last in either direction.
    */
-  sort?: SortKey[];
+  sort?: readonly SortKey[];
   /** Unsorted: records with an id greater than this one. */
   after?: string;
   /** Sorted: records after this position in the order of `sort` (keyset pagination). */
@@ -129,7 +129,7 @@ export interface ListPage<V extends Values = Values> {
 
 export interface OffsetQuery extends Match {
   /** The order, as for CursorQuery. */
-  sort?: SortKey[];
+  sort?: readonly SortKey[];
   offset: number;
   limit: number;
 }
