@@ -125,6 +125,7 @@ describe("breaking changes, on real pairs of definitions", () => {
     ["a tighter pattern on input", { [books]: replace("{10,17}", "{13,17}") }, { kind: "limit-tightened", operationId: "createBook", field: "isbn", keyword: "pattern" }],
     ["the pagination mode changed", { [books]: replace("operations:", "pagination: offset\noperations:") }, { kind: "pagination-changed", operationId: "listBooks" }],
     ["a sort key removed (SPEC §12)", { [books]: replace("sort: [pages, genre]", "sort: [pages]") }, { kind: "enum-value-removed", operationId: "listBooks", part: "parameter", field: "sort" }],
+    ["the values of an enum sort key put in another order (SPEC §12.1: an enum sorts in the order of its values)", { [books]: replace("[fiction, poetry, drama]", "[drama, fiction, poetry]") }, { kind: "sort-order-changed", operationId: "listBooks", part: "parameter", field: "sort", keyword: "enum" }],
     ["sorting removed altogether", { [books]: replace("sort: [pages, genre]\n", "") }, { kind: "parameter-removed", operationId: "listBooks", field: "sort" }],
     ["a filter removed: its operators go too", { [books]: replace("filters: [genre, pages]", "filters: [genre]") }, { kind: "parameter-removed", operationId: "listBooks", field: "pages[gte]" }],
     ["a value removed from an [in] filter's enum", { [books]: replace("[fiction, poetry, drama]", "[fiction, poetry]") }, { kind: "enum-value-removed", operationId: "listBooks", part: "parameter", field: "genre[in]" }],
@@ -529,6 +530,22 @@ describe("breaks that come from canon itself", () => {
     assert.match(messages, /breaking-change v1 is published .*query parameter "limit" has maximum 100 instead of 200 \[limit-tightened\], in listBooks/);
     assert.match(messages, /breaking-change v1 is published .*field "links" was removed \[field-removed\]/);
   });
+});
+
+// Found by the acceptance run of SPEC §12: an enum sort key's values reordered reorder a
+// published list; the gate said nothing (an enum's order is no change to its values).
+test("an enum's values reordered break only where a list sorts by it; values added keep the others' order", async () => {
+  const unsorted = replace("sort: [pages, genre]", "sort: [pages]");
+  const before = (await documents(variant("enum-order-unsorted-a", { [books]: unsorted }))).get("v1")!;
+  const after = (await documents(variant("enum-order-unsorted-b", { [books]: (t) => replace("[fiction, poetry, drama]", "[drama, fiction, poetry]")(unsorted(t)!) }))).get("v1")!;
+  const changes = compareDocuments(before, after);
+  assert.deepEqual(changes.filter((c) => c.breaking).map((c) => c.text), [], listing(changes));
+  const reordered = await changesOf("enum-order-sorted", { [books]: replace("[fiction, poetry, drama]", "[drama, fiction, poetry]") });
+  const change = reordered.find((c) => c.kind === "sort-order-changed");
+  assert.ok(change?.breaking, listing(reordered));
+  assert.match(change.text, /query parameter "sort" sorts "genre" in another order: "drama" < "fiction" < "poetry" instead of "fiction" < "poetry" < "drama"/);
+  const added = await changesOf("enum-order-added", { [books]: replace("[fiction, poetry, drama]", "[essay, fiction, poetry, drama]") });
+  assert.ok(!added.some((c) => c.kind === "sort-order-changed"), listing(added));
 });
 
 // Found by the acceptance run of SPEC §12: a sort key removed was worded `field "[]" no longer has

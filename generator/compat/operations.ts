@@ -100,6 +100,7 @@ function compareOperation(
   const pagination = comparePagination(oldDoc, newDoc, a, b);
   if (pagination) add({ in: "response", status: "200" }, pagination);
   compareParameters(oldDoc, newDoc, a, b, pagination !== null, add, schemas);
+  if (!pagination) compareSortOrder(oldDoc, newDoc, a, b, add);
   compareRequestBody(oldDoc, newDoc, a, b, add, schemas);
   compareResponses(oldDoc, newDoc, a, b, pagination !== null, add, schemas);
   return out;
@@ -138,6 +139,63 @@ function listSchema(doc: JsonObject, e: Endpoint): Json | undefined {
   if (e.method !== "get") return undefined;
   const response = resolve(doc, obj(e.operation.responses)["200"], child(e.pointer, "responses", "200")).node;
   return obj(obj(response.content)["application/json"]).schema;
+}
+
+/**
+ * A list sorts an enum in the order of its values (SPEC §12.1): values of a sort key's enum put
+ * in another order reorder the records of a published list, and move a client's saved cursor.
+ * Values only added or removed keep the others' order (and are reported as enum changes).
+ */
+function compareSortOrder(oldDoc: JsonObject, newDoc: JsonObject, a: Endpoint, b: Endpoint, add: Add): void {
+  const before = sortKeys(oldDoc, a);
+  const after = sortKeys(newDoc, b);
+  if (!before || !after) return;
+  for (const key of before.keys) {
+    if (!after.keys.has(key)) continue;
+    const was = itemEnum(oldDoc, a, key);
+    const now = itemEnum(newDoc, b, key);
+    if (!was || !now) continue;
+    const kept = was.filter((v) => now.includes(v));
+    const order = now.filter((v) => kept.includes(v));
+    if (kept.every((v, i) => v === order[i])) continue;
+    add(
+      { in: "parameter", location: "query", name: "sort" },
+      {
+        kind: "sort-order-changed",
+        breaking: true,
+        field: "",
+        keyword: "enum",
+        pointer: after.pointer,
+        subject: 'query parameter "sort"',
+        detail: `sorts ${JSON.stringify(key)} in another order: ${order.map((v) => JSON.stringify(v)).join(" < ")} instead of ${kept.map((v) => JSON.stringify(v)).join(" < ")}`,
+      },
+    );
+  }
+}
+
+/** The keys the `sort` parameter of a list names (without `-`), and where it is. */
+function sortKeys(doc: JsonObject, e: Endpoint): { keys: Set<string>; pointer: string } | null {
+  if (e.method !== "get") return null;
+  for (const p of parameters(doc, e).values()) {
+    if (p.location !== "query" || p.name !== "sort") continue;
+    const items = resolve(doc, resolve(doc, p.node.schema, "#").node.items, "#").node;
+    const values = Array.isArray(items.enum) ? items.enum.filter((v): v is string => typeof v === "string") : [];
+    return { keys: new Set(values.filter((v) => !v.startsWith("-"))), pointer: p.pointer };
+  }
+  return null;
+}
+
+/** The enum values of a field of a list's items, in their order (null aside), if it is an enum. */
+function itemEnum(doc: JsonObject, e: Endpoint, field: string): Json[] | null {
+  const page = resolve(doc, listSchema(doc, e), "#").node;
+  const items = resolve(doc, obj(resolve(doc, obj(page.properties).data, "#").node).items, "#").node;
+  const property = resolve(doc, obj(items.properties)[field], "#").node;
+  const variants = Array.isArray(property.anyOf) ? property.anyOf : Array.isArray(property.oneOf) ? property.oneOf : [property];
+  for (const variant of variants) {
+    const node = resolve(doc, variant, "#").node;
+    if (Array.isArray(node.enum)) return node.enum.filter((v) => v !== null);
+  }
+  return null;
 }
 
 function comparePagination(oldDoc: JsonObject, newDoc: JsonObject, a: Endpoint, b: Endpoint): Raw | null {

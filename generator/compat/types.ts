@@ -30,6 +30,8 @@ export type ChangeKind =
   | "header-added"
   | "header-removed"
   | "pagination-changed"
+  // the order of the values of an enum a list sorts by (SPEC §12.1)
+  | "sort-order-changed"
   // schemas and fields
   | "field-added"
   | "field-removed"
