@@ -43,6 +43,10 @@ export function locateChange(defs: Definitions, model: ApiModel, version: string
     if (name === "q") return key("search");
     if (["limit", "cursor", "page", "per_page"].includes(name)) return key("pagination");
     if (change.kind === "parameter-removed" || change.kind === "parameter-added") return key("filters");
+    if (change.kind === "sort-order-changed") {
+      const sorted = change.sortKey ? topField(model, version, resource, change.sortKey) : undefined;
+      return sorted ? optionAt(sorted, "enum") : key("sort");
+    }
     const field = topField(model, version, resource, name);
     return field ? optionAt(field, change.keyword) : key("filters");
   }

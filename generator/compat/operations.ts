@@ -164,6 +164,7 @@ function compareSortOrder(oldDoc: JsonObject, newDoc: JsonObject, a: Endpoint, b
         kind: "sort-order-changed",
         breaking: true,
         field: "",
+        sortKey: key,
         keyword: "enum",
         pointer: after.pointer,
         subject: 'query parameter "sort"',

@@ -94,6 +94,8 @@ export interface Change {
   keyword?: string;
   /** The new name of a renamed field. */
   renamedTo?: string;
+  /** `sort-order-changed`: the sort key (a field of the list's records) whose enum order changed. */
+  sortKey?: string;
   /** JSON pointer into the old document (the new one for additions). */
   pointer: string;
   /** What changed, in words: `field "due_cents"`, `query parameter "status"`, `GET /v1/orders`. */
