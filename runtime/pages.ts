@@ -8,6 +8,8 @@ export const DEFAULT_PAGE_SIZE = 20;
 export const MAX_PAGE_SIZE = 100;
 /** The most keys one `?sort=` takes (SPEC §12.1). */
 export const MAX_SORT_KEYS = 3;
+/** `sort` in a typed query: one key, or up to `MAX_SORT_KEYS` in order (an array of more does not compile). */
+export type SortOrder<K extends string> = K | readonly [K] | readonly [K, K] | readonly [K, K, K];
 /** The most values one `[in]` filter takes, comma-separated (SPEC §12.2). */
 export const MAX_IN_VALUES = 100;
 

@@ -34,6 +34,8 @@ export const DEFAULT_PAGE_SIZE = 20;
 export const MAX_PAGE_SIZE = 100;
 /** The most keys one `?sort=` takes (SPEC §12.1). */
 export const MAX_SORT_KEYS = 3;
+/** `sort` in a typed query: one key, or up to `MAX_SORT_KEYS` in order (an array of more does not compile). */
+export type SortOrder<K extends string> = K | readonly [K] | readonly [K, K] | readonly [K, K, K];
 /** The most values one `[in]` filter takes, comma-separated (SPEC §12.2). */
 export const MAX_IN_VALUES = 100;
 
@@ -706,7 +708,7 @@ export interface InvoicesListQuery {
   /** Text to find (case-insensitive); this collection has no text field; always cursor mode. */
   q?: string;
   /** Order: a key, or up to 3; `-` for descending; `id` breaks ties, records without a value come last. */
-  sort?: InvoicesSortKey | InvoicesSortKey[];
+  sort?: SortOrder<InvoicesSortKey>;
   /** Only records whose status is this value, or is one of `{ in: [...] }`. */
   status?: "draft" | "issued" | "paid" | "void" | { in?: Array<"draft" | "issued" | "paid" | "void"> };
   /** Only records whose due_date is this value, or is above `{ gt }`, or is at least `{ gte }`, or is below `{ lt }`, or is at most `{ lte }`. */
@@ -735,7 +737,7 @@ export interface OrdersListQuery {
   /** Text to find (case-insensitive) in note; always cursor mode. */
   q?: string;
   /** Order: a key, or up to 3; `-` for descending; `id` breaks ties, records without a value come last. */
-  sort?: OrdersSortKey | OrdersSortKey[];
+  sort?: SortOrder<OrdersSortKey>;
   /** Only records whose status is this value, or is one of `{ in: [...] }`. */
   status?:
     | "pending"
@@ -766,7 +768,7 @@ export interface ProductsListQuery {
   /** Text to find (case-insensitive) in name or description; always cursor mode. */
   q?: string;
   /** Order: a key, or up to 3; `-` for descending; `id` breaks ties, records without a value come last. */
-  sort?: ProductsSortKey | ProductsSortKey[];
+  sort?: SortOrder<ProductsSortKey>;
   /** Only records whose category is this value, or is one of `{ in: [...] }`. */
   category?: "books" | "games" | "tools" | "other" | { in?: Array<"books" | "games" | "tools" | "other"> };
   /** Only records whose price_cents is this value, or is one of `{ in: [...] }`, or is above `{ gt }`, or is at least `{ gte }`, or is below `{ lt }`, or is at most `{ lte }`. */
@@ -787,7 +789,7 @@ export interface UsersListQuery {
   /** Records per page, 1 to 100; 20 when absent. */
   per_page?: number;
   /** Order: a key, or up to 3; `-` for descending; `id` breaks ties, records without a value come last. */
-  sort?: UsersSortKey | UsersSortKey[];
+  sort?: SortOrder<UsersSortKey>;
   /** Only records whose role is this value, or is one of `{ in: [...] }`. */
   role?: "customer" | "admin" | { in?: Array<"customer" | "admin"> };
   /** Only records whose created_at is above `{ gt }`, or is at least `{ gte }`, or is below `{ lt }`, or is at most `{ lte }`. */
@@ -803,7 +805,7 @@ export interface UsersSearchQuery {
   /** `next_cursor` of the page before; the first page when absent. */
   cursor?: string;
   /** Order: a key, or up to 3; `-` for descending; `id` breaks ties, records without a value come last. */
-  sort?: UsersSortKey | UsersSortKey[];
+  sort?: SortOrder<UsersSortKey>;
   /** Only records whose role is this value, or is one of `{ in: [...] }`. */
   role?: "customer" | "admin" | { in?: Array<"customer" | "admin"> };
   /** Only records whose created_at is above `{ gt }`, or is at least `{ gte }`, or is below `{ lt }`, or is at most `{ lte }`. */

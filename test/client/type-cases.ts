@@ -62,6 +62,14 @@ export async function cases(): Promise<void> {
   for await (const p of api.orders.list().pages()) void (p.pagination.next_cursor satisfies string | null);
   // @ts-expect-error status takes the enum's values
   api.orders.list({ status: "lost" });
+  api.orders.list({ sort: "-placed_at" });
+  api.orders.list({ sort: ["-placed_at", "status", "created_at"] });
+  const keys: v2.OrdersSortKey[] = ["total_cents"];
+  api.orders.list({ sort: [keys[0]!] });
+  // @ts-expect-error sort takes at most 3 keys (SPEC §12.1)
+  api.orders.list({ sort: ["-placed_at", "status", "created_at", "total_cents"] });
+  // @ts-expect-error sort takes the list's declared keys
+  api.orders.list({ sort: ["code"] });
   // @ts-expect-error page size is a number
   api.orders.list({ limit: "10" });
   // @ts-expect-error orders are cursor-paginated: no page

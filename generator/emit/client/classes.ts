@@ -111,7 +111,7 @@ function filterMembers(r: VersionResource) {
     const alias = sortAliasName(r);
     members.unshift({
       key: "sort",
-      type: `${alias} | ${alias}[]`,
+      type: `SortOrder<${alias}>`,
       optional: true,
       doc: `Order: a key, or up to 3; \`-\` for descending; \`id\` breaks ties, records without a value come last.`,
     });
