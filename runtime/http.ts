@@ -98,10 +98,18 @@ export function parseParams<S extends z.ZodType>(schema: S, input: unknown): z.o
   const unstorable = unstorableFields(input);
   if (!parsed.success || unstorable.length) {
     throw new ValidationError(
-      withDetails(parsed.success ? [] : issuesToDetails(parsed.error.issues), unstorable),
+      withDetails(parsed.success ? [] : issuesToDetails(parsed.error.issues.map(repeated)), unstorable),
     );
   }
   return parsed.data;
+}
+
+/**
+ * A parameter given twice (`?sort=a&sort=b`) reaches its schema as an array, which only a query
+ * string makes: its issue says to give it once, not that it "must be a string".
+ */
+function repeated(issue: z.core.$ZodIssue): z.core.$ZodIssue {
+  return issue.path.length === 1 && Array.isArray(issue.input) ? { ...issue, message: ISSUES.once } : issue;
 }
 
 type IdParser = (input: unknown) => Record<string, string> | undefined;

@@ -19,6 +19,7 @@ export const ISSUES = {
   number: "must be a number",
   boolean: "must be true or false",
   text: "must be a string",
+  once: "must be given once (list several values comma-separated, as the parameter's description says)",
   jsonObject: "must be a JSON object",
   page: "must be an integer of 1 or more",
   pageSize: (max: number) => `must be an integer from 1 to ${max}`,

@@ -124,6 +124,17 @@ describe(`sorted lists (SPEC §12.1), ${STORE} store`, () => {
       assert.deepEqual(detailFields(error), ["sort"], bad);
     }
   });
+
+  test("a parameter given twice (?sort=a&sort=b, ?status[in]=…&status[in]=…) answers 400 saying to give it once", async () => {
+    for (const [query, field] of [
+      ["sort=priority&sort=-due_at", "sort"],
+      ["status[in]=open&status[in]=pending", "status[in]"],
+      ["limit=5&limit=6", "limit"],
+    ]) {
+      const error = await expectError(api, "GET", list(query!), 400, "VALIDATION_ERROR");
+      assert.deepEqual(error.details, [{ field, issue: "must be given once (list several values comma-separated, as the parameter's description says)" }], query);
+    }
+  });
 });
 
 describe(`a sorted walk while records change, ${STORE} store`, () => {
