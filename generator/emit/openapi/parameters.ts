@@ -124,7 +124,7 @@ function conditionParameter(c: ListCondition): JsonObject {
         explode: false,
       };
     case "null":
-      return query(c.param, `\`true\`: only the records without a \`${name}\`; \`false\`: only those with one.`, { type: "boolean" });
+      return query(c.param, `\`true\`: only the records with no \`${name}\` (null or absent); \`false\`: only those with a value.`, { type: "boolean" });
     default:
       return query(
         c.param,
