@@ -8,6 +8,7 @@ import { driftDiagnostics } from "../write/drift.ts";
 import type { FormattedFile } from "../format/format.ts";
 import type { GenerateSession } from "../session.ts";
 import { canonSources, currentStamp, fingerprint, stampFile, writeStamp } from "../write/stamp.ts";
+import { youngGenerationForOneRun } from "../util/young-generation.ts";
 
 export interface OutputOptions {
   definitions: string;
@@ -86,6 +87,7 @@ async function upToDate(options: OutputOptions, stamped: Stamped) {
 
 /** `canon generate`: writes the output and prints what changed. */
 export async function generateCommand(options: OutputOptions): Promise<number> {
+  youngGenerationForOneRun();
   const report = new Reporter(options.format);
   const { code } = await generateAndReport(options, { report });
   report.finish();
@@ -179,6 +181,7 @@ async function stampSuccess({ file, print }: Stamped, result: GenerateResult): P
 
 /** `canon check`: writes nothing; fails when the output folder is not what generate would write. */
 export async function checkCommand(options: OutputOptions): Promise<number> {
+  youngGenerationForOneRun();
   const report = new Reporter(options.format);
   const code = await checkAndReport(options, report);
   report.finish();
