@@ -110,8 +110,7 @@ async function run(options: GenerateOptions, cacheFile: string | null, output: R
     void session.thread?.close();
     session.thread = new EmitThread(cacheDir);
   }
-  const beside = session?.thread ? await emitAllBeside(model, context, session.thread, session.parts) : null;
-  const emitted = beside ? beside.files : emitAll(model, context);
+  const emitted = session?.thread ? await emitAllBeside(model, context, session.thread, session.parts) : emitAll(model, context);
   phase("emit");
   const { files, stats } = await formatFiles(emitted, cacheFile, session?.formatted);
   phase(`format (${stats.laidOut} laid out by canon, ${stats.prettier} through prettier: ${stats.formatted} formatted, ${stats.cached} cached)`);
@@ -135,9 +134,6 @@ async function run(options: GenerateOptions, cacheFile: string | null, output: R
       const version = model.versions.find((v) => v.name === name);
       return version && (context.openapiDocument(model, version) as Json);
     },
-    // The emit thread built the documents: with the digests of their parts, the gate reads
-    // what changed from the texts instead of building the documents here again.
-    digestsOf: (name) => beside?.digests[name],
   });
   phase("compatibility gate");
   // A file canon did not write is never overwritten or removed: nothing is written while one is there.

@@ -12,7 +12,7 @@ import { pathKey } from "./paths.ts";
 import { Engine } from "../engine.ts";
 import { partDigests, type PartDigestTable } from "./parts.ts";
 import { publishedDocument } from "./published.ts";
-import { isObject, obj } from "./resolve.ts";
+import { obj } from "./resolve.ts";
 import { sunsetOf } from "./sunset.ts";
 import { withoutUnchangedPaths } from "./unchanged.ts";
 import type { Json } from "./types.ts";
@@ -39,13 +39,6 @@ export interface GateInput {
    * and test/dev-session.test.ts holds the two equal).
    */
   documentOf?: (version: string) => Json | undefined;
-  /**
-   * The digests of the parts of this run's `vN/openapi.json` document, by version (a dev
-   * session's emit thread built the document and sends them): the new document is then read
-   * from its text, each part whose digest is the published document's taken from that one, and
-   * only the others parsed (`publishedDocument`; what `JSON.parse` gives for the text).
-   */
-  digestsOf?: (version: string) => PartDigestTable | undefined;
 }
 
 export interface GateResult {
@@ -141,8 +134,7 @@ export async function compatibilityGate(input: GateInput): Promise<GateResult> {
       push(diagnostic("version-removed-early", input.definitions.at("versions"), problem.message, problem.fix));
       continue;
     }
-    const digests = input.digestsOf?.(version);
-    const now = parsed(content, () => (digests && isObject(old) ? publishedDocument(content, digests, old) : undefined) ?? input.documentOf?.(version) ?? parseJson(content));
+    const now = parsed(content, () => input.documentOf?.(version) ?? parseJson(content));
     if (now === undefined) throw new Error(`canon wrote a ${version}/openapi.json that is not JSON`);
     const breaks = compareDocuments(...withoutUnchangedPaths(obj(old), obj(now))).filter((c) => c.breaking);
     if (breaks.length === 0) continue;

@@ -1,5 +1,4 @@
 import { engineState } from "../engine.ts";
-import { refsOf } from "./parts.ts";
 import type { Json, JsonObject } from "./types.ts";
 
 /** Reading OpenAPI documents: `$ref` resolution and small accessors that never throw. */
@@ -150,11 +149,7 @@ export function identical(oldDoc: JsonObject, newDoc: JsonObject, a: Json | unde
     memo.set(key, answer);
     return answer;
   }
-  // One object is the same in both documents at a glance only when it holds no `$ref`: one it
-  // holds may reach a component that differs between them (a dev session's gate reads the new
-  // document with the published one's unchanged parts: a list's page schema, the same object in
-  // both, refers to a record schema that changed).
-  if (a === b && (oldDoc === newDoc || typeof a !== "object" || a === null || refsOf(a)?.length === 0)) return true;
+  if (a === b) return true;
   if (!isObject(a) || !isObject(b)) return sameJson(a, b);
   const ka = Object.keys(a).filter((k) => !ANNOTATIONS.has(k));
   const kb = Object.keys(b).filter((k) => !ANNOTATIONS.has(k));

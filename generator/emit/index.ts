@@ -11,7 +11,7 @@ import { compareText } from "../diagnostics/diagnostic.ts";
 import { changesEmitter } from "./changes/index.ts";
 import { clientEmitter } from "./client/index.ts";
 import type { EmitContext, EmittedFile, Emitter, PreviousOutput } from "./emitter.ts";
-import type { EmitThread, ThreadResult } from "./thread.ts";
+import type { EmitThread } from "./thread.ts";
 import { openapiDocument } from "./openapi/document.ts";
 import { runtimeFileExports } from "./shared/imports.ts";
 import { entryEmitter } from "./entry/index.ts";
@@ -258,16 +258,15 @@ export function emitAll(model: ApiModel, context: EmitContext = createEmitContex
 /**
  * `emitAll`, with the emitters that `thread` runs (a `canon dev` session's second thread, see
  * thread.ts) run there while this thread runs the others; `parts` interned the model. The same
- * files as `emitAll`, and the digests of the parts of each OpenAPI document the thread built.
+ * files as `emitAll`.
  */
-export async function emitAllBeside(model: ApiModel, context: EmitContext, thread: EmitThread, parts: ModelParts): Promise<ThreadResult> {
+export async function emitAllBeside(model: ApiModel, context: EmitContext, thread: EmitThread, parts: ModelParts): Promise<EmittedFile[]> {
   const there = thread.emit(model, parts);
   // Should an emitter here throw, the thread's answer is not awaited: its failure is then no
   // unhandled rejection (awaited below, it still throws).
   there.catch(() => {});
   const here = emitters.filter((e) => !thread.runs(e.name)).flatMap((e) => e.emit(model, context));
-  const { files, digests } = await there;
-  return { files: checked([...here, ...files]), digests };
+  return checked([...here, ...(await there)]);
 }
 
 /** The files sorted by path; no two emitters may write one path. */

@@ -1,7 +1,6 @@
 import { Worker } from "node:worker_threads";
 import type { ModelParts, SentModel } from "../model/intern.ts";
 import type { ApiModel } from "../model/types.ts";
-import type { PartDigestTable } from "../compat/parts.ts";
 import type { EmittedFile } from "./emitter.ts";
 
 /**
@@ -19,17 +18,7 @@ export interface ThreadJob {
   model: SentModel;
 }
 
-/**
- * What the thread made: its files, and the digests of the parts of each version's OpenAPI
- * document (by version), with which the gate reads the new document from its text, taking each
- * part that is the same as in the last document from there (compat/gate.ts).
- */
-export interface ThreadResult {
-  files: EmittedFile[];
-  digests: Record<string, PartDigestTable>;
-}
-
-export type ThreadReply = ({ id: number } & ThreadResult) | { id: number; error: string };
+export type ThreadReply = { id: number; files: EmittedFile[] } | { id: number; error: string };
 
 /**
  * A worker thread that runs `THREAD_EMITTERS` (emit/thread-worker.ts). It lives as long as the
@@ -37,7 +26,7 @@ export type ThreadReply = ({ id: number } & ThreadResult) | { id: number; error:
  */
 export class EmitThread {
   private readonly worker: Worker;
-  private readonly pending = new Map<number, { resolve: (result: ThreadResult) => void; reject: (error: Error) => void }>();
+  private readonly pending = new Map<number, { resolve: (files: EmittedFile[]) => void; reject: (error: Error) => void }>();
   private next = 0;
   private failure: Error | null = null;
 
@@ -55,7 +44,7 @@ export class EmitThread {
       if (this.pending.size === 0) this.worker.unref();
       if (!waiting) return;
       if ("error" in reply) waiting.reject(new Error(reply.error));
-      else waiting.resolve({ files: reply.files, digests: reply.digests });
+      else waiting.resolve(reply.files);
     });
     this.worker.on("error", (error) => this.fail(error));
     // A reply that cannot be read would leave its run waiting for ever.
@@ -74,7 +63,7 @@ export class EmitThread {
   }
 
   /** The files of `THREAD_EMITTERS` for `model` (interned by `parts`), made on the thread. */
-  emit(model: ApiModel, parts: ModelParts): Promise<ThreadResult> {
+  emit(model: ApiModel, parts: ModelParts): Promise<EmittedFile[]> {
     if (this.failure) return Promise.reject(this.failure);
     const id = this.next++;
     const job: ThreadJob = { id, model: parts.send(model) };
