@@ -68,6 +68,7 @@ export async function benchDev(plan: DevPlan): Promise<DevResult> {
         resourceYaml(resource) +
         ["actions:", ...added.flatMap((a) => [`  ${a}:`, "    fields:", "      comment: { type: string, max_length: 200 }"])].join("\n") +
         "\n";
+      const seen = dev.output().length;
       const cpuBefore = cpuOf(dev.process.pid);
       const started = performance.now();
       writeFileSync(file, text);
@@ -82,7 +83,8 @@ export async function benchDev(plan: DevPlan): Promise<DevResult> {
       }, 20_000, () => dev.output());
       rounds.push(performance.now() - started);
       cpu.push(cpuOf(dev.process.pid) - cpuBefore);
-      if (process.env.CANON_BENCH_DEV_TIMINGS) log(dev.output().split("\n").filter((l) => /^canon( dev)?: /.test(l)).slice(-14).join("\n"));
+      // The phases this round printed (CANON_TIMINGS: both threads' generation, then the app's).
+      if (process.env.CANON_BENCH_DEV_TIMINGS) log(dev.output().slice(seen).split("\n").filter((l) => /^canon( dev)?: /.test(l)).join("\n"));
       log(`  dev round ${i + 1}: ${fmtMs(rounds[rounds.length - 1]!)} (CPU ${fmtMs(cpu[cpu.length - 1]!)})`);
     }
     return { n: plan.n, store: plan.store, rounds, median: median(rounds), cpu, cpuMedian: median(cpu) };

@@ -1,5 +1,6 @@
 import type { Diagnostic } from "./diagnostics/diagnostic.ts";
 import type { SourceFile } from "./load/load.ts";
+import { CanonFiles } from "./emit/index.ts";
 import type { EmitThread } from "./emit/thread.ts";
 import { Engine, type FormattedBy } from "./engine.ts";
 import { ModelParts } from "./model/intern.ts";
@@ -28,6 +29,8 @@ export interface GenerateSession {
   parts: ModelParts;
   /** The second thread that runs the whole-API emitters (emit/thread.ts); made by the first run that emits. */
   thread: EmitThread | null;
+  /** canon's own templates and runtime files, read once for the session (emit/index.ts). */
+  files: CanonFiles;
 }
 
 export interface RememberedFormat {
@@ -39,7 +42,7 @@ export interface RememberedFormat {
 
 export function createSession(): GenerateSession {
   const engine = new Engine();
-  return { engine, sources: new Map(), formatted: new Map(), output: null, parts: new ModelParts(engine), thread: null };
+  return { engine, sources: new Map(), formatted: new Map(), output: null, parts: new ModelParts(engine), thread: null, files: new CanonFiles() };
 }
 
 /** Ends what a session holds open (its emit thread). */

@@ -102,6 +102,16 @@ describe("canon's own layout of generated TypeScript", () => {
       layout(`  await authorizeOrThrow(authorize, request, "action", "${long}/approvals", ${long}, { name: "${long}" });\n`),
       `  await authorizeOrThrow(\n    authorize,\n    request,\n    "action",\n    "${long}/approvals",\n    ${long},\n    { name: "${long}" },\n  );\n`,
     );
+    // A property typed by a generic: one type argument per line, no trailing comma, an object type broken in turn (hooks.ts).
+    assert.equal(
+      layout(`  "${long}-x"?: ResourceHooks<${long}Values, { reviews: ${long}ReviewValues; ratings: ${long}RatingValues }, HookCollections>;\n`),
+      `  "${long}-x"?: ResourceHooks<\n    ${long}Values,\n    {\n      reviews: ${long}ReviewValues;\n      ratings: ${long}RatingValues;\n    },\n    HookCollections\n  >;\n`,
+    );
+    // A property whose value is a conditional: each branch on its line, broken as if it stood after its `? ` (services.ts).
+    assert.equal(
+      layout(`    a${long}: hooks["${long}"]?.reviews ? new ActingService<A, B>(store, specs.a${long}, { targetField: "x" }, hooks["${long}"]?.reviews, support) : new CrudService<A>(store, specs.a${long}),\n`),
+      `    a${long}: hooks["${long}"]?.reviews\n      ? new ActingService<A, B>(\n          store,\n          specs.a${long},\n          { targetField: "x" },\n          hooks["${long}"]?.reviews,\n          support,\n        )\n      : new CrudService<A>(store, specs.a${long}),\n`,
+    );
     // Blank lines at the end of a block go, empty braces close up.
     assert.equal(layout(`export interface A {\n}\n\nfunction b() {\n  return 1;\n\n}\n\n\n`), `export interface A {}\n\nfunction b() {\n  return 1;\n}\n`);
   });

@@ -159,6 +159,12 @@ type Tx = SqlQueryable;
  * rows. Anything else (a column or table holding values, a statement that dropped, altered or
  * moved data) cannot be undone safely: one line, naming the command that resets the store, and
  * nothing is changed (the transaction rolls back).
+ *
+ * The statements both texts hold were applied with the earlier text and are still in effect,
+ * unless undoing dropped a column or a table (which takes along the indexes, statistics and
+ * constraints on it): only then is the whole new text applied again, else only its statements
+ * the earlier text did not hold (in `canon dev`, where the pending migration is the whole
+ * schema of a new project, a save's few statements instead of all of them).
  */
 async function bringUpToDate(
   tx: Tx,
@@ -189,6 +195,8 @@ async function bringUpToDate(
     }),
   );
   const adds: string[] = [];
+  // Whether undoing dropped a column or a table, and with it what other statements created on it.
+  let dropped = false;
   const dropColumn = async (table: string, column: string) => {
     const [info] = await tx.query(
       "select column_default as d from information_schema.columns where table_schema = current_schema() and table_name = $1 and column_name = $2",
@@ -199,6 +207,7 @@ async function bringUpToDate(
     const held = await tx.query(`select 1 as x from ${table} where ${column} is not null${other} limit 1`);
     if (held.length) refuse(`${table}.${column} holds values the new text does not keep`);
     await tx.exec(`alter table ${table} drop column if exists ${column};`);
+    dropped = true;
   };
   for (const statement of gone) {
     const created = CREATE_TABLE.exec(statement);
@@ -237,6 +246,7 @@ async function bringUpToDate(
       if ((await tx.query(`select 1 as x from ${m[1]} limit 1`)).length)
         refuse(`table ${m[1]} holds rows the new text does not keep`);
       await tx.exec(`drop table if exists ${m[1]};`);
+      dropped = true;
     } else if (/^create extension if not exists /.test(statement)) {
       // An extension stays: it holds no rows and the schema does not depend on its absence.
     } else {
@@ -250,7 +260,14 @@ async function bringUpToDate(
       refuse(`\`${add}\` failed (${(error as Error).message.split("\n")[0]})`);
     }
   }
-  if (next) await tx.exec(next.sql);
+  if (!next) return;
+  if (dropped) {
+    await tx.exec(next.sql);
+    return;
+  }
+  const before = new Set(statements(oldText!));
+  const added = nextStatements.filter((s) => !before.has(s));
+  if (added.length) await tx.exec(added.join("\n\n"));
 }
 
 const CREATE_TABLE = /^create table if not exists ("(?:[^"]|"")+") \(\n/;

@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { realpathSync } from "node:fs";
 import module from "node:module";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
@@ -21,6 +22,8 @@ import { packageRoot } from "../util/package-root.ts";
 interface HookState {
   /** The output folder as a file URL ending in `/`. */
   out: string;
+  /** Whether that folder's path is its real path (no symbolic link on the way to it). */
+  real: boolean;
   /** Version of each generated module, by file URL without query; empty for `serve`. */
   versions: Map<string, string>;
   /** Each generated file's content as last versioned, its hash and its relative imports, by path. */
@@ -32,16 +35,28 @@ let state: HookState | null = null;
 /** Installs the hook for `out` (once per process; `serve` and `dev` use one output folder). */
 export function loadGeneratedFrom(out: string): void {
   const url = pathToFileURL(`${path.resolve(out)}${path.sep}`).href;
+  const real = isRealPath(path.resolve(out));
   if (state) {
     state.out = url;
+    state.real = real;
     return;
   }
-  state = { out: url, versions: new Map(), read: new Map() };
+  state = { out: url, real, versions: new Map(), read: new Map() };
   const canon = new URL("package.json", packageRoot()).href;
   const current = state;
   module.registerHooks({
     resolve(specifier, context, nextResolve) {
       const fromOutput = context.parentURL?.startsWith(current.out) ?? false;
+      // A generated file imported by another by its relative path (a version's index.ts imports
+      // each resource's routes.ts): the file this session wrote, at its version, without asking
+      // Node's resolver, which would look for it on disk and for its package scope again for
+      // every importer loaded anew. Only where the folder's path is real, as Node's resolver
+      // would make it, so that each module keeps one URL.
+      if (fromOutput && current.real && (specifier.startsWith("./") || specifier.startsWith("../"))) {
+        const bareUrl = new URL(specifier, context.parentURL).href;
+        const version = current.versions.get(bareUrl);
+        if (version) return { url: `${bareUrl}?v=${version}`, shortCircuit: true };
+      }
       let resolved;
       try {
         resolved = nextResolve(specifier, context);
@@ -100,6 +115,15 @@ export async function importGenerated<T>(out: string, file: string): Promise<T> 
   const url = pathToFileURL(path.join(path.resolve(out), file)).href;
   const version = state?.versions.get(url);
   return (await import(version ? `${url}?v=${version}` : url)) as T;
+}
+
+/** Whether `folder` is its own real path; false when it cannot be told (it does not exist yet). */
+function isRealPath(folder: string): boolean {
+  try {
+    return realpathSync(folder) === folder;
+  } catch {
+    return false;
+  }
 }
 
 function hash(text: string): string {

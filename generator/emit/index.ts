@@ -61,12 +61,8 @@ export const emitters: Emitter[] = [
  * folder, each template's compiled form (Handlebars' precompiled JavaScript, keyed by a hash of
  * the template and of Handlebars' version) is kept there, so that a later run skips the compiler.
  */
-export function createEmitContext(root: URL = packageRoot(), previous?: PreviousOutput, cacheDir?: string): EmitContext {
-  const compiled = new Map<string, Compiled>();
-  const runtime = new Map<string, string>();
-  const texts = new Map<string, string>();
-  const exportsOf = new Map<string, ReadonlyMap<string, "value" | "type">>();
-  const handlebars = handlebarsRuntime.create();
+export function createEmitContext(root: URL = packageRoot(), previous?: PreviousOutput, cacheDir?: string, files?: CanonFiles): EmitContext {
+  const { compiled, runtime, texts, exportsOf, handlebars } = files?.of(root, cacheDir) ?? readCanonFiles();
   // Keyed by the model object: one context may serve several models (tests do), and nothing
   // outlives the context.
   const documents = new WeakMap<ApiModel, Map<VersionModel, Record<string, unknown>>>();
@@ -134,6 +130,36 @@ export function createEmitContext(root: URL = packageRoot(), previous?: Previous
     },
     ...(previous ? { previous } : {}),
   };
+}
+
+/** canon's own templates (compiled) and runtime files, as read by emit contexts (see `CanonFiles`). */
+interface ReadFiles {
+  compiled: Map<string, Compiled>;
+  runtime: Map<string, string>;
+  texts: Map<string, string>;
+  exportsOf: Map<string, ReadonlyMap<string, "value" | "type">>;
+  handlebars: typeof Handlebars;
+}
+
+function readCanonFiles(): ReadFiles {
+  return { compiled: new Map(), runtime: new Map(), texts: new Map(), exportsOf: new Map(), handlebars: handlebarsRuntime.create() };
+}
+
+/**
+ * canon's own templates, compiled, and its runtime files with the names each exports, as the
+ * emit contexts made with it read them: a `canon dev` session keeps one for its life (its
+ * thread another), so that a save neither reads nor compiles them again. They are canon's
+ * sources, which a session's engine takes as fixed too. By package root and cache folder.
+ */
+export class CanonFiles {
+  private readonly read = new Map<string, ReadFiles>();
+
+  of(root: URL, cacheDir: string | undefined): ReadFiles {
+    const key = `${root.href}\0${cacheDir ?? ""}`;
+    let files = this.read.get(key);
+    if (!files) this.read.set(key, (files = readCanonFiles()));
+    return files;
+  }
 }
 
 const TEMPLATE_OPTIONS = { noEscape: true, strict: true, preventIndent: true } as const;

@@ -146,6 +146,8 @@ function breakLine(line: string): string[] {
     breakIf(line) ??
     breakSignature(line) ??
     breakUnion(line) ??
+    breakTypeArguments(line) ??
+    breakConditional(line) ??
     breakObject(line) ??
     breakArray(line) ??
     breakCall(line) ?? [line]
@@ -183,6 +185,117 @@ function breakUnion(line: string): string[] | null {
   const oneLine = `${indent}${INDENT}${union};`;
   if (oneLine.length <= PRINT_WIDTH) return [`${indent}${head}`, oneLine];
   return [`${indent}${head}`, ...members.map((t, i) => `${indent}${INDENT}| ${t}${i === members.length - 1 ? ";" : ""}`)];
+}
+
+/**
+ * A property of an interface or type literal whose type is a generic with two or more type
+ * arguments (`key?: Name<A, { b: B }, C>;`) → one type argument per line, without a trailing
+ * comma (prettier writes none after type arguments), an object type among them broken in turn
+ * into one member per line.
+ */
+function breakTypeArguments(line: string): string[] | null {
+  const m = /^(\s*)((?:[A-Za-z_$][\w$]*|"[^"\\]*")\??: [A-Za-z_$][\w$.]*)<(.+)>;$/.exec(line);
+  if (!m) return null;
+  const [, indent, head, body] = m as unknown as [string, string, string, string];
+  const args = splitTypeList(body, ",");
+  // With one argument prettier may hug it (an object type): left to prettier.
+  if (!args || args.length < 2) return null;
+  const lines = args.flatMap((arg, i) => {
+    const entry = `${indent}${INDENT}${arg}${i < args.length - 1 ? "," : ""}`;
+    return entry.length > PRINT_WIDTH ? (breakTypeLiteral(entry) ?? [entry]) : [entry];
+  });
+  return [`${indent}${head}<`, ...lines, `${indent}>;`];
+}
+
+/** An object type that is a whole line (`{ a: A; b: B },`) → one member per line, each ended by `;`. */
+function breakTypeLiteral(line: string): string[] | null {
+  const m = /^(\s*)\{ (.+) \}(,?)$/.exec(line);
+  if (!m) return null;
+  const [, indent, body, comma] = m as unknown as [string, string, string, string];
+  const members = splitTypeList(body, ";");
+  if (!members || !members.every((p) => /^(?:[A-Za-z_$][\w$]*|"[^"\\]*")\??: \S/.test(p))) return null;
+  return [`${indent}{`, ...members.map((p) => `${indent}${INDENT}${p};`), `${indent}}${comma}`];
+}
+
+/**
+ * A type split at `separator` outside brackets (angle brackets too) and strings, each part
+ * trimmed; null when unbalanced, or when it holds a function type (whose `=>` is no bracket).
+ */
+function splitTypeList(text: string, separator: "," | ";"): string[] | null {
+  if (text.includes("=>")) return null;
+  const parts: string[] = [];
+  let depth = 0;
+  let start = 0;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i]!;
+    if (ch === '"') {
+      const end = closeQuote(text, i);
+      if (end === null) return null;
+      i = end;
+    } else if (ch === "'" || ch === "`" || ch === "/") return null;
+    else if ("([{<".includes(ch)) depth++;
+    else if (")]}>".includes(ch)) depth--;
+    else if (ch === separator && depth === 0) {
+      parts.push(text.slice(start, i).trim());
+      start = i + 1;
+    }
+    if (depth < 0) return null;
+  }
+  if (depth !== 0) return null;
+  const last = text.slice(start).trim();
+  if (last) parts.push(last);
+  return parts.every((p) => p.length > 0) ? parts : null;
+}
+
+/**
+ * A property whose value is a conditional with a plain test (`key: a.b ? x(…) : y(…),`) → the
+ * test after the key, then `? x(…)` and `: y(…)` on lines of their own, indented once more; each
+ * branch broken in turn as if it stood at its column (prettier aligns a branch's lines after
+ * its `? ` or `: `).
+ */
+function breakConditional(line: string): string[] | null {
+  const m = /^(\s*)((?:[A-Za-z_$][\w$]*|"[^"\\]*"): )(.+?)(,?)$/.exec(line);
+  if (!m) return null;
+  const [, indent, key, value, comma] = m as unknown as [string, string, string, string, string];
+  const question = topLevel(value, " ? ");
+  if (question.length !== 1) return null;
+  const test = value.slice(0, question[0]);
+  const rest = value.slice(question[0]! + 3);
+  const colon = topLevel(rest, " : ");
+  if (colon.length !== 1 || topLevel(rest, " ? ").length !== 0) return null;
+  // A test that is a name or member chain (`hooks["a-b"]?.c`): prettier then keeps it after the key.
+  if (!/^[A-Za-z_$][\w$]*(?:\??\.[A-Za-z_$][\w$]*|\["[^"\\]*"\]|\?\.\["[^"\\]*"\])*$/.test(test)) return null;
+  const branch = (mark: string, expression: string, end: string): string[] => {
+    const at = `${indent}${INDENT}${INDENT}`;
+    const whole = `${at}${expression}${end}`;
+    let lines: string[];
+    if (whole.length <= PRINT_WIDTH) lines = [whole];
+    else {
+      // Broken as a statement that ends in a comma; a branch without one loses it again.
+      lines = breakLine(`${at}${expression},`);
+      if (!end) lines[lines.length - 1] = lines[lines.length - 1]!.replace(/,$/, "");
+    }
+    lines[0] = `${indent}${INDENT}${mark}${lines[0]!.slice(at.length)}`;
+    return lines;
+  };
+  return [`${indent}${key}${test}`, ...branch("? ", rest.slice(0, colon[0]), ""), ...branch(": ", rest.slice(colon[0]! + 3), comma)];
+}
+
+/** Where `token` occurs in `text` outside brackets and strings. */
+function topLevel(text: string, token: string): number[] {
+  const found: number[] = [];
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i]!;
+    if (ch === '"' || ch === "'" || ch === "`") {
+      const end = closeQuote(text, i);
+      if (end === null) return [-1, -1];
+      i = end;
+    } else if ("([{".includes(ch)) depth++;
+    else if (")]}".includes(ch)) depth--;
+    else if (depth === 0 && text.startsWith(token, i)) found.push(i);
+  }
+  return found;
 }
 
 /**

@@ -141,3 +141,40 @@ test("a table the pending migration creates gains a column in its new text: the 
     await db.close();
   }
 });
+
+test("brought to a new text, a store applies the statements the earlier text did not hold, and all of them again when a column went", async () => {
+  const file = (...statements: string[]) => {
+    const sql = `-- Pending migration 0001\n\n${statements.join("\n\n")}\n`;
+    return { name: "0001_pending", sql, checksum: createHash("sha256").update(sql).digest("hex") };
+  };
+  const users = (name: string) => `create table if not exists "users" (\n  "row_id" bigint generated always as identity primary key,\n  ${name}\n);`;
+  const usersIndex = `create index if not exists "users_name" on "users" ("name");`;
+  const teams = `create table if not exists "teams" (\n  "row_id" bigint generated always as identity primary key\n);`;
+  const sameAsFresh = async (db: SqlDriver, migration: ReturnType<typeof file>) => {
+    const fresh = await openDriver("pglite:memory://");
+    try {
+      await migrate(fresh, [migration]);
+      assert.deepEqual(await catalog(db), await catalog(fresh));
+    } finally {
+      await fresh.close();
+    }
+  };
+  const db = await openDriver("pglite:memory://");
+  try {
+    await migrate(db, [file(users('"name" text'), usersIndex)]);
+    // A table more: its statement alone is applied (the index dropped by hand stays dropped).
+    await db.exec(`drop index "users_name"`);
+    const more = file(users('"name" text'), usersIndex, teams);
+    assert.deepEqual(await migrate(db, [more]), ["0001_pending"]);
+    assert.deepEqual(await db.query(`select to_regclass('users_name') is null as gone, to_regclass('teams') is not null as made`), [{ gone: true, made: true }]);
+    await db.exec(usersIndex);
+    await sameAsFresh(db, more);
+    // The column "name" changes: it is dropped (it holds nothing) and added, which takes its
+    // index along; the whole new text is applied again, so the index is there.
+    const changed = file(users('"name" varchar(20)'), usersIndex, teams);
+    assert.deepEqual(await migrate(db, [changed]), ["0001_pending"]);
+    await sameAsFresh(db, changed);
+  } finally {
+    await db.close();
+  }
+});
