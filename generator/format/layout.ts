@@ -223,9 +223,8 @@ function breakTypeLiteral(line: string): string[] | null {
  */
 function splitTypeList(text: string, separator: "," | ";"): string[] | null {
   if (text.includes("=>")) return null;
-  const parts: string[] = [];
+  const cuts: number[] = [];
   let depth = 0;
-  let start = 0;
   for (let i = 0; i < text.length; i++) {
     const ch = text[i]!;
     if (ch === '"') {
@@ -235,16 +234,10 @@ function splitTypeList(text: string, separator: "," | ";"): string[] | null {
     } else if (ch === "'" || ch === "`" || ch === "/") return null;
     else if ("([{<".includes(ch)) depth++;
     else if (")]}>".includes(ch)) depth--;
-    else if (ch === separator && depth === 0) {
-      parts.push(text.slice(start, i).trim());
-      start = i + 1;
-    }
+    else if (ch === separator && depth === 0) cuts.push(i);
     if (depth < 0) return null;
   }
-  if (depth !== 0) return null;
-  const last = text.slice(start).trim();
-  if (last) parts.push(last);
-  return parts.every((p) => p.length > 0) ? parts : null;
+  return depth === 0 ? cutAt(text, cuts) : null;
 }
 
 /**
@@ -419,19 +412,28 @@ function balanced(text: string): boolean {
 function splitTopLevel(text: string): string[] | null {
   const spans = scan(text);
   if (!spans) return null;
-  const parts: string[] = [];
+  const cuts: number[] = [];
   let depth = 0;
-  let start = 0;
   for (const [i, ch] of spans) {
     if (ch === "(" || ch === "[" || ch === "{") depth++;
     else if (ch === ")" || ch === "]" || ch === "}") depth--;
-    else if (ch === "," && depth === 0) {
-      parts.push(text.slice(start, i).trim());
-      start = i + 1;
-    }
+    else if (ch === "," && depth === 0) cuts.push(i);
     if (depth < 0) return null;
   }
-  if (depth !== 0) return null;
+  return depth === 0 ? cutAt(text, cuts) : null;
+}
+
+/**
+ * `text` cut at the separators at `cuts`, each part trimmed, a last empty part (a trailing
+ * separator) dropped; null when another part is empty.
+ */
+function cutAt(text: string, cuts: readonly number[]): string[] | null {
+  const parts: string[] = [];
+  let start = 0;
+  for (const cut of cuts) {
+    parts.push(text.slice(start, cut).trim());
+    start = cut + 1;
+  }
   const last = text.slice(start).trim();
   if (last) parts.push(last);
   return parts.every((p) => p.length > 0) ? parts : null;
