@@ -182,9 +182,8 @@ async function bringUpToDate(
   if (oldText === null) refuse("its earlier text was not recorded");
   const nextStatements = statements(next?.sql ?? "");
   const kept = new Set(nextStatements);
-  const gone = statements(oldText!)
-    .filter((s) => !kept.has(s))
-    .reverse();
+  const oldStatements = statements(oldText!);
+  const gone = oldStatements.filter((s) => !kept.has(s)).reverse();
   // A table both texts create with other columns: `create table if not exists` would leave it as
   // it is, so its columns are compared, and those that differ are dropped (when they hold only
   // null or their default) and added as the new text writes them.
@@ -265,7 +264,7 @@ async function bringUpToDate(
     await tx.exec(next.sql);
     return;
   }
-  const before = new Set(statements(oldText!));
+  const before = new Set(oldStatements);
   const added = nextStatements.filter((s) => !before.has(s));
   if (added.length) await tx.exec(added.join("\n\n"));
 }

@@ -62,7 +62,7 @@ export const emitters: Emitter[] = [
  * the template and of Handlebars' version) is kept there, so that a later run skips the compiler.
  */
 export function createEmitContext(root: URL = packageRoot(), previous?: PreviousOutput, cacheDir?: string, files?: CanonFiles): EmitContext {
-  const { compiled, runtime, texts, exportsOf, handlebars } = files?.of(root, cacheDir) ?? readCanonFiles();
+  const { compiled, runtime, texts, exportsOf, handlebars } = files?.of(root, cacheDir) ?? emptyCanonFiles();
   // Keyed by the model object: one context may serve several models (tests do), and nothing
   // outlives the context.
   const documents = new WeakMap<ApiModel, Map<VersionModel, Record<string, unknown>>>();
@@ -141,7 +141,7 @@ interface ReadFiles {
   handlebars: typeof Handlebars;
 }
 
-function readCanonFiles(): ReadFiles {
+function emptyCanonFiles(): ReadFiles {
   return { compiled: new Map(), runtime: new Map(), texts: new Map(), exportsOf: new Map(), handlebars: handlebarsRuntime.create() };
 }
 
@@ -157,7 +157,7 @@ export class CanonFiles {
   of(root: URL, cacheDir: string | undefined): ReadFiles {
     const key = `${root.href}\0${cacheDir ?? ""}`;
     let files = this.read.get(key);
-    if (!files) this.read.set(key, (files = readCanonFiles()));
+    if (!files) this.read.set(key, (files = emptyCanonFiles()));
     return files;
   }
 }
