@@ -26,8 +26,19 @@ interface HookState {
   real: boolean;
   /** Version of each generated module, by file URL without query; empty for `serve`. */
   versions: Map<string, string>;
-  /** Each generated file's content as last versioned, its hash and its relative imports, by path. */
-  read: Map<string, { content: string; hash: string; imports: string[] }>;
+  /** Each generated file as last versioned, by path (see `setModuleVersions`). */
+  read: Map<string, VersionedFile>;
+}
+
+interface VersionedFile {
+  /** The file's content, its hash and its relative imports. */
+  content: string;
+  hash: string;
+  imports: string[];
+  /** Its file URL without query. */
+  url: string;
+  /** What its version was last made of (its hash and its imports' versions), and that version. */
+  made: { of: string; version: string } | null;
 }
 
 let state: HookState | null = null;
@@ -37,6 +48,8 @@ export function loadGeneratedFrom(out: string): void {
   const url = pathToFileURL(`${path.resolve(out)}${path.sep}`).href;
   const real = isRealPath(path.resolve(out));
   if (state) {
+    // The files versioned so far name their URLs in the folder they were read from.
+    if (state.out !== url) state.read.clear();
     state.out = url;
     state.real = real;
     return;
@@ -76,6 +89,8 @@ export function loadGeneratedFrom(out: string): void {
 /**
  * Sets the version of every generated module from the files just written: a hash of the
  * file's content and of the versions of the generated files it imports (relative imports).
+ * A save changes a few files: the others' hashes, imports, URLs and versions are taken from the
+ * last call, and a version is hashed again only when what it is made of changed.
  */
 export function setModuleVersions(out: string, files: ReadonlyArray<{ path: string; content: string }>): void {
   if (!state) throw new Error("loadGeneratedFrom must run first");
@@ -85,29 +100,37 @@ export function setModuleVersions(out: string, files: ReadonlyArray<{ path: stri
   const visiting = new Set<string>();
   const read = state.read;
   // Each file's own hash and imports, read again only when its content changed.
-  const own = (file: string) => {
+  const own = (file: string): VersionedFile => {
     const content = byPath.get(file) ?? "";
     let known = read.get(file);
-    if (known?.content !== content) read.set(file, (known = { content, hash: hash(content), imports: relativeImports(file, content) }));
+    if (known?.content !== content) {
+      const url = known?.url ?? pathToFileURL(base + file).href;
+      read.set(file, (known = { content, hash: hash(content), imports: relativeImports(file, content), url, made: null }));
+    }
     return known;
   };
   const versionOf = (file: string): string => {
     const known = versions.get(file);
     if (known) return known;
-    const { hash: contentHash, imports } = own(file);
-    if (visiting.has(file)) return contentHash;
+    const versioned = own(file);
+    if (visiting.has(file)) return versioned.hash;
     visiting.add(file);
-    const hasher = createHash("sha256").update(contentHash);
-    for (const dependency of imports) {
-      if (byPath.has(dependency)) hasher.update(versionOf(dependency));
+    const parts = [versioned.hash];
+    for (const dependency of versioned.imports) {
+      if (byPath.has(dependency)) parts.push(versionOf(dependency));
     }
     visiting.delete(file);
-    const version = hasher.digest("hex").slice(0, 16);
-    versions.set(file, version);
-    return version;
+    const of = parts.join(" ");
+    if (versioned.made?.of !== of) {
+      const hasher = createHash("sha256");
+      for (const part of parts) hasher.update(part);
+      versioned.made = { of, version: hasher.digest("hex").slice(0, 16) };
+    }
+    versions.set(file, versioned.made.version);
+    return versioned.made.version;
   };
   state.versions.clear();
-  for (const file of byPath.keys()) state.versions.set(pathToFileURL(base + file).href, versionOf(file));
+  for (const file of byPath.keys()) state.versions.set(own(file).url, versionOf(file));
 }
 
 /** Imports a generated module (`index.ts`, `sql/index.ts`) at its current version. */

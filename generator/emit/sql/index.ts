@@ -57,7 +57,11 @@ export const sqlEmitter: Emitter = {
     // The newest migration while it is pending (not released): written again from the released ones.
     const pending = candidates.length && PENDING_FILE.test(candidates[candidates.length - 1]!) ? candidates[candidates.length - 1]! : null;
     const released = pending ? candidates.slice(0, -1) : candidates;
-    const replay = context.unit(releasedSchema, { files: released.map((name) => ({ name, text: context.previous!.read(`sql/${name}`) ?? "" })), hints: [before, next] });
+    // Nothing released yet (a `canon dev` session's usual case): nothing to replay, and no key to
+    // hash both snapshots for.
+    const replay = released.length
+      ? context.unit(releasedSchema, { files: released.map((name) => ({ name, text: context.previous!.read(`sql/${name}`) ?? "" })), hints: [before, next] })
+      : NOTHING_RELEASED;
     const existing = released.slice(0, replay.applied);
     const carried: EmittedFile[] = existing.map((name) => ({ path: `sql/${name}`, content: context.previous!.read(`sql/${name}`) ?? "", parser: null }));
     // Without migrations there is nothing to build on: start from an empty database.
@@ -136,6 +140,15 @@ const storageUnit = defineUnit(
 /** The migration from one schema to another (diff.ts), null when they are the same: a function of the two snapshots. */
 const migrationUnit = defineUnit("sql migration", ({ previous, next }: { previous: SchemaSnapshot | null; next: SchemaSnapshot }) => migrationBetween(previous, next));
 
+interface ReleasedSchema {
+  applied: number;
+  failure?: { name: string; message: string };
+  created: SchemaSnapshot | null;
+}
+
+/** `releasedSchema` of no migration. */
+const NOTHING_RELEASED: ReleasedSchema = { applied: 0, created: null };
+
 /**
  * What the released migrations create, replayed from an empty database (replay.ts): how many
  * apply in order, the failure of the first that does not, and the snapshot of what those create
@@ -144,7 +157,7 @@ const migrationUnit = defineUnit("sql migration", ({ previous, next }: { previou
  */
 const releasedSchema = defineUnit(
   "sql released schema",
-  ({ files, hints }: { files: Array<{ name: string; text: string }>; hints: Array<SchemaSnapshot | null> }) => {
+  ({ files, hints }: { files: Array<{ name: string; text: string }>; hints: Array<SchemaSnapshot | null> }): ReleasedSchema => {
     const replay = replayed(files);
     return {
       applied: replay.applied,

@@ -319,10 +319,13 @@ function columnEffect(c: ModelColumn | SnapshotColumn): unknown {
  * left out here too: a table no hint holds, and a column no hint holds that is already nullable.
  */
 export function snapshotFrom(model: SchemaModel, format: number, hints: Array<SchemaSnapshot | null>): SchemaSnapshot {
-  const hintTables = (name: string) => hints.flatMap((h) => h?.tables.filter((t) => t.name === name) ?? []);
+  // The hints' tables, and the model's indexes and statistics, by table: each looked up once per table.
+  const hintTables = groupBy(hints.flatMap((h) => h?.tables ?? []), (t) => t.name);
+  const indexesOf = groupBy(model.indexes.values(), (i) => i.table);
+  const statisticsOf = groupBy(model.statistics.values(), (x) => x.table);
   const tables: SnapshotTable[] = [];
   for (const table of model.tables.values()) {
-    const known = hintTables(table.name);
+    const known = hintTables.get(table.name) ?? [];
     if (!known.length) continue;
     const columns: SnapshotColumn[] = [];
     for (const column of table.columns) {
@@ -342,13 +345,13 @@ export function snapshotFrom(model: SchemaModel, format: number, hints: Array<Sc
       }
     }
     const indexes: SnapshotIndex[] = [];
-    for (const index of [...model.indexes.values()].filter((i) => i.table === table.name)) {
+    for (const index of indexesOf.get(table.name) ?? []) {
       const same = known
         .flatMap((t) => t.indexes)
         .find((i) => i.name === index.name && i.definition === index.definition && Boolean(i.unique || i.together) === index.unique);
       indexes.push(same ?? { name: index.name, ...(index.unique ? { unique: "?" } : {}), definition: index.definition });
     }
-    const statistics: SnapshotStatistics[] = [...model.statistics.values()].filter((x) => x.table === table.name).map((x) => ({ name: x.name, columns: [...x.columns] }));
+    const statistics: SnapshotStatistics[] = (statisticsOf.get(table.name) ?? []).map((x) => ({ name: x.name, columns: [...x.columns] }));
     const link = known.find((t) => t.link)?.link;
     tables.push({
       name: table.name,
@@ -360,4 +363,15 @@ export function snapshotFrom(model: SchemaModel, format: number, hints: Array<Sc
     });
   }
   return { format, extensions: [...model.extensions], tables };
+}
+
+/** The items by `key`, each group in the items' order. */
+function groupBy<T>(items: Iterable<T>, key: (item: T) => string): Map<string, T[]> {
+  const groups = new Map<string, T[]>();
+  for (const item of items) {
+    const group = groups.get(key(item));
+    if (group) group.push(item);
+    else groups.set(key(item), [item]);
+  }
+  return groups;
 }
