@@ -12,7 +12,7 @@ import { changesEmitter } from "./changes/index.ts";
 import { clientEmitter } from "./client/index.ts";
 import type { EmitContext, EmittedFile, Emitter, PreviousOutput } from "./emitter.ts";
 import type { EmitThread } from "./thread.ts";
-import { builtDocument, documentText, type BuiltDocument } from "./openapi/document.ts";
+import { openapiDocument } from "./openapi/document.ts";
 import { runtimeFileExports } from "./shared/imports.ts";
 import { entryEmitter } from "./entry/index.ts";
 import { errorsEmitter } from "./errors/index.ts";
@@ -65,15 +65,8 @@ export function createEmitContext(root: URL = packageRoot(), previous?: Previous
   const { compiled, runtime, texts, exportsOf, handlebars } = files?.of(root, cacheDir) ?? emptyCanonFiles();
   // Keyed by the model object: one context may serve several models (tests do), and nothing
   // outlives the context.
-  const documents = new WeakMap<ApiModel, Map<VersionModel, BuiltDocument>>();
+  const documents = new WeakMap<ApiModel, Map<VersionModel, Record<string, unknown>>>();
   const documentTexts = new WeakMap<ApiModel, Map<VersionModel, string>>();
-  const built = (context: EmitContext, model: ApiModel, version: VersionModel): BuiltDocument => {
-    let byVersion = documents.get(model);
-    if (!byVersion) documents.set(model, (byVersion = new Map()));
-    let document = byVersion.get(version);
-    if (!document) byVersion.set(version, (document = builtDocument(model, version, context)));
-    return document;
-  };
   return {
     render(name, data) {
       let template = compiled.get(name);
@@ -118,13 +111,17 @@ export function createEmitContext(root: URL = packageRoot(), previous?: Previous
         .sort(compareText);
     },
     openapiDocument(model, version) {
-      return built(this, model, version).document;
+      let built = documents.get(model);
+      if (!built) documents.set(model, (built = new Map()));
+      let document = built.get(version);
+      if (!document) built.set(version, (document = openapiDocument(model, version, this) as Record<string, unknown>));
+      return document;
     },
     openapiText(model, version) {
       let written = documentTexts.get(model);
       if (!written) documentTexts.set(model, (written = new Map()));
       let text = written.get(version);
-      if (text === undefined) written.set(version, (text = documentText(built(this, model, version))));
+      if (text === undefined) written.set(version, (text = `${JSON.stringify(this.openapiDocument(model, version), null, 2)}\n`));
       return text;
     },
     unit(unit, slice) {

@@ -9,7 +9,7 @@ import { eventOperations, eventSchemas, eventsTagObject } from "./events.ts";
 import { exportHeaderComponents, exportOperations, exportSchemas, exportsTagObject } from "./exports.ts";
 import { headerComponents } from "./headers.ts";
 import { healthOperations, healthSchemas, healthTagObject } from "./health.ts";
-import { jsonText, ref, sortedObject, type Json, type JsonObject } from "./json.ts";
+import { ref, sortedObject, type Json, type JsonObject } from "./json.ts";
 import type { PathOperation } from "./operation.ts";
 import { resourceOperations } from "./operations.ts";
 import { idempotencyKeyParameter, parameterComponents } from "./parameters.ts";
@@ -21,42 +21,14 @@ const methodOrder = ["get", "put", "post", "patch", "delete"];
 
 /** The OpenAPI 3.1 document of one version: every operation the service answers in it. */
 export function openapiDocument(model: ApiModel, version: VersionModel, context?: Pick<EmitContext, "unit">): JsonObject {
-  return builtDocument(model, version, context).document;
-}
-
-/** A version's document, with the text of each part of it that a resource's unit made. */
-export interface BuiltDocument {
-  document: JsonObject;
-  /** Each operation and schema of the resources, by object: its `JSON.stringify(part, null, 2)`. */
-  partTexts: Map<Json, string>;
-}
-
-/**
- * The text of `vN/openapi.json`: `JSON.stringify(document, null, 2)` and a line break, put
- * together from the texts of its parts (each made once, with the part, by its resource's unit),
- * so that it costs what the document adds around them.
- */
-export function documentText({ document, partTexts }: BuiltDocument): string {
-  return `${jsonText(document, (part) => partTexts.get(part))}\n`;
-}
-
-/** The document of one version (see `openapiDocument`), with its parts' texts. */
-export function builtDocument(model: ApiModel, version: VersionModel, context?: Pick<EmitContext, "unit">): BuiltDocument {
   const settings = settingsOf(version);
   const storage = new Map(model.storage.map((s) => [s.collection, s]));
-  const partTexts = new Map<Json, string>();
   const parts = version.resources.map((resource) => {
     const slice = { settings, resource, storage: storage.get(resource.collection) ?? null };
     const built = context ? context.unit(resourceParts, slice) : resourceParts.compute(slice, undefined);
     // The comparisons of the run (CHANGES.md, the gate) find each part's digest known.
-    built.operations.forEach((o, i) => {
-      knowDigested(o.operation, built.digests.operations[i]!);
-      partTexts.set(o.operation, built.texts.operations[i]!);
-    });
-    built.schemas.forEach(([, schema], i) => {
-      knowDigested(schema, built.digests.schemas[i]!);
-      partTexts.set(schema, built.texts.schemas[i]!);
-    });
+    built.operations.forEach((o, i) => knowDigested(o.operation, built.digests.operations[i]!));
+    built.schemas.forEach(([, schema], i) => knowDigested(schema, built.digests.schemas[i]!));
     return built;
   });
   const operations: PathOperation[] = parts.flatMap((p) => p.operations);
@@ -81,7 +53,7 @@ export function builtDocument(model: ApiModel, version: VersionModel, context?: 
     tags.push(exportsTagObject());
     for (const [name, value] of exportHeaderComponents(version)) headers[name] = value;
   }
-  const document: JsonObject = {
+  return {
     "x-generated": generatedNotice,
     openapi: "3.1.0",
     info: {
@@ -103,7 +75,6 @@ export function builtDocument(model: ApiModel, version: VersionModel, context?: 
       securitySchemes: { bearerAuth: { type: "http", scheme: "bearer" } },
     },
   };
-  return { document, partTexts };
 }
 
 /**
@@ -137,12 +108,6 @@ interface ResourceParts {
    * unchanged resource does not read them again.
    */
   digests: { operations: Digested[]; schemas: Digested[] };
-  /**
-   * The text of each operation and schema, `JSON.stringify(part, null, 2)`: the document's text
-   * is put together from them (`documentText`), so that a run writes again only the text of
-   * the resources that changed (a cold run recalls the others' from the engine's records).
-   */
-  texts: { operations: string[]; schemas: string[] };
 }
 
 /** The operations and schemas of one resource: a function of the version's settings, the resource and its storage alone. */
@@ -151,12 +116,7 @@ const resourceParts = defineUnit(
   ({ settings, resource, storage }: { settings: VersionSettings; resource: VersionResource; storage: StorageResource | null }): ResourceParts => {
     const operations = resourceOperations(settings, resource).map(idempotentPost);
     const schemas = resourceSchemas(resource, storage ?? undefined);
-    return {
-      operations,
-      schemas,
-      digests: { operations: operations.map((o) => digested(o.operation)), schemas: schemas.map(([, schema]) => digested(schema)) },
-      texts: { operations: operations.map((o) => JSON.stringify(o.operation, null, 2)), schemas: schemas.map(([, schema]) => JSON.stringify(schema, null, 2)) },
-    };
+    return { operations, schemas, digests: { operations: operations.map((o) => digested(o.operation)), schemas: schemas.map(([, schema]) => digested(schema)) } };
   },
 );
 
