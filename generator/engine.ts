@@ -117,7 +117,7 @@ export class Engine {
   }
 
   /**
-   * The sha256 of a value's JSON text. The model's parts are never modified once built
+   * The sha256 of a value's JSON text (or the digest the engine was told, `knowDigest`). The model's parts are never modified once built
    * (model/intern.ts keeps an unchanged part the same object from one save to the next), so an
    * object's digest is computed once per engine, and a slice holding unchanged parts costs a
    * lookup per part.
@@ -136,6 +136,18 @@ export class Engine {
   /** Tells the engine the JSON text of a part that is already known (interning compared it). */
   knowText(value: object, text: string): void {
     if (!this.digests.has(value)) this.texts.set(value, text);
+  }
+
+  /**
+   * Tells the engine a digest of a value's content that is cheaper to make than its JSON text's
+   * (an OpenAPI document's, from the digests of its parts: compat/parts.ts, `documentDigest`),
+   * for a slice holding the value to be keyed with. It must tell the value's content apart from
+   * every other content (equal values, equal digests; different values, different ones), and be
+   * made the same way in every run: the records of one run are recalled by the keys of the next.
+   */
+  knowDigest(value: object, digest: string): void {
+    this.texts.delete(value);
+    this.digests.set(value, digest);
   }
 
   /** The remembered results of the pure function of one text named `name`. */
@@ -226,13 +238,19 @@ export function defineUnit<S extends object, R, C = unknown>(
 
 /**
  * Data whose JSON text is all there is to it: no Map, Set or function anywhere inside (JSON
- * would write a Map as `{}`, and a key would miss what it holds).
+ * would write a Map as `{}`, and a key would miss what it holds). JSON values (`JsonData`, as
+ * an OpenAPI document is typed) are plain data without looking inside them.
  */
-export type PlainData<T> = T extends Map<unknown, unknown> | Set<unknown> | WeakMap<object, unknown> | ((...args: never[]) => unknown)
-  ? never
-  : T extends object
-    ? { [K in keyof T]: PlainData<T[K]> }
-    : T;
+export type PlainData<T> = T extends JsonData
+  ? T
+  : T extends Map<unknown, unknown> | Set<unknown> | WeakMap<object, unknown> | ((...args: never[]) => unknown)
+    ? never
+    : T extends object
+      ? { [K in keyof T]: PlainData<T[K]> }
+      : T;
+
+/** A JSON value. */
+type JsonData = null | boolean | number | string | JsonData[] | { [key: string]: JsonData };
 
 /** The last line of a records file: what wrote it, how many records it holds, and a hash of the lines before. */
 interface RecordsHeader {

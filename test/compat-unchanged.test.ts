@@ -5,11 +5,12 @@ import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { test } from "node:test";
 import { compareDocuments } from "../generator/compat/compare.ts";
-import type { JsonObject } from "../generator/compat/types.ts";
-import { partDigests } from "../generator/compat/parts.ts";
+import type { Json, JsonObject } from "../generator/compat/types.ts";
+import { documentDigest, partDigests } from "../generator/compat/parts.ts";
 import { publishedDocument } from "../generator/compat/published.ts";
 import { withoutUnchangedPaths } from "../generator/compat/unchanged.ts";
 import { openapiDocument } from "../generator/emit/openapi/document.ts";
+import { Engine } from "../generator/engine.ts";
 import { generate } from "../generator/generate.ts";
 import { runFrontEnd } from "../generator/pipeline.ts";
 import { createSession } from "../generator/session.ts";
@@ -174,3 +175,39 @@ test("the changes from one version to the next, remembered path by path, are tho
     assert.deepEqual(compareDocuments(JSON.parse(v1) as JsonObject, JSON.parse(v2) as JsonObject, true), whole);
   }
 });
+
+test("a document's digest, made from its parts' digests, tells its content: a copy's is the same, a change of any value another", async () => {
+  const { model } = await runFrontEnd("definitions", { today: "2026-11-21" });
+  assert.ok(model);
+  new Engine().within(() => {
+    for (const version of model.versions) {
+      // Built as the emitters build it: the digests of the resources' parts are known, not computed.
+      const doc = openapiDocument(model, version);
+      const digest = documentDigest(doc);
+      assert.equal(documentDigest(structuredClone(doc)), digest, `${version.name}: a copy (every digest computed)`);
+      const leaves = leavesOf(doc);
+      assert.ok(leaves.length > 1000, `${leaves.length} values`);
+      // Every one of a spread of values, changed in a copy of the objects on its way only (the
+      // others keep their known digests, as in a dev session).
+      for (let i = 0; i < leaves.length; i += 7) {
+        const at = leaves[i]!;
+        assert.notEqual(documentDigest(changedAt(doc, at) as JsonObject), digest, `${version.name}: ${at.join(".")} changed`);
+      }
+    }
+  });
+});
+
+/** The path of each value in `value` that is no object or array. */
+function leavesOf(value: Json, at: string[] = []): string[][] {
+  if (typeof value !== "object" || value === null) return [at];
+  return Object.entries(value).flatMap(([key, inner]) => leavesOf(inner, [...at, key]));
+}
+
+/** `value` with the value at `at` changed, its objects and arrays on the way copied. */
+function changedAt(value: Json, at: string[]): Json {
+  if (at.length === 0) return typeof value === "string" ? `${value}.` : typeof value === "number" ? value + 1 : typeof value === "boolean" ? !value : 0;
+  const [key, ...rest] = at;
+  const copy = (Array.isArray(value) ? [...value] : { ...(value as JsonObject) }) as Record<string, Json>;
+  copy[key!] = changedAt(copy[key!]!, rest);
+  return copy as Json;
+}

@@ -233,6 +233,29 @@ export interface PartDigestTable {
   components: Record<string, string>;
 }
 
+/**
+ * A digest of a document's content, made from the digests of its parts (`partDigestOf`: known
+ * already for the operations and schemas of the resources, emit/openapi/document.ts): the sha256
+ * of the document's JSON with each operation (`paths.<path>.<method>`) and each component
+ * (`components.<kind>.<name>`) written as its digest. Equal documents get equal digests, and the
+ * JSON text of a whole document is not written.
+ */
+export function documentDigest(doc: JsonObject): string {
+  const outline = { ...doc, paths: outlined(doc.paths, 2), components: outlined(doc.components, 2) };
+  return createHash("sha256").update(JSON.stringify(outline)).digest("base64url");
+}
+
+/** `value` with each value `depth` levels below it written as its digest. */
+function outlined(value: Json | undefined, depth: number): Json | undefined {
+  if (value === undefined) return undefined;
+  if (depth === 0) return partDigestOf(value);
+  if (typeof value !== "object" || value === null) return value;
+  if (Array.isArray(value)) return value.map((inner) => outlined(inner, depth - 1)!);
+  const out: JsonObject = {};
+  for (const [key, inner] of Object.entries(value)) out[key] = outlined(inner, depth - 1)!;
+  return out;
+}
+
 /** The digests of a document's parts (see `PartDigestTable`). */
 export function partDigests(doc: JsonObject): PartDigestTable {
   const parts = documentParts(doc);

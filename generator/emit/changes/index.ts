@@ -1,42 +1,36 @@
 import { compareDocuments } from "../../compat/compare.ts";
-import type { Json } from "../../compat/types.ts";
+import { documentDigest } from "../../compat/parts.ts";
+import type { JsonObject } from "../../compat/types.ts";
 import { defineUnit, Engine } from "../../engine.ts";
 import type { VersionModel } from "../../model/types.ts";
 import type { EmittedFile, Emitter } from "../emitter.ts";
 import { changesMarkdown } from "./markdown.ts";
 
-/** What one CHANGES.md is a function of: the two documents (their JSON texts) and the names it prints. */
+/** What one CHANGES.md is a function of: the two documents and the names it prints. */
 interface ChangesSlice {
   title: string;
   from: string;
   to: string;
   deprecation: VersionModel["deprecation"];
   /** The OpenAPI documents of `from` and `to`, as the OpenAPI emitter writes them. */
-  fromDocument: string;
-  toDocument: string;
+  fromDocument: JsonObject;
+  toDocument: JsonObject;
 }
 
 /**
- * The same two documents as objects (the ones the context built, whose JSON texts the slice
- * holds): the comparison walks them, and finds by object what an earlier comparison of the same
- * versions already did (compat/parts.ts).
+ * One CHANGES.md, a unit keyed by its two documents (each by a digest made from its parts'
+ * digests, `documentDigest`): a cold `canon generate` whose documents did not change recalls it
+ * from the engine's records instead of comparing them.
  */
-interface ChangesContext {
-  documents: readonly [Json, Json];
-}
-
-/**
- * One CHANGES.md, a unit keyed by the two documents' texts: a cold `canon generate` whose
- * documents did not change recalls it from the engine's records instead of comparing them.
- */
-const changesFile = defineUnit<ChangesSlice, string, ChangesContext>("changes/CHANGES.md", (slice, { documents }) =>
+const changesFile = defineUnit("changes/CHANGES.md", (slice: ChangesSlice) =>
   changesMarkdown({
     title: slice.title,
     from: slice.from,
     to: slice.to,
     deprecation: slice.deprecation,
-    // The changes of paths compared in an earlier run are remembered (canon dev).
-    changes: compareDocuments(documents[0], documents[1], true),
+    // The changes of paths compared in an earlier run are remembered (canon dev), found by
+    // object where the documents share parts with that run's (compat/parts.ts).
+    changes: compareDocuments(slice.fromDocument, slice.toDocument, true),
   }),
 );
 
@@ -48,7 +42,12 @@ const changesFile = defineUnit<ChangesSlice, string, ChangesContext>("changes/CH
 export const changesEmitter: Emitter = {
   name: "changes",
   emit(model, context): EmittedFile[] {
+    if (model.versions.length < 2) return [];
     const engine = Engine.current();
+    const documents = model.versions.map((version) => context.openapiDocument(model, version) as JsonObject);
+    // Keyed by the digests of their parts, which the documents' units made with them: no
+    // document's whole text is hashed.
+    for (const document of documents) engine?.knowDigest(document, documentDigest(document));
     return model.versions.slice(1).map((version, i) => {
       const previous = model.versions[i]!;
       const slice: ChangesSlice = {
@@ -56,13 +55,12 @@ export const changesEmitter: Emitter = {
         from: previous.name,
         to: version.name,
         deprecation: previous.deprecation,
-        fromDocument: context.openapiText(model, previous),
-        toDocument: context.openapiText(model, version),
+        fromDocument: documents[i]!,
+        toDocument: documents[i + 1]!,
       };
-      const documents = [context.openapiDocument(model, previous) as Json, context.openapiDocument(model, version) as Json] as const;
       return {
         path: `${version.name}/CHANGES.md`,
-        content: engine ? engine.run(changesFile, slice, { documents }) : changesFile.compute(slice, { documents }),
+        content: engine ? engine.run(changesFile, slice, undefined) : changesFile.compute(slice, undefined),
         // Written as is: the text is already in the form prettier gives it (a test checks), and prettier
         // takes seconds on the CHANGES.md of a large API.
         parser: null,
