@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { createHash } from "node:crypto";
-import { closeSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync, writevSync } from "node:fs";
 import path from "node:path";
 import { TextMemo } from "./util/memo.ts";
 
@@ -411,22 +411,21 @@ export class EngineRecords {
       mkdirSync(path.dirname(this.file), { recursive: true });
       const out = (fd = openSync(temp, "w"));
       const hash = createHash("sha256");
-      // Written in batches of lines (a recalled one's bytes as they were read), never the whole
-      // file at once.
+      // Written in batches of lines (a recalled one's bytes as they were read), each batch handed
+      // to the system as the lines are: no copy of them, nor of the whole file, is ever built.
       let batch: Buffer[] = [];
       let size = 0;
       const flush = () => {
-        const bytes = Buffer.concat(batch, size);
-        hash.update(bytes);
-        writeSync(out, bytes);
+        if (batch.length > 0 && writevSync(out, batch) !== size) throw new Error("short write");
         batch = [];
         size = 0;
       };
       for (const [key, record] of this.used) {
         const line = record.line ?? Buffer.from(`${this.lineOf(key, record.result)}\n`);
+        hash.update(line);
         batch.push(line);
         size += line.length;
-        if (size > 1 << 20) flush();
+        if (batch.length === LINES_PER_WRITE) flush();
       }
       flush();
       const header: RecordsHeader = { format: RECORDS_FORMAT, canon: this.canon, count: this.used.size, sha256: hash.digest("hex") };
@@ -444,6 +443,8 @@ export class EngineRecords {
 }
 
 const NEWLINE = 0x0a;
+/** Lines written by one `writev`: well under the system's limit of buffers per call (IOV_MAX, 1024 on Linux). */
+const LINES_PER_WRITE = 512;
 /** Where a line's key ends: `",` (a key is base64url: it holds no quote). */
 const KEY_END = Buffer.from('",');
 

@@ -10,9 +10,11 @@ import assert from "node:assert/strict";
 import { RULES } from "../generator/diagnostics/catalog.ts";
 import type { Diagnostic } from "../generator/diagnostics/diagnostic.ts";
 import { lint } from "../generator/lint/index.ts";
-import { checkCollectionName, suggestedActionNouns } from "../generator/lint/naming.ts";
+import { Engine, EngineRecords } from "../generator/engine.ts";
+import { checkCollectionName, collectionNameProblems, suggestedActionNouns } from "../generator/lint/naming.ts";
 import type { Definitions, FieldDef, ResourceDef } from "../generator/model/types.ts";
 import { runFrontEnd } from "../generator/pipeline.ts";
+import { workspace } from "./support/cli.ts";
 
 const root = path.resolve(import.meta.dirname, "..");
 const brokenDir = path.join(root, "test/fixtures/broken");
@@ -262,6 +264,20 @@ describe("checkCollectionName", () => {
   test("every action noun path-no-verb suggests passes the path rules itself", () => {
     const refused = suggestedActionNouns().filter((noun) => checkCollectionName(noun, "action").length > 0);
     assert.deepEqual(refused, []);
+  });
+
+  test("a cold run takes a name's problems from the engine's records, as checking it gives them", () => {
+    const records = path.join(workspace("lint-name-records"), "engine.json");
+    const names = ["close-tickets", "orders", "Orders"];
+    const first = new Engine(new EngineRecords(records, "test"));
+    const checked = first.within(() => names.map((name) => collectionNameProblems(name, "collection")));
+    assert.deepEqual(checked, names.map((name) => checkCollectionName(name)));
+    assert.equal(first.computed, names.length);
+    first.save();
+    // A new engine over the same records: a new process, which reads no WordNet for them.
+    const second = new Engine(new EngineRecords(records, "test"));
+    assert.deepEqual(second.within(() => names.map((name) => collectionNameProblems(name, "collection"))), checked);
+    assert.deepEqual({ computed: second.computed, recalled: second.recalled }, { computed: 0, recalled: names.length });
   });
 
   test("suggests a fix that passes", () => {

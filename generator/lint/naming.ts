@@ -1,6 +1,7 @@
 import type { RuleId } from "../diagnostics/catalog.ts";
+import { defineUnit, Engine } from "../engine.ts";
 import { irregularPlurals } from "../util/names.ts";
-import { isVerbWord, verbOfLastWord } from "./lexicon.ts";
+import { isVerbWord, lexiconVersion, verbOfLastWord } from "./lexicon.ts";
 
 /**
  * The path rules of SPEC §2.3 for one name that becomes a path segment: a collection, a
@@ -100,8 +101,25 @@ export function tidySegment(segment: string): string {
     .replace(/^-+|-+$/g, "");
 }
 
+/**
+ * `checkCollectionName` as a unit of the engine (engine.ts): its answer depends on the name, the
+ * kind and the lexicon alone, so a cold run after a change recalls the answer for every
+ * unchanged name from the records, and reads none of WordNet's index files (5 MB) for them.
+ */
+const nameProblems = defineUnit<{ name: string; kind: NameKind; lexicon: string }, NameProblem[]>("lint/name problems", ({ name, kind }) =>
+  checkCollectionName(name, kind),
+);
+
+/** `checkCollectionName` in the current run's engine, if any (the linter's path rules). */
+export function collectionNameProblems(name: string, kind: NameKind): NameProblem[] {
+  const engine = Engine.current();
+  return engine ? engine.run(nameProblems, { name, kind, lexicon: lexiconVersion() }, undefined) : checkCollectionName(name, kind);
+}
+
+type NameKind = "collection" | "action";
+
 /** Every path-rule problem of a collection or action name; empty when the name is fine. */
-export function checkCollectionName(name: string, kind: "collection" | "action" = "collection"): NameProblem[] {
+export function checkCollectionName(name: string, kind: NameKind = "collection"): NameProblem[] {
   const problems: NameProblem[] = [];
   const what = kind === "action" ? "action" : "collection";
   if (typeof name !== "string" || name.length === 0) {

@@ -19,20 +19,42 @@ const mapDepthLimit = 2;
 
 const uniqueTypes: ReadonlySet<FieldType> = new Set(["string", "integer", "number", "uuid", "date", "datetime", "enum"]);
 
-/** Options that belong to one type: [model property, YAML key, types it applies to]. */
-const typeOptions: Array<[keyof FieldDef, string, FieldType[]]> = [
-  ["minLength", "min_length", ["string"]],
-  ["maxLength", "max_length", ["string"]],
-  ["pattern", "pattern", ["string"]],
-  ["format", "format", ["string"]],
-  ["minimum", "minimum", ["integer", "number"]],
-  ["maximum", "maximum", ["integer", "number"]],
-  ["values", "values", ["enum"]],
-  ["items", "items", ["array", "map"]],
-  ["maxItems", "max_items", ["array", "map"]],
-  ["fields", "fields", ["object"]],
-  ["precision", "precision", ["decimal"]],
-  ["scale", "scale", ["decimal"]],
+// The tables below are read for every field of every resource, mostly by code that has not been
+// compiled yet (a cold `canon generate`): their entries are objects, read by name, because
+// destructuring a tuple goes through the iteration protocol, which costs far more there.
+
+/** Options that belong to one type: the model property, the YAML key, the types it applies to. */
+const typeOptions: ReadonlyArray<{ prop: keyof FieldDef; key: string; types: FieldType[] }> = [
+  { prop: "minLength", key: "min_length", types: ["string"] },
+  { prop: "maxLength", key: "max_length", types: ["string"] },
+  { prop: "pattern", key: "pattern", types: ["string"] },
+  { prop: "format", key: "format", types: ["string"] },
+  { prop: "minimum", key: "minimum", types: ["integer", "number"] },
+  { prop: "maximum", key: "maximum", types: ["integer", "number"] },
+  { prop: "values", key: "values", types: ["enum"] },
+  { prop: "items", key: "items", types: ["array", "map"] },
+  { prop: "maxItems", key: "max_items", types: ["array", "map"] },
+  { prop: "fields", key: "fields", types: ["object"] },
+  { prop: "precision", key: "precision", types: ["decimal"] },
+  { prop: "scale", key: "scale", types: ["decimal"] },
+];
+
+/** The options a type cannot do without: the model property, the YAML key, an example for the fix. */
+const requiredOptions: Partial<Record<FieldType, ReadonlyArray<{ prop: keyof FieldDef; key: string; example: string }>>> = {
+  enum: [{ prop: "values", key: "values", example: "values: [first, second]" }],
+  array: [{ prop: "items", key: "items", example: "items: { type: string }" }],
+  object: [{ prop: "fields", key: "fields", example: "fields: { name: { type: string } }" }],
+  map: [{ prop: "items", key: "items", example: "items: { type: string, max_length: 500 }" }],
+  decimal: [
+    { prop: "precision", key: "precision", example: "precision: 12" },
+    { prop: "scale", key: "scale", example: "scale: 2" },
+  ],
+};
+
+/** A decimal's bounds as the model keeps them (strings), by the YAML key they are written under. */
+const decimalBounds: ReadonlyArray<{ prop: "decimalMinimum" | "decimalMaximum"; key: string }> = [
+  { prop: "decimalMinimum", key: "minimum" },
+  { prop: "decimalMaximum", key: "maximum" },
 ];
 
 export function optionRules(ctx: LintContext): void {
@@ -108,21 +130,13 @@ function checkOptions(ctx: LintContext, f: FieldDef, place: FieldPlace, path: st
     bad = true;
     ctx.report("field-option", f.at(key), message, fix);
   };
-  for (const [prop, key, types] of typeOptions) {
+  for (const { prop, key, types } of typeOptions) {
     // A decimal's numeric bounds are reported below, with how to write them.
     if (f[prop] === undefined || types.includes(f.type) || (f.type === "decimal" && (prop === "minimum" || prop === "maximum"))) continue;
     report(key, `${key} does not apply to ${q(path)}, which is type ${f.type}: it applies to ${types.join(" and ")} only`, `remove ${key}, or change the type`);
   }
-  const required: Array<[FieldType, keyof FieldDef, string, string]> = [
-    ["enum", "values", "values", "values: [first, second]"],
-    ["array", "items", "items", "items: { type: string }"],
-    ["object", "fields", "fields", "fields: { name: { type: string } }"],
-    ["map", "items", "items", "items: { type: string, max_length: 500 }"],
-    ["decimal", "precision", "precision", "precision: 12"],
-    ["decimal", "scale", "scale", "scale: 2"],
-  ];
-  for (const [type, prop, key, example] of required) {
-    if (f.type === type && f[prop] === undefined) report("type", `${q(path)} is type ${type} and needs ${key}`, `add ${example}`);
+  for (const { prop, key, example } of requiredOptions[f.type] ?? []) {
+    if (f[prop] === undefined) report("type", `${q(path)} is type ${f.type} and needs ${key}`, `add ${example}`);
   }
   if (f.onDelete !== undefined && f.references === undefined) {
     report("on_delete", `on_delete of ${q(path)} applies to a field with references`, "add references: <collection>, or remove on_delete");
@@ -159,7 +173,7 @@ function checkOptions(ctx: LintContext, f: FieldDef, place: FieldPlace, path: st
       }
     }
   }
-  for (const [prop, key] of [["decimalMinimum", "minimum"], ["decimalMaximum", "maximum"]] as const) {
+  for (const { prop, key } of decimalBounds) {
     const v = f[prop];
     if (v !== undefined && f.type !== "decimal") {
       const applies = f.type === "integer" || f.type === "number";

@@ -1,6 +1,6 @@
 import type { SourceLocation } from "../../diagnostics/diagnostic.ts";
 import { q, walkFields, type LintContext } from "../context.ts";
-import { checkCollectionName } from "../naming.ts";
+import { collectionNameProblems } from "../naming.ts";
 import { singularOf } from "../../util/names.ts";
 
 const wellFormed = /^[a-z]+(-[a-z]+)*$/;
@@ -12,7 +12,7 @@ const wellFormed = /^[a-z]+(-[a-z]+)*$/;
  */
 export function pathRules(ctx: LintContext): void {
   const check = (name: string, at: SourceLocation, kind: "collection" | "action" = "collection") => {
-    for (const p of checkCollectionName(name, kind)) ctx.report(p.rule, at, p.message, p.fix);
+    for (const p of collectionNameProblems(name, kind)) ctx.report(p.rule, at, p.message, p.fix);
   };
   for (const r of ctx.defs.resources) {
     check(r.collection, r.at("resource"));
@@ -41,7 +41,7 @@ function nesting(ctx: LintContext): void {
   const levels = (name: string) => name.split("/").length;
   for (const r of ctx.defs.resources) {
     const names = [r.collection, ...(r.parent ? [r.parent] : []), ...r.actions.map((a) => a.name)];
-    // A name with a slash is reported by checkCollectionName already.
+    // A name with a slash is reported by collectionNameProblems already.
     if (names.some((n) => n.includes("/"))) continue;
     const paths: Array<{ segments: string[]; where: SourceLocation }> = [{ segments: [r.collection], where: r.at("resource") }];
     if (r.parent) paths.push({ segments: [r.parent, r.collection], where: r.at("parent") });
