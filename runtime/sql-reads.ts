@@ -110,8 +110,10 @@ async function sortedList(
  * Runs a cursor page's statement. With `query.parent` (a `list_under` list, lists.ts) the parent
  * record is read in the same statement: the page is joined to the parent's row, so no row means
  * no parent (or one the parent's `where` does not match), and a parent with an empty page gives
- * one row of nulls on the page's side. The page keeps its order through its sort keys, selected
- * as `_sort<i>`.
+ * one row of nulls on the page's side. The parent's columns are filled in one row only (the
+ * first the join numbers) and null in the others: the page's rows do not each carry, and the
+ * driver does not decode 20 times, the same parent. The page keeps its order through its sort
+ * keys, selected as `_sort<i>`.
  */
 async function cursorPage(
   sql: SqlContext,
@@ -142,9 +144,12 @@ async function cursorPage(
     `"id" = $${params.length}::uuid`,
     ...tables.conditions(pp, { where: parent.where ?? {} }, params),
   ];
-  // The parent's columns under names of their own (`canon__p<i>`), in the order of its select.
+  // The parent's columns under names of their own (`canon__p<i>`), in the order of its select,
+  // in one row of the result; its `id` (`canon__p0`) is never null there.
   const names = [...SYSTEM_NAMES, ...pp.list.map((column) => column.column)];
-  const parentColumns = names.map((name, i) => `"canon__parent".${q(name)} as "canon__p${i}"`).join(", ");
+  const parentColumns = names
+    .map((name, i) => `case when row_number() over () = 1 then "canon__parent".${q(name)} end as "canon__p${i}"`)
+    .join(", ");
   const sorts = keys.map((k, i) => `, ${k.expression} as "_sort${i}"`).join("");
   const outer = keys.map((k, i) =>
     orderTerm(`"canon__page"."_sort${i}"`, k.key.descending, k.target.notNull),
@@ -156,11 +161,11 @@ async function cursorPage(
     `left join (select ${v.select}${sorts} from ${p.table}${filter} order by ${terms} limit ${limit}) "canon__page" on true ` +
     `order by ${outer.join(", ")}`;
   const rows = await read(sql, collection, tables.statement(text), params);
-  const first = rows[0];
-  if (!first) return { records: [], hasMore: false, parent: null };
+  const holder = rows.find((row) => row.canon__p0 !== null && row.canon__p0 !== undefined);
+  if (!holder) return { records: [], hasMore: false, parent: null };
   const parentRow: Row = {};
-  names.forEach((name, i) => (parentRow[name] = first[`canon__p${i}`]));
-  const page = first.id === null || first.id === undefined ? [] : rows;
+  names.forEach((name, i) => (parentRow[name] = holder[`canon__p${i}`]));
+  const page = holder.id === null || holder.id === undefined ? [] : rows;
   return {
     records: page.slice(0, query.limit).map((r) => recordOf(v, r)),
     hasMore: page.length > query.limit,

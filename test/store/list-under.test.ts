@@ -169,6 +169,19 @@ for (const factory of makeStores()) {
       assert.deepEqual(hidden, { records: [], hasMore: false, parent: null });
     });
 
+    test("the statement carries the parent's columns in one row of the page, null in the others", async () => {
+      if (!(store instanceof SqlStore)) return;
+      const before = sent.length;
+      const read = await spy.list("orders", { where: { user_id: parent.id }, limit: 5, parent: { collection: "users", id: parent.id } });
+      assert.equal(sent.length, before + 1);
+      assert.equal(read.parent?.id, parent.id);
+      const rows = await store.driver.query(sent.at(-1)!, [parent.id, 6, parent.id]);
+      assert.equal(rows.length, 6);
+      const holders = rows.filter((row) => row.canon__p0 !== null);
+      assert.equal(holders.length, 1, "one row holds the parent");
+      assert.equal(holders[0]!.canon__p0, parent.id);
+    });
+
     if (factory.name === "postgres") {
       test("EXPLAIN: the page under its parent is still one scan of the (user_id, id) index, stopped by its limit", async () => {
         const sqlStore = store as SqlStore;
