@@ -149,7 +149,9 @@ async function cursorPage(
   // in one row of the result; its `id` (`canon__p0`) is never null there.
   const names = [...SYSTEM_NAMES, ...pp.list.map((column) => column.column)];
   const parentColumns = names
-    .map((name, i) => `case when row_number() over () = 1 then "canon__parent".${q(name)} end as "canon__p${i}"`)
+    .map(
+      (name, i) => `case when row_number() over () = 1 then "canon__parent".${q(name)} end as "canon__p${i}"`,
+    )
     .join(", ");
   const sorts = keys.map((k, i) => `, ${k.expression} as "_sort${i}"`).join("");
   const outer = keys.map((k, i) =>
