@@ -117,10 +117,10 @@ export class Engine {
   }
 
   /**
-   * The sha256 of a value's JSON text (or the digest the engine was told, `knowDigest`). The model's parts are never modified once built
-   * (model/intern.ts keeps an unchanged part the same object from one save to the next), so an
-   * object's digest is computed once per engine, and a slice holding unchanged parts costs a
-   * lookup per part.
+   * The sha256 of a value's JSON text (or the digest the engine was told, `knowDigest`). The
+   * model's parts are never modified once built (model/intern.ts keeps an unchanged part the
+   * same object from one save to the next), so an object's digest is computed once per engine,
+   * and a slice holding unchanged parts costs a lookup per part.
    */
   private digestOf(value: unknown): string {
     if (typeof value !== "object" || value === null) return JSON.stringify(value) ?? "undefined";

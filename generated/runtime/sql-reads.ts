@@ -145,14 +145,7 @@ async function cursorPage(
     `"id" = $${params.length}::uuid`,
     ...tables.conditions(pp, { where: parent.where ?? {} }, params),
   ];
-  // The parent's columns under names of their own (`canon__p<i>`), in the order of its select,
-  // in one row of the result; its `id` (`canon__p0`) is never null there.
-  const names = [...SYSTEM_NAMES, ...pp.list.map((column) => column.column)];
-  const parentColumns = names
-    .map(
-      (name, i) => `case when row_number() over () = 1 then "canon__parent".${q(name)} end as "canon__p${i}"`,
-    )
-    .join(", ");
+  const asParent = parentColumns(pp);
   const sorts = keys.map((k, i) => `, ${k.expression} as "_sort${i}"`).join("");
   const outer = keys.map((k, i) =>
     orderTerm(`"canon__page"."_sort${i}"`, k.key.descending, k.target.notNull),
@@ -160,20 +153,49 @@ async function cursorPage(
   const last = query.sort?.[query.sort.length - 1];
   outer.push(last?.descending ? `"canon__page"."id" desc` : `"canon__page"."id"`);
   const text =
-    `select "canon__page".*, ${parentColumns} from (select ${pp.select} from ${pp.table} where ${own.join(" and ")}) "canon__parent" ` +
+    `select "canon__page".*, ${asParent.select} from (select ${pp.select} from ${pp.table} where ${own.join(" and ")}) "canon__parent" ` +
     `left join (select ${v.select}${sorts} from ${p.table}${filter} order by ${terms} limit ${limit}) "canon__page" on true ` +
     `order by ${outer.join(", ")}`;
   const rows = await read(sql, collection, tables.statement(text), params);
   const holder = rows.find((row) => row.canon__p0 !== null && row.canon__p0 !== undefined);
   if (!holder) return { records: [], hasMore: false, parent: null };
   const parentRow: Row = {};
-  names.forEach((name, i) => (parentRow[name] = holder[`canon__p${i}`]));
+  for (const { alias, name } of asParent.columns) parentRow[name] = holder[alias];
   const page = holder.id === null || holder.id === undefined ? [] : rows;
   return {
     records: page.slice(0, query.limit).map((r) => recordOf(v, r)),
     hasMore: page.length > query.limit,
     parent: recordOf(pp, parentRow),
   };
+}
+
+/** How a parent's row is read with a `list_under` page (`cursorPage`): made once per table. */
+interface ParentColumns {
+  /** Its columns under names of their own (`canon__p<i>`, in the order of its select), in one row of the page. */
+  select: string;
+  /** Each column's name in the result, and its own. */
+  columns: ReadonlyArray<{ alias: string; name: string }>;
+}
+
+const parentColumnsOf = new WeakMap<Prepared, ParentColumns>();
+
+/** The columns of `pp` as a `list_under` page reads its parent; its `id` is `canon__p0`, never null in the row that holds it. */
+function parentColumns(pp: Prepared): ParentColumns {
+  let made = parentColumnsOf.get(pp);
+  if (!made) {
+    const columns = [...SYSTEM_NAMES, ...pp.list.map((column) => column.column)].map((name, i) => ({
+      alias: `canon__p${i}`,
+      name,
+    }));
+    const select = columns
+      .map(
+        ({ alias, name }) =>
+          `case when row_number() over () = 1 then "canon__parent".${q(name)} end as "${alias}"`,
+      )
+      .join(", ");
+    parentColumnsOf.set(pp, (made = { select, columns }));
+  }
+  return made;
 }
 
 /** `Store.page`. */
