@@ -5,11 +5,24 @@
  * list read in the same statement), and counted offset pages. One statement each, every value a
  * parameter, every statement named once (sql-statements.ts).
  */
-import { parameter, quoteIdentifier as q } from "./sql-codec.ts";
+import {
+  linkedIdsOfPage,
+  parameter,
+  quoteIdentifier as q,
+  readExpression,
+  SYSTEM_SELECT,
+} from "./sql-codec.ts";
 import type { Row, Statement } from "./sql-driver.ts";
 import { translateSqlError } from "./sql-errors.ts";
 import { keysetCondition, orderTerm, sortParameter, sortParameterValue } from "./sql-sort.ts";
-import { recordOf, SYSTEM_NAMES, type OrderKey, type Prepared, type SqlContext } from "./sql-tables.ts";
+import {
+  recordOf,
+  SYSTEM_NAMES,
+  type OrderKey,
+  type Prepared,
+  type Projection,
+  type SqlContext,
+} from "./sql-tables.ts";
 import type {
   CursorQuery,
   ListPage,
@@ -113,8 +126,9 @@ async function sortedList(
  * no parent (or one the parent's `where` does not match), and a parent with an empty page gives
  * one row of nulls on the page's side. The parent's columns are filled in one row only (the
  * first the join numbers) and null in the others: the page's rows do not each carry, and the
- * driver does not decode 20 times, the same parent. The page keeps its order through its sort
- * keys, selected as `_sort<i>`.
+ * driver does not decode 20 times, the same parent. A page with arrays of ids kept in link tables
+ * is read first (`"canon__rows"`) and their ids joined to it, one aggregate for the page
+ * (`pageLinks`). The page keeps its order through its sort keys, selected as `_sort<i>`.
  */
 async function cursorPage(
   sql: SqlContext,
@@ -132,41 +146,93 @@ async function cursorPage(
   const limit = `$${params.length}`;
   const parent = query.parent;
   const v = tables.projection(p, query.fields, query.sort);
-  if (!parent) {
+  const links = pageLinks(v);
+  if (!parent && !links) {
     const text = `select ${v.select} from ${p.table}${filter} order by ${terms} limit ${limit}`;
     const rows = await read(sql, collection, tables.statement(text), params);
     const hasMore = rows.length > query.limit;
     return { records: rows.slice(0, query.limit).map((r) => recordOf(v, r)), hasMore };
   }
-  if (!UUID.test(parent.id)) return { records: [], hasMore: false, parent: null };
-  const pp = tables.collection(parent.collection);
-  params.push(parent.id);
-  const own = [
-    `"id" = $${params.length}::uuid`,
-    ...tables.conditions(pp, { where: parent.where ?? {} }, params),
-  ];
-  const asParent = parentColumns(pp);
+  if (parent && !UUID.test(parent.id)) return { records: [], hasMore: false, parent: null };
   const sorts = keys.map((k, i) => `, ${k.expression} as "_sort${i}"`).join("");
   const outer = keys.map((k, i) =>
     orderTerm(`"canon__page"."_sort${i}"`, k.key.descending, k.target.notNull),
   );
   const last = query.sort?.[query.sort.length - 1];
   outer.push(last?.descending ? `"canon__page"."id" desc` : `"canon__page"."id"`);
+  const inner = `select ${links ? links.select : v.select}${sorts} from ${p.table}${filter} order by ${terms} limit ${limit}`;
+  const page = links ? `"canon__rows" "canon__page"` : `(${inner}) "canon__page"`;
+  let select = `select "canon__page".*${links ? `, ${links.columns}` : ""}`;
+  let from = page;
+  const pp = parent ? tables.collection(parent.collection) : null;
+  const asParent = pp ? parentColumns(pp) : null;
+  if (parent && pp && asParent) {
+    params.push(parent.id);
+    const own = [
+      `"id" = $${params.length}::uuid`,
+      ...tables.conditions(pp, { where: parent.where ?? {} }, params),
+    ];
+    select += `, ${asParent.select}`;
+    from = `(select ${pp.select} from ${pp.table} where ${own.join(" and ")}) "canon__parent" left join ${page} on true`;
+  }
   const text =
-    `select "canon__page".*, ${asParent.select} from (select ${pp.select} from ${pp.table} where ${own.join(" and ")}) "canon__parent" ` +
-    `left join (select ${v.select}${sorts} from ${p.table}${filter} order by ${terms} limit ${limit}) "canon__page" on true ` +
+    `${links ? `with "canon__rows" as materialized (${inner}) ` : ""}${select} from ${from}${links ? links.joins : ""} ` +
     `order by ${outer.join(", ")}`;
   const rows = await read(sql, collection, tables.statement(text), params);
+  if (!pp || !asParent) {
+    return {
+      records: rows.slice(0, query.limit).map((r) => recordOf(v, r)),
+      hasMore: rows.length > query.limit,
+    };
+  }
   const holder = rows.find((row) => row.canon__p0 !== null && row.canon__p0 !== undefined);
   if (!holder) return { records: [], hasMore: false, parent: null };
   const parentRow: Row = {};
   for (const { alias, name } of asParent.columns) parentRow[name] = holder[alias];
-  const page = holder.id === null || holder.id === undefined ? [] : rows;
+  const found = holder.id === null || holder.id === undefined ? [] : rows;
   return {
-    records: page.slice(0, query.limit).map((r) => recordOf(v, r)),
-    hasMore: page.length > query.limit,
+    records: found.slice(0, query.limit).map((r) => recordOf(v, r)),
+    hasMore: found.length > query.limit,
     parent: recordOf(pp, parentRow),
   };
+}
+
+/**
+ * How a page reads the arrays of ids its projection holds that are kept in link tables: its own
+ * columns with its row id (`select`, read into `"canon__rows"`), then each array's ids from one
+ * aggregate of the page's links (`joins`, `columns`: `[]` for a row without links). Null without
+ * such an array. Made once per projection.
+ */
+interface PageLinks {
+  select: string;
+  columns: string;
+  joins: string;
+}
+
+const pageLinksOf = new WeakMap<Projection, PageLinks | null>();
+
+function pageLinks(v: Projection): PageLinks | null {
+  let made = pageLinksOf.get(v);
+  if (made === undefined) {
+    const linked = v.list.filter((column) => column.link);
+    made = linked.length
+      ? {
+          select: [
+            ...SYSTEM_SELECT,
+            ...v.list.filter((column) => !column.link).map(readExpression),
+            `"row_id" as "canon__row"`,
+          ].join(", "),
+          columns: linked
+            .map(
+              (column, i) => `coalesce("canon__links${i}"."ids", '[]'::jsonb)::text as ${q(column.column)}`,
+            )
+            .join(", "),
+          joins: linked.map((column, i) => linkedIdsOfPage(column.link!, `"canon__links${i}"`)).join(""),
+        }
+      : null;
+    pageLinksOf.set(v, made);
+  }
+  return made;
 }
 
 /** How a parent's row is read with a `list_under` page (`cursorPage`): made once per table. */
