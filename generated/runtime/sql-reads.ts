@@ -264,6 +264,34 @@ function parentColumns(pp: Prepared): ParentColumns {
   return made;
 }
 
+/**
+ * An offset page's statement: the total and the page's rows (`"canon__page"`) in one snapshot;
+ * with arrays of ids kept in link tables, the page is read first and their ids joined to it in
+ * one aggregate (`pageLinks`), as a cursor page does.
+ */
+function offsetPageText(
+  p: Prepared,
+  v: Projection,
+  filter: string,
+  order: string,
+  outer: string,
+  keys: string,
+  limit: string,
+  offset: string,
+): string {
+  const links = pageLinks(v);
+  const rows =
+    `select ${links ? links.select : v.select}${keys} from ${p.table} where "id" in ` +
+    `(select "id" from ${p.table}${filter} ${order} limit ${limit} offset ${offset})`;
+  const total = `(select count(*) as _total from ${p.table}${filter}) t`;
+  if (!links)
+    return `select t._total, "canon__page".* from ${total} left join (${rows}) "canon__page" on true ${outer}`;
+  return (
+    `with "canon__rows" as materialized (${rows}) ` +
+    `select t._total, "canon__page".*, ${links.columns} from ${total} left join "canon__rows" "canon__page" on true${links.joins} ${outer}`
+  );
+}
+
 /** `Store.page`. */
 export async function pageOf(
   sql: SqlContext,
@@ -282,25 +310,25 @@ export async function pageOf(
   // the offset are walked on the id index only (or the sort's); columns are read for the page's
   // rows alone. A sorted page orders its rows again by the keys, selected as `_sort<i>`.
   let order = `order by "id"`;
-  let outer = `order by p."id"`;
+  let outer = `order by "canon__page"."id"`;
   let keys = "";
   if (query.sort?.length) {
     const sorted = tables.orderBy(p, query.sort);
     order = `order by ${sorted.terms}`;
     keys = sorted.keys.map((k, i) => `, ${k.expression} as "_sort${i}"`).join("");
-    const terms = sorted.keys.map((k, i) => orderTerm(`p."_sort${i}"`, k.key.descending, k.target.notNull));
-    terms.push(query.sort[query.sort.length - 1]!.descending ? `p."id" desc` : `p."id"`);
+    const terms = sorted.keys.map((k, i) =>
+      orderTerm(`"canon__page"."_sort${i}"`, k.key.descending, k.target.notNull),
+    );
+    terms.push(
+      query.sort[query.sort.length - 1]!.descending ? `"canon__page"."id" desc` : `"canon__page"."id"`,
+    );
     outer = `order by ${terms.join(", ")}`;
   }
   const v = tables.projection(p, query.fields, query.sort);
   const rows = await read(
     sql,
     collection,
-    tables.statement(
-      `select t._total, p.* from (select count(*) as _total from ${p.table}${filter}) t ` +
-        `left join (select ${v.select}${keys} from ${p.table} where "id" in ` +
-        `(select "id" from ${p.table}${filter} ${order} limit ${limit} offset ${offset})) p on true ${outer}`,
-    ),
+    tables.statement(offsetPageText(p, v, filter, order, outer, keys, limit, offset)),
     params,
   );
   const total = Number(rows[0]?._total ?? 0);

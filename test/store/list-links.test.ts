@@ -116,6 +116,23 @@ for (const factory of makeStores()) {
       });
     }
 
+    test("offset pages, in id order and sorted: every record's product ids as read by id, the total", async () => {
+      for (const sort of [undefined, BY_TOTAL_DESC]) {
+        const seen: StoredRecord[] = [];
+        for (let offset = 0; offset < 25; offset += 5) {
+          const page = await spy.page("orders", { where: { user_id: owner.id }, limit: 5, offset, ...(sort ? { sort } : {}) });
+          assert.equal(page.total, 23);
+          seen.push(...page.records);
+        }
+        assert.equal(seen.length, 23);
+        assert.deepEqual(new Set(seen.map((r) => r.id)), new Set(written.keys()));
+        for (const r of seen) assert.deepEqual(r, await store.get("orders", r.id));
+      }
+      // Past the end: the total, no record.
+      const beyond = await spy.page("orders", { where: { user_id: owner.id }, limit: 5, offset: 40 });
+      assert.deepEqual(beyond, { records: [], total: 23 });
+    });
+
     test("a page whose rows have no links: every one `[]`", async () => {
       const page = await spy.list("orders", { where: { user_id: owner.id, note: "order 0" }, limit: 5 });
       assert.equal(page.records.length, 1);
