@@ -8,15 +8,13 @@
 // show them) do and answer them; v2's read by id reads every field (its record goes to authorize).
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import type { SqlDriver } from "../../generated/runtime/sql-driver.ts";
 import { SqlStore } from "../../generated/runtime/sql-store.ts";
 import type { SortKey, Store, StoredRecord } from "../../generated/runtime/store.ts";
 import { newId } from "../../generated/runtime/uuid.ts";
-import { storeReferences } from "../../generated/services.ts";
 import { buildApp } from "../../generated/index.ts";
 import { devAuthenticate } from "../../generated/runtime/auth.ts";
 import { sqlSchema } from "../../generated/sql/index.ts";
-import { makeStores } from "./stores.ts";
+import { makeStores, recordingStore } from "./stores.ts";
 
 const AT = "2026-01-01T00:00:00.000Z";
 
@@ -45,21 +43,7 @@ for (const factory of makeStores()) {
 
     before(async () => {
       store = await factory.create();
-      spy = store;
-      if (store instanceof SqlStore) {
-        const driver = store.driver;
-        const recording: SqlDriver = {
-          ...driver,
-          kind: driver.kind,
-          query: (statement, params) => {
-            sent.push(typeof statement === "string" ? statement : statement.text);
-            return driver.query(statement, params);
-          },
-          // The app over the spy closes it; the store's own driver is closed by the factory.
-          close: async () => {},
-        };
-        spy = new SqlStore(recording, sqlSchema, storeReferences);
-      }
+      spy = recordingStore(store, sent);
       owner = record({ email: `fields-${newId()}@example.com`, name: "Owner", role: "customer", password: "correct horse battery" });
       await store.insert({ collection: "users", record: owner, constraints: { unique: ["email"] } });
       for (let n = 0; n < 3; n++) {

@@ -7,14 +7,11 @@
 // per row and the link table read through its (row, position) index for the page's row ids at once.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import type { SqlDriver } from "../../generated/runtime/sql-driver.ts";
 import { SqlStore } from "../../generated/runtime/sql-store.ts";
 import type { CursorQuery, SortKey, Store, StoredRecord } from "../../generated/runtime/store.ts";
 import { positionOf } from "../../generated/runtime/sorting.ts";
 import { newId } from "../../generated/runtime/uuid.ts";
-import { storeReferences } from "../../generated/services.ts";
-import { sqlSchema } from "../../generated/sql/index.ts";
-import { makeStores } from "./stores.ts";
+import { makeStores, recordingStore } from "./stores.ts";
 
 const AT = "2026-01-01T00:00:00.000Z";
 const BY_TOTAL_DESC: SortKey[] = [{ field: "total_cents", descending: true, ordering: "number" }];
@@ -36,19 +33,7 @@ for (const factory of makeStores()) {
 
     before(async () => {
       store = await factory.create();
-      spy = store;
-      if (store instanceof SqlStore) {
-        const driver = store.driver;
-        const recording: SqlDriver = {
-          ...driver,
-          kind: driver.kind,
-          query: (statement, params) => {
-            sent.push(typeof statement === "string" ? statement : statement.text);
-            return driver.query(statement, params);
-          },
-        };
-        spy = new SqlStore(recording, sqlSchema, storeReferences);
-      }
+      spy = recordingStore(store, sent);
       owner = record({ email: `links-${newId()}@example.com`, name: "Owner", role: "customer", password: "correct horse battery" });
       await store.insert({ collection: "users", record: owner, constraints: { unique: ["email"] } });
       for (let n = 0; n < 5; n++) {

@@ -6,14 +6,11 @@
 // shows the page is still one scan of the (user_id, id) index.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import type { SqlDriver } from "../../generated/runtime/sql-driver.ts";
 import { SqlStore } from "../../generated/runtime/sql-store.ts";
 import type { CursorQuery, SortKey, Store, StoredRecord } from "../../generated/runtime/store.ts";
 import { positionOf } from "../../generated/runtime/sorting.ts";
 import { newId } from "../../generated/runtime/uuid.ts";
-import { storeReferences } from "../../generated/services.ts";
-import { sqlSchema } from "../../generated/sql/index.ts";
-import { makeStores } from "./stores.ts";
+import { makeStores, recordingStore } from "./stores.ts";
 
 const AT = "2026-01-01T00:00:00.000Z";
 
@@ -68,19 +65,7 @@ for (const factory of makeStores()) {
 
     before(async () => {
       store = await factory.create();
-      spy = store;
-      if (store instanceof SqlStore) {
-        const driver = store.driver;
-        const counting: SqlDriver = {
-          ...driver,
-          kind: driver.kind,
-          query: (statement, params) => {
-            sent.push(typeof statement === "string" ? statement : statement.text);
-            return driver.query(statement, params);
-          },
-        };
-        spy = new SqlStore(counting, sqlSchema, storeReferences);
-      }
+      spy = recordingStore(store, sent);
       [parent, other, lonely] = [user(1), user(2), user(3)];
       for (const u of [parent, other, lonely]) await store.insert({ collection: "users", record: u, constraints: { unique: ["email"] } });
       // Interleaved: the parent's orders are every other row of the table.

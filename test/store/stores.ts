@@ -1,8 +1,11 @@
 // The stores every store-level and HTTP test can run against: memory, PGlite (in memory) and a
 // PostgreSQL server (a fresh schema per store, dropped on cleanup). `makeStores()` is what the
 // HTTP suite is parameterised with: `for (const s of makeStores()) { … buildApp({ store: await s.create() }) … }`.
+import type { SqlDriver } from "../../generated/runtime/sql-driver.ts";
+import { SqlStore } from "../../generated/runtime/sql-store.ts";
 import type { Store } from "../../generated/runtime/store.ts";
-import { openStore } from "../../generated/sql/index.ts";
+import { storeReferences } from "../../generated/services.ts";
+import { openStore, sqlSchema } from "../../generated/sql/index.ts";
 
 /** The PostgreSQL server of the tests; `scripts/services.sh` starts it. */
 export const POSTGRES_URL = process.env.CANON_TEST_POSTGRES ?? "postgres://postgres@127.0.0.1:5432/test";
@@ -13,6 +16,26 @@ export interface StoreFactory {
   create(): Promise<Store>;
   /** Closes every store this factory created and drops what they kept. */
   cleanup(): Promise<void>;
+}
+
+/**
+ * A SQL store's tables through a driver that records the text of each statement it sends in
+ * `sent` (what a test of the statements reads); any other store as it is. Closing it leaves the
+ * store's own driver open (the factory closes that one).
+ */
+export function recordingStore(store: Store, sent: string[]): Store {
+  if (!(store instanceof SqlStore)) return store;
+  const driver = store.driver;
+  const recording: SqlDriver = {
+    ...driver,
+    kind: driver.kind,
+    query: (statement, params) => {
+      sent.push(typeof statement === "string" ? statement : statement.text);
+      return driver.query(statement, params);
+    },
+    close: async () => {},
+  };
+  return new SqlStore(recording, sqlSchema, storeReferences);
 }
 
 let schemas = 0;
