@@ -9,13 +9,11 @@
 //   node bench/list-statements.ts [runs per round, default 2000] [--empty: orders without products, as bench/postgres.ts seeds them]
 import { readFileSync } from "node:fs";
 import pg from "pg";
-import type { SqlDriver } from "../generated/runtime/sql-driver.ts";
 import { SqlStore } from "../generated/runtime/sql-store.ts";
 import type { StoredRecord } from "../generated/runtime/store.ts";
 import { newId } from "../generated/runtime/uuid.ts";
-import { storeReferences } from "../generated/services.ts";
-import { openStore, sqlSchema } from "../generated/sql/index.ts";
-import { dropSchemas, freshSchema, POSTGRES_URL, preparePostgres } from "../test/store/stores.ts";
+import { openStore } from "../generated/sql/index.ts";
+import { dropSchemas, freshSchema, POSTGRES_URL, preparePostgres, recordingStore } from "../test/store/stores.ts";
 
 const RUNS = Number(process.argv.find((a) => /^\d+$/.test(a)) ?? 2000);
 const EMPTY = process.argv.includes("--empty");
@@ -88,16 +86,7 @@ try {
 
   // The store's own statements, as it sends them (parameters: user_id, limit + 1, the parent's id).
   const texts: string[] = [];
-  const driver = store.driver;
-  const recording: SqlDriver = {
-    ...driver,
-    kind: driver.kind,
-    query: (statement, params) => {
-      texts.push(typeof statement === "string" ? statement : statement.text);
-      return driver.query(statement, params);
-    },
-  };
-  const spy = new SqlStore(recording, sqlSchema, storeReferences);
+  const spy = recordingStore(store, texts);
   const parent = { collection: "users", id: users[0]!.id };
   await spy.list("orders", { where: { user_id: users[0]!.id }, limit: 20, parent });
   await spy.list("orders", { where: { user_id: users[0]!.id }, limit: 20, fields: SHOWN, parent });
