@@ -5,6 +5,7 @@
 import { existsSync } from "node:fs";
 import module from "node:module";
 import { fileURLToPath } from "node:url";
+import { bundledMain } from "./bundle.js";
 
 //
 // This file is plain JavaScript that parses and runs on Node 18 and later, so that an older
@@ -28,6 +29,7 @@ const root = fileURLToPath(new URL("..", import.meta.url));
 const installed = root.includes("/node_modules/");
 const source = new URL("../generator/cli/main.ts", import.meta.url);
 const built = new URL("../dist/generator/cli/main.js", import.meta.url);
-const entry = !installed && existsSync(fileURLToPath(source)) ? source : built;
+// The bundle of the CLI when there is a fresh one (bundle.js), else the modules one by one.
+const entry = bundledMain(new URL("..", import.meta.url), installed) ?? (!installed && existsSync(fileURLToPath(source)) ? source : built);
 const { main } = await import(entry.href);
 process.exitCode = await main(process.argv.slice(2));
