@@ -34,6 +34,11 @@ export interface StoreReference {
    * SQL store reads it from its schema, `SqlCollection.tenant`).
    */
   tenant?: string;
+  /**
+   * `field` is optional and nullable (one id, not an array): a record that lacks it has it as
+   * `null`, as the SQL store reads its NULL back, so that every store shows the same record.
+   */
+  nullable?: boolean;
 }
 
 /**

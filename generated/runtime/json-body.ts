@@ -8,6 +8,19 @@ import type { FastifyInstance } from "fastify";
 import { ValidationError } from "./errors.ts";
 
 /**
+ * Whether `text` is JSON, which the parser refused all the same: then for a `__proto__` key, or
+ * a `constructor` key holding `prototype` (its error does not say which).
+ */
+function isJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
  * JSON only. An empty body with a JSON Content-Type (a DELETE from a client that always sends
  * one) is no body; an operation that needs one answers "must be a JSON object".
  */
@@ -18,6 +31,20 @@ export function registerJsonParser(app: FastifyInstance): void {
     const text = typeof body === "string" ? body : body.toString("utf8");
     if (text === "") return done(null, undefined);
     parseJson(request, text, (error, value) => {
+      if (error && isJson(text)) {
+        // Valid JSON, refused all the same: such a key would reach an object's prototype.
+        return done(
+          new ValidationError(
+            [
+              {
+                field: "body",
+                issue: "must not name a key __proto__, nor constructor with prototype inside",
+              },
+            ],
+            "The request body names a key no body may hold.",
+          ),
+        );
+      }
       if (error) return done(error);
       // No operation answers the path: 404, whatever the body holds.
       const duplicate = !request.is404 && mayRepeatKeys(text, value) ? duplicateKey(text) : null;

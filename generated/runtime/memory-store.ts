@@ -94,6 +94,8 @@ export class MemoryStore implements Store {
    * absent, as in SQL, where it is the record's links: a record without one has `[]`.
    */
   private readonly arrays = new Map<string, string[]>();
+  /** By collection: its optional and nullable references (`nullable`), which a record lacking keeps as `null`, as in SQL. */
+  private readonly nulls = new Map<string, string[]>();
   /** The idempotency keys of POSTs, in the process as the records are. */
   readonly idempotency = new MemoryIdempotencyKeys();
 
@@ -108,15 +110,26 @@ export class MemoryStore implements Store {
           ...(this.arrays.get(reference.collection) ?? []),
           reference.field,
         ]);
+      if (reference.nullable)
+        this.nulls.set(reference.collection, [
+          ...(this.nulls.get(reference.collection) ?? []),
+          reference.field,
+        ]);
     }
   }
 
-  /** `values` as kept: its objects' keys in order, and an absent array of referencing ids as `[]`. */
+  /**
+   * `values` as kept: its objects' keys in order, an absent array of referencing ids as `[]`, and
+   * an absent optional and nullable reference as `null` (as the SQL store reads them back).
+   */
   private kept(collection: string, values: Values): Values {
     const arrays = this.arrays.get(collection);
-    if (!arrays?.some((field) => values[field] === undefined)) return orderedValues(values);
+    const nulls = this.nulls.get(collection);
+    const absent = (field: string) => values[field] === undefined;
+    if (!arrays?.some(absent) && !nulls?.some(absent)) return orderedValues(values);
     const filled = { ...values };
-    for (const field of arrays) filled[field] ??= [];
+    for (const field of arrays ?? []) filled[field] ??= [];
+    for (const field of nulls ?? []) if (filled[field] === undefined) filled[field] = null;
     return orderedValues(filled);
   }
 

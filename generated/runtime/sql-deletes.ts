@@ -197,7 +197,7 @@ async function cascadeLevels(
 }
 
 /** Gives the records `ids` of `collection` a new revision (an array of theirs lost an id), within `tenant`; the rows written. */
-export function touch(
+export async function touch(
   sql: SqlContext,
   db: SqlQueryable,
   collection: string,
@@ -211,7 +211,13 @@ export function touch(
       `"updated_at" = greatest(date_trunc('milliseconds', clock_timestamp()), "updated_at" + interval '1 millisecond') ` +
       `where "id" = any($1::uuid[])${tenantMatch(sql, collection, tenant, params)} returning ${p.select}`,
   );
-  return db.query(statement, params);
+  // In id order (the order records were created in), as the memory store takes them: their
+  // `.updated` events come in the same order on every store.
+  return (await db.query(statement, params)).sort((a, b) => compareIds(String(a.id), String(b.id)));
+}
+
+function compareIds(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /**

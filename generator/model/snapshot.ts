@@ -381,14 +381,24 @@ function storeReferences(storage: StorageResource[]): StoreReference[] {
   return storage.flatMap((r) => {
     const tenant = r.tenantKey !== null && r.tenantKey !== "id" ? { tenant: r.tenantKey } : {};
     return [
-      ...r.references.map((ref) => ({ collection: r.collection, field: ref.field, references: ref.collection, onDelete: ref.onDelete, ...tenant })),
+      ...r.references.map((ref) => ({ collection: r.collection, field: ref.field, references: ref.collection, onDelete: ref.onDelete, ...nullable(r.fields, ref.field), ...tenant })),
       ...r.links.map((ref) => ({ collection: r.collection, field: ref.field, references: ref.collection, onDelete: ref.onDelete, many: true, ...tenant })),
       ...r.actionRecords.flatMap((a) => [
         { collection: a.collection, field: a.targetField, references: r.collection, onDelete: "cascade" as const },
-        ...a.references.map((ref) => ({ collection: a.collection, field: ref.field, references: ref.collection, onDelete: ref.onDelete })),
+        ...a.references.map((ref) => ({ collection: a.collection, field: ref.field, references: ref.collection, onDelete: ref.onDelete, ...nullable(a.fields, ref.field) })),
       ]),
     ];
   });
+}
+
+/**
+ * `{ nullable: true }` for a reference field that is both optional and nullable: the SQL store
+ * keeps it in a nullable uuid column (emit/sql/snapshot.ts), whose NULL reads back as `null`, and
+ * the memory store keeps a record that lacks it with `null` too.
+ */
+function nullable(fields: readonly VersionField[], storageName: string): { nullable?: true } {
+  const field = fields.find((f) => f.storageName === storageName);
+  return field && field.type === "uuid" && field.optional && field.nullable ? { nullable: true } : {};
 }
 
 function versionExport(r: ResourceDef, resource: VersionResource): VersionExport {

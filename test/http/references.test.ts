@@ -59,6 +59,27 @@ describe(`references inside arrays, objects and actions, ${STORE} store`, () => 
     assert.equal(made.agent_id, agent.id);
   });
 
+  test("an optional and nullable reference left out reads null on every path, as the SQL stores keep it", async () => {
+    const lone = (await expectStatus(api, "POST", "/v1/agents", 201, { body: { name: "Lone" } })).body as Obj;
+    const ticket = (await expectStatus(api, "POST", "/v1/tickets", 201, { body: { organization_id: org.id, subject: "unassigned" } })).body as Obj;
+    assert.equal(ticket.assignee_id, null, "the create's answer");
+    const read = (await expectStatus(api, "GET", `/v1/tickets/${ticket.id}`, 200)).body as Obj;
+    assert.equal(read.assignee_id, null, "a read");
+    assert.ok("assignee_id" in read);
+    const listed = (await expectStatus(api, "GET", `/v1/organizations/${org.id}/tickets?assignee_id[null]=true&limit=100`, 200)).body as Obj;
+    assert.equal((listed.data as Obj[]).find((t) => t.id === ticket.id)?.assignee_id, null, "a list filtered on it");
+    const events = ((await expectStatus(api, "GET", "/v1/events?limit=100", 200)).body as Obj).data as Obj[];
+    const created = events.find((e) => e.type === "ticket.created" && (e.data as Obj).id === ticket.id);
+    assert.equal((created?.data as Obj).assignee_id, null, "its event");
+    // Assigned, then unassigned again by a replace that leaves it out: null, not absent.
+    const assigned = (await expectStatus(api, "PATCH", `/v1/tickets/${ticket.id}`, 200, { body: { assignee_id: lone.id } })).body as Obj;
+    assert.equal(assigned.assignee_id, lone.id);
+    const mine = (await expectStatus(api, "GET", `/v1/agents/${lone.id}/tickets`, 200)).body as Obj;
+    assert.deepEqual((mine.data as Obj[]).map((t) => t.id), [ticket.id], "list_under from the agent's side");
+    const cleared = (await expectStatus(api, "PATCH", `/v1/tickets/${ticket.id}`, 200, { body: { assignee_id: null } })).body as Obj;
+    assert.equal(cleared.assignee_id, null);
+  });
+
   test("an agent named by an action record cannot be deleted (restrict, the default)", async () => {
     const other = (await expectStatus(api, "POST", "/v1/agents", 201, { body: { name: "Bob" } })).body as Obj;
     const ticket = (await expectStatus(api, "POST", "/v1/tickets", 201, { body: { organization_id: org.id, subject: "y" } })).body as Obj;

@@ -105,9 +105,17 @@ describe("well-formed ids that name no record: 404 NOT_FOUND", () => {
 
 describe("bodies", () => {
   test("a body that is not JSON: 400", async () => {
-    for (const text of ["{nope", "{\"a\":", "'single'", "\u0000", "{\"__proto__\": {\"x\": 1}}"]) {
+    for (const text of ["{nope", "{\"a\":", "'single'", "\u0000"]) {
       const error = await expectError(api, "POST", "/v2/users", 400, "VALIDATION_ERROR", { body: text, headers: { "content-type": "application/json" } });
-      assert.deepEqual(detailFields(error), ["body"], text);
+      assert.deepEqual(error.details, [{ field: "body", issue: "must be valid JSON" }], text);
+    }
+  });
+
+  test("valid JSON naming __proto__ (or constructor with prototype), at any depth: 400 saying so", async () => {
+    const texts = ['{"__proto__": {"x": 1}}', '{"email": "a@b.co", "address": {"__proto__": "v"}}', '{"constructor": {"prototype": {}}}'];
+    for (const text of texts) {
+      const error = await expectError(api, "POST", "/v2/users", 400, "VALIDATION_ERROR", { body: text, headers: { "content-type": "application/json" } });
+      assert.deepEqual(error.details, [{ field: "body", issue: "must not name a key __proto__, nor constructor with prototype inside" }], text);
     }
   });
 
