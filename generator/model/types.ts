@@ -426,6 +426,8 @@ export interface StorageResource {
    */
   nestedReferences: Array<{ path: string; collection: string }>;
   parentField: string | null;
+  /** Its single references with `list_under: true` (SPEC §12.3), other than the parent field: each leads a list. */
+  listedUnder: string[];
   search: string[];
   filters: string[];
   /** Storage fields (or `created_at`/`updated_at`) a list may be sorted by: each is served by an index. */

@@ -21,14 +21,21 @@ test("a declared sort key gets its sort indexes; nothing changes without one", a
   const plans = collectionPlans(model);
   const plan = plans.find((p) => p.collection === "invoices")!;
   const sortIndexes = plan.table.indexes.filter((i) => i.name.includes("_sort"));
+  const keys: Array<[string, string]> = [
+    ["status", `(array_position(ARRAY['draft', 'issued', 'paid', 'void']::text[], "status"))`],
+    ["due_date", `"due_date"`],
+    ["created_at", `"created_at"`],
+    ["amount_cents", `"amount_cents"`],
+  ];
+  // The collection's list, then each list under a record: the parent order's
+  // (/orders/{id}/invoices) and an approver's (`list_under`, /users/{id}/invoices), led by the field naming it.
   assert.deepEqual(
     sortIndexes.map((i) => [i.name, i.definition]),
-    [
-      ["invoices_status_sort_idx", `using btree ((array_position(ARRAY['draft', 'issued', 'paid', 'void']::text[], "status")), "id")`],
-      ["invoices_due_date_sort_idx", `using btree ("due_date", "id")`],
-      ["invoices_created_at_sort_idx", `using btree ("created_at", "id")`],
-      ["invoices_amount_cents_sort_idx", `using btree ("amount_cents", "id")`],
-    ],
+    keys.flatMap(([key, element]) => [
+      [`invoices_${key}_sort_idx`, `using btree (${element}, "id")`],
+      [`invoices_order_id_${key}_sort_idx`, `using btree ("order_id", ${element}, "id")`],
+      [`invoices_approved_by_${key}_sort_idx`, `using btree ("approved_by", ${element}, "id")`],
+    ]),
   );
   // The showcase's invoice fields are required: one index serves both directions, and the store is told.
   assert.deepEqual(
@@ -49,7 +56,9 @@ test("a nullable sort column gets a descending index too", async () => {
   orders.sort = [nullable.storageName];
   const plan = collectionPlans(model).find((p) => p.collection === "orders")!;
   const names = plan.table.indexes.filter((i) => i.name.includes("_sort")).map((i) => i.name);
-  assert.deepEqual(names, [`orders_${nullable.storageName}_sort_idx`, `orders_${nullable.storageName}_sort_desc_idx`]);
+  const key = nullable.storageName;
+  // The collection's list, and the list under the parent user (/users/{id}/orders).
+  assert.deepEqual(names, [`orders_${key}_sort_idx`, `orders_${key}_sort_desc_idx`, `orders_user_id_${key}_sort_idx`, `orders_user_id_${key}_sort_desc_idx`]);
   assert.equal(plan.fields.find((f) => f.field === nullable.storageName)!.notNull, undefined);
 });
 

@@ -342,13 +342,15 @@ const SORTABLE_SYSTEM: Readonly<Record<string, SortTarget>> = {
  * null also `<table>_<column>_sort_desc_idx` (descending, nulls last), so that either direction
  * of a one-key sort is one index scan. On a tenant-scoped table the tenant column leads
  * (`<table>_<tenant>_<column>_sort_idx`): a tenant principal's sorted list is one index scan
- * within its tenant (SPEC §12.4).
+ * within its tenant (SPEC §12.4). A list under a record has its own, led by the field that names
+ * the record (`<table>_<parent field>_<column>_sort_idx`; on a tenant-scoped table after the
+ * tenant column, as a tenant principal's list is read: `leading`).
  */
-export function sortIndexes(table: string, target: SortTarget, ordering: Ordering, rank?: readonly string[], tenant?: string): SnapshotIndex[] {
+export function sortIndexes(table: string, target: SortTarget, ordering: Ordering, rank?: readonly string[], leading: readonly string[] = []): SnapshotIndex[] {
   const expression = sortExpression(target, ordering, rank);
   const element = /^"[^"]*"$/.test(expression) ? expression : `(${expression})`;
-  const lead = tenant ? `${quote(tenant)}, ` : "";
-  const name = tenant ? `${table}_${tenant}_${target.column}` : `${table}_${target.column}`;
+  const lead = leading.map((column) => `${quote(column)}, `).join("");
+  const name = [table, ...leading, target.column].join("_");
   const indexes: SnapshotIndex[] = [{ name: identifier(`${name}_sort_idx`), definition: `using btree (${lead}${element}, "id")` }];
   if (!target.notNull) {
     indexes.push({
@@ -384,6 +386,7 @@ function plan(
   searched: string[],
   sorted: string[] = [],
   tenant?: TenantColumns,
+  leads: readonly string[] = [],
 ): CollectionPlan {
   const table = tableName(collection);
   const columns = systemColumns(table);
@@ -423,12 +426,19 @@ function plan(
     indexes.push(trigramIndex(table, name, kind));
   }
   const sortedSeen = new Set<string>();
+  // Each list's sorted pages are one index scan: the collection's (led by the tenant column on a
+  // tenant-scoped table), and each list under a record (its parent's, a `list_under` field's),
+  // led by the field that names the record.
+  const leadsOf: string[][] = [
+    tenant ? [tenant.column] : [],
+    ...leads.filter((lead) => lead !== tenant?.column).map((lead) => (tenant ? [tenant.column, lead] : [lead])),
+  ];
   for (const name of sorted) {
     if (sortedSeen.has(name)) continue;
     sortedSeen.add(name);
     const system = SORTABLE_SYSTEM[name];
     if (system) {
-      indexes.push(...sortIndexes(table, system, "instant", undefined, tenant?.column));
+      for (const lead of leadsOf) indexes.push(...sortIndexes(table, system, "instant", undefined, lead));
       continue;
     }
     const index = fields.findIndex((f) => f.column === name);
@@ -439,7 +449,7 @@ function plan(
     // The store needs to know that every row has a value (row comparisons; `desc` without `nulls last`).
     if (notNull) fields[index] = { ...meta, notNull: true };
     const target: SortTarget = { column: name, kind: meta.kind, notNull };
-    indexes.push(...sortIndexes(table, target, orderingOf(field), field.type === "enum" ? field.values ?? [] : undefined, tenant?.column));
+    for (const lead of leadsOf) indexes.push(...sortIndexes(table, target, orderingOf(field), field.type === "enum" ? field.values ?? [] : undefined, lead));
   }
   // A sort key whose order is its column's own (a number, a date) would repeat the filter's
   // (column, id) index: one is kept, the first.
@@ -463,7 +473,7 @@ function resourcePlan(r: StorageResource, tenantRecords: ReadonlySet<string>): C
   const references = [...(r.parentField ? [r.parentField] : []), ...r.references.map((x) => x.field)];
   const dependent = r.references.filter((x) => x.field !== r.tenantKey && tenantRecords.has(x.collection)).map((x) => x.field);
   const tenant = r.tenantKey && r.tenantKey !== "id" ? { column: r.tenantKey, references, dependent } : undefined;
-  return plan(r.collection, sources, indexed, r.search, r.sort, tenant);
+  return plan(r.collection, sources, indexed, r.search, r.sort, tenant, [...(r.parentField ? [r.parentField] : []), ...r.listedUnder]);
 }
 
 function actionPlans(r: StorageResource): CollectionPlan[] {
