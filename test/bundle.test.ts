@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { appendFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import path from "node:path";
-import { describe, test } from "node:test";
+import { after, describe, test } from "node:test";
 import { repoRoot, snapshot, workspace } from "./support/cli.ts";
 
 function copyOfCanon(dir: string): string {
@@ -39,6 +39,7 @@ const current = (root: string) => JSON.parse(readFileSync(path.join(bundles(root
 describe("the CLI bundle (bin/bundle.js)", () => {
   test("made on the first run, made again after an edit, and generating what the sources generate", () => {
     const dir = workspace("bundle");
+    after(() => rmSync(dir, { recursive: true, force: true }));
     const root = copyOfCanon(dir);
     const project = path.join(dir, "project");
     cpSync(path.join(repoRoot, "definitions"), path.join(project, "definitions"), { recursive: true });
