@@ -30,7 +30,8 @@ export function registerJsonParser(app: FastifyInstance): void {
     const text = typeof body === "string" ? body : body.toString("utf8");
     if (text === "") return done(null, undefined);
     parseJson(request, text, (error, value) => {
-      if (error && isJson(text)) {
+      // No operation answers the path: 404, whatever the body holds.
+      if (error && !request.is404 && isJson(text)) {
         // Valid JSON, refused all the same: such a key would reach an object's prototype.
         return done(
           new ValidationError(
