@@ -137,6 +137,10 @@ export async function createApp(appOptions: AppOptions): Promise<FastifyInstance
       return typeof given === "string" && isUuidV7(given) ? given.toLowerCase() : newId();
     },
     routerOptions: { ignoreTrailingSlash: false, caseSensitive: true, maxParamLength: maxUrlLength },
+    // Every GET route answers HEAD as well, as one route (onRoute below), instead of Fastify's
+    // second route per GET: 3 in 10 fewer routes to build when the app starts (and on every save
+    // of `canon dev`).
+    exposeHeadRoutes: false,
     // Requests Node's HTTP parser refuses (headers over 64 KiB, malformed HTTP, a body that
     // never arrives) answer 400 with the envelope and a request id, not Fastify's own body.
     clientErrorHandler: (error, socket) =>
@@ -149,6 +153,10 @@ export async function createApp(appOptions: AppOptions): Promise<FastifyInstance
     },
   });
   app.addHook("onRoute", (route) => {
+    if (route.method === "GET") {
+      route.method = ["GET", "HEAD"];
+      route.onSend = [...(route.onSend === undefined ? [] : [route.onSend].flat()), answerHead];
+    }
     const [, version, segment] = /^\/(v[1-9]\d*)\/([^/:*]+)/.exec(route.url) ?? [];
     if (!version || !segment) return;
     const known = resources.get(version) ?? new Set<string>();
@@ -281,4 +289,34 @@ function hasEmptyParam(params: unknown): boolean {
     if (name !== "*" && (params as Record<string, unknown>)[name] === "") return true;
   }
   return false;
+}
+
+/**
+ * A HEAD request's answer: the GET's status and headers, its Content-Length the length of the
+ * body a GET would get, and no body (a stream's is drained or cancelled). The last `onSend` of
+ * every GET route, as Fastify's own HEAD routes have it; a GET passes through.
+ */
+function answerHead(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  payload: unknown,
+  done: (error: null, payload: unknown) => void,
+): void {
+  if (request.method !== "HEAD") return done(null, payload);
+  if (payload === undefined || payload === null) {
+    reply.header("content-length", "0");
+  } else if (typeof (payload as { resume?: unknown }).resume === "function") {
+    const stream = payload as NodeJS.ReadableStream & {
+      on(event: "error", listener: (error: Error) => void): unknown;
+    };
+    stream.on("error", (error) => reply.log.error({ err: error }, "a HEAD answer's stream failed"));
+    stream.resume();
+  } else if (typeof (payload as { getReader?: unknown }).getReader === "function") {
+    (payload as ReadableStream)
+      .cancel("a HEAD answer has no body")
+      .catch((error: unknown) => reply.log.error({ err: error }, "a HEAD answer's stream failed"));
+  } else {
+    reply.header("content-length", String(Buffer.byteLength(payload as string | Buffer)));
+  }
+  done(null, null);
 }
