@@ -104,7 +104,8 @@ async function run(options: GenerateOptions, cacheFile: string | null, output: R
   const cacheDir = cacheFile ? path.dirname(cacheFile) : undefined;
   // A write a crash interrupted is finished before the output folder is read.
   await finishInterrupted(options.out);
-  const context = createEmitContext(undefined, output, cacheDir, session?.files);
+  // A `canon dev` save skips canon's checks of its own output (EmitContext.verify).
+  const context = createEmitContext(undefined, output, cacheDir, session?.files, !session);
   // A session runs the whole-API documents on its second thread, beside the other emitters.
   if (session && (!session.thread || session.thread.stopped || session.thread.cacheDir !== cacheDir)) {
     void session.thread?.close();

@@ -25,6 +25,7 @@ const noContext: EmitContext = {
   // The document is built from the model alone; the real context only keeps it for the run.
   openapiDocument: (model, version) => openapiDocument(model, version) as Record<string, unknown>,
   openapiText: (model, version) => `${JSON.stringify(openapiDocument(model, version), null, 2)}\n`,
+  verify: true,
 };
 
 function emit(model: ApiModel): EmittedFile[] {

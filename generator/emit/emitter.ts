@@ -64,6 +64,13 @@ export interface EmitContext {
    * on what was written before (the SQL migrations). Absent: an empty output folder.
    */
   previous?: PreviousOutput;
+  /**
+   * Whether canon checks what it emitted against itself (the migrations it writes, replayed, must
+   * create the schema snapshot): a check for bugs in canon, which changes no output. Every run
+   * makes it but a `canon dev` save, where it would cost a fifth of the SQL emitter's time on each
+   * save; the next `canon generate` or `canon check` makes it.
+   */
+  verify: boolean;
 }
 
 /** What a unit of emission may read besides its slice: canon's templates and runtime files. */

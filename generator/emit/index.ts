@@ -61,7 +61,7 @@ export const emitters: Emitter[] = [
  * folder, each template's compiled form (Handlebars' precompiled JavaScript, keyed by a hash of
  * the template and of Handlebars' version) is kept there, so that a later run skips the compiler.
  */
-export function createEmitContext(root: URL = packageRoot(), previous?: PreviousOutput, cacheDir?: string, files?: CanonFiles): EmitContext {
+export function createEmitContext(root: URL = packageRoot(), previous?: PreviousOutput, cacheDir?: string, files?: CanonFiles, verify = true): EmitContext {
   const { compiled, runtime, texts, exportsOf, handlebars } = files?.of(root, cacheDir) ?? emptyCanonFiles();
   // Keyed by the model object: one context may serve several models (tests do), and nothing
   // outlives the context.
@@ -129,6 +129,7 @@ export function createEmitContext(root: URL = packageRoot(), previous?: Previous
       return engine ? engine.run(unit, slice, this) : unit.compute(slice, this);
     },
     ...(previous ? { previous } : {}),
+    verify,
   };
 }
 
