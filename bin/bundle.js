@@ -13,16 +13,27 @@
 //   `node bin/bundle.js`), as it is.
 // - CANON_BUNDLE=0 runs the sources (or dist/generator, installed) instead.
 //
-// Packages that generated services import themselves (fastify, pg, PGlite, ioredis, pg-boss),
-// prettier and recheck stay outside the bundle: one copy of each is loaded, from node_modules.
+// Packages whose objects canon hands to generated services or takes from them (fastify, pg,
+// PGlite, ioredis, pg-boss), and prettier and recheck, which are large and loaded only when
+// needed, stay outside the bundle: they are loaded from node_modules. (zod is inside: canon's own
+// schemas of the definitions use it; a served service loads its own copy.)
 // Plain JavaScript, like bin/canon.js.
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
-/** What makes one bundle another: its layout and options (bump on a change here), and Node's major version. */
-const FORMAT = `canon-bundle-1 node${process.versions.node.split(".")[0]}`;
+/** The layout and options of a bundle (bump on a change here); this file and esbuild are among the inputs checked. */
+const FORMAT = "canon-bundle-2";
+
+/** Bundles kept besides the newest, however old, for runs still loading chunks of one. */
+const KEPT = 2;
+
+/** Bundles kept besides the newest at most, however recent (a clock that puts files in the future makes one each run). */
+const KEPT_AT_MOST = 5;
+
+/** How long an older bundle is kept after it was replaced. */
+const KEPT_MS = 86_400_000;
 
 /** The entry points: the CLI, and the two worker threads' scripts (found beside the chunk that starts them). */
 const ENTRIES = { main: "generator/cli/main.ts", "thread-worker": "generator/emit/thread-worker.ts", worker: "generator/format/worker.ts" };
@@ -48,7 +59,7 @@ export function bundledMain(root, installed) {
   const folder = path.join(dir, "node_modules", ".cache", "canon", "bundle");
   const current = readCurrent(folder);
   if (current && current.root === dir && fresh(dir, current)) return mainOf(folder, current);
-  const made = make(dir, folder);
+  const made = make(dir, folder, current);
   return made ? mainOf(folder, made) : null;
 }
 
@@ -81,28 +92,33 @@ function fresh(root, current) {
 
 /**
  * Makes the bundle into a folder of its own under `folder` and points current.json at it; null
- * when esbuild is missing, another process is making it, or it fails (the sources run then).
- * Each bundle gets a new folder, so that a run still loading chunks of the last one finds them;
- * folders older than a day are removed.
+ * when esbuild is missing, the folder cannot be written, another process is making it, or it
+ * fails (the sources run then; `report` is told why). Each bundle gets a new folder, so that a
+ * run still loading chunks of an older one finds them: the replaced one is marked with the time
+ * it was replaced, and those replaced more than a day ago are removed, but for the newest `KEPT`.
+ * `package`: the bundle `npm pack` ships (every other is removed; its current.json names no
+ * files of this machine).
  */
-function make(root, folder, keepOthers = true) {
+function make(root, folder, replaced = null, { report = () => {}, package: forPackage = false } = {}) {
   let esbuild;
   try {
     esbuild = createRequire(path.join(root, "package.json"))("esbuild");
-  } catch {
+  } catch (error) {
+    report(error);
     return null;
   }
-  mkdirSync(folder, { recursive: true });
   const lock = path.join(folder, "making.lock");
   let fd;
   try {
+    mkdirSync(folder, { recursive: true });
     fd = openSync(lock, "wx");
-  } catch {
+  } catch (error) {
     try {
-      if (Date.now() - statSync(lock).mtimeMs < LOCK_MS) return null;
+      if (error.code !== "EEXIST" || Date.now() - statSync(lock).mtimeMs < LOCK_MS) throw error;
       rmSync(lock, { force: true });
       fd = openSync(lock, "wx");
-    } catch {
+    } catch (error) {
+      report(error);
       return null;
     }
   }
@@ -126,22 +142,28 @@ function make(root, folder, keepOthers = true) {
       logLevel: "silent",
       write: true,
     });
+    // This file and esbuild make the bundle too: their sizes and times are checked with the rest.
+    result.metafile.inputs[path.relative(root, fileURLToPath(import.meta.url))] = {};
+    result.metafile.inputs[path.relative(root, esbuildPackage(root))] = {};
     writeFileSync(path.join(out, "package.json"), '{ "type": "module" }\n');
     const inputs = Object.keys(result.metafile.inputs)
       .filter((file) => !file.startsWith("<"))
       .sort()
       .map((file) => {
         const stat = statSync(path.join(root, file));
-        // A file changed while esbuild read it may be in the bundle as it was before: never fresh.
-        return [file, stat.mtimeMs < started ? stat.size : -1, stat.mtimeMs];
+        // A file changed while esbuild read it (or whose time the clock cannot place before the
+        // build, which file systems keep coarsely) may be in the bundle as it was: not fresh, made again.
+        return [file, stat.mtimeMs < started - 2000 ? stat.size : -1, stat.mtimeMs];
       });
-    const current = { format: FORMAT, root, dir, inputs };
+    const current = forPackage ? { format: FORMAT, dir } : { format: FORMAT, root, dir, inputs };
     const temp = path.join(folder, `current.json.${process.pid}.tmp`);
     writeFileSync(temp, `${JSON.stringify(current)}\n`);
     renameSync(temp, path.join(folder, "current.json"));
-    prune(folder, dir, keepOthers ? 86_400_000 : 0);
+    if (replaced) touch(path.join(folder, replaced.dir));
+    prune(folder, dir, forPackage);
     return current;
-  } catch {
+  } catch (error) {
+    report(error);
     return null;
   } finally {
     closeSync(fd);
@@ -149,21 +171,49 @@ function make(root, folder, keepOthers = true) {
   }
 }
 
-/** Removes the bundles other than `keep` that are older than `age` milliseconds. */
-function prune(folder, keep, age) {
+/** Where esbuild's package.json is, as canon resolves it. */
+function esbuildPackage(root) {
+  return createRequire(path.join(root, "package.json")).resolve("esbuild/package.json");
+}
+
+function touch(dir) {
+  try {
+    const now = new Date();
+    utimesSync(dir, now, now);
+  } catch {
+    // Gone already.
+  }
+}
+
+/**
+ * Removes the bundles other than `keep`: all of them (`all`), or those replaced more than
+ * `KEPT_MS` ago but for the newest `KEPT`, and any beyond the newest `KEPT_AT_MOST` (a folder's
+ * time is when it was made or replaced).
+ */
+function prune(folder, keep, all) {
+  const others = [];
   for (const entry of readdirSync(folder, { withFileTypes: true })) {
     if (!entry.isDirectory() || entry.name === keep) continue;
-    const old = path.join(folder, entry.name);
-    if (Date.now() - statSync(old).mtimeMs >= age) rmSync(old, { recursive: true, force: true });
+    try {
+      others.push({ dir: path.join(folder, entry.name), time: statSync(path.join(folder, entry.name)).mtimeMs });
+    } catch {
+      // Removed meanwhile by another process.
+    }
+  }
+  others.sort((a, b) => b.time - a.time);
+  for (const [i, other] of others.entries()) {
+    if (all || i >= KEPT_AT_MOST || (i >= KEPT && Date.now() - other.time > KEPT_MS)) rmSync(other.dir, { recursive: true, force: true });
   }
 }
 
 // `node bin/bundle.js`: makes the bundle now, and removes every other (npm run build, for the package).
 if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
   const root = new URL("..", import.meta.url);
-  const made = make(fileURLToPath(root), path.join(fileURLToPath(root), "dist", "bundle"), false);
+  let why = "another process is making it";
+  const report = (error) => (why = error instanceof Error ? error.message : String(error));
+  const made = make(fileURLToPath(root), path.join(fileURLToPath(root), "dist", "bundle"), null, { report, package: true });
   if (!made) {
-    process.stderr.write("canon: could not make the bundle (is esbuild installed, or is another process making it?)\n");
+    process.stderr.write(`canon: could not make the bundle: ${why}\n`);
     process.exitCode = 1;
   }
 }

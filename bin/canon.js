@@ -1,7 +1,7 @@
 #!/usr/bin/env node
-// Entry of the `canon` command. Inside this repository the TypeScript sources run directly
-// (Node 24 strips types); an installed package runs the build in dist/, because Node does
-// not strip types under node_modules.
+// Entry of the `canon` command. It runs canon's bundle when there is a fresh one (bundle.js);
+// otherwise, inside this repository, the TypeScript sources directly (Node 24 strips types), and
+// in an installed package the build in dist/, because Node does not strip types under node_modules.
 import { existsSync } from "node:fs";
 import module from "node:module";
 import { fileURLToPath } from "node:url";

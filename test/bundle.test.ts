@@ -5,10 +5,12 @@
 // worker threads included (their scripts are entries of the bundle).
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { appendFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync } from "node:fs";
+import { appendFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, utimesSync } from "node:fs";
 import path from "node:path";
 import { after, describe, test } from "node:test";
 import { repoRoot, snapshot, workspace } from "./support/cli.ts";
+
+const minuteAgo = new Date(Date.now() - 60_000);
 
 function copyOfCanon(dir: string): string {
   const root = path.join(dir, "canon");
@@ -16,6 +18,15 @@ function copyOfCanon(dir: string): string {
   for (const entry of ["bin", "generator", "runtime", "templates", "schema", "package.json"]) {
     cpSync(path.join(repoRoot, entry), path.join(root, entry), { recursive: true });
   }
+  // As a checkout a minute ago: a file changed within two seconds of a build makes the bundle stale.
+  const age = (dir: string): void => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const file = path.join(dir, entry.name);
+      if (entry.isDirectory()) age(file);
+      utimesSync(file, minuteAgo, minuteAgo);
+    }
+  };
+  age(root);
   // Its own node_modules folder (the bundle is made in node_modules/.cache), of this repository's packages.
   mkdirSync(path.join(root, "node_modules"));
   for (const name of readdirSync(path.join(repoRoot, "node_modules"))) {
@@ -66,7 +77,9 @@ describe("the CLI bundle (bin/bundle.js)", () => {
     assert.equal(current(root).dir, first.dir, "CANON_BUNDLE=0 neither uses nor makes a bundle");
 
     // An edit of one of canon's sources: the next run makes a new bundle, which has the edit.
-    appendFileSync(path.join(root, "generator", "cli", "output.ts"), "\nexport const editedForTheBundleTest = 1;\n");
+    const edited = path.join(root, "generator", "cli", "output.ts");
+    appendFileSync(edited, "\nexport const editedForTheBundleTest = 1;\n");
+    utimesSync(edited, minuteAgo, new Date(Date.now() - 30_000));
     assert.equal(run(root, ["--version"], project).code, 0);
     const second = current(root);
     assert.notEqual(second.dir, first.dir, "a stale bundle is made again");
