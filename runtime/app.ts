@@ -152,8 +152,11 @@ export async function createApp(appOptions: AppOptions): Promise<FastifyInstance
     },
   });
   app.addHook("onRoute", (route) => {
-    if (route.method === "GET") {
-      route.method = ["GET", "HEAD"];
+    // What Fastify's exposeHeadRoutes did: a route that answers GET (and not HEAD already) answers
+    // HEAD too, unless it says `exposeHeadRoute: false`.
+    const methods = [route.method].flat();
+    if (methods.includes("GET") && !methods.includes("HEAD") && route.exposeHeadRoute !== false) {
+      route.method = [...methods, "HEAD"];
       route.onSend = [...(route.onSend === undefined ? [] : [route.onSend].flat()), answerHead];
     }
     const [, version, segment] = /^\/(v[1-9]\d*)\/([^/:*]+)/.exec(route.url) ?? [];

@@ -20,12 +20,12 @@ export const DEFAULT_EXPENSIVE_READS: ExpensiveReadOptions = { perPrincipal: 4 }
 
 type Done = (error?: Error) => void;
 
-/** Whether a request is an expensive read: a GET list with `q`, `sort` or an operator filter, or POST …/exports. */
+/** Whether a request is an expensive read: a GET (or HEAD, which runs the GET) list with `q`, `sort` or an operator filter, or POST …/exports. */
 export function isExpensiveRead(method: string, url: string): boolean {
   const mark = url.indexOf("?");
   const path = mark < 0 ? url : url.slice(0, mark);
   if (method === "POST") return path.endsWith("/exports");
-  if (method !== "GET" || mark < 0) return false;
+  if ((method !== "GET" && method !== "HEAD") || mark < 0) return false;
   for (const pair of url.slice(mark + 1).split("&")) {
     const end = pair.indexOf("=");
     const name = end < 0 ? pair : pair.slice(0, end);

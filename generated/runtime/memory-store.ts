@@ -440,8 +440,12 @@ export class MemoryStore implements Store {
     }
     const unlinked = new Map<string, Map<string, StoredRecord>>();
     const swept = new Map<string, Map<string, StoredRecord>>();
-    for (const [name, records] of changed) {
-      for (const [id, record] of records) {
+    // By collection name, each collection's in id order: the order of their `.updated` events, as
+    // the SQL store makes them.
+    for (const name of [...changed.keys()].sort()) {
+      const records = changed.get(name)!;
+      for (const id of [...records.keys()].sort()) {
+        const record = records.get(id)!;
         const holder = this.collection(name).byId.get(id)!;
         const into = touched.has(holder) ? unlinked : swept;
         let set = into.get(name);

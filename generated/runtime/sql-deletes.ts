@@ -151,14 +151,15 @@ export async function takenAlong(
       if (holders.length) unlinked.set(reference.collection, holders);
     }
   }
-  // A record deleted with it is not updated.
-  for (const [name, ids] of unlinked) {
+  // A record deleted with it is not updated. By collection name, each collection's in id order:
+  // the order of their `.updated` events, as the memory store makes them.
+  const updated = new Map<string, string[]>();
+  for (const name of [...unlinked.keys()].sort()) {
     const gone = new Set(found.filter(([c]) => c === name).map(([, r]) => r.id));
-    const kept = [...new Set(ids)].filter((holder) => !gone.has(holder)).sort();
-    if (kept.length) unlinked.set(name, kept);
-    else unlinked.delete(name);
+    const kept = [...new Set(unlinked.get(name))].filter((holder) => !gone.has(holder)).sort();
+    if (kept.length) updated.set(name, kept);
   }
-  return { cascaded: found, unlinked };
+  return { cascaded: found, unlinked: updated };
 }
 
 /**

@@ -67,8 +67,8 @@ export interface EmitContext {
   /**
    * Whether canon checks what it emitted against itself (the migrations it writes, replayed, must
    * create the schema snapshot): a check for bugs in canon, which changes no output. Every run
-   * makes it but a `canon dev` save, where it would cost a fifth of the SQL emitter's time on each
-   * save; the next `canon generate` or `canon check` makes it.
+   * makes it but those of a `canon dev` session, where it would cost a fifth of the SQL emitter's
+   * time on each save; the next `canon generate` or `canon check` makes it.
    */
   verify: boolean;
 }

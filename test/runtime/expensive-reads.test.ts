@@ -12,6 +12,9 @@ test("expensive reads: q, sort and operator filters on a GET, and POST …/expor
   for (const url of ["/v2/products?q=lamp", "/v2/products?limit=5&sort=-price_cents", "/v2/products?price_cents[gte]=5", "/v2/products?price_cents%5Bgte%5D=5", "/v2/orders?status%5bin%5d=a,b"])
     assert.equal(isExpensiveRead("GET", url), true, url);
   assert.equal(isExpensiveRead("POST", "/v2/exports"), true);
+  // A HEAD runs the GET's handler, the query included.
+  assert.equal(isExpensiveRead("HEAD", "/v2/products?q=lamp"), true);
+  assert.equal(isExpensiveRead("HEAD", "/v2/products?limit=5"), false);
   for (const url of ["/v2/products", "/v2/products?limit=5", "/v2/products?category=other", "/v2/products/0190?x=[", "/v2/products?quantity=1", "/v2/products?qq=1"])
     assert.equal(isExpensiveRead("GET", url), false, url);
   assert.equal(isExpensiveRead("POST", "/v2/products?q=lamp"), false);
