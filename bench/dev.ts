@@ -35,27 +35,12 @@ export interface DevResult {
 function cpuOf(pid: number | undefined): number {
   const file = `/proc/${pid}/stat`;
   if (pid === undefined || !existsSync(file)) return NaN;
-  const fields = readFileSync(file, "utf8")
-    .replace(/^.*\) /, "")
-    .split(" ");
+  const fields = readFileSync(file, "utf8").replace(/^.*\) /, "").split(" ");
   return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
 /** Plural nouns, one new action per round. */
-const ACTIONS = [
-  "reviews",
-  "ratings",
-  "comments",
-  "remarks",
-  "audits",
-  "votes",
-  "stars",
-  "pins",
-  "labels",
-  "notes",
-  "marks",
-  "flags",
-];
+const ACTIONS = ["reviews", "ratings", "comments", "remarks", "audits", "votes", "stars", "pins", "labels", "notes", "marks", "flags"];
 
 const headers = { authorization: "Bearer dev-writer", "content-type": "application/json" };
 
@@ -83,14 +68,7 @@ export async function benchDev(plan: DevPlan): Promise<DevResult> {
       added.push(action);
       const text =
         resourceYaml(resource) +
-        [
-          "actions:",
-          ...added.flatMap((a) => [
-            `  ${a}:`,
-            "    fields:",
-            "      comment: { type: string, max_length: 200 }",
-          ]),
-        ].join("\n") +
+        ["actions:", ...added.flatMap((a) => [`  ${a}:`, "    fields:", "      comment: { type: string, max_length: 200 }"])].join("\n") +
         "\n";
       const seen = dev.output().length;
       const cpuBefore = cpuOf(dev.process.pid);
@@ -98,37 +76,22 @@ export async function benchDev(plan: DevPlan): Promise<DevResult> {
       writeFileSync(file, text);
       // The server says when it serves the new code; then the new route must answer. (Polling the
       // route meanwhile would make the dev server answer a request every few milliseconds while it
-      // regenerates, on the thread that does the work measured.) Should it not answer yet, it is polled.
-      await dev.said(
-        /canon dev: (serving the new code|the new code did not start|the definitions have errors|the generation failed)/,
-        seen,
-        20_000,
-      );
-      await until(
-        async () => {
-          const response = await fetch(`${dev.base}/v2/${resource.name}/${id}/${action}`, {
-            method: "POST",
-            headers,
-            body: JSON.stringify({ comment: "x" }),
-          });
-          await response.arrayBuffer();
-          return response.status === 201;
-        },
-        20_000,
-        () => dev.output(),
-      );
+      // regenerates, on the thread that does the work measured.)
+      const said = await dev.said(/canon dev: (serving the new code|the new code did not start|the definitions have errors|the generation failed)/, seen, 20_000);
+      if (!said.includes("serving the new code")) throw new Error(`canon dev did not serve the new code:\n${dev.output().slice(seen)}`);
+      await until(async () => {
+        const response = await fetch(`${dev.base}/v2/${resource.name}/${id}/${action}`, {
+          method: "POST",
+          headers,
+          body: JSON.stringify({ comment: "x" }),
+        });
+        await response.arrayBuffer();
+        return response.status === 201;
+      }, 20_000, () => dev.output());
       rounds.push(performance.now() - started);
       cpu.push(cpuOf(dev.process.pid) - cpuBefore);
       // The phases this round printed (CANON_TIMINGS: both threads' generation, then the app's).
-      if (process.env.CANON_BENCH_DEV_TIMINGS)
-        log(
-          dev
-            .output()
-            .slice(seen)
-            .split("\n")
-            .filter((l) => /^canon( dev)?: /.test(l))
-            .join("\n"),
-        );
+      if (process.env.CANON_BENCH_DEV_TIMINGS) log(dev.output().slice(seen).split("\n").filter((l) => /^canon( dev)?: /.test(l)).join("\n"));
       log(`  dev round ${i + 1}: ${fmtMs(rounds[rounds.length - 1]!)} (CPU ${fmtMs(cpu[cpu.length - 1]!)})`);
     }
     return { n: plan.n, store: plan.store, rounds, median: median(rounds), cpu, cpuMedian: median(cpu) };
@@ -141,33 +104,26 @@ interface Dev {
   process: ChildProcess;
   base: string;
   output: () => string;
-  /** Resolves once the output after its first `from` characters matches `pattern` (rejects after `timeoutMs`). */
-  said: (pattern: RegExp, from: number, timeoutMs: number) => Promise<void>;
+  /** Resolves with the first match of `pattern` in the output after its first `from` characters (rejects after `timeoutMs`). */
+  said: (pattern: RegExp, from: number, timeoutMs: number) => Promise<string>;
 }
 
 function start(cwd: string, store: string): Promise<Dev> {
-  const child = spawn(
-    process.execPath,
-    [path.join(repoRoot, "bin", "canon.js"), "dev", "--port", "0", "--store", store],
-    {
-      cwd,
-      env: {
-        ...process.env,
-        NO_COLOR: "1",
-        ...(process.env.CANON_BENCH_DEV_TIMINGS ? { CANON_TIMINGS: "1" } : {}),
-      },
-      stdio: ["ignore", "pipe", "pipe"],
-    },
-  );
+  const child = spawn(process.execPath, [path.join(repoRoot, "bin", "canon.js"), "dev", "--port", "0", "--store", store], {
+    cwd,
+    env: { ...process.env, NO_COLOR: "1", ...(process.env.CANON_BENCH_DEV_TIMINGS ? { CANON_TIMINGS: "1" } : {}) },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let output = "";
   const waiters = new Set<() => void>();
   const said = (pattern: RegExp, from: number, timeoutMs: number) =>
-    new Promise<void>((resolve, reject) => {
+    new Promise<string>((resolve, reject) => {
       const check = () => {
-        if (!pattern.test(output.slice(from))) return;
+        const match = pattern.exec(output.slice(from));
+        if (!match) return;
         waiters.delete(check);
         clearTimeout(timer);
-        resolve();
+        resolve(match[0]);
       };
       const timer = setTimeout(() => {
         waiters.delete(check);
@@ -208,15 +164,10 @@ function stop(child: ChildProcess): Promise<void> {
   });
 }
 
-async function until(
-  condition: () => Promise<boolean>,
-  timeoutMs: number,
-  output: () => string,
-): Promise<void> {
+async function until(condition: () => Promise<boolean>, timeoutMs: number, output: () => string): Promise<void> {
   const deadline = performance.now() + timeoutMs;
   while (!(await condition())) {
-    if (performance.now() > deadline)
-      throw new Error(`the new route did not answer within ${timeoutMs} ms:\n${output().slice(-2000)}`);
+    if (performance.now() > deadline) throw new Error(`the new route did not answer within ${timeoutMs} ms:\n${output().slice(-2000)}`);
     await new Promise((r) => setTimeout(r, 5));
   }
 }
