@@ -7,7 +7,8 @@
  * the records it takes along to the tenant.
  */
 import type { StoredEvent } from "./events.ts";
-import { cascadeTooLargeError, updatedKey } from "./references.ts";
+import { BusinessRuleError } from "./errors.ts";
+import { cascadeTooLargeError, referencedError, updatedKey } from "./references.ts";
 import { quoteIdentifier as q } from "./sql-codec.ts";
 import type { Row, SqlQueryable } from "./sql-driver.ts";
 import { insertEvents } from "./sql-events.ts";
@@ -17,8 +18,49 @@ import { recordOf, translated, type Prepared, type SqlContext } from "./sql-tabl
 import { missingOrChanged, writeOne } from "./sql-writes.ts";
 import type { DeleteArgs, StoredRecord, Values } from "./store.ts";
 
-/** `Store.delete`. `current`, the record as read at `expectedRevision`, lets the delete and its event go as one statement. */
-export async function deleteRecord(
+/**
+ * `Store.delete`. `current`, the record as read at `expectedRevision`, lets the delete and its
+ * event go as one statement. Refused by a `restrict` reference (a foreign key), the 422 names the
+ * first collection whose records still name it in the order the memory store checks them
+ * (`firstReferrer`), not the one whose foreign key the database happened to check first.
+ */
+export async function deleteRecord(sql: SqlContext, args: DeleteArgs): Promise<boolean> {
+  try {
+    return await deleteOne(sql, args);
+  } catch (error) {
+    if (
+      !(error instanceof BusinessRuleError) ||
+      !REFERRED.test(error.message) ||
+      !sql.cascades.restricts.has(args.collection)
+    )
+      throw error;
+    const referrer = await firstReferrer(sql, args.collection, args.id);
+    throw referrer === undefined ? error : referencedError(referrer);
+  }
+}
+
+/** The message of `referencedError`, and of a foreign key's refusal of a delete (sql-errors.ts). */
+const REFERRED = /^Records of .* still refer to this record\.$/;
+
+/**
+ * The first collection, in the generated order of `restrict` references to `collection`, with a
+ * record that names `id` through one; undefined when none does.
+ */
+async function firstReferrer(sql: SqlContext, collection: string, id: string): Promise<string | undefined> {
+  for (const reference of sql.cascades.restricts.get(collection) ?? []) {
+    const holder = sql.tables.collection(reference.collection);
+    const column = holder.columns.get(reference.field);
+    if (!column) continue;
+    const { target } = LINK_COLUMNS;
+    const text = column.link
+      ? `select 1 from ${q(column.link.table)} where ${q(target)} = (select "row_id" from ${q(column.link.target)} where "id" = $1::uuid) limit 1`
+      : `select 1 from ${holder.table} where ${q(column.column)} = $1::uuid limit 1`;
+    if ((await sql.db.query(sql.tables.statement(text), [id])).length) return reference.collection;
+  }
+  return undefined;
+}
+
+async function deleteOne(
   sql: SqlContext,
   { collection, id, expectedRevision, publish, current, where }: DeleteArgs,
 ): Promise<boolean> {

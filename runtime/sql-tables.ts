@@ -53,6 +53,8 @@ export interface SqlContext {
     readonly arrays: boolean;
     /** Most records one delete takes along (`cascadeLimit`); beyond it the delete answers 422. */
     readonly limit: number;
+    /** By referenced collection: the `restrict` references to it, in the generated order (the one the memory store checks them in). */
+    readonly restricts: ReadonlyMap<string, readonly StoreReference[]>;
   };
 }
 

@@ -82,6 +82,7 @@ export class SqlStore implements Store {
         byReferenced: referencesTo(references.filter((reference) => reference.onDelete === "cascade")),
         arrays: references.some((reference) => reference.onDelete === "cascade" && reference.many),
         limit: options.cascadeLimit ?? DEFAULT_CASCADE_LIMIT,
+        restricts: referencesTo(references.filter((reference) => reference.onDelete === "restrict")),
       },
     };
   }
