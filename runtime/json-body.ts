@@ -30,9 +30,9 @@ export function registerJsonParser(app: FastifyInstance): void {
     const text = typeof body === "string" ? body : body.toString("utf8");
     if (text === "") return done(null, undefined);
     parseJson(request, text, (error, value) => {
-      // No operation answers the path: 404, whatever the body holds.
+      // No operation answers the path: 404, whatever the body holds (here and below).
+      // Valid JSON the parser refused all the same: a key that would reach an object's prototype.
       if (error && !request.is404 && isJson(text)) {
-        // Valid JSON, refused all the same: such a key would reach an object's prototype.
         return done(
           new ValidationError(
             [
@@ -46,7 +46,6 @@ export function registerJsonParser(app: FastifyInstance): void {
         );
       }
       if (error) return done(error);
-      // No operation answers the path: 404, whatever the body holds.
       const duplicate = !request.is404 && mayRepeatKeys(text, value) ? duplicateKey(text) : null;
       if (duplicate === null) return done(null, value);
       done(

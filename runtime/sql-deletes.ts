@@ -13,6 +13,7 @@ import { quoteIdentifier as q } from "./sql-codec.ts";
 import type { Row, SqlQueryable } from "./sql-driver.ts";
 import { insertEvents } from "./sql-events.ts";
 import { LINK_COLUMNS } from "./sql-schema.ts";
+import { compareCodePoints } from "./sorting.ts";
 import { arrayLiteral } from "./sql-sort.ts";
 import { recordOf, translated, type Prepared, type SqlContext } from "./sql-tables.ts";
 import { missingOrChanged, writeOne } from "./sql-writes.ts";
@@ -255,11 +256,7 @@ export async function touch(
   );
   // In id order (the order records were created in), as the memory store takes them: their
   // `.updated` events come in the same order on every store.
-  return (await db.query(statement, params)).sort((a, b) => compareIds(String(a.id), String(b.id)));
-}
-
-function compareIds(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
+  return (await db.query(statement, params)).sort((a, b) => compareCodePoints(String(a.id), String(b.id)));
 }
 
 /**

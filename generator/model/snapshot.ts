@@ -393,13 +393,18 @@ function storeReferences(storage: StorageResource[]): StoreReference[] {
 }
 
 /**
- * `{ nullable: true }` for a reference field that is both optional and nullable: the SQL store
- * keeps it in a nullable uuid column (emit/sql/snapshot.ts), whose NULL reads back as `null`, and
- * the memory store keeps a record that lacks it with `null` too.
+ * Whether a reference field (one id) is both optional and nullable: the SQL store keeps it in a
+ * nullable uuid column (emit/sql/snapshot.ts), whose NULL reads back as `null`, and the memory
+ * store keeps a record that lacks it with `null` too (`StoreReference.nullable`).
  */
+export function isNullableReference(field: VersionField): boolean {
+  return field.type === "uuid" && field.optional && field.nullable;
+}
+
+/** `{ nullable: true }` for the storage field `storageName` of `fields` when it is such a reference. */
 function nullable(fields: readonly VersionField[], storageName: string): { nullable?: true } {
   const field = fields.find((f) => f.storageName === storageName);
-  return field && field.type === "uuid" && field.optional && field.nullable ? { nullable: true } : {};
+  return field && isNullableReference(field) ? { nullable: true } : {};
 }
 
 function versionExport(r: ResourceDef, resource: VersionResource): VersionExport {

@@ -14,7 +14,7 @@ import { sortExpression, type SortTarget } from "../../../runtime/sql-sort.ts";
 import type { Ordering } from "../../../runtime/store.ts";
 import { uniqueKeySql } from "../../../runtime/unique.ts";
 import { compareKindOf, uniqueKindOf } from "../../model/unique.ts";
-import { serverField } from "../../model/snapshot.ts";
+import { isNullableReference, serverField } from "../../model/snapshot.ts";
 import { COLUMN_SQL_TYPES, decimalColumnType, isJsonKind, LINK_COLUMNS, ROW_ID_COLUMN, uniqueConstraintName, type ColumnKind, type SqlColumn } from "../../../runtime/sql-schema.ts";
 import type { ApiModel, StorageResource, VersionField } from "../../model/types.ts";
 
@@ -263,7 +263,7 @@ function fieldColumn(table: string, source: ColumnSource): { column: SnapshotCol
   const name = field.storageName;
   // A reference that may be both absent and null is a plain uuid column all the same, with its
   // foreign key (SQL NULL: it reads back null), so that the database keeps it and its on_delete.
-  const nullableReference = Boolean(source.references) && field.type === "uuid" && field.optional && field.nullable;
+  const nullableReference = Boolean(source.references) && isNullableReference(field);
   const kind = nullableReference ? "uuid" : kindOf(field);
   const type = kind === "decimal" ? decimalColumnType(field.precision ?? 0, field.scale ?? 0) : COLUMN_SQL_TYPES[kind];
   const column: SnapshotColumn = { name, type, notNull: !field.optional && !field.nullable };
