@@ -86,6 +86,30 @@ test("canon dev serves each saved definition without restarting the store, and k
     const checked = canon(["check"], dir);
     assert.equal(checked.code, 0, `${checked.stdout}${checked.stderr}`);
 
+    // A save that changes no migration (a description) makes its store without migrating again;
+    // the next one that does (a new field) migrates: the field is stored and read back.
+    const served = () => (dev.output().match(/canon dev: serving the new code/g) ?? []).length;
+    const before = served();
+    writeFileSync(users, readFileSync(users, "utf8").replace(/^description: .*$/m, "description: People who use the service, described again."));
+    await eventually("the new description", () => served() > before, dev.output);
+    const afterDescription = await fetch(`${dev.base}/v1/users/${bo!.id}`, { headers });
+    assert.equal(afterDescription.status, 200);
+    assert.equal(((await afterDescription.json()) as { nickname?: string }).nickname, "b");
+    writeFileSync(users, readFileSync(users, "utf8").replace(/(  name: .*\n)/, "$1  bio: { type: string, max_length: 200, optional: true }\n"));
+    let di: { id: string; bio?: string } | undefined;
+    await eventually(
+      "the field after a save without migrations",
+      async () => {
+        const response = await fetch(`${dev.base}/v1/users`, { method: "POST", headers, body: JSON.stringify({ email: "di@example.com", name: "Di", bio: "hi" }) });
+        if (response.status === 201) di = (await response.json()) as { id: string };
+        else await response.arrayBuffer();
+        return response.status === 201;
+      },
+      dev.output,
+    );
+    const readDi = await fetch(`${dev.base}/v1/users/${di!.id}`, { headers });
+    assert.equal(((await readDi.json()) as { bio?: string }).bio, "hi");
+
     // A definition error: printed with its position; the last good service keeps answering.
     writeFileSync(users, `${readFileSync(users, "utf8")}  age: { type: numbr }\n`);
     await eventually("the error report", () => /still serving the last good version/.test(dev.output()), dev.output);
@@ -94,7 +118,7 @@ test("canon dev serves each saved definition without restarting the store, and k
     assert.equal(list.status, 200);
     assert.deepEqual(
       ((await list.json()) as { data: Array<{ id: string }> }).data.map((u) => u.id),
-      [ann.id, (await cy.json() as { id: string }).id, bo!.id],
+      [ann.id, (await cy.json() as { id: string }).id, bo!.id, di!.id],
     );
   } finally {
     dev.child.removeAllListeners("exit");

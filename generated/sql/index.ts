@@ -33,15 +33,15 @@ export async function openStore(target: string, options: SqlStoreOptions = {}): 
 
 /**
  * A store over a driver that is already open (for `target`), migrated to the current schema
- * first. `canon dev` keeps one driver across regenerations and hands each new app a store made
- * by this, so the data stays.
+ * first (unless `options.migrated`). `canon dev` keeps one driver across regenerations and hands
+ * each new app a store made by this, so the data stays.
  */
 export async function storeOn(
   driver: SqlDriver,
   target: string,
   options: SqlStoreOptions = {},
 ): Promise<Store> {
-  await migrate(driver, migrationsFolder, { target });
+  if (!options.migrated) await migrate(driver, migrationsFolder, { target });
   const store = new SqlStore(driver, sqlSchema, storeReferences, { cascadeLimit: options.cascadeLimit });
   // Export jobs on a PostgreSQL server go through pg-boss there, and their files are kept in
   // the database: every instance runs jobs and serves every file.

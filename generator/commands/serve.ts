@@ -59,8 +59,8 @@ export interface ClosableStore {
 
 export interface GeneratedStores {
   openStore(target: string): Promise<ClosableStore>;
-  /** A store over an open driver, migrated first (`canon dev`). */
-  storeOn(driver: ClosableStore, target: string): Promise<ClosableStore>;
+  /** A store over an open driver, migrated first unless `migrated` (`canon dev`). */
+  storeOn(driver: ClosableStore, target: string, options?: { migrated?: boolean }): Promise<ClosableStore>;
 }
 
 export interface RedisClient {
