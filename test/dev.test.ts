@@ -154,3 +154,47 @@ test("canon dev started on definitions with errors waits for a save that fixes t
     assert.equal(await exited, 0);
   }
 });
+
+test("canon dev on the memory store takes each save's references: a save that makes a reference cascade holds at once", { timeout: 300_000 }, async () => {
+  const dir = workspace("dev-references");
+  assert.equal(canon(["init"], dir).code, 0);
+  const posts = path.join(dir, "definitions", "posts.yaml");
+  const postsYaml = (onDelete: string) =>
+    [
+      "resource: posts",
+      "description: What users write.",
+      "operations: [list, read, create, update, delete]",
+      "fields:",
+      `  author_id: { type: uuid, references: users${onDelete} }`,
+      "  title: { type: string, max_length: 200 }",
+      "",
+    ].join("\n");
+  writeFileSync(posts, postsYaml(""));
+  const dev = await startDev(dir, ["--store", "memory"]);
+  try {
+    const post = (body: unknown) => fetch(`${dev.base}/v1/posts`, { method: "POST", headers, body: JSON.stringify(body) });
+    const user = (await (await fetch(`${dev.base}/v1/users`, { method: "POST", headers, body: JSON.stringify({ email: "ann@example.com", name: "Ann" }) })).json()) as { id: string };
+    const created = await post({ author_id: user.id, title: "Hello" });
+    assert.equal(created.status, 201);
+    const { id } = (await created.json()) as { id: string };
+    // restrict, the default: the user cannot go while the post names them.
+    const refused = await fetch(`${dev.base}/v1/users/${user.id}`, { method: "DELETE", headers });
+    assert.equal(refused.status, 422);
+    await refused.arrayBuffer();
+
+    const served = () => (dev.output().match(/canon dev: serving the new code/g) ?? []).length;
+    const before = served();
+    writeFileSync(posts, postsYaml(", on_delete: cascade"));
+    await eventually("the cascade", () => served() > before, dev.output);
+    // The store kept the records and takes the new reference: the delete takes the post along.
+    assert.equal((await fetch(`${dev.base}/v1/posts/${id}`, { headers })).status, 200);
+    const deleted = await fetch(`${dev.base}/v1/users/${user.id}`, { method: "DELETE", headers });
+    assert.equal(deleted.status, 204, await deleted.clone().text());
+    assert.equal((await fetch(`${dev.base}/v1/posts/${id}`, { headers })).status, 404);
+  } finally {
+    dev.child.removeAllListeners("exit");
+    const exited = new Promise<number | null>((resolve) => dev.child.once("exit", resolve));
+    dev.child.kill("SIGTERM");
+    assert.equal(await exited, 0, dev.output());
+  }
+});

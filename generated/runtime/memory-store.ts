@@ -85,25 +85,37 @@ export class MemoryStore implements Store {
   private readonly sinks = new EventSinks();
   private keys: CursorKey[] = [{ secret: newCursorSecret(), created_at: new Date().toISOString() }];
   /** By referenced collection: the references to it. */
-  private readonly referrers: Map<string, StoreReference[]>;
+  private referrers = new Map<string, StoreReference[]>();
   /** By tenant-scoped collection: its tenant field (`StoreReference.tenant`). */
-  private readonly tenants = new Map<string, string>();
+  private tenants = new Map<string, string>();
   private readonly cascadeLimit: number;
   /**
    * By collection: its arrays of referencing ids (`many` references). Such an array is never
    * absent, as in SQL, where it is the record's links: a record without one has `[]`.
    */
-  private readonly arrays = new Map<string, string[]>();
+  private arrays = new Map<string, string[]>();
   /** By collection: its optional and nullable references (`nullable`), which a record lacking keeps as `null`, as in SQL. */
-  private readonly nulls = new Map<string, string[]>();
+  private nulls = new Map<string, string[]>();
   /** The idempotency keys of POSTs, in the process as the records are. */
   readonly idempotency = new MemoryIdempotencyKeys();
 
   constructor(options: MemoryStoreOptions = {}) {
     this.log = new MemoryEventLog(options.events);
-    this.referrers = referencesTo(options.references ?? []);
     this.cascadeLimit = options.cascadeLimit ?? DEFAULT_CASCADE_LIMIT;
-    for (const reference of options.references ?? []) {
+    this.useReferences(options.references ?? []);
+  }
+
+  /**
+   * The references between its collections from now on (the generated `storeReferences`):
+   * `canon dev` hands the store it keeps across saves each new generation's, so that a save that
+   * adds a reference, a `cascade` or a tenant field holds at once. The records stay as they are.
+   */
+  useReferences(references: readonly StoreReference[]): void {
+    this.referrers = referencesTo(references);
+    this.tenants = new Map();
+    this.arrays = new Map();
+    this.nulls = new Map();
+    for (const reference of references) {
       if (reference.tenant !== undefined) this.tenants.set(reference.collection, reference.tenant);
       if (reference.many)
         this.arrays.set(reference.collection, [

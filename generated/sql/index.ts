@@ -62,4 +62,4 @@ export async function migrateDatabase(target: string, options: SqlStoreOptions =
   }
 }
 
-export { sqlSchema };
+export { sqlSchema, storeReferences };

@@ -102,7 +102,11 @@ async function develop(options: DevOptions, port: number, target: string, servic
   // instances apply the same files).
   let migrated: string | null = null;
   const storeFor = async (generation: GeneratedStores, migrations: string) => {
-    if (target === "memory") return borrowed(shared);
+    if (target === "memory") {
+      // The records stay; the references, cascades and tenant fields are this generation's.
+      (shared as ClosableStore & { useReferences(references: readonly unknown[]): void }).useReferences(generation.storeReferences);
+      return borrowed(shared);
+    }
     const store = await generation.storeOn(shared, target, { migrated: migrations === migrated });
     migrated = migrations;
     return borrowed(store);

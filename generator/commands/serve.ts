@@ -61,6 +61,8 @@ export interface GeneratedStores {
   openStore(target: string): Promise<ClosableStore>;
   /** A store over an open driver, migrated first unless `migrated` (`canon dev`). */
   storeOn(driver: ClosableStore, target: string, options?: { migrated?: boolean }): Promise<ClosableStore>;
+  /** The references between the collections (`MemoryStore.useReferences`). */
+  storeReferences: readonly unknown[];
 }
 
 export interface RedisClient {
