@@ -17,6 +17,8 @@ export interface ExportSource<V extends Values = Values> {
   resource: string;
   /** Field names of a record as the version shows it, in order: the CSV header. */
   columns: readonly string[];
+  /** The columns that hold decimals (a number's canonical text): written to CSV as they are. */
+  decimals?: readonly string[];
   /** The store's cursor list of the collection (ascending id). */
   list(query: CursorQuery): Promise<{ records: StoredRecord<V>[]; hasMore: boolean }>;
   /** The version's own view of a record: what its read operation answers. */
@@ -32,11 +34,12 @@ export interface ExportSink {
 export function recordLines(
   format: ExportFormat,
   columns: readonly string[],
+  decimals: readonly string[] = [],
 ): { header: string; line: (view: Record<string, unknown>) => string } {
   if (format === "csv") {
     return {
-      header: `${columns.map(csvValue).join(",")}\r\n`,
-      line: (view) => `${columns.map((c) => csvValue(view[c])).join(",")}\r\n`,
+      header: `${columns.map((c) => csvValue(c)).join(",")}\r\n`,
+      line: (view) => `${columns.map((c) => csvValue(view[c], decimals.includes(c))).join(",")}\r\n`,
     };
   }
   return { header: "", line: (view) => `${JSON.stringify(view)}\n` };
@@ -55,7 +58,7 @@ export async function writeRecords(
   pageSize: number,
   onPage: (written: number) => Promise<void>,
 ): Promise<number> {
-  const { header, line } = recordLines(job.values.format, source.columns);
+  const { header, line } = recordLines(job.values.format, source.columns, source.decimals);
   let count = 0;
   if (header) await sink.write(header);
   const sort = job.values.match.sort;
@@ -102,11 +105,12 @@ const FORMULA_START = /^[=+\-@\t\r]/;
  * One CSV cell. RFC 4180: quoted when it holds a comma, quote or line break (or edge spaces);
  * arrays and objects as JSON. A string that a spreadsheet would run as a formula is neutralised
  * with a leading `'` (`=HYPERLINK(…)` is written `'=HYPERLINK(…)`), as OWASP recommends; numbers
- * are written as they are (`-5` stays a number).
+ * are written as they are (`-5` stays a number), and so is a decimal (`decimal`: the text of a
+ * `decimal` field, `-5.00`, which is a number's and never a formula).
  */
-export function csvValue(value: unknown): string {
+export function csvValue(value: unknown, decimal = false): string {
   if (value === undefined || value === null) return "";
   let text = typeof value === "object" ? JSON.stringify(value) : String(value);
-  if (typeof value === "string" && FORMULA_START.test(text)) text = `'${text}`;
+  if (typeof value === "string" && !decimal && FORMULA_START.test(text)) text = `'${text}`;
   return /[",\r\n]/.test(text) || text !== text.trim() ? `"${text.replace(/"/g, '""')}"` : text;
 }

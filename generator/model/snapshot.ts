@@ -418,6 +418,7 @@ function versionExport(r: ResourceDef, resource: VersionResource): VersionExport
     sort: resource.sort,
     search: resource.search,
     columns: ["id", ...resource.fields.filter((f) => f.output).map((f) => f.name), "created_at", "updated_at"],
+    decimals: resource.fields.filter((f) => f.output && f.type === "decimal").map((f) => f.name),
   };
 }
 

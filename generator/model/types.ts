@@ -353,6 +353,8 @@ export interface VersionExport {
   search: VersionField[];
   /** Field names of a record in the file, in order: the CSV header (id, returned fields, created_at, updated_at). */
   columns: string[];
+  /** The columns that hold decimals: a number's text, written to CSV as it is (no formula guard, SPEC §12.6). */
+  decimals: string[];
 }
 
 export interface VersionModel {

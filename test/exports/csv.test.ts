@@ -31,6 +31,7 @@ describe("CSV cells a spreadsheet would run are neutralised", () => {
     assert.equal(csvValue("\r=1"), "\"'\r=1\"");
     assert.equal(csvValue(-5), "-5");
     assert.equal(csvValue(-0.5), "-0.5");
+    assert.equal(csvValue("-5.00", true), "-5.00", "a decimal field's text is a number, never a formula");
     for (const safe of ["plain", "a=b", "1-2", "x@example.com", "'quoted"]) assert.equal(csvValue(safe), safe);
     assert.equal(csvValue(["=1"]), '"[""=1""]"', "arrays and objects are JSON, which starts with [ or {");
   });

@@ -114,3 +114,44 @@ describe("a generated service that exports users as CSV", () => {
     assert.ok(!rows.some((r) => r.includes("correct horse battery")));
   });
 });
+
+describe("a CSV export of a decimal field (SPEC §12.6)", () => {
+  let dir = "";
+  let api: Api;
+  const folder = exportsFolder();
+
+  before(async () => {
+    dir = workspace("exports-decimal", "definitions");
+    const users = path.join(dir, "definitions", "users.yaml");
+    writeFileSync(
+      users,
+      `${readFileSync(users, "utf8")}  balance: { type: decimal, precision: 10, scale: 2, optional: true }\nexport: { formats: [csv] }\n`,
+    );
+    const run = canon(["generate"], dir);
+    assert.equal(run.code, 0, run.stderr);
+    const out = pathToFileURL(path.join(dir, "generated") + path.sep);
+    const entry = (await import(new URL("index.ts", out).href)) as Obj;
+    const app = await entry.buildApp({ authenticate: entry.devAuthenticate, rateLimit: false, exports: { directory: folder.directory } });
+    const contract = loadContract("exports-decimal", out, ["v1", "v2"], new Map([["v1", { sunset: SUNSET, successor: "v2", baseUrl: BASE_URL }]]));
+    api = await listen(app, contract);
+  });
+  after(async () => {
+    await api?.close();
+    folder.remove();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test("a negative decimal is written as the number it is; a text cell that starts with - is still guarded", async () => {
+    const body = (name: string, balance: string) => ({ email: `${name.replace(/\W/g, "") || "minus"}@example.com`, name, password: "correct horse battery", balance });
+    await expectStatus(api, "POST", "/v2/users", 201, { body: body("-1", "-5.00") });
+    await expectStatus(api, "POST", "/v2/users", 201, { body: body("Bo", "1234.5") });
+    const job = (await expectStatus(api, "POST", "/v2/exports", 201, { body: { resource: "users" } })).body as Obj;
+    const done = await settled(api, "v2", job.id);
+    const [header, ...rows] = csvRows((await download(api, done.download_url)).text);
+    const at = (row: string[], column: string) => row[header!.indexOf(column)];
+    assert.deepEqual(rows.map((r) => [at(r, "name"), at(r, "balance")]), [
+      ["'-1", "-5.00"],
+      ["Bo", "1234.50"],
+    ]);
+  });
+});

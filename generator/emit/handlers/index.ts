@@ -406,6 +406,7 @@ function exportsView(version: VersionModel, exports: VersionExport[]) {
       formats: quoted(e.formats),
       defaultFormat: e.formats[0],
       columns: quoted(e.columns),
+      decimals: e.decimals.length ? quoted(e.decimals) : null,
       filters: [
         ...e.filters.map((f) => ({ key: propertyKey(f.name), zod: zodField({ ...f, nullable: false, hasDefault: false }, "update") })),
         ...e.conditions.map((c) => ({ key: propertyKey(c.param), zod: conditionBodySchema(c) })),

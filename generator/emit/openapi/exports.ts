@@ -72,7 +72,7 @@ export function exportSchemas(exports: VersionExport[], searchMinLength: number)
   const job = closedObject(
     Object.entries(properties),
     [...EXPORT_VIEW_REQUIRED],
-    "An export job: every record of a collection that the list would show (with the same filters and `q`), written in the background to one file, in ascending id order, as this version shows it. Only the principal who created it can see it.",
+    "An export job: every record of a collection that the list would show (with the same filters and `q`), written in the background to one file, in the order of its `sort` (ascending id without one), as this version shows it. Only the principal who created it can see it.",
   );
   job.if = { properties: { status: { const: "succeeded" } }, required: ["status"] };
   job.then = { required: [...EXPORT_VIEW_WHEN_SUCCEEDED] };
@@ -155,7 +155,7 @@ export function exportOperations(version: VersionModel, exports: VersionExport[]
   const file: [string, JsonObject] = [
     "200",
     {
-      description: "The file: NDJSON (one JSON record per line) or CSV (a header row of field names, then one row per record), in ascending id order.",
+      description: "The file: NDJSON (one JSON record per line) or CSV (a header row of field names, then one row per record), in the order of the job's `sort` (ascending id without one).",
       headers: responseHeaders(version, exportsTag, ["Content-Disposition"]),
       content: Object.fromEntries(
         formats.map((f) => [

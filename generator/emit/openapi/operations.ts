@@ -121,7 +121,9 @@ function listDescription(resource: VersionResource): string {
   const mode =
     resource.pagination === "offset"
       ? "Offset pages (`page`, `per_page`). A search (`q`) answers in cursor mode, paged with `limit` and `cursor`. A parameter of the other mode answers 400 naming it."
-      : "Cursor pages in ascending id order: follow `next_cursor`.";
+      : resource.sort.length
+        ? "Cursor pages in the order of `sort` (ascending id without one): follow `next_cursor`."
+        : "Cursor pages in ascending id order: follow `next_cursor`.";
   if (!resource.search.length) return mode;
   const fields = resource.search.map((f) => `\`${f.name}\``).join(", ");
   return `${mode} \`q\` matches ${fields} (case-insensitive substring).`;

@@ -42,7 +42,7 @@ export function resourceSchemas(resource: VersionResource, storage: StorageResou
   if (operations.update) out.push([names.update, withUnique(resource, objectSchema(resource.fields, "patch"))]);
   if (operations.replace) out.push([names.replace, withUnique(resource, objectSchema(resource.fields, "create"))]);
   if (isListed(resource)) {
-    out.push([names.cursorPage, cursorPageSchema(names.record)]);
+    out.push([names.cursorPage, cursorPageSchema(names.record, resource.sort.length > 0)]);
     if (resource.pagination === "offset") out.push([names.offsetPage, offsetPageSchema(names.record)]);
   }
   for (const action of resource.actions) {
@@ -101,7 +101,8 @@ function actionRecordSchema(action: VersionAction): JsonObject {
   );
 }
 
-export function cursorPageSchema(record: string): JsonObject {
+/** A cursor page of `record`s; `sorted`: the list takes `sort` (SPEC §12.1), which orders its pages. */
+export function cursorPageSchema(record: string, sorted = false): JsonObject {
   return closedObject(
     [
       ["data", pageData(record)],
@@ -120,7 +121,7 @@ export function cursorPageSchema(record: string): JsonObject {
       ],
     ],
     ["data", "pagination"],
-    "A page in cursor mode, in ascending id order.",
+    sorted ? "A page in cursor mode, in the order of `sort` (ascending id without one)." : "A page in cursor mode, in ascending id order.",
   );
 }
 
