@@ -648,14 +648,32 @@ function matches(record: StoredRecord, match: Match): boolean {
     if (!Array.isArray(items) || !items.includes(match.contains.id)) return false;
   }
   if (match.search) {
-    const needle = match.search.text.toLowerCase();
+    const needle = searchFold(match.search.text);
     return match.search.fields.some((f) => {
       const value = record.values[f];
-      return typeof value === "string" && value.toLowerCase().includes(needle);
+      return typeof value === "string" && searchFold(value).includes(needle);
     });
   }
   return true;
 }
+
+/**
+ * Text as `?q=` compares it: each character lower-cased on its own, as PostgreSQL's `ILIKE` does
+ * in a UTF-8 database (`lower()`, character by character): `Σ` is `σ` wherever it stands (not
+ * `ς` at a word's end, as JavaScript's `toLowerCase` of a whole text has it) and `İ` is `i` (not
+ * `i` with a combining dot). Those are the only two characters whose lower case JavaScript makes
+ * otherwise than one at a time.
+ */
+function searchFold(text: string): string {
+  return (
+    SEARCH_FOLD_APART.test(text)
+      ? text.replace(SEARCH_FOLD_APART_ALL, (c) => (c === "\u03a3" ? "\u03c3" : "i"))
+      : text
+  ).toLowerCase();
+}
+
+const SEARCH_FOLD_APART = /[\u03a3\u0130]/;
+const SEARCH_FOLD_APART_ALL = /[\u03a3\u0130]/g;
 
 /**
  * A sorted cursor page: the matching records after `query.afterPosition` in the order of

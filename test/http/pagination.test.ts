@@ -261,6 +261,25 @@ describe("offset lists and search", () => {
     assert.ok(many.length >= 2);
   });
 
+  test("?q= folds case one character at a time on every store, as PostgreSQL's ILIKE in a UTF-8 database", async () => {
+    const named: Record<string, string> = {};
+    for (const name of ["ΟΔΟΣ Qfold", "οδος Qfold", "ΣΑΣ Qfold", "İstanbul Qfold", "Álvaro Qfold", "Ǆemal Qfold"]) named[name] = (await createUser(api, "v2", { name })).id;
+    const found = async (q: string) =>
+      (((await expectStatus(api, "GET", `/v2/users?limit=100&q=${encodeURIComponent(q)}`, 200)).body as Obj).data as Obj[])
+        .map((u) => u.name as string)
+        .sort();
+    // `Σ` is `σ` wherever it stands (a word's last `ς` is another letter); `İ` is `i`.
+    assert.deepEqual(await found("ΟΔΟΣ"), ["ΟΔΟΣ Qfold"]);
+    assert.deepEqual(await found("οδοσ"), ["ΟΔΟΣ Qfold"]);
+    assert.deepEqual(await found("οδος"), ["οδος Qfold"]);
+    assert.deepEqual(await found("σασ"), ["ΣΑΣ Qfold"]);
+    assert.deepEqual(await found("σας"), []);
+    assert.deepEqual(await found("istanbul"), ["İstanbul Qfold"]);
+    assert.deepEqual(await found("ÁLVARO"), ["Álvaro Qfold"]);
+    assert.deepEqual(await found("ǆem"), ["Ǆemal Qfold"]);
+    for (const id of Object.values(named)) await expectStatus(api, "DELETE", `/v2/users/${id}`, 204);
+  });
+
   test("a q shorter than the search minimum (3 characters, surrounding spaces not counted) answers 400 naming q; the document says minLength", async () => {
     for (const q of ["", "a", "ab", "  ab  ", "é"]) {
       for (const path of ["/v2/products", "/v2/users", `/v2/users/${walker.id}/orders`, "/v1/orders"]) {
