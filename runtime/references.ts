@@ -39,6 +39,24 @@ export interface StoreReference {
    * `null`, as the SQL store reads its NULL back, so that every store shows the same record.
    */
   nullable?: boolean;
+  /**
+   * The id is inside `field` (an object, an array of objects, an array of ids inside an object, or
+   * an action's such field, kept whole as JSON): the keys from `field`'s value down to it, `*`
+   * for an array's items (`lead.person_id` is `field: "lead", path: ["person_id"]`;
+   * `members.*.person_id` is `path: ["*", "person_id"]`). Always `restrict` (`on_delete` is
+   * refused there): a record that names the id anywhere on the path holds the referenced record.
+   */
+  path?: readonly string[];
+}
+
+/** Whether `value` (a record's `field`) names `id` at `path` (`StoreReference.path`). */
+export function namesAt(value: unknown, path: readonly string[], id: string): boolean {
+  if (path.length === 0) return value === id;
+  const [part, ...rest] = path as [string, ...string[]];
+  if (part === "*") return Array.isArray(value) && value.some((item) => namesAt(item, rest, id));
+  if (typeof value !== "object" || value === null || Array.isArray(value) || !Object.hasOwn(value, part))
+    return false;
+  return namesAt((value as Record<string, unknown>)[part], rest, id);
 }
 
 /**

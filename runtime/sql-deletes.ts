@@ -23,7 +23,9 @@ import type { DeleteArgs, StoredRecord, Values } from "./store.ts";
  * `Store.delete`. `current`, the record as read at `expectedRevision`, lets the delete and its
  * event go as one statement. Refused by a `restrict` reference (a foreign key), the 422 names the
  * first collection whose records still name it in the order the memory store checks them
- * (`firstReferrer`), not the one whose foreign key the database happened to check first.
+ * (`firstReferrer`), not the one whose foreign key the database happened to check first. A
+ * record named from inside a field kept whole (`StoreReference.path`), which no foreign key
+ * holds, is looked for first (`holdNone`, in `takenAlong`).
  */
 export async function deleteRecord(sql: SqlContext, args: DeleteArgs): Promise<boolean> {
   try {
@@ -47,18 +49,63 @@ const REFERRED = /^Records of .* still refer to this record\.$/;
  * The first collection, in the generated order of `restrict` references to `collection`, with a
  * record that names `id` through one; undefined when none does.
  */
-async function firstReferrer(sql: SqlContext, collection: string, id: string): Promise<string | undefined> {
+function firstReferrer(sql: SqlContext, collection: string, id: string): Promise<string | undefined> {
+  return firstHolder(sql, sql.db, collection, [id], new Map());
+}
+
+/**
+ * The first collection, in the generated order of `restrict` references to `collection` (the
+ * order the memory store checks them in), with a record that names one of `ids` through one and
+ * is not itself deleted (`doomed`, ids by collection); undefined when none does.
+ */
+async function firstHolder(
+  sql: SqlContext,
+  db: SqlQueryable,
+  collection: string,
+  ids: readonly string[],
+  doomed: ReadonlyMap<string, readonly string[]>,
+): Promise<string | undefined> {
   for (const reference of sql.cascades.restricts.get(collection) ?? []) {
     const holder = sql.tables.collection(reference.collection);
     const column = holder.columns.get(reference.field);
     if (!column) continue;
-    const { target } = LINK_COLUMNS;
-    const text = column.link
-      ? `select 1 from ${q(column.link.table)} where ${q(target)} = (select "row_id" from ${q(column.link.target)} where "id" = $1::uuid) limit 1`
-      : `select 1 from ${holder.table} where ${q(column.column)} = $1::uuid limit 1`;
-    if ((await sql.db.query(sql.tables.statement(text), [id])).length) return reference.collection;
+    const { owner, target } = LINK_COLUMNS;
+    const gone = doomed.get(reference.collection) ?? [];
+    const named = reference.path
+      ? `exists (select 1 from jsonb_path_query(${q(column.column)}, $2::jsonpath) as "canon__id" where "canon__id" #>> '{}' = any($1::text[]))`
+      : column.link
+        ? `"row_id" in (select ${q(owner)} from ${q(column.link.table)} where ${q(target)} in (select "row_id" from ${q(column.link.target)} where "id" = any($1::uuid[])))`
+        : `${q(column.column)} = any($1::uuid[])`;
+    const params: unknown[] = [arrayLiteral(ids)];
+    if (reference.path) params.push(jsonPath(reference.path));
+    params.push(gone.length + 1);
+    const text = `select "id" from ${holder.table} where ${named} limit $${params.length}`;
+    const rows = await db.query(sql.tables.statement(text), params);
+    if (rows.some((row) => !gone.includes(String(row.id)))) return reference.collection;
   }
   return undefined;
+}
+
+/** A `StoreReference.path` as an SQL/JSON path from the field's value: `["*", "person_id"]` is `$[*]."person_id"`. */
+function jsonPath(path: readonly string[]): string {
+  return `$${path.map((part) => (part === "*" ? "[*]" : `."${part.replace(/["\\]/g, (c) => `\\${c}`)}"`)).join("")}`;
+}
+
+/**
+ * 422 when a record that is not deleted names one of the deleted records (`deleted`, ids by
+ * collection) from inside a field kept whole (`StoreReference.path`), which no foreign key holds:
+ * the first referring collection in the generated order, as the memory store names it.
+ */
+async function holdNone(
+  sql: SqlContext,
+  db: SqlQueryable,
+  deleted: ReadonlyMap<string, readonly string[]>,
+): Promise<void> {
+  for (const [name, ids] of deleted) {
+    if (!sql.cascades.nested.has(name)) continue;
+    const referrer = await firstHolder(sql, db, name, ids, deleted);
+    if (referrer !== undefined) throw referencedError(referrer);
+  }
 }
 
 async function deleteOne(
@@ -68,9 +115,12 @@ async function deleteOne(
   const p = sql.tables.collection(collection);
   const params: unknown[] = [id, expectedRevision];
   const statement = sql.tables.scoped(p, p.delete, where, params);
+  // Without records to take along, arrays to update or records named from inside a field kept
+  // whole to look for (`holdNone`), the delete is one statement.
+  const { byReferenced, arrays, nested } = sql.cascades;
   if (
-    !sql.cascades.byReferenced.has(collection) ||
-    ((!publish || !sql.schema.events) && !sql.cascades.arrays)
+    !nested.has(collection) &&
+    (!byReferenced.has(collection) || ((!publish || !sql.schema.events) && !arrays && !nested.size))
   ) {
     const image = current?.revision === expectedRevision ? current : undefined;
     const deleted = await writeOne(sql, collection, "delete", p, statement, params, publish, image);
@@ -126,7 +176,10 @@ export async function takenAlong(
   tenant?: string,
 ): Promise<{ cascaded: Array<[string, StoredRecord]>; unlinked: Map<string, string[]> }> {
   const unlinked = new Map<string, string[]>();
-  if (!sql.cascades.byReferenced.has(collection)) return { cascaded: [], unlinked };
+  if (!sql.cascades.byReferenced.has(collection)) {
+    await holdNone(sql, db, new Map([[collection, [id]]]));
+    return { cascaded: [], unlinked };
+  }
   const p = sql.tables.collection(collection);
   // Waiting for another request's locks gives up after 2 s (409); left idle, the transaction
   // ends after `statement_timeout` (the session's idle_in_transaction_session_timeout).
@@ -171,6 +224,7 @@ export async function takenAlong(
   // collection and `many` reference, locked, and counted against the same limit.
   const deleted = new Map<string, string[]>([[collection, [id]]]);
   for (const [name, record] of found) deleted.set(name, [...(deleted.get(name) ?? []), record.id]);
+  await holdNone(sql, db, deleted);
   let changed = 0;
   for (const [name, ids] of deleted) {
     for (const reference of sql.cascades.byReferenced.get(name) ?? []) {

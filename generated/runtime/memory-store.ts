@@ -37,6 +37,7 @@ import {
 import {
   cascadeTooLargeError,
   DEFAULT_CASCADE_LIMIT,
+  namesAt,
   referencedError,
   referencesTo,
   updatedKey,
@@ -505,9 +506,11 @@ export class MemoryStore implements Store {
     }
   }
 
-  /** The records whose `reference.field` names `id` (an array of ids: holds it). */
+  /** The records whose `reference.field` names `id` (an array of ids: holds it; a `path`: names it there). */
   private referring(reference: StoreReference, id: string): StoredRecord[] {
-    const { field } = reference;
+    const { field, path } = reference;
+    if (path)
+      return this.collection(reference.collection).ordered.filter((r) => namesAt(r.values[field], path, id));
     if (reference.many) {
       return this.collection(reference.collection).ordered.filter((r) => {
         const items = r.values[field];

@@ -83,6 +83,9 @@ export class SqlStore implements Store {
         arrays: references.some((reference) => reference.onDelete === "cascade" && reference.many),
         limit: options.cascadeLimit ?? DEFAULT_CASCADE_LIMIT,
         restricts: referencesTo(references.filter((reference) => reference.onDelete === "restrict")),
+        nested: new Set(
+          references.filter((reference) => reference.path).map((reference) => reference.references),
+        ),
       },
     };
   }

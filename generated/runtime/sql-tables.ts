@@ -56,6 +56,12 @@ export interface SqlContext {
     readonly limit: number;
     /** By referenced collection: the `restrict` references to it, in the generated order (the one the memory store checks them in). */
     readonly restricts: ReadonlyMap<string, readonly StoreReference[]>;
+    /**
+     * The collections that a reference names from inside a field kept whole (`StoreReference.path`:
+     * an object's field, an array of objects): no foreign key holds their records, so a delete
+     * looks for the records that name them first (`holdNone`, sql-deletes.ts).
+     */
+    readonly nested: ReadonlySet<string>;
   };
 }
 

@@ -376,20 +376,32 @@ function storageResource(r: ResourceDef, versions: VersionModel[], tenantKey: st
  * Every reference between stored collections: each resource's (a child's parent field cascades
  * by default, any other reference restricts), then each action record's target, which always
  * cascades: an action record is part of its target's history. A tenant-scoped resource's carry
- * its tenant field (SPEC §12.4).
+ * its tenant field (SPEC §12.4). A reference inside a field kept whole (an object's field, an
+ * array of objects, an action's array of ids) restricts, with its `path` (SPEC §12.3: every
+ * `references` is enforced).
  */
 function storeReferences(storage: StorageResource[]): StoreReference[] {
   return storage.flatMap((r) => {
     const tenant = r.tenantKey !== null && r.tenantKey !== "id" ? { tenant: r.tenantKey } : {};
+    // A resource's array of ids is a relation (`links`), kept in a link table: not a path.
+    const linked = new Set(r.links.map((link) => `${link.field}.*`));
     return [
       ...r.references.map((ref) => ({ collection: r.collection, field: ref.field, references: ref.collection, onDelete: ref.onDelete, ...nullable(r.fields, ref.field), ...tenant })),
       ...r.links.map((ref) => ({ collection: r.collection, field: ref.field, references: ref.collection, onDelete: ref.onDelete, many: true, ...tenant })),
+      ...r.nestedReferences.filter((ref) => !linked.has(ref.path)).map((ref) => ({ collection: r.collection, ...within(r.fields, ref.path), references: ref.collection, onDelete: "restrict" as const, ...tenant })),
       ...r.actionRecords.flatMap((a) => [
         { collection: a.collection, field: a.targetField, references: r.collection, onDelete: "cascade" as const },
         ...a.references.map((ref) => ({ collection: a.collection, field: ref.field, references: ref.collection, onDelete: ref.onDelete, ...nullable(a.fields, ref.field) })),
+        ...a.nestedReferences.map((ref) => ({ collection: a.collection, ...within(a.fields, ref.path), references: ref.collection, onDelete: "restrict" as const })),
       ]),
     ];
   });
+}
+
+/** A nested reference's path (`contact.agent_id`, `members.*.person_id`) as the storage field that holds it and the `path` inside. */
+function within(fields: readonly VersionField[], path: string): { field: string; path: string[] } {
+  const [head, ...rest] = path.split(".") as [string, ...string[]];
+  return { field: fields.find((f) => f.name === head)?.storageName ?? head, path: rest };
 }
 
 /**

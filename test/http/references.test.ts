@@ -87,3 +87,47 @@ describe(`references inside arrays, objects and actions, ${STORE} store`, () => 
     await expectError(api, "DELETE", `/v1/agents/${other.id}`, 422, "BUSINESS_RULE_VIOLATION");
   });
 });
+
+describe(`a record named from inside an object, an array of objects or an action's object cannot be deleted (restrict), ${STORE} store`, () => {
+  const named = async () => (await expectStatus(api, "POST", "/v1/agents", 201, { body: { name: "Named" } })).body as Obj;
+  const refused = async (agentId: string, holder: string) => {
+    const error = await expectError(api, "DELETE", `/v1/agents/${agentId}`, 422, "BUSINESS_RULE_VIOLATION");
+    assert.match(String(error.message), new RegExp(`Records of ${holder} still refer to this record`));
+    assert.equal((await expectStatus(api, "GET", `/v1/agents/${agentId}`, 200)).status, 200, "still there");
+  };
+
+  test("an object's field (contact.agent_id); once no record names it, it goes", async () => {
+    const a = await named();
+    const ticket = (await expectStatus(api, "POST", "/v1/tickets", 201, { body: { organization_id: org.id, subject: "c", contact: { agent_id: a.id, note: "n" } } })).body as Obj;
+    await refused(a.id, "tickets");
+    await expectStatus(api, "PATCH", `/v1/tickets/${ticket.id}`, 200, { body: { contact: { note: "n" } } });
+    await expectStatus(api, "DELETE", `/v1/agents/${a.id}`, 204);
+  });
+
+  test("an array of objects (watchers.*.agent_id)", async () => {
+    const a = await named();
+    const ticket = (await expectStatus(api, "POST", "/v1/tickets", 201, { body: { organization_id: org.id, subject: "w", watchers: [{ agent_id: agent.id }, { agent_id: a.id }] } })).body as Obj;
+    await refused(a.id, "tickets");
+    await expectStatus(api, "PATCH", `/v1/tickets/${ticket.id}`, 200, { body: { watchers: [{ agent_id: agent.id }] } });
+    await expectStatus(api, "DELETE", `/v1/agents/${a.id}`, 204);
+  });
+
+  test("an action's object holding an array of ids (cc.agent_ids.*): the action record holds it until its ticket goes", async () => {
+    const a = await named();
+    const ticket = (await expectStatus(api, "POST", "/v1/tickets", 201, { body: { organization_id: org.id, subject: "e" } })).body as Obj;
+    await expectStatus(api, "POST", `/v1/tickets/${ticket.id}/escalations`, 201, { body: { agent_id: agent.id, cc: { agent_ids: [a.id] } } });
+    await refused(a.id, "tickets/escalations");
+    // The ticket's delete takes its action records along; then nothing names the agent.
+    await expectStatus(api, "DELETE", `/v1/tickets/${ticket.id}`, 204);
+    await expectStatus(api, "DELETE", `/v1/agents/${a.id}`, 204);
+  });
+
+  test("a record deleted with the one it names does not hold it: an organization's delete takes its tickets along", async () => {
+    const a = await named();
+    const other = (await expectStatus(api, "POST", "/v1/organizations", 201, { body: { name: "Gone soon" } })).body as Obj;
+    await expectStatus(api, "POST", "/v1/tickets", 201, { body: { organization_id: other.id, subject: "o", contact: { agent_id: a.id } } });
+    await refused(a.id, "tickets");
+    await expectStatus(api, "DELETE", `/v1/organizations/${other.id}`, 204);
+    await expectStatus(api, "DELETE", `/v1/agents/${a.id}`, 204);
+  });
+});
