@@ -457,6 +457,24 @@ describe("the gate's diagnostics point at the definition line", () => {
     assert.ok(fewer.some((c) => c.kind === "requires-added" && c.operation?.operationId === "createBookLoan" && /"poetry"/.test(c.text)), listing(fewer));
   });
 
+  test("a filter removed from an exportable resource: the export's filters are located at the resource's filters and said as a filter", async () => {
+    const exported = { [books]: replace("filters: [genre, pages]", "export: true\nfilters: [genre, pages]") };
+    const before = (await documents(variant("export-filters", exported))).get("v1")!;
+    const dir = variant("export-filter-removed", { [books]: replace("filters: [genre, pages]", "export: true\nfilters: [genre]") });
+    const result = await gate(dir, new Map([["v1", before]]), await documents(dir));
+    const all = result.diagnostics.map(formatDiagnostic).join("\n");
+    assert.ok(result.diagnostics.length >= 2, all);
+    for (const d of result.diagnostics) {
+      assert.equal(d.location.file, "definitions/books.yaml", all);
+      assert.equal(d.location.line, lineOf(dir, books, "filters:"), all);
+    }
+    const filter = result.diagnostics.find((d) => /export filter "pages"/.test(d.message));
+    assert.ok(filter, all);
+    assert.match(filter.message, /\[field-removed\], in .*createExport \(request body\)/);
+    assert.match(filter.fix, /keep the filter "pages" in v1: put it back in filters/);
+    assert.doesNotMatch(all, /put the field back/);
+  });
+
   test("one diagnostic per break, naming every operation it reaches", async () => {
     const dir = variant("grouped", { [books]: replace("  contact: { type: string }\n", "") });
     const result = await gate(dir, new Map([["v1", published]]), await documents(dir));

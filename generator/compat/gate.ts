@@ -6,7 +6,7 @@ import type { Diagnostic, SourceLocation } from "../diagnostics/diagnostic.ts";
 import type { ApiModel, Definitions } from "../model/types.ts";
 import { versionNumber } from "../model/snapshot.ts";
 import { compareDocuments } from "./compare.ts";
-import { locateChange } from "./locate.ts";
+import { isExportFilters, locateChange } from "./locate.ts";
 import { breakFix, breakMessage, representative, versionList, type VersionedChange } from "./messages.ts";
 import { pathKey } from "./paths.ts";
 import { Engine } from "../engine.ts";
@@ -144,7 +144,7 @@ export async function compatibilityGate(input: GateInput): Promise<GateResult> {
   for (const group of groups(input, breaking)) {
     const versions = versionList([...new Set(group.map((g) => g.version))]);
     const first = representative(group.map((g) => g.change));
-    push(diagnostic("breaking-change", group.location, breakMessage(group), breakFix(versions, next, first, firstDraft !== undefined)));
+    push(diagnostic("breaking-change", group.location, breakMessage(group, group.exportFilter), breakFix(versions, next, first, firstDraft !== undefined, group.exportFilter)));
   }
   // Each new document's part digests, by its text: the published document of the next run.
   if (engine?.recording) {
@@ -206,16 +206,18 @@ function removedVersion(version: string, old: Json, today: string): { message: s
  * Breaks of one kind caused by one definition line, with the same words: one diagnostic for the
  * field that every operation, body and published version shows.
  */
-function groups(input: GateInput, breaks: VersionedChange[]): Array<VersionedChange[] & { location: SourceLocation }> {
-  const byKey = new Map<string, VersionedChange[] & { location: SourceLocation }>();
+function groups(input: GateInput, breaks: VersionedChange[]): Array<VersionedChange[] & { location: SourceLocation; exportFilter: boolean }> {
+  const byKey = new Map<string, VersionedChange[] & { location: SourceLocation; exportFilter: boolean }>();
   for (const b of breaks) {
     const c = b.change;
     const location = locateChange(input.definitions, input.model, b.version, c);
+    // A field of an export's filters is one of the list's filters, and is said as one.
+    const exportFilter = isExportFilters(input.model, b.version, c);
     const place = c.schema?.field ? c.schema.field : c.part.in === "parameter" ? c.part.name : `${c.operation?.method} ${pathKey(c.operation?.path ?? "")}`;
-    const key = `${location.file}:${location.line}:${location.column}|${c.kind}|${c.keyword ?? ""}|${place.split(".").pop()}|${c.detail}`;
+    const key = `${location.file}:${location.line}:${location.column}|${c.kind}|${c.keyword ?? ""}|${place.split(".").pop()}|${c.detail}|${exportFilter}`;
     let group = byKey.get(key);
     if (!group) {
-      group = Object.assign([] as VersionedChange[], { location });
+      group = Object.assign([] as VersionedChange[], { location, exportFilter });
       byKey.set(key, group);
     }
     group.push(b);

@@ -13,7 +13,11 @@ export function locateChange(defs: Definitions, model: ApiModel, version: string
   if (change.kind === "servers-changed") return defs.at("base_url");
   if (!change.operation) return fallback;
   const owner = routeOwner(defs, model, version, change.operation) ?? ownerOf(defs, change.operation.path);
-  if (!owner) return /^\/v[0-9]+\/events(\/|$)/.test(change.operation.path) && defs.events ? defs.at("events") : fallback;
+  if (!owner) {
+    const exported = exportOwner(defs, model, version, change);
+    if (exported) return exported;
+    return /^\/v[0-9]+\/events(\/|$)/.test(change.operation.path) && defs.events ? defs.at("events") : fallback;
+  }
   const { resource, action } = owner;
   const key = (name: string) => written(resource, name) ?? resource.at("resource");
   switch (change.kind) {
@@ -58,6 +62,33 @@ export function locateChange(defs: Definitions, model: ApiModel, version: string
   if (change.kind === "field-renamed" && change.renamedTo) segments[segments.length - 1] = change.renamedTo.split(".").pop()!;
   const field = findField(model, version, resource, action, segments);
   return field ? optionAt(field, change.keyword) : container;
+}
+
+/** Whether `change` is of a resource's export filters (the `filters` of `POST /vN/exports`), whose fields are the list's filters. */
+export function isExportFilters(model: ApiModel, version: string, change: Change): boolean {
+  const name = change.schema?.name;
+  return name !== undefined && (model.versions.find((v) => v.name === version)?.exports ?? []).some((e) => e.symbols.exportFilters === name);
+}
+
+/**
+ * A change of an export's body (`POST /vN/exports`): of a resource's export filters (the list's
+ * filters: its `filters` key) or of its export body (`sort`, `q`: its `sort` and `search` keys;
+ * else its `export` key), by the schema names the model gives them. Null for any other change.
+ */
+function exportOwner(defs: Definitions, model: ApiModel, version: string, change: Change): SourceLocation | null {
+  const name = change.schema?.name;
+  if (!name) return null;
+  for (const e of model.versions.find((v) => v.name === version)?.exports ?? []) {
+    const resource = defs.resources.find((r) => r.collection === e.collection);
+    if (!resource) continue;
+    const key = (option: string) => written(resource, option) ?? written(resource, "export") ?? resource.at("resource");
+    if (name === e.symbols.exportFilters) return key("filters");
+    if (name === e.symbols.exportCreate) {
+      const field = change.schema!.field.split(".")[0];
+      return field === "sort" ? key("sort") : field === "q" ? key("search") : key("export");
+    }
+  }
+  return null;
 }
 
 /**

@@ -43,12 +43,12 @@ export interface VersionedChange {
  * published version and operation it reaches: `v1 is published and this breaks its clients:
  * field "due_cents" was renamed "amount_due_cents" [field-renamed], in createOrder (request body); getOrder (response)`.
  */
-export function breakMessage(group: VersionedChange[]): string {
+export function breakMessage(group: VersionedChange[], exportFilter = false): string {
   const versions = [...new Set(group.map((g) => g.version))];
   const changes = group.map((g) => g.change);
   const first = representative(changes);
   const named = first.schema?.field && !namesNoField(first.schema.field);
-  const subject = named ? `field "${first.schema!.field}"` : first.subject;
+  const subject = named ? `${exportFilter ? "export filter" : "field"} "${first.schema!.field}"` : first.subject;
   const places = new Map<string, string[]>();
   for (const c of changes) {
     const label = c.part.in === "response" ? "response" : partLabel(c);
@@ -69,10 +69,13 @@ export function representative(group: Change[]): Change {
  * How to make the change without breaking `version`: keep it as it was, and make the change
  * in a new version `next` with added / removed / renamed.
  */
-export function breakFix(version: string, next: string, change: Change, nextIsDraft = false): string {
+export function breakFix(version: string, next: string, change: Change, nextIsDraft = false, exportFilter = false): string {
   const add = nextIsDraft ? `make the change in the draft ${next}` : `add ${next} to versions in api.yaml`;
   const name = (change.schema?.field || change.field).split(".").pop()!.replace(/\[\]$/, "");
   const newName = change.renamedTo?.split(".").pop();
+  // An export's filters are the list's: what keeps a filter keeps them (`parameter-removed`).
+  if (exportFilter && change.kind === "field-removed")
+    return `keep the filter "${name}" in ${version}: put it back in filters (exports take the list's filters); to drop it, ${add} and move the resource to a successor marked \`added: ${next}\``;
   switch (change.kind) {
     case "field-removed":
       return `keep "${name}" in ${version}: put the field back, ${add} and mark it \`removed: ${next}\``;
