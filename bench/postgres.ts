@@ -38,8 +38,8 @@ import {
 export const FULL_POSTGRES: RuntimePlan = { ...FULL_RUNTIME, v1: false, ceiling: false };
 /**
  * Five rounds, not the in-memory comparison's three: PostgreSQL shares the two cores with the
- * server and wrk, and one round's p99 moves by 0.5–3.3× (docs/benchmarks.md, session 13); with
- * three rounds, two such rounds of five decided the median.
+ * server and wrk, and one round's p99 ratio moves by 0.5–3.3× (docs/benchmarks.md, session 13);
+ * with three rounds, two such rounds out of three decided the median.
  */
 export const QUICK_POSTGRES: RuntimePlan = { ...QUICK_RUNTIME, rounds: 5, v1: false, ceiling: false };
 

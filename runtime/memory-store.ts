@@ -507,9 +507,9 @@ export class MemoryStore implements Store {
 
   /** The records whose `reference.field` names `id` (an array of ids: holds it; a `path`: names it there). */
   private referring(reference: StoreReference, id: string): StoredRecord[] {
-    const { field, path } = reference;
-    if (path)
-      return this.collection(reference.collection).ordered.filter((r) => namesAt(r.values[field], path, id));
+    const { field } = reference;
+    if (reference.path)
+      return this.collection(reference.collection).ordered.filter((r) => namesAt(r.values, reference, id));
     if (reference.many) {
       return this.collection(reference.collection).ordered.filter((r) => {
         const items = r.values[field];

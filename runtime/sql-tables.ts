@@ -58,7 +58,7 @@ export interface SqlContext {
     /**
      * The collections that a reference names from inside a field kept whole (`StoreReference.path`:
      * an object's field, an array of objects): no foreign key holds their records, so a delete
-     * looks for the records that name them first (`holdNone`, sql-deletes.ts).
+     * looks for the records that name them in its transaction (`holdNone`, sql-deletes.ts).
      */
     readonly nested: ReadonlySet<string>;
   };

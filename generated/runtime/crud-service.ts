@@ -15,6 +15,7 @@ import {
   type WriteContext,
   type WriteHooks,
 } from "./hooks.ts";
+import { idsAt } from "./references.ts";
 import { checkTransitions, type Transitions } from "./rules.ts";
 import type {
   CursorQuery,
@@ -364,32 +365,4 @@ export class CrudService<V extends Values> implements ResourceService<V> {
       );
     }
   }
-}
-
-/**
- * The ids found at a reference path in `values`, each with where it is (`tag_ids.*` gives
- * `["tag_ids.0", id], ["tag_ids.1", id]`, `address.country_id` gives `["address.country_id", id]`).
- */
-function idsAt(values: Values, path: string): Array<[string, string]> {
-  const found: Array<[string, string]> = [];
-  const walk = (value: unknown, parts: string[], at: string): void => {
-    if (parts.length === 0) {
-      if (typeof value === "string") found.push([at, value]);
-      return;
-    }
-    const [part, ...rest] = parts as [string, ...string[]];
-    if (part === "*") {
-      if (Array.isArray(value)) value.forEach((item, i) => walk(item, rest, `${at}.${i}`));
-    } else if (
-      typeof value === "object" &&
-      value !== null &&
-      !Array.isArray(value) &&
-      Object.hasOwn(value, part)
-    ) {
-      walk((value as Record<string, unknown>)[part], rest, `${at}.${part}`);
-    }
-  };
-  const [head, ...rest] = path.split(".") as [string, ...string[]];
-  if (Object.hasOwn(values, head)) walk(values[head], rest, head);
-  return found;
 }

@@ -4,7 +4,9 @@
  * records that refer to it — one behaviour on every store. The generator computes the list
  * from the definitions (`storeReferences` in the generated `services.ts`); the memory store
  * enforces it itself, the SQL store through the foreign keys of the generated migrations
- * (`on delete restrict` / `on delete cascade`), with the same answers.
+ * (`on delete restrict` / `on delete cascade`) and, for an id inside a field kept whole as JSON
+ * (`StoreReference.path`), which no foreign key reaches, by looking for the records that name it
+ * in the delete's transaction (sql-deletes.ts), with the same answers.
  */
 import { BusinessRuleError } from "./errors.ts";
 
@@ -50,14 +52,44 @@ export interface StoreReference {
   path?: readonly string[];
 }
 
-/** Whether `value` (a record's `field`) names `id` at `path` (`StoreReference.path`). */
-export function namesAt(value: unknown, path: readonly string[], id: string): boolean {
-  if (path.length === 0) return value === id;
-  const [part, ...rest] = path as [string, ...string[]];
-  if (part === "*") return Array.isArray(value) && value.some((item) => namesAt(item, rest, id));
-  if (typeof value !== "object" || value === null || Array.isArray(value) || !Object.hasOwn(value, part))
-    return false;
-  return namesAt((value as Record<string, unknown>)[part], rest, id);
+/**
+ * The ids found at a reference path in `values`, each with where it is (`tag_ids.*` gives
+ * `["tag_ids.0", id], ["tag_ids.1", id]`, `address.country_id` gives `["address.country_id", id]`):
+ * what a write checks, and (`StoreReference.path` under its field) what holds a delete.
+ */
+export function idsAt(values: Readonly<Record<string, unknown>>, path: string): Array<[string, string]> {
+  const found: Array<[string, string]> = [];
+  const walk = (value: unknown, parts: string[], at: string): void => {
+    if (parts.length === 0) {
+      if (typeof value === "string") found.push([at, value]);
+      return;
+    }
+    const [part, ...rest] = parts as [string, ...string[]];
+    if (part === "*") {
+      if (Array.isArray(value)) value.forEach((item, i) => walk(item, rest, `${at}.${i}`));
+    } else if (
+      typeof value === "object" &&
+      value !== null &&
+      !Array.isArray(value) &&
+      Object.hasOwn(value, part)
+    ) {
+      walk((value as Record<string, unknown>)[part], rest, `${at}.${part}`);
+    }
+  };
+  const [head, ...rest] = path.split(".") as [string, ...string[]];
+  if (Object.hasOwn(values, head)) walk(values[head], rest, head);
+  return found;
+}
+
+/** Whether `values` name `id` through `reference`, which has a `path`. */
+export function namesAt(
+  values: Readonly<Record<string, unknown>>,
+  reference: StoreReference,
+  id: string,
+): boolean {
+  return idsAt(values, [reference.field, ...(reference.path ?? [])].join(".")).some(
+    ([, found]) => found === id,
+  );
 }
 
 /**

@@ -26,7 +26,7 @@ import type { DeleteArgs, StoredRecord, Values } from "./store.ts";
  * first collection whose records still name it in the order the memory store checks them
  * (`firstReferrer`), not the one whose foreign key the database happened to check first. A
  * record named from inside a field kept whole (`StoreReference.path`), which no foreign key
- * holds, is looked for first (`holdNone`, in `takenAlong`).
+ * holds, is looked for in the delete's transaction after its statement (`holdNone`).
  */
 export async function deleteRecord(sql: SqlContext, args: DeleteArgs): Promise<boolean> {
   try {
@@ -51,27 +51,25 @@ const REFERRED = /^Records of .* still refer to this record\.$/;
  * record that names `id` through one; undefined when none does.
  */
 function firstReferrer(sql: SqlContext, collection: string, id: string): Promise<string | undefined> {
-  return firstHolder(sql, sql.db, collection, [id], new Map());
+  return firstHolder(sql, sql.db, collection, [id]);
 }
 
 /**
  * The first collection, in the generated order of `restrict` references to `collection` (the
- * order the memory store checks them in), with a record that names one of `ids` through one and
- * is not itself deleted (`doomed`, ids by collection); undefined when none does.
+ * order the memory store checks them in), with a record that names one of `ids` through one;
+ * undefined when none does.
  */
 async function firstHolder(
   sql: SqlContext,
   db: SqlQueryable,
   collection: string,
   ids: readonly string[],
-  doomed: ReadonlyMap<string, readonly string[]>,
 ): Promise<string | undefined> {
   for (const reference of sql.cascades.restricts.get(collection) ?? []) {
     const holder = sql.tables.collection(reference.collection);
     const column = holder.columns.get(reference.field);
     if (!column) continue;
     const { owner, target } = LINK_COLUMNS;
-    const gone = doomed.get(reference.collection) ?? [];
     const named = reference.path
       ? `exists (select 1 from jsonb_path_query(${q(column.column)}, $2::jsonpath) as "canon__id" where "canon__id" #>> '{}' = any($1::text[]))`
       : column.link
@@ -79,10 +77,8 @@ async function firstHolder(
         : `${q(column.column)} = any($1::uuid[])`;
     const params: unknown[] = [arrayLiteral(ids)];
     if (reference.path) params.push(jsonPath(reference.path));
-    params.push(gone.length + 1);
-    const text = `select "id" from ${holder.table} where ${named} limit $${params.length}`;
-    const rows = await db.query(sql.tables.statement(text), params);
-    if (rows.some((row) => !gone.includes(String(row.id)))) return reference.collection;
+    const text = `select 1 from ${holder.table} where ${named} limit 1`;
+    if ((await db.query(sql.tables.statement(text), params)).length) return reference.collection;
   }
   return undefined;
 }
@@ -93,18 +89,27 @@ function jsonPath(path: readonly string[]): string {
 }
 
 /**
- * 422 when a record that is not deleted names one of the deleted records (`deleted`, ids by
- * collection) from inside a field kept whole (`StoreReference.path`), which no foreign key holds:
- * the first referring collection in the generated order, as the memory store names it.
+ * Run in a delete's transaction once its statement has deleted the record (`id` of `collection`)
+ * and the records its cascade took along (`cascaded`): 422 when a record that is still there
+ * names one of them from inside a field kept whole (`StoreReference.path`), which no foreign key
+ * holds, naming the first referring collection in the generated order, as the memory store does;
+ * the transaction then rolls back. After the statement, so that a delete that matched no record
+ * (another revision, another tenant) answers as it would without such references, and the records
+ * deleted with it are gone already. It takes no lock on the referring rows (docs/store.md).
  */
-async function holdNone(
+export async function holdNone(
   sql: SqlContext,
   db: SqlQueryable,
-  deleted: ReadonlyMap<string, readonly string[]>,
+  collection: string,
+  id: string,
+  cascaded: ReadonlyArray<[string, StoredRecord]>,
 ): Promise<void> {
+  if (!sql.cascades.nested.size) return;
+  const deleted = new Map<string, string[]>([[collection, [id]]]);
+  for (const [name, record] of cascaded) deleted.set(name, [...(deleted.get(name) ?? []), record.id]);
   for (const [name, ids] of deleted) {
     if (!sql.cascades.nested.has(name)) continue;
-    const referrer = await firstHolder(sql, db, name, ids, deleted);
+    const referrer = await firstHolder(sql, db, name, ids);
     if (referrer !== undefined) throw referencedError(referrer);
   }
 }
@@ -137,6 +142,7 @@ async function deleteOne(
       const { cascaded, unlinked } = await takenAlong(sql, tx, collection, id, where, tenant);
       const rows = await tx.query(statement, params);
       if (!rows[0]) return false;
+      await holdNone(sql, tx, collection, id, cascaded);
       if (!publish) {
         for (const [name, ids] of unlinked) await touch(sql, tx, name, ids, tenant);
         return true;
@@ -177,10 +183,7 @@ export async function takenAlong(
   tenant?: string,
 ): Promise<{ cascaded: Array<[string, StoredRecord]>; unlinked: Map<string, string[]> }> {
   const unlinked = new Map<string, string[]>();
-  if (!sql.cascades.byReferenced.has(collection)) {
-    await holdNone(sql, db, new Map([[collection, [id]]]));
-    return { cascaded: [], unlinked };
-  }
+  if (!sql.cascades.byReferenced.has(collection)) return { cascaded: [], unlinked };
   const p = sql.tables.collection(collection);
   // Waiting for another request's locks gives up after 2 s (409); left idle, the transaction
   // ends after `statement_timeout` (the session's idle_in_transaction_session_timeout).
@@ -225,7 +228,6 @@ export async function takenAlong(
   // collection and `many` reference, locked, and counted against the same limit.
   const deleted = new Map<string, string[]>([[collection, [id]]]);
   for (const [name, record] of found) deleted.set(name, [...(deleted.get(name) ?? []), record.id]);
-  await holdNone(sql, db, deleted);
   let changed = 0;
   for (const [name, ids] of deleted) {
     for (const reference of sql.cascades.byReferenced.get(name) ?? []) {

@@ -40,11 +40,6 @@ export interface SqlStoreOptions {
    * `Retry-After: 5`, logged. Default 5000; 0 waits for ever.
    */
   connectionTimeoutMs?: number;
-  /**
-   * The database has this output's migrations applied already, as its caller applied them
-   * itself (`canon dev`, after a save that changed no migration): `storeOn` applies none.
-   */
-  migrated?: boolean;
 }
 
 /** The longest wait for a pool connection, by default. */

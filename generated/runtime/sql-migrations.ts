@@ -19,7 +19,8 @@ export interface MigrationFile {
   checksum: string;
 }
 
-const MIGRATION_FILE = /^\d{4}_[a-z0-9_]+\.sql$/;
+/** The name of a migration file in an output's `sql/` folder: `NNNN_<name>.sql`. */
+export const MIGRATION_FILE = /^\d{4}_[a-z0-9_]+\.sql$/;
 /** The pending migration's name: `0011_pending`. */
 const PENDING = /^(\d{4})_pending$/;
 

@@ -62,7 +62,8 @@ export class SqlStore implements Store {
 
   /**
    * `references` (the generated `storeReferences`) tells a delete which records its foreign keys
-   * delete with it, so that their `.deleted` events are kept in its transaction too.
+   * delete with it, so that their `.deleted` events are kept in its transaction too, and which
+   * records name it from inside a field kept whole, which it looks for (`holdNone`).
    * `options.cascadeLimit` (default 10,000) bounds how many.
    */
   constructor(

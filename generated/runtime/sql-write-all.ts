@@ -2,8 +2,8 @@
 /**
  * The SQL store's `writeAll` (sql-store.ts): several writes on different records as one (an
  * action and the record it changes, a hook's writes and the write they go with), in one
- * transaction, in order: inserts, updates, deletes (taking their records along as `delete`
- * does, sql-deletes.ts) and `expect`s, which read the record `for share` so that it cannot change
+ * transaction, in order: inserts, updates, deletes (taking their records along, and refused by
+ * a record that names them from inside a field kept whole, as `delete` does, sql-deletes.ts) and `expect`s, which read the record `for share` so that it cannot change
  * until the commit. Then every write's event, in the same order, in the same transaction.
  */
 import { ConflictError } from "./errors.ts";
@@ -12,7 +12,7 @@ import { activeClaim } from "./idempotency.ts";
 import { updatedKey } from "./references.ts";
 import { parameter } from "./sql-codec.ts";
 import type { Row } from "./sql-driver.ts";
-import { takenAlong, tenantOf, touch } from "./sql-deletes.ts";
+import { holdNone, takenAlong, tenantOf, touch } from "./sql-deletes.ts";
 import { insertEvents } from "./sql-events.ts";
 import { markClaim } from "./sql-idempotency.ts";
 import { recordOf, translated, type SqlContext } from "./sql-tables.ts";
@@ -57,6 +57,7 @@ export async function writeAll(sql: SqlContext, writes: readonly Write[]): Promi
           if (!rows[0] && (await revisionOf(sql, tx, p, id, where)).length)
             throw new ConflictError("The record was changed by another request.");
           if (!rows[0]) throw new Gone();
+          await holdNone(sql, tx, collection, id, cascaded);
           const record = recordOf(p, rows[0]);
           written.push(record);
           if (publishDelete) made.push(publishDelete(record, collection));

@@ -33,13 +33,14 @@ export async function openStore(target: string, options: SqlStoreOptions = {}): 
 
 /**
  * A store over a driver that is already open (for `target`), migrated to the current schema
- * first (unless `options.migrated`). `canon dev` keeps one driver across regenerations and hands
- * each new app a store made by this, so the data stays.
+ * first, unless `options.migrated` says the database has this folder's migrations already (its
+ * caller applied them: `canon dev`, after a save that changed none). `canon dev` keeps one driver
+ * across regenerations and hands each new app a store made by this, so the data stays.
  */
 export async function storeOn(
   driver: SqlDriver,
   target: string,
-  options: SqlStoreOptions = {},
+  options: SqlStoreOptions & { migrated?: boolean } = {},
 ): Promise<Store> {
   if (!options.migrated) await migrate(driver, migrationsFolder, { target });
   const store = new SqlStore(driver, sqlSchema, storeReferences, { cascadeLimit: options.cascadeLimit });

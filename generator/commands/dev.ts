@@ -2,6 +2,7 @@ import type { Server } from "node:http";
 import type { FastifyInstance } from "fastify";
 import { ms } from "../cli/output.ts";
 import type { FormattedFile } from "../format/format.ts";
+import { MIGRATION_FILE } from "../../runtime/sql-migrations.ts";
 import type { ApiModel } from "../model/types.ts";
 import { closeSession, createSession, type GenerateSession } from "../session.ts";
 import { generateAndReport, type OutputOptions } from "./generate.ts";
@@ -102,11 +103,7 @@ async function develop(options: DevOptions, port: number, target: string, servic
   // instances apply the same files).
   let migrated: string | null = null;
   const storeFor = async (generation: GeneratedStores, migrations: string) => {
-    if (target === "memory") {
-      // The records stay; the references, cascades and tenant fields are this generation's.
-      (shared as ClosableStore & { useReferences(references: readonly unknown[]): void }).useReferences(generation.storeReferences);
-      return borrowed(shared);
-    }
+    if (target === "memory") return borrowed(shared);
     const store = await generation.storeOn(shared, target, { migrated: migrations === migrated });
     migrated = migrations;
     return borrowed(store);
@@ -114,10 +111,14 @@ async function develop(options: DevOptions, port: number, target: string, servic
 
   // One Redis connection for the session, shared by each app's rate limit.
   let redis: RedisClient | null = null;
+  // The references of the last app built: the memory store takes them once that app serves
+  // (`serving`), so that a new app that fails to start leaves the serving one's.
+  let builtReferences: readonly unknown[] = [];
   const build = async (files: FormattedFile[]): Promise<FastifyInstance> => {
     const phase = phaseTimer("canon dev");
     const entry = await importGenerated<GeneratedEntry>(options.out, "index.ts");
     const generation = await importGenerated<GeneratedStores>(options.out, "sql/index.ts");
+    builtReferences = generation.storeReferences;
     phase("import the changed modules");
     const store = await storeFor(generation, migrationsOf(files));
     phase("migrate the store");
@@ -127,11 +128,17 @@ async function develop(options: DevOptions, port: number, target: string, servic
     phase("app ready");
     return app;
   };
+  // The memory store keeps the records; the references, cascades and tenant fields are those of
+  // the app that serves.
+  const serving = () => {
+    if (target === "memory") shared.useReferences?.(builtReferences);
+  };
 
   let current: FastifyInstance;
   try {
     if (options.redis) redis = await connectRedis(options.redis);
     current = await build(first.files);
+    serving();
   } catch (error) {
     await shared.close();
     redis?.disconnect();
@@ -184,6 +191,7 @@ async function develop(options: DevOptions, port: number, target: string, servic
       }
       const previous = current;
       current = next;
+      serving();
       process.stdout.write(`canon dev: serving the new code (${ms(performance.now() - changedAt)} after the change)\n`);
       await previous.close();
     } catch (error) {
@@ -258,7 +266,7 @@ async function firstGoodGeneration(
 
 /** The migrations of an output, by name and text: what a database migrated to it holds. */
 function migrationsOf(files: FormattedFile[]): string {
-  return JSON.stringify(files.filter((f) => /^sql\/\d{4}_[^/]*\.sql$/.test(f.path)).map((f) => [f.path, f.content]));
+  return JSON.stringify(files.filter((f) => f.path.startsWith("sql/") && MIGRATION_FILE.test(f.path.slice("sql/".length))).map((f) => [f.path, f.content]));
 }
 
 /** Opens the SQL driver of a target with the generated runtime (closed when `dev` ends). */

@@ -55,6 +55,8 @@ export interface GeneratedEntry {
 
 export interface ClosableStore {
   close(): Promise<void>;
+  /** The memory store's: the references between its collections from now on (`MemoryStore.useReferences`). */
+  useReferences?(references: readonly unknown[]): void;
 }
 
 export interface GeneratedStores {

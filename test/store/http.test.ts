@@ -99,7 +99,11 @@ for (const factory of makeStores()) {
       );
       const first = (await expectStatus(api, "GET", `/v2/products?limit=5&category=books&q=${marker}`, 200)).body;
       const cursor = first.pagination.next_cursor as string;
-      await expectError(api, "GET", `/v2/products?limit=5&category=books&q=${marker}&cursor=${cursor.slice(0, -2)}xx`, 400, "VALIDATION_ERROR");
+      // One character of the middle changed (the last ones may carry bits a decoder drops, and
+      // may already be what they would be changed to).
+      const middle = Math.floor(cursor.length / 2);
+      const tampered = `${cursor.slice(0, middle)}${cursor[middle] === "A" ? "B" : "A"}${cursor.slice(middle + 1)}`;
+      await expectError(api, "GET", `/v2/products?limit=5&category=books&q=${marker}&cursor=${encodeURIComponent(tampered)}`, 400, "VALIDATION_ERROR");
       await expectError(api, "GET", `/v2/products?limit=5&category=games&q=${marker}&cursor=${encodeURIComponent(cursor)}`, 400, "VALIDATION_ERROR");
     });
 

@@ -572,7 +572,7 @@ function servicesView(model: ApiModel) {
     services,
     references: model.references.map(
       (r) =>
-        `{ collection: ${JSON.stringify(r.collection)}, field: ${JSON.stringify(r.field)}, references: ${JSON.stringify(r.references)}, onDelete: ${JSON.stringify(r.onDelete)}${r.many ? ", many: true" : ""}${r.tenant ? `, tenant: ${JSON.stringify(r.tenant)}` : ""}${r.nullable ? ", nullable: true" : ""}${r.path ? `, path: ${JSON.stringify(r.path)}` : ""} }`,
+        `{ collection: ${JSON.stringify(r.collection)}, field: ${JSON.stringify(r.field)}, references: ${JSON.stringify(r.references)}, onDelete: ${JSON.stringify(r.onDelete)}${r.many ? ", many: true" : ""}${r.tenant ? `, tenant: ${JSON.stringify(r.tenant)}` : ""}${r.nullable ? ", nullable: true" : ""}${r.path ? `, path: [${r.path.map((part) => JSON.stringify(part)).join(", ")}]` : ""} }`,
     ),
   };
 }

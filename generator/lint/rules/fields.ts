@@ -103,13 +103,13 @@ function checkIdType(ctx: LintContext, field: FieldDef): void {
 function checkReferences(ctx: LintContext, field: FieldDef, nested: boolean): void {
   if (field.references === undefined) return;
   // An id inside an object (or an array inside one, or an action's array) is checked on every
-  // write; deleting the record it names does not reach there, so an on_delete would be ignored.
-  // The items of a resource's own array field are a relation, where it applies.
+  // write and always restricts a delete of the record it names (no cascade reaches inside a
+  // field kept whole). The items of a resource's own array field are a relation, where it applies.
   if (nested && field.onDelete !== undefined) {
     ctx.report(
       "field-option",
       field.at("on_delete"),
-      `on_delete of ${q(field.name)} does not apply to a reference inside an object or an action's array: such an id is checked when it is written (422), and deleting the record it names is not blocked or cascaded`,
+      `on_delete of ${q(field.name)} does not apply to a reference inside an object or an action's array: such an id is checked when it is written (422), and it always restricts: the record it names cannot be deleted while it is named (422)`,
       "remove on_delete, or make the reference a field of its own (or the items of an array field of the resource)",
     );
   }
