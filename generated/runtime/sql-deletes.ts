@@ -70,17 +70,32 @@ async function firstHolder(
     const column = holder.columns.get(reference.field);
     if (!column) continue;
     const { owner, target } = LINK_COLUMNS;
-    const named = reference.path
-      ? `exists (select 1 from jsonb_path_query(${q(column.column)}, $2::jsonpath) as "canon__id" where "canon__id" #>> '{}' = any($1::text[]))`
-      : column.link
+    const c = q(column.column);
+    let named: string;
+    let params: unknown[];
+    if (reference.path && ids.length === 1) {
+      // One record (a delete's own): by containment, which the column's GIN index serves.
+      named = `${c} @> $1::jsonb`;
+      params = [JSON.stringify(containing(reference.path, ids[0]!))];
+    } else if (reference.path) {
+      // The records a cascade took along: one walk of the column's values for all of them.
+      named = `exists (select 1 from jsonb_path_query(${c}, $2::jsonpath) as "canon__id" where "canon__id" #>> '{}' = any($1::text[]))`;
+      params = [arrayLiteral(ids), jsonPath(reference.path)];
+    } else {
+      named = column.link
         ? `"row_id" in (select ${q(owner)} from ${q(column.link.table)} where ${q(target)} in (select "row_id" from ${q(column.link.target)} where "id" = any($1::uuid[])))`
-        : `${q(column.column)} = any($1::uuid[])`;
-    const params: unknown[] = [arrayLiteral(ids)];
-    if (reference.path) params.push(jsonPath(reference.path));
+        : `${c} = any($1::uuid[])`;
+      params = [arrayLiteral(ids)];
+    }
     const text = `select 1 from ${holder.table} where ${named} limit 1`;
     if ((await db.query(sql.tables.statement(text), params)).length) return reference.collection;
   }
   return undefined;
+}
+
+/** The least JSON value that holds `id` at `path`, for containment (`@>`): `["*", "person_id"]` gives `[{"person_id": id}]`. */
+function containing(path: readonly string[], id: string): unknown {
+  return path.reduceRight<unknown>((inner, part) => (part === "*" ? [inner] : { [part]: inner }), id);
 }
 
 /** A `StoreReference.path` as an SQL/JSON path from the field's value: `["*", "person_id"]` is `$[*]."person_id"`. */

@@ -383,25 +383,39 @@ function storageResource(r: ResourceDef, versions: VersionModel[], tenantKey: st
 function storeReferences(storage: StorageResource[]): StoreReference[] {
   return storage.flatMap((r) => {
     const tenant = r.tenantKey !== null && r.tenantKey !== "id" ? { tenant: r.tenantKey } : {};
-    // A resource's array of ids is a relation (`links`), kept in a link table: not a path.
-    const linked = new Set(r.links.map((link) => `${link.field}.*`));
     return [
       ...r.references.map((ref) => ({ collection: r.collection, field: ref.field, references: ref.collection, onDelete: ref.onDelete, ...nullable(r.fields, ref.field), ...tenant })),
       ...r.links.map((ref) => ({ collection: r.collection, field: ref.field, references: ref.collection, onDelete: ref.onDelete, many: true, ...tenant })),
-      ...r.nestedReferences.filter((ref) => !linked.has(ref.path)).map((ref) => ({ collection: r.collection, ...within(r.fields, ref.path), references: ref.collection, onDelete: "restrict" as const, ...tenant })),
+      ...heldReferences(r.fields, r.nestedReferences, r.links).map((ref) => ({ collection: r.collection, field: ref.field, path: ref.path, references: ref.collection, onDelete: "restrict" as const, ...tenant })),
       ...r.actionRecords.flatMap((a) => [
         { collection: a.collection, field: a.targetField, references: r.collection, onDelete: "cascade" as const },
         ...a.references.map((ref) => ({ collection: a.collection, field: ref.field, references: ref.collection, onDelete: ref.onDelete, ...nullable(a.fields, ref.field) })),
-        ...a.nestedReferences.map((ref) => ({ collection: a.collection, ...within(a.fields, ref.path), references: ref.collection, onDelete: "restrict" as const })),
+        ...heldReferences(a.fields, a.nestedReferences).map((ref) => ({ collection: a.collection, field: ref.field, path: ref.path, references: ref.collection, onDelete: "restrict" as const })),
       ]),
     ];
   });
 }
 
-/** A nested reference's path (`contact.agent_id`, `members.*.person_id`) as the storage field that holds it and the `path` inside. */
-function within(fields: readonly VersionField[], path: string): { field: string; path: string[] } {
-  const [head, ...rest] = path.split(".") as [string, ...string[]];
-  return { field: fields.find((f) => f.name === head)?.storageName ?? head, path: rest };
+/**
+ * The references of a resource's or an action's `fields` that sit inside a field kept whole as
+ * JSON (`StoreReference.path`): an object's field, an array of objects, an action's array of ids
+ * (`nested`, as `nestedReferences` finds them), each as the storage field that holds it and the
+ * path inside (`contact.agent_id` is `contact` and `["agent_id"]`). A resource's own array of
+ * ids is a relation (`links`, kept in a link table), not one of them. Read by `storeReferences`
+ * and by the SQL emitter, which indexes each such field (emit/sql/snapshot.ts).
+ */
+export function heldReferences(
+  fields: readonly VersionField[],
+  nested: ReadonlyArray<{ path: string; collection: string }>,
+  links: ReadonlyArray<{ field: string }> = [],
+): Array<{ field: string; path: string[]; collection: string }> {
+  const linked = new Set(links.map((link) => `${link.field}.*`));
+  return nested
+    .filter((ref) => !linked.has(ref.path))
+    .map((ref) => {
+      const [head, ...rest] = ref.path.split(".") as [string, ...string[]];
+      return { field: fields.find((f) => f.name === head)?.storageName ?? head, path: rest, collection: ref.collection };
+    });
 }
 
 /**

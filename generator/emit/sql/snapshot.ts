@@ -14,7 +14,7 @@ import { sortExpression, type SortTarget } from "../../../runtime/sql-sort.ts";
 import type { Ordering } from "../../../runtime/store.ts";
 import { uniqueKeySql } from "../../../runtime/unique.ts";
 import { compareKindOf, uniqueKindOf } from "../../model/unique.ts";
-import { isNullableReference, serverField } from "../../model/snapshot.ts";
+import { heldReferences, isNullableReference, serverField } from "../../model/snapshot.ts";
 import { COLUMN_SQL_TYPES, decimalColumnType, isJsonKind, LINK_COLUMNS, ROW_ID_COLUMN, uniqueConstraintName, type ColumnKind, type SqlColumn } from "../../../runtime/sql-schema.ts";
 import type { ApiModel, StorageResource, VersionField } from "../../model/types.ts";
 
@@ -374,6 +374,15 @@ function referenceStatistics(table: string, columns: readonly string[]): Snapsho
   return { name: identifier(`${table}_${columns.join("_")}_stat`), columns: [...columns] };
 }
 
+/**
+ * The index of a JSON column that holds references inside it (`heldReferences`): a delete of a
+ * record they may name looks for the rows that name it by containment (`"copies" @>
+ * '[{"team_id": …}]'`, runtime/sql-deletes.ts), which `jsonb_path_ops` serves.
+ */
+function heldIndex(table: string, column: string): SnapshotIndex {
+  return { name: identifier(`${table}_${column}_refs_idx`), definition: `using gin (${quote(column)} jsonb_path_ops)` };
+}
+
 function trigramIndex(table: string, column: string, kind: ColumnKind): SnapshotIndex {
   const expression = kind === "wrapped" ? `((${quote(column)} #>> '{}'))` : quote(column);
   return { name: identifier(`${table}_${column}_trgm_idx`), definition: `using gin (${expression} gin_trgm_ops)` };
@@ -387,6 +396,7 @@ function plan(
   sorted: string[] = [],
   tenant?: TenantColumns,
   leads: readonly string[] = [],
+  held: readonly string[] = [],
 ): CollectionPlan {
   const table = tableName(collection);
   const columns = systemColumns(table);
@@ -417,6 +427,7 @@ function plan(
     for (const columns of matchIndexes(name, tenant)) indexes.push(btreeIndex(table, columns));
     if (tenant?.dependent.includes(name)) statistics.push(referenceStatistics(table, [tenant.column, name]));
   }
+  for (const name of new Set(held)) if (kinds.get(name) === "json") indexes.push(heldIndex(table, name));
   const search: string[] = [];
   for (const name of searched) {
     const kind = kinds.get(name);
@@ -473,7 +484,8 @@ function resourcePlan(r: StorageResource, tenantRecords: ReadonlySet<string>): C
   const references = [...(r.parentField ? [r.parentField] : []), ...r.references.map((x) => x.field)];
   const dependent = r.references.filter((x) => x.field !== r.tenantKey && tenantRecords.has(x.collection)).map((x) => x.field);
   const tenant = r.tenantKey && r.tenantKey !== "id" ? { column: r.tenantKey, references, dependent } : undefined;
-  return plan(r.collection, sources, indexed, r.search, r.sort, tenant, [...(r.parentField ? [r.parentField] : []), ...r.listedUnder]);
+  const held = heldReferences(r.fields, r.nestedReferences, r.links).map((ref) => ref.field);
+  return plan(r.collection, sources, indexed, r.search, r.sort, tenant, [...(r.parentField ? [r.parentField] : []), ...r.listedUnder], held);
 }
 
 function actionPlans(r: StorageResource): CollectionPlan[] {
@@ -489,7 +501,8 @@ function actionPlans(r: StorageResource): CollectionPlan[] {
           return reference ? { field, references: { collection: reference.collection, onDelete: reference.onDelete } } : { field };
         }),
     ];
-    return plan(a.collection, sources, [a.targetField, ...a.references.map((x) => x.field)], []);
+    const held = heldReferences(a.fields, a.nestedReferences).map((ref) => ref.field);
+    return plan(a.collection, sources, [a.targetField, ...a.references.map((x) => x.field)], [], [], undefined, [], held);
   });
 }
 
