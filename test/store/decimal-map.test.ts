@@ -11,7 +11,7 @@ import { pathToFileURL } from "node:url";
 import fc from "fast-check";
 import { canon, workspace } from "../support/cli.ts";
 import { detailFields, expectError, expectStatus, listen, loadContract, type Api } from "../http/helpers.ts";
-import { dropSchemas, freshSchema, POSTGRES_URL, preparePostgres } from "./stores.ts";
+import { dropSchemas, storeTargets } from "./stores.ts";
 
 type Obj = Record<string, any>;
 
@@ -26,19 +26,7 @@ before(() => {
 const schemas: string[] = [];
 after(() => dropSchemas(schemas));
 
-const targets: Array<{ name: string; target(): Promise<{ url: string; options: Obj }> }> = [
-  { name: "memory", target: async () => ({ url: "memory", options: {} }) },
-  { name: "pglite", target: async () => ({ url: "pglite:memory://", options: {} }) },
-  {
-    name: "postgres",
-    async target() {
-      await preparePostgres();
-      const schema = freshSchema();
-      schemas.push(schema);
-      return { url: POSTGRES_URL, options: { schema } };
-    },
-  },
-];
+const targets = storeTargets(schemas);
 
 const only = process.env.CANON_TEST_STORE;
 

@@ -10,7 +10,7 @@ import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { pathToFileURL } from "node:url";
 import { canon, workspace } from "../support/cli.ts";
-import { dropSchemas, freshSchema, POSTGRES_URL, preparePostgres } from "./stores.ts";
+import { dropSchemas, freshSchema, POSTGRES_URL, preparePostgres, storeTargets } from "./stores.ts";
 
 type Obj = Record<string, any>;
 
@@ -25,19 +25,7 @@ before(() => {
 const schemas: string[] = [];
 after(() => dropSchemas(schemas));
 
-const targets: Array<{ name: string; target(): Promise<{ url: string; options: Obj }> }> = [
-  { name: "memory", target: async () => ({ url: "memory", options: {} }) },
-  { name: "pglite", target: async () => ({ url: "pglite:memory://", options: {} }) },
-  {
-    name: "postgres",
-    async target() {
-      await preparePostgres();
-      const schema = freshSchema();
-      schemas.push(schema);
-      return { url: POSTGRES_URL, options: { schema } };
-    },
-  },
-];
+const targets = storeTargets(schemas);
 
 const only = process.env.CANON_TEST_STORE;
 

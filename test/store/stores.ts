@@ -127,3 +127,24 @@ export function storeFromEnvironment(name = process.env.CANON_TEST_STORE ?? "mem
   if (!factory) throw new Error(`CANON_TEST_STORE=${name}: use memory, pglite or postgres`);
   return factory;
 }
+
+/**
+ * Where a generated output's `openStore(url, options)` opens a store, by store name: memory,
+ * PGlite in memory, and a fresh schema of the PostgreSQL server (each schema made is pushed to
+ * `schemas`, for `dropSchemas` after the tests).
+ */
+export function storeTargets(schemas: string[]): Array<{ name: string; target(): Promise<{ url: string; options: Record<string, unknown> }> }> {
+  return [
+    { name: "memory", target: async () => ({ url: "memory", options: {} }) },
+    { name: "pglite", target: async () => ({ url: "pglite:memory://", options: {} }) },
+    {
+      name: "postgres",
+      async target() {
+        await preparePostgres();
+        const schema = freshSchema();
+        schemas.push(schema);
+        return { url: POSTGRES_URL, options: { schema } };
+      },
+    },
+  ];
+}
