@@ -77,15 +77,21 @@ function readCurrent(folder) {
   }
 }
 
-/** Whether every file the bundle was made from has the size and modification time it had then. */
+/**
+ * Whether every file the bundle was made from has the size and modification time it had then.
+ * Paths are put together by hand (`root` ends with a separator; inputs are relative, with `/`):
+ * `path.join` of the ~330 inputs, code not yet compiled, took some 5 ms of every run.
+ */
 function fresh(root, current) {
+  const base = root.endsWith(path.sep) ? root : `${root}${path.sep}`;
   for (const [file, size, mtime] of current.inputs) {
+    let stat;
     try {
-      const stat = statSync(path.join(root, file));
-      if (stat.size !== size || stat.mtimeMs !== mtime) return false;
+      stat = statSync(base + file, { throwIfNoEntry: false });
     } catch {
-      return false;
+      return false; // unreadable: made again
     }
+    if (!stat || stat.size !== size || stat.mtimeMs !== mtime) return false;
   }
   return true;
 }

@@ -7,7 +7,7 @@ import type { Diagnostic } from "./diagnostics/diagnostic.ts";
 import { hasErrors, sortDiagnostics } from "./diagnostics/diagnostic.ts";
 import { createEmitContext, emitAll, emitAllBeside, HANDLEBARS_VERSION, readOutputFolder } from "./emit/index.ts";
 import { EmitThread } from "./emit/thread.ts";
-import { Engine, EngineRecords } from "./engine.ts";
+import { Engine, EngineRecords, textDigest } from "./engine.ts";
 import { formatFiles, type FormatStats, type FormattedFile } from "./format/format.ts";
 import { runFrontEnd } from "./pipeline.ts";
 import type { GenerateSession } from "./session.ts";
@@ -42,6 +42,8 @@ export interface GenerateResult {
   /** Null when the definitions have errors: nothing was compared or written. */
   diff: OutputDiff | null;
   files: FormattedFile[];
+  /** The sha256 (base64url) of the files recalled as written, by path (`formatFiles`): the stamp takes them. */
+  digests?: ReadonlyMap<string, string>;
   format: FormatStats;
   /** The compatibility gate over the published versions; null when it did not run. */
   gate: GateResult | null;
@@ -113,7 +115,7 @@ async function run(options: GenerateOptions, cacheFile: string | null, output: R
   }
   const emitted = session?.thread ? await emitAllBeside(model, context, session.thread, session.parts) : emitAll(model, context);
   phase("emit");
-  const { files, stats } = await formatFiles(emitted, cacheFile, session?.formatted);
+  const { files, stats, digests } = await formatFiles(emitted, cacheFile, session?.formatted);
   phase(`format (${stats.laidOut} laid out by canon, ${stats.prettier} through prettier: ${stats.formatted} formatted, ${stats.cached} cached)`);
   // What the session's last run left in the output folder: not read again (null: read it all).
   const known = session?.output ?? null;
@@ -149,5 +151,8 @@ async function run(options: GenerateOptions, cacheFile: string | null, output: R
     if (session) session.output = new Map(files.map((f) => [f.path, f.content]));
   }
   phase("write");
-  return { diagnostics: all, diff, files, format: stats, gate, model: front.model, ms: performance.now() - started };
+  // The digest of every file, for the stamp of a run without a session (commands/generate.ts):
+  // those the gate took of the new documents are remembered (`textDigest`), the recalled ones known.
+  if (!session) for (const f of files) if (!digests.has(f.path)) digests.set(f.path, textDigest(f.content));
+  return { diagnostics: all, diff, files, digests, format: stats, gate, model: front.model, ms: performance.now() - started };
 }

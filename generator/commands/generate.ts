@@ -176,7 +176,7 @@ async function stampOf(options: OutputOptions): Promise<Stamped> {
 async function stampSuccess({ file, print }: Stamped, result: GenerateResult): Promise<void> {
   const warnings = result.diagnostics.map((d: Diagnostic) => `${formatDiagnostic(d)}\n`).join("");
   const summary = result.diagnostics.length ? `0 errors, ${result.diagnostics.length} warning${result.diagnostics.length === 1 ? "" : "s"}\n` : "";
-  await writeStamp(file, print, result.files, warnings + summary);
+  await writeStamp(file, print, result.files, warnings + summary, result.digests);
 }
 
 /** `canon check`: writes nothing; fails when the output folder is not what generate would write. */

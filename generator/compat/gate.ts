@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { diagnostic } from "../diagnostics/catalog.ts";
@@ -9,7 +8,7 @@ import { compareDocuments } from "./compare.ts";
 import { isExportFilters, locateChange } from "./locate.ts";
 import { breakFix, breakMessage, representative, versionList, type VersionedChange } from "./messages.ts";
 import { pathKey } from "./paths.ts";
-import { Engine } from "../engine.ts";
+import { Engine, textDigest } from "../engine.ts";
 import { partDigests, type PartDigestTable } from "./parts.ts";
 import { publishedDocument } from "./published.ts";
 import { obj } from "./resolve.ts";
@@ -158,10 +157,6 @@ export async function compatibilityGate(input: GateInput): Promise<GateResult> {
 
 /** The name of a document's part digests in the engine's records. */
 const PART_DIGESTS = "compat/part digests of a document";
-
-function textDigest(text: string): string {
-  return createHash("sha256").update(text).digest("base64url");
-}
 
 /**
  * Documents by their text: in `canon dev` the document one save writes is the published one

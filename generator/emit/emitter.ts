@@ -18,6 +18,8 @@ export interface EmittedFile {
    * `EngineRecords`): its content is already formatted, as it was written, and this says how.
    */
   formatted?: FormattedBy;
+  /** With `formatted`: the sha256 of the content (base64url), as the record holds it (the stamp takes it). */
+  digest?: string;
 }
 
 /** A TypeScript file written in prettier's style. */

@@ -34,16 +34,19 @@ export interface FormatStats {
  * Formats emitted files. A prettier-style file is laid out by canon itself when the result is
  * certain (format/layout.ts); every other file goes through prettier. A cache keyed by a hash of
  * the unformatted text means an unchanged file costs no formatting, and prettier is not even
- * loaded when every file hits.
+ * loaded when every file hits. `digests`: the sha256 (base64url) of each file the engine's
+ * records recalled as written, by path (checked by the recall; the stamp need not hash it again).
  */
 export async function formatFiles(
   files: EmittedFile[],
   cacheFile: string | null,
   memory?: Map<string, RememberedFormat>,
-): Promise<{ files: FormattedFile[]; stats: FormatStats }> {
+): Promise<{ files: FormattedFile[]; stats: FormatStats; digests: Map<string, string> }> {
   const stats: FormatStats = { formatted: 0, cached: 0, laidOut: 0, prettier: 0 };
   const out: FormattedFile[] = files.map((f) => ({ path: f.path, content: "" }));
   const by: Array<RememberedFormat["by"]> = files.map(() => "none");
+  // The sha256 (base64url) of each file recalled as written, by path: what the stamp would hash again.
+  const digests = new Map<string, string>();
   // A file emitted as the session's last run emitted it is formatted as it was then.
   const fresh = files.flatMap((file, index) => {
     const known = memory?.get(file.path);
@@ -59,8 +62,9 @@ export async function formatFiles(
   // Each file laid out through the engine (the unit's result), by the index of its file.
   const laidOutFiles: Array<[object, number]> = [];
   // A file recalled from the output folder as written (engine.ts, `EngineRecords`): formatted already.
-  const asWritten = (index: number, content: string, formatted: FormattedBy) => {
+  const asWritten = (index: number, content: string, formatted: FormattedBy, digest: string | undefined) => {
     out[index]!.content = content;
+    if (digest !== undefined) digests.set(out[index]!.path, digest);
     by[index] = formatted;
     if (formatted === "laidOut") stats.laidOut++;
     if (formatted === "prettier") stats.cached++;
@@ -68,7 +72,7 @@ export async function formatFiles(
   for (const index of fresh) {
     const file = files[index]!;
     if (file.formatted) {
-      asWritten(index, file.content, file.formatted);
+      asWritten(index, file.content, file.formatted, file.digest);
       continue;
     }
     if (!file.parser) {
@@ -93,7 +97,7 @@ export async function formatFiles(
         const recorded = engine.run(laidOutFile, { path: file.path, text: file.content }, file.content.length < PIECEWISE_LAYOUT ? laidOut : (text) => layoutInPieces(text, piece));
         laidOutFiles.push([recorded, index]);
         if (recorded.formatted) {
-          asWritten(index, recorded.content, recorded.formatted);
+          asWritten(index, recorded.content, recorded.formatted, recorded.digest);
           continue;
         }
         laid = { text: recorded.content, certain: recorded.certain };
@@ -137,7 +141,7 @@ export async function formatFiles(
     memory.clear();
     files.forEach((file, index) => memory.set(file.path, { emitted: file.content, formatted: out[index]!.content, by: by[index]! }));
   }
-  return { files: out, stats };
+  return { files: out, stats, digests };
 }
 
 /**

@@ -88,8 +88,20 @@ export async function currentStamp(file: string, out: string, print: string): Pr
   return present.every((f, i) => hashes[i] === stamp.files[f]) ? stamp : null;
 }
 
-export async function writeStamp(file: string, print: string, files: Array<{ path: string; content: string }>, warnings: string): Promise<void> {
-  const stamp: Stamp = { fingerprint: print, files: Object.fromEntries(files.map((f) => [f.path, sha(f.content)])), warnings };
+export async function writeStamp(
+  file: string,
+  print: string,
+  files: Array<{ path: string; content: string }>,
+  warnings: string,
+  digests: ReadonlyMap<string, string> = new Map(),
+): Promise<void> {
+  // A file recalled from the output folder comes with the digest its record checked (`digests`,
+  // base64url): not hashed again.
+  const hashOf = (f: { path: string; content: string }) => {
+    const known = digests.get(f.path);
+    return known ? Buffer.from(known, "base64url").toString("hex") : sha(f.content);
+  };
+  const stamp: Stamp = { fingerprint: print, files: Object.fromEntries(files.map((f) => [f.path, hashOf(f)])), warnings };
   // Written beside its place and renamed over it: a concurrent run reads the old stamp or the new one.
   const temporary = `${file}.${process.pid}.tmp`;
   try {
