@@ -100,8 +100,9 @@ describe("no client starves the others (PostgreSQL)", () => {
         const url = `/v2/products/${product.id}`;
         await timedGets(api, url, 50);
         // Rounds side by side, alone then beside the searches; the median ratio is judged (one
-        // round's p99 moves with whatever else the machine runs).
-        const rounds = limited ? 3 : 1;
+        // round's p99, two of 200 GETs, moves with whatever else the machine runs: 1.4-2.9 in most
+        // rounds, once 6.0 while the other test files ran, so five rounds rather than three).
+        const rounds = limited ? 5 : 1;
         const ratios: number[] = [];
         const statuses: Record<number, number> = {};
         let quiet = 0;
