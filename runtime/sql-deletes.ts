@@ -119,13 +119,22 @@ export async function holdNone(
   cascaded: ReadonlyArray<[string, StoredRecord]>,
 ): Promise<void> {
   if (!sql.cascades.nested.size) return;
-  const deleted = new Map<string, string[]>([[collection, [id]]]);
-  for (const [name, record] of cascaded) deleted.set(name, [...(deleted.get(name) ?? []), record.id]);
-  for (const [name, ids] of deleted) {
+  for (const [name, ids] of deletedIds(collection, id, cascaded)) {
     if (!sql.cascades.nested.has(name)) continue;
     const referrer = await firstHolder(sql, db, name, ids);
     if (referrer !== undefined) throw referencedError(referrer);
   }
+}
+
+/** The ids a delete takes, by collection: `id` of `collection`, and the records its cascade takes along. */
+function deletedIds(
+  collection: string,
+  id: string,
+  cascaded: ReadonlyArray<[string, StoredRecord]>,
+): Map<string, string[]> {
+  const deleted = new Map<string, string[]>([[collection, [id]]]);
+  for (const [name, record] of cascaded) deleted.set(name, [...(deleted.get(name) ?? []), record.id]);
+  return deleted;
 }
 
 async function deleteOne(
@@ -240,8 +249,7 @@ export async function takenAlong(
   });
   // The records whose arrays hold a deleted id (a link table's rows): one statement per deleted
   // collection and `many` reference, locked, and counted against the same limit.
-  const deleted = new Map<string, string[]>([[collection, [id]]]);
-  for (const [name, record] of found) deleted.set(name, [...(deleted.get(name) ?? []), record.id]);
+  const deleted = deletedIds(collection, id, found);
   let changed = 0;
   for (const [name, ids] of deleted) {
     for (const reference of sql.cascades.byReferenced.get(name) ?? []) {

@@ -3,8 +3,9 @@
  * The SQL store's `writeAll` (sql-store.ts): several writes on different records as one (an
  * action and the record it changes, a hook's writes and the write they go with), in one
  * transaction, in order: inserts, updates, deletes (taking their records along, and refused by
- * a record that names them from inside a field kept whole, as `delete` does, sql-deletes.ts) and `expect`s, which read the record `for share` so that it cannot change
- * until the commit. Then every write's event, in the same order, in the same transaction.
+ * a record that names them from inside a field kept whole, as `delete` does, sql-deletes.ts)
+ * and `expect`s, which read the record `for share` so that it cannot change until the commit.
+ * Then every write's event, in the same order, in the same transaction.
  */
 import { ConflictError } from "./errors.ts";
 import type { EventOf, StoredEvent } from "./events.ts";

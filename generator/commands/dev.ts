@@ -98,9 +98,9 @@ async function develop(options: DevOptions, port: number, target: string, servic
   }
   // The migrations (`sql/*.sql`, names and texts) the shared database was last brought to: a save
   // that changed none (a description, a rule, a limit) makes its store without applying them
-  // again (a transaction of catalog statements: 3-6 ms on PGlite at N = 100). The session's is the only process that
-  // migrates this database while it runs (PGlite's folder is its alone; a server's other
-  // instances apply the same files).
+  // again (a transaction of catalog statements: 3-6 ms on PGlite at N = 100). The session's is
+  // the only process that migrates this database while it runs (PGlite's folder is its alone; a
+  // server's other instances apply the same files).
   let migrated: string | null = null;
   const storeFor = async (generation: GeneratedStores, migrations: string) => {
     if (target === "memory") return borrowed(shared);

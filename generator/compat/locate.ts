@@ -64,31 +64,38 @@ export function locateChange(defs: Definitions, model: ApiModel, version: string
   return field ? optionAt(field, change.keyword) : container;
 }
 
-/** Whether `change` is of a resource's export filters (the `filters` of `POST /vN/exports`), whose fields are the list's filters. */
-export function isExportFilters(model: ApiModel, version: string, change: Change): boolean {
-  const name = change.schema?.name;
-  return name !== undefined && (model.versions.find((v) => v.name === version)?.exports ?? []).some((e) => e.symbols.exportFilters === name);
-}
-
 /**
- * A change of an export's body (`POST /vN/exports`): of a resource's export filters (the list's
- * filters: its `filters` key) or of its export body (`sort`, `q`: its `sort` and `search` keys;
- * else its `export` key), by the schema names the model gives them. Null for any other change.
+ * The export whose body's schema `change` is in (`POST /vN/exports`), by the schema names the
+ * model gives them: its `filters` (the list's filters) or the rest of its body. Null otherwise.
  */
-function exportOwner(defs: Definitions, model: ApiModel, version: string, change: Change): SourceLocation | null {
+function exportSchemaOf(model: ApiModel, version: string, change: Change): { collection: string; part: "filters" | "body" } | null {
   const name = change.schema?.name;
   if (!name) return null;
   for (const e of model.versions.find((v) => v.name === version)?.exports ?? []) {
-    const resource = defs.resources.find((r) => r.collection === e.collection);
-    if (!resource) continue;
-    const key = (option: string) => written(resource, option) ?? written(resource, "export") ?? resource.at("resource");
-    if (name === e.symbols.exportFilters) return key("filters");
-    if (name === e.symbols.exportCreate) {
-      const field = change.schema!.field.split(".")[0];
-      return field === "sort" ? key("sort") : field === "q" ? key("search") : key("export");
-    }
+    if (name === e.symbols.exportFilters) return { collection: e.collection, part: "filters" };
+    if (name === e.symbols.exportCreate) return { collection: e.collection, part: "body" };
   }
   return null;
+}
+
+/** Whether `change` is of a resource's export filters (the `filters` of `POST /vN/exports`), whose fields are the list's filters. */
+export function isExportFilters(model: ApiModel, version: string, change: Change): boolean {
+  return exportSchemaOf(model, version, change)?.part === "filters";
+}
+
+/**
+ * Where a change of an export's body comes from: its filters, the resource's `filters` key; its
+ * `sort` and `q`, the `sort` and `search` keys; anything else, the `export` key. Null for any
+ * other change.
+ */
+function exportOwner(defs: Definitions, model: ApiModel, version: string, change: Change): SourceLocation | null {
+  const exported = exportSchemaOf(model, version, change);
+  const resource = exported && defs.resources.find((r) => r.collection === exported.collection);
+  if (!exported || !resource) return null;
+  const key = (option: string) => written(resource, option) ?? written(resource, "export") ?? resource.at("resource");
+  if (exported.part === "filters") return key("filters");
+  const field = change.schema!.field.split(".")[0];
+  return field === "sort" ? key("sort") : field === "q" ? key("search") : key("export");
 }
 
 /**

@@ -56,22 +56,30 @@ describe("export in the definition format", () => {
   });
 });
 
+/**
+ * The showcase with `tail` appended to users.yaml (its export, a field), generated into a
+ * workspace of its own and served over HTTP, its exports kept in `folder`.
+ */
+async function serveUsers(name: string, tail: string, folder: ReturnType<typeof exportsFolder>): Promise<{ dir: string; api: Api }> {
+  const dir = workspace(name, "definitions");
+  const users = path.join(dir, "definitions", "users.yaml");
+  writeFileSync(users, `${readFileSync(users, "utf8")}${tail}`);
+  const run = canon(["generate"], dir);
+  assert.equal(run.code, 0, run.stderr);
+  const out = pathToFileURL(path.join(dir, "generated") + path.sep);
+  const entry = (await import(new URL("index.ts", out).href)) as Obj;
+  const app = await entry.buildApp({ authenticate: entry.devAuthenticate, rateLimit: false, exports: { directory: folder.directory } });
+  const contract = loadContract(name, out, ["v1", "v2"], new Map([["v1", { sunset: SUNSET, successor: "v2", baseUrl: BASE_URL }]]));
+  return { dir, api: await listen(app, contract) };
+}
+
 describe("a generated service that exports users as CSV", () => {
   let dir = "";
   let api: Api;
   const folder = exportsFolder();
 
   before(async () => {
-    dir = workspace("exports-users", "definitions");
-    const users = path.join(dir, "definitions", "users.yaml");
-    writeFileSync(users, `${readFileSync(users, "utf8")}export: { formats: [csv] }\n`);
-    const run = canon(["generate"], dir);
-    assert.equal(run.code, 0, run.stderr);
-    const out = pathToFileURL(path.join(dir, "generated") + path.sep);
-    const entry = (await import(new URL("index.ts", out).href)) as Obj;
-    const app = await entry.buildApp({ authenticate: entry.devAuthenticate, rateLimit: false, exports: { directory: folder.directory } });
-    const contract = loadContract("exports-users", out, ["v1", "v2"], new Map([["v1", { sunset: SUNSET, successor: "v2", baseUrl: BASE_URL }]]));
-    api = await listen(app, contract);
+    ({ dir, api } = await serveUsers("exports-users", "export: { formats: [csv] }\n", folder));
   });
   after(async () => {
     await api?.close();
@@ -121,19 +129,7 @@ describe("a CSV export of a decimal field (SPEC §12.6)", () => {
   const folder = exportsFolder();
 
   before(async () => {
-    dir = workspace("exports-decimal", "definitions");
-    const users = path.join(dir, "definitions", "users.yaml");
-    writeFileSync(
-      users,
-      `${readFileSync(users, "utf8")}  balance: { type: decimal, precision: 10, scale: 2, optional: true }\nexport: { formats: [csv] }\n`,
-    );
-    const run = canon(["generate"], dir);
-    assert.equal(run.code, 0, run.stderr);
-    const out = pathToFileURL(path.join(dir, "generated") + path.sep);
-    const entry = (await import(new URL("index.ts", out).href)) as Obj;
-    const app = await entry.buildApp({ authenticate: entry.devAuthenticate, rateLimit: false, exports: { directory: folder.directory } });
-    const contract = loadContract("exports-decimal", out, ["v1", "v2"], new Map([["v1", { sunset: SUNSET, successor: "v2", baseUrl: BASE_URL }]]));
-    api = await listen(app, contract);
+    ({ dir, api } = await serveUsers("exports-decimal", "  balance: { type: decimal, precision: 10, scale: 2, optional: true }\nexport: { formats: [csv] }\n", folder));
   });
   after(async () => {
     await api?.close();
