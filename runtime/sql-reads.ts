@@ -121,13 +121,15 @@ async function sortedList(
 
 /**
  * Runs a cursor page's statement. With `query.parent` (a `list_under` list, lists.ts) the parent
- * record is read in the same statement: the page is joined to the parent's row, so no row means
- * no parent (or one the parent's `where` does not match), and a parent with an empty page gives
- * one row of nulls on the page's side. The parent's columns are filled in one row only (the
- * first the join numbers) and null in the others: the page's rows do not each carry, and the
- * driver does not decode 20 times, the same parent. A page with arrays of ids kept in link tables
- * is read first (`"canon__rows"`) and their ids joined to it, one aggregate for the page
- * (`pageLinks`). The page keeps its order through its sort keys, selected as `_sort<i>`.
+ * record is read in the same statement, in a row of its own after the page's (`union all`: the
+ * page's columns null in it, its columns null in the page's rows), so the page's rows do not
+ * each carry, and the driver does not decode 20 times, the same parent, and PostgreSQL reads the
+ * page and the parent's row by their indexes and does nothing more (no join, no sort again). No
+ * parent row means no parent (or one the parent's `where` does not match): no page. A page with
+ * arrays of ids kept in link tables is read first (`"canon__rows"`) and their ids joined to it,
+ * one aggregate for the page (`pageLinks`); under a parent, that page is joined to the parent's
+ * row, whose columns are filled in the first row only. The page keeps its order through its
+ * sort keys, selected as `_sort<i>`.
  */
 async function cursorPage(
   sql: SqlContext,
@@ -153,6 +155,8 @@ async function cursorPage(
     return { records: rows.slice(0, query.limit).map((r) => recordOf(v, r)), hasMore };
   }
   if (parent && !UUID.test(parent.id)) return { records: [], hasMore: false, parent: null };
+  if (parent && !links)
+    return pageUnderParent(sql, collection, p, v, query, parent, filter, terms, keys, params);
   const sorts = keys.map((k, i) => `, ${k.expression} as "_sort${i}"`).join("");
   const outer = keys.map((k, i) =>
     orderTerm(`"canon__page"."_sort${i}"`, k.key.descending, k.target.notNull),
@@ -189,6 +193,52 @@ async function cursorPage(
   const parentRow: Row = {};
   for (const { alias, name } of asParent.columns) parentRow[name] = holder[alias];
   const found = holder.id === null || holder.id === undefined ? [] : rows;
+  return {
+    records: found.slice(0, query.limit).map((r) => recordOf(v, r)),
+    hasMore: found.length > query.limit,
+    parent: recordOf(pp, parentRow),
+  };
+}
+
+/**
+ * A `list_under` page without link arrays and its parent's row (`cursorPage`): the page's rows in
+ * their order (an Append keeps its first branch's rows in that branch's order, as each process
+ * of a parallel plan does), then the parent's row, told apart by its `id` (`canon__p0`).
+ */
+async function pageUnderParent(
+  sql: SqlContext,
+  collection: string,
+  p: Prepared,
+  v: Projection,
+  query: CursorQuery,
+  parent: NonNullable<CursorQuery["parent"]>,
+  filter: string,
+  terms: string,
+  keys: OrderKey[],
+  params: unknown[],
+): Promise<ListPage> {
+  const { tables } = sql;
+  const limit = `$${params.length}`;
+  const pp = tables.collection(parent.collection);
+  const asParent = parentColumns(pp);
+  params.push(parent.id);
+  const own = [
+    `"id" = $${params.length}::uuid`,
+    ...tables.conditions(pp, { where: parent.where ?? {} }, params),
+  ];
+  const sorts = keys.map((k, i) => `, ${k.expression} as "_sort${i}"`).join("");
+  const pageNulls = Array(SYSTEM_NAMES.length + v.list.length + keys.length)
+    .fill("null")
+    .join(", ");
+  const text =
+    `(select ${v.select}${sorts}, ${asParent.nulls} from ${p.table}${filter} order by ${terms} limit ${limit}) ` +
+    `union all (select ${pageNulls}, ${pp.select} from ${pp.table} where ${own.join(" and ")})`;
+  const rows = await read(sql, collection, tables.statement(text), params);
+  const holder = rows.find((row) => row.canon__p0 !== null && row.canon__p0 !== undefined);
+  if (!holder) return { records: [], hasMore: false, parent: null };
+  const parentRow: Row = {};
+  for (const { alias, name } of asParent.columns) parentRow[name] = holder[alias];
+  const found = rows.filter((row) => row !== holder);
   return {
     records: found.slice(0, query.limit).map((r) => recordOf(v, r)),
     hasMore: found.length > query.limit,
@@ -238,6 +288,8 @@ function pageLinks(v: Projection): PageLinks | null {
 interface ParentColumns {
   /** Its columns under names of their own (`canon__p<i>`, in the order of its select), in one row of the page. */
   select: string;
+  /** As many nulls under those names: the page's rows in a `union all` with the parent's row. */
+  nulls: string;
   /** Each column's name in the result, and its own. */
   columns: ReadonlyArray<{ alias: string; name: string }>;
 }
@@ -258,7 +310,8 @@ function parentColumns(pp: Prepared): ParentColumns {
           `case when row_number() over () = 1 then "canon__parent".${q(name)} end as "${alias}"`,
       )
       .join(", ");
-    parentColumnsOf.set(pp, (made = { select, columns }));
+    const nulls = columns.map(({ alias }) => `null as "${alias}"`).join(", ");
+    parentColumnsOf.set(pp, (made = { select, nulls, columns }));
   }
   return made;
 }
