@@ -58,16 +58,25 @@ export function searchParam(minLength: number) {
     .refine((q) => [...q.trim()].length >= minLength, { error: issue });
 }
 
-/** Query-string forms of scalar field types, for filters. */
+/**
+ * Query-string forms of scalar field types, for filters: every value a body may hold is taken as
+ * `String(value)` writes it (so a typed client's filter always reads back), digits and the
+ * exponent form alike (`0.30000000000000004`, `1e-7`, `1e+21`); an integer up to 2^53 − 1, as a
+ * body's. At most 40 characters: longer text is no number a field holds that shorter text cannot
+ * write.
+ */
 export const queryInteger = z
   .string({ error: ISSUES.integer })
-  .regex(/^-?\d{1,15}$/, { error: ISSUES.integer })
-  .transform(Number);
+  .regex(/^-?\d{1,16}$/, { error: ISSUES.integer })
+  .transform(Number)
+  .refine(Number.isSafeInteger, { error: ISSUES.integer });
 
 export const queryNumber = z
   .string({ error: ISSUES.number })
-  .regex(/^-?\d{1,15}(\.\d{1,15})?$/, { error: ISSUES.number })
-  .transform(Number);
+  .max(40, { error: ISSUES.number })
+  .regex(/^-?\d+(\.\d+)?([eE][+-]?\d+)?$/, { error: ISSUES.number })
+  .transform(Number)
+  .refine(Number.isFinite, { error: ISSUES.number });
 
 export const queryBoolean = z
   .enum(["true", "false"], { error: ISSUES.boolean })

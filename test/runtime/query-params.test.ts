@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { z } from "zod";
 import { detailIssue, validationMessage } from "../../runtime/messages.ts";
-import { inParam, queryInteger, sortParam } from "../../runtime/pagination.ts";
+import { inParam, queryInteger, queryNumber, sortParam } from "../../runtime/pagination.ts";
 
 const PARSE = { reportInput: true, error: validationMessage } as const;
 
@@ -86,4 +86,16 @@ test("inParam: each value read by the field's own form, in the order sent; a bad
     refused(status, Array(101).fill("open").join(",")),
     "must list at most 100 comma-separated values",
   );
+});
+
+test("queryNumber and queryInteger read every value a body may hold as String() writes it, and nothing else", () => {
+  for (const n of [0.1 + 0.2, 1e-7, 1e21, -1.5e-10, 123456789012345.67, 5, -0.5, Number.MAX_VALUE])
+    assert.equal(queryNumber.parse(String(n)), n, String(n));
+  assert.equal(queryNumber.parse("2.5E3"), 2500);
+  for (const bad of ["", "x", "1e", ".5", "1.", "--1", "1e999", "NaN", "Infinity", "0x10", " 1", "1".repeat(41)])
+    assert.equal(refused(queryNumber, bad), "must be a number", JSON.stringify(bad));
+  for (const n of [Number.MAX_SAFE_INTEGER, -Number.MAX_SAFE_INTEGER, 0, 42])
+    assert.equal(queryInteger.parse(String(n)), n, String(n));
+  for (const bad of ["9007199254740992", "1.5", "1e3", "12345678901234567", "x", ""])
+    assert.equal(refused(queryInteger, bad), "must be an integer", JSON.stringify(bad));
 });
