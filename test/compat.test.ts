@@ -240,6 +240,8 @@ describe("decimal and map fields (SPEC §12: a change to or from them breaks; wi
     ["a map's item type changed", meta("max_items: 50"), "{ type: map, items: { type: integer }, max_items: 50 }", { kind: "type-changed", operationId: "getBook", field: "extra.*" }],
     ["fewer keys in an input map", meta("max_items: 50"), meta("max_items: 20"), { kind: "limit-tightened", operationId: "createBook", field: "extra", keyword: "maxProperties" }],
     ["fewer fraction digits in an input decimal", price("precision: 12, scale: 2"), price("precision: 12, scale: 1"), { kind: "limit-tightened", operationId: "createBook", field: "extra", keyword: "x-scale" }],
+    // SPEC §12.6: always `scale` fraction digits; "0.10" answered as "0.1000" fails the published pattern.
+    ["more fraction digits: every answer changes form", price("precision: 12, scale: 2"), price("precision: 14, scale: 4"), { kind: "format-changed", operationId: "getBook", part: "response", field: "extra", keyword: "x-scale" }],
     ["fewer integer digits in an input decimal", price("precision: 12, scale: 2"), price("precision: 10, scale: 2"), { kind: "limit-tightened", operationId: "createBook", field: "extra", keyword: "x-precision" }],
     ["a higher minimum on an input decimal", price('precision: 12, scale: 2, minimum: "0"'), price('precision: 12, scale: 2, minimum: "0.01"'), { kind: "limit-tightened", operationId: "createBook", field: "extra", keyword: "x-minimum" }],
     ["a new maximum on an input decimal", price("precision: 12, scale: 2"), price('precision: 12, scale: 2, maximum: "100"'), { kind: "limit-tightened", operationId: "createBook", field: "extra", keyword: "x-maximum" }],
@@ -255,7 +257,6 @@ describe("decimal and map fields (SPEC §12: a change to or from them breaks; wi
 
   const safe: Array<[string, string, string, Expect]> = [
     ["a wider precision", price("precision: 12, scale: 2"), price("precision: 14, scale: 2"), { kind: "limit-loosened", operationId: "createBook", field: "extra", keyword: "x-precision" }],
-    ["a wider precision and scale", price("precision: 12, scale: 2"), price("precision: 14, scale: 4"), { kind: "limit-loosened", operationId: "createBook", field: "extra", keyword: "x-scale" }],
     ["a higher maximum", price('precision: 12, scale: 2, maximum: "100"'), price('precision: 12, scale: 2, maximum: "100.5"'), { kind: "limit-loosened", operationId: "createBook", field: "extra", keyword: "x-maximum" }],
     ["more keys in a map", meta("max_items: 50"), meta("max_items: 100"), { kind: "limit-loosened", operationId: "createBook", field: "extra", keyword: "maxProperties" }],
     ["an array of ids that is no longer a relation", ids(", references: books"), ids(""), { kind: "limit-loosened", operationId: "createBook", field: "extra", keyword: "uniqueItems" }],
@@ -433,6 +434,13 @@ describe("the gate's diagnostics point at the definition line", () => {
     assert.ok(removed.some((c) => c.kind === "unique-removed" && !c.breaking && c.operation?.operationId === "createBook"), listing(removed));
     assert.deepEqual(removed.filter((c) => c.breaking).map((c) => c.text), [], listing(removed));
     assert.deepEqual(compareDocuments(withList, reordered).filter((c) => c.kind.startsWith("unique-")), []);
+    // A list holding a published list's fields and more refuses no write the version took.
+    const wider = (await documents(variant("unique-wider", { [books]: replace("sort: [pages, genre]\n", "sort: [pages, genre]\nunique: [[title, isbn, pages]]\n") }))).get("v1")!;
+    const widened = compareDocuments(withList, wider);
+    assert.ok(widened.some((c) => c.kind === "unique-removed" && c.operation?.operationId === "createBook"), listing(widened));
+    assert.deepEqual(widened.filter((c) => c.breaking).map((c) => c.text), [], listing(widened));
+    // The other way, it refuses writes the published list allowed.
+    assert.ok(compareDocuments(wider, withList).some((c) => c.kind === "unique-added" && c.breaking), listing(compareDocuments(wider, withList)));
   });
 
   test("transitions removed or allowing more targets, requires removed or taking more values, break nothing; forbidding more does (SPEC §12.5)", async () => {

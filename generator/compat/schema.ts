@@ -222,7 +222,9 @@ function compareLimits(old: JsonObject, now: JsonObject, input: boolean, report:
 /**
  * Two decimals: fewer digits before or after the point, or a tighter bound, narrow what an input
  * takes (a break); more digits (a wider precision) or a looser bound do not. Outputs within other
- * limits break nothing, as for every limit.
+ * limits break nothing, as for every limit, but an output's scale is its form (SPEC §12.6: always
+ * `scale` fraction digits): another scale changes every value a client of the version reads
+ * (`"0.100"` becomes `"0.1000"`, which the published pattern refuses), a break either way.
  */
 function compareDecimalLimits(old: JsonObject, now: JsonObject, input: boolean, report: Report): void {
   const digits = (schema: JsonObject) => {
@@ -235,7 +237,16 @@ function compareDecimalLimits(old: JsonObject, now: JsonObject, input: boolean, 
   const change = (keyword: string, tighter: boolean, detail: string) =>
     report({ kind: tighter ? "limit-tightened" : "limit-loosened", breaking: input && tighter, keyword, detail });
   if (a.integer !== b.integer) change("x-precision", b.integer < a.integer, `has ${b.integer} digits before the point instead of ${a.integer}`);
-  if (a.scale !== b.scale) change("x-scale", b.scale < a.scale, `has ${b.scale} digits after the point instead of ${a.scale}`);
+  if (a.scale !== b.scale) {
+    if (input) change("x-scale", b.scale < a.scale, `has ${b.scale} digits after the point instead of ${a.scale}`);
+    else
+      report({
+        kind: "format-changed",
+        breaking: true,
+        keyword: "x-scale",
+        detail: `is written with ${b.scale} digits after the point instead of ${a.scale}: every value it answers changes form`,
+      });
+  }
   const scale = Math.max(a.scale, b.scale);
   const bound = (keyword: "x-minimum" | "x-maximum") => {
     const x = typeof old[keyword] === "string" && decimalParts(old[keyword]) ? old[keyword] : undefined;
@@ -299,13 +310,22 @@ function uniqueLists(schema: JsonObject): Map<string, string[]> {
 
 /**
  * Composite unique constraints of a write body (SPEC §12.3): a new list refuses (409) a write the
- * published version accepted, a break; a list gone only accepts more.
+ * published version accepted, a break, unless it holds every field of a published list (two
+ * records that repeat it repeat the published one, which was already refused: it only accepts
+ * more); a list gone only accepts more.
  */
 function compareUnique(old: JsonObject, now: JsonObject, report: Report): void {
   const a = uniqueLists(old);
   const b = uniqueLists(now);
+  const published = [...a.values()];
   for (const [key, fields] of b) {
-    if (!a.has(key)) report({ kind: "unique-added", breaking: true, keyword: "x-canon-unique", detail: `has a new composite unique constraint [${fields.join(", ")}]: a write repeating those values now answers 409` });
+    if (a.has(key)) continue;
+    const wider = published.some((list) => list.every((field) => fields.includes(field)));
+    report(
+      wider
+        ? { kind: "unique-removed", breaking: false, keyword: "x-canon-unique", detail: `has the composite unique constraint [${fields.join(", ")}], which holds a published one's fields and more: it refuses no write the version took` }
+        : { kind: "unique-added", breaking: true, keyword: "x-canon-unique", detail: `has a new composite unique constraint [${fields.join(", ")}]: a write repeating those values now answers 409` },
+    );
   }
   for (const [key, fields] of a) {
     if (!b.has(key)) report({ kind: "unique-removed", breaking: false, keyword: "x-canon-unique", detail: `no longer has the composite unique constraint [${fields.join(", ")}]` });
