@@ -274,6 +274,62 @@ describe("decimal and map fields (SPEC §12: a change to or from them breaks; wi
     const changes = await changesBetween("decimal-same", withExtra(price('precision: 12, scale: 2, minimum: "0"')), withExtra(price('precision: 12, scale: 2, minimum: "0.00"')));
     assert.deepEqual(changes, []);
   });
+
+  // SPEC §12.3: every `references` is enforced (422 for an id of no such record), so the gate compares them (x-canon-references).
+  describe("references", () => {
+    const uuid = (options: string) => `{ type: uuid, optional: true${options} }`;
+    const object = (options: string) => `{ type: object, optional: true, fields: { who: { type: uuid${options} } } }`;
+    const refBreaking: Array<[string, string, string, Expect]> = [
+      ["a free id made a reference", uuid(""), uuid(", references: authors"), { kind: "references-added", operationId: "createBook", part: "request", field: "extra", keyword: "x-canon-references" }],
+      ["a reference to another collection", uuid(", references: authors"), uuid(", references: books"), { kind: "references-changed", operationId: "updateBook", part: "request", field: "extra" }],
+      ["an array's ids made references", ids(""), ids(", references: authors"), { kind: "references-added", operationId: "createBook", field: "extra[]" }],
+      ["an object field's reference changed", object(", references: authors"), object(", references: books"), { kind: "references-changed", operationId: "createBook", field: "extra.who" }],
+    ];
+    refBreaking.forEach(([name, before, after, expected], i) => {
+      test(`breaking: ${name}`, async () => {
+        const changes = await changesBetween(`references-break-${i}`, withExtra(before), withExtra(after));
+        assert.ok(changes.some((c) => c.breaking && matches(c, expected)), `expected a breaking ${expected.kind}, got:\n${listing(changes)}`);
+        // An output's id names the same record whatever it must reference.
+        assert.ok(!changes.some((c) => c.kind.startsWith("references-") && c.part.in === "response"), listing(changes));
+      });
+    });
+
+    test("not breaking: a reference removed", async () => {
+      const changes = await changesBetween("references-removed", withExtra(uuid(", references: authors")), withExtra(uuid("")));
+      assert.deepEqual(changes.filter((c) => c.breaking).map((c) => c.text), [], listing(changes));
+      assert.ok(changes.some((c) => matches(c, { kind: "references-removed", operationId: "createBook", field: "extra" })), listing(changes));
+    });
+
+    test("an action field's reference changed breaks the action", async () => {
+      const action = (options: string) => ({ [books]: replace(actionBlock, `${actionBlock}      who: { type: uuid, optional: true${options} }\n`) });
+      const a = (await documents(variant("references-action-a", action(", references: authors")))).get("v1")!;
+      const b = (await documents(variant("references-action-b", action(", references: books")))).get("v1")!;
+      const changes = compareDocuments(a, b);
+      assert.ok(changes.some((c) => c.breaking && matches(c, { kind: "references-changed", operationId: "createBookLoan", field: "who" })), listing(changes));
+    });
+
+    test("a published document written before canon named references compares no reference", async () => {
+      const a = (await documents(variant("references-old-a", withExtra(uuid(""))))).get("v1")! as JsonObject;
+      const b = (await documents(variant("references-old-b", withExtra(uuid(", references: authors"))))).get("v1")!;
+      const older = { ...a, info: { ...(a.info as JsonObject) } };
+      delete (older.info as JsonObject)["x-canon-references"];
+      assert.ok(compareDocuments(a, b).some((c) => c.kind === "references-added"));
+      assert.deepEqual(compareDocuments(older, b).filter((c) => c.kind.startsWith("references-")), []);
+    });
+
+    test("the diagnostic points at the references option", async () => {
+      const base = variant("references-locate-a", withExtra(uuid(", references: authors")));
+      const dir = variant("references-locate-b", withExtra(uuid(", references: books")));
+      const result = await gate(dir, new Map([["v1", (await documents(base)).get("v1")!]]), await documents(dir));
+      const d = result.diagnostics.find((x) => x.message.includes("[references-changed]"));
+      assert.ok(d, result.diagnostics.map(formatDiagnostic).join("\n"));
+      assert.equal(d.rule, "breaking-change");
+      const line = readFileSync(path.join(dir, "definitions", books), "utf8").split("\n")[d.location.line - 1]!;
+      assert.match(line, /extra: /, formatDiagnostic(d));
+      assert.equal(line.indexOf("references: ") + "references: ".length, d.location.column - 1, `at the option's value: ${formatDiagnostic(d)}`);
+      assert.match(d.message, /must name a record of books instead of authors/);
+    });
+  });
 });
 
 /** Every JSON Schema 2020-12 and OpenAPI 3.1 keyword, and the words of an OpenAPI document: each is also a field name. */

@@ -130,6 +130,7 @@ function compareResolved(ctx: SchemaContext, o: Located, n: Located, place: Plac
   compareEnum(old, now, input, report);
   compareTransitions(old, now, report);
   compareLimits(old, now, input, report);
+  if (input) compareReferences(ctx.oldDoc, old, now, report);
   if (input) compareUnique(old, now, report);
   if (input) compareTenant(old, now, report);
   if (input && !sameJson(old.default, now.default)) {
@@ -294,6 +295,23 @@ function compareTransitions(old: JsonObject, now: JsonObject, report: Report): v
     if (lost.length) report({ kind: "transitions-narrowed", breaking: true, keyword, detail: `may no longer change from ${show(from)} to ${lost.map(show).join(", ")}` });
     if (gained.length) report({ kind: "transitions-widened", breaking: false, keyword, detail: `may now change from ${show(from)} to ${gained.map(show).join(", ")}` });
   }
+}
+
+/**
+ * The collection an input id must name (`x-canon-references`, SPEC §12.3): one added or changed
+ * answers 422 for ids the published version took, a break; one removed takes more. A published
+ * document written before canon named them (no `info.x-canon-references`) names none: its ids
+ * are not compared.
+ */
+function compareReferences(oldDoc: JsonObject, old: JsonObject, now: JsonObject, report: Report): void {
+  const a = typeof old["x-canon-references"] === "string" ? old["x-canon-references"] : undefined;
+  const b = typeof now["x-canon-references"] === "string" ? now["x-canon-references"] : undefined;
+  if (a === b) return;
+  const keyword = "x-canon-references";
+  if (b === undefined) report({ kind: "references-removed", breaking: false, keyword, detail: `no longer has to name a record of ${a}` });
+  else if (a !== undefined) report({ kind: "references-changed", breaking: true, keyword, detail: `must name a record of ${b} instead of ${a}: an id of ${a} now answers 422` });
+  else if (isObject(oldDoc.info) && oldDoc.info["x-canon-references"] === true)
+    report({ kind: "references-added", breaking: true, keyword, detail: `must now name a record of ${b}: any other id answers 422` });
 }
 
 /** The lists of `x-canon-unique`, each as its sorted fields (the order of a list does not matter). */

@@ -49,6 +49,9 @@ export type ChangeKind =
   | "default-changed"
   | "schema-changed"
   // composite unique constraints of a write body (`x-canon-unique`)
+  | "references-added"
+  | "references-changed"
+  | "references-removed"
   | "unique-added"
   | "unique-removed"
   // tenancy of a write body (`x-canon-tenant`, SPEC §12.4)

@@ -62,6 +62,10 @@ export function openapiDocument(model: ApiModel, version: VersionModel, context?
       description: infoDescription(model, version),
       // The gate reads it: a draft's document is no contract yet, and a published one never becomes a draft again.
       ...(version.draft ? { "x-canon-draft": true } : {}),
+      // The gate reads it: this document's schemas name the collection each id must reference
+      // (`x-canon-references`), so an id schema without one is free; a document written before
+      // canon named them does not say so, and its ids are not compared.
+      "x-canon-references": true,
     },
     servers: [{ url: version.baseUrl }],
     security: [{ bearerAuth: [] }],

@@ -93,7 +93,8 @@ function typeSchema(field: VersionField, mode: FieldMode): JsonObject {
     case "boolean":
       return { type: "boolean" };
     case "uuid":
-      return { type: "string", format: "uuid" };
+      // The collection whose record the id must name (SPEC §12.3; 422 otherwise): the gate compares it.
+      return defined({ type: "string", format: "uuid", "x-canon-references": mode === "filter" ? undefined : field.references });
     case "date":
       return { type: "string", format: "date" };
     case "datetime":
