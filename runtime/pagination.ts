@@ -58,22 +58,24 @@ export function searchParam(minLength: number) {
 }
 
 /**
- * Query-string forms of scalar field types, for filters: every value a body may hold is taken as
- * `String(value)` writes it (so a typed client's filter always reads back), digits and the
- * exponent form alike (`0.30000000000000004`, `1e-7`, `1e+21`); an integer up to 2^53 − 1, as a
- * body's. At most 40 characters: longer text is no number a field holds that shorter text cannot
- * write.
+ * Query-string forms of scalar field types, for filters: a number as JSON and `String(value)`
+ * write it (so a typed client's filter always reads back), digits and the exponent form alike
+ * (`0.30000000000000004`, `1e-7`, `1e+21`), no leading zero; not one that only rounds to 0
+ * (`1e-400`), and at most 40 characters (no number a field holds needs more). An integer up to
+ * 2^53 − 1 in digits, as a body's.
  */
 export const queryInteger = z
   .string({ error: ISSUES.integer })
-  .regex(/^-?\d{1,16}$/, { error: ISSUES.integer })
+  .regex(/^-?(0|[1-9]\d{0,15})$/, { error: ISSUES.integer })
   .transform(Number)
   .refine(Number.isSafeInteger, { error: ISSUES.integer });
 
 export const queryNumber = z
   .string({ error: ISSUES.number })
   .max(40, { error: ISSUES.number })
-  .regex(/^-?\d+(\.\d+)?([eE][+-]?\d+)?$/, { error: ISSUES.number })
+  .regex(/^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?$/, { error: ISSUES.number })
+  // Digits before the exponent that are not all zero, read as 0: too small to hold.
+  .refine((text) => Number(text) !== 0 || !/[1-9]/.test(text.split(/[eE]/)[0]!), { error: ISSUES.number })
   .transform(Number)
   .refine(Number.isFinite, { error: ISSUES.number });
 

@@ -121,15 +121,13 @@ async function sortedList(
 
 /**
  * Runs a cursor page's statement. With `query.parent` (a `list_under` list, lists.ts) the parent
- * record is read in the same statement, in a row of its own after the page's (`union all`: the
- * page's columns null in it, its columns null in the page's rows), so the page's rows do not
- * each carry, and the driver does not decode 20 times, the same parent, and PostgreSQL reads the
- * page and the parent's row by their indexes and does nothing more (no join, no sort again). No
- * parent row means no parent (or one the parent's `where` does not match): no page. A page with
- * arrays of ids kept in link tables is read first (`"canon__rows"`) and their ids joined to it,
- * one aggregate for the page (`pageLinks`); under a parent, that page is joined to the parent's
- * row, whose columns are filled in the first row only. The page keeps its order through its
- * sort keys, selected as `_sort<i>`.
+ * record is read in the same statement; no parent row means no parent (or one the parent's
+ * `where` does not match): no page. Without link arrays, the parent's row comes after the
+ * page's (`pageUnderParent`). A page with arrays of ids kept in link tables is read first
+ * (`"canon__rows"`) and their ids joined to it, one aggregate for the page (`pageLinks`); under a
+ * parent, that page is joined to the parent's row, whose columns are filled in the first row
+ * only (the page's rows do not each carry, and the driver does not decode 20 times, the same
+ * parent). A page joined so keeps its order through its sort keys, selected as `_sort<i>`.
  */
 async function cursorPage(
   sql: SqlContext,
@@ -155,8 +153,7 @@ async function cursorPage(
     return { records: rows.slice(0, query.limit).map((r) => recordOf(v, r)), hasMore };
   }
   if (parent && !UUID.test(parent.id)) return { records: [], hasMore: false, parent: null };
-  if (parent && !links)
-    return pageUnderParent(sql, collection, p, v, query, parent, filter, terms, keys, params);
+  if (parent && !links) return pageUnderParent(sql, collection, p, v, query, parent, filter, terms, params);
   const sorts = keys.map((k, i) => `, ${k.expression} as "_sort${i}"`).join("");
   const outer = keys.map((k, i) =>
     orderTerm(`"canon__page"."_sort${i}"`, k.key.descending, k.target.notNull),
@@ -170,13 +167,8 @@ async function cursorPage(
   const pp = parent ? tables.collection(parent.collection) : null;
   const asParent = pp ? parentColumns(pp) : null;
   if (parent && pp && asParent) {
-    params.push(parent.id);
-    const own = [
-      `"id" = $${params.length}::uuid`,
-      ...tables.conditions(pp, { where: parent.where ?? {} }, params),
-    ];
     select += `, ${asParent.select}`;
-    from = `(select ${pp.select} from ${pp.table} where ${own.join(" and ")}) "canon__parent" left join ${page} on true`;
+    from = `(select ${pp.select} from ${pp.table} where ${parentCondition(sql, pp, parent, params)}) "canon__parent" left join ${page} on true`;
   }
   const text =
     `${links ? `with "canon__rows" as materialized (${inner}) ` : ""}${select} from ${from}${links ? links.joins : ""} ` +
@@ -188,22 +180,23 @@ async function cursorPage(
       hasMore: rows.length > query.limit,
     };
   }
-  const holder = rows.find((row) => row.canon__p0 !== null && row.canon__p0 !== undefined);
+  const holder = parentHolder(rows);
   if (!holder) return { records: [], hasMore: false, parent: null };
-  const parentRow: Row = {};
-  for (const { alias, name } of asParent.columns) parentRow[name] = holder[alias];
   const found = holder.id === null || holder.id === undefined ? [] : rows;
   return {
     records: found.slice(0, query.limit).map((r) => recordOf(v, r)),
     hasMore: found.length > query.limit,
-    parent: recordOf(pp, parentRow),
+    parent: parentOf(pp, asParent, holder),
   };
 }
 
 /**
- * A `list_under` page without link arrays and its parent's row (`cursorPage`): the page's rows in
- * their order (an Append keeps its first branch's rows in that branch's order, as each process
- * of a parallel plan does), then the parent's row, told apart by its `id` (`canon__p0`).
+ * A `list_under` page without link arrays and its parent's row (`cursorPage`), in one `union
+ * all`: the page's rows in their order (an Append keeps its first branch's rows in that branch's
+ * order, as each process of a parallel plan does), the parent's columns null in them, then the
+ * parent's row, the page's columns null in it, told apart by its `id` (`canon__p0`). PostgreSQL
+ * reads the page and the parent's row by their indexes and does nothing more (no join, no sort
+ * again); the page is read even when no parent matches, and then not answered.
  */
 async function pageUnderParent(
   sql: SqlContext,
@@ -214,36 +207,54 @@ async function pageUnderParent(
   parent: NonNullable<CursorQuery["parent"]>,
   filter: string,
   terms: string,
-  keys: OrderKey[],
   params: unknown[],
 ): Promise<ListPage> {
   const { tables } = sql;
   const limit = `$${params.length}`;
   const pp = tables.collection(parent.collection);
   const asParent = parentColumns(pp);
-  params.push(parent.id);
-  const own = [
-    `"id" = $${params.length}::uuid`,
-    ...tables.conditions(pp, { where: parent.where ?? {} }, params),
-  ];
-  const sorts = keys.map((k, i) => `, ${k.expression} as "_sort${i}"`).join("");
-  const pageNulls = Array(SYSTEM_NAMES.length + v.list.length + keys.length)
+  const own = parentCondition(sql, pp, parent, params);
+  const pageNulls = Array(SYSTEM_NAMES.length + v.list.length)
     .fill("null")
     .join(", ");
   const text =
-    `(select ${v.select}${sorts}, ${asParent.nulls} from ${p.table}${filter} order by ${terms} limit ${limit}) ` +
-    `union all (select ${pageNulls}, ${pp.select} from ${pp.table} where ${own.join(" and ")})`;
+    `(select ${v.select}, ${asParent.nulls} from ${p.table}${filter} order by ${terms} limit ${limit}) ` +
+    `union all (select ${pageNulls}, ${pp.select} from ${pp.table} where ${own})`;
   const rows = await read(sql, collection, tables.statement(text), params);
-  const holder = rows.find((row) => row.canon__p0 !== null && row.canon__p0 !== undefined);
+  const holder = parentHolder(rows);
   if (!holder) return { records: [], hasMore: false, parent: null };
-  const parentRow: Row = {};
-  for (const { alias, name } of asParent.columns) parentRow[name] = holder[alias];
   const found = rows.filter((row) => row !== holder);
   return {
     records: found.slice(0, query.limit).map((r) => recordOf(v, r)),
     hasMore: found.length > query.limit,
-    parent: recordOf(pp, parentRow),
+    parent: parentOf(pp, asParent, holder),
   };
+}
+
+/** The condition on a `list_under` page's parent row: its id and the parent's `where` (a tenant's scope); parameters are appended to `params`. */
+function parentCondition(
+  sql: SqlContext,
+  pp: Prepared,
+  parent: NonNullable<CursorQuery["parent"]>,
+  params: unknown[],
+): string {
+  params.push(parent.id);
+  return [
+    `"id" = $${params.length}::uuid`,
+    ...sql.tables.conditions(pp, { where: parent.where ?? {} }, params),
+  ].join(" and ");
+}
+
+/** The row of a `list_under` page's statement that holds its parent's columns; undefined when no parent matched. */
+function parentHolder(rows: Row[]): Row | undefined {
+  return rows.find((row) => row.canon__p0 !== null && row.canon__p0 !== undefined);
+}
+
+/** The parent record from the row that holds its columns (`canon__p<i>`). */
+function parentOf(pp: Prepared, asParent: ParentColumns, holder: Row): StoredRecord {
+  const parentRow: Row = {};
+  for (const { alias, name } of asParent.columns) parentRow[name] = holder[alias];
+  return recordOf(pp, parentRow);
 }
 
 /**

@@ -199,7 +199,7 @@ describe(`operator filters (SPEC §12.2), ${STORE} store`, () => {
     // Every number as String() writes it (the typed client's form): the exponent form, 17 significant digits.
     assert.deepEqual(await names("score[lte]=5e-1"), ["open-1"]);
     assert.deepEqual(await names(`score[lte]=${String(0.1 + 0.4)}&score[gt]=1e-300`), ["open-1"]);
-    assert.deepEqual(await names("estimate[gte]=0000000000000002"), ["new-3", "pending-2"]);
+    assert.deepEqual(await names("estimate[gte]=2&estimate[lt]=9007199254740991"), ["new-3", "pending-2"]);
     assert.deepEqual(await names("opened_on[gt]=2026-11-01&opened_on[lte]=2026-11-20"), ["new-3", "pending-2"]);
     // 2026-11-30T12:00:00+01:00 is 11:00Z.
     assert.deepEqual(await names(`due_at[lt]=${encodeURIComponent("2026-11-30T11:30:00Z")}`), ["open-1", "pending-2"]);

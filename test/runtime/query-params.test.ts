@@ -89,13 +89,15 @@ test("inParam: each value read by the field's own form, in the order sent; a bad
 });
 
 test("queryNumber and queryInteger read every value a body may hold as String() writes it, and nothing else", () => {
-  for (const n of [0.1 + 0.2, 1e-7, 1e21, -1.5e-10, 123456789012345.67, 5, -0.5, Number.MAX_VALUE])
+  for (const n of [0.1 + 0.2, 1e-7, 1e21, -1.5e-10, 123456789012345.67, 5, -0.5, 0, Number.MAX_VALUE, Number.MIN_VALUE])
     assert.equal(queryNumber.parse(String(n)), n, String(n));
   assert.equal(queryNumber.parse("2.5E3"), 2500);
-  for (const bad of ["", "x", "1e", ".5", "1.", "--1", "1e999", "NaN", "Infinity", "0x10", " 1", "1".repeat(41)])
+  assert.equal(queryNumber.parse("0.000e-5"), 0);
+  assert.equal(queryNumber.parse(`1.${"0".repeat(38)}`), 1, "40 characters");
+  for (const bad of ["", "x", "1e", ".5", "1.", "--1", "1e999", "1e-400", "NaN", "Infinity", "0x10", " 1", "007", "1".repeat(41)])
     assert.equal(refused(queryNumber, bad), "must be a number", JSON.stringify(bad));
   for (const n of [Number.MAX_SAFE_INTEGER, -Number.MAX_SAFE_INTEGER, 0, 42])
     assert.equal(queryInteger.parse(String(n)), n, String(n));
-  for (const bad of ["9007199254740992", "1.5", "1e3", "12345678901234567", "x", ""])
+  for (const bad of ["9007199254740992", "1.5", "1e3", "12345678901234567", "02", "x", ""])
     assert.equal(refused(queryInteger, bad), "must be an integer", JSON.stringify(bad));
 });
