@@ -6,8 +6,8 @@
 // 20. Servers are pinned to core 0 and wrk to core 1 as in bench/runtime.ts; PostgreSQL runs
 // wherever the OS puts it. Ratios are taken within a round; medians of the rounds are reported.
 import { mkdirSync, writeFileSync } from "node:fs";
-import type { SqlStore } from "../generated/runtime/sql-store.ts";
 import path from "node:path";
+import type { SqlStore } from "../generated/runtime/sql-store.ts";
 import { dropSchemas, freshSchema, POSTGRES_URL, preparePostgres } from "../test/store/stores.ts";
 import { workRoot, type Check } from "./lib.ts";
 import {

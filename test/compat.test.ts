@@ -245,8 +245,9 @@ describe("decimal and map fields (SPEC §12: a change to or from them breaks; wi
     ["fewer integer digits in an input decimal", price("precision: 12, scale: 2"), price("precision: 10, scale: 2"), { kind: "limit-tightened", operationId: "createBook", field: "extra", keyword: "x-precision" }],
     ["a higher minimum on an input decimal", price('precision: 12, scale: 2, minimum: "0"'), price('precision: 12, scale: 2, minimum: "0.01"'), { kind: "limit-tightened", operationId: "createBook", field: "extra", keyword: "x-minimum" }],
     ["a new maximum on an input decimal", price("precision: 12, scale: 2"), price('precision: 12, scale: 2, maximum: "100"'), { kind: "limit-tightened", operationId: "createBook", field: "extra", keyword: "x-maximum" }],
-    // SPEC §12.3: an array of ids that becomes a relation refuses repeated ids (uniqueItems).
-    ["an input array of ids becomes a relation", ids(""), ids(", references: books"), { kind: "limit-tightened", operationId: "createBook", field: "extra", keyword: "uniqueItems" }],
+    // SPEC §12.3: an array of ids that becomes a relation refuses ids of no record, and repeated ids
+    // (uniqueItems): one break, said as the reference (a published document without references says uniqueItems).
+    ["an input array of ids becomes a relation (its ids must name records, each once)", ids(""), ids(", references: books"), { kind: "references-added", operationId: "createBook", field: "extra[]", keyword: "x-canon-references" }],
   ];
   breaking.forEach(([name, before, after, expected], i) => {
     test(`breaking: ${name}`, async () => {
@@ -259,7 +260,7 @@ describe("decimal and map fields (SPEC §12: a change to or from them breaks; wi
     ["a wider precision", price("precision: 12, scale: 2"), price("precision: 14, scale: 2"), { kind: "limit-loosened", operationId: "createBook", field: "extra", keyword: "x-precision" }],
     ["a higher maximum", price('precision: 12, scale: 2, maximum: "100"'), price('precision: 12, scale: 2, maximum: "100.5"'), { kind: "limit-loosened", operationId: "createBook", field: "extra", keyword: "x-maximum" }],
     ["more keys in a map", meta("max_items: 50"), meta("max_items: 100"), { kind: "limit-loosened", operationId: "createBook", field: "extra", keyword: "maxProperties" }],
-    ["an array of ids that is no longer a relation", ids(", references: books"), ids(""), { kind: "limit-loosened", operationId: "createBook", field: "extra", keyword: "uniqueItems" }],
+    ["an array of ids that is no longer a relation", ids(", references: books"), ids(""), { kind: "references-removed", operationId: "createBook", field: "extra[]", keyword: "x-canon-references" }],
     ["a new optional decimal", "{ type: string, optional: true }", "{ type: string, optional: true }\n  amount: { type: decimal, precision: 12, scale: 2, optional: true }", { kind: "field-added", operationId: "createBook", field: "amount" }],
   ];
   safe.forEach(([name, before, after, expected], i) => {
@@ -268,6 +269,19 @@ describe("decimal and map fields (SPEC §12: a change to or from them breaks; wi
       assert.deepEqual(changes.filter((c) => c.breaking).map((c) => c.text), [], listing(changes));
       assert.ok(changes.some((c) => matches(c, expected)), `expected ${expected.kind}, got:\n${listing(changes)}`);
     });
+  });
+
+  test("more fraction digits break the answers, not the inputs, and point at scale", async () => {
+    const changes = await changesBetween("decimal-scale-sides", withExtra(price("precision: 12, scale: 2")), withExtra(price("precision: 14, scale: 4")));
+    assert.ok(changes.some((c) => !c.breaking && matches(c, { kind: "limit-loosened", operationId: "createBook", part: "request", field: "extra", keyword: "x-scale" })), listing(changes));
+    assert.ok(!changes.some((c) => c.breaking && c.part.in === "request"), listing(changes));
+    const base = variant("decimal-scale-locate-a", withExtra(price("precision: 12, scale: 2")));
+    const dir = variant("decimal-scale-locate-b", withExtra(price("precision: 14, scale: 4")));
+    const result = await gate(dir, new Map([["v1", (await documents(base)).get("v1")!]]), await documents(dir));
+    const d = result.diagnostics.find((x) => x.message.includes("[format-changed]"));
+    assert.ok(d, result.diagnostics.map(formatDiagnostic).join("\n"));
+    const line = readFileSync(path.join(dir, "definitions", books), "utf8").split("\n")[d.location.line - 1]!;
+    assert.equal(line.indexOf("scale: ") + "scale: ".length, d.location.column - 1, formatDiagnostic(d));
   });
 
   test("the same decimal written with another minimum text (\"0\" and \"0.00\") changes nothing", async () => {
@@ -294,6 +308,11 @@ describe("decimal and map fields (SPEC §12: a change to or from them breaks; wi
       });
     });
 
+    test("an array's ids made references is one break, not also its uniqueItems (a document that names references)", async () => {
+      const changes = await changesBetween("references-array-once", withExtra(ids("")), withExtra(ids(", references: authors")));
+      assert.deepEqual([...new Set(changes.filter((c) => c.breaking).map((c) => c.kind))], ["references-added"], listing(changes));
+    });
+
     test("not breaking: a reference removed", async () => {
       const changes = await changesBetween("references-removed", withExtra(uuid(", references: authors")), withExtra(uuid("")));
       assert.deepEqual(changes.filter((c) => c.breaking).map((c) => c.text), [], listing(changes));
@@ -315,6 +334,26 @@ describe("decimal and map fields (SPEC §12: a change to or from them breaks; wi
       delete (older.info as JsonObject)["x-canon-references"];
       assert.ok(compareDocuments(a, b).some((c) => c.kind === "references-added"));
       assert.deepEqual(compareDocuments(older, b).filter((c) => c.kind.startsWith("references-")), []);
+      // An array's ids made references: without names to compare, its uniqueItems still tells.
+      const arrays = await Promise.all([ids(""), ids(", references: authors")].map(async (field, i) => (await documents(variant(`references-old-array-${i}`, withExtra(field)))).get("v1")! as JsonObject));
+      const olderArray = { ...arrays[0]!, info: { ...(arrays[0]!.info as JsonObject) } };
+      delete (olderArray.info as JsonObject)["x-canon-references"];
+      assert.ok(compareDocuments(olderArray, arrays[1]!).some((c) => c.breaking && c.keyword === "uniqueItems"));
+    });
+
+    test("the gate warns, once per version, when a published document does not name references yet", async () => {
+      const dir = variant("references-warn", withExtra(uuid(", references: authors")));
+      const fresh = await documents(dir);
+      const old = structuredClone(fresh.get("v1")!) as JsonObject;
+      delete (old.info as JsonObject)["x-canon-references"];
+      (old.info as JsonObject).description = "an older text";
+      const result = await gate(dir, new Map([["v1", old]]), fresh);
+      const warnings = result.diagnostics.filter((d) => d.rule === "references-not-compared");
+      assert.equal(warnings.length, 1, result.diagnostics.map(formatDiagnostic).join("\n"));
+      assert.equal(warnings[0]!.severity, "warning");
+      assert.deepEqual(result.broken, []);
+      const named = await gate(dir, new Map([["v1", fresh.get("v1")!]]), fresh);
+      assert.deepEqual(named.diagnostics, []);
     });
 
     test("the diagnostic points at the references option", async () => {
@@ -493,7 +532,7 @@ describe("the gate's diagnostics point at the definition line", () => {
     // A list holding a published list's fields and more refuses no write the version took.
     const wider = (await documents(variant("unique-wider", { [books]: replace("sort: [pages, genre]\n", "sort: [pages, genre]\nunique: [[title, isbn, pages]]\n") }))).get("v1")!;
     const widened = compareDocuments(withList, wider);
-    assert.ok(widened.some((c) => c.kind === "unique-removed" && c.operation?.operationId === "createBook"), listing(widened));
+    assert.ok(widened.some((c) => c.kind === "unique-widened" && c.operation?.operationId === "createBook"), listing(widened));
     assert.deepEqual(widened.filter((c) => c.breaking).map((c) => c.text), [], listing(widened));
     // The other way, it refuses writes the published list allowed.
     assert.ok(compareDocuments(wider, withList).some((c) => c.kind === "unique-added" && c.breaking), listing(compareDocuments(wider, withList)));

@@ -129,8 +129,9 @@ function compareResolved(ctx: SchemaContext, o: Located, n: Located, place: Plac
   compareFormat(old, now, input, report);
   compareEnum(old, now, input, report);
   compareTransitions(old, now, report);
-  compareLimits(old, now, input, report);
-  if (input) compareReferences(ctx.oldDoc, old, now, report);
+  const namesReferences = namesAllReferences(ctx.oldDoc);
+  compareLimits(old, now, input, namesReferences, report);
+  if (input && namesReferences) compareReferences(old, now, report);
   if (input) compareUnique(old, now, report);
   if (input) compareTenant(old, now, report);
   if (input && !sameJson(old.default, now.default)) {
@@ -191,7 +192,7 @@ function compareEnum(old: JsonObject, now: JsonObject, input: boolean, report: R
   }
 }
 
-function compareLimits(old: JsonObject, now: JsonObject, input: boolean, report: Report): void {
+function compareLimits(old: JsonObject, now: JsonObject, input: boolean, namesReferences: boolean, report: Report): void {
   const limit = (keyword: string, tighter: boolean) =>
     report({
       kind: tighter ? "limit-tightened" : "limit-loosened",
@@ -210,8 +211,11 @@ function compareLimits(old: JsonObject, now: JsonObject, input: boolean, report:
       else limit(k, smallerIsTighter ? b < a : b > a);
     }
   }
-  // An array that becomes a relation (SPEC §12.3) refuses repeated ids: tighter for an input.
-  if ((old.uniqueItems === true) !== (now.uniqueItems === true)) limit("uniqueItems", now.uniqueItems === true);
+  // An array that becomes a relation (SPEC §12.3) refuses repeated ids: tighter for an input; one
+  // change with its items' reference when the published document names references (compareReferences).
+  const relation = (schema: JsonObject) => (isObject(schema.items) ? schema.items["x-canon-references"] : undefined);
+  if ((old.uniqueItems === true) !== (now.uniqueItems === true) && !(namesReferences && relation(old) !== relation(now)))
+    limit("uniqueItems", now.uniqueItems === true);
   // A decimal's pattern follows from its digits, compared below as numbers.
   if (old.format === "decimal" && now.format === "decimal") {
     compareDecimalLimits(old, now, input, report);
@@ -298,20 +302,26 @@ function compareTransitions(old: JsonObject, now: JsonObject, report: Report): v
 }
 
 /**
- * The collection an input id must name (`x-canon-references`, SPEC §12.3): one added or changed
- * answers 422 for ids the published version took, a break; one removed takes more. A published
- * document written before canon named them (no `info.x-canon-references`) names none: its ids
- * are not compared.
+ * Whether a published document names the collection of every id that must name a record
+ * (`info.x-canon-references`); one written before canon named them names none, and its ids are
+ * not compared (the gate warns, gate.ts).
  */
-function compareReferences(oldDoc: JsonObject, old: JsonObject, now: JsonObject, report: Report): void {
+export function namesAllReferences(doc: JsonObject): boolean {
+  return isObject(doc.info) && doc.info["x-canon-references"] === true;
+}
+
+/**
+ * The collection an input id must name (`x-canon-references`, SPEC §12.3): one added or changed
+ * answers 422 for ids the published version took, a break; one removed takes more.
+ */
+function compareReferences(old: JsonObject, now: JsonObject, report: Report): void {
   const a = typeof old["x-canon-references"] === "string" ? old["x-canon-references"] : undefined;
   const b = typeof now["x-canon-references"] === "string" ? now["x-canon-references"] : undefined;
   if (a === b) return;
   const keyword = "x-canon-references";
   if (b === undefined) report({ kind: "references-removed", breaking: false, keyword, detail: `no longer has to name a record of ${a}` });
   else if (a !== undefined) report({ kind: "references-changed", breaking: true, keyword, detail: `must name a record of ${b} instead of ${a}: an id of ${a} now answers 422` });
-  else if (isObject(oldDoc.info) && oldDoc.info["x-canon-references"] === true)
-    report({ kind: "references-added", breaking: true, keyword, detail: `must now name a record of ${b}: any other id answers 422` });
+  else report({ kind: "references-added", breaking: true, keyword, detail: `must now name a record of ${b}: any other id answers 422` });
 }
 
 /** The lists of `x-canon-unique`, each as its sorted fields (the order of a list does not matter). */
@@ -341,7 +351,7 @@ function compareUnique(old: JsonObject, now: JsonObject, report: Report): void {
     const wider = published.some((list) => list.every((field) => fields.includes(field)));
     report(
       wider
-        ? { kind: "unique-removed", breaking: false, keyword: "x-canon-unique", detail: `has the composite unique constraint [${fields.join(", ")}], which holds a published one's fields and more: it refuses no write the version took` }
+        ? { kind: "unique-widened", breaking: false, keyword: "x-canon-unique", detail: `has the composite unique constraint [${fields.join(", ")}], which holds a published one's fields and more: it refuses no write the version took` }
         : { kind: "unique-added", breaking: true, keyword: "x-canon-unique", detail: `has a new composite unique constraint [${fields.join(", ")}]: a write repeating those values now answers 409` },
     );
   }

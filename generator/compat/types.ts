@@ -53,6 +53,7 @@ export type ChangeKind =
   | "references-changed"
   | "references-removed"
   | "unique-added"
+  | "unique-widened"
   | "unique-removed"
   // tenancy of a write body (`x-canon-tenant`, SPEC §12.4)
   | "tenant-added"

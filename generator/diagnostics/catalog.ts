@@ -54,6 +54,7 @@ export const RULES = {
  */
 export const OUTPUT_RULES = {
   "breaking-change": { severity: "error", doc: "A published version's OpenAPI document would change in a way that breaks its clients (conventions 9.7)." },
+  "references-not-compared": { severity: "warning", doc: "A published version's document was written before canon named the collection each id references (x-canon-references): this run could not compare references; the next can." },
   "output-drift": { severity: "error", doc: "A file in the output folder is not what canon generate would write: edited by hand, missing or stale (canon check)." },
   "version-draft-published": { severity: "error", doc: "A published version was marked draft: true; a published contract cannot be reopened." },
   "version-removed-early": { severity: "error", doc: "A published version was removed from the definitions before its sunset date passed (conventions 9.9)." },
