@@ -59,7 +59,12 @@ export const resourceSpecs = {
     ],
     transitions: { status: { pending: ["paid", "cancelled"], paid: ["shipped", "cancelled"] } },
   },
-  products: { collection: "products", unique: ["sku"], references: [] },
+  products: {
+    collection: "products",
+    unique: ["sku"],
+    references: [],
+    decimals: [{ field: "price", precision: 12, scale: 2, minimum: "0.00" }],
+  },
   users: { collection: "users", unique: ["email"], emails: ["email"], references: [] },
 } satisfies Record<keyof Services, ResourceSpec>;
 

@@ -3,6 +3,7 @@
  * the record, and `sets` some of its fields. The action record is created and the record changed
  * as one write (`Store.writeAll`), each with its event, the record's `.updated` first.
  */
+import { decimalValues } from "./decimal.ts";
 import { CrudService, type ResourceSpec } from "./crud-service.ts";
 import { NotFoundError } from "./errors.ts";
 import { adoptedOr } from "./idempotency.ts";
@@ -109,6 +110,7 @@ export class ActingService<V extends Values, T extends Values = Values> extends 
         values,
         store: staged as HookStore as HookStore<never>,
       });
+    if (staged) decimalValues(this.spec.decimals, values);
     let changed: Values | null = null;
     if (sets) {
       changed = { ...current.values };

@@ -5,6 +5,7 @@
  * service after validating input and authorizing; a user replaces a resource's service to
  * add business rules without touching generated files.
  */
+import { decimalValues, type DecimalField } from "./decimal.ts";
 import { BusinessRuleError, ConflictError } from "./errors.ts";
 import type { EventOf } from "./events.ts";
 import {
@@ -59,6 +60,8 @@ export interface ResourceSpec {
   tenantKey?: string;
   /** The state machines of enum fields (SPEC §12.5): an update or replace that breaks one answers 422. */
   transitions?: Transitions;
+  /** Its decimal fields (SPEC §12.6): what a hook sets is written in canonical form (`decimalValues`). */
+  decimals?: DecimalField[];
 }
 
 /**
@@ -253,6 +256,7 @@ export class CrudService<V extends Values> implements ResourceService<V> {
       values,
       store: staged as HookStore as HookStore<never>,
     });
+    decimalValues(this.spec.decimals, values);
     // The hook may have changed the tenant field: still the principal's tenant (else 403).
     if (this.spec.tenantKey !== undefined)
       principalTenantValues(context.principal, this.spec.tenantKey, values);
@@ -283,6 +287,7 @@ export class CrudService<V extends Values> implements ResourceService<V> {
       values,
       store: staged as HookStore as HookStore<never>,
     });
+    decimalValues(this.spec.decimals, values);
     if (this.spec.tenantKey !== undefined)
       principalTenantValues(context.principal, this.spec.tenantKey, values, false);
     checkTransitions(this.spec.transitions, current.values, values);

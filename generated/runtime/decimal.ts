@@ -92,3 +92,40 @@ export function decimalSchema(precision: number, scale: number, bounds: DecimalB
     return canonicalDecimal(text, scale);
   });
 }
+
+/** A decimal field of a collection, as its writes must hold it (`ResourceSpec.decimals`). */
+export interface DecimalField extends DecimalBounds {
+  field: string;
+  precision: number;
+  scale: number;
+}
+
+/**
+ * The decimals of `values` in their canonical form (`"1.5"` at scale 3 → `"1.500"`), for values a
+ * hook set or wrote through its store handle, which no request validator read (SPEC §12.6: always
+ * `scale` fraction digits, on every store). A value the field cannot hold (not a decimal's text,
+ * too many digits, out of bounds) is the hook's fault, not the client's: it throws, and the
+ * request answers 500 on every store, the error naming the field.
+ */
+export function decimalValues(
+  fields: readonly DecimalField[] | undefined,
+  values: Record<string, unknown>,
+): void {
+  if (!fields) return;
+  for (const { field, precision, scale, minimum, maximum } of fields) {
+    const value = values[field];
+    if (value === undefined || value === null) continue;
+    const problem =
+      typeof value !== "string"
+        ? ISSUES.decimal(precision, scale)
+        : (decimalProblem(value, precision, scale) ??
+          (minimum !== undefined && compareDecimals(value, minimum, scale) < 0
+            ? ISSUES.decimalBound("least", minimum)
+            : maximum !== undefined && compareDecimals(value, maximum, scale) > 0
+              ? ISSUES.decimalBound("most", maximum)
+              : undefined));
+    if (problem)
+      throw new Error(`a hook wrote ${JSON.stringify(value)} to the decimal field "${field}": it ${problem}`);
+    values[field] = canonicalDecimal(value as string, scale);
+  }
+}

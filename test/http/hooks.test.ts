@@ -45,6 +45,11 @@ before(async () => {
             async create(args: Obj) {
               seen.push({ principal: args.principal, requestId: args.requestId, current: args.current });
               await tickets.create(args);
+              // Decimals a hook sets, on the record and through the handle (SPEC §12.6: `scale` digits).
+              if (typeof args.values.subject === "string" && args.values.subject.startsWith("estimate ")) {
+                args.values.estimate = args.values.subject.slice("estimate ".length);
+                await args.store.insert("audits", { text: `estimated ${args.values.estimate}`, cost: "5.5" });
+              }
               // A plain Error after a write through the handle: 500, and nothing of either is kept.
               if (args.values.subject === "boom") {
                 await args.store.insert("audits", { text: "never kept" });
@@ -142,6 +147,22 @@ describe(`hooks (SPEC §12.5), ${STORE} store`, () => {
     const res = await expectStatus(api, "POST", `/v1/tickets/${t.id}/escalations`, 201, { body: {} });
     assert.equal(res.body.reason, "escalated at priority low");
     assert.equal((await expectStatus(api, "GET", `/v1/tickets/${t.id}`, 200)).body.priority, "urgent");
+  });
+
+  test("a decimal a hook sets is written with its scale's digits, on the record and through the handle; one the field cannot hold answers 500, nothing written", async () => {
+    const priced = await ticket({ subject: "estimate 1.5" });
+    assert.equal(priced.estimate, "1.50");
+    assert.equal(((await expectStatus(api, "GET", `/v1/tickets/${priced.id}`, 200)).body as Obj).estimate, "1.50");
+    const created = (await events()).find((e) => e.type === "ticket.created" && e.data.id === priced.id);
+    assert.equal(created?.data.estimate, "1.50");
+    const audit = (await audits()).find((a) => a.text === "estimated 1.5");
+    assert.equal(audit?.cost, "5.500");
+    for (const bad of ["abc", "12345.5", "-1", "1.234"]) {
+      const before = (await audits()).length;
+      await expectError(api, "POST", "/v1/tickets", 500, "INTERNAL_ERROR", { body: { organization_id: org.id, subject: `estimate ${bad}` } });
+      assert.equal((await audits()).length, before, `${bad}: the hook's audit is not kept either`);
+      assert.ok(logged.some((line) => line.includes('decimal field \\"estimate\\"') && line.includes(JSON.stringify(bad).slice(1, -1))), `${bad}: logged`);
+    }
   });
 
   test("a hook that throws a plain Error: 500 envelope, nothing written (its other record neither), logged", async () => {

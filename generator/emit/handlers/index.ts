@@ -518,6 +518,22 @@ function hooksFile(model: ApiModel, context: EmitContext): EmittedFile {
   return styledTs("hooks.ts", withImports(rendered, sources));
 }
 
+/** A collection's decimal fields as `ResourceSpec.decimals` lists them (runtime/decimal.ts `DecimalField`). */
+function decimalSpecs(fields: readonly VersionField[]): string {
+  return fields
+    .filter((f) => f.type === "decimal")
+    .map((f) =>
+      literal({
+        field: f.storageName,
+        precision: f.precision ?? 0,
+        scale: f.scale ?? 0,
+        ...(f.decimalMinimum !== undefined ? { minimum: f.decimalMinimum } : {}),
+        ...(f.decimalMaximum !== undefined ? { maximum: f.decimalMaximum } : {}),
+      }),
+    )
+    .join(", ");
+}
+
 function servicesView(model: ApiModel) {
   const tenantKeys = new Map(model.storage.flatMap((r) => (r.tenantKey ? [[r.collection, r.tenantKey] as const] : [])));
   const services = model.storage.flatMap((r) => [
@@ -533,6 +549,7 @@ function servicesView(model: ApiModel) {
         .join(", "),
       references: referenceSpecs(r.references, r.nestedReferences, r.tenantKey && r.tenantKey !== "id" ? tenantKeys : undefined),
       transitions: transitionsOf(r),
+      decimals: decimalSpecs(r.fields),
       tenant: r.tenantKey && r.tenantKey !== "id" ? r.tenantKey : "",
       tenantKey: r.tenantKey ?? "",
       effect: "",
@@ -551,6 +568,7 @@ function servicesView(model: ApiModel) {
       // Looked up within the tenant of the record acted on (SPEC §12.4).
       references: referenceSpecs(a.references, a.nestedReferences, r.tenantKey ? tenantKeys : undefined),
       transitions: "",
+      decimals: decimalSpecs(a.fields),
       tenant: "",
       tenantKey: "",
       // An action of a tenant-scoped resource whose fields reference a tenant's records looks them
