@@ -229,6 +229,15 @@ export interface WithResponse<T> extends ResponseInfo {
 /** A page of a list that answers in offset mode, or in cursor mode when searched with `q`. */
 export type AnyPage<T> = OffsetPage<T> | CursorPage<T>;
 
+/**
+ * The query of such a list whose mode is known when it runs: offset mode's (`page`, `per_page`)
+ * without `q`, or a search's (`limit`, `cursor`) with a `q` that may be undefined; never one
+ * mode's keys in the other (the service answers 400).
+ */
+export type EitherQuery<L, S extends { q: string }> =
+  | (L & { q?: undefined; limit?: never; cursor?: never })
+  | (Omit<S, "q"> & { q: string | undefined; page?: never; per_page?: never });
+
 type Scalar = string | number | boolean;
 /** A query: a value, a list (sent comma-separated), or operators (`{ in: [...] }`: `name[op]=…`). */
 type Query = Record<
@@ -1022,7 +1031,7 @@ export class UsersClient {
   list(query?: UsersListQuery, options?: CallOptions): ListCall<User, OffsetPage<User>>;
   /** GET /v3/users: `await` it for a page, `for await` it for every record, or `.pages()`. Offset mode, or cursor mode with `q`. */
   list(
-    query?: UsersListQuery | Partial<UsersSearchQuery>,
+    query?: EitherQuery<UsersListQuery, UsersSearchQuery>,
     options?: CallOptions,
   ): ListCall<User, AnyPage<User>>;
   list(

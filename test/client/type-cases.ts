@@ -81,6 +81,18 @@ export async function cases(): Promise<void> {
   const either: UsersPage = await api.users.list({ q: Math.random() > 0.5 ? "ann" : undefined });
   // @ts-expect-error an offset page is not a cursor page
   const wrong: v2.CursorPage<unknown> = await api.users.list({ per_page: 10 });
+  // One mode's keys never in the other's (the service answers 400).
+  // @ts-expect-error limit is a search's: an offset list without q takes per_page
+  api.users.list({ limit: 5 });
+  // @ts-expect-error cursor is a search's
+  api.users.list({ cursor: "abc" });
+  // @ts-expect-error per_page and limit are two modes'
+  api.users.list({ per_page: 5, limit: 5 });
+  // @ts-expect-error page is not allowed in a search
+  api.users.list({ q: "ann", page: 2 });
+  // @ts-expect-error nor per_page, with a q that may be undefined
+  api.users.list({ q: Math.random() > 0.5 ? "ann" : undefined, per_page: 5 });
+  const maybe: UsersPage = await api.users.list({ q: Math.random() > 0.5 ? "ann" : undefined, limit: 5 });
 
   // Exports: the body names an exportable collection and takes its list's filters.
   const job = await api.exports.create({ resource: "orders", format: "csv", q: "gift", filters: { status: "paid" } });
