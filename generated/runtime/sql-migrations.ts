@@ -118,7 +118,7 @@ export async function migrate(
         done.push(file.name);
         continue;
       }
-      await tx.exec(file.sql);
+      await applyMigration(tx, file);
       await record(file);
       done.push(file.name);
     }
@@ -130,6 +130,26 @@ export async function migrate(
     }
     return done;
   });
+}
+
+/**
+ * Runs a migration's statements; a failure names the migration and says what the database
+ * said of the rows it met (a unique index over rows that repeat its key: `Key (code, n)=(A-1,
+ * 2) is duplicated.`), and that nothing of it was applied (the caller's transaction rolls back).
+ */
+async function applyMigration(tx: SqlQueryable, file: MigrationFile): Promise<void> {
+  try {
+    await tx.exec(file.sql);
+  } catch (error) {
+    const { message, detail, code } = error as { message?: string; detail?: string; code?: string };
+    const duplicates =
+      code === "23505" ? ": remove or change the records that repeat it, then start again" : "";
+    const failure = new Error(
+      `migration ${file.name} failed, and nothing of it was applied: ${message ?? String(error)}${detail ? ` (${detail.replace(/\.$/, "")})` : ""}${duplicates}`,
+      { cause: error },
+    );
+    throw Object.assign(failure, code === undefined ? {} : { code });
+  }
 }
 
 /** The statements of a migration's text: its blocks between blank lines, comments left out. */

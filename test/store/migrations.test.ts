@@ -148,6 +148,26 @@ describe("SQL migrations", () => {
         }
       });
 
+      test("a migration that fails on the stored rows names itself and the rows, and leaves nothing of it", async () => {
+        const files = runtime.readMigrations(mod.migrationsFolder) as Array<{ name: string; sql: string; checksum: string }>;
+        const driver = await runtime.openDriver(url, schema ? { schema } : {});
+        try {
+          await driver.query(
+            `insert into products (id, created_at, updated_at, sku, name, price_cents) values ('01890a5d-ac96-774b-bcce-b302099a8059', now(), now(), 'DUP-1', 'Twin', 5), ('01890a5d-ac96-774b-bcce-b302099a805a', now(), now(), 'DUP-2', 'Twin', 6)`,
+          );
+          const unique = { name: "0003_unique_names", sql: "alter table products add column nickname text;\n\ncreate unique index products_name_unique on products (name);\n", checksum: "x" };
+          await assert.rejects(runtime.migrate(driver, [...files, unique]), (error: Error) => {
+            assert.match(error.message, /^migration 0003_unique_names failed, and nothing of it was applied: could not create unique index "products_name_unique" \(Key \(name\)=\(Twin\) is duplicated\): remove or change the records that repeat it, then start again$/);
+            return true;
+          });
+          assert.deepEqual(await driver.query("select name from canon_migrations where name = '0003_unique_names'"), []);
+          assert.deepEqual(await driver.query("select column_name from information_schema.columns where table_schema = current_schema() and table_name = 'products' and column_name = 'nickname'"), []);
+          await driver.query("delete from products where sku like 'DUP-%'");
+        } finally {
+          await driver.close();
+        }
+      });
+
       test("the store of the new output works over the migrated database", async () => {
         const store = await mod.openStore(url, schema ? { schema } : {});
         try {
