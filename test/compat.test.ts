@@ -313,6 +313,33 @@ describe("decimal and map fields (SPEC §12: a change to or from them breaks; wi
       assert.deepEqual([...new Set(changes.filter((c) => c.breaking).map((c) => c.kind))], ["references-added"], listing(changes));
     });
 
+    test("on_delete changed either way breaks the records that hold the reference, at the on_delete option", async () => {
+      for (const [before, after] of [["", ", on_delete: cascade"], [", on_delete: cascade", ", on_delete: restrict"]] as const) {
+        const changes = await changesBetween(`on-delete-${after.length}`, withExtra(uuid(`, references: authors${before}`)), withExtra(uuid(`, references: authors${after}`)));
+        assert.ok(changes.some((c) => c.breaking && matches(c, { kind: "on-delete-changed", operationId: "getBook", part: "response", field: "extra", keyword: "x-canon-on-delete" })), listing(changes));
+        assert.ok(!changes.some((c) => c.part.in === "request" && c.kind === "on-delete-changed"), "compared on records only");
+      }
+      const base = variant("on-delete-locate-a", withExtra(uuid(", references: authors")));
+      const dir = variant("on-delete-locate-b", withExtra(uuid(", references: authors, on_delete: cascade")));
+      const result = await gate(dir, new Map([["v1", (await documents(base)).get("v1")!]]), await documents(dir));
+      const d = result.diagnostics.find((x) => x.message.includes("[on-delete-changed]"));
+      assert.ok(d, result.diagnostics.map(formatDiagnostic).join("\n"));
+      const line = readFileSync(path.join(dir, "definitions", books), "utf8").split("\n")[d.location.line - 1]!;
+      assert.equal(line.indexOf("on_delete: ") + "on_delete: ".length, d.location.column - 1, formatDiagnostic(d));
+      assert.match(d.message, /on_delete cascade instead of restrict: deleting the record it names now takes this record with it/);
+      // A published document written before canon named on_delete compares none.
+      const older = structuredClone((await documents(base)).get("v1")!) as JsonObject;
+      const strip = (node: unknown): void => {
+        if (Array.isArray(node)) node.forEach(strip);
+        else if (node && typeof node === "object") {
+          delete (node as JsonObject)["x-canon-on-delete"];
+          Object.values(node).forEach(strip);
+        }
+      };
+      strip(older);
+      assert.deepEqual(compareDocuments(older, (await documents(dir)).get("v1")!).filter((c) => c.kind === "on-delete-changed"), []);
+    });
+
     test("not breaking: a reference removed", async () => {
       const changes = await changesBetween("references-removed", withExtra(uuid(", references: authors")), withExtra(uuid("")));
       assert.deepEqual(changes.filter((c) => c.breaking).map((c) => c.text), [], listing(changes));

@@ -132,6 +132,7 @@ function compareResolved(ctx: SchemaContext, o: Located, n: Located, place: Plac
   const namesReferences = namesAllReferences(ctx.oldDoc);
   compareLimits(old, now, input, namesReferences, report);
   if (input && namesReferences) compareReferences(old, now, report);
+  if (!input) compareOnDelete(old, now, report);
   if (input) compareUnique(old, now, report);
   if (input) compareTenant(old, now, report);
   if (input && !sameJson(old.default, now.default)) {
@@ -322,6 +323,25 @@ function compareReferences(old: JsonObject, now: JsonObject, report: Report): vo
   if (b === undefined) report({ kind: "references-removed", breaking: false, keyword, detail: `no longer has to name a record of ${a}` });
   else if (a !== undefined) report({ kind: "references-changed", breaking: true, keyword, detail: `must name a record of ${b} instead of ${a}: an id of ${a} now answers 422` });
   else report({ kind: "references-added", breaking: true, keyword, detail: `must now name a record of ${b}: any other id answers 422` });
+}
+
+/**
+ * What deleting the record an id names does to the record that holds it (`x-canon-on-delete`,
+ * SPEC §12.3), compared on records: `restrict` → `cascade` deletes records a delete of the
+ * published version refused to touch, `cascade` → `restrict` refuses (422) a delete it took; any
+ * change breaks. Compared only where both documents say it (a document written before canon
+ * named it says nothing).
+ */
+function compareOnDelete(old: JsonObject, now: JsonObject, report: Report): void {
+  const a = old["x-canon-on-delete"];
+  const b = now["x-canon-on-delete"];
+  if (typeof a !== "string" || typeof b !== "string" || a === b) return;
+  report({
+    kind: "on-delete-changed",
+    breaking: true,
+    keyword: "x-canon-on-delete",
+    detail: `is on_delete ${b} instead of ${a}: deleting the record it names now ${b === "cascade" ? "takes this record with it (from an array, the id), where it answered 422" : "answers 422, where it took this record with it (from an array, the id)"}`,
+  });
 }
 
 /** The lists of `x-canon-unique`, each as its sorted fields (the order of a list does not matter). */

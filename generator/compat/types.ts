@@ -52,6 +52,7 @@ export type ChangeKind =
   | "references-added"
   | "references-changed"
   | "references-removed"
+  | "on-delete-changed"
   | "unique-added"
   | "unique-widened"
   | "unique-removed"

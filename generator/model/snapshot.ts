@@ -102,9 +102,15 @@ function versionResource(defs: Definitions, r: ResourceDef, version: string, suc
   const n = versionNumber(version);
   const collectionPath = `/${version}/${r.collection}`;
   const lifetime = defs.versions.map((v) => versionNumber(v.name)).filter((v) => presentIn(v, r.added, r.removed));
+  const parentName = r.parent ? r.fields.find((f) => f.type === "uuid" && f.references === r.parent)?.name : undefined;
   const fields = r.fields
     .filter((f) => presentIn(n, f.added, f.removed))
-    .map((f) => ({ ...versionField(f, n), optional: mayBeAbsent(f, lifetime), ...hiddenMachine(r, f, n) }));
+    .map((f) => ({
+      ...versionField(f, n),
+      optional: mayBeAbsent(f, lifetime),
+      ...hiddenMachine(r, f, n),
+      ...(f.name === parentName && f.onDelete === undefined ? { onDelete: "cascade" as const } : {}),
+    }));
   const byStorage = new Map(fields.map((f) => [f.storageName, f]));
   const parentDef = r.parent ? defs.resources.find((p) => p.collection === r.parent) : undefined;
   const parentField = r.parent ? fields.find((f) => f.type === "uuid" && f.references === r.parent) : undefined;
@@ -253,6 +259,8 @@ function versionField(f: FieldDef, n: number): VersionField {
     minimum: f.minimum,
     maximum: f.maximum,
     references: f.references,
+    // A parent field's default (cascade) is set by versionResource, which knows the parent.
+    ...(f.type === "uuid" && f.references ? { onDelete: f.onDelete ?? "restrict" } : {}),
     values: f.values,
     transitions: f.transitions,
     items: f.items ? versionField(f.items, n) : undefined,

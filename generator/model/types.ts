@@ -214,6 +214,8 @@ export interface VersionField extends FieldShape<VersionField> {
    * bodies (filled from the principal's tenant), required in the record.
    */
   tenant?: true;
+  /** With `references` (a uuid, or an array's uuid items): what deleting the referenced record does, the default resolved. */
+  onDelete?: OnDelete;
 }
 
 export interface VersionAction {

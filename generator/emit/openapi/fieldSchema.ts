@@ -93,8 +93,14 @@ function typeSchema(field: VersionField, mode: FieldMode): JsonObject {
     case "boolean":
       return { type: "boolean" };
     case "uuid":
-      // The collection whose record the id must name (SPEC §12.3; 422 otherwise): the gate compares it.
-      return defined({ type: "string", format: "uuid", "x-canon-references": mode === "filter" ? undefined : field.references });
+      // The collection whose record the id must name (SPEC §12.3; 422 otherwise), and what deleting
+      // that record does to this one (`on_delete`): the gate compares both.
+      return defined({
+        type: "string",
+        format: "uuid",
+        "x-canon-references": mode === "filter" ? undefined : field.references,
+        "x-canon-on-delete": mode === "filter" ? undefined : field.onDelete,
+      });
     case "date":
       return { type: "string", format: "date" };
     case "datetime":
