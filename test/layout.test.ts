@@ -135,6 +135,21 @@ describe("canon's own layout of generated TypeScript", () => {
     }
   });
 
+  test("each client (the largest file, its core in every one) is canon's to lay out: prettier would cost a one-change run seconds", async () => {
+    const front = await runFrontEnd(path.join(repoRoot, "definitions"), { today: "2026-11-21" });
+    const clients = emitAll(front.model!, createEmitContext(undefined, readOutputFolder(path.join(tmp, "none")))).filter((f) => f.path.endsWith("/client.ts"));
+    assert.ok(clients.length >= 2);
+    for (const file of clients) {
+      const unsure: string[] = [];
+      layoutInPieces(file.content, (piece) => {
+        const laid = laidOut(piece);
+        if (!laid.certain) unsure.push(piece.slice(0, 300));
+        return laid;
+      });
+      assert.deepEqual(unsure, [], `${file.path}: pieces canon is not sure of go to prettier`);
+    }
+  });
+
   test("synthetic definitions, with names of every length around the print width", async () => {
     const dir = path.join(tmp, "synthetic");
     writeSynthetic(dir, 60);

@@ -165,14 +165,11 @@ export interface WithResponse<T> extends ResponseInfo {
 /** A page of a list that answers in offset mode, or in cursor mode when searched with `q`. */
 export type AnyPage<T> = OffsetPage<T> | CursorPage<T>;
 
-/**
- * The query of such a list whose mode is known when it runs: offset mode's (`page`, `per_page`)
- * without `q`, or a search's (`limit`, `cursor`) with a `q` that may be undefined; never one
- * mode's keys in the other (the service answers 400).
- */
-export type EitherQuery<L, S extends { q: string }> =
-  | (L & { q?: undefined; limit?: never; cursor?: never })
-  | (Omit<S, "q"> & { q: string | undefined; page?: never; per_page?: never });
+/** An offset list's query: offset keys without `q`, or a search's with one that may be undefined. */
+// Never one mode's keys in the other's (`limit` without `q`, `page` with it): the service answers 400.
+export type EitherQuery<L, S extends { q: string }> = OffsetKeys<L> | SearchKeys<S>;
+type OffsetKeys<L> = L & { q?: undefined; limit?: never; cursor?: never };
+type SearchKeys<S> = Omit<S, "q"> & { q: string | undefined; page?: never; per_page?: never };
 
 type Scalar = string | number | boolean;
 /** A query: a value, a list (sent comma-separated), or operators (`{ in: [...] }`: `name[op]=…`). */
