@@ -227,7 +227,8 @@ export type AnyPage<T> = OffsetPage<T> | CursorPage<T>;
 
 /** An offset list's query: offset keys without `q`, or a search's with one that may be undefined. */
 // Never one mode's keys in the other's (`limit` without `q`, `page` with it): the service answers 400.
-export type EitherQuery<L, S extends { q: string }> = OffsetKeys<L> | SearchKeys<S>;
+export type EitherQuery<Q> = OffsetKeys<Exclude<Q, WithQ>> | SearchKeys<Extract<Q, WithQ>>;
+type WithQ = { q: string };
 type OffsetKeys<L> = L & { q?: undefined; limit?: never; cursor?: never };
 type SearchKeys<S> = Omit<S, "q"> & { q: string | undefined; page?: never; per_page?: never };
 
@@ -983,8 +984,7 @@ export class UsersClient {
   list(query?: UsersListQuery, options?: CallOptions): ListCall<User, OffsetPage<User>>;
   /** GET /v1/users: `await` it for a page, `for await` it for every record, or `.pages()`. Offset mode, or cursor mode with `q`. */
   list(
-    query?: EitherQuery<UsersListQuery,
-    UsersSearchQuery>,
+    query?: EitherQuery<UsersListQuery | UsersSearchQuery>,
     options?: CallOptions,
   ): ListCall<User, AnyPage<User>>;
   list(

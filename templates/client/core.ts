@@ -167,7 +167,8 @@ export type AnyPage<T> = OffsetPage<T> | CursorPage<T>;
 
 /** An offset list's query: offset keys without `q`, or a search's with one that may be undefined. */
 // Never one mode's keys in the other's (`limit` without `q`, `page` with it): the service answers 400.
-export type EitherQuery<L, S extends { q: string }> = OffsetKeys<L> | SearchKeys<S>;
+export type EitherQuery<Q> = OffsetKeys<Exclude<Q, WithQ>> | SearchKeys<Extract<Q, WithQ>>;
+type WithQ = { q: string };
 type OffsetKeys<L> = L & { q?: undefined; limit?: never; cursor?: never };
 type SearchKeys<S> = Omit<S, "q"> & { q: string | undefined; page?: never; per_page?: never };
 

@@ -168,7 +168,7 @@ function listMethod(r: VersionResource, path: string, doc: string, parentId?: st
     overloads: [
       { doc: `${doc} With \`q\`: a search, in cursor mode.`, signature: `list(${idParam}query: ${names.search}, ${OPTIONS}): ListCall<${record}, CursorPage<${record}>>` },
       { doc: `${doc} Offset mode: \`page\` and \`per_page\`.`, signature: `list(${idParam}query?: ${names.list}, ${OPTIONS}): ListCall<${record}, OffsetPage<${record}>>` },
-      { doc: `${doc} Offset mode, or cursor mode with \`q\`.`, signature: `list(${idParam}query?: EitherQuery<${names.list}, ${names.search}>, ${OPTIONS}): ListCall<${record}, ${pages}>` },
+      { doc: `${doc} Offset mode, or cursor mode with \`q\`.`, signature: `list(${idParam}query?: EitherQuery<${names.list} | ${names.search}>, ${OPTIONS}): ListCall<${record}, ${pages}>` },
     ],
     doc: "",
     signature: `list(${idParam}query: ${both} = {}, ${OPTIONS}): ListCall<${record}, ${pages}>`,
