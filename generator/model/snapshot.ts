@@ -1,7 +1,7 @@
 import { engineState } from "../engine.ts";
 import { EXPORT_EVENTS } from "../../runtime/events.ts";
 import { canonicalDecimal } from "../../runtime/decimal.ts";
-import type { StoreReference } from "../../runtime/references.ts";
+import type { OnDelete, StoreReference } from "../../runtime/references.ts";
 import { EXPORT_JOB_FIELDS, EXPORT_JOB_FILTERS, EXPORT_JOBS, type ExportJobField } from "../../runtime/exports-job.ts";
 import { compareText } from "../diagnostics/diagnostic.ts";
 import { singularOf, snakeCase } from "../util/names.ts";
@@ -102,14 +102,14 @@ function versionResource(defs: Definitions, r: ResourceDef, version: string, suc
   const n = versionNumber(version);
   const collectionPath = `/${version}/${r.collection}`;
   const lifetime = defs.versions.map((v) => versionNumber(v.name)).filter((v) => presentIn(v, r.added, r.removed));
-  const parentName = r.parent ? r.fields.find((f) => f.type === "uuid" && f.references === r.parent)?.name : undefined;
+  const parentName = parentFieldOf(r);
   const fields = r.fields
     .filter((f) => presentIn(n, f.added, f.removed))
     .map((f) => ({
       ...versionField(f, n),
       optional: mayBeAbsent(f, lifetime),
       ...hiddenMachine(r, f, n),
-      ...(f.name === parentName && f.onDelete === undefined ? { onDelete: "cascade" as const } : {}),
+      ...(f.type === "uuid" && f.references ? { onDelete: onDeleteOf(f, parentName) } : {}),
     }));
   const byStorage = new Map(fields.map((f) => [f.storageName, f]));
   const parentDef = r.parent ? defs.resources.find((p) => p.collection === r.parent) : undefined;
@@ -243,6 +243,16 @@ function sortKey(field: VersionField | undefined): ListSortKey[] {
   return [{ name: field.name, storageName: field.storageName, ordering, ...(field.type === "enum" ? { rank: field.values ?? [] } : {}) }];
 }
 
+/** The field of `r` that names its parent record (the first uuid referencing `parent`); null without a parent. */
+function parentFieldOf(r: ResourceDef): string | null {
+  return r.parent ? (r.fields.find((f) => f.type === "uuid" && f.references === r.parent)?.name ?? null) : null;
+}
+
+/** What deleting the record a reference names does, as declared or by default: cascade for the parent field, else restrict. */
+function onDeleteOf(f: FieldDef, parentField: string | null): OnDelete {
+  return f.onDelete ?? (f.name === parentField ? "cascade" : "restrict");
+}
+
 function versionField(f: FieldDef, n: number): VersionField {
   const name = f.renamed && n < versionNumber(f.renamed.in) ? f.renamed.from : f.name;
   const input = !f.readOnly;
@@ -259,8 +269,8 @@ function versionField(f: FieldDef, n: number): VersionField {
     minimum: f.minimum,
     maximum: f.maximum,
     references: f.references,
-    // A parent field's default (cascade) is set by versionResource, which knows the parent.
-    ...(f.type === "uuid" && f.references ? { onDelete: f.onDelete ?? "restrict" } : {}),
+    // A top-level field's is set again by versionResource, which knows the parent field.
+    ...(f.type === "uuid" && f.references ? { onDelete: onDeleteOf(f, null) } : {}),
     values: f.values,
     transitions: f.transitions,
     items: f.items ? versionField(f.items, n) : undefined,
@@ -327,7 +337,7 @@ function storageResource(r: ResourceDef, versions: VersionModel[], tenantKey: st
   const tenantField = tenantKey !== null && tenantKey !== "id" ? tenantKey : null;
   const unique = r.fields.filter((f) => f.unique).map((f) => f.name);
   const names = namesOf(r.singular, r.collection);
-  const parentField = r.parent ? (r.fields.find((f) => f.type === "uuid" && f.references === r.parent)?.name ?? null) : null;
+  const parentField = parentFieldOf(r);
   const lifetime = versions.map((v) => v.number).filter((n) => presentIn(n, r.added, r.removed));
   return {
     collection: r.collection,
@@ -347,7 +357,7 @@ function storageResource(r: ResourceDef, versions: VersionModel[], tenantKey: st
       targetField: `${snakeCase(r.singular)}_id`,
       fields: a.fields.map((f) => versionField(f, Number.POSITIVE_INFINITY)),
       references: a.fields.flatMap((f) =>
-        f.type === "uuid" && f.references ? [{ field: f.name, collection: f.references, onDelete: f.onDelete ?? "restrict" }] : [],
+        f.type === "uuid" && f.references ? [{ field: f.name, collection: f.references, onDelete: onDeleteOf(f, null) }] : [],
       ),
       nestedReferences: nestedReferences(a.fields),
       rules: { requires: a.requires, sets: a.sets },
@@ -363,12 +373,12 @@ function storageResource(r: ResourceDef, versions: VersionModel[], tenantKey: st
     tenantKey,
     references: r.fields.flatMap((f) =>
       f.type === "uuid" && f.references
-        ? [{ field: f.name, collection: f.references, onDelete: f.onDelete ?? (f.name === parentField ? "cascade" : "restrict") }]
+        ? [{ field: f.name, collection: f.references, onDelete: onDeleteOf(f, parentField) }]
         : [],
     ),
     links: r.fields.flatMap((f) =>
       f.type === "array" && f.items?.type === "uuid" && f.items.references
-        ? [{ field: f.name, collection: f.items.references, onDelete: f.items.onDelete ?? "restrict" }]
+        ? [{ field: f.name, collection: f.items.references, onDelete: onDeleteOf(f.items, null) }]
         : [],
     ),
     nestedReferences: nestedReferences(r.fields),
