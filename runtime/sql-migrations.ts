@@ -88,6 +88,7 @@ export async function migrate(
         file.checksum,
         PENDING.test(file.name) ? file.sql : null,
       ]);
+    await placeExtensions(tx, files);
     const done: string[] = [];
     for (const file of files) {
       const number = file.name.slice(0, 4);
@@ -130,6 +131,35 @@ export async function migrate(
     return done;
   });
 }
+
+/**
+ * The extensions the migrations create (`create extension if not exists pg_trgm;`), put where
+ * every schema finds them: an extension is one per database, and created from a connection whose
+ * search path starts with a service's schema (`?schema=a`) it would land in that schema, where
+ * the service of another schema (`?schema=b`) does not see its operator classes (its migration
+ * then fails on `gin_trgm_ops`), and dropping schema `a` would drop it. So a missing one is
+ * created in `public`, and one in a schema this connection does not search (an earlier canon's
+ * placement) is moved there; its objects keep working, as they refer to it by identity. The
+ * migrations' own statements then find it created. Without a `public` schema, nothing is done.
+ */
+async function placeExtensions(tx: SqlQueryable, files: MigrationFile[]): Promise<void> {
+  const names = new Set<string>();
+  for (const file of files) for (const m of file.sql.matchAll(EXTENSION)) names.add(m[1]!);
+  if (names.size === 0) return;
+  const [publicSchema] = await tx.query("select 1 as found from pg_namespace where nspname = 'public'");
+  if (!publicSchema) return;
+  for (const name of names) {
+    const [found] = await tx.query(
+      "select n.nspname as schema, n.nspname = any(current_schemas(true)) as visible from pg_extension e join pg_namespace n on n.oid = e.extnamespace where e.extname = $1",
+      [name],
+    );
+    if (!found) await tx.exec(`create extension if not exists ${name} with schema public`);
+    else if (!found.visible) await tx.exec(`alter extension ${name} set schema public`);
+  }
+}
+
+/** A migration's statement that creates an extension (generator/emit/sql/diff.ts writes it so). */
+const EXTENSION = /^create extension if not exists ([a-z0-9_]+);$/gm;
 
 /**
  * Runs a migration's statements; a failure names the migration and says what the database

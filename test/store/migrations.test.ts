@@ -185,4 +185,49 @@ describe("SQL migrations", () => {
       });
     });
   }
+
+  test("on PostgreSQL pg_trgm goes to public whatever the service's schema, and one left in a schema is moved there", async () => {
+    // A database of its own: the shared test database keeps pg_trgm in public (preparePostgres).
+    const pg = (await import("pg")).default;
+    const database = `canon_ext_${process.pid}_${Date.now().toString(36)}`;
+    const admin = new pg.Client({ connectionString: POSTGRES_URL });
+    await admin.connect();
+    await admin.query(`create database "${database}"`);
+    const url = Object.assign(new URL(POSTGRES_URL), { pathname: `/${database}` }).href;
+    const mod = (await import(pathToFileURL(path.join(sql, "index.ts")).href)) as Module;
+    const runtime = (await import(pathToFileURL(path.join(dir, "generated", "runtime", "sql-store.ts")).href)) as Module;
+    const files = runtime.readMigrations(mod.migrationsFolder);
+    const placed = async (driver: Module) => (await driver.query("select n.nspname as schema from pg_extension e join pg_namespace n on n.oid = e.extnamespace where e.extname = 'pg_trgm'"))[0]?.schema;
+    try {
+      for (const schema of ["first", "second"]) {
+        const driver = await runtime.openDriver(url, { schema });
+        try {
+          // Each schema's migrations apply (the second's trigram indexes find gin_trgm_ops).
+          assert.deepEqual(await runtime.migrate(driver, files), files.map((f: { name: string }) => f.name));
+          assert.equal(await placed(driver), "public");
+        } finally {
+          await driver.close();
+        }
+      }
+      // Where an earlier canon left it: in the first service's schema, which the third does not search.
+      const driver = await runtime.openDriver(url, { schema: "third" });
+      try {
+        await driver.exec("alter extension pg_trgm set schema first");
+        assert.deepEqual(await runtime.migrate(driver, files), files.map((f: { name: string }) => f.name));
+        assert.equal(await placed(driver), "public");
+      } finally {
+        await driver.close();
+      }
+      // The first schema's trigram search still works, its index now on public's operator class.
+      const first = await runtime.openDriver(url, { schema: "first" });
+      try {
+        assert.deepEqual(await first.query("select count(*)::int as n from products where name % 'anything'"), [{ n: 0 }]);
+      } finally {
+        await first.close();
+      }
+    } finally {
+      await admin.query(`drop database if exists "${database}" with (force)`);
+      await admin.end();
+    }
+  });
 });
