@@ -109,7 +109,9 @@ interface Dev {
 }
 
 function start(cwd: string, store: string): Promise<Dev> {
-  const child = spawn(process.execPath, [path.join(repoRoot, "bin", "canon.js"), "dev", "--port", "0", "--store", store], {
+  // Node's own flags for the dev process, to look into it (`CANON_BENCH_NODE_FLAGS="--trace-gc"`).
+  const flags = process.env.CANON_BENCH_NODE_FLAGS?.split(" ").filter(Boolean) ?? [];
+  const child = spawn(process.execPath, [...flags, path.join(repoRoot, "bin", "canon.js"), "dev", "--port", "0", "--store", store], {
     cwd,
     env: { ...process.env, NO_COLOR: "1", ...(process.env.CANON_BENCH_DEV_TIMINGS ? { CANON_TIMINGS: "1" } : {}) },
     stdio: ["ignore", "pipe", "pipe"],

@@ -81,7 +81,9 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
   const computed = engine.computed;
   const recalled = engine.recalled;
   const result = await engine.within(() => run(options, cacheFile, output));
+  const phase = phaseTimer();
   if (result.model) engine.save();
+  phase("engine records saved");
   return { ...result, units: { computed: engine.computed - computed, recalled: engine.recalled - recalled } };
 }
 

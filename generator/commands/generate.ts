@@ -9,6 +9,7 @@ import type { FormattedFile } from "../format/format.ts";
 import type { GenerateSession } from "../session.ts";
 import { canonSources, currentStamp, fingerprint, stampFile, writeStamp } from "../write/stamp.ts";
 import { youngGenerationForOneRun } from "../util/young-generation.ts";
+import { phaseTimer } from "../util/timings.ts";
 
 export interface OutputOptions {
   definitions: string;
@@ -120,14 +121,17 @@ export async function generateAndReport(
   } = {},
 ): Promise<{ code: number; model: ApiModel | null; files: FormattedFile[] }> {
   const started = performance.now();
+  const phase = phaseTimer();
   const stamped = keepStamp ? await stampOf(options) : null;
   const stamp = needModel || !stamped ? null : await upToDate(options, stamped);
+  phase("stamp: is the output up to date");
   if (stamp) {
     process.stderr.write(stamp.warnings);
     report.info(`canon generate: up to date, ${Object.keys(stamp.files).length} files unchanged (${ms(performance.now() - started)})`);
     return { code: 0, model: null, files: [] };
   }
   const result = await migrationsRead(() => run(options, true, session, stamped), "generate", report, options.out);
+  phase("generator loaded and run (the phases above)");
   if (!result) return { code: 1, model: null, files: [] };
   const failed = report.diagnostics(result.diagnostics);
   await reportGate(command, result, options, report, rerun);
@@ -145,7 +149,10 @@ export async function generateAndReport(
       ? `canon generate: up to date, ${unchanged} files unchanged (${ms(result.ms)})`
       : `canon generate: ${added.length} added, ${changed.length} changed, ${stale.length} removed, ${unchanged} unchanged (${ms(result.ms)})`,
   );
-  if (stamped) await stampSuccess(stamped, result);
+  if (stamped) {
+    await stampSuccess(stamped, result);
+    phase("stamp written");
+  }
   return { code: 0, model: result.model, files: result.files };
 }
 
