@@ -58,6 +58,7 @@ export const resourceSpecs = {
       { field: "product_ids.*", collection: "products" },
     ],
     transitions: { status: { pending: ["paid", "cancelled"], paid: ["shipped", "cancelled"] } },
+    maps: [{ field: "metadata", maxItems: 50 }],
   },
   products: {
     collection: "products",

@@ -31,6 +31,7 @@
 import type { FastifyRequest } from "fastify";
 import type { Authorize, Principal } from "./auth.ts";
 import { decimalValues, type DecimalField } from "./decimal.ts";
+import { mapValues, type MapField } from "./map.ts";
 import type { EventOf } from "./events.ts";
 import { checkTransitions, type Transitions } from "./rules.ts";
 import {
@@ -141,6 +142,8 @@ export type HookSpec = WriteConstraints & {
   references: Array<{ field: string; collection: string; tenantKey?: string }>;
   /** Its decimal fields: what the handle writes is put in canonical form (`decimalValues`). */
   decimals?: DecimalField[];
+  /** Its map fields: what the handle writes is checked against the rules of every map (`mapValues`). */
+  maps?: MapField[];
   transitions?: Transitions;
   /** Its tenant field, on a tenant-scoped collection (`ResourceSpec.tenant`). */
   tenant?: string;
@@ -266,6 +269,7 @@ export class StagedHookStore implements HookStore {
   async insert(collection: string, values: Values): Promise<StoredRecord> {
     const spec = this.spec(collection);
     decimalValues(spec.decimals, values);
+    mapValues(spec.maps, values);
     if (spec.tenantKey !== undefined) principalTenantValues(this.principal, spec.tenantKey, values);
     await this.checkReferences(values, null, spec, this.reader);
     const now = new Date().toISOString();
@@ -285,6 +289,7 @@ export class StagedHookStore implements HookStore {
   async update(collection: string, current: StoredRecord, values: Values): Promise<StoredRecord> {
     const spec = this.spec(collection);
     decimalValues(spec.decimals, values);
+    mapValues(spec.maps, values);
     const key = `${collection} ${current.id}`;
     const at = this.staged.get(key);
     if (spec.tenantKey !== undefined) principalTenantValues(this.principal, spec.tenantKey, values, false);

@@ -5,6 +5,7 @@
  * as one write (`Store.writeAll`), each with its event, the record's `.updated` first.
  */
 import { decimalValues } from "./decimal.ts";
+import { mapValues } from "./map.ts";
 import { CrudService, type ResourceSpec } from "./crud-service.ts";
 import { NotFoundError } from "./errors.ts";
 import { adoptedOr } from "./idempotency.ts";
@@ -111,7 +112,10 @@ export class ActingService<V extends Values, T extends Values = Values> extends 
         values,
         store: staged as HookStore as HookStore<never>,
       });
-    if (staged) decimalValues(this.spec.decimals, values);
+    if (staged) {
+      decimalValues(this.spec.decimals, values);
+      mapValues(this.spec.maps, values);
+    }
     let changed: Values | null = null;
     if (sets) {
       changed = { ...current.values };

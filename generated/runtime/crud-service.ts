@@ -6,6 +6,7 @@
  * add business rules without touching generated files.
  */
 import { decimalValues, type DecimalField } from "./decimal.ts";
+import { mapValues, type MapField } from "./map.ts";
 import { BusinessRuleError, ConflictError } from "./errors.ts";
 import type { EventOf } from "./events.ts";
 import {
@@ -62,6 +63,8 @@ export interface ResourceSpec {
   transitions?: Transitions;
   /** Its decimal fields (SPEC §12.6): what a hook sets is written in canonical form (`decimalValues`). */
   decimals?: DecimalField[];
+  /** Its map fields (SPEC §12.6): what a hook sets is checked against the rules of every map (`mapValues`). */
+  maps?: MapField[];
 }
 
 /**
@@ -257,6 +260,7 @@ export class CrudService<V extends Values> implements ResourceService<V> {
       store: staged as HookStore as HookStore<never>,
     });
     decimalValues(this.spec.decimals, values);
+    mapValues(this.spec.maps, values);
     // The hook may have changed the tenant field: still the principal's tenant (else 403).
     if (this.spec.tenantKey !== undefined)
       principalTenantValues(context.principal, this.spec.tenantKey, values);
@@ -288,6 +292,7 @@ export class CrudService<V extends Values> implements ResourceService<V> {
       store: staged as HookStore as HookStore<never>,
     });
     decimalValues(this.spec.decimals, values);
+    mapValues(this.spec.maps, values);
     if (this.spec.tenantKey !== undefined)
       principalTenantValues(context.principal, this.spec.tenantKey, values, false);
     checkTransitions(this.spec.transitions, current.values, values);

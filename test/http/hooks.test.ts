@@ -50,6 +50,11 @@ before(async () => {
                 args.values.estimate = args.values.subject.slice("estimate ".length);
                 await args.store.insert("audits", { text: `estimated ${args.values.estimate}`, cost: "5.5" });
               }
+              // A map a hook sets (SPEC §12.6: its key rules and max_items hold).
+              if (typeof args.values.subject === "string" && args.values.subject.startsWith("labels ")) {
+                args.values.labels = JSON.parse(args.values.subject.slice("labels ".length));
+                await args.store.insert("audits", { text: `labelled ${args.values.subject}` });
+              }
               // A plain Error after a write through the handle: 500, and nothing of either is kept.
               if (args.values.subject === "boom") {
                 await args.store.insert("audits", { text: "never kept" });
@@ -162,6 +167,22 @@ describe(`hooks (SPEC §12.5), ${STORE} store`, () => {
       await expectError(api, "POST", "/v1/tickets", 500, "INTERNAL_ERROR", { body: { organization_id: org.id, subject: `estimate ${bad}` } });
       assert.equal((await audits()).length, before, `${bad}: the hook's audit is not kept either`);
       assert.ok(logged.some((line) => line.includes('decimal field \\"estimate\\"') && line.includes(JSON.stringify(bad).slice(1, -1))), `${bad}: logged`);
+    }
+  });
+
+  test("a map a hook sets is held to the rules of every map: keys, max_items, an object; one that breaks them answers 500, nothing written", async () => {
+    const labelled = await ticket({ subject: 'labels {"team.a":"x","b-2":"y"}' });
+    assert.deepEqual(labelled.labels, { "team.a": "x", "b-2": "y" });
+    for (const [bad, said] of [
+      ['{"a/b":"x"}', 'has the key \\"a/b\\"'],
+      ['{"a":"1","b":"2","c":"3","d":"4"}', "must have at most 3 keys"],
+      ['["x"]', "is not an object"],
+      [`{"${"k".repeat(41)}":"x"}`, "is not a valid key"],
+    ] as const) {
+      const before = (await audits()).length;
+      await expectError(api, "POST", "/v1/tickets", 500, "INTERNAL_ERROR", { body: { organization_id: org.id, subject: `labels ${bad}` } });
+      assert.equal((await audits()).length, before, `${bad}: the hook's audit is not kept either`);
+      assert.ok(logged.some((line) => line.includes('map field \\"labels\\"') && line.includes(said)), `${bad}: logged (${said})`);
     }
   });
 

@@ -1,3 +1,4 @@
+import { MAP_MAX_KEYS } from "../../../runtime/map.ts";
 import type { ApiModel, ListCondition, VersionExport, VersionField, VersionModel, VersionResource } from "../../model/types.ts";
 import { routeOf } from "../../model/routes.ts";
 import { versionNumber } from "../../model/snapshot.ts";
@@ -534,6 +535,14 @@ function decimalSpecs(fields: readonly VersionField[]): string {
     .join(", ");
 }
 
+/** A collection's map fields as `ResourceSpec.maps` lists them (runtime/map.ts `MapField`). */
+function mapSpecs(fields: readonly VersionField[]): string {
+  return fields
+    .filter((f) => f.type === "map")
+    .map((f) => literal({ field: f.storageName, maxItems: f.maxItems ?? MAP_MAX_KEYS }))
+    .join(", ");
+}
+
 function servicesView(model: ApiModel) {
   const tenantKeys = new Map(model.storage.flatMap((r) => (r.tenantKey ? [[r.collection, r.tenantKey] as const] : [])));
   const services = model.storage.flatMap((r) => [
@@ -550,6 +559,7 @@ function servicesView(model: ApiModel) {
       references: referenceSpecs(r.references, r.nestedReferences, r.tenantKey && r.tenantKey !== "id" ? tenantKeys : undefined),
       transitions: transitionsOf(r),
       decimals: decimalSpecs(r.fields),
+      maps: mapSpecs(r.fields),
       tenant: r.tenantKey && r.tenantKey !== "id" ? r.tenantKey : "",
       tenantKey: r.tenantKey ?? "",
       effect: "",
@@ -569,6 +579,7 @@ function servicesView(model: ApiModel) {
       references: referenceSpecs(a.references, a.nestedReferences, r.tenantKey ? tenantKeys : undefined),
       transitions: "",
       decimals: decimalSpecs(a.fields),
+      maps: mapSpecs(a.fields),
       tenant: "",
       tenantKey: "",
       // An action of a tenant-scoped resource whose fields reference a tenant's records looks them
