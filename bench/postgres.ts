@@ -135,7 +135,13 @@ export async function startPostgresServers(app?: string): Promise<PostgresServer
   try {
     await seed(url, app);
     servers.push(await startServer("generated-pg", app, ["--store", url]));
-    servers.push(await startServer("handwritten-pg", undefined, ["--store", url]));
+    // CANON_BENCH_AA=1: the generated server against a second one of itself, in the hand-written
+    // one's place: what the method measures between two equal servers (docs/benchmarks.md).
+    servers.push(
+      process.env.CANON_BENCH_AA === "1"
+        ? await startServer("generated-pg", app, ["--store", url])
+        : await startServer("handwritten-pg", undefined, ["--store", url]),
+    );
   } catch (error) {
     await stop();
     throw error;

@@ -4,9 +4,9 @@
 // hand-written runs alternate within each round; ratios are taken within a round and the
 // median of the rounds is reported. Bare node:http answering a fixed body is the ceiling.
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { fmtCount, fmtRatio, log, median, repoRoot, table, type Check } from "./lib.ts";
+import { fmtCount, fmtRatio, log, median, repoRoot, table, workRoot, type Check } from "./lib.ts";
 import { BENCH_ID } from "./runtime/seed.ts";
 
 export interface RuntimePlan {
@@ -57,6 +57,8 @@ export interface WrkResult {
   p50: number;
   p99: number;
   errors: number;
+  /** Every latency wrk recorded, in µs, with how many requests took it (asked for with `histogram`). */
+  latencies?: Map<number, number>;
 }
 
 export interface EndpointResult {
@@ -182,7 +184,8 @@ function processCpu(pid: number | undefined): number {
 
 /**
  * One wrk run against `url`; with `server`, also the server's CPU time per request; with
- * `script`, wrk's Lua script (which may choose each request's path).
+ * `script`, wrk's Lua script (which may choose each request's path); with `histogram`, every
+ * latency wrk recorded (`latencies`), for runs whose latencies are pooled (`measureRound`).
  */
 export async function wrk(
   url: string,
@@ -190,18 +193,98 @@ export async function wrk(
   connections: number,
   server?: Server,
   script?: string,
+  histogram = false,
 ): Promise<WrkResult> {
   const cpuBefore = processCpu(server?.child.pid);
-  const flags = ["-H", AUTH, ...(script ? ["-s", script] : [])];
+  const dump = histogram ? histogramScript(script) : null;
+  const lua = dump?.script ?? script;
+  const flags = ["-H", AUTH, ...(lua ? ["-s", lua] : [])];
   const [command, args] = pinned(1, "wrk", wrkArgs(url, seconds, connections, flags));
-  const child = spawn(command, args, { stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(command, args, { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, ...(dump ? { CANON_WRK_HISTOGRAM: dump.output } : {}) } });
   let out = "";
   child.stdout.setEncoding("utf8").on("data", (d: string) => (out += d));
   child.stderr.setEncoding("utf8").on("data", (d: string) => (out += d));
   await new Promise((resolve) => child.on("close", resolve));
   const result = wrkResult(out, url);
   result.cpuUs = ((processCpu(server?.child.pid) - cpuBefore) / result.requests) * 1e6;
+  if (dump) {
+    result.latencies = readHistogram(dump.output);
+    rmSync(dump.output, { force: true });
+  }
   return result;
+}
+
+/**
+ * A wrk script that also writes every latency it recorded (`<µs> <count>` a line, from wrk's
+ * `done` hook) to the file CANON_WRK_HISTOGRAM names: `script`'s text (an endpoint's request
+ * function) followed by that hook.
+ */
+function histogramScript(script?: string): { script: string; output: string } {
+  mkdirSync(workRoot, { recursive: true });
+  const file = path.join(workRoot, `wrk-histogram-${path.basename(script ?? "plain.lua")}`);
+  writeFileSync(
+    file,
+    [
+      script ? readFileSync(script, "utf8") : "",
+      "-- Every latency recorded (µs) and its count, for the benchmark to pool runs (bench/runtime.ts).",
+      "done = function(summary, latency, requests)",
+      '  local out = assert(io.open(os.getenv("CANON_WRK_HISTOGRAM"), "w"))',
+      "  local i = 1",
+      "  while true do",
+      "    local value, count = latency(i)",
+      // Past the last recorded latency wrk answers 0, not nil.
+      "    if value == nil or value == 0 or count == 0 then break end",
+      '    out:write(value, " ", count, "\\n")',
+      "    i = i + 1",
+      "  end",
+      "  out:close()",
+      "end",
+      "",
+    ].join("\n"),
+  );
+  return { script: file, output: path.join(workRoot, `wrk-histogram-${process.pid}-${histogramRuns++}.txt`) };
+}
+
+let histogramRuns = 0;
+
+function readHistogram(file: string): Map<number, number> {
+  const latencies = new Map<number, number>();
+  for (const line of readFileSync(file, "utf8").split("\n")) {
+    const [value, count] = line.split(" ").map(Number);
+    if (value !== undefined && count !== undefined && Number.isFinite(value) && Number.isFinite(count)) latencies.set(value, (latencies.get(value) ?? 0) + count);
+  }
+  if (latencies.size === 0) throw new Error(`wrk wrote no latencies to ${file}`);
+  return latencies;
+}
+
+/** The `p`th percentile (0–100) of pooled latencies, in ms: the least latency at or below which `p` % of the requests fall. */
+export function percentile(latencies: Map<number, number>, p: number): number {
+  const sorted = [...latencies].sort(([a], [b]) => a - b);
+  const total = sorted.reduce((sum, [, count]) => sum + count, 0);
+  const rank = Math.ceil((p / 100) * total);
+  let seen = 0;
+  for (const [value, count] of sorted) {
+    seen += count;
+    if (seen >= rank) return value / 1000;
+  }
+  return NaN;
+}
+
+/** Runs of one server pooled: req/s over their whole time, CPU per request over all requests, percentiles of every latency. */
+export function pooled(runs: WrkResult[]): WrkResult {
+  const latencies = new Map<number, number>();
+  for (const run of runs) for (const [value, count] of run.latencies ?? []) latencies.set(value, (latencies.get(value) ?? 0) + count);
+  const requests = runs.reduce((sum, r) => sum + r.requests, 0);
+  const seconds = runs.reduce((sum, r) => sum + r.requests / r.rps, 0);
+  return {
+    rps: requests / seconds,
+    requests,
+    cpuUs: runs.reduce((sum, r) => sum + r.cpuUs * r.requests, 0) / requests,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    errors: runs.reduce((sum, r) => sum + r.errors, 0),
+    latencies,
+  };
 }
 
 /** `value` with every object's keys sorted, for comparing JSON whatever its key order. */
@@ -327,8 +410,13 @@ export async function benchRuntime(plan: RuntimePlan): Promise<RuntimeResult> {
 }
 
 /**
- * One round of one endpoint: hand-written and generated back to back (alternating which goes
- * first), their ratios appended to `e`. `e.script`, when set, is wrk's Lua script.
+ * One round of one endpoint, its ratios appended to `e`: each server runs twice for half of
+ * `plan.seconds`, interleaved A B B A (B A A B in the next round), and each server's two runs are
+ * pooled (`pooled`: req/s over both, p99 over every latency of both). A slow spell of the
+ * machine, which lasts a second or two, then falls on both servers' time far more evenly than
+ * when each ran once, back to back: on PostgreSQL one round's p99 ratio of two identical
+ * generated servers moved from 0.30× to 2.85× that way (docs/benchmarks.md, session 14).
+ * `e.script`, when set, is wrk's Lua script.
  */
 export async function measureRound(
   e: EndpointResult,
@@ -337,12 +425,20 @@ export async function measureRound(
   generated: Server,
   handwritten: Server,
 ): Promise<void> {
-  const order = round % 2 === 0 ? [handwritten, generated] : [generated, handwritten];
-  const got = new Map<Server, WrkResult>();
-  for (const s of order)
-    got.set(s, await wrk(`http://127.0.0.1:${s.port}${e.path}`, plan.seconds, plan.connections, s, e.script));
-  const h = got.get(handwritten)!;
-  const g = got.get(generated)!;
+  const [a, b] = round % 2 === 0 ? [handwritten, generated] : [generated, handwritten];
+  const runs = new Map<Server, WrkResult[]>([
+    [a, []],
+    [b, []],
+  ]);
+  // wrk takes whole seconds.
+  const seconds = Math.max(1, Math.round(plan.seconds / 2));
+  for (const s of [a, b, b, a])
+    runs.get(s)!.push(await wrk(`http://127.0.0.1:${s.port}${e.path}`, seconds, plan.connections, s, e.script, true));
+  const h = pooled(runs.get(handwritten)!);
+  const g = pooled(runs.get(generated)!);
+  // Only the figures are kept: the pooled latencies of every round would fill the report's memory.
+  delete h.latencies;
+  delete g.latencies;
   e.handwritten.push(h);
   e.generated.push(g);
   e.rpsRatios.push(g.rps / h.rps);
@@ -445,8 +541,8 @@ export function runtimeMarkdown(r: RuntimeResult): string {
     );
   }
   parts.push(
-    `Medians of ${r.endpoints[0]?.rpsRatios.length ?? 0} rounds; in each round hand-written and generated ran back to back (alternating which went first). ` +
-      `wrk -t1 -c${r.connections} -d${r.seconds}s; ${r.pinned ? "server pinned to core 0 and wrk to core 1 with taskset" : "not pinned (taskset missing)"}.`,
+    `Medians of ${r.endpoints[0]?.rpsRatios.length ?? 0} rounds; in each round each server ran twice, interleaved (hand-written, generated, generated, hand-written; the other way round in the next round), and its two runs were pooled (req/s over both, percentiles over every latency of both). ` +
+      `wrk -t1 -c${r.connections} -d${Math.max(1, Math.round(r.seconds / 2))}s a run; ${r.pinned ? "server pinned to core 0 and wrk to core 1 with taskset" : "not pinned (taskset missing)"}.`,
   );
   return parts.join("\n\n");
 }

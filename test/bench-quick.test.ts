@@ -7,6 +7,8 @@
 // other tests run beside it, timings would only be noise.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { existsSync, readFileSync, rmSync } from "node:fs";
 import path from "node:path";
 import { describe, test } from "node:test";
@@ -14,10 +16,13 @@ import { repoRoot, timeNode, workRoot } from "../bench/lib.ts";
 import {
   BENCH_PATHS,
   parseWrk,
+  percentile,
+  pooled,
   runtimeAvailable,
   startServer,
   stopServer,
   verify,
+  wrk,
 } from "../bench/runtime.ts";
 import { POSTGRES_PATHS, postgresChecks, startPostgresServers } from "../bench/postgres.ts";
 import { generationChecks, type GenerationResult } from "../bench/generation.ts";
@@ -193,6 +198,40 @@ Requests/sec:  12500.50
     assert.equal(r.p99, 1200);
     assert.equal(r.errors, 3);
   });
+
+  test("runs are pooled: req/s over their whole time, percentiles over every latency of every run", () => {
+    const run = (rps: number, requests: number, latencies: Array<[number, number]>) => ({ rps, requests, cpuUs: 100, p50: NaN, p99: NaN, errors: 0, latencies: new Map(latencies) });
+    // 98 fast requests in one run, a slow spell of 2 in the other: the pooled p99 is the slower
+    // of the two slow ones (99th of 100), where each run alone says 1 ms and 50 ms.
+    const a = run(1000, 1000, [[1000, 98]]);
+    const b = run(500, 500, [[20_000, 1], [50_000, 1]]);
+    const p = pooled([a, b]);
+    assert.equal(p.requests, 1500);
+    assert.equal(p.rps, 1500 / 2);
+    assert.equal(p.p50, 1);
+    assert.equal(p.p99, 20);
+    assert.equal(percentile(new Map([[5, 1], [7, 1]]), 100), 0.007);
+    assert.equal(percentile(new Map([[5, 1], [7, 1]]), 50), 0.005);
+  });
+
+  test(
+    "wrk hands over every latency it recorded, as many as it counted",
+    { skip: runtimeAvailable() ?? false },
+    async () => {
+      const server = createServer((_request, response) => response.end("ok"));
+      await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+      try {
+        const { port } = server.address() as AddressInfo;
+        const r = await wrk(`http://127.0.0.1:${port}/`, 1, 4, undefined, undefined, true);
+        const counted = [...r.latencies!.values()].reduce((sum, count) => sum + count, 0);
+        // wrk's total counts requests finished within the run; its latencies, a few more.
+        assert.ok(counted >= r.requests && counted < r.requests * 1.5, `${counted} latencies for ${r.requests} requests`);
+        assert.ok(Math.abs(percentile(r.latencies!, 99) - r.p99) <= r.p99 * 0.5 + 0.05, `p99 ${percentile(r.latencies!, 99)} ms from the latencies, ${r.p99} ms from wrk`);
+      } finally {
+        server.close();
+      }
+    },
+  );
 
   test(
     "quick mode: no figure falls clearly short of its target",
