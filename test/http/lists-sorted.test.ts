@@ -230,6 +230,10 @@ describe(`operator filters (SPEC §12.2), ${STORE} store`, () => {
       ["priority[null]=true", "priority[null]"],
       [`estimate[in]=${Array.from({ length: 101 }, (_, i) => i).join(",")}`, "estimate[in]"],
       ["estimate[in]=", "estimate[in]"],
+      // Outside the field's bounds (estimate: minimum 0), as OpenAPI states them for each parameter.
+      ["estimate=-1", "estimate"],
+      ["estimate[gte]=-1", "estimate[gte]"],
+      ["estimate[in]=1,-1", "estimate[in]"],
     ];
     for (const [query, field] of cases) {
       const error = await expectError(api, "GET", `/v1/organizations/${o.id}/tickets?${query}`, 400, "VALIDATION_ERROR");

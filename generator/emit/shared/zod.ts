@@ -76,10 +76,12 @@ function urlSchema(schemes: string[] = ["http", "https"]): string {
 /** The zod expression that reads a filter's value from the query string. */
 export function zodQuery(field: VersionField): string {
   switch (field.type) {
+    // Within the field's bounds, as OpenAPI states them for the parameter (SPEC §12.2: a value not
+    // valid for the field answers 400 naming the parameter).
     case "integer":
-      return "queryInteger";
+      return field.minimum === undefined && field.maximum === undefined ? "queryInteger" : `queryInteger.pipe(${zodBase(field)})`;
     case "number":
-      return "queryNumber";
+      return field.minimum === undefined && field.maximum === undefined ? "queryNumber" : `queryNumber.pipe(${zodBase(field)})`;
     case "boolean":
       return "queryBoolean";
     case "enum":
