@@ -596,8 +596,14 @@ function delay(ms: number, signal: AbortSignal | undefined): Promise<void> {
 function queryString(query: Query | undefined): string {
   if (!query) return "";
   const params = new URLSearchParams();
-  const joined = (value: Scalar | readonly Scalar[]) =>
-    Array.isArray(value) ? value.join(",") : String(value);
+  const joined = (value: Scalar | readonly Scalar[]) => {
+    if (!Array.isArray(value)) return String(value);
+    // The service splits a list at its commas: one value holding a comma would be two.
+    const withComma = value.find((item) => String(item).includes(","));
+    if (withComma !== undefined)
+      throw new TypeError(`a list filter's value cannot hold a comma: ${String(withComma)}`);
+    return value.join(",");
+  };
   for (const [name, value] of Object.entries(query)) {
     if (value === undefined) continue;
     if (typeof value !== "object" || Array.isArray(value))

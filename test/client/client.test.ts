@@ -42,6 +42,10 @@ describe("the generated client, every operation of both versions", () => {
     assert.equal((await api.invoices.update(invoice.id, { status: "issued" })).status, "issued");
     assert.deepEqual((await api.orders.invoices.list(order.id)).data.map((i) => i.id), [invoice.id]);
     assert.ok((await api.invoices.list({ status: "issued" })).data.some((i) => i.id === invoice.id));
+    // A list filter's values are sent joined by commas: a value holding one is refused before
+    // any request (the service would read two values), a plain equality may hold one.
+    assert.ok((await api.orders.list({ currency: { in: ["EUR", "USD"] } })).data.some((o) => o.id === order.id));
+    await assert.rejects(async () => api.orders.list({ currency: { in: ["EU,R"] } }), /a list filter's value cannot hold a comma: EU,R/);
 
     const product = await api.products.create({ ...productBody(), tags: ["desk"] });
     assert.equal((await api.products.get(product.id)).sku, product.sku);
