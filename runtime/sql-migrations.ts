@@ -140,14 +140,19 @@ export async function migrate(
  * then fails on `gin_trgm_ops`), and dropping schema `a` would drop it. So a missing one is
  * created in `public`, and one in a schema this connection does not search (an earlier canon's
  * placement) is moved there; its objects keep working, as they refer to it by identity. The
- * migrations' own statements then find it created. Without a `public` schema, nothing is done.
+ * migrations' own statements then find it created. Without a `public` schema this role may create
+ * in, nothing is done.
  */
 async function placeExtensions(tx: SqlQueryable, files: MigrationFile[]): Promise<void> {
   const names = new Set<string>();
   for (const file of files) for (const m of file.sql.matchAll(EXTENSION)) names.add(m[1]!);
   if (names.size === 0) return;
-  const [publicSchema] = await tx.query("select 1 as found from pg_namespace where nspname = 'public'");
-  if (!publicSchema) return;
+  // Only where this role may create in `public` (PostgreSQL 15 and later grant that to its owner
+  // alone): elsewhere the migration's own statement creates it, in the role's schema, as before.
+  const [publicSchema] = await tx.query(
+    "select has_schema_privilege('public', 'CREATE') as writable from pg_namespace where nspname = 'public'",
+  );
+  if (!publicSchema?.writable) return;
   for (const name of names) {
     const [found] = await tx.query(
       "select n.nspname as schema, n.nspname = any(current_schemas(true)) as visible from pg_extension e join pg_namespace n on n.oid = e.extnamespace where e.extname = $1",
