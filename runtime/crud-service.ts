@@ -4,11 +4,12 @@
  * service after validating input and authorizing; a user replaces a resource's service to
  * add business rules without touching generated files.
  */
-import { decimalValues, type DecimalField } from "./decimal.ts";
-import { mapValues, type MapField } from "./map.ts";
+import type { DecimalField } from "./decimal.ts";
+import type { MapField } from "./map.ts";
 import { BusinessRuleError, ConflictError } from "./errors.ts";
 import type { EventOf } from "./events.ts";
 import {
+  hookWrittenValues,
   StagedHookStore,
   type HookStore,
   type HookSupport,
@@ -258,8 +259,7 @@ export class CrudService<V extends Values> implements ResourceService<V> {
       values,
       store: staged as HookStore as HookStore<never>,
     });
-    decimalValues(this.spec.decimals, values);
-    mapValues(this.spec.maps, values);
+    hookWrittenValues(this.spec, values);
     // The hook may have changed the tenant field: still the principal's tenant (else 403).
     if (this.spec.tenantKey !== undefined)
       principalTenantValues(context.principal, this.spec.tenantKey, values);
@@ -290,8 +290,7 @@ export class CrudService<V extends Values> implements ResourceService<V> {
       values,
       store: staged as HookStore as HookStore<never>,
     });
-    decimalValues(this.spec.decimals, values);
-    mapValues(this.spec.maps, values);
+    hookWrittenValues(this.spec, values);
     if (this.spec.tenantKey !== undefined)
       principalTenantValues(context.principal, this.spec.tenantKey, values, false);
     checkTransitions(this.spec.transitions, current.values, values);

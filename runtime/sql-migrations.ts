@@ -88,7 +88,11 @@ export async function migrate(
         file.checksum,
         PENDING.test(file.name) ? file.sql : null,
       ]);
-    await placeExtensions(tx, files);
+    // Only for the files this run applies: a database with every one applied found its extensions.
+    await placeExtensions(
+      tx,
+      files.filter((file) => applied.get(file.name) !== file.checksum),
+    );
     const done: string[] = [];
     for (const file of files) {
       const number = file.name.slice(0, 4);

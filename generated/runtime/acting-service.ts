@@ -4,13 +4,17 @@
  * the record, and `sets` some of its fields. The action record is created and the record changed
  * as one write (`Store.writeAll`), each with its event, the record's `.updated` first.
  */
-import { decimalValues } from "./decimal.ts";
-import { mapValues } from "./map.ts";
 import { CrudService, type ResourceSpec } from "./crud-service.ts";
 import { NotFoundError } from "./errors.ts";
 import { adoptedOr } from "./idempotency.ts";
 import type { EventOf } from "./events.ts";
-import type { HookStore, HookSupport, ServiceHook, WriteContext } from "./hooks.ts";
+import {
+  hookWrittenValues,
+  type HookStore,
+  type HookSupport,
+  type ServiceHook,
+  type WriteContext,
+} from "./hooks.ts";
 import { checkRequires, checkTransitions, type Requirements } from "./rules.ts";
 import type { Store, StoredRecord, Values, Write } from "./store.ts";
 import { writeScope } from "./tenancy.ts";
@@ -112,10 +116,7 @@ export class ActingService<V extends Values, T extends Values = Values> extends 
         values,
         store: staged as HookStore as HookStore<never>,
       });
-    if (staged) {
-      decimalValues(this.spec.decimals, values);
-      mapValues(this.spec.maps, values);
-    }
+    if (staged) hookWrittenValues(this.spec, values);
     let changed: Values | null = null;
     if (sets) {
       changed = { ...current.values };

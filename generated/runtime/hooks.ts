@@ -162,6 +162,20 @@ export interface HookSupport {
   >;
 }
 
+/**
+ * Values a hook set on its write or wrote through its store handle, which no request validator
+ * read, held to the rules of their types (SPEC §12.6): decimals put in canonical form
+ * (`decimalValues`), maps checked against the rules of every map (`mapValues`). A value that
+ * breaks them is the hook's fault: it throws, and the request answers 500.
+ */
+export function hookWrittenValues(
+  spec: { decimals?: readonly DecimalField[]; maps?: readonly MapField[] },
+  values: Values,
+): void {
+  decimalValues(spec.decimals, values);
+  mapValues(spec.maps, values);
+}
+
 /** One staged write of a hook, as `Store.writeAll` takes it (an update always with its `current`). */
 export type StagedWrite = { insert: InsertArgs } | { update: StagedUpdate };
 
@@ -269,8 +283,7 @@ export class StagedHookStore implements HookStore {
 
   async insert(collection: string, values: Values): Promise<StoredRecord> {
     const spec = this.spec(collection);
-    decimalValues(spec.decimals, values);
-    mapValues(spec.maps, values);
+    hookWrittenValues(spec, values);
     if (spec.tenantKey !== undefined) principalTenantValues(this.principal, spec.tenantKey, values);
     await this.checkReferences(values, null, spec, this.reader);
     const now = new Date().toISOString();
@@ -289,8 +302,7 @@ export class StagedHookStore implements HookStore {
 
   async update(collection: string, current: StoredRecord, values: Values): Promise<StoredRecord> {
     const spec = this.spec(collection);
-    decimalValues(spec.decimals, values);
-    mapValues(spec.maps, values);
+    hookWrittenValues(spec, values);
     const key = `${collection} ${current.id}`;
     const at = this.staged.get(key);
     if (spec.tenantKey !== undefined) principalTenantValues(this.principal, spec.tenantKey, values, false);

@@ -79,9 +79,10 @@ export function zodQuery(field: VersionField): string {
     // Within the field's bounds, as OpenAPI states them for the parameter (SPEC §12.2: a value not
     // valid for the field answers 400 naming the parameter).
     case "integer":
-      return field.minimum === undefined && field.maximum === undefined ? "queryInteger" : `queryInteger.pipe(${zodBase(field)})`;
-    case "number":
-      return field.minimum === undefined && field.maximum === undefined ? "queryNumber" : `queryNumber.pipe(${zodBase(field)})`;
+    case "number": {
+      const read = field.type === "integer" ? "queryInteger" : "queryNumber";
+      return field.minimum === undefined && field.maximum === undefined ? read : `${read}.pipe(${zodBase(field)})`;
+    }
     case "boolean":
       return "queryBoolean";
     case "enum":
