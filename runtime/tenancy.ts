@@ -10,7 +10,7 @@
  */
 import type { FastifyRequest } from "fastify";
 import type { Principal } from "./auth.ts";
-import { ForbiddenError, ValidationError } from "./errors.ts";
+import { BusinessRuleError, ForbiddenError, ValidationError } from "./errors.ts";
 import { principalOf } from "./http.ts";
 import type { Values } from "./store.ts";
 
@@ -87,4 +87,24 @@ function checkTenant(tenant: string | undefined, key: string, values: Values, cr
       `${key} names another tenant: a principal of a tenant writes only its own tenant's records.`,
     );
   }
+}
+
+/**
+ * 422 naming the tenant field when a write would move a record of `spec` (its tenant field,
+ * `spec.tenant`) to another tenant: a record stays in the tenant it was created in, whoever
+ * writes it (a tenant principal that names another tenant is refused before this, 403). Moving a
+ * record would leave what refers to it, and its children, in the tenant it left, naming a record
+ * of another (docs/tenancy.md). Checked by every write that changes a record (PUT, PATCH, an
+ * action's `sets`, a hook's store handle), before the store runs it, on every store alike.
+ */
+export function keepTenant(
+  spec: { readonly tenant?: string | undefined },
+  before: Values,
+  after: Values,
+): void {
+  const field = spec.tenant;
+  if (field === undefined || after[field] === before[field]) return;
+  throw new BusinessRuleError(`${field} may not change: a record stays in the tenant it was created in.`, [
+    { field, issue: "may not change: a record stays in the tenant it was created in" },
+  ]);
 }

@@ -17,7 +17,7 @@ import {
 } from "./hooks.ts";
 import { checkRequires, checkTransitions, type Requirements } from "./rules.ts";
 import type { Store, StoredRecord, Values, Write } from "./store.ts";
-import { writeScope } from "./tenancy.ts";
+import { keepTenant, writeScope } from "./tenancy.ts";
 import { newId } from "./uuid.ts";
 
 /** A field an action sets: to a value, or to the value of one of the action's fields (`from`). */
@@ -124,6 +124,7 @@ export class ActingService<V extends Values, T extends Values = Values> extends 
         if ("value" in set) changed[field] = set.value;
         else if (values[set.from] !== undefined) changed[field] = values[set.from];
       }
+      keepTenant(this.target, current.values, changed);
       checkTransitions(this.target.transitions, current.values, changed);
     }
     const reader = staged?.reader ?? this.store;

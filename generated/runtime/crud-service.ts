@@ -31,7 +31,7 @@ import type {
   UpdateArgs,
   Values,
 } from "./store.ts";
-import { principalTenantValues, writeScope } from "./tenancy.ts";
+import { keepTenant, principalTenantValues, writeScope } from "./tenancy.ts";
 import { newId } from "./uuid.ts";
 
 export interface ResourceSpec {
@@ -155,6 +155,7 @@ export class CrudService<V extends Values> implements ResourceService<V> {
       if (hook) return this.hookedUpdate(hook, current, values, publish, context);
     }
     // Checked against the record the write replaces: the store writes only at `current.revision`.
+    keepTenant(this.spec, current.values, values);
     checkTransitions(this.spec.transitions, current.values, values);
     await this.checkReferences(values, current.values, this.spec, this.store, context);
     return (await this.store.update(
@@ -294,6 +295,7 @@ export class CrudService<V extends Values> implements ResourceService<V> {
     hookWrittenValues(this.spec, values);
     if (this.spec.tenantKey !== undefined)
       principalTenantValues(context.principal, this.spec.tenantKey, values, false);
+    keepTenant(this.spec, current.values, values);
     checkTransitions(this.spec.transitions, current.values, values);
     await this.checkReferences(values, current.values, this.spec, staged.reader, context);
     const before = staged.commit([this.spec.collection, current.id]);

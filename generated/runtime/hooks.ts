@@ -47,7 +47,7 @@ import {
   type Write,
   type WriteConstraints,
 } from "./store.ts";
-import { principalTenantValues, writeScope } from "./tenancy.ts";
+import { keepTenant, principalTenantValues, writeScope } from "./tenancy.ts";
 import { newId } from "./uuid.ts";
 
 /**
@@ -307,6 +307,7 @@ export class StagedHookStore implements HookStore {
     const at = this.staged.get(key);
     if (spec.tenantKey !== undefined) principalTenantValues(this.principal, spec.tenantKey, values, false);
     const before = at === undefined ? current : (await this.peek(collection, current.id))!;
+    keepTenant(spec, before.values, values);
     checkTransitions(spec.transitions, before.values, values);
     await this.checkReferences(values, before.values, spec, this.reader);
     if (at !== undefined) {

@@ -250,6 +250,37 @@ describe(`tenancy, ${STORE} store`, () => {
     assert.ok(!(await get("dev-writer", "/v1/tickets?q=hook:move&limit=100")).data.length);
   });
 
+  test("a record stays in its tenant: the platform moving one (PATCH, PUT, a hook's store handle) answers 422 naming the tenant field and changes nothing", async () => {
+    // An agent that A's ticket names, and a ticket with a comment: moving either to B would leave
+    // A's records naming a record of B (docs/tenancy.md).
+    const agent = await post(wA, "/v1/agents", { name: "Moved?", email: "moved@example.com" });
+    const ticket = await post(wA, "/v1/tickets", { subject: "stays", assignee_id: agent.id });
+    await post(wA, "/v1/comments", { ticket_id: ticket.id, body: "child" });
+    const stays = async (url: string, body: Obj, method: "PATCH" | "PUT" = "PATCH") => {
+      const before = await expectStatus(api, "GET", url, 200, { auth: "dev-writer" });
+      const error = await expectError(api, method, url, 422, "BUSINESS_RULE_VIOLATION", { auth: "dev-writer", body });
+      assert.deepEqual((error.details as Obj[]).map((d) => d.field), ["organization_id"], `${method} ${url}`);
+      const after = await expectStatus(api, "GET", url, 200, { auth: "dev-writer" });
+      assert.deepEqual(after.body, before.body, `${method} ${url} changed nothing`);
+      assert.equal(after.headers.get("etag"), before.headers.get("etag"));
+    };
+    await stays(`/v1/agents/${agent.id}`, { organization_id: B.id });
+    await stays(`/v1/tickets/${ticket.id}`, { organization_id: B.id, subject: "moved" });
+    const { id, created_at, updated_at, ...values } = ticket;
+    await stays(`/v1/tickets/${ticket.id}`, { ...values, organization_id: B.id }, "PUT");
+    // Its own tenant named again is no move.
+    await expectStatus(api, "PATCH", `/v1/agents/${agent.id}`, 200, { auth: "dev-writer", body: { organization_id: A.id, name: "Stays" } });
+    // Through a hook's store handle, for the platform: refused, and the comment it went with is not created.
+    const current = { id, created_at, updated_at, revision: 1, values };
+    plans.set("hook:move-platform", (store) => store.update("tickets", current, { ...values, organization_id: B.id }));
+    await expectError(api, "POST", "/v1/comments", 422, "BUSINESS_RULE_VIOLATION", {
+      auth: "dev-writer",
+      body: { ticket_id: ticketA.id, organization_id: A.id, body: "hook:move-platform" },
+    });
+    assert.equal((await get("dev-writer", `/v1/tickets/${ticket.id}`)).organization_id, A.id);
+    assert.deepEqual(ids(await get(wA, `/v1/agents/${agent.id}/tickets`)), [ticket.id]);
+  });
+
   test("the tenant collection: a tenant sees its own record only and creates none (403)", async () => {
     const list = await get(wA, "/v1/organizations");
     assert.deepEqual(ids(list), [A.id]);
