@@ -5,7 +5,13 @@ import { compatibilityGate, type GateResult } from "./compat/gate.ts";
 import type { Json } from "./compat/types.ts";
 import type { Diagnostic } from "./diagnostics/diagnostic.ts";
 import { hasErrors, sortDiagnostics } from "./diagnostics/diagnostic.ts";
-import { createEmitContext, emitAll, emitAllBeside, HANDLEBARS_VERSION, readOutputFolder } from "./emit/index.ts";
+import {
+  createEmitContext,
+  emitAll,
+  emitAllBeside,
+  HANDLEBARS_VERSION,
+  readOutputFolder,
+} from "./emit/index.ts";
 import { EmitThread } from "./emit/thread.ts";
 import { Engine, EngineRecords, textDigest } from "./engine.ts";
 import { formatFiles, type FormatStats, type FormattedFile } from "./format/format.ts";
@@ -77,7 +83,16 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
   // records' files are read (each file read once: the comparison takes it from here too).
   const output = readOutputFolder(options.out, options.session?.output);
   const engine =
-    options.session?.engine ?? new Engine(cacheFile ? new EngineRecords(recordsFile(cacheFile), `${options.canon ?? (await canonSources())} handlebars ${HANDLEBARS_VERSION}`, output) : null);
+    options.session?.engine ??
+    new Engine(
+      cacheFile
+        ? new EngineRecords(
+            recordsFile(cacheFile),
+            `${options.canon ?? (await canonSources(path.dirname(cacheFile)))} handlebars ${HANDLEBARS_VERSION}`,
+            output,
+          )
+        : null,
+    );
   const computed = engine.computed;
   const recalled = engine.recalled;
   const result = await engine.within(() => run(options, cacheFile, output));
@@ -92,7 +107,11 @@ export function recordsFile(cacheFile: string): string {
   return path.join(path.dirname(cacheFile), "engine.json");
 }
 
-async function run(options: GenerateOptions, cacheFile: string | null, output: ReturnType<typeof readOutputFolder>): Promise<GenerateResult> {
+async function run(
+  options: GenerateOptions,
+  cacheFile: string | null,
+  output: ReturnType<typeof readOutputFolder>,
+): Promise<GenerateResult> {
   const started = performance.now();
   const phase = phaseTimer();
   const today = todayOf(options.today);
@@ -102,7 +121,15 @@ async function run(options: GenerateOptions, cacheFile: string | null, output: R
   const diagnostics = withSunsetPolicy(front.diagnostics, options.failOnSunset);
   const empty = { formatted: 0, cached: 0, laidOut: 0, prettier: 0 };
   if (!front.model || !front.definitions || hasErrors(diagnostics)) {
-    return { diagnostics, diff: null, files: [], format: empty, gate: null, model: null, ms: performance.now() - started };
+    return {
+      diagnostics,
+      diff: null,
+      files: [],
+      format: empty,
+      gate: null,
+      model: null,
+      ms: performance.now() - started,
+    };
   }
   const model = front.model;
   const cacheDir = cacheFile ? path.dirname(cacheFile) : undefined;
@@ -115,10 +142,14 @@ async function run(options: GenerateOptions, cacheFile: string | null, output: R
     void session.thread?.close();
     session.thread = new EmitThread(cacheDir);
   }
-  const emitted = session?.thread ? await emitAllBeside(model, context, session.thread, session.parts) : emitAll(model, context);
+  const emitted = session?.thread
+    ? await emitAllBeside(model, context, session.thread, session.parts)
+    : emitAll(model, context);
   phase("emit");
   const { files, stats, digests } = await formatFiles(emitted, cacheFile, session?.formatted);
-  phase(`format (${stats.laidOut} laid out by canon, ${stats.prettier} through prettier: ${stats.formatted} formatted, ${stats.cached} cached)`);
+  phase(
+    `format (${stats.laidOut} laid out by canon, ${stats.prettier} through prettier: ${stats.formatted} formatted, ${stats.cached} cached)`,
+  );
   // What the session's last run left in the output folder: not read again (null: read it all).
   const known = session?.output ?? null;
   const diff = await diffOutput(options.out, files, known ?? output.texts, output.texts);
@@ -146,7 +177,15 @@ async function run(options: GenerateOptions, cacheFile: string | null, output: R
   const refused = [...gate.diagnostics, ...foreign];
   const all = refused.length ? sortDiagnostics([...diagnostics, ...refused]) : diagnostics;
   if (hasErrors(refused)) {
-    return { diagnostics: all, diff: null, files, format: stats, gate, model: front.model, ms: performance.now() - started };
+    return {
+      diagnostics: all,
+      diff: null,
+      files,
+      format: stats,
+      gate,
+      model: front.model,
+      ms: performance.now() - started,
+    };
   }
   if (options.write) {
     await applyDiff(options.out, files, diff);
@@ -156,5 +195,14 @@ async function run(options: GenerateOptions, cacheFile: string | null, output: R
   // The digest of every file, for the stamp of a run without a session (commands/generate.ts):
   // those the gate took of the new documents are remembered (`textDigest`), the recalled ones known.
   if (!session) for (const f of files) if (!digests.has(f.path)) digests.set(f.path, textDigest(f.content));
-  return { diagnostics: all, diff, files, digests, format: stats, gate, model: front.model, ms: performance.now() - started };
+  return {
+    diagnostics: all,
+    diff,
+    files,
+    digests,
+    format: stats,
+    gate,
+    model: front.model,
+    ms: performance.now() - started,
+  };
 }

@@ -24,7 +24,12 @@ export interface OutputOptions {
   format?: Format;
 }
 
-async function run(options: OutputOptions, write: boolean, session?: GenerateSession, stamped?: Stamped | null): Promise<GenerateResult> {
+async function run(
+  options: OutputOptions,
+  write: boolean,
+  session?: GenerateSession,
+  stamped?: Stamped | null,
+): Promise<GenerateResult> {
   const { generate } = await import("../generate.ts");
   return generate({
     session,
@@ -42,7 +47,12 @@ async function run(options: OutputOptions, write: boolean, session?: GenerateSes
  * A run, except that a migration canon cannot read (generator/emit/sql/replay.ts) is said in one
  * line with its fix instead of failing unexpectedly: null then.
  */
-async function migrationsRead(runIt: () => Promise<GenerateResult>, command: string, report: Reporter, out: string): Promise<GenerateResult | null> {
+async function migrationsRead(
+  runIt: () => Promise<GenerateResult>,
+  command: string,
+  report: Reporter,
+  out: string,
+): Promise<GenerateResult | null> {
   try {
     return await runIt();
   } catch (error) {
@@ -54,7 +64,13 @@ async function migrationsRead(runIt: () => Promise<GenerateResult>, command: str
 }
 
 /** What the compatibility gate decided, said once after the diagnostics. */
-async function reportGate(command: string, result: GenerateResult, options: OutputOptions, report: Reporter, rerun?: string): Promise<void> {
+async function reportGate(
+  command: string,
+  result: GenerateResult,
+  options: OutputOptions,
+  report: Reporter,
+  rerun?: string,
+): Promise<void> {
   const gate = result.gate;
   if (!gate) return;
   for (const v of gate.retired) report.info(`canon ${command}: ${v} retired: its sunset date has passed`);
@@ -127,10 +143,17 @@ export async function generateAndReport(
   phase("stamp: is the output up to date");
   if (stamp) {
     process.stderr.write(stamp.warnings);
-    report.info(`canon generate: up to date, ${Object.keys(stamp.files).length} files unchanged (${ms(performance.now() - started)})`);
+    report.info(
+      `canon generate: up to date, ${Object.keys(stamp.files).length} files unchanged (${ms(performance.now() - started)})`,
+    );
     return { code: 0, model: null, files: [] };
   }
-  const result = await migrationsRead(() => run(options, true, session, stamped), "generate", report, options.out);
+  const result = await migrationsRead(
+    () => run(options, true, session, stamped),
+    "generate",
+    report,
+    options.out,
+  );
   phase("generator loaded and run (the phases above)");
   if (!result) return { code: 1, model: null, files: [] };
   const failed = report.diagnostics(result.diagnostics);
@@ -165,12 +188,16 @@ interface Stamped {
 
 async function stampOf(options: OutputOptions): Promise<Stamped> {
   const cacheDir = path.join(process.cwd(), "node_modules", ".cache", "canon");
-  const canon = await canonSources();
+  const canon = await canonSources(cacheDir);
   const print = await fingerprint({
     canon,
     definitions: options.definitions,
     out: options.out,
-    options: { allowBreaking: options.allowBreaking ?? false, failOnSunset: options.failOnSunset ?? false, today: todayOf(options.today) },
+    options: {
+      allowBreaking: options.allowBreaking ?? false,
+      failOnSunset: options.failOnSunset ?? false,
+      today: todayOf(options.today),
+    },
   });
   return { file: stampFile(cacheDir, options.out), print, canon };
 }
@@ -182,7 +209,9 @@ async function stampOf(options: OutputOptions): Promise<Stamped> {
  */
 async function stampSuccess({ file, print }: Stamped, result: GenerateResult): Promise<void> {
   const warnings = result.diagnostics.map((d: Diagnostic) => `${formatDiagnostic(d)}\n`).join("");
-  const summary = result.diagnostics.length ? `0 errors, ${result.diagnostics.length} warning${result.diagnostics.length === 1 ? "" : "s"}\n` : "";
+  const summary = result.diagnostics.length
+    ? `0 errors, ${result.diagnostics.length} warning${result.diagnostics.length === 1 ? "" : "s"}\n`
+    : "";
   await writeStamp(file, print, result.files, warnings + summary, result.digests);
 }
 
@@ -201,14 +230,22 @@ async function checkAndReport(options: OutputOptions, report: Reporter): Promise
   const stamp = await upToDate(options, stamped);
   if (stamp) {
     process.stderr.write(stamp.warnings);
-    report.info(`canon check: ${Object.keys(stamp.files).length} files match the definitions (${ms(performance.now() - started)})`);
+    report.info(
+      `canon check: ${Object.keys(stamp.files).length} files match the definitions (${ms(performance.now() - started)})`,
+    );
     return 0;
   }
-  const result = await migrationsRead(() => run(options, false, undefined, stamped), "check", report, options.out);
+  const result = await migrationsRead(
+    () => run(options, false, undefined, stamped),
+    "check",
+    report,
+    options.out,
+  );
   if (!result) return 1;
   const diff = result.diff;
   // In the machine formats, every file that does not match is a diagnostic too.
-  const drift = diff && report.format !== "text" ? await driftDiagnostics(options.out, diff, result.files) : [];
+  const drift =
+    diff && report.format !== "text" ? await driftDiagnostics(options.out, diff, result.files) : [];
   const failed = report.diagnostics([...result.diagnostics, ...drift]);
   await reportGate("check", result, options, report);
   if (failed || !diff) return 1;
@@ -228,7 +265,12 @@ async function checkAndReport(options: OutputOptions, report: Reporter): Promise
 }
 
 /** `canon lint`: diagnostics only. */
-export async function lintCommand(options: { definitions: string; today?: string; failOnSunset?: boolean; format?: Format }): Promise<number> {
+export async function lintCommand(options: {
+  definitions: string;
+  today?: string;
+  failOnSunset?: boolean;
+  format?: Format;
+}): Promise<number> {
   const report = new Reporter(options.format);
   const { runFrontEnd } = await import("../pipeline.ts");
   const result = await runFrontEnd(options.definitions, { today: todayOf(options.today) });

@@ -41,7 +41,7 @@ export async function listFiles(dir: string): Promise<string[]> {
  * The listing, folder by folder without waiting on the thread pool: a few hundred folders are
  * read in milliseconds this way, where awaiting each on a busy machine took hundreds.
  */
-function listFilesSync(dir: string, prefix = ""): string[] {
+export function listFilesSync(dir: string, prefix = ""): string[] {
   let entries;
   try {
     entries = readdirSync(dir, { withFileTypes: true });
