@@ -1,3 +1,4 @@
+import { compareDecimals } from "../../../runtime/decimal.ts";
 import type { ActionDef, FieldDef, ResourceDef } from "../../model/types.ts";
 import { q, walkFields, type LintContext } from "../context.ts";
 
@@ -23,28 +24,47 @@ export function businessRules(ctx: LintContext): void {
 }
 
 function transitionRules(ctx: LintContext, field: FieldDef, own: boolean, path: string): void {
-  const report = (at: PropertyKey[], message: string, fix: string) => ctx.report("transitions", field.at("transitions", ...at), message, fix);
+  const report = (at: PropertyKey[], message: string, fix: string) =>
+    ctx.report("transitions", field.at("transitions", ...at), message, fix);
   if (!own || field.type !== "enum") {
     report(
       [],
       `transitions on ${q(path)}: only an enum field of the resource itself has a state machine`,
-      own ? `make ${q(field.name)} type enum with values, or remove transitions` : "remove transitions, or move the state to an enum field of the resource",
+      own
+        ? `make ${q(field.name)} type enum with values, or remove transitions`
+        : "remove transitions, or move the state to an enum field of the resource",
     );
     return;
   }
   const values = field.values ?? [];
   for (const [from, targets] of Object.entries(field.transitions ?? {})) {
     if (!values.includes(from)) {
-      report([from], `transitions of ${q(field.name)} start from ${q(from)}, which is not one of its values`, `use one of ${values.join(", ")}, or add ${q(from)} to values`);
+      report(
+        [from],
+        `transitions of ${q(field.name)} start from ${q(from)}, which is not one of its values`,
+        `use one of ${values.join(", ")}, or add ${q(from)} to values`,
+      );
     }
     const seen = new Set<string>();
     targets.forEach((to, i) => {
       if (!values.includes(to)) {
-        report([from, i], `transitions of ${q(field.name)}: ${q(from)} leads to ${q(to)}, which is not one of its values`, `use one of ${values.join(", ")}, or add ${q(to)} to values`);
+        report(
+          [from, i],
+          `transitions of ${q(field.name)}: ${q(from)} leads to ${q(to)}, which is not one of its values`,
+          `use one of ${values.join(", ")}, or add ${q(to)} to values`,
+        );
       } else if (to === from) {
-        report([from, i], `transitions of ${q(field.name)}: ${q(from)} lists itself; keeping a value is never a transition`, `remove ${q(to)} from the list of ${q(from)}`);
+        report(
+          [from, i],
+          `transitions of ${q(field.name)}: ${q(from)} lists itself; keeping a value is never a transition`,
+          `remove ${q(to)} from the list of ${q(from)}`,
+        );
       } else if (seen.has(to)) {
-        report([from, i], `transitions of ${q(field.name)}: ${q(from)} lists ${q(to)} twice`, `list ${q(to)} once`);
+        report(
+          [from, i],
+          `transitions of ${q(field.name)}: ${q(from)} lists ${q(to)} twice`,
+          `list ${q(to)} once`,
+        );
       }
       seen.add(to);
     });
@@ -90,10 +110,13 @@ function safeTest(pattern: string, value: string): boolean {
 
 function requiresRules(ctx: LintContext, r: ResourceDef, action: ActionDef): void {
   for (const { field: name, values } of action.requires) {
-    const report = (at: PropertyKey[], message: string, fix: string) => ctx.report("action-requires", action.at("requires", name, ...at), message, fix);
+    const report = (at: PropertyKey[], message: string, fix: string) =>
+      ctx.report("action-requires", action.at("requires", name, ...at), message, fix);
     const field = r.fields.find((f) => f.name === name);
     if (!field || !["enum", "boolean", "string"].includes(field.type)) {
-      const candidates = r.fields.filter((f) => ["enum", "boolean", "string"].includes(f.type)).map((f) => f.name);
+      const candidates = r.fields
+        .filter((f) => ["enum", "boolean", "string"].includes(f.type))
+        .map((f) => f.name);
       report(
         [],
         field
@@ -106,7 +129,13 @@ function requiresRules(ctx: LintContext, r: ResourceDef, action: ActionDef): voi
     const seen: unknown[] = [];
     values.forEach((value, i) => {
       if (!fits(field, value)) {
-        report([i], `${action.name} requires ${q(name)} to be ${q(value)}, which it cannot hold`, field.type === "enum" ? `use one of ${(field.values ?? []).join(", ")}` : `use a ${field.type} value of ${q(name)}`);
+        report(
+          [i],
+          `${action.name} requires ${q(name)} to be ${q(value)}, which it cannot hold`,
+          field.type === "enum"
+            ? `use one of ${(field.values ?? []).join(", ")}`
+            : `use a ${field.type} value of ${q(name)}`,
+        );
       } else if (seen.includes(value)) {
         report([i], `${action.name} requires ${q(name)} to be ${q(value)} twice`, `list ${q(value)} once`);
       }
@@ -117,10 +146,15 @@ function requiresRules(ctx: LintContext, r: ResourceDef, action: ActionDef): voi
 
 function setsRules(ctx: LintContext, r: ResourceDef, action: ActionDef): void {
   for (const set of action.sets) {
-    const report = (at: PropertyKey[], message: string, fix: string) => ctx.report("action-sets", action.at("sets", set.field, ...at), message, fix);
+    const report = (at: PropertyKey[], message: string, fix: string) =>
+      ctx.report("action-sets", action.at("sets", set.field, ...at), message, fix);
     const field = r.fields.find((f) => f.name === set.field);
     if (!field) {
-      report([], `${action.name} sets ${q(set.field)}, which is not a field of ${r.collection}`, `set one of ${r.fields.map((f) => f.name).join(", ")}, or add ${q(set.field)} to fields`);
+      report(
+        [],
+        `${action.name} sets ${q(set.field)}, which is not a field of ${r.collection}`,
+        `set one of ${r.fields.map((f) => f.name).join(", ")}, or add ${q(set.field)} to fields`,
+      );
       continue;
     }
     if (set.from === undefined) {
@@ -139,41 +173,99 @@ function setsRules(ctx: LintContext, r: ResourceDef, action: ActionDef): void {
     }
     const source = action.fields.find((f) => f.name === set.from);
     if (!source) {
-      report(["from"], `${action.name} sets ${q(set.field)} from ${q(set.from)}, which is not a field of the action`, `add ${q(set.from)} to the action's fields, or name one of them`);
+      report(
+        ["from"],
+        `${action.name} sets ${q(set.field)} from ${q(set.from)}, which is not a field of the action`,
+        `add ${q(set.from)} to the action's fields, or name one of them`,
+      );
       continue;
     }
     const problem = incompatibility(source, field);
-    if (problem) report(["from"], `${action.name} sets ${q(set.field)} from ${q(set.from)}: ${problem}`, `give ${q(set.from)} the type and constraints of ${q(set.field)}`);
+    if (problem)
+      report(
+        ["from"],
+        `${action.name} sets ${q(set.field)} from ${q(set.from)}: ${problem}`,
+        `give ${q(set.from)} the type and constraints of ${q(set.field)}`,
+      );
   }
 }
 
 /** Why the values of action field `from` may not all be values of `to`, or null when they may. */
 function incompatibility(from: FieldDef, to: FieldDef): string | null {
   const numeric = (t: string) => t === "integer" || t === "number";
-  if (from.type !== to.type && !(from.type === "integer" && to.type === "number")) return `a ${from.type} cannot fill a ${to.type}`;
+  if (from.type !== to.type && !(from.type === "integer" && to.type === "number"))
+    return `a ${from.type} cannot fill a ${to.type}`;
   if (from.nullable && !to.nullable) return `it may be null and ${q(to.name)} may not`;
-  if (from.type === "enum" && (from.values ?? []).some((v) => !(to.values ?? []).includes(v))) return `it has values ${q(to.name)} lacks`;
-  if (from.type === "uuid" && to.references && from.references !== to.references) return `it names ${from.references ?? "no collection"}, ${q(to.name)} names ${to.references}`;
+  if (from.type === "enum" && (from.values ?? []).some((v) => !(to.values ?? []).includes(v)))
+    return `it has values ${q(to.name)} lacks`;
+  if (from.type === "uuid" && to.references && from.references !== to.references)
+    return `it names ${from.references ?? "no collection"}, ${q(to.name)} names ${to.references}`;
   if (from.type === "string") {
-    if (to.maxLength !== undefined && (from.maxLength === undefined || from.maxLength > to.maxLength)) return `it may be longer than ${to.maxLength} characters`;
-    if (to.minLength !== undefined && (from.minLength ?? 0) < to.minLength) return `it may be shorter than ${to.minLength} characters`;
-    if ((to.pattern !== undefined && from.pattern !== to.pattern) || (to.format !== undefined && from.format !== to.format)) return `its pattern or format is not that of ${q(to.name)}`;
+    if (to.maxLength !== undefined && (from.maxLength === undefined || from.maxLength > to.maxLength))
+      return `it may be longer than ${to.maxLength} characters`;
+    if (to.minLength !== undefined && (from.minLength ?? 0) < to.minLength)
+      return `it may be shorter than ${to.minLength} characters`;
+    if (
+      (to.pattern !== undefined && from.pattern !== to.pattern) ||
+      (to.format !== undefined && from.format !== to.format)
+    )
+      return `its pattern or format is not that of ${q(to.name)}`;
   }
   if (numeric(from.type)) {
-    if (to.minimum !== undefined && (from.minimum === undefined || from.minimum < to.minimum)) return `it may be below ${to.minimum}`;
-    if (to.maximum !== undefined && (from.maximum === undefined || from.maximum > to.maximum)) return `it may be above ${to.maximum}`;
+    if (to.minimum !== undefined && (from.minimum === undefined || from.minimum < to.minimum))
+      return `it may be below ${to.minimum}`;
+    if (to.maximum !== undefined && (from.maximum === undefined || from.maximum > to.maximum))
+      return `it may be above ${to.maximum}`;
   }
-  if (["array", "object", "map", "decimal"].includes(from.type) && JSON.stringify(shape(from)) !== JSON.stringify(shape(to))) return `its ${from.type} is not shaped as ${q(to.name)}'s`;
+  if (from.type === "decimal") return decimalIncompatibility(from, to);
+  // Nullability was compared above: `to` may be nullable where `from` is not.
+  if (
+    ["array", "object", "map"].includes(from.type) &&
+    JSON.stringify(shape(from, false)) !== JSON.stringify(shape(to, false))
+  )
+    return `its ${from.type} is not shaped as ${q(to.name)}'s (its items, fields, limits or references differ)`;
+  return null;
+}
+
+/**
+ * Why a decimal action field's values may not all be values of decimal field `to`: another scale
+ * (a value would be written with other fraction digits), more digits before the point, or a range
+ * wider than `to`'s bounds (each side's bound as declared, else the largest value its precision holds).
+ */
+function decimalIncompatibility(from: FieldDef, to: FieldDef): string | null {
+  const [fp, fs, tp, ts] = [from.precision ?? 0, from.scale ?? 0, to.precision ?? 0, to.scale ?? 0];
+  if (fs !== ts) return `its scale is ${fs}, ${q(to.name)}'s is ${ts}`;
+  if (fp - fs > tp - ts) return `it may have ${fp - fs} digits before the point, ${q(to.name)} ${tp - ts}`;
+  const largest = `${"9".repeat(fp - fs) || "0"}${fs > 0 ? `.${"9".repeat(fs)}` : ""}`;
+  const lowest = from.decimalMinimum ?? `-${largest}`;
+  const highest = from.decimalMaximum ?? largest;
+  if (to.decimalMinimum !== undefined && compareDecimals(lowest, to.decimalMinimum, ts) < 0)
+    return `it may be below ${to.decimalMinimum}`;
+  if (to.decimalMaximum !== undefined && compareDecimals(highest, to.decimalMaximum, ts) > 0)
+    return `it may be above ${to.decimalMaximum}`;
   return null;
 }
 
 /** What a field's values are, without its name, flags of its record and location. */
-function shape(f: FieldDef): unknown {
+function shape(f: FieldDef, nullable = true): unknown {
   return {
     type: f.type,
     values: f.values,
-    min: [f.minimum, f.maximum, f.minLength, f.maxLength, f.pattern, f.format, f.precision, f.scale, f.decimalMinimum, f.decimalMaximum, f.maxItems, f.references],
-    nullable: f.nullable,
+    min: [
+      f.minimum,
+      f.maximum,
+      f.minLength,
+      f.maxLength,
+      f.pattern,
+      f.format,
+      f.precision,
+      f.scale,
+      f.decimalMinimum,
+      f.decimalMaximum,
+      f.maxItems,
+      f.references,
+    ],
+    ...(nullable ? { nullable: f.nullable } : {}),
     items: f.items && shape(f.items),
     fields: f.fields?.map((s) => [s.name, s.optional, shape(s)]),
   };
