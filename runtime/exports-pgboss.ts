@@ -12,6 +12,7 @@
  * package is imported only when this queue starts, so services on other stores never load it.
  */
 import type { ExportQueue } from "./exports-queue.ts";
+import { postgresUrl } from "./sql-driver.ts";
 
 export interface PgBossQueueOptions {
   /** The server, as `postgres://…` (a `schema` query parameter is ignored: see `schema`). */
@@ -75,7 +76,7 @@ export class PgBossExportQueue implements ExportQueue {
     const specifier: string = "pg-boss";
     const { PgBoss } = (await import(specifier)) as { PgBoss: BossConstructor };
     const o = this.options;
-    const url = new URL(o.connectionString);
+    const url = postgresUrl(o.connectionString);
     url.searchParams.delete("schema");
     const supervise = o.superviseIntervalSeconds ?? 15;
     const boss = new PgBoss({

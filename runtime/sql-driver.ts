@@ -13,6 +13,7 @@ export {
   type SqlQueryable,
   type Statement,
 } from "./sql-types.ts";
+import { userInfo } from "node:os";
 import { SESSION_SETTINGS, type SqlDriver } from "./sql-types.ts";
 
 /** The most time one statement may take, by default: longer, and it is cancelled (a 500, logged). */
@@ -70,7 +71,7 @@ export async function openDriver(target: string, options: SqlStoreOptions = {}):
     return driver;
   }
   if (/^postgres(ql)?:\/\//.test(target)) {
-    const url = new URL(target);
+    const url = postgresUrl(target);
     const schema = options.schema ?? url.searchParams.get("schema") ?? undefined;
     url.searchParams.delete("schema");
     if (schema !== undefined && !SCHEMA_NAME.test(schema))
@@ -86,6 +87,23 @@ export async function openDriver(target: string, options: SqlStoreOptions = {}):
     return driver;
   }
   throw new Error(`unknown store "${target}": use memory, pglite:<dir> or postgres://…`);
+}
+
+/**
+ * A `postgres://` URL as libpq (psql) would read it: without a user name in it or in `PGUSER`,
+ * the name of the operating system's user. (`pg` takes `$USER` instead, and without it sends no
+ * user, which the server refuses: `no PostgreSQL user name specified in startup packet`.)
+ */
+export function postgresUrl(target: string): URL {
+  const url = new URL(target);
+  if (!url.username && !process.env.PGUSER && !process.env.USER) {
+    try {
+      url.username = encodeURIComponent(userInfo().username);
+    } catch {
+      // No entry for this user (a bare container): the server's message says what is missing.
+    }
+  }
+  return url;
 }
 
 async function useSchema(driver: SqlDriver, schema: string, setPath: boolean): Promise<void> {
