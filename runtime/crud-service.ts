@@ -30,7 +30,7 @@ import type {
   UpdateArgs,
   Values,
 } from "./store.ts";
-import { keepTenant, principalTenantValues, writeScope } from "./tenancy.ts";
+import { keepTenant, principalTenantValues, writeScope, writerTenant } from "./tenancy.ts";
 import { newId } from "./uuid.ts";
 
 export interface ResourceSpec {
@@ -231,6 +231,7 @@ export class CrudService<V extends Values> implements ResourceService<V> {
       publish: publish as EventOf<StoredRecord> | undefined,
       current,
       where: writeScope(this.spec, context),
+      tenant: writerTenant(context),
     };
   }
 

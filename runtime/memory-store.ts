@@ -37,6 +37,7 @@ import {
   cascadeTooLargeError,
   DEFAULT_CASCADE_LIMIT,
   namesAt,
+  otherTenantsError,
   referencedError,
   referencesTo,
   updatedKey,
@@ -217,10 +218,10 @@ export class MemoryStore implements Store {
     return next;
   }
 
-  async delete({ collection, id, expectedRevision, publish, where }: DeleteArgs): Promise<boolean> {
+  async delete({ collection, id, expectedRevision, publish, where, tenant }: DeleteArgs): Promise<boolean> {
     const current = this.current(this.collection(collection), id, expectedRevision, where);
     if (!current) return false;
-    const planned = this.plannedDelete(collection, current, publish, where);
+    const planned = this.plannedDelete(collection, current, publish, where, tenant);
     const events = planned.events();
     planned.apply();
     if (events.length) await this.keep(...events);
@@ -237,19 +238,29 @@ export class MemoryStore implements Store {
    * tenant column): only they count against the limit and have events. A record of another
    * tenant under one of them (the API never writes one: references are checked within the
    * tenant) goes as the foreign keys of the SQL store take it: deleted, or its array without the
-   * deleted id, with no event and no new revision.
+   * deleted id, with no event and no new revision. A principal of a tenant (`writer`, or the
+   * tenant of `where`) deletes nothing that would take along or change a record of another
+   * tenant (a shared record that another tenant's records name through `cascade`): 422, as the
+   * SQL store answers.
    */
   private plannedDelete(
     collection: string,
     current: StoredRecord,
     publish: EventOf<StoredRecord> | undefined,
     where: Values | undefined,
+    writer?: string,
   ): { events: () => StoredEvent[]; apply: () => void } {
-    const tenant = this.tenantOf(collection, where);
+    const tenant = this.tenantOf(collection, where) ?? writer;
     const held = this.cascade(collection, current, tenant, this.cascadeLimit);
     const doomed = tenant === undefined ? held : this.cascade(collection, current, undefined, Infinity);
     this.checkRestricted(doomed);
     const { unlinked, swept } = this.unlinked(doomed, held, tenant);
+    if (tenant !== undefined) {
+      for (const [name, records] of doomed)
+        for (const id of records.keys()) if (!held.get(name)?.has(id)) throw otherTenantsError(name);
+      const other = swept.keys().next();
+      if (!other.done) throw otherTenantsError(other.value);
+    }
     // The records changed count against the limit as the records deleted do (the record itself aside).
     let changed = -1;
     for (const records of [...held.values(), ...unlinked.values()]) changed += records.size;
@@ -301,10 +312,13 @@ export class MemoryStore implements Store {
     const deletes: Array<{ at: number; apply: () => void; events: () => StoredEvent[] }> = [];
     for (const write of writes) {
       if ("delete" in write) {
-        const { collection, id, expectedRevision, publish, where } = write.delete;
+        const { collection, id, expectedRevision, publish, where, tenant } = write.delete;
         const current = this.current(this.collection(collection), id, expectedRevision, where);
         if (!current) return null;
-        deletes.push({ at: planned.length, ...this.plannedDelete(collection, current, publish, where) });
+        deletes.push({
+          at: planned.length,
+          ...this.plannedDelete(collection, current, publish, where, tenant),
+        });
         records.push(current);
       } else if ("expect" in write) {
         const { collection, id, revision, where } = write.expect;

@@ -106,6 +106,18 @@ export function referencedError(collection: string): BusinessRuleError {
   ]);
 }
 
+/**
+ * 422 for a delete by a principal of a tenant that would take along or change records of another
+ * tenant (SPEC §12.4: it only ever changes its tenant's records): a shared record that another
+ * tenant's records refer to with `on_delete: cascade`. The platform may delete it.
+ */
+export function otherTenantsError(collection: string): BusinessRuleError {
+  return new BusinessRuleError(
+    `Records of ${collection} of another tenant refer to this record: a principal of a tenant changes only its tenant's records.`,
+    [{ field: "id", issue: `is referred to by records of ${collection} of another tenant` }],
+  );
+}
+
 /** `references` by the collection they refer to, in their order: what a delete there must look at. */
 export function referencesTo(references: readonly StoreReference[]): Map<string, StoreReference[]> {
   const byReferenced = new Map<string, StoreReference[]>();

@@ -9,7 +9,7 @@
  */
 import type { StoredEvent } from "./events.ts";
 import { BusinessRuleError } from "./errors.ts";
-import { cascadeTooLargeError, referencedError, updatedKey } from "./references.ts";
+import { cascadeTooLargeError, otherTenantsError, referencedError, updatedKey } from "./references.ts";
 import { quoteIdentifier as q } from "./sql-codec.ts";
 import type { Row, SqlQueryable } from "./sql-driver.ts";
 import { insertEvents } from "./sql-events.ts";
@@ -140,7 +140,7 @@ function deletedIds(
 
 async function deleteOne(
   sql: SqlContext,
-  { collection, id, expectedRevision, publish, current, where }: DeleteArgs,
+  { collection, id, expectedRevision, publish, current, where, tenant: writer }: DeleteArgs,
 ): Promise<boolean> {
   const p = sql.tables.collection(collection);
   const params: unknown[] = [id, expectedRevision];
@@ -148,9 +148,13 @@ async function deleteOne(
   // Without records to take along, arrays to update or records named from inside a field kept
   // whole to look for (`holdNone`), the delete is one statement.
   const { byReferenced, arrays, nested } = sql.cascades;
+  // A principal of a tenant: what the cascade would take along is looked at first (`takenAlong`
+  // refuses a record of another tenant), never left to the foreign keys.
+  const tenant = tenantOf(sql, collection, where) ?? writer;
   if (
     !nested.has(collection) &&
-    (!byReferenced.has(collection) || ((!publish || !sql.schema.events) && !arrays && !nested.size))
+    (!byReferenced.has(collection) ||
+      (tenant === undefined && (!publish || !sql.schema.events) && !arrays && !nested.size))
   ) {
     const image = current?.revision === expectedRevision ? current : undefined;
     const deleted = await writeOne(sql, collection, "delete", p, statement, params, publish, image);
@@ -162,7 +166,6 @@ async function deleteOne(
     sql.db.transaction(async (tx) => {
       // The records the foreign keys delete with it, locked until the commit (so that none is
       // added or changed in between): their events are kept with the delete's.
-      const tenant = tenantOf(sql, collection, where);
       const { cascaded, unlinked } = await takenAlong(sql, tx, collection, id, where, tenant);
       const rows = await tx.query(statement, params);
       if (!rows[0]) return false;
@@ -220,6 +223,10 @@ export async function takenAlong(
   // The bounded count: ids only, no locks, at most limit + 1 of them over all levels.
   let counted = 0;
   await cascadeLevels(sql, collection, id, async (child, column, parents, name) => {
+    // A principal of a tenant takes nothing of another tenant along (SPEC §12.4): 422.
+    await refuseOtherTenants(sql, db, name, tenant, `${child.table} where ${column} = any($1::uuid[])`, [
+      arrayLiteral(parents),
+    ]);
     const params: unknown[] = [arrayLiteral(parents), limit - counted + 1];
     const statement = sql.tables.statement(
       `select "id" from ${child.table} where ${column} = any($1::uuid[])${tenantMatch(sql, name, tenant, params)} limit $2`,
@@ -259,10 +266,14 @@ export async function takenAlong(
       const link = sql.tables.column(child, reference.field).link;
       if (!link) continue;
       const { owner, target } = LINK_COLUMNS;
+      const holding =
+        `${child.table} where "row_id" in (select ${q(owner)} from ${q(link.table)} ` +
+        `where ${q(target)} in (select "row_id" from ${sql.tables.collection(name).table} where "id" = any($1::uuid[])))`;
+      // Nor does it change another tenant's arrays.
+      await refuseOtherTenants(sql, db, reference.collection, tenant, holding, [arrayLiteral(ids)]);
       const params: unknown[] = [arrayLiteral(ids), limit - found.length - changed + 1];
       const statement = sql.tables.statement(
-        `select "id" from ${child.table} where "row_id" in (select ${q(owner)} from ${q(link.table)} ` +
-          `where ${q(target)} in (select "row_id" from ${sql.tables.collection(name).table} where "id" = any($1::uuid[])))` +
+        `select "id" from ${holding}` +
           `${tenantMatch(sql, reference.collection, tenant, params)} order by "id" limit $2 for update`,
       );
       const holders = unlinked.get(reference.collection) ?? [];
@@ -348,6 +359,27 @@ export function tenantOf(sql: SqlContext, collection: string, where: Values | un
   const field = sql.schema.collections[collection]?.tenant;
   const value = field === undefined ? where.id : where[field];
   return typeof value === "string" ? value : undefined;
+}
+
+/**
+ * 422 (`otherTenantsError`) when `from` (`<table> where …`, its parameters `params`) holds a record
+ * of `collection` of another tenant than `tenant`; nothing to look at without a tenant, or in a
+ * collection that is not tenant-scoped.
+ */
+async function refuseOtherTenants(
+  sql: SqlContext,
+  db: SqlQueryable,
+  collection: string,
+  tenant: string | undefined,
+  from: string,
+  params: unknown[],
+): Promise<void> {
+  const field = sql.schema.collections[collection]?.tenant;
+  if (tenant === undefined || field === undefined) return;
+  const column = sql.tables.column(sql.tables.collection(collection), field).column;
+  const text = `select 1 from ${from} and ${q(column)} <> $${params.length + 1}::uuid limit 1`;
+  if ((await db.query(sql.tables.statement(text), [...params, tenant])).length)
+    throw otherTenantsError(collection);
 }
 
 /**

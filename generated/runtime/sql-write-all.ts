@@ -49,8 +49,8 @@ export async function writeAll(sql: SqlContext, writes: readonly Write[]): Promi
         let expected: number | undefined;
         if ("delete" in write) {
           // As `delete`: the records it takes along, locked, then the row, then their events.
-          const { id, expectedRevision, publish: publishDelete, where } = write.delete;
-          const tenant = tenantOf(sql, collection, where);
+          const { id, expectedRevision, publish: publishDelete, where, tenant: writer } = write.delete;
+          const tenant = tenantOf(sql, collection, where) ?? writer;
           const { cascaded, unlinked } = await takenAlong(sql, tx, collection, id, where, tenant);
           const params: unknown[] = [id, expectedRevision];
           const statement = sql.tables.scoped(p, p.delete, where, params);

@@ -185,6 +185,12 @@ export interface DeleteArgs {
   current?: StoredRecord | undefined;
   /** As for `UpdateArgs.where`. */
   where?: Values | undefined;
+  /**
+   * The tenant of the principal that deletes (SPEC §12.4), when it has one: a delete that would
+   * take along or change a record of another tenant (a shared record that another tenant's
+   * records refer to, `on_delete: cascade`) is refused with 422 and deletes nothing, on every store.
+   */
+  tenant?: string | undefined;
 }
 
 /** What an `expect` of `Store.writeAll` requires: record `id` still at `revision` (and meeting `where`) when the others are written. */

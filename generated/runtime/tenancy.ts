@@ -39,6 +39,11 @@ export function writeScope(
   return scopeOf(spec.tenantKey, principalTenant(context?.principal));
 }
 
+/** The tenant of the principal of a write, or undefined for the platform (`DeleteArgs.tenant`). */
+export function writerTenant(context: { readonly principal: Principal } | undefined): string | undefined {
+  return principalTenant(context?.principal);
+}
+
 /** The tenant of a principal (of a request or of a write), or undefined for a principal of the platform. */
 function principalTenant(principal: Principal | undefined): string | undefined {
   const tenant = principal?.tenant;

@@ -330,6 +330,24 @@ describe(`tenancy, ${STORE} store`, () => {
     assert.deepEqual((await updates("dev-writer")).sort(), [tA.id, tB.id].sort(), "the platform sees both");
   });
 
+  test("a tenant's delete of a shared record that another tenant's records hold (on_delete: cascade) answers 422 and changes nothing; held by its own only, it goes", async () => {
+    const shared = await post("dev-writer", "/v1/tags", { name: "contested" });
+    const tA = await post(wA, "/v1/tickets", { subject: "contested A", tag_ids: [shared.id] });
+    const tB = await post(wB, "/v1/tickets", { subject: "contested B", tag_ids: [tag.id, shared.id] });
+    const before = await expectStatus(api, "GET", `/v1/tickets/${tB.id}`, 200, { auth: wB });
+    const error = await expectError(api, "DELETE", `/v1/tags/${shared.id}`, 422, "BUSINESS_RULE_VIOLATION", { auth: wA });
+    assert.match(String(error.message), /another tenant/);
+    const after = await expectStatus(api, "GET", `/v1/tickets/${tB.id}`, 200, { auth: wB });
+    assert.deepEqual(after.body, before.body, "B's ticket unchanged");
+    assert.equal(after.headers.get("etag"), before.headers.get("etag"));
+    assert.deepEqual((await get(wA, `/v1/tickets/${tA.id}`)).tag_ids, [shared.id]);
+    await get(wA, `/v1/tags/${shared.id}`);
+    // Once B's ticket no longer holds it, A's delete goes and takes it off A's ticket only.
+    await expectStatus(api, "PATCH", `/v1/tickets/${tB.id}`, 200, { auth: wB, body: { tag_ids: [tag.id] } });
+    await expectStatus(api, "DELETE", `/v1/tags/${shared.id}`, 204, { auth: wA });
+    assert.deepEqual((await get(wA, `/v1/tickets/${tA.id}`)).tag_ids, []);
+  });
+
   test("the events feed holds only the tenant's events (and shared ones); its cursor is bound to the tenant", async () => {
     const feed = async (auth: string) => {
       const events: Obj[] = [];
