@@ -24,16 +24,7 @@ const eventListQuery = z.strictObject({ limit: pageSizeParam, cursor: cursorPara
 const eventIdParams = z.strictObject({ id: uuidSchema });
 
 /** The collections whose writes publish events. */
-const eventCollections = [
-  "exports",
-  "invoices",
-  "orders",
-  "orders/cancellations",
-  "orders/payments",
-  "orders/shipments",
-  "products",
-  "users",
-];
+const eventCollections = ["exports", "invoices", "orders", "orders/cancellations", "products", "users"];
 
 export function registerEventRoutes(
   app: FastifyInstance,

@@ -1,13 +1,36 @@
 import { MAP_MAX_KEYS } from "../../../runtime/map.ts";
-import type { ApiModel, ListCondition, VersionExport, VersionField, VersionModel, VersionResource } from "../../model/types.ts";
+import type {
+  ApiModel,
+  ListCondition,
+  VersionExport,
+  VersionField,
+  VersionModel,
+  VersionResource,
+} from "../../model/types.ts";
 import { routeOf } from "../../model/routes.ts";
 import { versionNumber } from "../../model/snapshot.ts";
 import { compareKindOf, uniqueKindOf } from "../../model/unique.ts";
 import { updatedKey } from "../../../runtime/references.ts";
-import { GENERATED_HEADER, styledTs, type EmitContext, type EmittedFile, type Emitter, type UnitContext } from "../emitter.ts";
+import { EXPORT_EVENTS } from "../../../runtime/events.ts";
+import {
+  GENERATED_HEADER,
+  styledTs,
+  type EmitContext,
+  type EmittedFile,
+  type Emitter,
+  type UnitContext,
+} from "../emitter.ts";
 import { literal, propertyKey } from "../shared/code.ts";
 import { PRINT_WIDTH } from "../../format/prettier.ts";
-import { IMPORTS, runtimeSource, source, specifierIn, usedIdentifiers, withImports, type ImportSource } from "../shared/imports.ts";
+import {
+  IMPORTS,
+  runtimeSource,
+  source,
+  specifierIn,
+  usedIdentifiers,
+  withImports,
+  type ImportSource,
+} from "../shared/imports.ts";
 import { ROUTE_CONTEXT } from "../shared/route-context.ts";
 import { conditionBodySchema, sortSchema, zodField } from "../shared/zod.ts";
 import { defineUnit, Engine } from "../../engine.ts";
@@ -18,7 +41,12 @@ import type { SymbolKind } from "../shared/imports.ts";
  * and what a delete of it publishes, rendered once per engine for both units that read it
  * (remembered by the resource object, which is never modified, and the other two).
  */
-function routesCode(context: UnitContext, version: string, resource: VersionResource, deletes: string): string {
+function routesCode(
+  context: UnitContext,
+  version: string,
+  resource: VersionResource,
+  deletes: string,
+): string {
   const render = () => context.render("routes", routesView(version, resource, deletes));
   const engine = Engine.current();
   if (!engine) return render();
@@ -36,7 +64,10 @@ function routesCode(context: UnitContext, version: string, resource: VersionReso
  */
 const routesIdentifiers = defineUnit(
   "routes identifiers",
-  ({ version, resource, deletes }: { version: string; resource: VersionResource; deletes: string }, context: UnitContext) => {
+  (
+    { version, resource, deletes }: { version: string; resource: VersionResource; deletes: string },
+    context: UnitContext,
+  ) => {
     const code = routesCode(context, version, resource, deletes);
     return [...usedIdentifiers(code.slice(code.indexOf(IMPORTS)))];
   },
@@ -46,11 +77,27 @@ const routesIdentifiers = defineUnit(
 const routesFile = defineUnit(
   "routes file",
   (
-    { version, resource, deletes, others }: { version: string; resource: VersionResource; deletes: string; others: Array<{ from: string; names: Array<[string, SymbolKind]> }> },
+    {
+      version,
+      resource,
+      deletes,
+      others,
+    }: {
+      version: string;
+      resource: VersionResource;
+      deletes: string;
+      others: Array<{ from: string; names: Array<[string, SymbolKind]> }>;
+    },
     context: UnitContext,
   ) => {
-    const sources = [...routesSources(context, resource), ...others.map((o) => ({ from: o.from, names: new Map(o.names) }))];
-    return styledTs(`${version}/${resource.collection}/routes.ts`, plannedRoutes(routesCode(context, version, resource, deletes), sources));
+    const sources = [
+      ...routesSources(context, resource),
+      ...others.map((o) => ({ from: o.from, names: new Map(o.names) })),
+    ];
+    return styledTs(
+      `${version}/${resource.collection}/routes.ts`,
+      plannedRoutes(routesCode(context, version, resource, deletes), sources),
+    );
   },
 );
 
@@ -70,15 +117,34 @@ export const handlersEmitter: Emitter = {
         // imports, of the identifiers it uses and where each of another collection comes from.
         const deletes = deleteEvent(model, version, resource);
         const used = context.unit(routesIdentifiers, { version: version.name, resource, deletes });
-        const others = viewSources(model, version, resource, new Set(used), owners).map((o) => ({ from: o.from, names: [...o.names] }));
+        const others = viewSources(model, version, resource, new Set(used), owners).map((o) => ({
+          from: o.from,
+          names: [...o.names],
+        }));
         files.push(context.unit(routesFile, { version: version.name, resource, deletes, others }));
       }
-      if (version.events) files.push(styledTs(`${version.name}/events.ts`, withImports(context.render("events", eventsView(model, version)), eventsSources(context))));
+      if (version.events)
+        files.push(
+          styledTs(
+            `${version.name}/events.ts`,
+            withImports(context.render("events", eventsView(model, version)), eventsSources(context)),
+          ),
+        );
       if (version.exports) {
         const rendered = context.render("exports", exportsView(version, version.exports));
-        files.push(styledTs(`${version.name}/exports.ts`, withImports(rendered, exportsSources(context, version.exports))));
+        files.push(
+          styledTs(
+            `${version.name}/exports.ts`,
+            withImports(rendered, exportsSources(context, version.exports)),
+          ),
+        );
       }
-      files.push(styledTs(`${version.name}/index.ts`, withImports(context.render("version", versionView(version)), versionSources(context, version))));
+      files.push(
+        styledTs(
+          `${version.name}/index.ts`,
+          withImports(context.render("version", versionView(version)), versionSources(context, version)),
+        ),
+      );
     }
     const services = servicesView(model);
     const servicesSources = [
@@ -95,11 +161,12 @@ export const handlersEmitter: Emitter = {
   },
 };
 
-
 /** `.name`, or `["name"]` when it is no identifier. */
-const member = (name: string) => (/^[A-Za-z_$][A-Za-z0-9_$]*$/.test(name) ? `.${name}` : `[${JSON.stringify(name)}]`);
+const member = (name: string) =>
+  /^[A-Za-z_$][A-Za-z0-9_$]*$/.test(name) ? `.${name}` : `[${JSON.stringify(name)}]`;
 
-const access = (name: string) => (/^[A-Za-z_$][A-Za-z0-9_$]*$/.test(name) ? name : `[${JSON.stringify(name)}]`);
+const access = (name: string) =>
+  /^[A-Za-z_$][A-Za-z0-9_$]*$/.test(name) ? name : `[${JSON.stringify(name)}]`;
 
 function bodyValue(field: VersionField): string {
   // A tenant field left out is filled from the principal right after (`tenantValues`, SPEC §12.4).
@@ -118,15 +185,24 @@ function routesView(v: string, r: VersionResource, deleteEvent: string) {
       singular: `${r.names.singular} ${a.singular}`,
       symbols: a.symbols,
       targetField: a.targetField,
-      view: a.fields.filter((f) => f.output).map((f) => ({ key: propertyKey(f.name), source: access(f.storageName) })),
-      createValues: a.fields.filter((f) => f.input).map((f) => ({ key: propertyKey(f.storageName), expr: bodyValue(f) })),
+      view: a.fields
+        .filter((f) => f.output)
+        .map((f) => ({ key: propertyKey(f.name), source: access(f.storageName) })),
+      createValues: a.fields
+        .filter((f) => f.input)
+        .map((f) => ({ key: propertyKey(f.storageName), expr: bodyValue(f) })),
       // An action that changes its record publishes the record's `.updated` event too (SPEC §12.5).
-      publish: withTenantOf(r.tenantKey, camel, a.rules.sets.length
-        ? `eventsOf({ ${propertyKey(r.collection)}: eventOf("${r.events.updated}", "${r.collection}", ${r.symbols.view}), ${JSON.stringify(`${r.collection}/${a.name}`)}: eventOf("${a.events.created}", "${r.collection}/${a.name}", ${a.symbols.view}) })`
-        : `eventOf("${a.events.created}", "${r.collection}/${a.name}", ${a.symbols.view})`),
+      publish: withTenantOf(
+        r.tenantKey,
+        camel,
+        a.rules.sets.length
+          ? `eventsOf({ ${propertyKey(r.collection)}: eventOf("${r.events.updated}", "${r.collection}", ${r.symbols.view}), ${JSON.stringify(`${r.collection}/${a.name}`)}: eventOf("${a.events.created}", "${r.collection}/${a.name}", ${a.symbols.view}) })`
+          : `eventOf("${a.events.created}", "${r.collection}/${a.name}", ${a.symbols.view})`,
+      ),
       noContent: a.response === 204,
       // An action whose rules apply from a version on (`rules_added`) is told the request's version.
-      context: a.rulesSince === null ? "writeContext(request)" : `writeContext(request, false, ${versionNumber(v)})`,
+      context:
+        a.rulesSince === null ? "writeContext(request)" : `writeContext(request, false, ${versionNumber(v)})`,
     };
   });
 
@@ -150,7 +226,9 @@ function routesView(v: string, r: VersionResource, deleteEvent: string) {
     offset: r.pagination === "offset",
     imports: IMPORTS,
     contextNames: CONTEXT_NAMES,
-    view: r.fields.filter((f) => f.output).map((f) => ({ key: propertyKey(f.name), source: access(f.storageName) })),
+    view: r.fields
+      .filter((f) => f.output)
+      .map((f) => ({ key: propertyKey(f.name), source: access(f.storageName) })),
     createValues: [
       ...inputs.map((f) => ({ key: propertyKey(f.storageName), expr: bodyValue(f) })),
       ...r.serverDefaults.map((d) => ({ key: propertyKey(d.storageName), expr: literal(d.value) })),
@@ -160,7 +238,10 @@ function routesView(v: string, r: VersionResource, deleteEvent: string) {
     where: objectLiteral([...tenantWhere, ...where]),
     readScope: scopeOf(r.tenantKey),
     tenantCreate: r.tenantKey ? `tenantValues(request, ${JSON.stringify(r.tenantKey)}, values);` : "",
-    tenantChange: r.tenantKey && r.tenantKey !== "id" ? `tenantValues(request, ${JSON.stringify(r.tenantKey)}, values, false);` : "",
+    tenantChange:
+      r.tenantKey && r.tenantKey !== "id"
+        ? `tenantValues(request, ${JSON.stringify(r.tenantKey)}, values, false);`
+        : "",
     conditions: r.conditions.length ? ", conditions" : "",
     conditionsName,
     conditionSpecs: conditionSpecs(r.conditions),
@@ -170,7 +251,11 @@ function routesView(v: string, r: VersionResource, deleteEvent: string) {
     searchFields: r.search.map((f) => JSON.stringify(f.storageName)).join(", "),
     // Each operation's path as the server registers it, from the model's route record.
     paths: {
-      ...Object.fromEntries(r.routes.flatMap((route) => (route.kind === "list-under" || route.kind === "action" ? [] : [[route.kind, route.serverPath]]))),
+      ...Object.fromEntries(
+        r.routes.flatMap((route) =>
+          route.kind === "list-under" || route.kind === "action" ? [] : [[route.kind, route.serverPath]],
+        ),
+      ),
       scope: `${v}/${r.collection}`,
       // The new record's own path: the item path with its id.
       location: r.paths.item.replace("{id}", "${record.id}"),
@@ -208,7 +293,9 @@ function listFieldsDeclaration(r: VersionResource): string {
   const names = r.fields.filter((f) => f.output).map((f) => JSON.stringify(f.storageName));
   if (!names.length) return "const listFields: string[] = [];";
   const line = `const listFields = [${names.join(", ")}];`;
-  return line.length <= PRINT_WIDTH ? line : ["const listFields = [", ...names.map((n) => `  ${n},`), "];"].join("\n");
+  return line.length <= PRINT_WIDTH
+    ? line
+    : ["const listFields = [", ...names.map((n) => `  ${n},`), "];"].join("\n");
 }
 
 /** `publish` kept with the tenant of the record `record` names (SPEC §12.4), on a tenant-scoped resource or the tenant collection. */
@@ -227,19 +314,38 @@ function deleteEvent(model: ApiModel, version: VersionModel, r: VersionResource)
   const reached = [r.collection];
   for (let i = 0; i < reached.length; i++) {
     for (const ref of model.references) {
-      if (ref.references === reached[i] && ref.onDelete === "cascade" && !ref.many && !reached.includes(ref.collection)) reached.push(ref.collection);
+      if (
+        ref.references === reached[i] &&
+        ref.onDelete === "cascade" &&
+        !ref.many &&
+        !reached.includes(ref.collection)
+      )
+        reached.push(ref.collection);
     }
   }
   // The collections whose arrays lose the ids of deleted records (`on_delete: cascade` on an array's items): `.updated` events.
-  const unlinked = [...new Set(model.references.filter((ref) => ref.many && ref.onDelete === "cascade" && reached.includes(ref.references)).map((ref) => ref.collection))];
-  if (reached.length === 1 && !unlinked.length) return `eventOf("${r.events.deleted}", "${r.collection}", ${r.symbols.view})`;
+  const unlinked = [
+    ...new Set(
+      model.references
+        .filter((ref) => ref.many && ref.onDelete === "cascade" && reached.includes(ref.references))
+        .map((ref) => ref.collection),
+    ),
+  ];
+  if (reached.length === 1 && !unlinked.length)
+    return `eventOf("${r.events.deleted}", "${r.collection}", ${r.symbols.view})`;
   const entries = reached.map((c) => `${propertyKey(c)}: ${shownEvent(model, version, c)}`);
-  for (const c of unlinked) entries.push(`${propertyKey(updatedKey(c))}: ${shownEvent(model, version, c, "updated")}`);
+  for (const c of unlinked)
+    entries.push(`${propertyKey(updatedKey(c))}: ${shownEvent(model, version, c, "updated")}`);
   return `eventsOf({ ${entries.join(", ")} })`;
 }
 
 /** The event of a delete in `collection` (a collection, or `<collection>/<action>`), shown by the first of `viewVersions` that has it. */
-function shownEvent(model: ApiModel, version: VersionModel, collection: string, change: "deleted" | "updated" = "deleted"): string | undefined {
+function shownEvent(
+  model: ApiModel,
+  version: VersionModel,
+  collection: string,
+  change: "deleted" | "updated" = "deleted",
+): string | undefined {
   for (const v of viewVersions(model, version)) {
     for (const resource of v.resources) {
       // Each record's event is kept with its own tenant (SPEC §12.4): a delete of a shared record reaches tenants' records too.
@@ -267,15 +373,29 @@ function objectLiteral(entries: string[]): string {
 /** What `vN/<collection>/routes.ts` may import: the runtime, and the names of its resource and actions. */
 function routesSources(context: UnitContext, r: VersionResource): ImportSource[] {
   const records = [r.symbols, ...r.actions.map((a) => a.symbols)];
-  const schemas = [r.symbols.idParams, r.symbols.listQuery, r.symbols.readOnly, r.symbols.updateSchema, r.symbols.replaceSchema];
+  const schemas = [
+    r.symbols.idParams,
+    r.symbols.listQuery,
+    r.symbols.readOnly,
+    r.symbols.updateSchema,
+    r.symbols.replaceSchema,
+  ];
   return [
     source("fastify", { FastifyInstance: "type" }),
     source("zod", { z: "type" }),
     runtimeSource(context, "index.ts", 2),
     source("../../services.ts", { RouteContext: "type" }),
     source("../../values.ts", Object.fromEntries(records.map((s) => [s.values, "type" as const]))),
-    source(specifierIn(`${r.collection}/routes.ts`, r.symbols.typesModule), Object.fromEntries(records.map((s) => [s.type, "type" as const]))),
-    source("./validators.ts", Object.fromEntries([...schemas, ...records.map((s) => s.createSchema)].map((n) => [n, "value" as const]))),
+    source(
+      specifierIn(`${r.collection}/routes.ts`, r.symbols.typesModule),
+      Object.fromEntries(records.map((s) => [s.type, "type" as const])),
+    ),
+    source(
+      "./validators.ts",
+      Object.fromEntries(
+        [...schemas, ...records.map((s) => s.createSchema)].map((n) => [n, "value" as const]),
+      ),
+    ),
   ];
 }
 
@@ -304,9 +424,16 @@ function viewOwners(model: ApiModel): Map<string, ViewOwner[]> {
  * code: those a delete cascades to, see `deleteEvent`), from the first of `viewVersions` on. Only
  * those, found by name: offering every collection to every file made emitting quadratic.
  */
-function viewSources(model: ApiModel, version: VersionModel, r: VersionResource, used: ReadonlySet<string>, owners: Map<string, ViewOwner[]>): ImportSource[] {
+function viewSources(
+  model: ApiModel,
+  version: VersionModel,
+  r: VersionResource,
+  used: ReadonlySet<string>,
+  owners: Map<string, ViewOwner[]>,
+): ImportSource[] {
   const found = new Set<ViewOwner>();
-  for (const name of used) for (const owner of owners.get(name) ?? []) if (owner.resource !== r) found.add(owner);
+  for (const name of used)
+    for (const owner of owners.get(name) ?? []) if (owner.resource !== r) found.add(owner);
   if (found.size === 0) return [];
   const order = viewVersions(model, version);
   const distinct = new Map([...found].map((o) => [o.resource, o]));
@@ -315,7 +442,9 @@ function viewSources(model: ApiModel, version: VersionModel, r: VersionResource,
     .map(({ version: v, resource: other }) =>
       source(
         v === version ? `../${other.collection}/routes.ts` : `../../${v.name}/${other.collection}/routes.ts`,
-        Object.fromEntries([other.symbols, ...other.actions.map((a) => a.symbols)].map((s) => [s.view, "value" as const])),
+        Object.fromEntries(
+          [other.symbols, ...other.actions.map((a) => a.symbols)].map((s) => [s.view, "value" as const]),
+        ),
       ),
     );
 }
@@ -347,9 +476,24 @@ function versionView(version: VersionModel) {
 }
 
 /** What `vN/index.ts` may import: the runtime, the route context, and every route registration. */
-/** `vN/events.ts`: the feed, over the collections whose writes publish events (the model's list). */
+/**
+ * `vN/events.ts`: the feed, over the collections whose writes publish events (the model's list)
+ * that this version has: its resources, their actions of this version, and its export jobs. A
+ * resource or action added in a later version is not in an earlier version's feed.
+ */
 function eventsView(model: ApiModel, version: VersionModel) {
-  return { header: GENERATED_HEADER, imports: IMPORTS, version: version.name, collections: model.eventCollections.map((c) => JSON.stringify(c)).join(", "), tenancy: model.tenantCollection !== null };
+  const here = new Set([
+    ...version.resources.flatMap((r) => [r.collection, ...r.actions.map((a) => `${r.collection}/${a.name}`)]),
+    ...(version.exports ? [EXPORT_EVENTS] : []),
+  ]);
+  const collections = model.eventCollections.filter((c) => here.has(c));
+  return {
+    header: GENERATED_HEADER,
+    imports: IMPORTS,
+    version: version.name,
+    collections: collections.map((c) => JSON.stringify(c)).join(", "),
+    tenancy: model.tenantCollection !== null,
+  };
 }
 
 function eventsSources(context: EmitContext): ImportSource[] {
@@ -387,7 +531,8 @@ function exportsSources(context: EmitContext, exports: VersionExport[]): ImportS
 function exportsView(version: VersionModel, exports: VersionExport[]) {
   const quoted = (names: string[]) => names.map((n) => JSON.stringify(n)).join(", ");
   // A tenant principal's export holds its tenant's records only (SPEC §12.4): the job's match keeps the tenant.
-  const tenantKeyOf = (e: VersionExport) => version.resources.find((r) => r.collection === e.collection)?.tenantKey ?? null;
+  const tenantKeyOf = (e: VersionExport) =>
+    version.resources.find((r) => r.collection === e.collection)?.tenantKey ?? null;
   return {
     tenancy: exports.some((e) => tenantKeyOf(e) !== null),
     header: GENERATED_HEADER,
@@ -409,13 +554,18 @@ function exportsView(version: VersionModel, exports: VersionExport[]) {
       columns: quoted(e.columns),
       decimals: e.decimals.length ? quoted(e.decimals) : null,
       filters: [
-        ...e.filters.map((f) => ({ key: propertyKey(f.name), zod: zodField({ ...f, nullable: false, hasDefault: false }, "update") })),
+        ...e.filters.map((f) => ({
+          key: propertyKey(f.name),
+          zod: zodField({ ...f, nullable: false, hasDefault: false }, "update"),
+        })),
         ...e.conditions.map((c) => ({ key: propertyKey(c.param), zod: conditionBodySchema(c) })),
       ],
       tenant: tenantKeyOf(e) !== null,
       where: [
         ...(tenantKeyOf(e) ? [`${propertyKey(tenantKeyOf(e)!)}: tenant`] : []),
-        ...e.filters.map((f) => `${propertyKey(f.storageName)}: body.filters.${access(f.name)}`.replace(".[", "[")),
+        ...e.filters.map((f) =>
+          `${propertyKey(f.storageName)}: body.filters.${access(f.name)}`.replace(".[", "["),
+        ),
       ].join(", "),
       conditions: e.conditions.length ? `, conditionsOf(${e.names.camel}Conditions, body.filters)` : "",
       conditionsName: `${e.names.camel}Conditions`,
@@ -435,9 +585,16 @@ function conditionSpecs(conditions: ListCondition[]): Array<{ key: string; spec:
 }
 
 /** The references a service checks on write: each field's, then each path into arrays and objects (`tag_ids.*`). */
-function referenceSpecs(fields: Array<{ field: string; collection: string }>, nested: Array<{ path: string; collection: string }>, tenantKeys?: ReadonlyMap<string, string>): string {
+function referenceSpecs(
+  fields: Array<{ field: string; collection: string }>,
+  nested: Array<{ path: string; collection: string }>,
+  tenantKeys?: ReadonlyMap<string, string>,
+): string {
   // On a tenant-scoped resource, a reference into a tenant's records carries the key it is looked up by (SPEC §12.4).
-  return [...fields.map((ref) => ({ field: ref.field, collection: ref.collection })), ...nested.map((ref) => ({ field: ref.path, collection: ref.collection }))]
+  return [
+    ...fields.map((ref) => ({ field: ref.field, collection: ref.collection })),
+    ...nested.map((ref) => ({ field: ref.path, collection: ref.collection })),
+  ]
     .map((ref) => {
       const key = tenantKeys?.get(ref.collection);
       return `{ field: ${JSON.stringify(ref.field)}, collection: ${JSON.stringify(ref.collection)}${key ? `, tenantKey: ${JSON.stringify(key)}` : ""} }`;
@@ -459,7 +616,13 @@ function effectOf(a: ApiModel["storage"][number]["actionRecords"][number]): stri
     targetField: a.targetField,
     ...(a.rulesSince !== null ? { since: a.rulesSince } : {}),
     ...(requires.length ? { requires: Object.fromEntries(requires.map((x) => [x.field, x.values])) } : {}),
-    ...(sets.length ? { sets: Object.fromEntries(sets.map((x) => [x.field, x.from === undefined ? { value: x.value } : { from: x.from }])) } : {}),
+    ...(sets.length
+      ? {
+          sets: Object.fromEntries(
+            sets.map((x) => [x.field, x.from === undefined ? { value: x.value } : { from: x.from }]),
+          ),
+        }
+      : {}),
   });
 }
 
@@ -512,9 +675,13 @@ function hooksFile(model: ApiModel, context: EmitContext): EmittedFile {
     source("./services.ts", { resourceSpecs: "value" }),
     source(
       "./values.ts",
-      Object.fromEntries(resources.flatMap((r) => [r.values, ...r.actionValues]).map((v) => [v, "type" as const])),
+      Object.fromEntries(
+        resources.flatMap((r) => [r.values, ...r.actionValues]).map((v) => [v, "type" as const]),
+      ),
     ),
-    ...[...views.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([from, names]) => source(from, names)),
+    ...[...views.entries()]
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([from, names]) => source(from, names)),
   ];
   return styledTs("hooks.ts", withImports(rendered, sources));
 }
@@ -544,19 +711,31 @@ function mapSpecs(fields: readonly VersionField[]): string {
 }
 
 function servicesView(model: ApiModel) {
-  const tenantKeys = new Map(model.storage.flatMap((r) => (r.tenantKey ? [[r.collection, r.tenantKey] as const] : [])));
+  const tenantKeys = new Map(
+    model.storage.flatMap((r) => (r.tenantKey ? [[r.collection, r.tenantKey] as const] : [])),
+  );
   const services = model.storage.flatMap((r) => [
     {
       name: r.symbols.service,
       values: r.symbols.values,
       collection: r.collection,
       unique: r.unique.map((u) => JSON.stringify(u)).join(", "),
-      uniqueTogether: r.uniqueTogether.map((list) => `[${list.map((u) => JSON.stringify(u)).join(", ")}]`).join(", "),
+      uniqueTogether: r.uniqueTogether
+        .map((list) => `[${list.map((u) => JSON.stringify(u)).join(", ")}]`)
+        .join(", "),
       emails: r.fields
-        .filter((f) => uniqueKindOf(f) === "email" || (compareKindOf(f) === "email" && r.uniqueTogether.some((l) => l.includes(f.storageName))))
+        .filter(
+          (f) =>
+            uniqueKindOf(f) === "email" ||
+            (compareKindOf(f) === "email" && r.uniqueTogether.some((l) => l.includes(f.storageName))),
+        )
         .map((f) => JSON.stringify(f.storageName))
         .join(", "),
-      references: referenceSpecs(r.references, r.nestedReferences, r.tenantKey && r.tenantKey !== "id" ? tenantKeys : undefined),
+      references: referenceSpecs(
+        r.references,
+        r.nestedReferences,
+        r.tenantKey && r.tenantKey !== "id" ? tenantKeys : undefined,
+      ),
       transitions: transitionsOf(r),
       decimals: decimalSpecs(r.fields),
       maps: mapSpecs(r.fields),
@@ -584,7 +763,11 @@ function servicesView(model: ApiModel) {
       tenantKey: "",
       // An action of a tenant-scoped resource whose fields reference a tenant's records looks them
       // up within the tenant of the record acted on: ActingService reads that record (SPEC §12.4).
-      effect: effectOf(a) || (r.tenantKey && [...a.references, ...a.nestedReferences].some((ref) => tenantKeys.has(ref.collection)) ? literal({ targetField: a.targetField }) : ""),
+      effect:
+        effectOf(a) ||
+        (r.tenantKey && [...a.references, ...a.nestedReferences].some((ref) => tenantKeys.has(ref.collection))
+          ? literal({ targetField: a.targetField })
+          : ""),
       // An action that only records acts through its hook alone: ActingService when one is given.
       plainAction: effectOf(a) ? "" : literal({ targetField: a.targetField }),
       target: r.symbols.service,
