@@ -6,7 +6,14 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { z } from "zod";
 import type { AccessAction, AccessRequest, Authorize, Principal } from "./auth.ts";
-import { ConflictError, ForbiddenError, NotFoundError, ValidationError, type ErrorDetail } from "./errors.ts";
+import {
+  ConflictError,
+  ForbiddenError,
+  NotFoundError,
+  RecordChangedError,
+  ValidationError,
+  type ErrorDetail,
+} from "./errors.ts";
 import type { Condition, Match, Ordering, StoredRecord, Values } from "./store.ts";
 import { detailIssue, ISSUES, validationMessage } from "./messages.ts";
 import { unstorableFields } from "./storable.ts";
@@ -260,6 +267,34 @@ export function checkIfMatch(request: FastifyRequest, record: StoredRecord<Value
     throw new ConflictError("The record has changed: If-Match does not match its current ETag.", [
       { field: "If-Match", issue: ISSUES.ifMatch },
     ]);
+  }
+}
+
+/**
+ * How many times a write by id without If-Match is tried when the record keeps changing under it:
+ * each round of racing writes lets one through, so as many as race at once (a few) get through.
+ */
+const UNCONDITIONAL_ATTEMPTS = 16;
+
+/**
+ * A PATCH, PUT or DELETE by id (`attempt`: read the record, check it, write): without If-Match,
+ * tried again when another request changed the record between the read and the write
+ * (`RecordChangedError`), so that it applies to the record as it is then, its checks (transitions,
+ * authorization, references) run again, as it would have had it come a moment later; a client
+ * that asked for a revision (If-Match) gets the 409. After `UNCONDITIONAL_ATTEMPTS`, 409.
+ */
+export async function unconditional<T>(request: FastifyRequest, attempt: () => Promise<T>): Promise<T> {
+  for (let attempts = 1; ; attempts++) {
+    try {
+      return await attempt();
+    } catch (error) {
+      if (
+        !(error instanceof RecordChangedError) ||
+        request.headers["if-match"] !== undefined ||
+        attempts >= UNCONDITIONAL_ATTEMPTS
+      )
+        throw error;
+    }
   }
 }
 

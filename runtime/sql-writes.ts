@@ -7,7 +7,7 @@
  * Unique values and references are the tables' own constraints: a violation becomes the API's
  * error (409, 422) through `translated` (sql-errors.ts).
  */
-import { BusinessRuleError, ConflictError } from "./errors.ts";
+import { BusinessRuleError, RecordChangedError } from "./errors.ts";
 import type { EventOf, StoredEvent } from "./events.ts";
 import { activeClaim, adoptedOr, ClaimLostError } from "./idempotency.ts";
 import { parameter, quoteIdentifier as q, sameJson, storedImage } from "./sql-codec.ts";
@@ -296,7 +296,7 @@ export async function missingOrChanged<T>(
 ): Promise<T> {
   const rows = await revisionOf(sql, sql.db, p, id, where);
   if (!rows.length) return gone;
-  throw new ConflictError("The record was changed by another request.");
+  throw new RecordChangedError();
 }
 
 /** The revision of record `id`, when it matches `where`. */

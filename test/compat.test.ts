@@ -532,6 +532,8 @@ describe("the gate's diagnostics point at the definition line", () => {
     ["tenancy added: the resource's fields", { [books]: replace("  note:", "  author_id: { type: uuid, references: authors, tenant: true }\n  note:") }, "tenant: true", "tenant-added", /removed: v2/],
     ["requires added: the action's requires", { [books]: replace(actionBlock, `${actionBlock}    requires: { genre: [fiction] }\n`) }, "requires:", "requires-added", /added: v2/],
     ["action response: its key", { [books]: replace("max_length: 100 }\n", "max_length: 100 }\n    response: 204\n") }, "response: 204", "status-removed", /v2/],
+    ["a sort key removed: sort, with a fix that can be followed", { [books]: replace("sort: [pages, genre]", "sort: [pages]") }, "sort: [pages]", "enum-value-removed", /put the field back in sort.*successor marked `added: v2`/],
+    ["an enum sort key reordered: the field's values, with a fix that can be followed", { [books]: replace("[fiction, poetry, drama]", "[drama, fiction, poetry]") }, "[drama, fiction, poetry]", "sort-order-changed", /keep the order of "genre"'s values in v1.*reordered one under a new name/],
   ];
   cases.forEach(([name, edits, line, kind, fix], i) => {
     test(name, async () => {

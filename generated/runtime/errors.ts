@@ -228,6 +228,17 @@ export class ConflictError extends ApiError {
   }
 }
 
+/**
+ * 409: the record was changed by another request between its read and its write (its revision
+ * moved). A write by id without If-Match is tried again on the record as it is then
+ * (`unconditional`, http.ts); with If-Match it answers 409.
+ */
+export class RecordChangedError extends ConflictError {
+  constructor() {
+    super("The record was changed by another request.");
+  }
+}
+
 /** 422: valid input that fails a business rule. */
 export class BusinessRuleError extends ApiError {
   constructor(message: string, details?: ErrorDetail[]) {

@@ -21,7 +21,7 @@
  * maxEvents, maxBytes } })`); cursors are signed with a key made for this process.
  */
 import { newCursorSecret, type CursorKey } from "./cursor-keys.ts";
-import { ConflictError } from "./errors.ts";
+import { ConflictError, RecordChangedError } from "./errors.ts";
 import { MemoryIdempotencyKeys } from "./idempotency.ts";
 import { orderedValues } from "./json-order.ts";
 import {
@@ -379,8 +379,7 @@ export class MemoryStore implements Store {
   ): StoredRecord | undefined {
     const current = c.byId.get(id);
     if (current && where && !matchesWhere(current, where)) return undefined;
-    if (current && current.revision !== expectedRevision)
-      throw new ConflictError("The record was changed by another request.");
+    if (current && current.revision !== expectedRevision) throw new RecordChangedError();
     return current;
   }
 

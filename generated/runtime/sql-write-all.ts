@@ -7,7 +7,7 @@
  * and `expect`s, which read the record `for share` so that it cannot change until the commit.
  * Then every write's event, in the same order, in the same transaction.
  */
-import { ConflictError } from "./errors.ts";
+import { RecordChangedError } from "./errors.ts";
 import type { EventOf, StoredEvent } from "./events.ts";
 import { activeClaim } from "./idempotency.ts";
 import { updatedKey } from "./references.ts";
@@ -55,8 +55,7 @@ export async function writeAll(sql: SqlContext, writes: readonly Write[]): Promi
           const params: unknown[] = [id, expectedRevision];
           const statement = sql.tables.scoped(p, p.delete, where, params);
           rows = await translated(sql, collection, "delete", () => tx.query(statement, params));
-          if (!rows[0] && (await revisionOf(sql, tx, p, id, where)).length)
-            throw new ConflictError("The record was changed by another request.");
+          if (!rows[0] && (await revisionOf(sql, tx, p, id, where)).length) throw new RecordChangedError();
           if (!rows[0]) throw new Gone();
           await holdNone(sql, tx, collection, id, cascaded);
           const record = recordOf(p, rows[0]);
@@ -93,14 +92,12 @@ export async function writeAll(sql: SqlContext, writes: readonly Write[]): Promi
           for (const column of p.stored) parameter(column, values[column.field], params);
           const update = sql.tables.scoped(p, p.update, where, params);
           rows = await translated(sql, collection, "write", () => tx.query(update, params));
-          if (!rows[0] && (await revisionOf(sql, tx, p, id, where)).length)
-            throw new ConflictError("The record was changed by another request.");
+          if (!rows[0] && (await revisionOf(sql, tx, p, id, where)).length) throw new RecordChangedError();
           if (rows[0] && p.links.length) rows = await relinked(sql, tx, collection, p, id, values);
         }
         if (!rows[0]) throw new Gone();
         const record = recordOf(p, rows[0]);
-        if (expected !== undefined && record.revision !== expected)
-          throw new ConflictError("The record was changed by another request.");
+        if (expected !== undefined && record.revision !== expected) throw new RecordChangedError();
         written.push(record);
         if (publish) made.push(publish(record, collection));
       }

@@ -47,11 +47,12 @@ export function locateChange(defs: Definitions, model: ApiModel, version: string
     if (location !== "query") return resource.at("resource");
     if (name === "q") return key("search");
     if (["limit", "cursor", "page", "per_page"].includes(name)) return key("pagination");
-    if (change.kind === "parameter-removed" || change.kind === "parameter-added") return key("filters");
     if (change.kind === "sort-order-changed") {
       const sorted = change.sortKey ? topField(model, version, resource, change.sortKey) : undefined;
       return sorted ? optionAt(sorted, "enum") : key("sort");
     }
+    if (name === "sort") return key("sort");
+    if (change.kind === "parameter-removed" || change.kind === "parameter-added") return key("filters");
     const field = topField(model, version, resource, name);
     return field ? optionAt(field, change.keyword) : key("filters");
   }

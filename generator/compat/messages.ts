@@ -29,7 +29,9 @@ export function operationList(ids: string[]): string {
 
 /** `v1`, `v1 and v2` */
 export function versionList(versions: string[]): string {
-  return versions.length > 1 ? `${versions.slice(0, -1).join(", ")} and ${versions.at(-1)}` : (versions[0] ?? "");
+  return versions.length > 1
+    ? `${versions.slice(0, -1).join(", ")} and ${versions.at(-1)}`
+    : (versions[0] ?? "");
 }
 
 /** A change together with the published version it breaks. */
@@ -48,14 +50,22 @@ export function breakMessage(group: VersionedChange[], exportFilter = false): st
   const changes = group.map((g) => g.change);
   const first = representative(changes);
   const named = first.schema?.field && !namesNoField(first.schema.field);
-  const subject = named ? `${exportFilter ? "export filter" : "field"} "${first.schema!.field}"` : first.subject;
+  const subject = named
+    ? `${exportFilter ? "export filter" : "field"} "${first.schema!.field}"`
+    : first.subject;
   const places = new Map<string, string[]>();
   for (const c of changes) {
     const label = c.part.in === "response" ? "response" : partLabel(c);
     places.set(label, [...(places.get(label) ?? []), c.operation?.operationId ?? ""].filter(Boolean));
   }
-  const where = [...places].map(([label, ids]) => `${operationList(ids)}${label ? ` (${label})` : ""}`).filter(Boolean).join("; ");
-  const who = versions.length > 1 ? `${versionList(versions)} are published and this breaks their clients` : `${versions[0]} is published and this breaks its clients`;
+  const where = [...places]
+    .map(([label, ids]) => `${operationList(ids)}${label ? ` (${label})` : ""}`)
+    .filter(Boolean)
+    .join("; ");
+  const who =
+    versions.length > 1
+      ? `${versionList(versions)} are published and this breaks their clients`
+      : `${versions[0]} is published and this breaks its clients`;
   return `${who}: ${subject} ${first.detail} [${first.kind}]${where ? `, in ${where}` : ""}`;
 }
 
@@ -69,13 +79,21 @@ export function representative(group: Change[]): Change {
  * How to make the change without breaking `version`: keep it as it was, and make the change
  * in a new version `next` with added / removed / renamed.
  */
-export function breakFix(version: string, next: string, change: Change, nextIsDraft = false, exportFilter = false): string {
+export function breakFix(
+  version: string,
+  next: string,
+  change: Change,
+  nextIsDraft = false,
+  exportFilter = false,
+): string {
   const add = nextIsDraft ? `make the change in the draft ${next}` : `add ${next} to versions in api.yaml`;
   const name = (change.schema?.field || change.field).split(".").pop()!.replace(/\[\]$/, "");
   const newName = change.renamedTo?.split(".").pop();
   // An export's filters are the list's: what keeps a filter keeps them (`parameter-removed`).
   if (exportFilter && change.kind === "field-removed")
     return `keep the filter "${name}" in ${version}: put it back in filters (exports take the list's filters); to drop it, ${add} and move the resource to a successor marked \`added: ${next}\``;
+  if (change.kind === "enum-value-removed" && change.part.in === "parameter" && change.part.name === "sort")
+    return `keep the sort keys of ${version}: put the field back in sort (sort applies to every version of a resource); to drop it, ${add} and move the resource to a successor marked \`added: ${next}\``;
   switch (change.kind) {
     case "field-removed":
       return `keep "${name}" in ${version}: put the field back, ${add} and mark it \`removed: ${next}\``;
@@ -107,6 +125,8 @@ export function breakFix(version: string, next: string, change: Change, nextIsDr
       return `keep what the action requires in ${version} as it was (no new field, no value fewer): an action's requires hold in every version; to restrict it, ${add} and add a new action with the requirement and \`added: ${next}\``;
     case "servers-changed":
       return `keep base_url as it was: clients of ${version} call it`;
+    case "sort-order-changed":
+      return `keep the order of "${change.sortKey ?? name}"'s values in ${version}: a list sorted by it follows that order in every version; to reorder them, ${add}, mark the field \`removed: ${next}\` and add the reordered one under a new name with \`added: ${next}\``;
     default:
       return name
         ? `keep "${name}" of ${version} as it was: ${add}, mark the field \`removed: ${next}\` and add the changed one under a new name with \`added: ${next}\``
@@ -115,5 +135,7 @@ export function breakFix(version: string, next: string, change: Change, nextIsDr
 }
 
 function partName(change: Change): string {
-  return change.part.in === "parameter" ? `the ${change.part.location} parameter "${change.part.name}"` : partLabel(change);
+  return change.part.in === "parameter"
+    ? `the ${change.part.location} parameter "${change.part.name}"`
+    : partLabel(change);
 }

@@ -19,6 +19,7 @@ import {
   parseBody,
   parseParams,
   sendRecord,
+  unconditional,
   writeContext,
   type ConditionSpec,
   type StoredRecord,
@@ -200,52 +201,57 @@ export function registerOrdersRoutes(
     return sendRecord(reply, 201, record, toOrder(record));
   });
 
-  app.patch("/v1/orders/:id", async (request, reply) => {
-    const { id } = parseParams(orderIdParams, request.params);
-    const current = found(await services.orders.get(id), "order");
-    await authorizeOrThrow(authorize, request, "update", "orders", current, { name: "order" });
-    checkIfMatch(request, current);
-    const body = parseBody(orderUpdate, request.body, orderReadOnly);
-    const values = { ...current.values, ...changesOfOrder(body) };
-    await authorizeOrThrow(authorize, request, "update", "orders", current, {
-      proposed: values,
-      name: "order",
-    });
-    const record = found(
-      await services.orders.update(
-        current,
-        values,
-        eventOf("order.updated", "orders", toOrder),
-        writeContext(request),
-      ),
-      "order",
-    );
-    return sendRecord(reply, 200, record, toOrder(record));
-  });
-
-  app.delete("/v1/orders/:id", async (request, reply) => {
-    const { id } = parseParams(orderIdParams, request.params);
-    const current = found(await services.orders.get(id), "order");
-    await authorizeOrThrow(authorize, request, "delete", "orders", current, { name: "order" });
-    checkIfMatch(request, current);
-    const removed = await services.orders.remove(
-      current,
-      eventsOf({
-        orders: eventOf("order.deleted", "orders", toOrder),
-        invoices: eventOf("invoice.deleted", "invoices", toInvoice),
-        "orders/cancellations": eventOf(
-          "order.cancellation.deleted",
-          "orders/cancellations",
-          toOrderCancellation,
+  // Without If-Match, a record changed between its read and its write is read and checked again (runtime/http.ts).
+  app.patch("/v1/orders/:id", (request, reply) =>
+    unconditional(request, async () => {
+      const { id } = parseParams(orderIdParams, request.params);
+      const current = found(await services.orders.get(id), "order");
+      await authorizeOrThrow(authorize, request, "update", "orders", current, { name: "order" });
+      checkIfMatch(request, current);
+      const body = parseBody(orderUpdate, request.body, orderReadOnly);
+      const values = { ...current.values, ...changesOfOrder(body) };
+      await authorizeOrThrow(authorize, request, "update", "orders", current, {
+        proposed: values,
+        name: "order",
+      });
+      const record = found(
+        await services.orders.update(
+          current,
+          values,
+          eventOf("order.updated", "orders", toOrder),
+          writeContext(request),
         ),
-        "orders/payments": eventOf("order.payment.deleted", "orders/payments", toOrderPayment),
-        "orders/shipments": eventOf("order.shipment.deleted", "orders/shipments", toOrderShipment),
-      }),
-      writeContext(request),
-    );
-    if (!removed) throw new NotFoundError("No order has this id.");
-    return reply.code(204).send();
-  });
+        "order",
+      );
+      return sendRecord(reply, 200, record, toOrder(record));
+    }),
+  );
+
+  app.delete("/v1/orders/:id", (request, reply) =>
+    unconditional(request, async () => {
+      const { id } = parseParams(orderIdParams, request.params);
+      const current = found(await services.orders.get(id), "order");
+      await authorizeOrThrow(authorize, request, "delete", "orders", current, { name: "order" });
+      checkIfMatch(request, current);
+      const removed = await services.orders.remove(
+        current,
+        eventsOf({
+          orders: eventOf("order.deleted", "orders", toOrder),
+          invoices: eventOf("invoice.deleted", "invoices", toInvoice),
+          "orders/cancellations": eventOf(
+            "order.cancellation.deleted",
+            "orders/cancellations",
+            toOrderCancellation,
+          ),
+          "orders/payments": eventOf("order.payment.deleted", "orders/payments", toOrderPayment),
+          "orders/shipments": eventOf("order.shipment.deleted", "orders/shipments", toOrderShipment),
+        }),
+        writeContext(request),
+      );
+      if (!removed) throw new NotFoundError("No order has this id.");
+      return reply.code(204).send();
+    }),
+  );
 
   app.post("/v1/orders/:id/cancellations", async (request, reply) => {
     const { id } = parseParams(orderIdParams, request.params);

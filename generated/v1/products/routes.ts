@@ -17,6 +17,7 @@ import {
   parseBody,
   parseParams,
   sendRecord,
+  unconditional,
   writeContext,
   type ConditionSpec,
   type StoredRecord,
@@ -158,63 +159,70 @@ export function registerProductsRoutes(
     return sendRecord(reply, 201, record, toProduct(record));
   });
 
-  app.patch("/v1/products/:id", async (request, reply) => {
-    const { id } = parseParams(productIdParams, request.params);
-    const current = found(await services.products.get(id), "product");
-    await authorizeOrThrow(authorize, request, "update", "products", current, { name: "product" });
-    checkIfMatch(request, current);
-    const body = parseBody(productUpdate, request.body, productReadOnly);
-    const values = { ...current.values, ...changesOfProduct(body) };
-    await authorizeOrThrow(authorize, request, "update", "products", current, {
-      proposed: values,
-      name: "product",
-    });
-    const record = found(
-      await services.products.update(
+  // Without If-Match, a record changed between its read and its write is read and checked again (runtime/http.ts).
+  app.patch("/v1/products/:id", (request, reply) =>
+    unconditional(request, async () => {
+      const { id } = parseParams(productIdParams, request.params);
+      const current = found(await services.products.get(id), "product");
+      await authorizeOrThrow(authorize, request, "update", "products", current, { name: "product" });
+      checkIfMatch(request, current);
+      const body = parseBody(productUpdate, request.body, productReadOnly);
+      const values = { ...current.values, ...changesOfProduct(body) };
+      await authorizeOrThrow(authorize, request, "update", "products", current, {
+        proposed: values,
+        name: "product",
+      });
+      const record = found(
+        await services.products.update(
+          current,
+          values,
+          eventOf("product.updated", "products", toProduct),
+          writeContext(request),
+        ),
+        "product",
+      );
+      return sendRecord(reply, 200, record, toProduct(record));
+    }),
+  );
+
+  app.put("/v1/products/:id", (request, reply) =>
+    unconditional(request, async () => {
+      const { id } = parseParams(productIdParams, request.params);
+      const current = found(await services.products.get(id), "product");
+      await authorizeOrThrow(authorize, request, "replace", "products", current, { name: "product" });
+      checkIfMatch(request, current);
+      const body = parseBody(productReplace, request.body, productReadOnly);
+      const values = replacementOfProduct(current.values, body);
+      await authorizeOrThrow(authorize, request, "replace", "products", current, {
+        proposed: values,
+        name: "product",
+      });
+      const record = found(
+        await services.products.update(
+          current,
+          values,
+          eventOf("product.updated", "products", toProduct),
+          writeContext(request, true),
+        ),
+        "product",
+      );
+      return sendRecord(reply, 200, record, toProduct(record));
+    }),
+  );
+
+  app.delete("/v1/products/:id", (request, reply) =>
+    unconditional(request, async () => {
+      const { id } = parseParams(productIdParams, request.params);
+      const current = found(await services.products.get(id), "product");
+      await authorizeOrThrow(authorize, request, "delete", "products", current, { name: "product" });
+      checkIfMatch(request, current);
+      const removed = await services.products.remove(
         current,
-        values,
-        eventOf("product.updated", "products", toProduct),
+        eventOf("product.deleted", "products", toProduct),
         writeContext(request),
-      ),
-      "product",
-    );
-    return sendRecord(reply, 200, record, toProduct(record));
-  });
-
-  app.put("/v1/products/:id", async (request, reply) => {
-    const { id } = parseParams(productIdParams, request.params);
-    const current = found(await services.products.get(id), "product");
-    await authorizeOrThrow(authorize, request, "replace", "products", current, { name: "product" });
-    checkIfMatch(request, current);
-    const body = parseBody(productReplace, request.body, productReadOnly);
-    const values = replacementOfProduct(current.values, body);
-    await authorizeOrThrow(authorize, request, "replace", "products", current, {
-      proposed: values,
-      name: "product",
-    });
-    const record = found(
-      await services.products.update(
-        current,
-        values,
-        eventOf("product.updated", "products", toProduct),
-        writeContext(request, true),
-      ),
-      "product",
-    );
-    return sendRecord(reply, 200, record, toProduct(record));
-  });
-
-  app.delete("/v1/products/:id", async (request, reply) => {
-    const { id } = parseParams(productIdParams, request.params);
-    const current = found(await services.products.get(id), "product");
-    await authorizeOrThrow(authorize, request, "delete", "products", current, { name: "product" });
-    checkIfMatch(request, current);
-    const removed = await services.products.remove(
-      current,
-      eventOf("product.deleted", "products", toProduct),
-      writeContext(request),
-    );
-    if (!removed) throw new NotFoundError("No product has this id.");
-    return reply.code(204).send();
-  });
+      );
+      if (!removed) throw new NotFoundError("No product has this id.");
+      return reply.code(204).send();
+    }),
+  );
 }

@@ -17,6 +17,7 @@ import {
   parseBody,
   parseParams,
   sendRecord,
+  unconditional,
   writeContext,
   type ConditionSpec,
   type StoredRecord,
@@ -143,26 +144,29 @@ export function registerInvoicesRoutes(
     return sendRecord(reply, 201, record, toInvoice(record));
   });
 
-  app.patch("/v2/invoices/:id", async (request, reply) => {
-    const { id } = parseParams(invoiceIdParams, request.params);
-    const current = found(await services.invoices.get(id), "invoice");
-    await authorizeOrThrow(authorize, request, "update", "invoices", current, { name: "invoice" });
-    checkIfMatch(request, current);
-    const body = parseBody(invoiceUpdate, request.body, invoiceReadOnly);
-    const values = { ...current.values, ...changesOfInvoice(body) };
-    await authorizeOrThrow(authorize, request, "update", "invoices", current, {
-      proposed: values,
-      name: "invoice",
-    });
-    const record = found(
-      await services.invoices.update(
-        current,
-        values,
-        eventOf("invoice.updated", "invoices", toInvoice),
-        writeContext(request),
-      ),
-      "invoice",
-    );
-    return sendRecord(reply, 200, record, toInvoice(record));
-  });
+  // Without If-Match, a record changed between its read and its write is read and checked again (runtime/http.ts).
+  app.patch("/v2/invoices/:id", (request, reply) =>
+    unconditional(request, async () => {
+      const { id } = parseParams(invoiceIdParams, request.params);
+      const current = found(await services.invoices.get(id), "invoice");
+      await authorizeOrThrow(authorize, request, "update", "invoices", current, { name: "invoice" });
+      checkIfMatch(request, current);
+      const body = parseBody(invoiceUpdate, request.body, invoiceReadOnly);
+      const values = { ...current.values, ...changesOfInvoice(body) };
+      await authorizeOrThrow(authorize, request, "update", "invoices", current, {
+        proposed: values,
+        name: "invoice",
+      });
+      const record = found(
+        await services.invoices.update(
+          current,
+          values,
+          eventOf("invoice.updated", "invoices", toInvoice),
+          writeContext(request),
+        ),
+        "invoice",
+      );
+      return sendRecord(reply, 200, record, toInvoice(record));
+    }),
+  );
 }

@@ -20,6 +20,7 @@ import {
   parseBody,
   parseParams,
   sendRecord,
+  unconditional,
   writeContext,
   type ConditionSpec,
   type StoredRecord,
@@ -113,51 +114,56 @@ export function registerUsersRoutes(
     return sendRecord(reply, 201, record, toUser(record));
   });
 
-  app.patch("/v3/users/:id", async (request, reply) => {
-    const { id } = parseParams(userIdParams, request.params);
-    const current = found(await services.users.get(id), "user");
-    await authorizeOrThrow(authorize, request, "update", "users", current, { name: "user" });
-    checkIfMatch(request, current);
-    const body = parseBody(userUpdate, request.body, userReadOnly);
-    const values = { ...current.values, ...changesOfUser(body) };
-    await authorizeOrThrow(authorize, request, "update", "users", current, {
-      proposed: values,
-      name: "user",
-    });
-    const record = found(
-      await services.users.update(
-        current,
-        values,
-        eventOf("user.updated", "users", toUser),
-        writeContext(request),
-      ),
-      "user",
-    );
-    return sendRecord(reply, 200, record, toUser(record));
-  });
-
-  app.delete("/v3/users/:id", async (request, reply) => {
-    const { id } = parseParams(userIdParams, request.params);
-    const current = found(await services.users.get(id), "user");
-    await authorizeOrThrow(authorize, request, "delete", "users", current, { name: "user" });
-    checkIfMatch(request, current);
-    const removed = await services.users.remove(
-      current,
-      eventsOf({
-        users: eventOf("user.deleted", "users", toUser),
-        orders: eventOf("order.deleted", "orders", toOrder),
-        invoices: eventOf("invoice.deleted", "invoices", toInvoice),
-        "orders/cancellations": eventOf(
-          "order.cancellation.deleted",
-          "orders/cancellations",
-          toOrderCancellation,
+  // Without If-Match, a record changed between its read and its write is read and checked again (runtime/http.ts).
+  app.patch("/v3/users/:id", (request, reply) =>
+    unconditional(request, async () => {
+      const { id } = parseParams(userIdParams, request.params);
+      const current = found(await services.users.get(id), "user");
+      await authorizeOrThrow(authorize, request, "update", "users", current, { name: "user" });
+      checkIfMatch(request, current);
+      const body = parseBody(userUpdate, request.body, userReadOnly);
+      const values = { ...current.values, ...changesOfUser(body) };
+      await authorizeOrThrow(authorize, request, "update", "users", current, {
+        proposed: values,
+        name: "user",
+      });
+      const record = found(
+        await services.users.update(
+          current,
+          values,
+          eventOf("user.updated", "users", toUser),
+          writeContext(request),
         ),
-        "orders/payments": eventOf("order.payment.deleted", "orders/payments", toOrderPayment),
-        "orders/shipments": eventOf("order.shipment.deleted", "orders/shipments", toOrderShipment),
-      }),
-      writeContext(request),
-    );
-    if (!removed) throw new NotFoundError("No user has this id.");
-    return reply.code(204).send();
-  });
+        "user",
+      );
+      return sendRecord(reply, 200, record, toUser(record));
+    }),
+  );
+
+  app.delete("/v3/users/:id", (request, reply) =>
+    unconditional(request, async () => {
+      const { id } = parseParams(userIdParams, request.params);
+      const current = found(await services.users.get(id), "user");
+      await authorizeOrThrow(authorize, request, "delete", "users", current, { name: "user" });
+      checkIfMatch(request, current);
+      const removed = await services.users.remove(
+        current,
+        eventsOf({
+          users: eventOf("user.deleted", "users", toUser),
+          orders: eventOf("order.deleted", "orders", toOrder),
+          invoices: eventOf("invoice.deleted", "invoices", toInvoice),
+          "orders/cancellations": eventOf(
+            "order.cancellation.deleted",
+            "orders/cancellations",
+            toOrderCancellation,
+          ),
+          "orders/payments": eventOf("order.payment.deleted", "orders/payments", toOrderPayment),
+          "orders/shipments": eventOf("order.shipment.deleted", "orders/shipments", toOrderShipment),
+        }),
+        writeContext(request),
+      );
+      if (!removed) throw new NotFoundError("No user has this id.");
+      return reply.code(204).send();
+    }),
+  );
 }
