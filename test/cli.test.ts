@@ -14,6 +14,18 @@ describe("canon CLI", () => {
     }
   });
 
+  test("every command takes --definitions and --out (SPEC §3), lint, init and new too", () => {
+    const dir = workspace("out-everywhere", "definitions");
+    const lint = canon(["lint", "--definitions", "definitions", "--out", "generated"], dir);
+    assert.equal(lint.code, 0, lint.stderr);
+    const made = canon(["new", "widgets", "--definitions", "definitions", "--out", "generated"], dir);
+    assert.equal(made.code, 0, made.stderr);
+    assert.ok(existsSync(path.join(dir, "definitions", "widgets.yaml")));
+    const init = canon(["init", "fresh", "--definitions", "definitions", "--out", "generated"], dir);
+    assert.equal(init.code, 0, init.stderr);
+    assert.equal(existsSync(path.join(dir, "generated")), false, "none of them writes the output");
+  });
+
   test("a usage error exits 2", () => {
     assert.equal(canon(["frobnicate"]).code, 2);
     assert.equal(canon(["generate", "--no-such-flag"]).code, 2);

@@ -22,6 +22,8 @@ export async function main(argv: string[]): Promise<number> {
 
   const definitions = () => new Option("--definitions <dir>", "folder of api.yaml and resource files").default("definitions");
   const out = () => new Option("--out <dir>", "output folder").default("generated");
+  // SPEC §3: every command takes --out; one that reads and writes no output takes it and leaves it.
+  const unusedOut = () => new Option("--out <dir>", "output folder (this command neither reads nor writes it)");
   const allowBreaking = () =>
     new Option("--allow-breaking", "let breaking changes to published versions through, as warnings: only for a version that has never shipped");
   const failOnSunset = () => new Option("--fail-on-sunset", "fail when a deprecated version's sunset date is near or past (default: a warning)");
@@ -43,7 +45,7 @@ export async function main(argv: string[]): Promise<number> {
     {
       usage: "init [dir]",
       description: "write a starter api.yaml and one resource",
-      options: [definitions()],
+      options: [definitions(), unusedOut()],
       run: async (dir: string | undefined, o) => (await import("../commands/init.ts")).initCommand(dir ?? ".", o),
     },
     {
@@ -53,6 +55,7 @@ export async function main(argv: string[]): Promise<number> {
         new Option("--parent <collection>", "list it under this collection: GET /vN/<parent>/{id}/<collection>"),
         new Option("--pagination <mode>", "cursor (default) or offset"),
         definitions(),
+        unusedOut(),
       ],
       run: async (collection: string, o) => (await import("../commands/scaffold.ts")).newCommand(collection, o),
     },
@@ -77,7 +80,7 @@ export async function main(argv: string[]): Promise<number> {
     {
       usage: "lint",
       description: "print diagnostics only",
-      options: [definitions(), failOnSunset(), today(), format()],
+      options: [definitions(), unusedOut(), failOnSunset(), today(), format()],
       run: async (o) => (await import("../commands/generate.ts")).lintCommand(o),
     },
     {

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { suiteFixture } from "../support/fixture.ts";
-import { call, createProduct, expectStatus, startApp } from "./helpers.ts";
+import { call, createOrder, createProduct, createUser, expectStatus, startApp } from "./helpers.ts";
 
 type Obj = Record<string, any>;
 const api = suiteFixture(() => startApp());
@@ -64,5 +64,21 @@ describe(`writes by id that race, ${STORE} store`, () => {
     );
     const after = (await expectStatus(api, "GET", url, 200)).body as Obj;
     assert.equal(after.name, answers.find((a) => a.status === 200)!.body.name);
+  });
+
+  test("racing actions that set the record (v3 payments: requires pending, sets paid): one 201, the others 422 on the record as it then is, none 409", async () => {
+    const user = await createUser(api);
+    const order = await createOrder(api, user.id);
+    const answers = await Promise.all(
+      Array.from({ length: 6 }, (_, i) =>
+        call(api, "POST", `/v3/orders/${order.id}/payments`, { body: { reference: `psp-${i}` } }),
+      ),
+    );
+    const statuses = answers.map((a) => a.status).sort();
+    assert.deepEqual(statuses, [201, 422, 422, 422, 422, 422], JSON.stringify(answers.map((a) => a.body)));
+    assert.equal(
+      ((await expectStatus(api, "GET", `/v3/orders/${order.id}`, 200)).body as Obj).status,
+      "paid",
+    );
   });
 });

@@ -253,26 +253,29 @@ export function registerOrdersRoutes(
     }),
   );
 
-  app.post("/v1/orders/:id/cancellations", async (request, reply) => {
-    const { id } = parseParams(orderIdParams, request.params);
-    const order = found(await services.orders.get(id), "order");
-    // Acting on a record needs reading it too.
-    await authorizeOrThrow(authorize, request, "read", "orders", order, { name: "order" });
-    await authorizeOrThrow(authorize, request, "action", "orders/cancellations", order, { name: "order" });
-    const body = parseBody(orderCancellationCreate, request.body);
-    const values = {
-      order_id: order.id,
-      reason: body.reason,
-    };
-    await authorizeOrThrow(authorize, request, "action", "orders/cancellations", order, {
-      proposed: values,
-      name: "order",
-    });
-    const record = await services.orderCancellations.create(
-      values,
-      eventOf("order.cancellation.created", "orders/cancellations", toOrderCancellation),
-      writeContext(request, false, 1),
-    );
-    return reply.code(201).send(toOrderCancellation(record));
-  });
+  // As a PATCH without If-Match: again on the record as it then is when it changed meanwhile.
+  app.post("/v1/orders/:id/cancellations", (request, reply) =>
+    unconditional(request, async () => {
+      const { id } = parseParams(orderIdParams, request.params);
+      const order = found(await services.orders.get(id), "order");
+      // Acting on a record needs reading it too.
+      await authorizeOrThrow(authorize, request, "read", "orders", order, { name: "order" });
+      await authorizeOrThrow(authorize, request, "action", "orders/cancellations", order, { name: "order" });
+      const body = parseBody(orderCancellationCreate, request.body);
+      const values = {
+        order_id: order.id,
+        reason: body.reason,
+      };
+      await authorizeOrThrow(authorize, request, "action", "orders/cancellations", order, {
+        proposed: values,
+        name: "order",
+      });
+      const record = await services.orderCancellations.create(
+        values,
+        eventOf("order.cancellation.created", "orders/cancellations", toOrderCancellation),
+        writeContext(request, false, 1),
+      );
+      return reply.code(201).send(toOrderCancellation(record));
+    }),
+  );
 }

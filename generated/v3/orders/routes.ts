@@ -285,85 +285,94 @@ export function registerOrdersRoutes(
     }),
   );
 
-  app.post("/v3/orders/:id/cancellations", async (request, reply) => {
-    const { id } = parseParams(orderIdParams, request.params);
-    const order = found(await services.orders.get(id), "order");
-    // Acting on a record needs reading it too.
-    await authorizeOrThrow(authorize, request, "read", "orders", order, { name: "order" });
-    await authorizeOrThrow(authorize, request, "action", "orders/cancellations", order, { name: "order" });
-    const body = parseBody(orderCancellationCreate, request.body);
-    const values = {
-      order_id: order.id,
-      reason: body.reason,
-    };
-    await authorizeOrThrow(authorize, request, "action", "orders/cancellations", order, {
-      proposed: values,
-      name: "order",
-    });
-    const record = await services.orderCancellations.create(
-      values,
-      eventsOf({
-        orders: eventOf("order.updated", "orders", toOrder),
-        "orders/cancellations": eventOf(
-          "order.cancellation.created",
-          "orders/cancellations",
-          toOrderCancellation,
-        ),
-      }),
-      writeContext(request, false, 3),
-    );
-    return reply.code(201).send(toOrderCancellation(record));
-  });
+  // As a PATCH without If-Match: again on the record as it then is when it changed meanwhile.
+  app.post("/v3/orders/:id/cancellations", (request, reply) =>
+    unconditional(request, async () => {
+      const { id } = parseParams(orderIdParams, request.params);
+      const order = found(await services.orders.get(id), "order");
+      // Acting on a record needs reading it too.
+      await authorizeOrThrow(authorize, request, "read", "orders", order, { name: "order" });
+      await authorizeOrThrow(authorize, request, "action", "orders/cancellations", order, { name: "order" });
+      const body = parseBody(orderCancellationCreate, request.body);
+      const values = {
+        order_id: order.id,
+        reason: body.reason,
+      };
+      await authorizeOrThrow(authorize, request, "action", "orders/cancellations", order, {
+        proposed: values,
+        name: "order",
+      });
+      const record = await services.orderCancellations.create(
+        values,
+        eventsOf({
+          orders: eventOf("order.updated", "orders", toOrder),
+          "orders/cancellations": eventOf(
+            "order.cancellation.created",
+            "orders/cancellations",
+            toOrderCancellation,
+          ),
+        }),
+        writeContext(request, false, 3),
+      );
+      return reply.code(201).send(toOrderCancellation(record));
+    }),
+  );
 
-  app.post("/v3/orders/:id/payments", async (request, reply) => {
-    const { id } = parseParams(orderIdParams, request.params);
-    const order = found(await services.orders.get(id), "order");
-    // Acting on a record needs reading it too.
-    await authorizeOrThrow(authorize, request, "read", "orders", order, { name: "order" });
-    await authorizeOrThrow(authorize, request, "action", "orders/payments", order, { name: "order" });
-    const body = parseBody(orderPaymentCreate, request.body);
-    const values = {
-      order_id: order.id,
-      reference: body.reference,
-    };
-    await authorizeOrThrow(authorize, request, "action", "orders/payments", order, {
-      proposed: values,
-      name: "order",
-    });
-    const record = await services.orderPayments.create(
-      values,
-      eventsOf({
-        orders: eventOf("order.updated", "orders", toOrder),
-        "orders/payments": eventOf("order.payment.created", "orders/payments", toOrderPayment),
-      }),
-      writeContext(request),
-    );
-    return reply.code(201).send(toOrderPayment(record));
-  });
+  // As a PATCH without If-Match: again on the record as it then is when it changed meanwhile.
+  app.post("/v3/orders/:id/payments", (request, reply) =>
+    unconditional(request, async () => {
+      const { id } = parseParams(orderIdParams, request.params);
+      const order = found(await services.orders.get(id), "order");
+      // Acting on a record needs reading it too.
+      await authorizeOrThrow(authorize, request, "read", "orders", order, { name: "order" });
+      await authorizeOrThrow(authorize, request, "action", "orders/payments", order, { name: "order" });
+      const body = parseBody(orderPaymentCreate, request.body);
+      const values = {
+        order_id: order.id,
+        reference: body.reference,
+      };
+      await authorizeOrThrow(authorize, request, "action", "orders/payments", order, {
+        proposed: values,
+        name: "order",
+      });
+      const record = await services.orderPayments.create(
+        values,
+        eventsOf({
+          orders: eventOf("order.updated", "orders", toOrder),
+          "orders/payments": eventOf("order.payment.created", "orders/payments", toOrderPayment),
+        }),
+        writeContext(request),
+      );
+      return reply.code(201).send(toOrderPayment(record));
+    }),
+  );
 
-  app.post("/v3/orders/:id/shipments", async (request, reply) => {
-    const { id } = parseParams(orderIdParams, request.params);
-    const order = found(await services.orders.get(id), "order");
-    // Acting on a record needs reading it too.
-    await authorizeOrThrow(authorize, request, "read", "orders", order, { name: "order" });
-    await authorizeOrThrow(authorize, request, "action", "orders/shipments", order, { name: "order" });
-    const body = parseBody(orderShipmentCreate, request.body);
-    const values = {
-      order_id: order.id,
-      carrier: body.carrier,
-    };
-    await authorizeOrThrow(authorize, request, "action", "orders/shipments", order, {
-      proposed: values,
-      name: "order",
-    });
-    const record = await services.orderShipments.create(
-      values,
-      eventsOf({
-        orders: eventOf("order.updated", "orders", toOrder),
-        "orders/shipments": eventOf("order.shipment.created", "orders/shipments", toOrderShipment),
-      }),
-      writeContext(request),
-    );
-    return reply.code(201).send(toOrderShipment(record));
-  });
+  // As a PATCH without If-Match: again on the record as it then is when it changed meanwhile.
+  app.post("/v3/orders/:id/shipments", (request, reply) =>
+    unconditional(request, async () => {
+      const { id } = parseParams(orderIdParams, request.params);
+      const order = found(await services.orders.get(id), "order");
+      // Acting on a record needs reading it too.
+      await authorizeOrThrow(authorize, request, "read", "orders", order, { name: "order" });
+      await authorizeOrThrow(authorize, request, "action", "orders/shipments", order, { name: "order" });
+      const body = parseBody(orderShipmentCreate, request.body);
+      const values = {
+        order_id: order.id,
+        carrier: body.carrier,
+      };
+      await authorizeOrThrow(authorize, request, "action", "orders/shipments", order, {
+        proposed: values,
+        name: "order",
+      });
+      const record = await services.orderShipments.create(
+        values,
+        eventsOf({
+          orders: eventOf("order.updated", "orders", toOrder),
+          "orders/shipments": eventOf("order.shipment.created", "orders/shipments", toOrderShipment),
+        }),
+        writeContext(request),
+      );
+      return reply.code(201).send(toOrderShipment(record));
+    }),
+  );
 }
