@@ -32,7 +32,9 @@ before(async () => {
     logger: { level: "error", stream },
     authorize: (access: Obj) => {
       accesses.push(access);
-      return access.principal.scopes.includes(access.action === "list" || access.action === "read" ? "read" : "write");
+      return access.principal.scopes.includes(
+        access.action === "list" || access.action === "read" ? "read" : "write",
+      );
     },
     prepare: async (dir: string) => {
       copyFileSync(path.join(repoRoot, "test/fixtures/hooks-example.ts"), path.join(dir, "hooks-example.ts"));
@@ -65,9 +67,12 @@ before(async () => {
             // written earlier in the same write), and then, by the ticket's subject, fails or
             // waits after reading the ticket's organization.
             async delete(args: Obj) {
-              const audit = await args.store.insert("audits", { text: `${args.principal.id} deleted ${args.current.id}` });
+              const audit = await args.store.insert("audits", {
+                text: `${args.principal.id} deleted ${args.current.id}`,
+              });
               deleteReads.push(await args.store.get("audits", audit.id));
-              if (args.current.values.subject === "boom on delete") throw new Error("the delete hook failed: secret-delete");
+              if (args.current.values.subject === "boom on delete")
+                throw new Error("the delete hook failed: secret-delete");
               if (args.current.values.subject === "race") {
                 await args.store.get("organizations", args.current.values.organization_id);
                 await new Promise<void>((resolve) => (raceRead = resolve));
@@ -84,7 +89,11 @@ before(async () => {
 after(() => api?.close());
 
 async function ticket(body: Obj = {}): Promise<Obj> {
-  return (await expectStatus(api, "POST", "/v1/tickets", 201, { body: { organization_id: org.id, subject: "Printer", ...body } })).body as Obj;
+  return (
+    await expectStatus(api, "POST", "/v1/tickets", 201, {
+      body: { organization_id: org.id, subject: "Printer", ...body },
+    })
+  ).body as Obj;
 }
 
 async function events(): Promise<Obj[]> {
@@ -98,13 +107,21 @@ async function audits(): Promise<Obj[]> {
 const HOUR = 3_600_000;
 
 describe(`hooks (SPEC §12.5), ${STORE} store`, () => {
-  test("the documented example type-checks against the generated types", { skip: STORE !== "memory" && "a type check: the memory run covers it, the store changes nothing" }, () => {
-    const result = tsc(path.join(api.dir, "tsconfig.example.json"), SPEC_COMPILER_OPTIONS, [path.join(api.dir, "hooks-example.ts")]);
-    assert.equal(result.code, 0, result.output);
-  });
+  test(
+    "the documented example type-checks against the generated types",
+    { skip: STORE !== "memory" && "a type check: the memory run covers it, the store changes nothing" },
+    () => {
+      const result = tsc(path.join(api.dir, "tsconfig.example.json"), SPEC_COMPILER_OPTIONS, [
+        path.join(api.dir, "hooks-example.ts"),
+      ]);
+      assert.equal(result.code, 0, result.output);
+    },
+  );
 
   test("a create hook computes a read_only field, with the principal and the request id", async () => {
-    const res = await expectStatus(api, "POST", "/v1/tickets", 201, { body: { organization_id: org.id, subject: "Urgent", priority: "urgent" } });
+    const res = await expectStatus(api, "POST", "/v1/tickets", 201, {
+      body: { organization_id: org.id, subject: "Urgent", priority: "urgent" },
+    });
     const due = Date.parse(res.body.resolution_due_at) - Date.parse(res.body.created_at);
     assert.ok(Math.abs(due - 4 * HOUR) < 5_000, `due 4 h after creation, is ${due} ms`);
     const last = seen[seen.length - 1]!;
@@ -112,12 +129,16 @@ describe(`hooks (SPEC §12.5), ${STORE} store`, () => {
     assert.equal(last.requestId, res.headers.get("x-request-id"));
     assert.equal(last.current, null);
     // A client may not send it.
-    await expectError(api, "POST", "/v1/tickets", 400, "VALIDATION_ERROR", { body: { organization_id: org.id, subject: "x", resolution_due_at: new Date().toISOString() } });
+    await expectError(api, "POST", "/v1/tickets", 400, "VALIDATION_ERROR", {
+      body: { organization_id: org.id, subject: "x", resolution_due_at: new Date().toISOString() },
+    });
   });
 
   test("an update hook moves the due date with the priority", async () => {
     const t = await ticket({ priority: "low" });
-    const res = await expectStatus(api, "PATCH", `/v1/tickets/${t.id}`, 200, { body: { priority: "normal" } });
+    const res = await expectStatus(api, "PATCH", `/v1/tickets/${t.id}`, 200, {
+      body: { priority: "normal" },
+    });
     assert.equal(Date.parse(res.body.resolution_due_at) - Date.parse(t.created_at), 24 * HOUR);
     const read = await expectStatus(api, "GET", `/v1/tickets/${t.id}`, 200);
     assert.equal(read.body.resolution_due_at, res.body.resolution_due_at);
@@ -126,11 +147,15 @@ describe(`hooks (SPEC §12.5), ${STORE} store`, () => {
   test("a hook refuses: 422 with its details, nothing written, no event", async () => {
     const t = await ticket();
     const before = (await events()).length;
-    const error = await expectError(api, "PATCH", `/v1/tickets/${t.id}`, 422, "BUSINESS_RULE_VIOLATION", { body: { status: "closed" } });
+    const error = await expectError(api, "PATCH", `/v1/tickets/${t.id}`, 422, "BUSINESS_RULE_VIOLATION", {
+      body: { status: "closed" },
+    });
     assert.deepEqual(error.details, [{ field: "resolution", issue: "is required to close a ticket" }]);
     assert.equal((await expectStatus(api, "GET", `/v1/tickets/${t.id}`, 200)).body.status, "open");
     assert.equal((await events()).length, before);
-    const closed = await expectStatus(api, "PATCH", `/v1/tickets/${t.id}`, 200, { body: { status: "closed", resolution: "Fixed" } });
+    const closed = await expectStatus(api, "PATCH", `/v1/tickets/${t.id}`, 200, {
+      body: { status: "closed", resolution: "Fixed" },
+    });
     assert.equal(closed.body.status, "closed");
   });
 
@@ -142,7 +167,10 @@ describe(`hooks (SPEC §12.5), ${STORE} store`, () => {
     assert.ok(audit, "the audit record exists");
     assert.equal(audit.text, "dev-writer moved it from open to solved");
     const added = (await events()).slice(count);
-    assert.deepEqual(added.map((e) => e.type), ["audit.created", "ticket.updated"]);
+    assert.deepEqual(
+      added.map((e) => e.type),
+      ["audit.created", "ticket.updated"],
+    );
     assert.equal(added[0].data.id, audit.id);
     assert.equal(added[1].data.id, t.id);
   });
@@ -157,16 +185,27 @@ describe(`hooks (SPEC §12.5), ${STORE} store`, () => {
   test("a decimal a hook sets is written with its scale's digits, on the record and through the handle; one the field cannot hold answers 500, nothing written", async () => {
     const priced = await ticket({ subject: "estimate 1.5" });
     assert.equal(priced.estimate, "1.50");
-    assert.equal(((await expectStatus(api, "GET", `/v1/tickets/${priced.id}`, 200)).body as Obj).estimate, "1.50");
+    assert.equal(
+      ((await expectStatus(api, "GET", `/v1/tickets/${priced.id}`, 200)).body as Obj).estimate,
+      "1.50",
+    );
     const created = (await events()).find((e) => e.type === "ticket.created" && e.data.id === priced.id);
     assert.equal(created?.data.estimate, "1.50");
     const audit = (await audits()).find((a) => a.text === "estimated 1.5");
     assert.equal(audit?.cost, "5.500");
     for (const bad of ["abc", "12345.5", "-1", "1.234"]) {
       const before = (await audits()).length;
-      await expectError(api, "POST", "/v1/tickets", 500, "INTERNAL_ERROR", { body: { organization_id: org.id, subject: `estimate ${bad}` } });
+      await expectError(api, "POST", "/v1/tickets", 500, "INTERNAL_ERROR", {
+        body: { organization_id: org.id, subject: `estimate ${bad}` },
+      });
       assert.equal((await audits()).length, before, `${bad}: the hook's audit is not kept either`);
-      assert.ok(logged.some((line) => line.includes('decimal field \\"estimate\\"') && line.includes(JSON.stringify(bad).slice(1, -1))), `${bad}: logged`);
+      assert.ok(
+        logged.some(
+          (line) =>
+            line.includes('decimal field \\"estimate\\"') && line.includes(JSON.stringify(bad).slice(1, -1)),
+        ),
+        `${bad}: logged`,
+      );
     }
   });
 
@@ -180,22 +219,35 @@ describe(`hooks (SPEC §12.5), ${STORE} store`, () => {
       [`{"${"k".repeat(41)}":"x"}`, "is not a valid key"],
     ] as const) {
       const before = (await audits()).length;
-      await expectError(api, "POST", "/v1/tickets", 500, "INTERNAL_ERROR", { body: { organization_id: org.id, subject: `labels ${bad}` } });
+      await expectError(api, "POST", "/v1/tickets", 500, "INTERNAL_ERROR", {
+        body: { organization_id: org.id, subject: `labels ${bad}` },
+      });
       assert.equal((await audits()).length, before, `${bad}: the hook's audit is not kept either`);
-      assert.ok(logged.some((line) => line.includes('map field \\"labels\\"') && line.includes(said)), `${bad}: logged (${said})`);
+      assert.ok(
+        logged.some((line) => line.includes('map field \\"labels\\"') && line.includes(said)),
+        `${bad}: logged (${said})`,
+      );
     }
   });
 
   test("a hook that throws a plain Error: 500 envelope, nothing written (its other record neither), logged", async () => {
     const beforeEvents = (await events()).length;
     const beforeAudits = (await audits()).length;
-    const beforeTickets = ((await expectStatus(api, "GET", "/v1/tickets?limit=100", 200)).body as Obj).data.length;
-    const res = await expectStatus(api, "POST", "/v1/tickets", 500, { body: { organization_id: org.id, subject: "boom" } });
-    assert.deepEqual(res.body, { error: { code: "INTERNAL_ERROR", message: "An unexpected error occurred." } });
+    const beforeTickets = ((await expectStatus(api, "GET", "/v1/tickets?limit=100", 200)).body as Obj).data
+      .length;
+    const res = await expectStatus(api, "POST", "/v1/tickets", 500, {
+      body: { organization_id: org.id, subject: "boom" },
+    });
+    assert.deepEqual(res.body, {
+      error: { code: "INTERNAL_ERROR", message: "An unexpected error occurred." },
+    });
     assert.doesNotMatch(res.text, /secret-detail/);
     assert.equal((await events()).length, beforeEvents);
     assert.equal((await audits()).length, beforeAudits);
-    assert.equal(((await expectStatus(api, "GET", "/v1/tickets?limit=100", 200)).body as Obj).data.length, beforeTickets);
+    assert.equal(
+      ((await expectStatus(api, "GET", "/v1/tickets?limit=100", 200)).body as Obj).data.length,
+      beforeTickets,
+    );
     assert.match(logged.join(""), /secret-detail/, "the original error is logged");
   });
 
@@ -210,7 +262,10 @@ describe(`hooks (SPEC §12.5), ${STORE} store`, () => {
     assert.equal(deleteReads.length, 1);
     assert.equal(deleteReads[0]?.id, audit.id, "the hook read the record it wrote in the same write");
     const added = (await events()).slice(count);
-    assert.deepEqual(added.map((e) => e.type), ["audit.created", "ticket.deleted"]);
+    assert.deepEqual(
+      added.map((e) => e.type),
+      ["audit.created", "ticket.deleted"],
+    );
     assert.equal(added[0].data.id, audit.id);
     assert.equal(added[1].data.id, t.id);
   });
@@ -220,7 +275,9 @@ describe(`hooks (SPEC §12.5), ${STORE} store`, () => {
     const beforeEvents = (await events()).length;
     const beforeAudits = (await audits()).length;
     const res = await expectStatus(api, "DELETE", `/v1/tickets/${t.id}`, 500);
-    assert.deepEqual(res.body, { error: { code: "INTERNAL_ERROR", message: "An unexpected error occurred." } });
+    assert.deepEqual(res.body, {
+      error: { code: "INTERNAL_ERROR", message: "An unexpected error occurred." },
+    });
     assert.doesNotMatch(res.text, /secret-delete/);
     assert.equal((await expectStatus(api, "GET", `/v1/tickets/${t.id}`, 200)).body.id, t.id);
     assert.equal((await audits()).length, beforeAudits);
@@ -228,16 +285,29 @@ describe(`hooks (SPEC §12.5), ${STORE} store`, () => {
     assert.match(logged.join(""), /secret-delete/, "the original error is logged");
   });
 
-  test("what a hook read holds in the write's transaction: changed before the commit, 409 and nothing written", async () => {
-    const other = (await expectStatus(api, "POST", "/v1/organizations", 201, { body: { name: "Other" } })).body as Obj;
+  test("what a hook read holds in the write's transaction: changed before the commit, 409 with If-Match and nothing written; without, the write is done again", async () => {
+    const other = (await expectStatus(api, "POST", "/v1/organizations", 201, { body: { name: "Other" } }))
+      .body as Obj;
     const t = await ticket({ subject: "race", organization_id: other.id });
     const beforeAudits = (await audits()).length;
-    const deleting = call(api, "DELETE", `/v1/tickets/${t.id}`);
+    const etag = (await expectStatus(api, "GET", `/v1/tickets/${t.id}`, 200)).headers.get("etag")!;
+    const hookRead = async () => {
+      for (let i = 0; raceRead === null; i++) {
+        assert.ok(i < 500, "the delete hook never read the organization");
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      const release = raceRead as () => void;
+      raceRead = null;
+      return release;
+    };
+    const deleting = call(api, "DELETE", `/v1/tickets/${t.id}`, { headers: { "if-match": etag } });
     for (let i = 0; raceRead === null; i++) {
       assert.ok(i < 500, "the delete hook never read the organization");
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
-    await expectStatus(api, "PATCH", `/v1/organizations/${other.id}`, 200, { body: { name: "Other renamed" } });
+    await expectStatus(api, "PATCH", `/v1/organizations/${other.id}`, 200, {
+      body: { name: "Other renamed" },
+    });
     const release = raceRead as () => void;
     raceRead = null;
     release();
@@ -246,15 +316,17 @@ describe(`hooks (SPEC §12.5), ${STORE} store`, () => {
     assert.equal(res.body.error.code, "CONFLICT");
     assert.equal((await expectStatus(api, "GET", `/v1/tickets/${t.id}`, 200)).body.id, t.id);
     assert.equal((await audits()).length, beforeAudits);
-    // Once nothing changes between the read and the commit, the delete goes through.
+    // Without If-Match, a change between the hook's read and the commit has the delete done again:
+    // its hook reads the organization anew, and the delete goes through.
     const again = call(api, "DELETE", `/v1/tickets/${t.id}`);
-    for (let i = 0; raceRead === null; i++) {
-      assert.ok(i < 500, "the delete hook never read the organization");
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-    (raceRead as () => void)();
-    raceRead = null;
+    const first = await hookRead();
+    await expectStatus(api, "PATCH", `/v1/organizations/${other.id}`, 200, {
+      body: { name: "Other renamed again" },
+    });
+    first();
+    (await hookRead())();
     assert.equal((await again).status, 204);
+    assert.equal((await audits()).length, beforeAudits + 1, "one delete, one audit");
   });
 
   test("authorize sees the principal, and the record a list hangs under", async () => {
@@ -274,12 +346,20 @@ describe(`hooks (SPEC §12.5), ${STORE} store`, () => {
 
   test("a reference that is optional and nullable: on SQL a uuid column with its foreign key; a record naming a deleted record goes with it (on_delete: cascade)", async () => {
     const t = await ticket();
-    const named = (await expectStatus(api, "POST", "/v1/audits", 201, { body: { ticket_id: t.id, text: "names the ticket" } })).body as Obj;
-    const none = (await expectStatus(api, "POST", "/v1/audits", 201, { body: { ticket_id: null, text: "names none" } })).body as Obj;
+    const named = (
+      await expectStatus(api, "POST", "/v1/audits", 201, {
+        body: { ticket_id: t.id, text: "names the ticket" },
+      })
+    ).body as Obj;
+    const none = (
+      await expectStatus(api, "POST", "/v1/audits", 201, { body: { ticket_id: null, text: "names none" } })
+    ).body as Obj;
     assert.equal(named.ticket_id, t.id);
     assert.equal(none.ticket_id, null);
     // A ticket that does not exist is refused (on SQL by the foreign key).
-    const missing = await expectStatus(api, "POST", "/v1/audits", 422, { body: { ticket_id: "00000000-0000-4000-8000-000000000000", text: "names nothing" } });
+    const missing = await expectStatus(api, "POST", "/v1/audits", 422, {
+      body: { ticket_id: "00000000-0000-4000-8000-000000000000", text: "names nothing" },
+    });
     assert.deepEqual(detailFields(missing.body.error), ["ticket_id"]);
     // The delete walks the records that go with the ticket (on SQL: jsonb = uuid failed here).
     await expectStatus(api, "DELETE", `/v1/tickets/${t.id}`, 204);

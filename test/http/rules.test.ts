@@ -5,7 +5,16 @@
 // the service's own OpenAPI document.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { call, createOrder, createUser, expectError, expectStatus, startApp, startFixture, type Api } from "./helpers.ts";
+import {
+  call,
+  createOrder,
+  createUser,
+  expectError,
+  expectStatus,
+  startApp,
+  startFixture,
+  type Api,
+} from "./helpers.ts";
 
 type Obj = Record<string, any>;
 
@@ -72,7 +81,8 @@ before(async () => {
 after(() => api?.close());
 
 async function ticket(body: Obj = {}): Promise<Obj> {
-  return (await expectStatus(api, "POST", "/v1/tickets", 201, { body: { subject: "Printer", ...body } })).body as Obj;
+  return (await expectStatus(api, "POST", "/v1/tickets", 201, { body: { subject: "Printer", ...body } }))
+    .body as Obj;
 }
 
 async function read(id: string): Promise<{ body: Obj; etag: string }> {
@@ -85,7 +95,8 @@ const patch = (id: string, body: Obj) => call(api, "PATCH", `/v1/tickets/${id}`,
 /** Moves a new ticket along allowed transitions to `path`'s last state. */
 async function moved(...path: string[]): Promise<Obj> {
   let t = await ticket();
-  for (const status of path) t = (await expectStatus(api, "PATCH", `/v1/tickets/${t.id}`, 200, { body: { status } })).body as Obj;
+  for (const status of path)
+    t = (await expectStatus(api, "PATCH", `/v1/tickets/${t.id}`, 200, { body: { status } })).body as Obj;
   return t;
 }
 
@@ -96,7 +107,9 @@ async function events(): Promise<Obj[]> {
   while (url) {
     const page = (await expectStatus(api, "GET", url, 200)).body as Obj;
     seen.push(...page.data);
-    url = page.pagination.has_more ? `/v1/events?limit=100&cursor=${encodeURIComponent(page.pagination.next_cursor)}` : null;
+    url = page.pagination.has_more
+      ? `/v1/events?limit=100&cursor=${encodeURIComponent(page.pagination.next_cursor)}`
+      : null;
   }
   return seen;
 }
@@ -116,7 +129,9 @@ describe(`transitions (SPEC §12.5), ${STORE} store`, () => {
     const t = await ticket();
     const opened = await expectStatus(api, "PATCH", `/v1/tickets/${t.id}`, 200, { body: { status: "open" } });
     assert.equal(opened.body.status, "open");
-    const again = await expectStatus(api, "PATCH", `/v1/tickets/${t.id}`, 200, { body: { status: "open", subject: "Still" } });
+    const again = await expectStatus(api, "PATCH", `/v1/tickets/${t.id}`, 200, {
+      body: { status: "open", subject: "Still" },
+    });
     assert.equal(again.body.status, "open");
     assert.equal(again.body.subject, "Still");
     const closed = await ticket({ status: "closed" });
@@ -130,7 +145,9 @@ describe(`transitions (SPEC §12.5), ${STORE} store`, () => {
     const error = await expectError(api, "PATCH", `/v1/tickets/${t.id}`, 422, "BUSINESS_RULE_VIOLATION", {
       body: { status: "pending", subject: "Changed" },
     });
-    assert.deepEqual(error.details, [{ field: "status", issue: "may change from solved only to closed or open" }]);
+    assert.deepEqual(error.details, [
+      { field: "status", issue: "may change from solved only to closed or open" },
+    ]);
     assert.match(error.message, /status may not change from solved to pending/);
     const after = await read(t.id);
     assert.deepEqual(after.body, before.body);
@@ -139,7 +156,9 @@ describe(`transitions (SPEC §12.5), ${STORE} store`, () => {
 
   test("a value that is not a key is final", async () => {
     const t = await ticket({ status: "closed" });
-    const error = await expectError(api, "PATCH", `/v1/tickets/${t.id}`, 422, "BUSINESS_RULE_VIOLATION", { body: { status: "open" } });
+    const error = await expectError(api, "PATCH", `/v1/tickets/${t.id}`, 422, "BUSINESS_RULE_VIOLATION", {
+      body: { status: "open" },
+    });
     assert.deepEqual(error.details, [{ field: "status", issue: "may not change from closed: it is final" }]);
   });
 
@@ -149,32 +168,43 @@ describe(`transitions (SPEC §12.5), ${STORE} store`, () => {
       body: { subject: "Printer", status: "solved" },
     });
     assert.deepEqual(error.details, [{ field: "status", issue: "may change from new only to open" }]);
-    await expectStatus(api, "PUT", `/v1/tickets/${t.id}`, 200, { body: { subject: "Printer", status: "new" } });
-    const put = await expectStatus(api, "PUT", `/v1/tickets/${t.id}`, 200, { body: { subject: "Printer", status: "open" } });
+    await expectStatus(api, "PUT", `/v1/tickets/${t.id}`, 200, {
+      body: { subject: "Printer", status: "new" },
+    });
+    const put = await expectStatus(api, "PUT", `/v1/tickets/${t.id}`, 200, {
+      body: { subject: "Printer", status: "open" },
+    });
     assert.equal(put.body.status, "open");
   });
 
-  test("two PATCHes racing from one state to targets that exclude each other: exactly one wins", async () => {
-    // solved → closed and solved → open are both allowed, but neither closed → open nor open → closed
-    // is: in whichever order they run, never both. (From open, to solved and to pending, both could
-    // win one after the other: pending → solved is allowed.)
-    const seen = new Set<number>();
-    for (let round = 0; round < 8; round++) {
-      const t = await moved("open", "solved");
-      // Even rounds: both read the ticket before either writes (the write is then a compare-and-set).
-      if (round % 2 === 0) barrier.arm(t.id, 2);
-      const [a, b] = await Promise.all([patch(t.id, { status: "closed" }), patch(t.id, { status: "open" })]);
-      const won = [a, b].filter((r) => r.status === 200);
-      assert.equal(won.length, 1, `round ${round}: ${a.status} ${b.status}`);
-      const lost = [a, b].find((r) => r.status !== 200)!;
-      seen.add(lost.status);
-      assert.ok(lost.status === 409 || lost.status === 422, `round ${round}: ${lost.status} ${lost.text}`);
-      assert.equal((await read(t.id)).body.status, won[0]!.body.status);
-      const updates = (await eventsOfTicket(t.id)).filter((e) => e.type === "ticket.updated");
-      assert.equal(updates.length, 3, "the moves to open and to solved, and the one winner");
-    }
-    assert.ok(seen.has(409), "a loser that read before the winner wrote gets 409");
-  });
+  for (const ifMatch of [false, true])
+    test(`two PATCHes racing from one state to targets that exclude each other: exactly one wins (${ifMatch ? "with If-Match: the loser gets 409" : "without If-Match: the loser is checked again, 422"})`, async () => {
+      // solved → closed and solved → open are both allowed, but neither closed → open nor open → closed
+      // is: in whichever order they run, never both. (From open, to solved and to pending, both could
+      // win one after the other: pending → solved is allowed.)
+      const seen = new Set<number>();
+      for (let round = 0; round < 8; round++) {
+        const t = await moved("open", "solved");
+        const headers: Record<string, string> = ifMatch ? { "if-match": (await read(t.id)).etag } : {};
+        const send = (status: string) =>
+          call(api, "PATCH", `/v1/tickets/${t.id}`, { body: { status }, headers });
+        // Even rounds: both read the ticket before either writes (the write is then a compare-and-set).
+        if (round % 2 === 0) barrier.arm(t.id, 2);
+        const [a, b] = await Promise.all([send("closed"), send("open")]);
+        const won = [a, b].filter((r) => r.status === 200);
+        assert.equal(won.length, 1, `round ${round}: ${a.status} ${b.status}`);
+        const lost = [a, b].find((r) => r.status !== 200)!;
+        seen.add(lost.status);
+        assert.ok(lost.status === 409 || lost.status === 422, `round ${round}: ${lost.status} ${lost.text}`);
+        assert.equal((await read(t.id)).body.status, won[0]!.body.status);
+        const updates = (await eventsOfTicket(t.id)).filter((e) => e.type === "ticket.updated");
+        assert.equal(updates.length, 3, "the moves to open and to solved, and the one winner");
+      }
+      if (ifMatch) assert.ok(seen.has(409), "a loser that read before the winner wrote gets 409");
+      // Without If-Match a loser that read before the winner wrote is read and checked again
+      // (runtime/http.ts `unconditional`): the winner's state refuses it.
+      else assert.deepEqual([...seen], [422]);
+    });
 });
 
 const statusesOf = (...responses: Array<{ status: number }>) => responses.map((r) => r.status);
@@ -183,7 +213,9 @@ describe(`actions that act (SPEC §12.5), ${STORE} store`, () => {
   test("sets applied: the record changes (new ETag), .updated then the action's event, as v1 shows them", async () => {
     const t = await ticket();
     const before = await read(t.id);
-    const res = await expectStatus(api, "POST", `/v1/tickets/${t.id}/assignments`, 201, { body: { agent_id: ann.id } });
+    const res = await expectStatus(api, "POST", `/v1/tickets/${t.id}/assignments`, 201, {
+      body: { agent_id: ann.id },
+    });
     assert.equal(res.body.ticket_id, t.id);
     assert.equal(res.body.agent_id, ann.id);
     const after = await read(t.id);
@@ -204,10 +236,19 @@ describe(`actions that act (SPEC §12.5), ${STORE} store`, () => {
 
   test("a read-only field is set by an action; a 204 action acts too", async () => {
     const t = await ticket();
-    await expectError(api, "PATCH", `/v1/tickets/${t.id}`, 400, "VALIDATION_ERROR", { body: { escalated: true } });
+    await expectError(api, "PATCH", `/v1/tickets/${t.id}`, 400, "VALIDATION_ERROR", {
+      body: { escalated: true },
+    });
     await expectStatus(api, "POST", `/v1/tickets/${t.id}/escalations`, 204, { body: {} });
     assert.equal((await read(t.id)).body.escalated, true);
-    const error = await expectError(api, "POST", `/v1/tickets/${t.id}/escalations`, 422, "BUSINESS_RULE_VIOLATION", { body: {} });
+    const error = await expectError(
+      api,
+      "POST",
+      `/v1/tickets/${t.id}/escalations`,
+      422,
+      "BUSINESS_RULE_VIOLATION",
+      { body: {} },
+    );
     assert.equal(error.details[0].field, "escalated");
   });
 
@@ -215,7 +256,14 @@ describe(`actions that act (SPEC §12.5), ${STORE} store`, () => {
     const t = await moved("open");
     const before = await read(t.id);
     const count = (await events()).length;
-    const error = await expectError(api, "POST", `/v1/tickets/${t.id}/closures`, 422, "BUSINESS_RULE_VIOLATION", { body: { note: "done" } });
+    const error = await expectError(
+      api,
+      "POST",
+      `/v1/tickets/${t.id}/closures`,
+      422,
+      "BUSINESS_RULE_VIOLATION",
+      { body: { note: "done" } },
+    );
     assert.deepEqual(error.details, [{ field: "status", issue: "must be solved (it is open)" }]);
     assert.equal(error.message, "The action closures requires status to be solved.");
     assert.equal((await events()).length, count);
@@ -223,11 +271,17 @@ describe(`actions that act (SPEC §12.5), ${STORE} store`, () => {
     assert.deepEqual(after.body, before.body);
     assert.equal(after.etag, before.etag);
     // A requires-only action: created when the value is listed, the record untouched.
-    const note = await expectStatus(api, "POST", `/v1/tickets/${t.id}/notes`, 201, { body: { text: "on it" } });
+    const note = await expectStatus(api, "POST", `/v1/tickets/${t.id}/notes`, 201, {
+      body: { text: "on it" },
+    });
     assert.equal(note.body.text, "on it");
     assert.equal((await read(t.id)).etag, before.etag);
-    const solved = (await expectStatus(api, "PATCH", `/v1/tickets/${t.id}`, 200, { body: { status: "solved" } })).body as Obj;
-    await expectError(api, "POST", `/v1/tickets/${solved.id}/notes`, 422, "BUSINESS_RULE_VIOLATION", { body: { text: "late" } });
+    const solved = (
+      await expectStatus(api, "PATCH", `/v1/tickets/${t.id}`, 200, { body: { status: "solved" } })
+    ).body as Obj;
+    await expectError(api, "POST", `/v1/tickets/${solved.id}/notes`, 422, "BUSINESS_RULE_VIOLATION", {
+      body: { text: "late" },
+    });
     await expectStatus(api, "POST", `/v1/tickets/${t.id}/closures`, 201, { body: { note: "done" } });
     assert.equal((await read(t.id)).body.status, "closed");
   });
@@ -235,7 +289,14 @@ describe(`actions that act (SPEC §12.5), ${STORE} store`, () => {
   test("a set whose transition is not allowed: 422, nothing created", async () => {
     const t = await ticket({ status: "closed" });
     const count = (await events()).length;
-    const error = await expectError(api, "POST", `/v1/tickets/${t.id}/reopenings`, 422, "BUSINESS_RULE_VIOLATION", { body: {} });
+    const error = await expectError(
+      api,
+      "POST",
+      `/v1/tickets/${t.id}/reopenings`,
+      422,
+      "BUSINESS_RULE_VIOLATION",
+      { body: {} },
+    );
     assert.deepEqual(error.details, [{ field: "status", issue: "may not change from closed: it is final" }]);
     assert.equal((await events()).length, count);
     const solved = await moved("open", "solved");
@@ -261,14 +322,25 @@ describe(`actions that act (SPEC §12.5), ${STORE} store`, () => {
       const closing = call(api, "POST", `/v1/tickets/${t.id}/closures`, { body: {} });
       await barrier.passed;
       const [closure, reopened] = await Promise.all([closing, patch(t.id, { status: "open" })]);
-      if (round % 2 === 0) assert.ok(statusesOf(closure, reopened).includes(409), `round ${round}: ${statusesOf(closure, reopened)}`);
+      // The loser, read before the winner wrote, is read and checked again (no If-Match): 422 from the winner's state.
+      if (round % 2 === 0)
+        assert.ok(
+          statusesOf(closure, reopened).includes(422),
+          `round ${round}: ${statusesOf(closure, reopened)}`,
+        );
       const statuses = statusesOf(closure, reopened);
       assert.equal(statuses.filter((s) => s === 201 || s === 200).length, 1, `round ${round}: ${statuses}`);
-      assert.ok(statuses.every((s) => [200, 201, 409, 422].includes(s)), `round ${round}: ${statuses}`);
+      assert.ok(
+        statuses.every((s) => [200, 201, 409, 422].includes(s)),
+        `round ${round}: ${statuses}`,
+      );
       const status = (await read(t.id)).body.status;
       assert.equal(status, closure.status === 201 ? "closed" : "open");
       const types = (await eventsOfTicket(t.id)).map((e) => e.type);
-      assert.equal(types.filter((x) => x === "ticket.closure.created").length, closure.status === 201 ? 1 : 0);
+      assert.equal(
+        types.filter((x) => x === "ticket.closure.created").length,
+        closure.status === 201 ? 1 : 0,
+      );
     }
   });
 });
@@ -293,22 +365,31 @@ describe(`the showcase's order status (SPEC §12.5): v3 acts, v1 and v2 as publi
     while (url) {
       const page = (await expectStatus(shop, "GET", url, 200)).body as Obj;
       seen.push(...page.data);
-      url = page.pagination.has_more ? `/v3/events?limit=100&cursor=${encodeURIComponent(page.pagination.next_cursor)}` : null;
+      url = page.pagination.has_more
+        ? `/v3/events?limit=100&cursor=${encodeURIComponent(page.pagination.next_cursor)}`
+        : null;
     }
     return seen;
   };
-  const eventsOfOrder = async (id: string) => (await feed()).filter((e) => e.data.id === id || e.data.order_id === id).map((e) => e.type as string);
+  const eventsOfOrder = async (id: string) =>
+    (await feed()).filter((e) => e.data.id === id || e.data.order_id === id).map((e) => e.type as string);
 
   test("a v2 or v1 cancellation records itself and changes nothing; v3's cancels the order, once", async () => {
     const o = await order();
     const before = await readOrder(o.id);
-    await expectStatus(shop, "POST", `/v2/orders/${o.id}/cancellations`, 201, { body: { reason: "v2 client" } });
+    await expectStatus(shop, "POST", `/v2/orders/${o.id}/cancellations`, 201, {
+      body: { reason: "v2 client" },
+    });
     const untouched = await readOrder(o.id);
     assert.equal(untouched.body.status, "pending");
     assert.equal(untouched.etag, before.etag);
     assert.deepEqual(await eventsOfOrder(o.id), ["order.created", "order.cancellation.created"]);
 
-    const cancellation = (await expectStatus(shop, "POST", `/v3/orders/${o.id}/cancellations`, 201, { body: { reason: "v3 client" } })).body as Obj;
+    const cancellation = (
+      await expectStatus(shop, "POST", `/v3/orders/${o.id}/cancellations`, 201, {
+        body: { reason: "v3 client" },
+      })
+    ).body as Obj;
     assert.equal(cancellation.order_id, o.id);
     const cancelled = await readOrder(o.id);
     assert.equal(cancelled.body.status, "cancelled");
@@ -316,26 +397,63 @@ describe(`the showcase's order status (SPEC §12.5): v3 acts, v1 and v2 as publi
     assert.equal((await readOrder(o.id, "v2")).body.status, "cancelled", "one status, read by every version");
     assert.deepEqual((await eventsOfOrder(o.id)).slice(2), ["order.updated", "order.cancellation.created"]);
 
-    const again = await expectError(shop, "POST", `/v3/orders/${o.id}/cancellations`, 422, "BUSINESS_RULE_VIOLATION", { body: { reason: "again" } });
-    assert.deepEqual(again.details, [{ field: "status", issue: "must be pending or paid (it is cancelled)" }]);
+    const again = await expectError(
+      shop,
+      "POST",
+      `/v3/orders/${o.id}/cancellations`,
+      422,
+      "BUSINESS_RULE_VIOLATION",
+      { body: { reason: "again" } },
+    );
+    assert.deepEqual(again.details, [
+      { field: "status", issue: "must be pending or paid (it is cancelled)" },
+    ]);
     assert.equal((await eventsOfOrder(o.id)).length, 4, "nothing created");
     // v1 keeps its cancellations as published too: 201 whatever the status, the order unchanged.
-    await expectStatus(shop, "POST", `/v1/orders/${o.id}/cancellations`, 201, { body: { reason: "v1 client" } });
+    await expectStatus(shop, "POST", `/v1/orders/${o.id}/cancellations`, 201, {
+      body: { reason: "v1 client" },
+    });
     assert.equal((await readOrder(o.id)).etag, cancelled.etag);
   });
 
   test("payments and shipments exist from v3; the machine refuses a pending order's shipment, naming what it may become", async () => {
     const o = await order();
     await expectStatus(shop, "POST", `/v2/orders/${o.id}/payments`, 404, { body: { reference: "pi_1" } });
-    const early = await expectError(shop, "POST", `/v3/orders/${o.id}/shipments`, 422, "BUSINESS_RULE_VIOLATION", { body: { carrier: "DHL" } });
-    assert.deepEqual(early.details, [{ field: "status", issue: "may change from pending only to paid or cancelled" }]);
+    const early = await expectError(
+      shop,
+      "POST",
+      `/v3/orders/${o.id}/shipments`,
+      422,
+      "BUSINESS_RULE_VIOLATION",
+      { body: { carrier: "DHL" } },
+    );
+    assert.deepEqual(early.details, [
+      { field: "status", issue: "may change from pending only to paid or cancelled" },
+    ]);
     await expectStatus(shop, "POST", `/v3/orders/${o.id}/payments`, 201, { body: { reference: "pi_1" } });
-    const repaid = await expectError(shop, "POST", `/v3/orders/${o.id}/payments`, 422, "BUSINESS_RULE_VIOLATION", { body: { reference: "pi_2" } });
-    assert.deepEqual(repaid.details.map((d: Obj) => d.field), ["status"]);
+    const repaid = await expectError(
+      shop,
+      "POST",
+      `/v3/orders/${o.id}/payments`,
+      422,
+      "BUSINESS_RULE_VIOLATION",
+      { body: { reference: "pi_2" } },
+    );
+    assert.deepEqual(
+      repaid.details.map((d: Obj) => d.field),
+      ["status"],
+    );
     await expectStatus(shop, "POST", `/v3/orders/${o.id}/shipments`, 201, { body: { carrier: "DHL" } });
     // A second parcel: shipped stays shipped, which is no transition.
     await expectStatus(shop, "POST", `/v3/orders/${o.id}/shipments`, 201, { body: { carrier: "UPS" } });
-    const late = await expectError(shop, "POST", `/v3/orders/${o.id}/cancellations`, 422, "BUSINESS_RULE_VIOLATION", { body: { reason: "late" } });
+    const late = await expectError(
+      shop,
+      "POST",
+      `/v3/orders/${o.id}/cancellations`,
+      422,
+      "BUSINESS_RULE_VIOLATION",
+      { body: { reason: "late" } },
+    );
     assert.deepEqual(late.details, [{ field: "status", issue: "must be pending or paid (it is shipped)" }]);
     assert.equal((await readOrder(o.id, "v1")).body.status, "shipped");
   });
@@ -343,12 +461,23 @@ describe(`the showcase's order status (SPEC §12.5): v3 acts, v1 and v2 as publi
   test("two v3 cancellations racing: exactly one cancels, the other is refused", async () => {
     for (let round = 0; round < 6; round++) {
       const o = await order();
-      const answers = await Promise.all([0, 1].map((i) => call(shop, "POST", `/v3/orders/${o.id}/cancellations`, { body: { reason: `race ${i}` } })));
+      const answers = await Promise.all(
+        [0, 1].map((i) =>
+          call(shop, "POST", `/v3/orders/${o.id}/cancellations`, { body: { reason: `race ${i}` } }),
+        ),
+      );
       const statuses = answers.map((a) => a.status).sort();
       assert.equal(statuses.filter((s) => s === 201).length, 1, `round ${round}: ${statuses}`);
-      assert.ok(statuses.every((s) => [201, 409, 422].includes(s)), `round ${round}: ${statuses}`);
+      assert.ok(
+        statuses.every((s) => [201, 409, 422].includes(s)),
+        `round ${round}: ${statuses}`,
+      );
       const types = await eventsOfOrder(o.id);
-      assert.equal(types.filter((t) => t === "order.cancellation.created").length, 1, `round ${round}: ${types}`);
+      assert.equal(
+        types.filter((t) => t === "order.cancellation.created").length,
+        1,
+        `round ${round}: ${types}`,
+      );
       assert.equal(types.filter((t) => t === "order.updated").length, 1, `round ${round}: ${types}`);
     }
   });
