@@ -71,7 +71,7 @@ for (const { name, target } of targets.filter((t) => !only || t.name === only)) 
       const org = await insert("organizations", { name: "o" });
       const team = await insert("teams", { organization_id: org.id, name: "t" });
       await insert("memos", { text: "m", copies: [{ team_id: team.id }] });
-      await assert.rejects(store.delete({ collection: "teams", id: team.id, expectedRevision: 7 }), (error: Error) => error.constructor.name === "ConflictError");
+      await assert.rejects(store.delete({ collection: "teams", id: team.id, expectedRevision: 7 }), (error: Error) => error.constructor.name === "RecordChangedError");
       assert.equal(await store.delete({ collection: "teams", id: team.id, expectedRevision: 1, where: { organization_id: newId() } }), false);
     });
 

@@ -38,8 +38,8 @@ const targets: Array<[string, () => Promise<[string, Obj]>]> = [
 ];
 
 const none = { unique: [] };
-/** A 409 of the generated runtime's own ConflictError (a copy of the class). */
-const conflict = { name: "ConflictError", status: 409 };
+/** A 409 of the generated runtime's own RecordChangedError (a ConflictError: the record changed meanwhile; a copy of the class). */
+const conflict = { name: "RecordChangedError", status: 409, code: "CONFLICT" };
 const publish = (type: string) => (record: StoredRecord, collection: string) => createEvent(type, collection, { id: record.id, ...record.values });
 
 function record(values: Obj): StoredRecord {
