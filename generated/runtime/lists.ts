@@ -38,7 +38,17 @@ export async function listByCursor<V extends Values, T>(
   sort?: readonly SortKey[],
 ): Promise<CursorPage<T>> {
   const sorted = sort !== undefined && sort.length > 0;
-  const scope = listScope(path, match.where, match.search?.text, { conditions: match.conditions, sort });
+  // A list under a parent read within a tenant (`parent.where`, SPEC §12.4) is bound to it too:
+  // under the tenant collection itself the list's own `where` is the same for the tenant and for
+  // the platform, whose cursors must not cross.
+  const parentWhere = match.parent?.where;
+  const where = parentWhere
+    ? {
+        ...match.where,
+        ...Object.fromEntries(Object.entries(parentWhere).map(([k, v]) => [`parent.${k}`, v])),
+      }
+    : match.where;
+  const scope = listScope(path, where, match.search?.text, { conditions: match.conditions, sort });
   let after: string | undefined;
   let afterPosition: SortPosition | undefined;
   if (params.cursor !== undefined) {

@@ -30,7 +30,8 @@ let commentA: Obj;
 
 const post = async (auth: string, url: string, body: Obj, status = 201) =>
   (await expectStatus(api, "POST", url, status, { auth, body })).body as Obj;
-const get = async (auth: string, url: string, status = 200) => (await expectStatus(api, "GET", url, status, { auth })).body as Obj;
+const get = async (auth: string, url: string, status = 200) =>
+  (await expectStatus(api, "GET", url, status, { auth })).body as Obj;
 const ids = (page: Obj) => (page.data as Obj[]).map((r) => r.id as string);
 
 // Hooks (SPEC §12.5) whose store handle acts for the request's principal: a comment whose body
@@ -53,7 +54,10 @@ const hooks = {
 };
 
 before(async () => {
-  api = await startFixture("http-tenancy", "test/fixtures/tenancy", ["v1"], { exports: { directory: folder.directory, pageSize: 2 }, hooks });
+  api = await startFixture("http-tenancy", "test/fixtures/tenancy", ["v1"], {
+    exports: { directory: folder.directory, pageSize: 2 },
+    hooks,
+  });
   A = await post("dev-writer", "/v1/organizations", { name: "Acme" });
   B = await post("dev-writer", "/v1/organizations", { name: "Bolt" });
   wA = `dev-writer.${A.id}`;
@@ -63,8 +67,16 @@ before(async () => {
   tag = await post("dev-writer", "/v1/tags", { name: "billing" });
   agentA = await post(wA, "/v1/agents", { name: "Ann", email: "help@example.com" });
   agentB = await post(wB, "/v1/agents", { name: "Bob", email: "help@example.com" });
-  ticketA = await post(wA, "/v1/tickets", { subject: "printer on fire", assignee_id: agentA.id, tag_ids: [tag.id] });
-  ticketB = await post(wB, "/v1/tickets", { subject: "printer jammed", assignee_id: agentB.id, tag_ids: [tag.id] });
+  ticketA = await post(wA, "/v1/tickets", {
+    subject: "printer on fire",
+    assignee_id: agentA.id,
+    tag_ids: [tag.id],
+  });
+  ticketB = await post(wB, "/v1/tickets", {
+    subject: "printer jammed",
+    assignee_id: agentB.id,
+    tag_ids: [tag.id],
+  });
   commentA = await post(wA, "/v1/comments", { ticket_id: ticketA.id, body: "on it" });
   await post(wB, "/v1/comments", { ticket_id: ticketB.id, body: "looking" });
 });
@@ -78,11 +90,20 @@ describe(`tenancy, ${STORE} store`, () => {
     assert.equal(agentA.organization_id, A.id);
     assert.equal(ticketA.organization_id, A.id);
     assert.equal(commentA.organization_id, A.id);
-    await expectError(api, "POST", "/v1/tickets", 403, "FORBIDDEN", { auth: wA, body: { subject: "x", organization_id: B.id } });
+    await expectError(api, "POST", "/v1/tickets", 403, "FORBIDDEN", {
+      auth: wA,
+      body: { subject: "x", organization_id: B.id },
+    });
     const own = await post(wA, "/v1/tickets", { subject: "explicit", organization_id: A.id });
     assert.equal(own.organization_id, A.id);
-    const error = await expectError(api, "POST", "/v1/tickets", 400, "VALIDATION_ERROR", { auth: "dev-writer", body: { subject: "x" } });
-    assert.deepEqual((error.details as Obj[]).map((d) => d.field), ["organization_id"]);
+    const error = await expectError(api, "POST", "/v1/tickets", 400, "VALIDATION_ERROR", {
+      auth: "dev-writer",
+      body: { subject: "x" },
+    });
+    assert.deepEqual(
+      (error.details as Obj[]).map((d) => d.field),
+      ["organization_id"],
+    );
     const platform = await post("dev-writer", "/v1/tickets", { subject: "for B", organization_id: B.id });
     assert.equal(platform.organization_id, B.id);
   });
@@ -93,7 +114,10 @@ describe(`tenancy, ${STORE} store`, () => {
     await expectError(api, "GET", url, 404, "NOT_FOUND", { auth: wB });
     await expectError(api, "PATCH", url, 404, "NOT_FOUND", { auth: wB, body: { subject: "mine now" } });
     await expectError(api, "PUT", url, 404, "NOT_FOUND", { auth: wB, body: { subject: "mine now" } });
-    await expectError(api, "POST", `${url}/escalations`, 404, "NOT_FOUND", { auth: wB, body: { reason: "x" } });
+    await expectError(api, "POST", `${url}/escalations`, 404, "NOT_FOUND", {
+      auth: wB,
+      body: { reason: "x" },
+    });
     await expectError(api, "DELETE", url, 404, "NOT_FOUND", { auth: wB });
     await expectError(api, "GET", `/v1/agents/${agentA.id}`, 404, "NOT_FOUND", { auth: wB });
     await expectError(api, "GET", `/v1/comments/${commentA.id}`, 404, "NOT_FOUND", { auth: wB });
@@ -105,26 +129,45 @@ describe(`tenancy, ${STORE} store`, () => {
 
   test("a tenant's own writes by id work; it cannot move a record to another tenant (403)", async () => {
     const t = await post(wA, "/v1/tickets", { subject: "own" });
-    const patched = (await expectStatus(api, "PATCH", `/v1/tickets/${t.id}`, 200, { auth: wA, body: { subject: "own 2" } })).body as Obj;
+    const patched = (
+      await expectStatus(api, "PATCH", `/v1/tickets/${t.id}`, 200, { auth: wA, body: { subject: "own 2" } })
+    ).body as Obj;
     assert.equal(patched.subject, "own 2");
-    await expectError(api, "PATCH", `/v1/tickets/${t.id}`, 403, "FORBIDDEN", { auth: wA, body: { organization_id: B.id } });
-    const replaced = (await expectStatus(api, "PUT", `/v1/tickets/${t.id}`, 200, { auth: wA, body: { subject: "own 3" } })).body as Obj;
+    await expectError(api, "PATCH", `/v1/tickets/${t.id}`, 403, "FORBIDDEN", {
+      auth: wA,
+      body: { organization_id: B.id },
+    });
+    const replaced = (
+      await expectStatus(api, "PUT", `/v1/tickets/${t.id}`, 200, { auth: wA, body: { subject: "own 3" } })
+    ).body as Obj;
     assert.equal(replaced.organization_id, A.id);
     await post(wA, `/v1/tickets/${t.id}/escalations`, { reason: "late" });
     await expectStatus(api, "DELETE", `/v1/tickets/${t.id}`, 204, { auth: wA });
   });
 
   test("lists, search, child lists and list_under lists hold only the tenant's records", async () => {
-    for (const [auth, own, other] of [[wA, ticketA, ticketB], [wB, ticketB, ticketA]] as const) {
-      for (const url of ["/v1/tickets?limit=100", "/v1/tickets?q=printer&limit=100", "/v1/tickets?sort=-priority&limit=100"]) {
+    for (const [auth, own, other] of [
+      [wA, ticketA, ticketB],
+      [wB, ticketB, ticketA],
+    ] as const) {
+      for (const url of [
+        "/v1/tickets?limit=100",
+        "/v1/tickets?q=printer&limit=100",
+        "/v1/tickets?sort=-priority&limit=100",
+      ]) {
         const page = await get(auth, url);
         assert.ok(ids(page).includes(own.id), url);
         assert.ok(!ids(page).includes(other.id), url);
-        assert.ok((page.data as Obj[]).every((r) => r.organization_id === own.organization_id), url);
+        assert.ok(
+          (page.data as Obj[]).every((r) => r.organization_id === own.organization_id),
+          url,
+        );
       }
       const child = await get(auth, `/v1/organizations/${own.organization_id}/tickets?limit=100`);
       assert.ok((child.data as Obj[]).every((r) => r.organization_id === own.organization_id));
-      await expectError(api, "GET", `/v1/organizations/${other.organization_id}/tickets`, 404, "NOT_FOUND", { auth });
+      await expectError(api, "GET", `/v1/organizations/${other.organization_id}/tickets`, 404, "NOT_FOUND", {
+        auth,
+      });
       const under = await get(auth, `/v1/agents/${own.assignee_id}/tickets`);
       assert.deepEqual(ids(under), [own.id]);
       await expectError(api, "GET", `/v1/agents/${other.assignee_id}/tickets`, 404, "NOT_FOUND", { auth });
@@ -132,11 +175,17 @@ describe(`tenancy, ${STORE} store`, () => {
       assert.equal(comments.data.length, 1);
       await expectError(api, "GET", `/v1/tickets/${other.id}/comments`, 404, "NOT_FOUND", { auth });
       const agents = await get(auth, "/v1/agents?per_page=100");
-      assert.deepEqual((agents.data as Obj[]).map((r) => r.organization_id), [own.organization_id]);
+      assert.deepEqual(
+        (agents.data as Obj[]).map((r) => r.organization_id),
+        [own.organization_id],
+      );
       assert.equal(agents.pagination.total, 1);
     }
     const all = await get("dev-writer", "/v1/tickets?limit=100");
-    assert.ok(ids(all).includes(ticketA.id) && ids(all).includes(ticketB.id), "the platform sees every tenant");
+    assert.ok(
+      ids(all).includes(ticketA.id) && ids(all).includes(ticketB.id),
+      "the platform sees every tenant",
+    );
   });
 
   test("a cursor of one tenant is refused for another (400 naming cursor)", async () => {
@@ -146,9 +195,35 @@ describe(`tenancy, ${STORE} store`, () => {
       assert.ok(page.pagination.next_cursor);
       const cursor = encodeURIComponent(page.pagination.next_cursor);
       await get(wA, `${url}&cursor=${cursor}`);
-      const error = await expectError(api, "GET", `${url}&cursor=${cursor}`, 400, "VALIDATION_ERROR", { auth: wB });
-      assert.deepEqual((error.details as Obj[]).map((d) => d.field), ["cursor"]);
-      await expectError(api, "GET", `${url}&cursor=${cursor}`, 400, "VALIDATION_ERROR", { auth: "dev-writer" });
+      const error = await expectError(api, "GET", `${url}&cursor=${cursor}`, 400, "VALIDATION_ERROR", {
+        auth: wB,
+      });
+      assert.deepEqual(
+        (error.details as Obj[]).map((d) => d.field),
+        ["cursor"],
+      );
+      await expectError(api, "GET", `${url}&cursor=${cursor}`, 400, "VALIDATION_ERROR", {
+        auth: "dev-writer",
+      });
+    }
+    // Under the tenant collection itself the list names the tenant in its path: a tenant's cursor
+    // and the platform's are still each their own.
+    const under = `/v1/organizations/${A.id}/tickets?limit=1`;
+    for (const [mine, theirs] of [
+      [wA, "dev-writer"],
+      ["dev-writer", wA],
+    ] as const) {
+      const page = await get(mine, under);
+      assert.ok(page.pagination.next_cursor);
+      const cursor = encodeURIComponent(page.pagination.next_cursor);
+      await get(mine, `${under}&cursor=${cursor}`);
+      const error = await expectError(api, "GET", `${under}&cursor=${cursor}`, 400, "VALIDATION_ERROR", {
+        auth: theirs,
+      });
+      assert.deepEqual(
+        (error.details as Obj[]).map((d) => d.field),
+        ["cursor"],
+      );
     }
   });
 
@@ -157,29 +232,54 @@ describe(`tenancy, ${STORE} store`, () => {
       [{ subject: "x", assignee_id: agentB.id }, "assignee_id"],
       [{ subject: "x", contact: { agent_id: agentB.id } }, "contact.agent_id"],
     ] as const) {
-      const error = await expectError(api, "POST", "/v1/tickets", 422, "BUSINESS_RULE_VIOLATION", { auth: wA, body });
-      assert.deepEqual((error.details as Obj[]).map((d) => d.field), [field]);
+      const error = await expectError(api, "POST", "/v1/tickets", 422, "BUSINESS_RULE_VIOLATION", {
+        auth: wA,
+        body,
+      });
+      assert.deepEqual(
+        (error.details as Obj[]).map((d) => d.field),
+        [field],
+      );
     }
     const error = await expectError(api, "POST", "/v1/comments", 422, "BUSINESS_RULE_VIOLATION", {
       auth: wA,
       body: { ticket_id: ticketB.id, body: "x" },
     });
-    assert.deepEqual((error.details as Obj[]).map((d) => d.field), ["ticket_id"]);
-    await expectError(api, "PATCH", `/v1/tickets/${ticketA.id}`, 422, "BUSINESS_RULE_VIOLATION", { auth: wA, body: { assignee_id: agentB.id } });
+    assert.deepEqual(
+      (error.details as Obj[]).map((d) => d.field),
+      ["ticket_id"],
+    );
+    await expectError(api, "PATCH", `/v1/tickets/${ticketA.id}`, 422, "BUSINESS_RULE_VIOLATION", {
+      auth: wA,
+      body: { assignee_id: agentB.id },
+    });
     // The platform cannot join two tenants' records either.
     await expectError(api, "POST", "/v1/tickets", 422, "BUSINESS_RULE_VIOLATION", {
       auth: "dev-writer",
       body: { subject: "x", organization_id: A.id, assignee_id: agentB.id },
     });
     // An action's fields: looked up within the tenant of the record acted on.
-    const escalation = await post(wA, `/v1/tickets/${ticketA.id}/escalations`, { reason: "to Ann", agent_id: agentA.id });
+    const escalation = await post(wA, `/v1/tickets/${ticketA.id}/escalations`, {
+      reason: "to Ann",
+      agent_id: agentA.id,
+    });
     assert.equal(escalation.agent_id, agentA.id);
     for (const auth of [wA, "dev-writer"]) {
-      const refused = await expectError(api, "POST", `/v1/tickets/${ticketA.id}/escalations`, 422, "BUSINESS_RULE_VIOLATION", {
-        auth,
-        body: { reason: "to Bob", agent_id: agentB.id },
-      });
-      assert.deepEqual((refused.details as Obj[]).map((d) => d.field), ["agent_id"]);
+      const refused = await expectError(
+        api,
+        "POST",
+        `/v1/tickets/${ticketA.id}/escalations`,
+        422,
+        "BUSINESS_RULE_VIOLATION",
+        {
+          auth,
+          body: { reason: "to Bob", agent_id: agentB.id },
+        },
+      );
+      assert.deepEqual(
+        (refused.details as Obj[]).map((d) => d.field),
+        ["agent_id"],
+      );
     }
     await post("dev-writer", `/v1/tickets/${ticketB.id}/escalations`, { agent_id: agentB.id });
     // Shared records (tags) stay shared.
@@ -190,25 +290,48 @@ describe(`tenancy, ${STORE} store`, () => {
     // What the hook saw, without ids: the comment that keeps it is seen by its tenant.
     plans.set("hook:read", async (store) => {
       const listed = (await store.list("tickets", { where: {}, limit: 100 })).records as Obj[];
-      const assigned = async (id: string) => (await store.list("tickets", { where: { assignee_id: id }, limit: 100 })).records.length;
+      const assigned = async (id: string) =>
+        (await store.list("tickets", { where: { assignee_id: id }, limit: 100 })).records.length;
       return {
         own: (await store.get("tickets", ticketA.id)) !== null,
         other: (await store.get("tickets", ticketB.id)) !== null,
         otherOrganization: (await store.get("organizations", B.id)) !== null,
         tenants: new Set(listed.map((r) => r.values.organization_id)).size,
         onlyA: listed.every((r) => r.values.organization_id === A.id),
-        askedForB: (await store.list("tickets", { where: { organization_id: B.id }, limit: 100 })).records.length,
+        askedForB: (await store.list("tickets", { where: { organization_id: B.id }, limit: 100 })).records
+          .length,
         assignedToB: await assigned(agentB.id),
         assignedToA: await assigned(agentA.id),
       };
     });
-    const seenByA = JSON.parse((await post(wA, "/v1/comments", { ticket_id: ticketA.id, body: "hook:read" })).body);
+    const seenByA = JSON.parse(
+      (await post(wA, "/v1/comments", { ticket_id: ticketA.id, body: "hook:read" })).body,
+    );
     const { assignedToA, ...rest } = seenByA;
-    assert.deepEqual(rest, { own: true, other: false, otherOrganization: false, tenants: 1, onlyA: true, askedForB: 0, assignedToB: 0 });
+    assert.deepEqual(rest, {
+      own: true,
+      other: false,
+      otherOrganization: false,
+      tenants: 1,
+      onlyA: true,
+      askedForB: 0,
+      assignedToB: 0,
+    });
     assert.ok(assignedToA >= 1, "A's tickets assigned to A's agent");
     // The platform's hook sees every tenant.
-    const seenByPlatform = JSON.parse((await post("dev-writer", "/v1/comments", { ticket_id: ticketA.id, organization_id: A.id, body: "hook:read" })).body);
-    assert.deepEqual([seenByPlatform.other, seenByPlatform.otherOrganization, seenByPlatform.tenants, seenByPlatform.onlyA], [true, true, 2, false]);
+    const seenByPlatform = JSON.parse(
+      (
+        await post("dev-writer", "/v1/comments", {
+          ticket_id: ticketA.id,
+          organization_id: A.id,
+          body: "hook:read",
+        })
+      ).body,
+    );
+    assert.deepEqual(
+      [seenByPlatform.other, seenByPlatform.otherOrganization, seenByPlatform.tenants, seenByPlatform.onlyA],
+      [true, true, 2, false],
+    );
     assert.ok(seenByPlatform.askedForB >= 1 && seenByPlatform.assignedToB >= 1);
   });
 
@@ -220,33 +343,69 @@ describe(`tenancy, ${STORE} store`, () => {
     const current = { id, created_at, updated_at, revision: 1, values };
     const comments = async () => (await get(wA, `/v1/tickets/${ticketA.id}/comments?limit=100`)).data.length;
     const count = await comments();
-    plans.set("hook:update", (store) => store.update("tickets", current, { ...values, subject: "taken by A" }));
-    await expectError(api, "POST", "/v1/comments", 403, "FORBIDDEN", { auth: wA, body: { ticket_id: ticketA.id, body: "hook:update" } });
+    plans.set("hook:update", (store) =>
+      store.update("tickets", current, { ...values, subject: "taken by A" }),
+    );
+    await expectError(api, "POST", "/v1/comments", 403, "FORBIDDEN", {
+      auth: wA,
+      body: { ticket_id: ticketA.id, body: "hook:update" },
+    });
     // Given B's record as if it were A's, the staged update's statement still holds it to A: it
     // finds no record, as if deleted meanwhile (409 for the create it went with), nothing written.
     plans.set("hook:update-disguised", (store) =>
-      store.update("tickets", { ...current, values: { ...values, organization_id: A.id } }, { ...values, organization_id: A.id, subject: "taken by A" }),
+      store.update(
+        "tickets",
+        { ...current, values: { ...values, organization_id: A.id } },
+        { ...values, organization_id: A.id, subject: "taken by A" },
+      ),
     );
-    await expectError(api, "POST", "/v1/comments", 409, "CONFLICT", { auth: wA, body: { ticket_id: ticketA.id, body: "hook:update-disguised" } });
-    plans.set("hook:insert-foreign", (store) => store.insert("tickets", { organization_id: B.id, subject: "planted", priority: "normal", status: "new", tag_ids: [] }));
-    await expectError(api, "POST", "/v1/comments", 403, "FORBIDDEN", { auth: wA, body: { ticket_id: ticketA.id, body: "hook:insert-foreign" } });
+    await expectError(api, "POST", "/v1/comments", 409, "CONFLICT", {
+      auth: wA,
+      body: { ticket_id: ticketA.id, body: "hook:update-disguised" },
+    });
+    plans.set("hook:insert-foreign", (store) =>
+      store.insert("tickets", {
+        organization_id: B.id,
+        subject: "planted",
+        priority: "normal",
+        status: "new",
+        tag_ids: [],
+      }),
+    );
+    await expectError(api, "POST", "/v1/comments", 403, "FORBIDDEN", {
+      auth: wA,
+      body: { ticket_id: ticketA.id, body: "hook:insert-foreign" },
+    });
     const after = await expectStatus(api, "GET", `/v1/tickets/${theirs.id}`, 200, { auth: wB });
     assert.deepEqual(after.body, before.body);
     assert.equal(after.headers.get("etag"), before.headers.get("etag"));
     assert.ok(!(await get(wB, "/v1/tickets?q=planted&limit=100")).data.length, "no ticket planted in B");
-    assert.ok(!(await get("dev-writer", "/v1/tickets?q=planted&limit=100")).data.length, "no ticket planted anywhere");
+    assert.ok(
+      !(await get("dev-writer", "/v1/tickets?q=planted&limit=100")).data.length,
+      "no ticket planted anywhere",
+    );
     assert.equal(await comments(), count, "no comment of a refused hook");
     // Its own tenant's: an insert without the tenant field carries the principal's tenant.
     plans.set("hook:insert-own", async (store) => {
-      const ticket = await store.insert("tickets", { subject: "hooked", priority: "normal", status: "new", tag_ids: [] });
+      const ticket = await store.insert("tickets", {
+        subject: "hooked",
+        priority: "normal",
+        status: "new",
+        tag_ids: [],
+      });
       return { id: ticket.id, organization_id: ticket.values.organization_id };
     });
-    const inserted = JSON.parse((await post(wA, "/v1/comments", { ticket_id: ticketA.id, body: "hook:insert-own" })).body);
+    const inserted = JSON.parse(
+      (await post(wA, "/v1/comments", { ticket_id: ticketA.id, body: "hook:insert-own" })).body,
+    );
     assert.equal(inserted.organization_id, A.id);
     assert.equal((await get(wA, `/v1/tickets/${inserted.id}`)).organization_id, A.id);
     // A hook that moves its own write's record to another tenant: 403, nothing created.
     movedTo = B.id;
-    await expectError(api, "POST", "/v1/tickets", 403, "FORBIDDEN", { auth: wA, body: { subject: "hook:move" } });
+    await expectError(api, "POST", "/v1/tickets", 403, "FORBIDDEN", {
+      auth: wA,
+      body: { subject: "hook:move" },
+    });
     assert.ok(!(await get("dev-writer", "/v1/tickets?q=hook:move&limit=100")).data.length);
   });
 
@@ -258,8 +417,15 @@ describe(`tenancy, ${STORE} store`, () => {
     await post(wA, "/v1/comments", { ticket_id: ticket.id, body: "child" });
     const stays = async (url: string, body: Obj, method: "PATCH" | "PUT" = "PATCH") => {
       const before = await expectStatus(api, "GET", url, 200, { auth: "dev-writer" });
-      const error = await expectError(api, method, url, 422, "BUSINESS_RULE_VIOLATION", { auth: "dev-writer", body });
-      assert.deepEqual((error.details as Obj[]).map((d) => d.field), ["organization_id"], `${method} ${url}`);
+      const error = await expectError(api, method, url, 422, "BUSINESS_RULE_VIOLATION", {
+        auth: "dev-writer",
+        body,
+      });
+      assert.deepEqual(
+        (error.details as Obj[]).map((d) => d.field),
+        ["organization_id"],
+        `${method} ${url}`,
+      );
       const after = await expectStatus(api, "GET", url, 200, { auth: "dev-writer" });
       assert.deepEqual(after.body, before.body, `${method} ${url} changed nothing`);
       assert.equal(after.headers.get("etag"), before.headers.get("etag"));
@@ -269,10 +435,15 @@ describe(`tenancy, ${STORE} store`, () => {
     const { id, created_at, updated_at, ...values } = ticket;
     await stays(`/v1/tickets/${ticket.id}`, { ...values, organization_id: B.id }, "PUT");
     // Its own tenant named again is no move.
-    await expectStatus(api, "PATCH", `/v1/agents/${agent.id}`, 200, { auth: "dev-writer", body: { organization_id: A.id, name: "Stays" } });
+    await expectStatus(api, "PATCH", `/v1/agents/${agent.id}`, 200, {
+      auth: "dev-writer",
+      body: { organization_id: A.id, name: "Stays" },
+    });
     // Through a hook's store handle, for the platform: refused, and the comment it went with is not created.
     const current = { id, created_at, updated_at, revision: 1, values };
-    plans.set("hook:move-platform", (store) => store.update("tickets", current, { ...values, organization_id: B.id }));
+    plans.set("hook:move-platform", (store) =>
+      store.update("tickets", current, { ...values, organization_id: B.id }),
+    );
     await expectError(api, "POST", "/v1/comments", 422, "BUSINESS_RULE_VIOLATION", {
       auth: "dev-writer",
       body: { ticket_id: ticketA.id, organization_id: A.id, body: "hook:move-platform" },
@@ -286,16 +457,25 @@ describe(`tenancy, ${STORE} store`, () => {
     assert.deepEqual(ids(list), [A.id]);
     await get(wA, `/v1/organizations/${A.id}`);
     await expectError(api, "GET", `/v1/organizations/${B.id}`, 404, "NOT_FOUND", { auth: wA });
-    await expectError(api, "PATCH", `/v1/organizations/${B.id}`, 404, "NOT_FOUND", { auth: wA, body: { name: "x" } });
+    await expectError(api, "PATCH", `/v1/organizations/${B.id}`, 404, "NOT_FOUND", {
+      auth: wA,
+      body: { name: "x" },
+    });
     await expectError(api, "DELETE", `/v1/organizations/${B.id}`, 404, "NOT_FOUND", { auth: wA });
-    await expectError(api, "POST", "/v1/organizations", 403, "FORBIDDEN", { auth: wA, body: { name: "Mine" } });
+    await expectError(api, "POST", "/v1/organizations", 403, "FORBIDDEN", {
+      auth: wA,
+      body: { name: "Mine" },
+    });
     const all = await get("dev-writer", "/v1/organizations");
     assert.ok(ids(all).includes(A.id) && ids(all).includes(B.id));
   });
 
   test("unique within the tenant: the same email in two tenants, 409 within one", async () => {
     assert.equal(agentA.email, agentB.email);
-    await expectError(api, "POST", "/v1/agents", 409, "CONFLICT", { auth: wA, body: { name: "Ann 2", email: "help@example.com" } });
+    await expectError(api, "POST", "/v1/agents", 409, "CONFLICT", {
+      auth: wA,
+      body: { name: "Ann 2", email: "help@example.com" },
+    });
   });
 
   test("exports hold only the tenant's records, and one tenant cannot read another's job", async () => {
@@ -323,7 +503,9 @@ describe(`tenancy, ${STORE} store`, () => {
         if (!page.pagination.next_cursor) break;
         url = `/v1/events?limit=100&cursor=${encodeURIComponent(page.pagination.next_cursor)}`;
       }
-      return events.filter((e) => e.type === "ticket.updated" && (e.data.id === tA.id || e.data.id === tB.id)).map((e) => e.data.id as string);
+      return events
+        .filter((e) => e.type === "ticket.updated" && (e.data.id === tA.id || e.data.id === tB.id))
+        .map((e) => e.data.id as string);
     };
     assert.deepEqual(await updates(wA), [tA.id], "A's feed shows its own ticket's update, not B's");
     assert.deepEqual(await updates(wB), [tB.id], "B's feed shows its own ticket's update, not A's");
@@ -335,7 +517,9 @@ describe(`tenancy, ${STORE} store`, () => {
     const tA = await post(wA, "/v1/tickets", { subject: "contested A", tag_ids: [shared.id] });
     const tB = await post(wB, "/v1/tickets", { subject: "contested B", tag_ids: [tag.id, shared.id] });
     const before = await expectStatus(api, "GET", `/v1/tickets/${tB.id}`, 200, { auth: wB });
-    const error = await expectError(api, "DELETE", `/v1/tags/${shared.id}`, 422, "BUSINESS_RULE_VIOLATION", { auth: wA });
+    const error = await expectError(api, "DELETE", `/v1/tags/${shared.id}`, 422, "BUSINESS_RULE_VIOLATION", {
+      auth: wA,
+    });
     assert.match(String(error.message), /another tenant/);
     const after = await expectStatus(api, "GET", `/v1/tickets/${tB.id}`, 200, { auth: wB });
     assert.deepEqual(after.body, before.body, "B's ticket unchanged");
@@ -365,9 +549,13 @@ describe(`tenancy, ${STORE} store`, () => {
     const a = await feed(wA);
     const b = await feed(wB);
     const all = await feed("dev-writer");
-    const tenantOfData = (e: Obj) => (e.type.startsWith("organization.") ? e.data.id : e.data.organization_id);
+    const tenantOfData = (e: Obj) =>
+      e.type.startsWith("organization.") ? e.data.id : e.data.organization_id;
     assert.ok(a.events.some((e) => e.data.id === ticketA.id));
-    for (const [events, own] of [[a.events, A.id], [b.events, B.id]] as const) {
+    for (const [events, own] of [
+      [a.events, A.id],
+      [b.events, B.id],
+    ] as const) {
       for (const e of events) {
         const tenant = tenantOfData(e);
         // Shared records' events, and a principal's own export jobs'.
@@ -382,14 +570,25 @@ describe(`tenancy, ${STORE} store`, () => {
     }
     const platform = new Set(all.events.map((e) => e.id));
     for (const e of [...a.events, ...b.events]) {
-      if (!e.type.startsWith("export.")) assert.ok(platform.has(e.id), "the platform sees every tenant's events");
+      if (!e.type.startsWith("export."))
+        assert.ok(platform.has(e.id), "the platform sees every tenant's events");
     }
     const idA = a.events.find((e) => e.data.id === ticketA.id)!.id;
     await get(wA, `/v1/events/${idA}`);
     await expectError(api, "GET", `/v1/events/${idA}`, 404, "NOT_FOUND", { auth: wB });
     assert.ok(a.first, "the feed of A has more than one page");
-    const error = await expectError(api, "GET", `/v1/events?limit=5&cursor=${encodeURIComponent(a.first!)}`, 400, "VALIDATION_ERROR", { auth: wB });
-    assert.deepEqual((error.details as Obj[]).map((d) => d.field), ["cursor"]);
+    const error = await expectError(
+      api,
+      "GET",
+      `/v1/events?limit=5&cursor=${encodeURIComponent(a.first!)}`,
+      400,
+      "VALIDATION_ERROR",
+      { auth: wB },
+    );
+    assert.deepEqual(
+      (error.details as Obj[]).map((d) => d.field),
+      ["cursor"],
+    );
   });
 
   test("the typed client works with a tenant token unchanged: two tenants' clients are isolated (and the code type-checks)", async () => {
@@ -429,12 +628,22 @@ export async function isolation(baseUrl: string, a: string, b: string, agentOfB:
     );
     const checked = tsc(path.join(api.dir, "tsconfig.client.json"), SPEC_COMPILER_OPTIONS, [program]);
     assert.equal(checked.code, 0, checked.output);
-    const { isolation } = (await import(pathToFileURL(program).href)) as { isolation: (...args: string[]) => Promise<Obj> };
+    const { isolation } = (await import(pathToFileURL(program).href)) as {
+      isolation: (...args: string[]) => Promise<Obj>;
+    };
     const r = await isolation(api.base, A.id, B.id, agentB.id);
     assert.equal(r.mine.organization_id, A.id);
     assert.equal(r.theirs.organization_id, B.id);
-    assert.ok(r.listedByA.includes(r.mine.id) && !r.listedByA.includes(r.theirs.id) && !r.listedByA.includes(ticketB.id));
-    assert.ok(r.listedByB.includes(r.theirs.id) && !r.listedByB.includes(r.mine.id) && !r.listedByB.includes(ticketA.id));
+    assert.ok(
+      r.listedByA.includes(r.mine.id) &&
+        !r.listedByA.includes(r.theirs.id) &&
+        !r.listedByA.includes(ticketB.id),
+    );
+    assert.ok(
+      r.listedByB.includes(r.theirs.id) &&
+        !r.listedByB.includes(r.mine.id) &&
+        !r.listedByB.includes(ticketA.id),
+    );
     assert.deepEqual(r.refused, ["get", "update", "delete", "escalate", "create in B"]);
     assert.deepEqual(r.organizations, [A.id]);
     assert.equal(r.again.subject, "from A's client", "B's update changed nothing");
@@ -445,12 +654,18 @@ export async function isolation(baseUrl: string, a: string, b: string, agentOfB:
     await expectError(api, "GET", "/v1/tickets", 401, "UNAUTHENTICATED", { auth: `dev-admin.${A.id}` });
     const page = await get(`dev-reader.${A.id}`, "/v1/tickets?limit=100");
     assert.ok(ids(page).includes(ticketA.id) && !ids(page).includes(ticketB.id));
-    await expectError(api, "POST", "/v1/tickets", 403, "FORBIDDEN", { auth: `dev-reader.${A.id}`, body: { subject: "x" } });
+    await expectError(api, "POST", "/v1/tickets", 403, "FORBIDDEN", {
+      auth: `dev-reader.${A.id}`,
+      body: { subject: "x" },
+    });
   });
 
   test("fuzz: two tenants send random requests with each other's ids, cursors and export links; no answer to one holds a record of the other", async () => {
     const tokens = { A: wA, B: wB } as const;
-    const records = { A: new Set<string>([A.id, agentA.id, ticketA.id, commentA.id]), B: new Set<string>([B.id, agentB.id, ticketB.id]) };
+    const records = {
+      A: new Set<string>([A.id, agentA.id, ticketA.id, commentA.id]),
+      B: new Set<string>([B.id, agentB.id, ticketB.id]),
+    };
     const cursors: string[] = [];
     // Each tenant's export job and the link to its file: the other tenant gets neither.
     const links: string[] = [];
@@ -462,22 +677,56 @@ export async function isolation(baseUrl: string, a: string, b: string, agentOfB:
       links.push(`/v1/exports/${job.id}`, done.download_url);
     }
     for (const [who, auth] of Object.entries(tokens) as Array<["A" | "B", string]>) {
-      for (const r of ((await get(auth, "/v1/tickets?limit=100")).data as Obj[])) records[who].add(r.id);
-      for (const r of ((await get(auth, "/v1/agents?per_page=100")).data as Obj[])) records[who].add(r.id);
-      for (const r of ((await get(auth, "/v1/comments?limit=100")).data as Obj[])) records[who].add(r.id);
-      for (const url of ["/v1/tickets?limit=1", "/v1/events?limit=1", "/v1/tickets?limit=1&sort=subject", `/v1/organizations/${who === "A" ? A.id : B.id}/tickets?limit=1`]) {
+      for (const r of (await get(auth, "/v1/tickets?limit=100")).data as Obj[]) records[who].add(r.id);
+      for (const r of (await get(auth, "/v1/agents?per_page=100")).data as Obj[]) records[who].add(r.id);
+      for (const r of (await get(auth, "/v1/comments?limit=100")).data as Obj[]) records[who].add(r.id);
+      for (const url of [
+        "/v1/tickets?limit=1",
+        "/v1/events?limit=1",
+        "/v1/tickets?limit=1&sort=subject",
+        `/v1/organizations/${who === "A" ? A.id : B.id}/tickets?limit=1`,
+      ]) {
         const next = (await get(auth, url)).pagination.next_cursor;
         if (next) cursors.push(next);
       }
     }
     const idOf = fc.oneof(fc.constantFrom(...records.A), fc.constantFrom(...records.B));
     const request = fc.oneof(
-      fc.record({ kind: fc.constant("list" as const), path: fc.constantFrom("/v1/tickets", "/v1/agents", "/v1/organizations", "/v1/events", "/v1/tickets?q=printer", "/v1/exports", "/v1/tickets?sort=-priority", "/v1/tickets?status=new"), cursor: fc.option(fc.constantFrom(...cursors)) }),
+      fc.record({
+        kind: fc.constant("list" as const),
+        path: fc.constantFrom(
+          "/v1/tickets",
+          "/v1/agents",
+          "/v1/organizations",
+          "/v1/events",
+          "/v1/tickets?q=printer",
+          "/v1/exports",
+          "/v1/tickets?sort=-priority",
+          "/v1/tickets?status=new",
+        ),
+        cursor: fc.option(fc.constantFrom(...cursors)),
+      }),
       fc.record({ kind: fc.constant("link" as const), url: fc.constantFrom(...links) }),
-      fc.record({ kind: fc.constant("export" as const), resource: fc.constantFrom("tickets", "agents", "comments") }),
-      fc.record({ kind: fc.constant("byId" as const), method: fc.constantFrom("GET", "PATCH", "DELETE"), path: fc.constantFrom("tickets", "agents", "comments", "organizations"), id: idOf }),
-      fc.record({ kind: fc.constant("under" as const), path: fc.constantFrom("organizations", "agents", "tickets"), id: idOf }),
-      fc.record({ kind: fc.constant("create" as const), assignee: fc.option(idOf), organization: fc.option(idOf) }),
+      fc.record({
+        kind: fc.constant("export" as const),
+        resource: fc.constantFrom("tickets", "agents", "comments"),
+      }),
+      fc.record({
+        kind: fc.constant("byId" as const),
+        method: fc.constantFrom("GET", "PATCH", "DELETE"),
+        path: fc.constantFrom("tickets", "agents", "comments", "organizations"),
+        id: idOf,
+      }),
+      fc.record({
+        kind: fc.constant("under" as const),
+        path: fc.constantFrom("organizations", "agents", "tickets"),
+        id: idOf,
+      }),
+      fc.record({
+        kind: fc.constant("create" as const),
+        assignee: fc.option(idOf),
+        organization: fc.option(idOf),
+      }),
     );
     await fc.assert(
       fc.asyncProperty(fc.constantFrom("A" as const, "B" as const), request, async (who, r) => {
@@ -486,10 +735,27 @@ export async function isolation(baseUrl: string, a: string, b: string, agentOfB:
         let res;
         if (r.kind === "list") {
           const sep = r.path.includes("?") ? "&" : "?";
-          res = await call(api, "GET", `${r.path}${r.cursor ? `${sep}cursor=${encodeURIComponent(r.cursor)}` : ""}`, { auth });
+          res = await call(
+            api,
+            "GET",
+            `${r.path}${r.cursor ? `${sep}cursor=${encodeURIComponent(r.cursor)}` : ""}`,
+            { auth },
+          );
         } else if (r.kind === "byId") {
-          const patch = r.path === "organizations" ? { name: "z" } : r.path === "comments" ? { body: "z" } : { name: "z", subject: "z" };
-          const body = r.method === "PATCH" ? (r.path === "tickets" ? { subject: "z" } : r.path === "agents" ? { name: "z" } : patch) : undefined;
+          const patch =
+            r.path === "organizations"
+              ? { name: "z" }
+              : r.path === "comments"
+                ? { body: "z" }
+                : { name: "z", subject: "z" };
+          const body =
+            r.method === "PATCH"
+              ? r.path === "tickets"
+                ? { subject: "z" }
+                : r.path === "agents"
+                  ? { name: "z" }
+                  : patch
+              : undefined;
           res = await call(api, r.method, `/v1/${r.path}/${r.id}`, { auth, ...(body ? { body } : {}) });
         } else if (r.kind === "link") {
           res = await call(api, "GET", r.url, { auth });
@@ -502,7 +768,11 @@ export async function isolation(baseUrl: string, a: string, b: string, agentOfB:
             const done = await settled(api, "v1", job.id, auth);
             if (done.status === "succeeded") {
               const file = await call(api, "GET", done.download_url, { auth });
-              for (const id of other) assert.ok(!file.text.includes(id), `${who}'s export of ${r.resource} holds ${id} of the other tenant`);
+              for (const id of other)
+                assert.ok(
+                  !file.text.includes(id),
+                  `${who}'s export of ${r.resource} holds ${id} of the other tenant`,
+                );
               links.push(done.download_url);
             }
           }
@@ -512,12 +782,20 @@ export async function isolation(baseUrl: string, a: string, b: string, agentOfB:
         } else {
           res = await call(api, "POST", "/v1/tickets", {
             auth,
-            body: { subject: "fuzz", ...(r.assignee ? { assignee_id: r.assignee } : {}), ...(r.organization ? { organization_id: r.organization } : {}) },
+            body: {
+              subject: "fuzz",
+              ...(r.assignee ? { assignee_id: r.assignee } : {}),
+              ...(r.organization ? { organization_id: r.organization } : {}),
+            },
           });
           if (res.status === 201) records[who].add((res.body as Obj).id);
         }
         assert.ok(res.status < 500, `${JSON.stringify(r)} → ${res.status} ${res.text.slice(0, 300)}`);
-        for (const id of other) assert.ok(!res.text.includes(id), `${who} ${JSON.stringify(r)} → ${res.status} holds ${id} of the other tenant: ${res.text.slice(0, 300)}`);
+        for (const id of other)
+          assert.ok(
+            !res.text.includes(id),
+            `${who} ${JSON.stringify(r)} → ${res.status} holds ${id} of the other tenant: ${res.text.slice(0, 300)}`,
+          );
       }),
       // Bounded in time on the slower stores (about 20 s).
       { numRuns: 300, seed: 20261125, interruptAfterTimeLimit: 20_000, markInterruptAsFailure: false },
