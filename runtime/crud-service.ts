@@ -42,6 +42,8 @@ export interface ResourceSpec {
   uniqueTogether?: string[][];
   /** Of the fields of `unique` and `uniqueTogether`, the `format: email` ones (also compared without regard to ASCII case). */
   emails?: string[];
+  /** Of the fields of `unique` and `uniqueTogether`, the `datetime` ones (compared by the instant they name). */
+  instants?: string[];
   /**
    * uuid fields that must name an existing record of another collection: a field, or a path into
    * arrays and objects (`tag_ids.*` for each item, `address.country_id`, `lines.*.product_id`).

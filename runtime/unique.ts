@@ -1,7 +1,8 @@
 /**
  * How `unique` fields compare, on every store: text by a normalized key — surrounding white
  * space trimmed (what `String.prototype.trim` removes), then Unicode NFC — and `format: email`
- * fields also without regard to the case of ASCII letters. The value kept is the value sent;
+ * fields also without regard to the case of ASCII letters, `datetime` fields by the instant they
+ * name (`instant`). The value kept is the value sent;
  * only the comparison is normalized. The memory store compares `uniqueKey`s; the SQL store's
  * unique indexes are on `uniqueKeySql` of the column (the generator imports it from here), the
  * same function in PostgreSQL's terms.
@@ -11,9 +12,15 @@
  * null or absent is held by nothing, as a PostgreSQL unique index treats NULLs as distinct.
  */
 import { ConflictError } from "./errors.ts";
+import { instantKey } from "./sorting.ts";
+import { instantSql } from "./sql-sort.ts";
 
-/** `text`: trimmed and NFC; `email`: also ASCII letters in lower case. */
-export type UniqueKind = "text" | "email";
+/**
+ * `text`: trimmed and NFC; `email`: also ASCII letters in lower case; `instant`: a `datetime` by
+ * the instant it names, to the millisecond (as it sorts and filters: `…T10:00:00+02:00` and
+ * `…T08:00:00Z` are one value).
+ */
+export type UniqueKind = "text" | "email" | "instant";
 
 /** What `String.prototype.trim` removes: white space and line terminators of ECMAScript. */
 const TRIMMED = [
@@ -26,12 +33,14 @@ const UPPER = "ABCDEFGHIJKLMNOPQRSTUVWXYZ";
 /** The value a unique field is compared by; values other than text compare as they are. */
 export function uniqueKey(value: unknown, kind: UniqueKind): unknown {
   if (typeof value !== "string") return value;
+  if (kind === "instant") return instantKey(value);
   const text = value.trim().normalize("NFC");
   return kind === "email" ? text.replace(/[A-Z]+/g, (s) => s.toLowerCase()) : text;
 }
 
 /** The SQL of `uniqueKey` over a text expression (immutable: usable in an index). */
 export function uniqueKeySql(text: string, kind: UniqueKind): string {
+  if (kind === "instant") return instantSql(text);
   const chars = TRIMMED.map((c) => `\\${c.toString(16).padStart(4, "0")}`).join("");
   const key = `normalize(btrim(${text}, U&'${chars}'), NFC)`;
   return kind === "email" ? `translate(${key}, '${UPPER}', '${UPPER.toLowerCase()}')` : key;

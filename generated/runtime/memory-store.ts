@@ -652,7 +652,12 @@ function tupleKeyOf(fields: readonly string[], values: Values, constraints: Writ
 
 /** The key a unique value is indexed by. */
 function keyOf(field: string, value: unknown, constraints: WriteConstraints): unknown {
-  return uniqueKey(value, constraints.emails?.includes(field) ? "email" : "text");
+  const kind = constraints.emails?.includes(field)
+    ? "email"
+    : constraints.instants?.includes(field)
+      ? "instant"
+      : "text";
+  return uniqueKey(value, kind);
 }
 
 function matches(record: StoredRecord, match: Match): boolean {

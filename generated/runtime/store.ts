@@ -148,6 +148,8 @@ export interface WriteConstraints {
   uniqueTogether?: string[][];
   /** Of the fields of `unique` and `uniqueTogether`, the `format: email` ones: compared also without regard to ASCII case. */
   emails?: string[];
+  /** Of the fields of `unique` and `uniqueTogether`, the `datetime` ones: compared by the instant they name. */
+  instants?: string[];
 }
 
 /** What `Store.insert` writes: `record` into `collection`. */

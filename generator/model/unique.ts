@@ -16,6 +16,7 @@ export function uniqueKindOf(field: Pick<VersionField, "unique" | "type" | "form
  * one): as `uniqueKindOf`, whether or not the field itself is unique.
  */
 export function compareKindOf(field: Pick<VersionField, "type" | "format">): UniqueKind | null {
+  if (field.type === "datetime") return "instant";
   if (field.type !== "string") return null;
   return field.format === "email" ? "email" : "text";
 }

@@ -39,7 +39,8 @@ before(async () => {
   const app = await entry.buildApp({ authenticate: entry.devAuthenticate, rateLimit: false, store });
   api = await listen(app, loadContract("agents", out, ["v1"]));
   acme = (await expectStatus(api, "POST", "/v1/organizations", 201, { body: { name: "Acme" } })).body as Obj;
-  other = (await expectStatus(api, "POST", "/v1/organizations", 201, { body: { name: "Other" } })).body as Obj;
+  other = (await expectStatus(api, "POST", "/v1/organizations", 201, { body: { name: "Other" } }))
+    .body as Obj;
 });
 
 after(async () => {
@@ -53,7 +54,12 @@ let handles = 0;
 /** A body of a new agent: a handle and an email no other test uses, unless given. */
 function agentBody(body: Obj = {}, organization: Obj = acme): Obj {
   handles += 1;
-  return { organization_id: organization.id, email: `agent${handles}@example.com`, handle: `agent-${handles}`, ...body };
+  return {
+    organization_id: organization.id,
+    email: `agent${handles}@example.com`,
+    handle: `agent-${handles}`,
+    ...body,
+  };
 }
 
 async function create(body: Obj): Promise<Obj> {
@@ -66,7 +72,10 @@ async function conflict(method: string, url: string, body: Obj): Promise<Array<[
   return ((error.details ?? []) as Obj[]).map((d) => [d.field as string, d.issue as string]);
 }
 
-const TAKEN = (field: string, other: string): [string, string] => [field, `is already taken together with ${other}`];
+const TAKEN = (field: string, other: string): [string, string] => [
+  field,
+  `is already taken together with ${other}`,
+];
 
 describe(`composite unique on ${STORE}`, () => {
   test("a second record with the same pair answers 409 naming both fields; nothing is created", async () => {
@@ -86,7 +95,9 @@ describe(`composite unique on ${STORE}`, () => {
   test("text compares normalized: surrounding white space, NFC, and the ASCII case of an email", async () => {
     const kept = await create(agentBody({ email: "carol@x.com", handle: "café" }));
     // An email with surrounding white space is no email (400): its case is what is ignored.
-    await expectError(api, "POST", "/v1/agents", 400, "VALIDATION_ERROR", { body: agentBody({ email: " carol@x.com" }) });
+    await expectError(api, "POST", "/v1/agents", 400, "VALIDATION_ERROR", {
+      body: agentBody({ email: " carol@x.com" }),
+    });
     assert.deepEqual(await conflict("POST", "/v1/agents", agentBody({ email: "Carol@X.COM" })), [
       TAKEN("organization_id", "email"),
       TAKEN("email", "organization_id"),
@@ -98,7 +109,10 @@ describe(`composite unique on ${STORE}`, () => {
     // Case matters outside emails; the value kept is the value sent.
     const upper = await create(agentBody({ handle: "Café" }));
     assert.equal(upper.handle, "Café");
-    assert.equal(((await expectStatus(api, "GET", `/v1/agents/${kept.id}`, 200)).body as Obj).email, "carol@x.com");
+    assert.equal(
+      ((await expectStatus(api, "GET", `/v1/agents/${kept.id}`, 200)).body as Obj).email,
+      "carol@x.com",
+    );
     const mixed = await create(agentBody({ email: "Dave@X.com", handle: " dave\t" }));
     assert.deepEqual([mixed.email, mixed.handle], ["Dave@X.com", " dave\t"]);
     await conflict("POST", "/v1/agents", agentBody({ email: "dave@x.com" }));
@@ -116,9 +130,29 @@ describe(`composite unique on ${STORE}`, () => {
     assert.deepEqual(after, frank, "nothing changed");
     // Its own pair again, and a move to another organization where the pair is free.
     await expectStatus(api, "PATCH", `/v1/agents/${frank.id}`, 200, { body: { email: "Frank@example.com" } });
-    await expectStatus(api, "PATCH", `/v1/agents/${frank.id}`, 200, { body: { organization_id: other.id, email: "erin@example.com" } });
+    await expectStatus(api, "PATCH", `/v1/agents/${frank.id}`, 200, {
+      body: { organization_id: other.id, email: "erin@example.com" },
+    });
     // Its old pair is free again.
     await create(agentBody({ email: "frank@example.com" }));
+  });
+
+  test("a datetime in a composite unique compares by the instant it names, in any notation", async () => {
+    const first = await create(agentBody({ shift_starts_at: "2026-06-01T10:00:00+02:00" }));
+    assert.equal(first.shift_starts_at, "2026-06-01T10:00:00+02:00", "the value kept is the value sent");
+    for (const same of ["2026-06-01T08:00:00Z", "2026-06-01T03:00:00-05:00", "2026-06-01T08:00:00.000Z"]) {
+      const details = await conflict("POST", "/v1/agents", agentBody({ shift_starts_at: same }));
+      assert.deepEqual(
+        details,
+        [TAKEN("organization_id", "shift_starts_at"), TAKEN("shift_starts_at", "organization_id")],
+        same,
+      );
+    }
+    // Another instant, or the same one in another organization: no conflict.
+    await create(agentBody({ shift_starts_at: "2026-06-01T08:00:00.001Z" }));
+    await create(agentBody({ shift_starts_at: "2026-06-01T08:00:00Z" }, other));
+    const second = await create(agentBody({ shift_starts_at: "2026-06-02T08:00:00Z" }));
+    await conflict("PATCH", `/v1/agents/${second.id}`, { shift_starts_at: "2026-06-01T12:00:00+04:00" });
   });
 
   test("a deleted record's pair is free again", async () => {
@@ -135,7 +169,10 @@ describe(`composite unique on ${STORE}`, () => {
 
   test("[handle, badge] with both present answers 409 naming handle and badge", async () => {
     await create(agentBody({ handle: "ivy", badge: 3 }));
-    assert.deepEqual(await conflict("POST", "/v1/agents", agentBody({ handle: "ivy ", badge: 3 }, other)), [TAKEN("handle", "badge"), TAKEN("badge", "handle")]);
+    assert.deepEqual(await conflict("POST", "/v1/agents", agentBody({ handle: "ivy ", badge: 3 }, other)), [
+      TAKEN("handle", "badge"),
+      TAKEN("badge", "handle"),
+    ]);
     await create(agentBody({ handle: "ivy", badge: 4 }, other));
   });
 
@@ -144,7 +181,10 @@ describe(`composite unique on ${STORE}`, () => {
     await create(agentBody({ desk: null }));
     await create(agentBody({}));
     await create(agentBody({ desk: "A1" }));
-    assert.deepEqual(await conflict("POST", "/v1/agents", agentBody({ desk: " A1" })), [TAKEN("organization_id", "desk"), TAKEN("desk", "organization_id")]);
+    assert.deepEqual(await conflict("POST", "/v1/agents", agentBody({ desk: " A1" })), [
+      TAKEN("organization_id", "desk"),
+      TAKEN("desk", "organization_id"),
+    ]);
     await create(agentBody({ desk: "A1" }, other));
   });
 });

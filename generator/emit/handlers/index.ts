@@ -731,6 +731,14 @@ function servicesView(model: ApiModel) {
         )
         .map((f) => JSON.stringify(f.storageName))
         .join(", "),
+      instants: r.fields
+        .filter(
+          (f) =>
+            compareKindOf(f) === "instant" &&
+            (f.unique || r.uniqueTogether.some((l) => l.includes(f.storageName))),
+        )
+        .map((f) => JSON.stringify(f.storageName))
+        .join(", "),
       references: referenceSpecs(
         r.references,
         r.nestedReferences,
@@ -754,6 +762,7 @@ function servicesView(model: ApiModel) {
       unique: "",
       uniqueTogether: "",
       emails: "",
+      instants: "",
       // Looked up within the tenant of the record acted on (SPEC §12.4).
       references: referenceSpecs(a.references, a.nestedReferences, r.tenantKey ? tenantKeys : undefined),
       transitions: "",
