@@ -118,9 +118,12 @@ export class ActingService<V extends Values, T extends Values = Values> extends 
       });
     if (staged) hookWrittenValues(this.spec, values);
     let changed: Values | null = null;
-    if (sets) {
-      changed = { ...current.values };
-      for (const [field, set] of Object.entries(sets)) {
+    // A hook that updated the record acted on (a computed field): its values are the record's
+    // update, with the action's `sets` on top; one write, one `.updated` event.
+    const hooked = staged?.takeUpdate(this.target.collection, current.id);
+    if (sets || hooked) {
+      changed = { ...(hooked ?? current.values) };
+      for (const [field, set] of Object.entries(sets ?? {})) {
         if ("value" in set) changed[field] = set.value;
         else if (values[set.from] !== undefined) changed[field] = values[set.from];
       }

@@ -202,6 +202,8 @@ export class StagedHookStore implements HookStore {
   private readonly staged = new Map<string, number>();
   /** The records read through `get` (not staged), by `collection id`: at the revision read, within the scope read. */
   private readonly read = new Map<string, ExpectArgs>();
+  /** The indexes of writes taken out by `takeUpdate`: not committed. */
+  private readonly taken = new Set<number>();
 
   private readonly store: Store;
   private readonly support: HookSupport;
@@ -259,7 +261,22 @@ export class StagedHookStore implements HookStore {
     const expects: Write[] = [];
     for (const [key, expect] of this.read)
       if (key !== skip && !this.staged.has(key)) expects.push({ expect });
-    return expects.length ? [...expects, ...this.writes] : this.writes;
+    const writes = this.taken.size ? this.writes.filter((_, at) => !this.taken.has(at)) : this.writes;
+    return expects.length ? [...expects, ...writes] : writes;
+  }
+
+  /**
+   * The values of the update the hook staged of record `id` of `collection`, taken out of its
+   * writes (undefined when it staged none): the caller writes them in its own update of that
+   * record, at the revision the hook read (an action's `sets` on top). Two updates of one record
+   * at one revision would otherwise conflict with each other (409), or the second undo the first.
+   */
+  takeUpdate(collection: string, id: string): Values | undefined {
+    const at = this.staged.get(`${collection} ${id}`);
+    const write = at === undefined ? undefined : this.writes[at];
+    if (at === undefined || !write || !("update" in write) || this.taken.has(at)) return undefined;
+    this.taken.add(at);
+    return write.update.values;
   }
 
   /**

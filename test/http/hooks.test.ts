@@ -63,6 +63,13 @@ before(async () => {
                 throw new Error("the hook failed: secret-detail");
               }
             },
+            // With reason "recompute", the action's hook updates the ticket it acts on through
+            // the handle (a computed field), and the action's `sets` (priority urgent) go on top.
+            async escalations(args: Obj) {
+              if (args.values.reason === "recompute")
+                await args.store.update("tickets", args.current, { ...args.current.values, estimate: "9" });
+              await tickets.escalations(args);
+            },
             // Notes each delete in an audit record, reads it back through the handle (a record
             // written earlier in the same write), and then, by the ticket's subject, fails or
             // waits after reading the ticket's organization.
@@ -180,6 +187,26 @@ describe(`hooks (SPEC §12.5), ${STORE} store`, () => {
     const res = await expectStatus(api, "POST", `/v1/tickets/${t.id}/escalations`, 201, { body: {} });
     assert.equal(res.body.reason, "escalated at priority low");
     assert.equal((await expectStatus(api, "GET", `/v1/tickets/${t.id}`, 200)).body.priority, "urgent");
+  });
+
+  test("an action's hook that updates the record acted on: one update, the hook's values with the action's sets on top, one event", async () => {
+    const t = await ticket({ priority: "low" });
+    const before = (await events()).length;
+    const res = await expectStatus(api, "POST", `/v1/tickets/${t.id}/escalations`, 201, {
+      body: { reason: "recompute" },
+    });
+    assert.equal(res.body.reason, "recompute");
+    const read = await expectStatus(api, "GET", `/v1/tickets/${t.id}`, 200);
+    assert.deepEqual([read.body.priority, read.body.estimate], ["urgent", "9.00"]);
+    assert.equal(read.headers.get("etag"), `"${t.id}.2"`, "one new revision");
+    const added = (await events())
+      .slice(before)
+      .filter((e) => e.data.id === t.id || e.type === "ticket.escalation.created");
+    assert.deepEqual(
+      added.map((e) => e.type),
+      ["ticket.updated", "ticket.escalation.created"],
+    );
+    assert.deepEqual([added[0].data.priority, added[0].data.estimate], ["urgent", "9.00"]);
   });
 
   test("a decimal a hook sets is written with its scale's digits, on the record and through the handle; one the field cannot hold answers 500, nothing written", async () => {
