@@ -255,7 +255,7 @@ describe("checkCollectionName", () => {
     });
   }
 
-  for (const name of ["orders", "orders-archives", "people", "book-copies", "returns", "cancellations", "data", "settings", "news", "tags", "reports", "order-items", "runs", "updates", "blog-posts", "closures", "change-logs", "echo-items"]) {
+  for (const name of ["orders", "orders-archives", "people", "book-copies", "returns", "cancellations", "data", "settings", "news", "tags", "reports", "order-items", "runs", "updates", "blog-posts", "closures", "change-logs", "echo-items", "no-shows", "check-ins", "follow-ups"]) {
     test(`accepts ${JSON.stringify(name)}`, () => {
       assert.deepEqual(checkCollectionName(name), []);
     });

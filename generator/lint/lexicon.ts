@@ -33,7 +33,19 @@ const VERB_EVIDENCE = 3;
 const MODIFIER_VERB_RATIO = 1.5;
 
 /** Verbs that are always refused in a path whatever else they are: what the HTTP method itself says. */
-const METHOD_WORDS = new Set(["get", "put", "post", "patch", "delete", "create", "update", "upsert", "fetch", "retrieve", "lookup"]);
+const METHOD_WORDS = new Set([
+  "get",
+  "put",
+  "post",
+  "patch",
+  "delete",
+  "create",
+  "update",
+  "upsert",
+  "fetch",
+  "retrieve",
+  "lookup",
+]);
 
 /** The index files, each read at its first question (the noun index only for a word that is a verb too). */
 let indexes: { noun: IndexFile; verb: IndexFile } | null = null;
@@ -79,6 +91,18 @@ export function verbOfLastWord(word: string): string | null {
     return noun < 0 || (verb >= VERB_EVIDENCE && verb > PLURAL_VERB_RATIO * noun) ? singular : null;
   }
   return null;
+}
+
+/**
+ * Whether a hyphenated name is, whole, a noun WordNet lists (`no-show`, `check-in`, `follow-up`),
+ * as written or as the plural of one (`no-shows`, `check-ins`): its words are then not read one
+ * by one, where `shows` or `check` alone would read as verbs.
+ */
+export function isCompoundNoun(name: string): boolean {
+  if (!name.includes("-")) return false;
+  indexes ??= { noun: new IndexFile("index.noun"), verb: new IndexFile("index.verb") };
+  const noun = indexes.noun;
+  return [name, ...singularsOf(name)].some((form) => noun.tagged(form) >= 0);
 }
 
 /** The singulars a word ending in s may have, most likely first: `closes` → close, clos; `replies` → reply. */

@@ -1,7 +1,7 @@
 import type { RuleId } from "../diagnostics/catalog.ts";
 import { defineUnit, Engine } from "../engine.ts";
 import { irregularPlurals } from "../util/names.ts";
-import { isVerbWord, lexiconVersion, verbOfLastWord } from "./lexicon.ts";
+import { isCompoundNoun, isVerbWord, lexiconVersion, verbOfLastWord } from "./lexicon.ts";
 
 /**
  * The path rules of SPEC §2.3 for one name that becomes a path segment: a collection, a
@@ -20,22 +20,71 @@ export interface NameProblem {
  * verbs that name a plain operation:
  */
 const methodFor: Record<string, string> = {
-  get: "GET", fetch: "GET", find: "GET", list: "GET", query: "GET", lookup: "GET", retrieve: "GET", show: "GET",
-  view: "GET", search: "GET with ?q=", count: "GET (offset pagination reports the total)",
-  create: "POST", add: "POST", post: "POST", insert: "POST", make: "POST", submit: "POST", do: "POST",
-  update: "PATCH", patch: "PATCH", edit: "PATCH", modify: "PATCH", change: "PATCH", set: "PATCH", save: "PATCH",
-  upsert: "PUT", put: "PUT", replace: "PUT", delete: "DELETE", remove: "DELETE",
+  get: "GET",
+  fetch: "GET",
+  find: "GET",
+  list: "GET",
+  query: "GET",
+  lookup: "GET",
+  retrieve: "GET",
+  show: "GET",
+  view: "GET",
+  search: "GET with ?q=",
+  count: "GET (offset pagination reports the total)",
+  create: "POST",
+  add: "POST",
+  post: "POST",
+  insert: "POST",
+  make: "POST",
+  submit: "POST",
+  do: "POST",
+  update: "PATCH",
+  patch: "PATCH",
+  edit: "PATCH",
+  modify: "PATCH",
+  change: "PATCH",
+  set: "PATCH",
+  save: "PATCH",
+  upsert: "PUT",
+  put: "PUT",
+  replace: "PUT",
+  delete: "DELETE",
+  remove: "DELETE",
 };
 
 /** Nouns for verbs that are better modelled as an action record (POST /vN/<collection>/{id}/<noun>). */
 const nounFor: Record<string, string> = {
-  cancel: "cancellations", approve: "approvals", reject: "rejections", activate: "activations",
-  deactivate: "deactivations", enable: "enablements", disable: "disablements", start: "starts", stop: "stops",
-  refund: "refunds", archive: "archives", restore: "restorations", renew: "renewals", register: "registrations",
-  login: "sessions", logout: "sessions", reset: "resets", verify: "verifications", validate: "validations",
-  check: "checks", send: "deliveries", calculate: "calculations", compute: "calculations", trigger: "triggers",
-  invoke: "invocations", call: "calls", run: "runs", execute: "executions", exec: "executions",
-  perform: "executions", process: "processings",
+  cancel: "cancellations",
+  approve: "approvals",
+  reject: "rejections",
+  activate: "activations",
+  deactivate: "deactivations",
+  enable: "enablements",
+  disable: "disablements",
+  start: "starts",
+  stop: "stops",
+  refund: "refunds",
+  archive: "archives",
+  restore: "restorations",
+  renew: "renewals",
+  register: "registrations",
+  login: "sessions",
+  logout: "sessions",
+  reset: "resets",
+  verify: "verifications",
+  validate: "validations",
+  check: "checks",
+  send: "deliveries",
+  calculate: "calculations",
+  compute: "calculations",
+  trigger: "triggers",
+  invoke: "invocations",
+  call: "calls",
+  run: "runs",
+  execute: "executions",
+  exec: "executions",
+  perform: "executions",
+  process: "processings",
 };
 
 /**
@@ -44,21 +93,75 @@ const nounFor: Record<string, string> = {
  * as a noun (test/lint.test.ts checks it).
  */
 const actionNouns: Record<string, string> = {
-  complete: "completions", confirm: "confirmations", publish: "publications", unpublish: "unpublications",
-  ship: "shipments", pay: "payments", assign: "assignments", close: "closures", accept: "acceptances",
-  decline: "declines", subscribe: "subscriptions", unsubscribe: "unsubscriptions", invite: "invitations",
-  redeem: "redemptions", deliver: "deliveries", fulfill: "fulfillments", fulfil: "fulfilments",
-  suspend: "suspensions", resume: "resumptions", expire: "expirations", authorize: "authorizations",
-  authenticate: "authentications", notify: "notifications", reserve: "reservations", book: "bookings",
-  promote: "promotions", demote: "demotions", escalate: "escalations", resolve: "resolutions",
-  reopen: "reopenings", sign: "signatures", rate: "ratings", open: "openings", transfer: "transfers",
-  dispute: "disputes", withdraw: "withdrawals", deposit: "deposits", acknowledge: "acknowledgements",
-  dismiss: "dismissals", revoke: "revocations", renew: "renewals", extend: "extensions", grant: "grants",
-  apply: "applications", enroll: "enrollments", join: "memberships", leave: "departures", upgrade: "upgrades",
-  downgrade: "downgrades", duplicate: "duplicates", copy: "copies", move: "moves", rename: "renamings",
-  lock: "locks", unlock: "unlockings", block: "blocks", unblock: "unblockings", mark: "marks", pause: "pauses",
-  follow: "followings", unfollow: "unfollows", like: "reactions", vote: "votes", review: "reviews", reply: "replies",
-  return: "returns", exchange: "exchanges", schedule: "schedules", reschedule: "reschedulings",
+  complete: "completions",
+  confirm: "confirmations",
+  publish: "publications",
+  unpublish: "unpublications",
+  ship: "shipments",
+  pay: "payments",
+  assign: "assignments",
+  close: "closures",
+  accept: "acceptances",
+  decline: "declines",
+  subscribe: "subscriptions",
+  unsubscribe: "unsubscriptions",
+  invite: "invitations",
+  redeem: "redemptions",
+  deliver: "deliveries",
+  fulfill: "fulfillments",
+  fulfil: "fulfilments",
+  suspend: "suspensions",
+  resume: "resumptions",
+  expire: "expirations",
+  authorize: "authorizations",
+  authenticate: "authentications",
+  notify: "notifications",
+  reserve: "reservations",
+  book: "bookings",
+  promote: "promotions",
+  demote: "demotions",
+  escalate: "escalations",
+  resolve: "resolutions",
+  reopen: "reopenings",
+  sign: "signatures",
+  rate: "ratings",
+  open: "openings",
+  transfer: "transfers",
+  dispute: "disputes",
+  withdraw: "withdrawals",
+  deposit: "deposits",
+  acknowledge: "acknowledgements",
+  dismiss: "dismissals",
+  revoke: "revocations",
+  renew: "renewals",
+  extend: "extensions",
+  grant: "grants",
+  apply: "applications",
+  enroll: "enrollments",
+  join: "memberships",
+  leave: "departures",
+  upgrade: "upgrades",
+  downgrade: "downgrades",
+  duplicate: "duplicates",
+  copy: "copies",
+  move: "moves",
+  rename: "renamings",
+  lock: "locks",
+  unlock: "unlockings",
+  block: "blocks",
+  unblock: "unblockings",
+  mark: "marks",
+  pause: "pauses",
+  follow: "followings",
+  unfollow: "unfollows",
+  like: "reactions",
+  vote: "votes",
+  review: "reviews",
+  reply: "replies",
+  return: "returns",
+  exchange: "exchanges",
+  schedule: "schedules",
+  reschedule: "reschedulings",
 };
 
 /** Every noun path-no-verb may suggest for an action (for the test that each passes the path rules). */
@@ -73,7 +176,12 @@ export function pluralNounFor(word: string): string {
 }
 
 const irregularPluralOf: Record<string, string> = {
-  person: "people", child: "children", datum: "data", medium: "media", criterion: "criteria", setting: "settings",
+  person: "people",
+  child: "children",
+  datum: "data",
+  medium: "media",
+  criterion: "criteria",
+  setting: "settings",
 };
 
 const segmentPattern = /^[a-z]+(-[a-z]+)*$/;
@@ -106,14 +214,17 @@ export function tidySegment(segment: string): string {
  * kind and the lexicon alone, so a cold run after a change recalls the answer for every
  * unchanged name from the records, and reads none of WordNet's index files (5 MB) for them.
  */
-const nameProblems = defineUnit<{ name: string; kind: NameKind; lexicon: string }, NameProblem[]>("lint/name problems", ({ name, kind }) =>
-  checkCollectionName(name, kind),
+const nameProblems = defineUnit<{ name: string; kind: NameKind; lexicon: string }, NameProblem[]>(
+  "lint/name problems",
+  ({ name, kind }) => checkCollectionName(name, kind),
 );
 
 /** `checkCollectionName` in the current run's engine, if any (the linter's path rules). */
 export function collectionNameProblems(name: string, kind: NameKind): NameProblem[] {
   const engine = Engine.current();
-  return engine ? engine.run(nameProblems, { name, kind, lexicon: lexiconVersion() }, undefined) : checkCollectionName(name, kind);
+  return engine
+    ? engine.run(nameProblems, { name, kind, lexicon: lexiconVersion() }, undefined)
+    : checkCollectionName(name, kind);
 }
 
 type NameKind = "collection" | "action";
@@ -123,7 +234,13 @@ export function checkCollectionName(name: string, kind: NameKind = "collection")
   const problems: NameProblem[] = [];
   const what = kind === "action" ? "action" : "collection";
   if (typeof name !== "string" || name.length === 0) {
-    return [{ rule: "path-lowercase", message: `the ${what} name is empty`, fix: "name it with a plural noun, such as `orders`" }];
+    return [
+      {
+        rule: "path-lowercase",
+        message: `the ${what} name is empty`,
+        fix: "name it with a plural noun, such as `orders`",
+      },
+    ];
   }
   const segments = name.split("/");
   if (segments.length > 1) {
@@ -157,16 +274,21 @@ function checkSegment(segment: string, what: string): NameProblem[] {
   // Which words are verbs, by the English lexicon (lexicon.ts): the last word may be a verb's
   // third person (`closes`), the others its base form (`close-tickets`).
   const verbs = new Map<string, string>();
-  words.forEach((word, i) => {
-    const verb = i === words.length - 1 ? verbOfLastWord(word) : isVerbWord(word) ? word : null;
-    if (verb !== null && !verbs.has(word)) verbs.set(word, verb);
-  });
+  // A compound noun WordNet lists (`no-shows`, `check-ins`) is a noun, whatever its words.
+  if (words.length < 2 || !isCompoundNoun(tidy))
+    words.forEach((word, i) => {
+      const verb = i === words.length - 1 ? verbOfLastWord(word) : isVerbWord(word) ? word : null;
+      if (verb !== null && !verbs.has(word)) verbs.set(word, verb);
+    });
   for (const [word, verb] of verbs) {
     const reading = word === verb ? "" : ` (${verb})`;
     problems.push({
       rule: "path-no-verb",
       message: `${what} name ${quoted} contains the verb "${word}"${reading}; no verb may appear in a path`,
-      fix: verbFix(verb, words.filter((w) => !verbs.has(w))),
+      fix: verbFix(
+        verb,
+        words.filter((w) => !verbs.has(w)),
+      ),
     });
   }
   const last = words[words.length - 1]!;
@@ -193,13 +315,19 @@ function describeCase(segment: string): string {
 /** How to name it without the verb; `rest` are the name's words that are no verbs. */
 function verbFix(verb: string, rest: string[]): string {
   const restName = rest.length ? rest.join("-") : undefined;
-  const restPlural = restName && isPluralWord(rest[rest.length - 1]!) ? restName : rest.length ? [...rest.slice(0, -1), pluralWord(rest[rest.length - 1]!)].join("-") : undefined;
+  const restPlural =
+    restName && isPluralWord(rest[rest.length - 1]!)
+      ? restName
+      : rest.length
+        ? [...rest.slice(0, -1), pluralWord(rest[rest.length - 1]!)].join("-")
+        : undefined;
   const noun = nounFor[verb] ?? actionNouns[verb];
   if (noun) {
     return `model it as a record that is created: an action named ${JSON.stringify(noun)} (POST /vN/<collection>/{id}/${noun})${restPlural ? `, or the collection ${JSON.stringify(restPlural)}` : ""}`;
   }
   const method = methodFor[verb];
-  if (!method && rest.length === 0 && verbOfLastWord(pluralWord(verb)) === null) return `use the plural noun ${JSON.stringify(pluralWord(verb))}`;
+  if (!method && rest.length === 0 && verbOfLastWord(pluralWord(verb)) === null)
+    return `use the plural noun ${JSON.stringify(pluralWord(verb))}`;
   if (!method) {
     return restPlural
       ? `name the collection ${JSON.stringify(restPlural)} (the method says what is done to it), or model "${verb}" as a record that is created: an action named with a plural noun`
