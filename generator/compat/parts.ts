@@ -188,7 +188,7 @@ export function partDigestOf(value: Json): string {
 }
 
 /** The `$ref` targets in a value (null when one is not a component), remembered by the object (see `partDigestOf`). */
-export function refsOf(value: Json): string[] | null {
+function refsOf(value: Json): string[] | null {
   if (typeof value !== "object" || value === null) return [];
   const refs = known().refs.get(value);
   return refs !== undefined ? refs : remember(value).refs;

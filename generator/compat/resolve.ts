@@ -1,5 +1,4 @@
 import { engineState } from "../engine.ts";
-import { refsOf } from "./parts.ts";
 import type { Json, JsonObject } from "./types.ts";
 
 /** Reading OpenAPI documents: `$ref` resolution and small accessors that never throw. */
@@ -150,11 +149,12 @@ export function identical(oldDoc: JsonObject, newDoc: JsonObject, a: Json | unde
     memo.set(key, answer);
     return answer;
   }
-  // One object in both documents is one content, unless `$ref`s in it reach components, which
+  // One object in both documents is not one content when `$ref`s in it reach components, which
   // each document resolves in its own: a published document takes the parts that did not change
   // from the new one (published.ts), `ExportCreate` among them, while a component it names
-  // (`OrderExportCreate`) may have changed.
-  if (a === b && (typeof a !== "object" || a === null || refsOf(a)?.length === 0)) return true;
+  // (`OrderExportCreate`) may have changed. So an object is walked like any other (its
+  // references followed, each pair once: `memo`), which costs no more than two equal copies.
+  if (a === b && (typeof a !== "object" || a === null)) return true;
   if (!isObject(a) || !isObject(b)) return sameJson(a, b);
   const ka = Object.keys(a).filter((k) => !ANNOTATIONS.has(k));
   const kb = Object.keys(b).filter((k) => !ANNOTATIONS.has(k));
