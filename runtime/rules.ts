@@ -5,6 +5,7 @@
  */
 import { BusinessRuleError, type ErrorDetail } from "./errors.ts";
 import type { Values } from "./store.ts";
+import { keepTenant } from "./tenancy.ts";
 
 /**
  * The state machines of a resource's enum fields: storage field → value → the values it may
@@ -14,6 +15,20 @@ export type Transitions = Readonly<Record<string, Readonly<Record<string, readon
 
 /** What an action requires of its target: storage field → the values it must have. */
 export type Requirements = Readonly<Record<string, readonly unknown[]>>;
+
+/**
+ * What every write that changes a record checks of the change, from `before` (the record as read)
+ * to `after` (its new values), before the store runs it: the record stays in its tenant
+ * (`keepTenant`, SPEC §12.4) and its fields move only as their transitions allow.
+ */
+export function checkChange(
+  spec: { readonly tenant?: string | undefined; readonly transitions?: Transitions | undefined },
+  before: Values,
+  after: Values,
+): void {
+  keepTenant(spec, before, after);
+  checkTransitions(spec.transitions, before, after);
+}
 
 /**
  * 422 naming each field whose change from `before` to `after` its transitions do not allow,

@@ -2,7 +2,7 @@
  * How `unique` fields compare, on every store: text by a normalized key — surrounding white
  * space trimmed (what `String.prototype.trim` removes), then Unicode NFC — and `format: email`
  * fields also without regard to the case of ASCII letters, `datetime` fields by the instant they
- * name (`instant`). The value kept is the value sent;
+ * name (`instant`, as they sort). The value kept is the value sent;
  * only the comparison is normalized. The memory store compares `uniqueKey`s; the SQL store's
  * unique indexes are on `uniqueKeySql` of the column (the generator imports it from here), the
  * same function in PostgreSQL's terms.
@@ -13,7 +13,6 @@
  */
 import { ConflictError } from "./errors.ts";
 import { instantKey } from "./sorting.ts";
-import { instantSql } from "./sql-sort.ts";
 
 /**
  * `text`: trimmed and NFC; `email`: also ASCII letters in lower case; `instant`: a `datetime` by
@@ -38,9 +37,12 @@ export function uniqueKey(value: unknown, kind: UniqueKind): unknown {
   return kind === "email" ? text.replace(/[A-Z]+/g, (s) => s.toLowerCase()) : text;
 }
 
-/** The SQL of `uniqueKey` over a text expression (immutable: usable in an index). */
-export function uniqueKeySql(text: string, kind: UniqueKind): string {
-  if (kind === "instant") return instantSql(text);
+/**
+ * The SQL of `uniqueKey` over a text expression (immutable: usable in an index). An `instant` is
+ * `instantSql` of runtime/sql-sort.ts, which the generator takes from there (emit/sql/snapshot.ts):
+ * this file is loaded by the memory store too, which needs no SQL module.
+ */
+export function uniqueKeySql(text: string, kind: Exclude<UniqueKind, "instant">): string {
   const chars = TRIMMED.map((c) => `\\${c.toString(16).padStart(4, "0")}`).join("");
   const key = `normalize(btrim(${text}, U&'${chars}'), NFC)`;
   return kind === "email" ? `translate(${key}, '${UPPER}', '${UPPER.toLowerCase()}')` : key;

@@ -15,9 +15,9 @@ import {
   type ServiceHook,
   type WriteContext,
 } from "./hooks.ts";
-import { checkRequires, checkTransitions, type Requirements } from "./rules.ts";
+import { checkChange, checkRequires, type Requirements } from "./rules.ts";
 import type { Store, StoredRecord, Values, Write } from "./store.ts";
-import { keepTenant, writeScope } from "./tenancy.ts";
+import { writeScope } from "./tenancy.ts";
 import { newId } from "./uuid.ts";
 
 /** A field an action sets: to a value, or to the value of one of the action's fields (`from`). */
@@ -127,8 +127,7 @@ export class ActingService<V extends Values, T extends Values = Values> extends 
         if ("value" in set) changed[field] = set.value;
         else if (values[set.from] !== undefined) changed[field] = values[set.from];
       }
-      keepTenant(this.target, current.values, changed);
-      checkTransitions(this.target.transitions, current.values, changed);
+      checkChange(this.target, current.values, changed);
     }
     const reader = staged?.reader ?? this.store;
     // The action's own references within the tenant of the record acted on.

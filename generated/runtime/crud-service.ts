@@ -19,7 +19,7 @@ import {
   type WriteHooks,
 } from "./hooks.ts";
 import { idsAt } from "./references.ts";
-import { checkTransitions, type Transitions } from "./rules.ts";
+import { checkChange, type Transitions } from "./rules.ts";
 import type {
   CursorQuery,
   DeleteArgs,
@@ -31,7 +31,7 @@ import type {
   UpdateArgs,
   Values,
 } from "./store.ts";
-import { keepTenant, principalTenantValues, writeScope, writerTenant } from "./tenancy.ts";
+import { principalTenantValues, writeScope, writerTenant } from "./tenancy.ts";
 import { newId } from "./uuid.ts";
 
 export interface ResourceSpec {
@@ -157,8 +157,7 @@ export class CrudService<V extends Values> implements ResourceService<V> {
       if (hook) return this.hookedUpdate(hook, current, values, publish, context);
     }
     // Checked against the record the write replaces: the store writes only at `current.revision`.
-    keepTenant(this.spec, current.values, values);
-    checkTransitions(this.spec.transitions, current.values, values);
+    checkChange(this.spec, current.values, values);
     await this.checkReferences(values, current.values, this.spec, this.store, context);
     return (await this.store.update(
       this.updating(current, values, publish, context),
@@ -298,8 +297,7 @@ export class CrudService<V extends Values> implements ResourceService<V> {
     hookWrittenValues(this.spec, values);
     if (this.spec.tenantKey !== undefined)
       principalTenantValues(context.principal, this.spec.tenantKey, values, false);
-    keepTenant(this.spec, current.values, values);
-    checkTransitions(this.spec.transitions, current.values, values);
+    checkChange(this.spec, current.values, values);
     await this.checkReferences(values, current.values, this.spec, staged.reader, context);
     const before = staged.commit([this.spec.collection, current.id]);
     // A hook that wrote and read nothing: the write as without a hook (one statement on SQL).

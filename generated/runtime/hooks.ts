@@ -34,7 +34,7 @@ import type { Authorize, Principal } from "./auth.ts";
 import { decimalValues, type DecimalField } from "./decimal.ts";
 import { mapValues, type MapField } from "./map.ts";
 import type { EventOf } from "./events.ts";
-import { checkTransitions, type Transitions } from "./rules.ts";
+import { checkChange, type Transitions } from "./rules.ts";
 import {
   matchesWhere,
   type CursorQuery,
@@ -47,7 +47,7 @@ import {
   type Write,
   type WriteConstraints,
 } from "./store.ts";
-import { keepTenant, principalTenantValues, writeScope } from "./tenancy.ts";
+import { principalTenantValues, writeScope } from "./tenancy.ts";
 import { newId } from "./uuid.ts";
 
 /**
@@ -324,8 +324,7 @@ export class StagedHookStore implements HookStore {
     const at = this.staged.get(key);
     if (spec.tenantKey !== undefined) principalTenantValues(this.principal, spec.tenantKey, values, false);
     const before = at === undefined ? current : (await this.peek(collection, current.id))!;
-    keepTenant(spec, before.values, values);
-    checkTransitions(spec.transitions, before.values, values);
+    checkChange(spec, before.values, values);
     await this.checkReferences(values, before.values, spec, this.reader);
     if (at !== undefined) {
       // A record the hook staged already: its one write takes the new values.

@@ -65,9 +65,13 @@ export async function canonSources(cacheDir?: string, root: URL = packageRoot())
       // None yet, or damaged: hashed below.
     }
   }
+  // The files listed above, as `hashFolder` hashes a folder (name and content, in name order), then the manifest.
   const hash = createHash("sha256");
-  for (const folder of SOURCE_FOLDERS)
-    await hashFolder(hash, new URL(`${folder}/`, root).pathname, `${folder}/`);
+  for (const file of files.slice(0, -1))
+    hash
+      .update(`${file}\0`)
+      .update(readFileSync(new URL(file, root)))
+      .update("\0");
   hash.update(await readFile(new URL("package.json", root)));
   hash.update(formatter);
   const digest = hash.digest("hex");

@@ -2,6 +2,7 @@ import { MAP_MAX_KEYS } from "../../../runtime/map.ts";
 import type {
   ApiModel,
   ListCondition,
+  StorageResource,
   VersionExport,
   VersionField,
   VersionModel,
@@ -9,7 +10,8 @@ import type {
 } from "../../model/types.ts";
 import { routeOf } from "../../model/routes.ts";
 import { versionNumber } from "../../model/snapshot.ts";
-import { compareKindOf, uniqueKindOf } from "../../model/unique.ts";
+import { compareKindOf } from "../../model/unique.ts";
+import type { UniqueKind } from "../../../runtime/unique.ts";
 import { updatedKey } from "../../../runtime/references.ts";
 import { EXPORT_EVENTS } from "../../../runtime/events.ts";
 import {
@@ -477,6 +479,20 @@ function versionView(version: VersionModel) {
 
 /** What `vN/index.ts` may import: the runtime, the route context, and every route registration. */
 /**
+ * The fields of `r` that a unique constraint holds (their own `unique`, or a composite list) and
+ * that compare as `kind` (`email`, `instant`), as the service spec lists them.
+ */
+function comparedAs(r: StorageResource, kind: UniqueKind): string {
+  return r.fields
+    .filter(
+      (f) =>
+        compareKindOf(f) === kind && (f.unique || r.uniqueTogether.some((l) => l.includes(f.storageName))),
+    )
+    .map((f) => JSON.stringify(f.storageName))
+    .join(", ");
+}
+
+/**
  * `vN/events.ts`: the feed, over the collections whose writes publish events (the model's list)
  * that this version has: its resources, their actions of this version, and its export jobs. A
  * resource or action added in a later version is not in an earlier version's feed.
@@ -723,22 +739,8 @@ function servicesView(model: ApiModel) {
       uniqueTogether: r.uniqueTogether
         .map((list) => `[${list.map((u) => JSON.stringify(u)).join(", ")}]`)
         .join(", "),
-      emails: r.fields
-        .filter(
-          (f) =>
-            uniqueKindOf(f) === "email" ||
-            (compareKindOf(f) === "email" && r.uniqueTogether.some((l) => l.includes(f.storageName))),
-        )
-        .map((f) => JSON.stringify(f.storageName))
-        .join(", "),
-      instants: r.fields
-        .filter(
-          (f) =>
-            compareKindOf(f) === "instant" &&
-            (f.unique || r.uniqueTogether.some((l) => l.includes(f.storageName))),
-        )
-        .map((f) => JSON.stringify(f.storageName))
-        .join(", "),
+      emails: comparedAs(r, "email"),
+      instants: comparedAs(r, "instant"),
       references: referenceSpecs(
         r.references,
         r.nestedReferences,

@@ -8,14 +8,28 @@ import { createHash } from "node:crypto";
 import { EXPORT_CHUNKS_TABLE } from "../../../runtime/exports-files-sql.ts";
 import type { OnDelete } from "../../../runtime/references.ts";
 import { orderingOf as modelOrdering } from "../../model/lists.ts";
-import { cursorKeyTable, eventTable, type SystemColumn, type SystemTable } from "../../../runtime/sql-events.ts";
+import {
+  cursorKeyTable,
+  eventTable,
+  type SystemColumn,
+  type SystemTable,
+} from "../../../runtime/sql-events.ts";
 import { IDEMPOTENCY_TABLE } from "../../../runtime/sql-idempotency.ts";
-import { sortExpression, type SortTarget } from "../../../runtime/sql-sort.ts";
+import { instantSql, sortExpression, type SortTarget } from "../../../runtime/sql-sort.ts";
 import type { Ordering } from "../../../runtime/store.ts";
-import { uniqueKeySql } from "../../../runtime/unique.ts";
+import { uniqueKeySql, type UniqueKind } from "../../../runtime/unique.ts";
 import { compareKindOf, uniqueKindOf } from "../../model/unique.ts";
 import { heldReferences, isNullableReference, serverField } from "../../model/snapshot.ts";
-import { COLUMN_SQL_TYPES, decimalColumnType, isJsonKind, LINK_COLUMNS, ROW_ID_COLUMN, uniqueConstraintName, type ColumnKind, type SqlColumn } from "../../../runtime/sql-schema.ts";
+import {
+  COLUMN_SQL_TYPES,
+  decimalColumnType,
+  isJsonKind,
+  LINK_COLUMNS,
+  ROW_ID_COLUMN,
+  uniqueConstraintName,
+  type ColumnKind,
+  type SqlColumn,
+} from "../../../runtime/sql-schema.ts";
 import type { ApiModel, StorageResource, VersionField } from "../../model/types.ts";
 
 export const SNAPSHOT_FORMAT = 1;
@@ -171,7 +185,12 @@ function checkExpression(field: VersionField, column: string, kind: ColumnKind):
     return `case when ${c} is null then true ${shape}${orNull} else false end`;
   }
   if (kind === "wrapped") {
-    const jsonType = field.type === "integer" || field.type === "number" ? "number" : field.type === "boolean" ? "boolean" : "string";
+    const jsonType =
+      field.type === "integer" || field.type === "number"
+        ? "number"
+        : field.type === "boolean"
+          ? "boolean"
+          : "string";
     const scalar = scalarChecks(field, `(${c} #>> '{}')`, `(${c} #>> '{}')::numeric`);
     if (field.type === "integer") scalar.unshift(`(${c} #>> '{}') ~ '^-?[0-9]+$'`);
     if (field.type === "decimal") scalar.unshift(`(${c} #>> '{}') ~ '^-?[0-9]+(\\.[0-9]+)?$'`);
@@ -245,37 +264,69 @@ function linkTable(owner: string, column: string, link: NonNullable<ColumnSource
     name,
     collection: `${owner}/${column}`,
     columns: [
-      { name: ownerColumn, type: "bigint", notNull: true, references: { name: identifier(`${name}_${ownerColumn}_fkey`), table: owner, onDelete: "cascade", column: "row_id" } },
+      {
+        name: ownerColumn,
+        type: "bigint",
+        notNull: true,
+        references: {
+          name: identifier(`${name}_${ownerColumn}_fkey`),
+          table: owner,
+          onDelete: "cascade",
+          column: "row_id",
+        },
+      },
       { name: position, type: "integer", notNull: true },
-      { name: targetColumn, type: "bigint", notNull: true, references: { name: identifier(`${name}_${targetColumn}_fkey`), table: target, onDelete: link.onDelete, column: "row_id" } },
+      {
+        name: targetColumn,
+        type: "bigint",
+        notNull: true,
+        references: {
+          name: identifier(`${name}_${targetColumn}_fkey`),
+          table: target,
+          onDelete: link.onDelete,
+          column: "row_id",
+        },
+      },
     ],
     indexes: [
-      { name: identifier(`${name}_${position}_key`), together: [ownerColumn, position], definition: `using btree (${quote(ownerColumn)}, ${quote(position)})` },
-      { name: identifier(`${name}_${targetColumn}_key`), together: [ownerColumn, targetColumn], definition: `using btree (${quote(ownerColumn)}, ${quote(targetColumn)})` },
+      {
+        name: identifier(`${name}_${position}_key`),
+        together: [ownerColumn, position],
+        definition: `using btree (${quote(ownerColumn)}, ${quote(position)})`,
+      },
+      {
+        name: identifier(`${name}_${targetColumn}_key`),
+        together: [ownerColumn, targetColumn],
+        definition: `using btree (${quote(ownerColumn)}, ${quote(targetColumn)})`,
+      },
       { name: identifier(`${name}_${targetColumn}_idx`), definition: `using btree (${quote(targetColumn)})` },
     ],
     link: { owner, column, target },
   };
 }
 
-function fieldColumn(table: string, source: ColumnSource): { column: SnapshotColumn; meta: FieldColumn; index?: SnapshotIndex } {
+function fieldColumn(
+  table: string,
+  source: ColumnSource,
+): { column: SnapshotColumn; meta: FieldColumn; index?: SnapshotIndex } {
   const { field } = source;
   const name = field.storageName;
   // A reference that may be both absent and null is a plain uuid column all the same, with its
   // foreign key (SQL NULL: it reads back null), so that the database keeps it and its on_delete.
   const nullableReference = Boolean(source.references) && isNullableReference(field);
   const kind = nullableReference ? "uuid" : kindOf(field);
-  const type = kind === "decimal" ? decimalColumnType(field.precision ?? 0, field.scale ?? 0) : COLUMN_SQL_TYPES[kind];
+  const type =
+    kind === "decimal" ? decimalColumnType(field.precision ?? 0, field.scale ?? 0) : COLUMN_SQL_TYPES[kind];
   const column: SnapshotColumn = { name, type, notNull: !field.optional && !field.nullable };
   const fallback = defaultLiteral(field, kind);
   if (fallback !== undefined) column.default = fallback;
-  // A unique string is unique by its normalized key (an index on an expression); others by value.
+  // A unique string is unique by its normalized key, a datetime by its instant (an index on an expression); others by value.
   const uniqueKind = uniqueKindOf(field);
   const index: SnapshotIndex | undefined = uniqueKind
     ? {
         name: identifier(uniqueConstraintName(table, name)),
         unique: name,
-        definition: `using btree ((${uniqueKeySql(kind === "wrapped" ? `(${quote(name)} #>> '{}')` : quote(name), uniqueKind)}))`,
+        definition: `using btree ((${comparedSql(kind === "wrapped" ? `(${quote(name)} #>> '{}')` : quote(name), uniqueKind)}))`,
       }
     : undefined;
   if (field.unique && !uniqueKind) column.unique = identifier(uniqueConstraintName(table, name));
@@ -288,7 +339,11 @@ function fieldColumn(table: string, source: ColumnSource): { column: SnapshotCol
       onDelete: source.references.onDelete,
     };
   }
-  return { column, meta: { field: name, column: name, kind, optional: field.optional && !nullableReference }, ...(index ? { index } : {}) };
+  return {
+    column,
+    meta: { field: name, column: name, kind, optional: field.optional && !nullableReference },
+    ...(index ? { index } : {}),
+  };
 }
 
 /**
@@ -296,7 +351,10 @@ function fieldColumn(table: string, source: ColumnSource): { column: SnapshotCol
  * `(organization_id, status, id)` (see `matchIndexes`).
  */
 function btreeIndex(table: string, columns: readonly string[]): SnapshotIndex {
-  return { name: identifier(`${table}_${columns.join("_")}_id_idx`), definition: `using btree (${[...columns, "id"].map(quote).join(", ")})` };
+  return {
+    name: identifier(`${table}_${columns.join("_")}_id_idx`),
+    definition: `using btree (${[...columns, "id"].map(quote).join(", ")})`,
+  };
 }
 
 /**
@@ -346,12 +404,20 @@ const SORTABLE_SYSTEM: Readonly<Record<string, SortTarget>> = {
  * the record (`<table>_<parent field>_<column>_sort_idx`; on a tenant-scoped table after the
  * tenant column, as a tenant principal's list is read: `leading`).
  */
-export function sortIndexes(table: string, target: SortTarget, ordering: Ordering, rank?: readonly string[], leading: readonly string[] = []): SnapshotIndex[] {
+export function sortIndexes(
+  table: string,
+  target: SortTarget,
+  ordering: Ordering,
+  rank?: readonly string[],
+  leading: readonly string[] = [],
+): SnapshotIndex[] {
   const expression = sortExpression(target, ordering, rank);
   const element = /^"[^"]*"$/.test(expression) ? expression : `(${expression})`;
   const lead = leading.map((column) => `${quote(column)}, `).join("");
   const name = [table, ...leading, target.column].join("_");
-  const indexes: SnapshotIndex[] = [{ name: identifier(`${name}_sort_idx`), definition: `using btree (${lead}${element}, "id")` }];
+  const indexes: SnapshotIndex[] = [
+    { name: identifier(`${name}_sort_idx`), definition: `using btree (${lead}${element}, "id")` },
+  ];
   if (!target.notNull) {
     indexes.push({
       name: identifier(`${name}_sort_desc_idx`),
@@ -380,12 +446,18 @@ function referenceStatistics(table: string, columns: readonly string[]): Snapsho
  * '[{"team_id": …}]'`, runtime/sql-deletes.ts), which `jsonb_path_ops` serves.
  */
 function heldIndex(table: string, column: string): SnapshotIndex {
-  return { name: identifier(`${table}_${column}_refs_idx`), definition: `using gin (${quote(column)} jsonb_path_ops)` };
+  return {
+    name: identifier(`${table}_${column}_refs_idx`),
+    definition: `using gin (${quote(column)} jsonb_path_ops)`,
+  };
 }
 
 function trigramIndex(table: string, column: string, kind: ColumnKind): SnapshotIndex {
   const expression = kind === "wrapped" ? `((${quote(column)} #>> '{}'))` : quote(column);
-  return { name: identifier(`${table}_${column}_trgm_idx`), definition: `using gin (${expression} gin_trgm_ops)` };
+  return {
+    name: identifier(`${table}_${column}_trgm_idx`),
+    definition: `using gin (${expression} gin_trgm_ops)`,
+  };
 }
 
 function plan(
@@ -409,7 +481,13 @@ function plan(
       const linked = linkTable(table, source.field.storageName, source.link);
       links.push(linked);
       const link = { table: linked.name, owner: table, target: linked.link!.target };
-      fields.push({ field: source.field.storageName, column: source.field.storageName, kind: "json", optional: source.field.optional, link });
+      fields.push({
+        field: source.field.storageName,
+        column: source.field.storageName,
+        kind: "json",
+        optional: source.field.optional,
+        link,
+      });
       continue;
     }
     const { column, meta, index } = fieldColumn(table, source);
@@ -442,7 +520,9 @@ function plan(
   // led by the field that names the record.
   const leadsOf: string[][] = [
     tenant ? [tenant.column] : [],
-    ...leads.filter((lead) => lead !== tenant?.column).map((lead) => (tenant ? [tenant.column, lead] : [lead])),
+    ...leads
+      .filter((lead) => lead !== tenant?.column)
+      .map((lead) => (tenant ? [tenant.column, lead] : [lead])),
   ];
   for (const name of sorted) {
     if (sortedSeen.has(name)) continue;
@@ -460,13 +540,34 @@ function plan(
     // The store needs to know that every row has a value (row comparisons; `desc` without `nulls last`).
     if (notNull) fields[index] = { ...meta, notNull: true };
     const target: SortTarget = { column: name, kind: meta.kind, notNull };
-    for (const lead of leadsOf) indexes.push(...sortIndexes(table, target, orderingOf(field), field.type === "enum" ? field.values ?? [] : undefined, lead));
+    for (const lead of leadsOf)
+      indexes.push(
+        ...sortIndexes(
+          table,
+          target,
+          orderingOf(field),
+          field.type === "enum" ? (field.values ?? []) : undefined,
+          lead,
+        ),
+      );
   }
   // A sort key whose order is its column's own (a number, a date) would repeat the filter's
   // (column, id) index: one is kept, the first.
   const definitions = new Set<string>();
   const distinct = indexes.filter((i) => !definitions.has(i.definition) && definitions.add(i.definition));
-  return { collection, table: { name: table, collection, columns, indexes: distinct, ...(statistics.length ? { statistics } : {}) }, fields, search, links };
+  return {
+    collection,
+    table: {
+      name: table,
+      collection,
+      columns,
+      indexes: distinct,
+      ...(statistics.length ? { statistics } : {}),
+    },
+    fields,
+    search,
+    links,
+  };
 }
 
 /** `tenantRecords`: the collections whose records are a tenant's (the tenant-scoped ones and the tenant collection). */
@@ -479,13 +580,29 @@ function resourcePlan(r: StorageResource, tenantRecords: ReadonlySet<string>): C
     // on_delete as the model settled it: cascade for a child's parent field unless declared, else restrict (422).
     return { field, references: { collection: reference.collection, onDelete: reference.onDelete } };
   });
-  const indexed = [...(r.parentField ? [r.parentField] : []), ...r.references.map((x) => x.field), ...r.filters];
+  const indexed = [
+    ...(r.parentField ? [r.parentField] : []),
+    ...r.references.map((x) => x.field),
+    ...r.filters,
+  ];
   // On a tenant-scoped resource the tenant column is in the index of every list (SPEC §12.4).
   const references = [...(r.parentField ? [r.parentField] : []), ...r.references.map((x) => x.field)];
-  const dependent = r.references.filter((x) => x.field !== r.tenantKey && tenantRecords.has(x.collection)).map((x) => x.field);
-  const tenant = r.tenantKey && r.tenantKey !== "id" ? { column: r.tenantKey, references, dependent } : undefined;
+  const dependent = r.references
+    .filter((x) => x.field !== r.tenantKey && tenantRecords.has(x.collection))
+    .map((x) => x.field);
+  const tenant =
+    r.tenantKey && r.tenantKey !== "id" ? { column: r.tenantKey, references, dependent } : undefined;
   const held = heldReferences(r.fields, r.nestedReferences, r.links).map((ref) => ref.field);
-  return plan(r.collection, sources, indexed, r.search, r.sort, tenant, [...(r.parentField ? [r.parentField] : []), ...r.listedUnder], held);
+  return plan(
+    r.collection,
+    sources,
+    indexed,
+    r.search,
+    r.sort,
+    tenant,
+    [...(r.parentField ? [r.parentField] : []), ...r.listedUnder],
+    held,
+  );
 }
 
 function actionPlans(r: StorageResource): CollectionPlan[] {
@@ -498,11 +615,22 @@ function actionPlans(r: StorageResource): CollectionPlan[] {
         .filter((f) => f.storageName !== a.targetField)
         .map((field): ColumnSource => {
           const reference = a.references.find((x) => x.field === field.storageName);
-          return reference ? { field, references: { collection: reference.collection, onDelete: reference.onDelete } } : { field };
+          return reference
+            ? { field, references: { collection: reference.collection, onDelete: reference.onDelete } }
+            : { field };
         }),
     ];
     const held = heldReferences(a.fields, a.nestedReferences).map((ref) => ref.field);
-    return plan(a.collection, sources, [a.targetField, ...a.references.map((x) => x.field)], [], [], undefined, [], held);
+    return plan(
+      a.collection,
+      sources,
+      [a.targetField, ...a.references.map((x) => x.field)],
+      [],
+      [],
+      undefined,
+      [],
+      held,
+    );
   });
 }
 
@@ -512,6 +640,11 @@ function actionPlans(r: StorageResource): CollectionPlan[] {
  */
 export function compositeUniqueName(table: string, columns: readonly string[]): string {
   return identifier(`${table}_${columns.join("__")}_unique`);
+}
+
+/** The SQL a unique constraint compares a column by (`uniqueKey` of runtime/unique.ts): a datetime by its instant, as it sorts. */
+function comparedSql(text: string, kind: UniqueKind): string {
+  return kind === "instant" ? instantSql(text) : uniqueKeySql(text, kind);
 }
 
 /**
@@ -528,9 +661,13 @@ function withCompositeUnique(plan: CollectionPlan, r: StorageResource): Collecti
       const wrapped = kinds.get(name) === "wrapped";
       const text = wrapped ? `(${quote(name)} #>> '{}')` : quote(name);
       const kind = field ? compareKindOf(field) : null;
-      return kind ? `(${uniqueKeySql(text, kind)})` : wrapped ? `(${text})` : text;
+      return kind ? `(${comparedSql(text, kind)})` : wrapped ? `(${text})` : text;
     });
-    plan.table.indexes.push({ name: compositeUniqueName(plan.table.name, list), together: [...list], definition: `using btree (${parts.join(", ")})` });
+    plan.table.indexes.push({
+      name: compositeUniqueName(plan.table.name, list),
+      together: [...list],
+      definition: `using btree (${parts.join(", ")})`,
+    });
   }
   return plan;
 }
@@ -572,10 +709,22 @@ export function collectionPlans(
  */
 export function systemTables(model: ApiModel): SnapshotTable[] {
   const own: SystemTable[] = [cursorKeyTable, ...(model.events ? [eventTable] : [])];
-  const tables = own.map((t): SnapshotTable => ({ name: t.name, collection: t.collection, columns: t.columns.map((c) => ({ ...c })), indexes: [] }));
+  const tables = own.map((t): SnapshotTable => ({
+    name: t.name,
+    collection: t.collection,
+    columns: t.columns.map((c) => ({ ...c })),
+    indexes: [],
+  }));
   // The idempotency keys of POSTs, always (runtime/sql-idempotency.ts).
   const keys = IDEMPOTENCY_TABLE;
-  tables.push({ name: keys.name, collection: keys.collection, columns: keys.columns.map((c) => ({ ...c })), indexes: keys.indexes.map((i): SnapshotIndex => ("together" in i ? { ...i, together: [...i.together] } : { ...i })) });
+  tables.push({
+    name: keys.name,
+    collection: keys.collection,
+    columns: keys.columns.map((c) => ({ ...c })),
+    indexes: keys.indexes.map((i): SnapshotIndex =>
+      "together" in i ? { ...i, together: [...i.together] } : { ...i },
+    ),
+  });
   if (!model.exportJobs) return tables;
   const chunks = EXPORT_CHUNKS_TABLE;
   // The runtime's queries name the jobs' table as its definition does: it must be the one planned here.
@@ -587,7 +736,9 @@ export function systemTables(model: ApiModel): SnapshotTable[] {
     {
       name: chunks.name,
       collection: chunks.collection,
-      columns: chunks.columns.map((c): SnapshotColumn => ("references" in c ? { ...c, references: { ...c.references } } : { ...c })),
+      columns: chunks.columns.map((c): SnapshotColumn =>
+        "references" in c ? { ...c, references: { ...c.references } } : { ...c },
+      ),
       indexes: chunks.indexes.map((i) => ({ ...i })),
     },
     ...tables,
@@ -596,5 +747,9 @@ export function systemTables(model: ApiModel): SnapshotTable[] {
 
 export function snapshotOf(plans: CollectionPlan[], system: SnapshotTable[] = []): SchemaSnapshot {
   const trigram = plans.some((p) => p.search.length > 0);
-  return { format: SNAPSHOT_FORMAT, extensions: trigram ? ["pg_trgm"] : [], tables: [...plans.flatMap((p) => [p.table, ...p.links]), ...system] };
+  return {
+    format: SNAPSHOT_FORMAT,
+    extensions: trigram ? ["pg_trgm"] : [],
+    tables: [...plans.flatMap((p) => [p.table, ...p.links]), ...system],
+  };
 }
