@@ -312,6 +312,12 @@ async function bringUpToDate(
       refuse(`its statement \`${statement.split("\n")[0]}\` cannot be undone`);
     }
   }
+  const before = new Set(oldStatements);
+  const added = nextStatements.filter((s) => !before.has(s));
+  // The tables only the new text creates come first: a column added to a table both texts create
+  // may reference one of them (a new resource, and a reference to it on an existing one).
+  const tables = added.filter((s) => CREATE_TABLE.test(s));
+  if (tables.length) await tx.exec(tables.join("\n\n"));
   for (const add of adds) {
     try {
       await tx.exec(add);
@@ -324,9 +330,8 @@ async function bringUpToDate(
     await tx.exec(next.sql);
     return;
   }
-  const before = new Set(oldStatements);
-  const added = nextStatements.filter((s) => !before.has(s));
-  if (added.length) await tx.exec(added.join("\n\n"));
+  const rest = added.filter((s) => !CREATE_TABLE.test(s));
+  if (rest.length) await tx.exec(rest.join("\n\n"));
 }
 
 const CREATE_TABLE = /^create table if not exists ("(?:[^"]|"")+") \(\n/;
