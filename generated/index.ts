@@ -115,4 +115,5 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
 export type { Hooks } from "./hooks.ts";
 export type { Services } from "./services.ts";
+export type { Authenticate, Authorize, Principal } from "./runtime/index.ts";
 export { devAuthenticate, MemoryStore, scopeAuthorize } from "./runtime/index.ts";

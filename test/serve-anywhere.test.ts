@@ -1,11 +1,11 @@
 // `canon serve` wherever the output lives, on a busy port, and the docs page's servers.
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync } from "node:fs";
+import { cpSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, test } from "node:test";
-import { canon, workspace } from "./support/cli.ts";
+import { canon, repoRoot, workspace } from "./support/cli.ts";
 import { serve, stop } from "./store/serve.ts";
 
 const headers = { authorization: "Bearer dev-writer", "content-type": "application/json" };
@@ -32,6 +32,35 @@ describe("canon serve", () => {
       }
     } finally {
       rmSync(out, { recursive: true, force: true });
+    }
+  });
+
+  test("--auth importing the generated runtime, in a project with no node_modules: it finds canon's runtime dependencies too", async () => {
+    // The auth module imports the runtime the output holds, which imports zod: loaded before the
+    // output's modules resolve canon's packages, it failed with "Cannot find package 'zod'".
+    const project = mkdtempSync(path.join(tmpdir(), "canon-auth-"));
+    try {
+      cpSync(path.join(repoRoot, "definitions"), path.join(project, "definitions"), { recursive: true });
+      writeFileSync(
+        path.join(project, "auth.ts"),
+        [
+          'import { BusinessRuleError } from "./generated/runtime/index.ts";',
+          "export const refusal = BusinessRuleError.name;",
+          "export function authenticate(request: { headers: Record<string, string | undefined> }) {",
+          '  return request.headers.authorization === "Bearer own-token" ? { id: "own", scopes: ["read", "write"] } : null;',
+          "}",
+          "",
+        ].join("\n"),
+      );
+      const instance = await serve(project, ["--store", "memory", "--auth", "./auth.ts"]);
+      try {
+        const list = await fetch(`${instance.base}/v2/products`, { headers: { authorization: "Bearer own-token" } });
+        assert.equal(list.status, 200, await list.clone().text());
+      } finally {
+        assert.equal(await stop(instance), 0);
+      }
+    } finally {
+      rmSync(project, { recursive: true, force: true });
     }
   });
 
