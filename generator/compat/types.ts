@@ -67,6 +67,9 @@ export type ChangeKind =
   // what an action requires of its record (`x-canon-requires`, SPEC §12.5)
   | "requires-added"
   | "requires-removed"
+  // what an action sets on its record (`x-canon-sets`, SPEC §12.5): breaking on a field with transitions
+  | "sets-added"
+  | "sets-removed"
   // the document
   | "servers-changed";
 
