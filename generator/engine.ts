@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { createHash } from "node:crypto";
-import { closeSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync, writevSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync, writevSync } from "node:fs";
 import path from "node:path";
 import { TextMemo } from "./util/memo.ts";
 
@@ -57,12 +57,13 @@ export class Engine {
   }
 
   /**
-   * Tells the engine the text a file that a unit returned was written with (its content
-   * formatted, `by` how): its record then names that text in the output folder instead of
-   * holding the file (see `EngineRecords`). Without records, nothing to do.
+   * Tells the engine the text a file that a unit returned was written with (`formatted.content`,
+   * read only if the record is written: a file recalled unread keeps its record), and `by` how
+   * it was formatted: its record then names that text in the output folder instead of holding
+   * the file (see `EngineRecords`). Without records, nothing to do.
    */
-  written(file: object, text: string, by: FormattedBy): void {
-    this.records?.written(file, text, by);
+  written(file: object, formatted: { readonly content: string }, by: FormattedBy): void {
+    this.records?.written(file, formatted, by);
   }
 
   /** Whether this engine keeps records on disk (a run without a `dev` session). */
@@ -260,14 +261,21 @@ interface RecordsHeader {
   sha256: string;
 }
 
-const RECORDS_FORMAT = "canon-engine-records-3";
+const RECORDS_FORMAT = "canon-engine-records-4";
 
 /** How a file's written text was made from the text its emitter gave (format/format.ts). */
 export type FormattedBy = "laidOut" | "prettier" | "none";
 
+/** A file's size and modification time (ms), as the file system gives them. */
+export type FileStat = [size: number, mtimeMs: number];
+
 /** Where the texts of recalled files are read: the output folder (`readOutputFolder`, emit/index.ts). */
 export interface OutputTexts {
   read(path: string): string | undefined;
+  /** The file's size and time now; undefined when there is none. */
+  stat?(path: string): FileStat | undefined;
+  /** The file's size and time taken right before `read` read its text from the disk. */
+  readStat?(path: string): FileStat | undefined;
 }
 
 /**
@@ -280,6 +288,11 @@ export interface OutputFile {
   formatted?: FormattedBy;
   /** Recalled: the sha256 of `content` (base64url), which its record holds and the recall checked. */
   digest?: string;
+  /**
+   * Recalled by the size and time its file in the output folder still has (`EngineRecords`):
+   * the folder holds it as written, and `content` is read from there only when asked.
+   */
+  onDisk?: boolean;
 }
 
 /**
@@ -299,6 +312,14 @@ export interface OutputFile {
  * recorded one, and with nothing otherwise (an edited, removed or other output folder: the unit is
  * computed). So the records hold no second copy of the output, and a recalled file is neither
  * emitted nor formatted again.
+ *
+ * A file record also keeps the size and modification time its file had when a run read it and
+ * found the recorded hash (`[…, by, [size, mtimeMs]]`). A later run whose file still has both,
+ * and whose time is older than the records file's own (so that no write in the same tick of a
+ * coarse clock can hide), recalls it without reading it (`onDisk`: its content is read when
+ * asked; the comparison counts it unchanged). Any other file is read and hashed as before, and its
+ * record then takes its size and time. As with make or git, a file edited with its size kept and
+ * its time set back by hand is taken as it was.
  */
 export class EngineRecords {
   private readonly file: string;
@@ -309,7 +330,11 @@ export class EngineRecords {
   /** The records this run used, with the line each came from when it came from the file unchanged. */
   private readonly used = new Map<string, { result: unknown; line?: Buffer }>();
   /** The text each file a unit returned was written with, and how it was formatted. */
-  private readonly texts = new WeakMap<object, { text: string; by: FormattedBy }>();
+  private readonly texts = new WeakMap<object, { formatted: { readonly content: string }; by: FormattedBy }>();
+  /** Files recalled by their hash, with what their record is written again with (their size and time now). */
+  private readonly verified = new WeakMap<object, { file: Omit<OutputFile, "content">; sha: string; by: FormattedBy; stat: FileStat }>();
+  /** The records file's modification time when it was read: a file record's time must be older to stand for its content. */
+  private recordedAt = -Infinity;
   private changed = false;
 
   /** `output`: where the written texts of file records are read (none: file records are never recalled). */
@@ -329,22 +354,41 @@ export class EngineRecords {
     if (!record) return undefined;
     if (!("result" in record)) {
       try {
-        const [, result, sha, by] = JSON.parse(record.line.toString("utf8")) as [string, unknown, string?, FormattedBy?];
-        record.result = sha === undefined ? result : this.writtenFile(result as Omit<OutputFile, "content">, sha, by!);
+        const [, result, sha, by, stat] = JSON.parse(record.line.toString("utf8")) as [string, unknown, string?, FormattedBy?, FileStat?];
+        record.result = sha === undefined ? result : this.writtenFile(result as Omit<OutputFile, "content">, sha, by!, stat);
       } catch {
         return undefined; // the file's hash matched: only a canon bug could bring this here
       }
     }
     if (record.result === undefined) return undefined;
-    this.used.set(key, { result: record.result, line: record.line });
+    // A file found by its hash is recorded again, with its size and time now.
+    const again = this.verified.has(record.result as object);
+    if (again) this.changed = true;
+    this.used.set(key, { result: record.result, line: again ? undefined : record.line });
     return record.result;
   }
 
-  /** A file record's file, with the text the output folder holds, when it hashes as recorded. */
-  private writtenFile(file: Omit<OutputFile, "content">, sha: string, by: FormattedBy): OutputFile | undefined {
-    const text = this.output?.read(file.path);
+  /**
+   * A file record's file as the output folder holds it: by its size and time when they are the
+   * recorded ones (its content read when asked), else by its text when that hashes as recorded.
+   */
+  private writtenFile(file: Omit<OutputFile, "content">, sha: string, by: FormattedBy, stat: FileStat | undefined): OutputFile | undefined {
+    const output = this.output;
+    if (!output) return undefined;
+    if (stat && stat[1] < this.recordedAt) {
+      const now = output.stat?.(file.path);
+      if (now && now[0] === stat[0] && now[1] === stat[1]) {
+        const recalled = { ...file, formatted: by, digest: sha, onDisk: true } as OutputFile;
+        Object.defineProperty(recalled, "content", { enumerable: true, get: () => output.read(file.path) ?? "" });
+        return recalled;
+      }
+    }
+    const text = output.read(file.path);
     if (text === undefined || digest(text) !== sha) return undefined;
-    return { ...file, content: text, formatted: by, digest: sha };
+    const found: OutputFile = { ...file, content: text, formatted: by, digest: sha };
+    const read = output.readStat?.(file.path);
+    if (read && (read[0] !== stat?.[0] || read[1] !== stat?.[1])) this.verified.set(found, { file, sha, by, stat: read });
+    return found;
   }
 
   keep(key: string, result: unknown): void {
@@ -355,8 +399,8 @@ export class EngineRecords {
   }
 
   /** See `Engine.written`. */
-  written(file: object, text: string, by: FormattedBy): void {
-    this.texts.set(file, { text, by });
+  written(file: object, formatted: { readonly content: string }, by: FormattedBy): void {
+    this.texts.set(file, { formatted, by });
   }
 
   /**
@@ -368,6 +412,8 @@ export class EngineRecords {
     this.loaded = new Map();
     let bytes: Buffer;
     try {
+      // Its time before its bytes: a file replaced in between is judged by the older time.
+      this.recordedAt = statSync(this.file).mtimeMs;
       bytes = readFileSync(this.file);
     } catch {
       return this.loaded; // no records yet
@@ -396,12 +442,15 @@ export class EngineRecords {
 
   /** The line of a record this run made: a file written by this run without its text. */
   private lineOf(key: string, result: unknown): string {
-    const written = typeof result === "object" && result !== null ? this.texts.get(result) : undefined;
+    if (typeof result !== "object" || result === null) return JSON.stringify([key, result]);
+    const verified = this.verified.get(result);
+    if (verified) return JSON.stringify([key, verified.file, verified.sha, verified.by, verified.stat]);
+    const written = this.texts.get(result);
     if (!written) return JSON.stringify([key, result]);
     const { content, formatted, ...file } = result as OutputFile;
     void content;
     void formatted;
-    return JSON.stringify([key, file, digest(written.text), written.by]);
+    return JSON.stringify([key, file, digest(written.formatted.content), written.by]);
   }
 
   save(): void {

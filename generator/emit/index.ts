@@ -1,12 +1,12 @@
 import { createHash } from "node:crypto";
-import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { createRequire } from "node:module";
 import type Handlebars from "handlebars";
 import HandlebarsRuntime from "handlebars/runtime.js";
 import type { ModelParts } from "../model/intern.ts";
 import type { ApiModel, VersionModel } from "../model/types.ts";
-import { Engine } from "../engine.ts";
+import { Engine, type FileStat, type OutputTexts } from "../engine.ts";
 import { packageRoot } from "../util/package-root.ts";
 import { compareText } from "../diagnostics/diagnostic.ts";
 import { changesEmitter } from "./changes/index.ts";
@@ -221,21 +221,31 @@ function load(handlebars: typeof Handlebars, spec: string): Handlebars.TemplateD
  * `texts` holds every file read from the disk (the run's comparison adds those it reads), so
  * that no file is read twice.
  */
-export function readOutputFolder(dir: string, known?: ReadonlyMap<string, string> | null): PreviousOutput & { texts: Map<string, string> } {
+export function readOutputFolder(dir: string, known?: ReadonlyMap<string, string> | null): PreviousOutput & OutputTexts & { texts: Map<string, string> } {
   const texts = new Map<string, string>();
+  // The size and time of each file read from the disk, taken right before it was read.
+  const stats = new Map<string, FileStat>();
+  const statOf = (file: string): FileStat | undefined => {
+    const stat = statSync(path.join(dir, file), { throwIfNoEntry: false });
+    return stat?.isFile() ? [stat.size, stat.mtimeMs] : undefined;
+  };
   return {
     texts,
     read(file) {
       const text = known?.get(file) ?? texts.get(file);
       if (text !== undefined) return text;
       try {
+        const stat = statOf(file);
         const read = readFileSync(path.join(dir, file), "utf8");
         texts.set(file, read);
+        if (stat) stats.set(file, stat);
         return read;
       } catch {
         return undefined;
       }
     },
+    stat: statOf,
+    readStat: (file) => stats.get(file),
     list(folder) {
       try {
         return readdirSync(path.join(dir, folder), { withFileTypes: true })

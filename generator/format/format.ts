@@ -17,6 +17,12 @@ export { PRETTIER_OPTIONS } from "./prettier.ts";
 export interface FormattedFile {
   path: string;
   content: string;
+  /**
+   * The output folder holds this very text (a file the engine recalled by its size and time,
+   * `OutputFile.onDisk`): `content` is read from there when asked, and the comparison takes the
+   * file as unchanged without reading it.
+   */
+  onDisk?: boolean;
 }
 
 export interface FormatStats {
@@ -50,7 +56,7 @@ export async function formatFiles(
   // A file emitted as the session's last run emitted it is formatted as it was then.
   const fresh = files.flatMap((file, index) => {
     const known = memory?.get(file.path);
-    if (known?.emitted !== file.content) return [index];
+    if (!known || known.emitted !== file.content) return [index];
     out[index]!.content = known.formatted;
     by[index] = known.by;
     if (known.by === "laidOut") stats.laidOut++;
@@ -62,8 +68,12 @@ export async function formatFiles(
   // Each file laid out through the engine (the unit's result), by the index of its file.
   const laidOutFiles: Array<[object, number]> = [];
   // A file recalled from the output folder as written (engine.ts, `EngineRecords`): formatted already.
-  const asWritten = (index: number, content: string, formatted: FormattedBy, digest: string | undefined) => {
-    out[index]!.content = content;
+  const asWritten = (index: number, recalled: OutputFile, formatted: FormattedBy, digest: string | undefined) => {
+    if (recalled.onDisk) {
+      // Read from the output folder only if something asks for it.
+      Object.defineProperty(out[index]!, "content", { enumerable: true, get: () => recalled.content });
+      out[index]!.onDisk = true;
+    } else out[index]!.content = recalled.content;
     if (digest !== undefined) digests.set(out[index]!.path, digest);
     by[index] = formatted;
     if (formatted === "laidOut") stats.laidOut++;
@@ -72,7 +82,7 @@ export async function formatFiles(
   for (const index of fresh) {
     const file = files[index]!;
     if (file.formatted) {
-      asWritten(index, file.content, file.formatted, file.digest);
+      asWritten(index, file as OutputFile, file.formatted, file.digest);
       continue;
     }
     if (!file.parser) {
@@ -97,7 +107,7 @@ export async function formatFiles(
         const recorded = engine.run(laidOutFile, { path: file.path, text: file.content }, file.content.length < PIECEWISE_LAYOUT ? laidOut : (text) => layoutInPieces(text, piece));
         laidOutFiles.push([recorded, index]);
         if (recorded.formatted) {
-          asWritten(index, recorded.content, recorded.formatted, recorded.digest);
+          asWritten(index, recorded, recorded.formatted, recorded.digest);
           continue;
         }
         laid = { text: recorded.content, certain: recorded.certain };
@@ -134,8 +144,8 @@ export async function formatFiles(
   // The engine's records name a file a unit returned by the text it is written with (engine.ts).
   const engine = Engine.current();
   if (engine?.recording) {
-    files.forEach((file, index) => engine.written(file, out[index]!.content, by[index]!));
-    for (const [laid, index] of laidOutFiles) engine.written(laid, out[index]!.content, by[index]!);
+    files.forEach((file, index) => engine.written(file, out[index]!, by[index]!));
+    for (const [laid, index] of laidOutFiles) engine.written(laid, out[index]!, by[index]!);
   }
   if (memory) {
     memory.clear();

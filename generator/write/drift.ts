@@ -13,11 +13,11 @@ import type { OutputDiff } from "./write.ts";
 export async function driftDiagnostics(out: string, diff: OutputDiff, files: FormattedFile[], cwd = process.cwd()): Promise<Diagnostic[]> {
   const display = (f: string) => path.relative(cwd, path.join(path.resolve(cwd, out), f)).split(path.sep).join("/");
   const fix = "run canon generate and commit the output; keep your own code outside the output folder";
-  const wanted = new Map(files.map((f) => [f.path, f.content]));
+  const wanted = new Map(files.map((f) => [f.path, f]));
   const changed = await Promise.all(
     diff.changed.map(async (f) => {
       const current = await readFile(path.join(path.resolve(cwd, out), f), "utf8");
-      const line = firstDifferingLine(current, wanted.get(f) ?? "");
+      const line = firstDifferingLine(current, wanted.get(f)?.content ?? "");
       return diagnostic("output-drift", { file: display(f), line, column: 1 }, `differs from what canon generate writes (from line ${line})`, fix);
     }),
   );

@@ -66,7 +66,7 @@ export function listFilesSync(dir: string, prefix = ""): string[] {
  */
 export async function diffOutput(outDir: string, files: FormattedFile[], known?: ReadonlyMap<string, string> | null, read?: Map<string, string>): Promise<OutputDiff> {
   const existing = (await recover(outDir)).filter((f) => !isOwnFile(f));
-  const wanted = new Map(files.map((f) => [f.path, f.content]));
+  const wanted = new Set(files.map((f) => f.path));
   const diff: OutputDiff = { added: [], changed: [], stale: [], foreign: [], unchanged: 0 };
   const present = new Set(existing);
   const readWhole = (file: string) => {
@@ -79,6 +79,11 @@ export async function diffOutput(outDir: string, files: FormattedFile[], known?:
   for (const f of files) {
     if (!present.has(f.path)) {
       diff.added.push(f.path);
+      continue;
+    }
+    // Recalled as the folder holds it (its size and time as recorded): not read.
+    if (f.onDisk) {
+      diff.unchanged++;
       continue;
     }
     const current = known?.get(f.path) ?? readWhole(f.path);
