@@ -26,7 +26,10 @@ export function translateSqlError(
       const field = constraint?.field ?? /^Key \(([^)]+)\)/.exec(String(e.detail ?? ""))?.[1] ?? "id";
       if (field === "id")
         return new ConflictError("A record with this id exists.", [{ field: "id", issue: "is taken" }]);
-      return uniqueConflict(constraint?.fields ?? [field]);
+      return uniqueConflict(
+        constraint?.fields ?? [field],
+        constraint ? schema.collections[constraint.collection]?.tenant : undefined,
+      );
     }
     case "23503": {
       if (op === "delete" || (constraint && constraint.collection !== collection)) {

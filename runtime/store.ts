@@ -149,6 +149,11 @@ export interface WriteConstraints {
   emails?: string[];
   /** Of the fields of `unique` and `uniqueTogether`, the `datetime` ones: compared by the instant they name. */
   instants?: string[];
+  /**
+   * The tenant field of a tenant-scoped collection, which joins every list of `uniqueTogether`
+   * (unique within the tenant, SPEC §12.4): the scope of a conflict, not named in its 409.
+   */
+  tenantKey?: string;
 }
 
 /** What `Store.insert` writes: `record` into `collection`. */

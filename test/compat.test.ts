@@ -1455,6 +1455,16 @@ describe("the gate's diagnostics point at the definition line", () => {
     );
   });
 
+  test("a map's values narrowed: located at its items, not at the resource's fields (SPEC §12.6)", async () => {
+    const map = (items: string) => ({ [books]: replace("  note:", `  labels:\n    type: map\n    items: ${items}\n    max_items: 20\n    optional: true\n  note:`) });
+    const before = (await documents(variant("map-wide", map("{ type: string, max_length: 200 }")))).get("v1")!;
+    const dir = variant("map-narrow", map("{ type: string, max_length: 100 }"));
+    const result = await gate(dir, new Map([["v1", before]]), await documents(dir));
+    const d = result.diagnostics.find((x) => x.message.includes("[limit-tightened]"));
+    assert.ok(d, result.diagnostics.map(formatDiagnostic).join("\n"));
+    assert.equal(d.location.line, lineOf(dir, books, "items: { type: string, max_length: 100 }"), formatDiagnostic(d));
+  });
+
   test("a filter removed from an exportable resource: the export's filters are located at the resource's filters and said as a filter", async () => {
     const exported = { [books]: replace("filters: [genre, pages]", "export: true\nfilters: [genre, pages]") };
     const before = (await documents(variant("export-filters", exported))).get("v1")!;

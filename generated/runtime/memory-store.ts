@@ -590,13 +590,13 @@ export class MemoryStore implements Store {
       const value = values[field];
       if (value === undefined || value === null) continue;
       const holder = c.unique.get(field)?.get(keyOf(field, value, constraints));
-      if (holder !== undefined && holder !== self) throw uniqueConflict([field]);
+      if (holder !== undefined && holder !== self) throw uniqueConflict([field], constraints.tenantKey);
     }
     for (const fields of constraints.uniqueTogether ?? []) {
       const key = tupleKeyOf(fields, values, constraints);
       if (key === null) continue;
       const holder = c.unique.get(fields.join(","))?.get(key);
-      if (holder !== undefined && holder !== self) throw uniqueConflict(fields);
+      if (holder !== undefined && holder !== self) throw uniqueConflict(fields, constraints.tenantKey);
     }
   }
 

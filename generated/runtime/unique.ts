@@ -51,16 +51,19 @@ export function uniqueKeySql(text: string, kind: Exclude<UniqueKind, "instant">)
 
 /**
  * The 409 of a write that repeats a unique value: one field (`unique: true`), or every field of
- * a composite constraint, one detail each.
+ * a composite constraint, one detail each. `tenant`: the tenant field of a tenant-scoped
+ * collection, which joins every constraint (unique within the tenant): the scope, not one of the
+ * fields the definition lists, so not named.
  */
-export function uniqueConflict(fields: readonly string[]): ConflictError {
+export function uniqueConflict(all: readonly string[], tenant?: string): ConflictError {
+  const fields = all.length > 1 && tenant !== undefined ? all.filter((f) => f !== tenant) : all;
   if (fields.length === 1) {
     const field = fields[0]!;
     return new ConflictError(`Another record has this ${field}.`, [{ field, issue: "is already taken" }]);
   }
-  const all = fields.join(", ");
+  const listed = fields.join(", ");
   return new ConflictError(
-    `Another record has this combination of ${all}.`,
+    `Another record has this combination of ${listed}.`,
     fields.map((field) => ({
       field,
       issue: `is already taken together with ${fields.filter((f) => f !== field).join(", ")}`,

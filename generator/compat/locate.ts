@@ -199,7 +199,8 @@ function findField(
     const next = rest.shift();
     if (next === undefined || !field) return field;
     current = next;
-    field = field.fields?.find((f) => f.name === next.replace(/\[\]$/g, ""));
+    // A map's values are its `items` (`metadata.*`).
+    field = next === "*" ? field.items : field.fields?.find((f) => f.name === next.replace(/\[\]$/g, ""));
   }
 }
 

@@ -472,10 +472,13 @@ describe(`tenancy, ${STORE} store`, () => {
 
   test("unique within the tenant: the same email in two tenants, 409 within one", async () => {
     assert.equal(agentA.email, agentB.email);
-    await expectError(api, "POST", "/v1/agents", 409, "CONFLICT", {
+    const error = await expectError(api, "POST", "/v1/agents", 409, "CONFLICT", {
       auth: wA,
       body: { name: "Ann 2", email: "help@example.com" },
     });
+    // The tenant is the constraint's scope, not a field the definition lists: the 409 names the email only.
+    assert.equal(error.message, "Another record has this email.");
+    assert.deepEqual(error.details, [{ field: "email", issue: "is already taken" }]);
   });
 
   test("exports hold only the tenant's records, and one tenant cannot read another's job", async () => {
