@@ -272,3 +272,25 @@ export class InternalError extends ApiError {
     if (cause !== undefined) this.cause = cause;
   }
 }
+
+/**
+ * A business-rule (422) or conflict (409) error in the names of the API version that was called:
+ * the store and the rules name a field by its storage name, which a field renamed in a later
+ * version (`renamed: { in: v4, from: status }`) does not show in this one. `names` maps each such
+ * storage name to the version's (the generated routes give it, route config `names`); each
+ * detail's first path segment and each whole word of the message and issues are translated.
+ * Any other error is returned as it is: a 400 already names what the request sent.
+ */
+export function inVersionNames(error: ApiError, names: Readonly<Record<string, string>>): ApiError {
+  if (error.status !== 409 && error.status !== 422) return error;
+  const keys = Object.keys(names);
+  if (keys.length === 0) return error;
+  // Storage names are identifiers (`[a-z][a-z0-9_]*`): nothing in them to escape.
+  const words = new RegExp(`(?<![A-Za-z0-9_.])(${keys.join("|")})(?![A-Za-z0-9_])`, "g");
+  const text = (s: string) => s.replace(words, (name) => names[name] ?? name);
+  const details = error.details?.map((d) => {
+    const [first, ...rest] = d.field.split(".");
+    return { field: [names[first!] ?? first, ...rest].join("."), issue: text(d.issue) };
+  });
+  return new ApiError(error.status, error.code, text(error.message), details, error.headers);
+}

@@ -25,7 +25,7 @@ import { inClientScope, watchHalfCloses } from "./client-scope.ts";
 import { type CorsOptions, registerCors } from "./cors.ts";
 import { addDeprecationHeaders, type Deprecation, type DeprecationSettings } from "./deprecation.ts";
 import { noOperation, sendError, toApiError, urlTooLong } from "./error-mapping.ts";
-import { ApiError, InternalError, UnauthenticatedError, ValidationError } from "./errors.ts";
+import { ApiError, InternalError, inVersionNames, UnauthenticatedError, ValidationError } from "./errors.ts";
 import { type IdempotencyKeyStore, MemoryIdempotencyKeys, registerIdempotency } from "./idempotency.ts";
 import { type ReadyProbe, registerHealth } from "./health.ts";
 import { registerJsonParser } from "./json-body.ts";
@@ -204,7 +204,7 @@ export async function createApp(appOptions: AppOptions): Promise<FastifyInstance
     // No operation answers this method and path: 404, even when its body could not be read.
     request.is404 && !(error instanceof ApiError)
       ? sendError(reply, request, noOperation())
-      : sendError(reply, request, toApiError(error, maxUrlLength)),
+      : sendError(reply, request, shownIn(request, toApiError(error, maxUrlLength))),
   );
   app.setNotFoundHandler((request, reply) => sendError(reply, request, noOperation()));
 
@@ -322,4 +322,18 @@ function answerHead(
     reply.header("content-length", String(Buffer.byteLength(payload as string | Buffer)));
   }
   done(null, null);
+}
+
+/**
+ * The route's config of a version whose fields are renamed in a later one (the generated routes
+ * set it): each renamed field's storage name, and the name this version shows.
+ */
+export interface VersionNamesConfig {
+  names?: Readonly<Record<string, string>>;
+}
+
+/** The error in the names of the route's version (`inVersionNames`). */
+function shownIn(request: FastifyRequest, error: ApiError): ApiError {
+  const names = (request.routeOptions?.config as VersionNamesConfig | undefined)?.names;
+  return names ? inVersionNames(error, names) : error;
 }

@@ -117,6 +117,9 @@ const listConditions: Record<string, ConditionSpec> = {
   "created_at[lte]": ["created_at", "lte", "instant"],
 };
 
+/** The fields v1 shows under other names than the store's: its errors name them as v1 does. */
+const shownNames = { amount_due_cents: "due_cents" };
+
 /** The stored fields v1 shows of each order: its lists read only these (and the sort's). */
 const listFields = [
   "user_id",
@@ -187,7 +190,7 @@ export function registerOrdersRoutes(
     return sendRecord(reply, 200, record, toOrder(record));
   });
 
-  app.post("/v1/orders", async (request, reply) => {
+  app.post("/v1/orders", { config: { names: shownNames } }, async (request, reply) => {
     await authorizeOrThrow(authorize, request, "create", "orders");
     const body = parseBody(orderCreate, request.body, orderReadOnly);
     const values = valuesOfOrder(body);
@@ -202,7 +205,7 @@ export function registerOrdersRoutes(
   });
 
   // Without If-Match, a record changed between its read and its write is read and checked again (runtime/http.ts).
-  app.patch("/v1/orders/:id", (request, reply) =>
+  app.patch("/v1/orders/:id", { config: { names: shownNames } }, (request, reply) =>
     unconditional(request, async () => {
       const { id } = parseParams(orderIdParams, request.params);
       const current = found(await services.orders.get(id), "order");
@@ -227,7 +230,7 @@ export function registerOrdersRoutes(
     }),
   );
 
-  app.delete("/v1/orders/:id", (request, reply) =>
+  app.delete("/v1/orders/:id", { config: { names: shownNames } }, (request, reply) =>
     unconditional(request, async () => {
       const { id } = parseParams(orderIdParams, request.params);
       const current = found(await services.orders.get(id), "order");
@@ -254,7 +257,7 @@ export function registerOrdersRoutes(
   );
 
   // As a PATCH without If-Match: again on the record as it then is when it changed meanwhile.
-  app.post("/v1/orders/:id/cancellations", (request, reply) =>
+  app.post("/v1/orders/:id/cancellations", { config: { names: shownNames } }, (request, reply) =>
     unconditional(request, async () => {
       const { id } = parseParams(orderIdParams, request.params);
       const order = found(await services.orders.get(id), "order");

@@ -180,8 +180,15 @@ function routesView(v: string, r: VersionResource, deleteEvent: string) {
   const camel = r.names.camel;
   const inputs = r.fields.filter((f) => f.input);
   const ops = r.operations;
+  // Fields this version shows under another name than the store's (renamed in a later version):
+  // a 409 or 422 names them as this version does (runtime/errors.ts, `inVersionNames`).
+  const renamed = (fields: VersionField[]) => fields.filter((f) => f.name !== f.storageName).map((f) => `${propertyKey(f.storageName)}: ${JSON.stringify(f.name)}`);
+  const shown = renamed(r.fields);
+  const routeConfig = shown.length ? "{ config: { names: shownNames } }, " : "";
   const actions = r.actions.map((a) => {
+    const own = renamed(a.fields);
     return {
+      routeConfig: own.length ? `{ config: { names: { ${[...(shown.length ? ["...shownNames"] : []), ...own].join(", ")} } } }, ` : routeConfig,
       path: routeOf(r, "action", a.name).serverPath,
       collection: `${r.collection}/${a.name}`,
       singular: `${r.names.singular} ${a.singular}`,
@@ -281,6 +288,8 @@ function routesView(v: string, r: VersionResource, deleteEvent: string) {
       contains: u.field.type === "array" ? `{ field: ${JSON.stringify(u.field.storageName)}, id }` : null,
     })),
     actions,
+    routeConfig,
+    shownNames: shown.length ? `const shownNames = ${objectLiteral(shown)};` : null,
     events: r.events,
     deleteEvent: withTenantOf(r.tenantKey, "current", deleteEvent),
     eventTenant: r.tenantKey ? `, ${JSON.stringify(r.tenantKey)}` : "",
