@@ -16,13 +16,16 @@ const routeFiles = readdirSync(generated, { recursive: true })
 const project = new Project({ skipAddingFilesFromTsConfig: true, compilerOptions: { allowJs: false } });
 const sources = routeFiles.map((f) => project.addSourceFileAtPath(f));
 
-/** Every `app.<method>("<path>", handler)` registration of a file. */
+/** Every `app.<method>("<path>", [options,] handler)` registration of a file (options: a route config, the version's field names). */
 function routes(file: (typeof sources)[number]): Array<{ method: string; path: string; body: Node }> {
   return file
     .getDescendantsOfKind(SyntaxKind.CallExpression)
     .filter((call) => /^app\.(get|post|patch|put|delete)$/.test(call.getExpression().getText()))
     .map((call) => {
-      const [pathArg, handler] = call.getArguments();
+      const args = call.getArguments();
+      const [pathArg] = args;
+      const handler = args.at(-1);
+      assert.ok(args.length === 2 || (args.length === 3 && Node.isObjectLiteralExpression(args[1])), "a path, route options, a handler");
       assert.ok(pathArg && Node.isStringLiteral(pathArg) || Node.isNoSubstitutionTemplateLiteral(pathArg!), "a literal path");
       assert.ok(handler && Node.isArrowFunction(handler), "an arrow handler");
       return { method: call.getExpression().getText().slice(4), path: pathArg!.getText().slice(1, -1), body: handler.getBody() };
