@@ -79,21 +79,8 @@ function allowBreakingCommand(): string {
   return ["npx", "canon", ...quoted, "--allow-breaking"].join(" ");
 }
 
-async function develop(
-  options: DevOptions,
-  port: number,
-  target: string,
-  service: ServiceSettings,
-  session: GenerateSession,
-): Promise<number> {
-  const generation = () =>
-    generateAndReport(options, {
-      model: true,
-      stamp: false,
-      session,
-      command: "dev",
-      rerun: allowBreakingCommand(),
-    });
+async function develop(options: DevOptions, port: number, target: string, service: ServiceSettings, session: GenerateSession): Promise<number> {
+  const generation = () => generateAndReport(options, { model: true, stamp: false, session, command: "dev", rerun: allowBreakingCommand() });
   const first = await firstGoodGeneration(generation, options.definitions);
   if (!first) return 1;
   let model = first.model;
@@ -191,9 +178,7 @@ async function develop(
     try {
       result = await generation();
     } catch (error) {
-      process.stderr.write(
-        `canon dev: the generation failed (${(error as Error).message}); still serving the last good version\n`,
-      );
+      process.stderr.write(`canon dev: the generation failed (${(error as Error).message}); still serving the last good version\n`);
       return;
     }
     if (result.code !== 0) {
@@ -206,20 +191,15 @@ async function develop(
       const next = await build(result.files);
       for (const event of REQUEST_EVENTS) {
         server.removeAllListeners(event);
-        for (const listener of next.server.listeners(event))
-          server.on(event, listener as (...args: unknown[]) => void);
+        for (const listener of next.server.listeners(event)) server.on(event, listener as (...args: unknown[]) => void);
       }
       const previous = current;
       current = next;
       serving();
-      process.stdout.write(
-        `canon dev: serving the new code (${ms(performance.now() - changedAt)} after the change)\n`,
-      );
+      process.stdout.write(`canon dev: serving the new code (${ms(performance.now() - changedAt)} after the change)\n`);
       await previous.close();
     } catch (error) {
-      process.stderr.write(
-        `canon dev: the new code did not start (${(error as Error).message}); still serving the last good version\n`,
-      );
+      process.stderr.write(`canon dev: the new code did not start (${(error as Error).message}); still serving the last good version\n`);
     }
   };
   const schedule = () => {
@@ -259,9 +239,7 @@ async function develop(
         await shared.close();
         await redis?.quit();
       })()
-        .catch((error: unknown) =>
-          process.stderr.write(`canon dev: while closing: ${(error as Error).message}\n`),
-        )
+        .catch((error: unknown) => process.stderr.write(`canon dev: while closing: ${(error as Error).message}\n`))
         .finally(resolve);
     };
     process.once("SIGTERM", stop);
@@ -289,21 +267,15 @@ async function firstGoodGeneration(
   }
 }
 
+
 /** The migrations of an output, by name and text: what a database migrated to it holds. */
 function migrationsOf(files: FormattedFile[]): string {
-  return JSON.stringify(
-    files
-      .filter((f) => f.path.startsWith("sql/") && MIGRATION_FILE.test(f.path.slice("sql/".length)))
-      .map((f) => [f.path, f.content]),
-  );
+  return JSON.stringify(files.filter((f) => f.path.startsWith("sql/") && MIGRATION_FILE.test(f.path.slice("sql/".length))).map((f) => [f.path, f.content]));
 }
 
 /** Opens the SQL driver of a target with the generated runtime (closed when `dev` ends). */
 async function openDriver(out: string, target: string): Promise<ClosableStore> {
-  const { openDriver } = await importGenerated<{ openDriver(target: string): Promise<ClosableStore> }>(
-    out,
-    "runtime/sql-driver.ts",
-  );
+  const { openDriver } = await importGenerated<{ openDriver(target: string): Promise<ClosableStore> }>(out, "runtime/sql-driver.ts");
   return openDriver(target);
 }
 

@@ -92,9 +92,7 @@ function storeIsValid(target: string): boolean {
 }
 
 /** The port and store a `serve` or `dev` command names; a usage problem is printed (exit 2). */
-export function listenSettings(
-  options: Pick<ServeOptions, "port" | "store" | "redis">,
-): { port: number; target: string } | null {
+export function listenSettings(options: Pick<ServeOptions, "port" | "store" | "redis">): { port: number; target: string } | null {
   const port = Number(options.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     process.stderr.write(`error --port must be a port number, not "${options.port}"\n`);
@@ -103,9 +101,7 @@ export function listenSettings(
   // The store URL may come from the environment, so that its password is not on the command line.
   const target = options.store || process.env.CANON_STORE || DEFAULT_STORE;
   if (!storeIsValid(target)) {
-    process.stderr.write(
-      `error --store ${describeStore(target)}: use memory, pglite:<dir> (default ${DEFAULT_STORE}) or postgres://user@host:port/database\n`,
-    );
+    process.stderr.write(`error --store ${describeStore(target)}: use memory, pglite:<dir> (default ${DEFAULT_STORE}) or postgres://user@host:port/database\n`);
     return null;
   }
   if (options.redis !== undefined && !/^rediss?:\/\/.+/.test(options.redis)) {
@@ -124,10 +120,8 @@ export function listenProblem(error: unknown, command: string, port: number, hos
   if (code === "EADDRINUSE") {
     return `canon ${command}: port ${port} on ${host} is in use: stop what listens there, or pass --port <another port> (--port 0 picks a free one)`;
   }
-  if (code === "EACCES")
-    return `canon ${command}: no permission to listen on port ${port} on ${host}: pass --port with a port above 1023`;
-  if (code === "EADDRNOTAVAIL" || code === "ENOTFOUND")
-    return `canon ${command}: cannot listen on host ${host}: pass --host with an address of this machine (default 127.0.0.1)`;
+  if (code === "EACCES") return `canon ${command}: no permission to listen on port ${port} on ${host}: pass --port with a port above 1023`;
+  if (code === "EADDRNOTAVAIL" || code === "ENOTFOUND") return `canon ${command}: cannot listen on host ${host}: pass --host with an address of this machine (default 127.0.0.1)`;
   return null;
 }
 
@@ -160,9 +154,7 @@ export function startProblem(target: string): number | null {
   const folder = /^pglite:(?![a-z]+:\/\/)(.+)$/.exec(target)?.[1];
   const holder = folder === undefined ? null : folderHolder(path.resolve(folder));
   if (holder !== null) {
-    process.stderr.write(
-      `error --store ${target}: ${new FolderInUseError(path.resolve(folder!), holder).message}\n`,
-    );
+    process.stderr.write(`error --store ${target}: ${new FolderInUseError(path.resolve(folder!), holder).message}\n`);
     return 1;
   }
   return null;
@@ -240,9 +232,7 @@ export async function serveCommand(options: ServeOptions): Promise<number> {
         .close()
         .then(() => store.close())
         .then(() => redis?.quit())
-        .catch((error: unknown) =>
-          process.stderr.write(`canon serve: while closing: ${(error as Error).message}\n`),
-        )
+        .catch((error: unknown) => process.stderr.write(`canon serve: while closing: ${(error as Error).message}\n`))
         .finally(resolve);
     };
     process.once("SIGTERM", stop);
@@ -272,10 +262,7 @@ export interface ServiceSettings {
  * `dev` (and the store's folder, when another process holds it); a problem is printed in one
  * line and its exit code returned.
  */
-export async function serviceSettings(
-  options: ServeOptions,
-  target: string,
-): Promise<ServiceSettings | number> {
+export async function serviceSettings(options: ServeOptions, target: string): Promise<ServiceSettings | number> {
   const logLevel = options.logLevel ?? "info";
   if (!LOG_LEVELS.includes(logLevel as LogLevel)) {
     process.stderr.write(`error --log-level ${logLevel}: use one of ${LOG_LEVELS.join(", ")}\n`);
@@ -292,8 +279,7 @@ export async function serviceSettings(
   }
   const problem = startProblem(target);
   if (problem !== null) return problem;
-  const devCredentials =
-    options.devCredentials === true || (options.auth === undefined && isLoopback(options.host));
+  const devCredentials = options.devCredentials === true || (options.auth === undefined && isLoopback(options.host));
   if (!devCredentials && options.auth === undefined) {
     process.stderr.write(
       `error --host ${options.host} is not loopback: the dev credentials are accepted there only with --dev-credentials; pass --auth ./src/auth.ts (a module exporting authenticate) for your own\n`,
@@ -301,9 +287,7 @@ export async function serviceSettings(
     return 2;
   }
   if (options.sampleData !== undefined && !devCredentials) {
-    process.stderr.write(
-      `error --sample-data is written as the dev writer: pass --dev-credentials beside --auth\n`,
-    );
+    process.stderr.write(`error --sample-data is written as the dev writer: pass --dev-credentials beside --auth\n`);
     return 2;
   }
   // Imported once the output is generated and its modules resolve (`withAuth`): an auth module
@@ -338,12 +322,7 @@ export async function withAuth(settings: ServiceSettings): Promise<ServiceSettin
 }
 
 /** buildApp's options from the checked settings (all but the store), the same for `serve` and each app of `dev`. */
-export function appOptions(
-  entry: GeneratedEntry,
-  settings: ServiceSettings,
-  model: ApiModel,
-  redis: RedisClient | null,
-) {
+export function appOptions(entry: GeneratedEntry, settings: ServiceSettings, model: ApiModel, redis: RedisClient | null) {
   const { auth, devCredentials, logLevel, origins, trustProxy } = settings;
   return {
     authenticate: authenticateWith(auth, devCredentials ? entry.devAuthenticate : null),
@@ -355,9 +334,7 @@ export function appOptions(
     ...cursorSecretOption(),
     ...(redis ? { rateLimit: sharedRateLimit(model, redis) } : {}),
     ...(origins.length ? { cors: { origins } } : {}),
-    ...(trustProxy === undefined
-      ? {}
-      : { trustProxy: trustProxy === "none" ? (false as const) : trustProxy }),
+    ...(trustProxy === undefined ? {} : { trustProxy: trustProxy === "none" ? (false as const) : trustProxy }),
   };
 }
 
@@ -419,14 +396,9 @@ function authenticateWith(auth: AuthModule | null, dev: unknown): unknown {
 
 export async function connectRedis(url: string): Promise<RedisClient> {
   const specifier: string = "ioredis";
-  const { Redis } = (await import(specifier)) as {
-    Redis: new (url: string, options: object) => RedisClient & RedisEvents;
-  };
+  const { Redis } = (await import(specifier)) as { Redis: new (url: string, options: object) => RedisClient & RedisEvents };
   // Commands fail fast while Redis is away; the limiter then counts in this instance (rate-limit.ts).
-  const client = new Redis(url, {
-    ...REDIS_CLIENT_OPTIONS,
-    keyPrefix: process.env.CANON_REDIS_PREFIX ?? "canon:",
-  });
+  const client = new Redis(url, { ...REDIS_CLIENT_OPTIONS, keyPrefix: process.env.CANON_REDIS_PREFIX ?? "canon:" });
   // Connection errors are the limiter's to report (one warning per outage), not one line per retry.
   client.on("error", () => {});
   // Redis down is not the service down: without it at start, the instance starts and counts alone until it answers.
@@ -437,10 +409,7 @@ export async function connectRedis(url: string): Promise<RedisClient> {
       resolve(true);
     });
   });
-  if (!ready)
-    process.stderr.write(
-      `canon serve: --redis ${describeRedis(url)} does not answer: counting rate limits in this instance until it does\n`,
-    );
+  if (!ready) process.stderr.write(`canon serve: --redis ${describeRedis(url)} does not answer: counting rate limits in this instance until it does\n`);
   return client;
 }
 
@@ -457,10 +426,7 @@ function describeRedis(url: string): string {
 }
 
 /** The API's own limit (api.yaml `rate_limit`; none: no limit), counted in Redis. */
-function sharedRateLimit(
-  model: ApiModel,
-  redis: RedisClient,
-): { max: number; windowMs: number; redis: unknown } | false {
+function sharedRateLimit(model: ApiModel, redis: RedisClient): { max: number; windowMs: number; redis: unknown } | false {
   const limit = model.rateLimit;
   return limit ? { max: limit.requests, windowMs: limit.perSeconds * 1000, redis } : false;
 }

@@ -18,8 +18,7 @@ export function compareDocuments(oldDoc: Json, newDoc: Json, remember = false): 
 }
 
 function compareServers(a: JsonObject, b: JsonObject): Change[] {
-  const urls = (doc: JsonObject) =>
-    Array.isArray(doc.servers) ? doc.servers.map((s) => String(obj(s).url)) : [];
+  const urls = (doc: JsonObject) => (Array.isArray(doc.servers) ? doc.servers.map((s) => String(obj(s).url)) : []);
   const after = new Set(urls(b));
   return urls(a)
     .filter((url) => !after.has(url))

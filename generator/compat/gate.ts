@@ -53,11 +53,7 @@ export interface GateResult {
  * The text of the published documents in the output folder, by version: from `known` (a `dev`
  * session's), else those in the folder, each taken from `read` when the run has read it already.
  */
-export async function publishedDocuments(
-  out: string,
-  known?: ReadonlyMap<string, string> | null,
-  read?: ReadonlyMap<string, string>,
-): Promise<Map<string, string>> {
+export async function publishedDocuments(out: string, known?: ReadonlyMap<string, string> | null, read?: ReadonlyMap<string, string>): Promise<Map<string, string>> {
   const docs = new Map<string, string>();
   if (known) {
     for (const [file, text] of known) {
@@ -76,10 +72,7 @@ export async function publishedDocuments(
   await Promise.all(
     versions.map(async (v) => {
       try {
-        docs.set(
-          v,
-          read?.get(`${v}/openapi.json`) ?? (await readFile(path.join(out, v, "openapi.json"), "utf8")),
-        );
+        docs.set(v, read?.get(`${v}/openapi.json`) ?? (await readFile(path.join(out, v, "openapi.json"), "utf8")));
       } catch {
         // No document: the version is not published.
       }
@@ -95,15 +88,8 @@ export async function publishedDocuments(
 export async function compatibilityGate(input: GateInput): Promise<GateResult> {
   const engine = Engine.current();
   const published = await publishedDocuments(input.out, input.known, input.read);
-  const fresh = new Map(
-    input.files
-      .filter((f) => /^v[1-9][0-9]*\/openapi\.json$/.test(f.path))
-      .map((f) => [f.path.split("/")[0]!, f.content]),
-  );
-  const latest = Math.max(
-    0,
-    ...input.definitions.versions.map((v) => versionNumber(v.name)).filter((n) => !Number.isNaN(n)),
-  );
+  const fresh = new Map(input.files.filter((f) => /^v[1-9][0-9]*\/openapi\.json$/.test(f.path)).map((f) => [f.path.split("/")[0]!, f.content]));
+  const latest = Math.max(0, ...input.definitions.versions.map((v) => versionNumber(v.name)).filter((n) => !Number.isNaN(n)));
   // Where a break belongs: the first draft when there is one (SPEC §3: a draft is not published), else a new version.
   const firstDraft = input.definitions.versions.find((v) => v.draft && !v.retired)?.name;
   const next = firstDraft ?? `v${latest + 1}`;
@@ -118,18 +104,9 @@ export async function compatibilityGate(input: GateInput): Promise<GateResult> {
     if (content === text) continue;
     // With the digests of its parts, which the run that wrote this very text recorded, the parts
     // that are the same in the new document are taken from it and only the others are parsed.
-    const recorded =
-      engine?.recording && content !== undefined
-        ? (engine.recalledBy(PART_DIGESTS, textDigest(text)) as PartDigestTable | undefined)
-        : undefined;
+    const recorded = engine?.recording && content !== undefined ? (engine.recalledBy(PART_DIGESTS, textDigest(text)) as PartDigestTable | undefined) : undefined;
     const built = recorded && input.documentOf?.(version);
-    const old = parsed(
-      text,
-      () =>
-        (built && typeof built === "object" && !Array.isArray(built)
-          ? publishedDocument(text, recorded, built)
-          : undefined) ?? parseJson(text),
-    );
+    const old = parsed(text, () => (built && typeof built === "object" && !Array.isArray(built) ? publishedDocument(text, recorded, built) : undefined) ?? parseJson(text));
     // A document canon cannot read is no contract to hold to; `check` lists it as differing.
     if (old === undefined) continue;
     // A draft's document was never a contract: it may change in any way, be published, or go.
@@ -154,16 +131,13 @@ export async function compatibilityGate(input: GateInput): Promise<GateResult> {
         continue;
       }
       result.broken.push(version);
-      push(
-        diagnostic("version-removed-early", input.definitions.at("versions"), problem.message, problem.fix),
-      );
+      push(diagnostic("version-removed-early", input.definitions.at("versions"), problem.message, problem.fix));
       continue;
     }
     const now = parsed(content, () => input.documentOf?.(version) ?? parseJson(content));
     if (now === undefined) throw new Error(`canon wrote a ${version}/openapi.json that is not JSON`);
     if (!namesAllReferences(obj(old)) && namesAllReferences(obj(now))) {
-      const at =
-        input.definitions.versions.find((v) => v.name === version)?.at() ?? input.definitions.at("versions");
+      const at = input.definitions.versions.find((v) => v.name === version)?.at() ?? input.definitions.at("versions");
       result.diagnostics.push(
         diagnostic(
           "references-not-compared",
@@ -181,21 +155,13 @@ export async function compatibilityGate(input: GateInput): Promise<GateResult> {
   for (const group of groups(input, breaking)) {
     const versions = versionList([...new Set(group.map((g) => g.version))]);
     const first = representative(group.map((g) => g.change));
-    push(
-      diagnostic(
-        "breaking-change",
-        group.location,
-        breakMessage(group, group.exportFilter),
-        breakFix(versions, next, first, firstDraft !== undefined, group.exportFilter),
-      ),
-    );
+    push(diagnostic("breaking-change", group.location, breakMessage(group, group.exportFilter), breakFix(versions, next, first, firstDraft !== undefined, group.exportFilter)));
   }
   // Each new document's part digests, by its text: the published document of the next run.
   if (engine?.recording) {
     for (const [version, content] of fresh) {
       const doc = input.documentOf?.(version);
-      if (typeof doc === "object" && doc !== null && !Array.isArray(doc))
-        engine.record(PART_DIGESTS, textDigest(content), partDigests(doc));
+      if (typeof doc === "object" && doc !== null && !Array.isArray(doc)) engine.record(PART_DIGESTS, textDigest(content), partDigests(doc));
     }
   }
   return result;
@@ -216,12 +182,7 @@ function parsed(text: string, parse: () => Json | undefined): Json | undefined {
 /** Whether a published document is a draft's (`info.x-canon-draft`, which the OpenAPI emitter writes for `draft: true`). */
 function wasDraft(doc: Json): boolean {
   const info = obj(doc).info;
-  return (
-    typeof info === "object" &&
-    info !== null &&
-    !Array.isArray(info) &&
-    (info as Record<string, Json>)["x-canon-draft"] === true
-  );
+  return typeof info === "object" && info !== null && !Array.isArray(info) && (info as Record<string, Json>)["x-canon-draft"] === true;
 }
 
 /** A document's JSON, or undefined when it is not JSON. */
@@ -252,21 +213,14 @@ function removedVersion(version: string, old: Json, today: string): { message: s
  * Breaks of one kind caused by one definition line, with the same words: one diagnostic for the
  * field that every operation, body and published version shows.
  */
-function groups(
-  input: GateInput,
-  breaks: VersionedChange[],
-): Array<VersionedChange[] & { location: SourceLocation; exportFilter: boolean }> {
+function groups(input: GateInput, breaks: VersionedChange[]): Array<VersionedChange[] & { location: SourceLocation; exportFilter: boolean }> {
   const byKey = new Map<string, VersionedChange[] & { location: SourceLocation; exportFilter: boolean }>();
   for (const b of breaks) {
     const c = b.change;
     const location = locateChange(input.definitions, input.model, b.version, c);
     // A field of an export's filters is one of the list's filters, and is said as one.
     const exportFilter = isExportFilters(input.model, b.version, c);
-    const place = c.schema?.field
-      ? c.schema.field
-      : c.part.in === "parameter"
-        ? c.part.name
-        : `${c.operation?.method} ${pathKey(c.operation?.path ?? "")}`;
+    const place = c.schema?.field ? c.schema.field : c.part.in === "parameter" ? c.part.name : `${c.operation?.method} ${pathKey(c.operation?.path ?? "")}`;
     const key = `${location.file}:${location.line}:${location.column}|${c.kind}|${c.keyword ?? ""}|${place.split(".").pop()}|${c.detail}|${exportFilter}`;
     let group = byKey.get(key);
     if (!group) {

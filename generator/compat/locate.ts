@@ -8,12 +8,7 @@ import type { Change } from "./types.ts";
  * api.yaml when nothing closer exists (a change that comes from canon itself, or from a file
  * that was deleted).
  */
-export function locateChange(
-  defs: Definitions,
-  model: ApiModel,
-  version: string,
-  change: Change,
-): SourceLocation {
+export function locateChange(defs: Definitions, model: ApiModel, version: string, change: Change): SourceLocation {
   const fallback = defs.versions.find((v) => v.name === version)?.at() ?? defs.at("versions");
   if (change.kind === "servers-changed") return defs.at("base_url");
   if (!change.operation) return fallback;
@@ -21,9 +16,7 @@ export function locateChange(
   if (!owner) {
     const exported = exportOwner(defs, model, version, change);
     if (exported) return exported;
-    return /^\/v[0-9]+\/events(\/|$)/.test(change.operation.path) && defs.events
-      ? defs.at("events")
-      : fallback;
+    return /^\/v[0-9]+\/events(\/|$)/.test(change.operation.path) && defs.events ? defs.at("events") : fallback;
   }
   const { resource, action } = owner;
   const key = (name: string) => written(resource, name) ?? resource.at("resource");
@@ -50,7 +43,7 @@ export function locateChange(
       return action ? (written(action, "sets") ?? action.at()) : key("actions");
     case "status-removed":
     case "response-body-removed":
-      return action ? (written(action, "response") ?? action.at()) : key("operations");
+      return action ? written(action, "response") ?? action.at() : key("operations");
   }
   if (change.part.in === "parameter") {
     const { location, name } = change.part;
@@ -71,8 +64,7 @@ export function locateChange(
   const path = change.schema.field;
   if (!path) return container;
   const segments = path.split(".");
-  if (change.kind === "field-renamed" && change.renamedTo)
-    segments[segments.length - 1] = change.renamedTo.split(".").pop()!;
+  if (change.kind === "field-renamed" && change.renamedTo) segments[segments.length - 1] = change.renamedTo.split(".").pop()!;
   const field = findField(model, version, resource, action, segments);
   return field ? optionAt(field, change.keyword) : container;
 }
@@ -81,11 +73,7 @@ export function locateChange(
  * The export whose body's schema `change` is in (`POST /vN/exports`), by the schema names the
  * model gives them: its `filters` (the list's filters) or the rest of its body. Null otherwise.
  */
-function exportSchemaOf(
-  model: ApiModel,
-  version: string,
-  change: Change,
-): { collection: string; part: "filters" | "body" } | null {
+function exportSchemaOf(model: ApiModel, version: string, change: Change): { collection: string; part: "filters" | "body" } | null {
   const name = change.schema?.name;
   if (!name) return null;
   for (const e of model.versions.find((v) => v.name === version)?.exports ?? []) {
@@ -105,17 +93,11 @@ export function isExportFilters(model: ApiModel, version: string, change: Change
  * `sort` and `q`, the `sort` and `search` keys; anything else, the `export` key. Null for any
  * other change.
  */
-function exportOwner(
-  defs: Definitions,
-  model: ApiModel,
-  version: string,
-  change: Change,
-): SourceLocation | null {
+function exportOwner(defs: Definitions, model: ApiModel, version: string, change: Change): SourceLocation | null {
   const exported = exportSchemaOf(model, version, change);
   const resource = exported && defs.resources.find((r) => r.collection === exported.collection);
   if (!exported || !resource) return null;
-  const key = (option: string) =>
-    written(resource, option) ?? written(resource, "export") ?? resource.at("resource");
+  const key = (option: string) => written(resource, option) ?? written(resource, "export") ?? resource.at("resource");
   if (exported.part === "filters") return key("filters");
   const field = change.schema!.field.split(".")[0];
   return field === "sort" ? key("sort") : field === "q" ? key("search") : key("export");
@@ -125,12 +107,7 @@ function exportOwner(
  * The resource (and action) whose route record in `version` has this path and method: an
  * operation the new document still has.
  */
-function routeOwner(
-  defs: Definitions,
-  model: ApiModel,
-  version: string,
-  operation: { method: string; path: string },
-): { resource: ResourceDef; action?: ActionDef } | null {
+function routeOwner(defs: Definitions, model: ApiModel, version: string, operation: { method: string; path: string }): { resource: ResourceDef; action?: ActionDef } | null {
   for (const shown of model.versions.find((v) => v.name === version)?.resources ?? []) {
     const route = shown.routes.find((r) => r.path === operation.path && r.method === operation.method);
     if (!route) continue;
@@ -167,28 +144,13 @@ function written(owner: { at: Locator }, key: string): SourceLocation | undefine
 }
 
 /** A top-level field by the name a version shows, through renames: the storage name is the definition's key. */
-function topField(
-  model: ApiModel,
-  version: string,
-  resource: ResourceDef,
-  name: string,
-): FieldDef | undefined {
-  const shown = model.versions
-    .find((v) => v.name === version)
-    ?.resources.find((r) => r.collection === resource.collection);
+function topField(model: ApiModel, version: string, resource: ResourceDef, name: string): FieldDef | undefined {
+  const shown = model.versions.find((v) => v.name === version)?.resources.find((r) => r.collection === resource.collection);
   const storage = shown?.fields.find((f) => f.name === name)?.storageName ?? name;
-  return (
-    resource.fields.find((f) => f.name === storage) ?? resource.fields.find((f) => f.renamed?.from === name)
-  );
+  return resource.fields.find((f) => f.name === storage) ?? resource.fields.find((f) => f.renamed?.from === name);
 }
 
-function findField(
-  model: ApiModel,
-  version: string,
-  resource: ResourceDef,
-  action: ActionDef | undefined,
-  segments: string[],
-): FieldDef | undefined {
+function findField(model: ApiModel, version: string, resource: ResourceDef, action: ActionDef | undefined, segments: string[]): FieldDef | undefined {
   const [first, ...rest] = segments;
   const name = first!.replace(/\[\]$/g, "");
   let field = action ? action.fields.find((f) => f.name === name) : topField(model, version, resource, name);
@@ -204,20 +166,7 @@ function findField(
   }
 }
 
-const yamlKeys: Record<string, string> = {
-  maxLength: "max_length",
-  minLength: "min_length",
-  maxItems: "max_items",
-  enum: "values",
-  required: "optional",
-  "x-canon-transitions": "transitions",
-  "x-canon-references": "references",
-  "x-canon-on-delete": "on_delete",
-  "x-scale": "scale",
-  "x-precision": "precision",
-  "x-minimum": "minimum",
-  "x-maximum": "maximum",
-};
+const yamlKeys: Record<string, string> = { maxLength: "max_length", minLength: "min_length", maxItems: "max_items", enum: "values", required: "optional", "x-canon-transitions": "transitions", "x-canon-references": "references", "x-canon-on-delete": "on_delete", "x-scale": "scale", "x-precision": "precision", "x-minimum": "minimum", "x-maximum": "maximum" };
 
 /** The option that changed, when the definition writes it; else the field's key. */
 function optionAt(field: FieldDef, keyword: string | undefined): SourceLocation {

@@ -26,16 +26,8 @@ export function endpoints(doc: JsonObject): Endpoint[] {
       const operation = obj(item)[method];
       if (operation === undefined) continue;
       const o = obj(operation);
-      const operationId =
-        typeof o.operationId === "string" ? o.operationId : `${method.toUpperCase()} ${path}`;
-      out.push({
-        method,
-        path,
-        key: `${method} ${pathKey(path)}`,
-        pointer: child("#/paths", path, method),
-        operation: o,
-        ref: { method, path, operationId },
-      });
+      const operationId = typeof o.operationId === "string" ? o.operationId : `${method.toUpperCase()} ${path}`;
+      out.push({ method, path, key: `${method} ${pathKey(path)}`, pointer: child("#/paths", path, method), operation: o, ref: { method, path, operationId } });
     }
   }
   return out;
@@ -50,11 +42,7 @@ function isActionPath(e: Endpoint): boolean {
  * Operations removed and added, and the changes of every operation in both documents. With a
  * memo (remembered.ts), the changes of the operations at a path it remembers are taken from it.
  */
-export function compareOperations(
-  oldDoc: JsonObject,
-  newDoc: JsonObject,
-  remembered: OperationMemo | null = null,
-): Change[] {
+export function compareOperations(oldDoc: JsonObject, newDoc: JsonObject, remembered: OperationMemo | null = null): Change[] {
   const out: Change[] = [];
   const slot = (name: string, key: string, find: () => Change[]) => {
     const known = remembered?.changes(name, key);
@@ -77,42 +65,15 @@ export function compareOperations(
       if (match) return compareOperation(oldDoc, newDoc, e, match, memo, components);
       const pathGone = !newPaths.has(pathKey(e.path));
       const kind = !pathGone ? "operation-removed" : isActionPath(e) ? "action-removed" : "path-removed";
-      const subject =
-        kind === "operation-removed"
-          ? `${e.method.toUpperCase()} ${e.path}`
-          : kind === "action-removed"
-            ? `the action ${e.path}`
-            : `the path ${e.path}`;
-      return [
-        worded({
-          kind,
-          breaking: true,
-          operation: e.ref,
-          part: { in: "operation" },
-          field: "",
-          pointer: e.pointer,
-          subject,
-          detail: "was removed",
-        }),
-      ];
+      const subject = kind === "operation-removed" ? `${e.method.toUpperCase()} ${e.path}` : kind === "action-removed" ? `the action ${e.path}` : `the path ${e.path}`;
+      return [worded({ kind, breaking: true, operation: e.ref, part: { in: "operation" }, field: "", pointer: e.pointer, subject, detail: "was removed" })];
     });
   }
   for (const e of after) {
     if (oldKeys.has(e.key)) continue;
     slot(`after ${e.key}`, pathOf(e.key), () => {
       const subject = `${e.method.toUpperCase()} ${e.path}`;
-      return [
-        worded({
-          kind: "operation-added",
-          breaking: false,
-          operation: e.ref,
-          part: { in: "operation" },
-          field: "",
-          pointer: e.pointer,
-          subject,
-          detail: "is new",
-        }),
-      ];
+      return [worded({ kind: "operation-added", breaking: false, operation: e.ref, part: { in: "operation" }, field: "", pointer: e.pointer, subject, detail: "is new" })];
     });
   }
   remembered?.finish();
@@ -130,26 +91,10 @@ function compareOperation(
   const out: Change[] = [];
   const add: Add = (part, c) => out.push(worded({ ...c, operation: b.ref, part }));
   const schemas: Schemas = (part, direction, x, y, px, py) =>
-    compareSchemas(
-      { oldDoc, newDoc, memo, components, direction, root: rootOf(part), report: (c) => add(part, c) },
-      x,
-      y,
-      px,
-      py,
-    );
+    compareSchemas({ oldDoc, newDoc, memo, components, direction, root: rootOf(part), report: (c) => add(part, c) }, x, y, px, py);
 
   if (a.operation.deprecated !== true && b.operation.deprecated === true) {
-    add(
-      { in: "operation" },
-      {
-        kind: "operation-deprecated",
-        breaking: false,
-        field: "",
-        pointer: b.pointer,
-        subject: "the operation",
-        detail: "is deprecated",
-      },
-    );
+    add({ in: "operation" }, { kind: "operation-deprecated", breaking: false, field: "", pointer: b.pointer, subject: "the operation", detail: "is deprecated" });
   }
   compareRequires(a, b, add);
   compareSets(newDoc, a, b, add);
@@ -168,39 +113,19 @@ function compareOperation(
  * listed or a requirement gone only accepts more.
  */
 function compareRequires(a: Endpoint, b: Endpoint, add: Add): void {
-  const listed = (e: Endpoint) =>
-    new Map(
-      Object.entries(obj(e.operation["x-canon-requires"])).map(([f, v]) => [f, Array.isArray(v) ? v : []]),
-    );
+  const listed = (e: Endpoint) => new Map(Object.entries(obj(e.operation["x-canon-requires"])).map(([f, v]) => [f, Array.isArray(v) ? v : []]));
   const before = listed(a);
   const after = listed(b);
   const change = (kind: "requires-added" | "requires-removed", field: string, detail: string) =>
-    add(
-      { in: "operation" },
-      {
-        kind,
-        breaking: kind === "requires-added",
-        field: "",
-        keyword: "x-canon-requires",
-        pointer: child(b.pointer, "x-canon-requires"),
-        subject: "the action",
-        detail: `${detail} of ${JSON.stringify(field)}`,
-      },
-    );
+    add({ in: "operation" }, { kind, breaking: kind === "requires-added", field: "", keyword: "x-canon-requires", pointer: child(b.pointer, "x-canon-requires"), subject: "the action", detail: `${detail} of ${JSON.stringify(field)}` });
   for (const [field, values] of after) {
     const was = before.get(field);
-    const newly =
-      was === undefined
-        ? values
-        : was.filter((v) => !values.some((x) => JSON.stringify(x) === JSON.stringify(v)));
-    if (was === undefined)
-      change("requires-added", field, `now requires ${values.map((v) => JSON.stringify(v)).join(", ")}`);
-    else if (newly.length)
-      change("requires-added", field, `no longer takes ${newly.map((v) => JSON.stringify(v)).join(", ")}`);
+    const newly = was === undefined ? values : was.filter((v) => !values.some((x) => JSON.stringify(x) === JSON.stringify(v)));
+    if (was === undefined) change("requires-added", field, `now requires ${values.map((v) => JSON.stringify(v)).join(", ")}`);
+    else if (newly.length) change("requires-added", field, `no longer takes ${newly.map((v) => JSON.stringify(v)).join(", ")}`);
     else if (values.length > was.length) change("requires-removed", field, "takes more values");
   }
-  for (const field of before.keys())
-    if (!after.has(field)) change("requires-removed", field, "no longer requires values");
+  for (const field of before.keys()) if (!after.has(field)) change("requires-removed", field, "no longer requires values");
 }
 
 /**
@@ -210,23 +135,11 @@ function compareRequires(a: Endpoint, b: Endpoint, add: Add): void {
  * new `requires`. On a field without a machine, or a set removed, the action refuses nothing new.
  */
 function compareSets(newDoc: JsonObject, a: Endpoint, b: Endpoint, add: Add): void {
-  const sets = (e: Endpoint) =>
-    new Map(Object.entries(obj(e.operation["x-canon-sets"])).map(([f, v]) => [f, JSON.stringify(v)]));
+  const sets = (e: Endpoint) => new Map(Object.entries(obj(e.operation["x-canon-sets"])).map(([f, v]) => [f, JSON.stringify(v)]));
   const before = sets(a);
   const after = sets(b);
   const change = (kind: "sets-added" | "sets-removed", breaking: boolean, detail: string) =>
-    add(
-      { in: "operation" },
-      {
-        kind,
-        breaking,
-        field: "",
-        keyword: "x-canon-sets",
-        pointer: child(b.pointer, "x-canon-sets"),
-        subject: "the action",
-        detail,
-      },
-    );
+    add({ in: "operation" }, { kind, breaking, field: "", keyword: "x-canon-sets", pointer: child(b.pointer, "x-canon-sets"), subject: "the action", detail });
   for (const [field, value] of after) {
     const was = before.get(field);
     if (was === value) continue;
@@ -234,8 +147,7 @@ function compareSets(newDoc: JsonObject, a: Endpoint, b: Endpoint, add: Add): vo
     const what = `${was === undefined ? "now sets" : "sets another value of"} ${JSON.stringify(field)} (${value})`;
     change("sets-added", machine, machine ? `${what}, which its transitions may refuse` : what);
   }
-  for (const field of before.keys())
-    if (!after.has(field)) change("sets-removed", false, `no longer sets ${JSON.stringify(field)}`);
+  for (const field of before.keys()) if (!after.has(field)) change("sets-removed", false, `no longer sets ${JSON.stringify(field)}`);
 }
 
 /** Whether the record an action acts on (`GET` of the path above the action's) has a state machine on `field`. */
@@ -252,20 +164,9 @@ type Raw = Omit<SchemaChange, "text">;
 type Add = (part: Part, c: Raw) => void;
 
 function rootOf(part: Part): string {
-  return part.in === "parameter"
-    ? `${part.location} parameter "${part.name}"`
-    : part.in === "request"
-      ? "the request body"
-      : "the response body";
+  return part.in === "parameter" ? `${part.location} parameter "${part.name}"` : part.in === "request" ? "the request body" : "the response body";
 }
-type Schemas = (
-  part: Part,
-  direction: Direction,
-  x: Json | undefined,
-  y: Json | undefined,
-  px: string,
-  py: string,
-) => void;
+type Schemas = (part: Part, direction: Direction, x: Json | undefined, y: Json | undefined, px: string, py: string) => void;
 
 function listSchema(doc: JsonObject, e: Endpoint): Json | undefined {
   if (e.method !== "get") return undefined;
@@ -312,9 +213,7 @@ function sortKeys(doc: JsonObject, e: Endpoint): { keys: Set<string>; pointer: s
   for (const p of parameters(doc, e).values()) {
     if (p.location !== "query" || p.name !== "sort") continue;
     const items = resolve(doc, resolve(doc, p.node.schema, "#").node.items, "#").node;
-    const values = Array.isArray(items.enum)
-      ? items.enum.filter((v): v is string => typeof v === "string")
-      : [];
+    const values = Array.isArray(items.enum) ? items.enum.filter((v): v is string => typeof v === "string") : [];
     return { keys: new Set(values.filter((v) => !v.startsWith("-"))), pointer: p.pointer };
   }
   return null;
@@ -325,11 +224,7 @@ function itemEnum(doc: JsonObject, e: Endpoint, field: string): Json[] | null {
   const page = resolve(doc, listSchema(doc, e), "#").node;
   const items = resolve(doc, obj(resolve(doc, obj(page.properties).data, "#").node).items, "#").node;
   const property = resolve(doc, obj(items.properties)[field], "#").node;
-  const variants = Array.isArray(property.anyOf)
-    ? property.anyOf
-    : Array.isArray(property.oneOf)
-      ? property.oneOf
-      : [property];
+  const variants = Array.isArray(property.anyOf) ? property.anyOf : Array.isArray(property.oneOf) ? property.oneOf : [property];
   for (const variant of variants) {
     const node = resolve(doc, variant, "#").node;
     if (Array.isArray(node.enum)) return node.enum.filter((v) => v !== null);
@@ -373,15 +268,7 @@ function parameters(doc: JsonObject, e: Endpoint): Map<string, Parameter> {
   return out;
 }
 
-function compareParameters(
-  oldDoc: JsonObject,
-  newDoc: JsonObject,
-  a: Endpoint,
-  b: Endpoint,
-  paginationChanged: boolean,
-  add: Add,
-  schemas: Schemas,
-): void {
+function compareParameters(oldDoc: JsonObject, newDoc: JsonObject, a: Endpoint, b: Endpoint, paginationChanged: boolean, add: Add, schemas: Schemas): void {
   const before = parameters(oldDoc, a);
   const after = parameters(newDoc, b);
   const skip = (key: string) => paginationChanged && paginationParameters.has(key);
@@ -390,166 +277,65 @@ function compareParameters(
     const label = `${p.location} parameter "${p.name}"`;
     const match = after.get(key);
     if (!match) {
-      if (!skip(key))
-        add(part, {
-          kind: "parameter-removed",
-          breaking: true,
-          field: "",
-          pointer: p.pointer,
-          subject: label,
-          detail: "was removed",
-        });
+      if (!skip(key)) add(part, { kind: "parameter-removed", breaking: true, field: "", pointer: p.pointer, subject: label, detail: "was removed" });
       continue;
     }
     if (p.node.required !== true && match.node.required === true) {
-      add(part, {
-        kind: "parameter-required",
-        breaking: true,
-        field: "",
-        keyword: "required",
-        pointer: p.pointer,
-        subject: label,
-        detail: "is now required",
-      });
+      add(part, { kind: "parameter-required", breaking: true, field: "", keyword: "required", pointer: p.pointer, subject: label, detail: "is now required" });
     }
-    if (!skip(key))
-      schemas(
-        part,
-        "input",
-        p.node.schema,
-        match.node.schema,
-        child(p.pointer, "schema"),
-        child(match.pointer, "schema"),
-      );
+    if (!skip(key)) schemas(part, "input", p.node.schema, match.node.schema, child(p.pointer, "schema"), child(match.pointer, "schema"));
   }
   for (const [key, p] of after) {
     if (before.has(key) || skip(key)) continue;
     const required = p.node.required === true;
     add(
       { in: "parameter", location: p.location, name: p.name },
-      {
-        kind: "parameter-added",
-        breaking: required,
-        field: "",
-        pointer: p.pointer,
-        subject: `${p.location} parameter "${p.name}"`,
-        detail: `is new and ${required ? "required" : "optional"}`,
-      },
+      { kind: "parameter-added", breaking: required, field: "", pointer: p.pointer, subject: `${p.location} parameter "${p.name}"`, detail: `is new and ${required ? "required" : "optional"}` },
     );
   }
 }
 
-function compareRequestBody(
-  oldDoc: JsonObject,
-  newDoc: JsonObject,
-  a: Endpoint,
-  b: Endpoint,
-  add: Add,
-  schemas: Schemas,
-): void {
+function compareRequestBody(oldDoc: JsonObject, newDoc: JsonObject, a: Endpoint, b: Endpoint, add: Add, schemas: Schemas): void {
   const part: Part = { in: "request" };
-  const x =
-    a.operation.requestBody === undefined
-      ? null
-      : resolve(oldDoc, a.operation.requestBody, child(a.pointer, "requestBody"));
-  const y =
-    b.operation.requestBody === undefined
-      ? null
-      : resolve(newDoc, b.operation.requestBody, child(b.pointer, "requestBody"));
+  const x = a.operation.requestBody === undefined ? null : resolve(oldDoc, a.operation.requestBody, child(a.pointer, "requestBody"));
+  const y = b.operation.requestBody === undefined ? null : resolve(newDoc, b.operation.requestBody, child(b.pointer, "requestBody"));
   if (!x && !y) return;
   if (!x) {
     const required = y!.node.required === true;
-    add(part, {
-      kind: "request-body-added",
-      breaking: required,
-      field: "",
-      pointer: y!.pointer,
-      subject: "a request body",
-      detail: `is ${required ? "required" : "accepted"}`,
-    });
+    add(part, { kind: "request-body-added", breaking: required, field: "", pointer: y!.pointer, subject: "a request body", detail: `is ${required ? "required" : "accepted"}` });
     return;
   }
   if (!y) {
-    add(part, {
-      kind: "request-body-removed",
-      breaking: true,
-      field: "",
-      pointer: x.pointer,
-      subject: "the request body",
-      detail: "is no longer accepted",
-    });
+    add(part, { kind: "request-body-removed", breaking: true, field: "", pointer: x.pointer, subject: "the request body", detail: "is no longer accepted" });
     return;
   }
   if (x.node.required !== true && y.node.required === true) {
-    add(part, {
-      kind: "request-body-required",
-      breaking: true,
-      field: "",
-      pointer: x.pointer,
-      subject: "the request body",
-      detail: "is now required",
-    });
+    add(part, { kind: "request-body-required", breaking: true, field: "", pointer: x.pointer, subject: "the request body", detail: "is now required" });
   }
   compareContent(add, schemas, part, "input", x, y);
 }
 
-function compareContent(
-  add: Add,
-  schemas: Schemas,
-  part: Part,
-  direction: Direction,
-  x: { node: JsonObject; pointer: string },
-  y: { node: JsonObject; pointer: string },
-): void {
+function compareContent(add: Add, schemas: Schemas, part: Part, direction: Direction, x: { node: JsonObject; pointer: string }, y: { node: JsonObject; pointer: string }): void {
   const before = obj(x.node.content);
   const after = obj(y.node.content);
   for (const [media, value] of Object.entries(before)) {
     const pointer = child(x.pointer, "content", media);
     if (!(media in after)) {
-      add(part, {
-        kind: "media-type-removed",
-        breaking: true,
-        field: "",
-        pointer,
-        subject: media,
-        detail: `is no longer ${direction === "input" ? "accepted" : "answered"}`,
-      });
+      add(part, { kind: "media-type-removed", breaking: true, field: "", pointer, subject: media, detail: `is no longer ${direction === "input" ? "accepted" : "answered"}` });
       continue;
     }
-    schemas(
-      part,
-      direction,
-      obj(value).schema,
-      obj(after[media]).schema,
-      child(pointer, "schema"),
-      child(y.pointer, "content", media, "schema"),
-    );
+    schemas(part, direction, obj(value).schema, obj(after[media]).schema, child(pointer, "schema"), child(y.pointer, "content", media, "schema"));
   }
 }
 
-function compareResponses(
-  oldDoc: JsonObject,
-  newDoc: JsonObject,
-  a: Endpoint,
-  b: Endpoint,
-  paginationChanged: boolean,
-  add: Add,
-  schemas: Schemas,
-): void {
+function compareResponses(oldDoc: JsonObject, newDoc: JsonObject, a: Endpoint, b: Endpoint, paginationChanged: boolean, add: Add, schemas: Schemas): void {
   const before = obj(a.operation.responses);
   const after = obj(b.operation.responses);
   for (const [status, value] of Object.entries(before)) {
     const part: Part = { in: "response", status };
     const x = resolve(oldDoc, value, child(a.pointer, "responses", status));
     if (!(status in after)) {
-      add(part, {
-        kind: "status-removed",
-        breaking: true,
-        field: "",
-        pointer: x.pointer,
-        subject: `status ${status}`,
-        detail: "is no longer answered",
-      });
+      add(part, { kind: "status-removed", breaking: true, field: "", pointer: x.pointer, subject: `status ${status}`, detail: "is no longer answered" });
       continue;
     }
     const y = resolve(newDoc, after[status], child(b.pointer, "responses", status));
@@ -557,14 +343,7 @@ function compareResponses(
     const hadBody = Object.keys(obj(x.node.content)).length > 0;
     const hasBody = Object.keys(obj(y.node.content)).length > 0;
     if (hadBody && !hasBody) {
-      add(part, {
-        kind: "response-body-removed",
-        breaking: true,
-        field: "",
-        pointer: x.pointer,
-        subject: `status ${status}`,
-        detail: "no longer has a body",
-      });
+      add(part, { kind: "response-body-removed", breaking: true, field: "", pointer: x.pointer, subject: `status ${status}`, detail: "no longer has a body" });
       continue;
     }
     if (paginationChanged && status === "200") continue;
@@ -572,51 +351,19 @@ function compareResponses(
   }
   for (const status of Object.keys(after)) {
     if (status in before) continue;
-    add(
-      { in: "response", status },
-      {
-        kind: "status-added",
-        breaking: false,
-        field: "",
-        pointer: child(b.pointer, "responses", status),
-        subject: `status ${status}`,
-        detail: "is new",
-      },
-    );
+    add({ in: "response", status }, { kind: "status-added", breaking: false, field: "", pointer: child(b.pointer, "responses", status), subject: `status ${status}`, detail: "is new" });
   }
 }
 
-function compareHeaders(
-  add: Add,
-  part: Part,
-  x: { node: JsonObject; pointer: string },
-  y: { node: JsonObject; pointer: string },
-): void {
-  const names = (h: JsonObject) =>
-    Object.keys(obj(h.headers)).filter((n) => !lifecycleHeaders.has(n.toLowerCase()));
+function compareHeaders(add: Add, part: Part, x: { node: JsonObject; pointer: string }, y: { node: JsonObject; pointer: string }): void {
+  const names = (h: JsonObject) => Object.keys(obj(h.headers)).filter((n) => !lifecycleHeaders.has(n.toLowerCase()));
   const before = names(x.node);
   const after = new Set(names(y.node));
   for (const n of before) {
-    if (!after.has(n))
-      add(part, {
-        kind: "header-removed",
-        breaking: true,
-        field: "",
-        pointer: child(x.pointer, "headers", n),
-        subject: `header ${n}`,
-        detail: "is no longer sent",
-      });
+    if (!after.has(n)) add(part, { kind: "header-removed", breaking: true, field: "", pointer: child(x.pointer, "headers", n), subject: `header ${n}`, detail: "is no longer sent" });
   }
   const had = new Set(before);
   for (const n of after) {
-    if (!had.has(n))
-      add(part, {
-        kind: "header-added",
-        breaking: false,
-        field: "",
-        pointer: child(y.pointer, "headers", n),
-        subject: `header ${n}`,
-        detail: "is new",
-      });
+    if (!had.has(n)) add(part, { kind: "header-added", breaking: false, field: "", pointer: child(y.pointer, "headers", n), subject: `header ${n}`, detail: "is new" });
   }
 }

@@ -38,8 +38,7 @@ function collect(doc: JsonObject): DocumentParts {
   for (const key of shared) keyed.delete(key);
   const components = new Map<string, Json>();
   for (const [kind, named] of Object.entries(objectOr(doc.components) ?? {})) {
-    for (const [name, value] of Object.entries(objectOr(named) ?? {}))
-      components.set(componentPointer(kind, name), value);
+    for (const [name, value] of Object.entries(objectOr(named) ?? {})) components.set(componentPointer(kind, name), value);
   }
   return { paths, keyed, components };
 }
@@ -88,12 +87,7 @@ export class Sameness {
     this.active.add(pointer);
     // The new document's references: where the two are equal, so are their references.
     const refs = y === undefined ? null : refsOf(y);
-    const same =
-      x !== undefined &&
-      y !== undefined &&
-      this.equal(x, y) &&
-      refs !== null &&
-      refs.every((r) => this.component(r));
+    const same = x !== undefined && y !== undefined && this.equal(x, y) && refs !== null && refs.every((r) => this.component(r));
     this.active.delete(pointer);
     this.components.set(pointer, same);
     return same;
@@ -201,10 +195,7 @@ function refsOf(value: Json): string[] | null {
 }
 
 function known(): { digests: WeakMap<object, string>; refs: WeakMap<object, string[] | null> } {
-  return engineState("json digests", () => ({
-    digests: new WeakMap<object, string>(),
-    refs: new WeakMap<object, string[] | null>(),
-  }));
+  return engineState("json digests", () => ({ digests: new WeakMap<object, string>(), refs: new WeakMap<object, string[] | null>() }));
 }
 
 function remember(value: Json & object): Digested {
@@ -216,10 +207,7 @@ function remember(value: Json & object): Digested {
 /** A value's digest and `$ref` targets, computed (see `partDigestOf`). */
 export function digested(value: Json): Digested {
   const text = JSON.stringify(value);
-  return {
-    digest: createHash("sha256").update(text).digest("base64url"),
-    refs: refsIn(text) ?? componentRefs(value),
-  };
+  return { digest: createHash("sha256").update(text).digest("base64url"), refs: refsIn(text) ?? componentRefs(value) };
 }
 
 /**
@@ -281,6 +269,7 @@ export function partDigests(doc: JsonObject): PartDigestTable {
   return table;
 }
 
+
 /**
  * The `$ref` targets in a compact JSON text, read from the text: in JSON.stringify's output a
  * `$ref` key is the only place where `{"$ref":` or `,"$ref":` occurs (in a string, a quote is
@@ -305,12 +294,7 @@ function componentRefs(value: Json): string[] | null {
   if (typeof value !== "object" || value === null) return [];
   let refs: string[] | null = [];
   for (const [key, inner] of Object.entries(value)) {
-    const found: string[] | null =
-      key === "$ref" && typeof inner === "string"
-        ? COMPONENT.test(inner)
-          ? [inner]
-          : null
-        : componentRefs(inner);
+    const found: string[] | null = key === "$ref" && typeof inner === "string" ? (COMPONENT.test(inner) ? [inner] : null) : componentRefs(inner);
     if (found === null) {
       refs = null;
       break;

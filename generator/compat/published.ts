@@ -11,11 +11,7 @@ import type { Json, JsonObject } from "./types.ts";
  * two equal), at a fraction of the cost when one resource changed: it is undefined when the text
  * is not laid out as that writer lays it out.
  */
-export function publishedDocument(
-  text: string,
-  table: PartDigestTable,
-  now: JsonObject,
-): JsonObject | undefined {
+export function publishedDocument(text: string, table: PartDigestTable, now: JsonObject): JsonObject | undefined {
   const top = members(text, 0, text.trimEnd().length, 2);
   if (!top) return undefined;
   const parts = documentParts(now);
@@ -27,10 +23,7 @@ export function publishedDocument(
       const items: JsonObject = {};
       for (const path of paths) {
         const item = parts.paths.get(path.key);
-        items[path.key] =
-          item && sameOperations(item, table.operations[path.key])
-            ? item
-            : (JSON.parse(text.slice(path.start, path.end)) as Json);
+        items[path.key] = item && sameOperations(item, table.operations[path.key]) ? item : (JSON.parse(text.slice(path.start, path.end)) as Json);
       }
       doc.paths = items;
     } else if (key === "components") {
@@ -45,10 +38,7 @@ export function publishedDocument(
           const pointer = componentPointer(kind.key, component.key);
           const value = parts.components.get(pointer);
           const digest = table.components[pointer];
-          values[component.key] =
-            value !== undefined && digest !== undefined && partDigestOf(value) === digest
-              ? value
-              : (JSON.parse(text.slice(component.start, component.end)) as Json);
+          values[component.key] = value !== undefined && digest !== undefined && partDigestOf(value) === digest ? value : (JSON.parse(text.slice(component.start, component.end)) as Json);
         }
         components[kind.key] = values;
       }
@@ -65,10 +55,7 @@ function sameOperations(item: JsonObject, recorded: Record<string, string> | und
   if (!recorded) return false;
   const methods = Object.keys(item);
   const before = Object.keys(recorded);
-  return (
-    methods.length === before.length &&
-    methods.every((m, i) => m === before[i] && partDigestOf(item[m]!) === recorded[m])
-  );
+  return methods.length === before.length && methods.every((m, i) => m === before[i] && partDigestOf(item[m]!) === recorded[m]);
 }
 
 /**
@@ -78,12 +65,7 @@ function sameOperations(item: JsonObject, recorded: Record<string, string> | und
  * one of these members' keys (deeper lines are indented further, and the lines that close a
  * member's value start with a bracket). Undefined when the text is not laid out so.
  */
-function members(
-  text: string,
-  start: number,
-  end: number,
-  indent: number,
-): Array<{ key: string; start: number; end: number }> | undefined {
+function members(text: string, start: number, end: number, indent: number): Array<{ key: string; start: number; end: number }> | undefined {
   if (text.slice(start, end) === "{}") return [];
   const marker = `\n${" ".repeat(indent)}"`;
   const closing = `\n${" ".repeat(indent - 2)}}`;

@@ -56,13 +56,9 @@ export function operationMemo(oldDoc: JsonObject, newDoc: JsonObject): Operation
   // records read): the digests of every part of both documents raise a first run's peak memory
   // at N = 1000 by a fifth, and a first run is followed by a check or a generate that records them.
   const engine = Engine.current();
-  const digests =
-    engine?.recording && engine.recalling ? { a: new PartDigests(now.a), b: new PartDigests(now.b) } : null;
+  const digests = engine?.recording && engine.recalling ? { a: new PartDigests(now.a), b: new PartDigests(now.b) } : null;
   const pairDigest = createHash("sha256").update(name).digest("base64url");
-  const recorded =
-    engine && digests
-      ? (engine.recalledBy(RECORD, pairDigest) as Record<string, Record<string, Change[]>> | undefined)
-      : undefined;
+  const recorded = engine && digests ? (engine.recalledBy(RECORD, pairDigest) as Record<string, Record<string, Change[]>> | undefined) : undefined;
   const keyDigests = new Map<string, string | null>();
   const digestOf = (key: string): string | null => {
     const paths = pair(key);
@@ -71,13 +67,7 @@ export function operationMemo(oldDoc: JsonObject, newDoc: JsonObject): Operation
     if (digest === undefined) {
       const a = digests.a.path(paths[0]);
       const b = digests.b.path(paths[1]);
-      keyDigests.set(
-        key,
-        (digest =
-          a && b
-            ? createHash("sha256").update([key, paths[0], paths[1], a, b].join("\0")).digest("base64url")
-            : null),
-      );
+      keyDigests.set(key, (digest = a && b ? createHash("sha256").update([key, paths[0], paths[1], a, b].join("\0")).digest("base64url") : null));
     }
     return digest;
   };
@@ -86,15 +76,7 @@ export function operationMemo(oldDoc: JsonObject, newDoc: JsonObject): Operation
     if (reused.has(key)) return reused.get(key);
     const paths = pair(key);
     let slots = last?.found.get(key);
-    if (
-      !paths ||
-      !last ||
-      !sameA ||
-      !sameB ||
-      last.a.keyed.get(key) !== paths[0] ||
-      last.b.keyed.get(key) !== paths[1]
-    )
-      slots = undefined;
+    if (!paths || !last || !sameA || !sameB || last.a.keyed.get(key) !== paths[0] || last.b.keyed.get(key) !== paths[1]) slots = undefined;
     else if (slots && !(sameA.path(paths[0]) && sameB.path(paths[1]))) slots = undefined;
     if (!slots && recorded) {
       const digest = digestOf(key);
@@ -119,8 +101,7 @@ export function operationMemo(oldDoc: JsonObject, newDoc: JsonObject): Operation
     },
     finish() {
       // Every key with a path in both documents was compared in full or taken: all its endpoints are known.
-      for (const key of now.b.keyed.keys())
-        if (pair(key) && !now.found.has(key)) now.found.set(key, new Map());
+      for (const key of now.b.keyed.keys()) if (pair(key) && !now.found.has(key)) now.found.set(key, new Map());
       if (engine && digests) {
         const changes: Record<string, Record<string, Change[]>> = {};
         for (const [key, slots] of now.found) {

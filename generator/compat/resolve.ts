@@ -21,10 +21,7 @@ export interface Located {
 
 /** `#/a/b~1c` → the node, or undefined; remembered by the document in the run's engine. */
 export function atPointer(doc: JsonObject, pointer: string): Json | undefined {
-  const pointerCache = engineState(
-    "json pointers",
-    () => new WeakMap<JsonObject, Map<string, Json | undefined>>(),
-  );
+  const pointerCache = engineState("json pointers", () => new WeakMap<JsonObject, Map<string, Json | undefined>>());
   let cache = pointerCache.get(doc);
   if (!cache) pointerCache.set(doc, (cache = new Map()));
   if (cache.has(pointer)) return cache.get(pointer);
@@ -45,12 +42,7 @@ function lookup(doc: JsonObject, pointer: string): Json | undefined {
 }
 
 /** Follows `$ref`s (at most 20) from a node; keeps the pointer and component of the last target. */
-export function resolve(
-  doc: JsonObject,
-  value: Json | undefined,
-  pointer: string,
-  component?: string,
-): Located {
+export function resolve(doc: JsonObject, value: Json | undefined, pointer: string, component?: string): Located {
   let node = obj(value);
   let at = pointer;
   let name = component;
@@ -86,9 +78,7 @@ export function typesOf(schema: JsonObject): { types: string[]; nullable: boolea
 export function sameJson(a: Json | undefined, b: Json | undefined): boolean {
   if (a === b) return true;
   if (Array.isArray(a) || Array.isArray(b)) {
-    return (
-      Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => sameJson(x, b[i]))
-    );
+    return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => sameJson(x, b[i]));
   }
   if (!isObject(a) || !isObject(b)) return false;
   const ka = Object.keys(a);
@@ -137,22 +127,10 @@ function roleOf(key: string, value: Json): Role {
  * other. Answers for referenced components are kept in `memo`, so each pair of components is
  * compared once per pair of documents.
  */
-export function identical(
-  oldDoc: JsonObject,
-  newDoc: JsonObject,
-  a: Json | undefined,
-  b: Json | undefined,
-  memo: Map<string, boolean>,
-  role: Role = "schema",
-): boolean {
+export function identical(oldDoc: JsonObject, newDoc: JsonObject, a: Json | undefined, b: Json | undefined, memo: Map<string, boolean>, role: Role = "schema"): boolean {
   if (role === "data") return sameJson(a, b);
   if (role === "schemas") {
-    return (
-      Array.isArray(a) &&
-      Array.isArray(b) &&
-      a.length === b.length &&
-      a.every((x, i) => identical(oldDoc, newDoc, x, b[i], memo))
-    );
+    return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => identical(oldDoc, newDoc, x, b[i], memo));
   }
   if (role === "names") {
     if (!isObject(a) || !isObject(b)) return sameJson(a, b);
@@ -167,13 +145,7 @@ export function identical(
     const known = memo.get(key);
     if (known !== undefined) return known;
     memo.set(key, true); // a cycle compares as equal on its way back
-    const answer = identical(
-      oldDoc,
-      newDoc,
-      resolve(oldDoc, a, "#").node,
-      resolve(newDoc, b, "#").node,
-      memo,
-    );
+    const answer = identical(oldDoc, newDoc, resolve(oldDoc, a, "#").node, resolve(newDoc, b, "#").node, memo);
     memo.set(key, answer);
     return answer;
   }
@@ -187,12 +159,7 @@ export function identical(
   const ka = Object.keys(a).filter((k) => !ANNOTATIONS.has(k));
   const kb = Object.keys(b).filter((k) => !ANNOTATIONS.has(k));
   if (ka.length !== kb.length) return false;
-  return ka.every(
-    (k) =>
-      Object.hasOwn(b, k) &&
-      !ANNOTATIONS.has(k) &&
-      identical(oldDoc, newDoc, a[k], b[k], memo, roleOf(k, a[k]!)),
-  );
+  return ka.every((k) => Object.hasOwn(b, k) && !ANNOTATIONS.has(k) && identical(oldDoc, newDoc, a[k], b[k], memo, roleOf(k, a[k]!)));
 }
 
 /** Text of a value for messages. */

@@ -1,14 +1,4 @@
-import {
-  child,
-  identical,
-  isObject,
-  obj,
-  resolve,
-  sameJson,
-  show,
-  typesOf,
-  type Located,
-} from "./resolve.ts";
+import { child, identical, isObject, obj, resolve, sameJson, show, typesOf, type Located } from "./resolve.ts";
 import type { Change, Json, JsonObject } from "./types.ts";
 import { compareDecimals, decimalParts } from "../../runtime/decimal.ts";
 
@@ -50,13 +40,7 @@ interface Place {
   schema?: { name: string; field: string };
 }
 
-export function compareSchemas(
-  ctx: SchemaContext,
-  oldValue: Json | undefined,
-  newValue: Json | undefined,
-  oldPointer: string,
-  newPointer: string,
-): void {
+export function compareSchemas(ctx: SchemaContext, oldValue: Json | undefined, newValue: Json | undefined, oldPointer: string, newPointer: string): void {
   walk(ctx, oldValue, newValue, { oldPointer, newPointer, field: "" }, new Set());
 }
 
@@ -64,18 +48,8 @@ const upperLimits = ["maxLength", "maximum", "exclusiveMaximum", "maxItems", "ma
 const lowerLimits = ["minLength", "minimum", "exclusiveMinimum", "minItems", "minProperties"];
 const compositions = ["oneOf", "anyOf", "allOf"];
 
-function walk(
-  ctx: SchemaContext,
-  oldValue: Json | undefined,
-  newValue: Json | undefined,
-  place: Place,
-  seen: Set<string>,
-): void {
-  const viaRef =
-    isObject(oldValue) &&
-    typeof oldValue.$ref === "string" &&
-    isObject(newValue) &&
-    typeof newValue.$ref === "string";
+function walk(ctx: SchemaContext, oldValue: Json | undefined, newValue: Json | undefined, place: Place, seen: Set<string>): void {
+  const viaRef = isObject(oldValue) && typeof oldValue.$ref === "string" && isObject(newValue) && typeof newValue.$ref === "string";
   // Most components of two documents are the same: skip them in one look.
   if (viaRef && identical(ctx.oldDoc, ctx.newDoc, oldValue, newValue, ctx.memo)) return;
   const o = resolve(ctx.oldDoc, oldValue, place.oldPointer, place.schema?.name);
@@ -94,13 +68,7 @@ function walk(
     let changes = ctx.components.get(cacheKey);
     if (!changes) {
       const found: SchemaChange[] = [];
-      compareResolved(
-        { ...ctx, report: (c) => found.push(c) },
-        o,
-        n,
-        { oldPointer: o.pointer, newPointer: n.pointer, field: "" },
-        seen,
-      );
+      compareResolved({ ...ctx, report: (c) => found.push(c) }, o, n, { oldPointer: o.pointer, newPointer: n.pointer, field: "" }, seen);
       ctx.components.set(cacheKey, (changes = found));
     }
     for (const c of changes) ctx.report(placed(ctx, c, place.field));
@@ -111,45 +79,22 @@ function walk(
 
 /** A field path under `prefix`: `data[]` + `sum` → `data[].sum`; `tags` + `[]` → `tags[]`. */
 function under(prefix: string, field: string): string {
-  return !prefix
-    ? field
-    : !field
-      ? prefix
-      : field.startsWith("[]")
-        ? `${prefix}${field}`
-        : `${prefix}.${field}`;
+  return !prefix ? field : !field ? prefix : field.startsWith("[]") ? `${prefix}${field}` : `${prefix}.${field}`;
 }
 
 /** A change found inside a component, as seen where the component is used. */
 function placed(ctx: SchemaContext, c: SchemaChange, prefix: string): SchemaChange {
   if (!prefix) return worded({ ...c, subject: describe(ctx, c.field) });
   const field = under(prefix, c.field);
-  return worded({
-    ...c,
-    field,
-    subject: describe(ctx, field),
-    ...(c.renamedTo !== undefined ? { renamedTo: under(prefix, c.renamedTo) } : {}),
-  });
+  return worded({ ...c, field, subject: describe(ctx, field), ...(c.renamedTo !== undefined ? { renamedTo: under(prefix, c.renamedTo) } : {}) });
 }
 
 function compareResolved(ctx: SchemaContext, o: Located, n: Located, place: Place, inner: Set<string>): void {
   const schema =
-    o.component === undefined
-      ? place.schema
-      : o.component === place.schema?.name
-        ? place.schema
-        : { name: o.component, field: "" };
+    o.component === undefined ? place.schema : o.component === place.schema?.name ? place.schema : { name: o.component, field: "" };
   const here: Place = { oldPointer: o.pointer, newPointer: n.pointer, field: place.field, schema };
   const report: Report = (c) =>
-    ctx.report(
-      worded({
-        ...c,
-        subject: describe(ctx, here.field),
-        field: here.field,
-        schema: here.schema,
-        pointer: c.pointer ?? here.oldPointer,
-      }),
-    );
+    ctx.report(worded({ ...c, subject: describe(ctx, here.field), field: here.field, schema: here.schema, pointer: c.pointer ?? here.oldPointer }));
   const old = o.node;
   const now = n.node;
   const input = ctx.direction === "input";
@@ -159,15 +104,7 @@ function compareResolved(ctx: SchemaContext, o: Located, n: Located, place: Plac
     const b = now[k];
     if (a === undefined && b === undefined) continue;
     if (Array.isArray(a) && Array.isArray(b) && a.length === b.length) {
-      a.forEach((x, i) =>
-        walk(
-          ctx,
-          x,
-          b[i],
-          { ...here, oldPointer: child(here.oldPointer, k, i), newPointer: child(here.newPointer, k, i) },
-          inner,
-        ),
-      );
+      a.forEach((x, i) => walk(ctx, x, b[i], { ...here, oldPointer: child(here.oldPointer, k, i), newPointer: child(here.newPointer, k, i) }, inner));
     } else {
       report({ kind: "schema-changed", breaking: true, keyword: k, detail: `changed its shape (${k})` });
     }
@@ -187,12 +124,7 @@ function compareResolved(ctx: SchemaContext, o: Located, n: Located, place: Plac
   }
   if (ot.nullable !== nt.nullable) {
     const breaking = input ? ot.nullable : nt.nullable;
-    report({
-      kind: "nullable-changed",
-      breaking,
-      keyword: "type",
-      detail: `${nt.nullable ? "may now be null" : "may no longer be null"}`,
-    });
+    report({ kind: "nullable-changed", breaking, keyword: "type", detail: `${nt.nullable ? "may now be null" : "may no longer be null"}` });
   }
   compareFormat(old, now, input, report);
   compareEnum(old, now, input, report);
@@ -204,36 +136,17 @@ function compareResolved(ctx: SchemaContext, o: Located, n: Located, place: Plac
   if (input) compareUnique(old, now, report);
   if (input) compareTenant(old, now, report);
   if (input && !sameJson(old.default, now.default)) {
-    report({
-      kind: "default-changed",
-      breaking: false,
-      keyword: "default",
-      detail: `defaults to ${show(now.default)} instead of ${show(old.default)}`,
-    });
+    report({ kind: "default-changed", breaking: false, keyword: "default", detail: `defaults to ${show(now.default)} instead of ${show(old.default)}` });
   }
-  if (isObject(old.properties) || isObject(now.properties) || ot.types.includes("object"))
-    compareObject(ctx, old, now, here, inner, report);
+  if (isObject(old.properties) || isObject(now.properties) || ot.types.includes("object")) compareObject(ctx, old, now, here, inner, report);
   if (old.items !== undefined || now.items !== undefined) {
     const field = `${here.field}[]`;
     const schemaField = here.schema ? { ...here.schema, field: `${here.schema.field}[]` } : undefined;
-    walk(
-      ctx,
-      old.items,
-      now.items,
-      {
-        oldPointer: child(here.oldPointer, "items"),
-        newPointer: child(here.newPointer, "items"),
-        field,
-        schema: schemaField,
-      },
-      inner,
-    );
+    walk(ctx, old.items, now.items, { oldPointer: child(here.oldPointer, "items"), newPointer: child(here.newPointer, "items"), field, schema: schemaField }, inner);
   }
 }
 
-type Report = (
-  c: Omit<SchemaChange, "field" | "schema" | "pointer" | "subject" | "text"> & { pointer?: string },
-) => void;
+type Report = (c: Omit<SchemaChange, "field" | "schema" | "pointer" | "subject" | "text"> & { pointer?: string }) => void;
 
 function describe(ctx: SchemaContext, field: string): string {
   if (!field) return ctx.root;
@@ -252,20 +165,8 @@ function compareFormat(old: JsonObject, now: JsonObject, input: boolean, report:
   if (a === b) return;
   // A new format narrows what a value may be: a break for inputs; a dropped one widens: a break for
   // outputs. A decimal is another type written as a string (SPEC §12): a change to or from it breaks both.
-  const breaking =
-    a !== undefined && b !== undefined
-      ? true
-      : a === "decimal" || b === "decimal"
-        ? true
-        : input
-          ? b !== undefined
-          : a !== undefined;
-  report({
-    kind: "format-changed",
-    breaking,
-    keyword: "format",
-    detail: `changed format from ${show(a)} to ${show(b)}`,
-  });
+  const breaking = a !== undefined && b !== undefined ? true : a === "decimal" || b === "decimal" ? true : input ? b !== undefined : a !== undefined;
+  report({ kind: "format-changed", breaking, keyword: "format", detail: `changed format from ${show(a)} to ${show(b)}` });
 }
 
 function enumValues(schema: JsonObject): Json[] | undefined {
@@ -277,50 +178,22 @@ function compareEnum(old: JsonObject, now: JsonObject, input: boolean, report: R
   const b = enumValues(now);
   if (a === undefined && b === undefined) return;
   if (a === undefined) {
-    report({
-      kind: "limit-tightened",
-      breaking: input,
-      keyword: "enum",
-      detail: `is now limited to ${b!.map(show).join(", ")}`,
-    });
+    report({ kind: "limit-tightened", breaking: input, keyword: "enum", detail: `is now limited to ${b!.map(show).join(", ")}` });
     return;
   }
   if (b === undefined) {
-    report({
-      kind: "enum-value-added",
-      breaking: !input,
-      keyword: "enum",
-      detail: `is no longer limited to ${a.map(show).join(", ")}`,
-    });
+    report({ kind: "enum-value-added", breaking: !input, keyword: "enum", detail: `is no longer limited to ${a.map(show).join(", ")}` });
     return;
   }
   for (const v of a) {
-    if (!b.some((x) => sameJson(x, v)))
-      report({
-        kind: "enum-value-removed",
-        breaking: input,
-        keyword: "enum",
-        detail: `no longer has the value ${show(v)}`,
-      });
+    if (!b.some((x) => sameJson(x, v))) report({ kind: "enum-value-removed", breaking: input, keyword: "enum", detail: `no longer has the value ${show(v)}` });
   }
   for (const v of b) {
-    if (!a.some((x) => sameJson(x, v)))
-      report({
-        kind: "enum-value-added",
-        breaking: !input,
-        keyword: "enum",
-        detail: `has a new value ${show(v)}`,
-      });
+    if (!a.some((x) => sameJson(x, v))) report({ kind: "enum-value-added", breaking: !input, keyword: "enum", detail: `has a new value ${show(v)}` });
   }
 }
 
-function compareLimits(
-  old: JsonObject,
-  now: JsonObject,
-  input: boolean,
-  namesReferences: boolean,
-  report: Report,
-): void {
+function compareLimits(old: JsonObject, now: JsonObject, input: boolean, namesReferences: boolean, report: Report): void {
   const limit = (keyword: string, tighter: boolean) =>
     report({
       kind: tighter ? "limit-tightened" : "limit-loosened",
@@ -329,10 +202,7 @@ function compareLimits(
       keyword,
       detail: `has ${keyword} ${show(now[keyword])} instead of ${show(old[keyword])}`,
     });
-  for (const [keywords, smallerIsTighter] of [
-    [upperLimits, true],
-    [lowerLimits, false],
-  ] as const) {
+  for (const [keywords, smallerIsTighter] of [[upperLimits, true], [lowerLimits, false]] as const) {
     for (const k of keywords) {
       const a = typeof old[k] === "number" ? (old[k] as number) : undefined;
       const b = typeof now[k] === "number" ? (now[k] as number) : undefined;
@@ -344,12 +214,8 @@ function compareLimits(
   }
   // An array that becomes a relation (SPEC §12.3) refuses repeated ids: tighter for an input; one
   // change with its items' reference when the published document names references (compareReferences).
-  const relation = (schema: JsonObject) =>
-    isObject(schema.items) ? schema.items["x-canon-references"] : undefined;
-  if (
-    (old.uniqueItems === true) !== (now.uniqueItems === true) &&
-    !(namesReferences && relation(old) !== relation(now))
-  )
+  const relation = (schema: JsonObject) => (isObject(schema.items) ? schema.items["x-canon-references"] : undefined);
+  if ((old.uniqueItems === true) !== (now.uniqueItems === true) && !(namesReferences && relation(old) !== relation(now)))
     limit("uniqueItems", now.uniqueItems === true);
   // A decimal's pattern follows from its digits, compared below as numbers.
   if (old.format === "decimal" && now.format === "decimal") {
@@ -375,21 +241,10 @@ function compareDecimalLimits(old: JsonObject, now: JsonObject, input: boolean, 
   const a = digits(old);
   const b = digits(now);
   const change = (keyword: string, tighter: boolean, detail: string) =>
-    report({
-      kind: tighter ? "limit-tightened" : "limit-loosened",
-      breaking: input && tighter,
-      keyword,
-      detail,
-    });
-  if (a.integer !== b.integer)
-    change(
-      "x-precision",
-      b.integer < a.integer,
-      `has ${b.integer} digits before the point instead of ${a.integer}`,
-    );
+    report({ kind: tighter ? "limit-tightened" : "limit-loosened", breaking: input && tighter, keyword, detail });
+  if (a.integer !== b.integer) change("x-precision", b.integer < a.integer, `has ${b.integer} digits before the point instead of ${a.integer}`);
   if (a.scale !== b.scale) {
-    if (input)
-      change("x-scale", b.scale < a.scale, `has ${b.scale} digits after the point instead of ${a.scale}`);
+    if (input) change("x-scale", b.scale < a.scale, `has ${b.scale} digits after the point instead of ${a.scale}`);
     else
       report({
         kind: "format-changed",
@@ -404,8 +259,7 @@ function compareDecimalLimits(old: JsonObject, now: JsonObject, input: boolean, 
     const y = typeof now[keyword] === "string" && decimalParts(now[keyword]) ? now[keyword] : undefined;
     if (x === y || (x !== undefined && y !== undefined && compareDecimals(x, y, scale) === 0)) return;
     const order = x === undefined || y === undefined ? 0 : compareDecimals(y, x, scale);
-    const tighter =
-      x === undefined ? true : y === undefined ? false : keyword === "x-minimum" ? order > 0 : order < 0;
+    const tighter = x === undefined ? true : y === undefined ? false : keyword === "x-minimum" ? order > 0 : order < 0;
     change(keyword, tighter, `has ${keyword.slice(2)} ${show(y)} instead of ${show(x)}`);
   };
   bound("x-minimum");
@@ -416,12 +270,7 @@ function compareDecimalLimits(old: JsonObject, now: JsonObject, input: boolean, 
 function transitionsOf(schema: JsonObject): Map<string, string[]> | null {
   const machine = schema["x-canon-transitions"];
   if (!isObject(machine)) return null;
-  return new Map(
-    Object.entries(machine).map(([from, to]) => [
-      from,
-      Array.isArray(to) ? to.filter((v): v is string => typeof v === "string") : [],
-    ]),
-  );
+  return new Map(Object.entries(machine).map(([from, to]) => [from, Array.isArray(to) ? to.filter((v): v is string => typeof v === "string") : []]));
 }
 
 /**
@@ -435,21 +284,11 @@ function compareTransitions(old: JsonObject, now: JsonObject, report: Report): v
   if (!a && !b) return;
   const keyword = "x-canon-transitions";
   if (!a) {
-    report({
-      kind: "transitions-added",
-      breaking: true,
-      keyword,
-      detail: "has new transitions: a change of its value off them now answers 422",
-    });
+    report({ kind: "transitions-added", breaking: true, keyword, detail: "has new transitions: a change of its value off them now answers 422" });
     return;
   }
   if (!b) {
-    report({
-      kind: "transitions-removed",
-      breaking: false,
-      keyword,
-      detail: "no longer has transitions: its value may change to any other",
-    });
+    report({ kind: "transitions-removed", breaking: false, keyword, detail: "no longer has transitions: its value may change to any other" });
     return;
   }
   const values = [...new Set([...a.keys(), ...b.keys()])];
@@ -458,20 +297,8 @@ function compareTransitions(old: JsonObject, now: JsonObject, report: Report): v
     const after = b.get(from) ?? [];
     const lost = before.filter((to) => !after.includes(to));
     const gained = after.filter((to) => !before.includes(to));
-    if (lost.length)
-      report({
-        kind: "transitions-narrowed",
-        breaking: true,
-        keyword,
-        detail: `may no longer change from ${show(from)} to ${lost.map(show).join(", ")}`,
-      });
-    if (gained.length)
-      report({
-        kind: "transitions-widened",
-        breaking: false,
-        keyword,
-        detail: `may now change from ${show(from)} to ${gained.map(show).join(", ")}`,
-      });
+    if (lost.length) report({ kind: "transitions-narrowed", breaking: true, keyword, detail: `may no longer change from ${show(from)} to ${lost.map(show).join(", ")}` });
+    if (gained.length) report({ kind: "transitions-widened", breaking: false, keyword, detail: `may now change from ${show(from)} to ${gained.map(show).join(", ")}` });
   }
 }
 
@@ -493,27 +320,9 @@ function compareReferences(old: JsonObject, now: JsonObject, report: Report): vo
   const b = typeof now["x-canon-references"] === "string" ? now["x-canon-references"] : undefined;
   if (a === b) return;
   const keyword = "x-canon-references";
-  if (b === undefined)
-    report({
-      kind: "references-removed",
-      breaking: false,
-      keyword,
-      detail: `no longer has to name a record of ${a}`,
-    });
-  else if (a !== undefined)
-    report({
-      kind: "references-changed",
-      breaking: true,
-      keyword,
-      detail: `must name a record of ${b} instead of ${a}: an id of ${a} now answers 422`,
-    });
-  else
-    report({
-      kind: "references-added",
-      breaking: true,
-      keyword,
-      detail: `must now name a record of ${b}: any other id answers 422`,
-    });
+  if (b === undefined) report({ kind: "references-removed", breaking: false, keyword, detail: `no longer has to name a record of ${a}` });
+  else if (a !== undefined) report({ kind: "references-changed", breaking: true, keyword, detail: `must name a record of ${b} instead of ${a}: an id of ${a} now answers 422` });
+  else report({ kind: "references-added", breaking: true, keyword, detail: `must now name a record of ${b}: any other id answers 422` });
 }
 
 /**
@@ -562,28 +371,12 @@ function compareUnique(old: JsonObject, now: JsonObject, report: Report): void {
     const wider = published.some((list) => list.every((field) => fields.includes(field)));
     report(
       wider
-        ? {
-            kind: "unique-widened",
-            breaking: false,
-            keyword: "x-canon-unique",
-            detail: `has the composite unique constraint [${fields.join(", ")}], which holds a published one's fields and more: it refuses no write the version took`,
-          }
-        : {
-            kind: "unique-added",
-            breaking: true,
-            keyword: "x-canon-unique",
-            detail: `has a new composite unique constraint [${fields.join(", ")}]: a write repeating those values now answers 409`,
-          },
+        ? { kind: "unique-widened", breaking: false, keyword: "x-canon-unique", detail: `has the composite unique constraint [${fields.join(", ")}], which holds a published one's fields and more: it refuses no write the version took` }
+        : { kind: "unique-added", breaking: true, keyword: "x-canon-unique", detail: `has a new composite unique constraint [${fields.join(", ")}]: a write repeating those values now answers 409` },
     );
   }
   for (const [key, fields] of a) {
-    if (!b.has(key))
-      report({
-        kind: "unique-removed",
-        breaking: false,
-        keyword: "x-canon-unique",
-        detail: `no longer has the composite unique constraint [${fields.join(", ")}]`,
-      });
+    if (!b.has(key)) report({ kind: "unique-removed", breaking: false, keyword: "x-canon-unique", detail: `no longer has the composite unique constraint [${fields.join(", ")}]` });
   }
 }
 
@@ -597,33 +390,11 @@ function compareTenant(old: JsonObject, now: JsonObject, report: Report): void {
   const b = typeof now["x-canon-tenant"] === "string" ? now["x-canon-tenant"] : null;
   if (a === b) return;
   const keyword = "x-canon-tenant";
-  if (a === null)
-    report({
-      kind: "tenant-added",
-      breaking: true,
-      keyword,
-      detail: `is now tenant-scoped by ${show(b)}: a principal with a tenant sees and changes only its tenant's records`,
-    });
-  else
-    report({
-      kind: "tenant-removed",
-      breaking: true,
-      keyword,
-      detail:
-        b === null
-          ? `is no longer tenant-scoped by ${show(a)}`
-          : `is tenant-scoped by ${show(b)} instead of ${show(a)}`,
-    });
+  if (a === null) report({ kind: "tenant-added", breaking: true, keyword, detail: `is now tenant-scoped by ${show(b)}: a principal with a tenant sees and changes only its tenant's records` });
+  else report({ kind: "tenant-removed", breaking: true, keyword, detail: b === null ? `is no longer tenant-scoped by ${show(a)}` : `is tenant-scoped by ${show(b)} instead of ${show(a)}` });
 }
 
-function compareObject(
-  ctx: SchemaContext,
-  old: JsonObject,
-  now: JsonObject,
-  here: Place,
-  seen: Set<string>,
-  report: Report,
-): void {
+function compareObject(ctx: SchemaContext, old: JsonObject, now: JsonObject, here: Place, seen: Set<string>, report: Report): void {
   const input = ctx.direction === "input";
   // A map (`additionalProperties` a schema: its values) is another type than an object of fields.
   const oldMap = isObject(old.additionalProperties);
@@ -633,29 +404,14 @@ function compareObject(
       kind: "type-changed",
       breaking: true,
       keyword: "additionalProperties",
-      detail: oldMap
-        ? "changed type from a map to an object of fields"
-        : "changed type from an object of fields to a map",
+      detail: oldMap ? "changed type from a map to an object of fields" : "changed type from an object of fields to a map",
     });
     return;
   }
   if (oldMap && newMap) {
     const field = here.field ? `${here.field}.*` : "*";
-    const schemaField = here.schema
-      ? { ...here.schema, field: here.schema.field ? `${here.schema.field}.*` : "*" }
-      : undefined;
-    walk(
-      ctx,
-      old.additionalProperties,
-      now.additionalProperties,
-      {
-        oldPointer: child(here.oldPointer, "additionalProperties"),
-        newPointer: child(here.newPointer, "additionalProperties"),
-        field,
-        schema: schemaField,
-      },
-      seen,
-    );
+    const schemaField = here.schema ? { ...here.schema, field: here.schema.field ? `${here.schema.field}.*` : "*" } : undefined;
+    walk(ctx, old.additionalProperties, now.additionalProperties, { oldPointer: child(here.oldPointer, "additionalProperties"), newPointer: child(here.newPointer, "additionalProperties"), field, schema: schemaField }, seen);
   }
   const a = obj(old.properties);
   const b = obj(now.properties);
@@ -666,9 +422,7 @@ function compareObject(
   const join = (name: string) => (here.field ? `${here.field}.${name}` : name);
   const at = (name: string): Pick<Place, "field" | "schema"> => ({
     field: join(name),
-    schema: here.schema
-      ? { ...here.schema, field: here.schema.field ? `${here.schema.field}.${name}` : name }
-      : undefined,
+    schema: here.schema ? { ...here.schema, field: here.schema.field ? `${here.schema.field}.${name}` : name } : undefined,
   });
   const fieldReport = (name: string, c: Omit<SchemaChange, "field" | "schema" | "subject" | "text">) =>
     ctx.report(worded({ ...c, ...at(name), subject: `field "${join(name)}"` }));
@@ -676,25 +430,14 @@ function compareObject(
   // A property that disappeared while one with the same schema appeared was renamed.
   const renamed = new Map<string, string>();
   for (const r of removed) {
-    const match = added.find(
-      (x) =>
-        ![...renamed.values()].includes(x) &&
-        aReq.has(r) === bReq.has(x) &&
-        identical(ctx.oldDoc, ctx.newDoc, a[r], b[x], ctx.memo),
-    );
+    const match = added.find((x) => ![...renamed.values()].includes(x) && aReq.has(r) === bReq.has(x) && identical(ctx.oldDoc, ctx.newDoc, a[r], b[x], ctx.memo));
     if (match !== undefined) renamed.set(r, match);
   }
   for (const r of removed) {
     const pointer = child(here.oldPointer, "properties", r);
     const to = renamed.get(r);
     if (to !== undefined) {
-      fieldReport(r, {
-        kind: "field-renamed",
-        breaking: true,
-        renamedTo: join(to),
-        pointer,
-        detail: `was renamed "${to}"`,
-      });
+      fieldReport(r, { kind: "field-renamed", breaking: true, renamedTo: join(to), pointer, detail: `was renamed "${to}"` });
     } else {
       fieldReport(r, { kind: "field-removed", breaking: true, pointer, detail: "was removed" });
     }
@@ -706,13 +449,7 @@ function compareObject(
       kind: "field-added",
       breaking: input && required,
       pointer: child(here.newPointer, "properties", x),
-      detail: input
-        ? required
-          ? "is new and required"
-          : "is new and optional"
-        : required
-          ? "is new"
-          : "is new (optional)",
+      detail: input ? (required ? "is new and required" : "is new and optional") : required ? "is new" : "is new (optional)",
     });
   }
   for (const k of Object.keys(a)) {
@@ -725,29 +462,12 @@ function compareObject(
         breaking: input ? nowRequired : !nowRequired,
         keyword: "required",
         pointer,
-        detail: input
-          ? nowRequired
-            ? "is now required"
-            : "is no longer required"
-          : nowRequired
-            ? "is now always present"
-            : "may now be absent",
+        detail: input ? (nowRequired ? "is now required" : "is no longer required") : nowRequired ? "is now always present" : "may now be absent",
       });
     }
-    walk(
-      ctx,
-      a[k],
-      b[k],
-      { oldPointer: pointer, newPointer: child(here.newPointer, "properties", k), ...at(k) },
-      seen,
-    );
+    walk(ctx, a[k], b[k], { oldPointer: pointer, newPointer: child(here.newPointer, "properties", k), ...at(k) }, seen);
   }
   if (input && old.additionalProperties !== false && now.additionalProperties === false) {
-    report({
-      kind: "closed-object",
-      breaking: true,
-      keyword: "additionalProperties",
-      detail: "no longer accepts other properties",
-    });
+    report({ kind: "closed-object", breaking: true, keyword: "additionalProperties", detail: "no longer accepts other properties" });
   }
 }

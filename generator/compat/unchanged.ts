@@ -17,17 +17,11 @@ export function withoutUnchangedPaths(oldDoc: JsonObject, newDoc: JsonObject): [
     keyCount.set(pathKey(path), (keyCount.get(pathKey(path)) ?? 0) + 1);
   }
   const sameness = new Sameness(before, after);
-  const same = new Set(
-    [...after.paths.keys()].filter((path) => keyCount.get(pathKey(path)) === 1 && sameness.path(path)),
-  );
+  const same = new Set([...after.paths.keys()].filter((path) => keyCount.get(pathKey(path)) === 1 && sameness.path(path)));
   // An action that sets fields of its record is compared with the record's machine, which the
   // record's path shows (operations.ts, `compareSets`): that path stays when the action's does.
   for (const [path, item] of after.paths) {
-    if (
-      same.has(path) ||
-      !Object.values(item).some((o) => typeof o === "object" && o !== null && "x-canon-sets" in o)
-    )
-      continue;
+    if (same.has(path) || !Object.values(item).some((o) => typeof o === "object" && o !== null && "x-canon-sets" in o)) continue;
     same.delete(path.slice(0, path.lastIndexOf("/")));
   }
   if (same.size === 0) return [oldDoc, newDoc];

@@ -13,20 +13,15 @@ import { canon, repoRoot, workspace } from "../support/cli.ts";
 
 /** The tables, columns, constraints and indexes of a database (canon_migrations aside). */
 async function catalog(db: SqlDriver): Promise<string[]> {
-  const columns =
-    await db.query(`select c.relname as t, a.attname as c, format_type(a.atttypid, a.atttypmod) as type, a.attnotnull as nn, pg_get_expr(d.adbin, d.adrelid) as def
+  const columns = await db.query(`select c.relname as t, a.attname as c, format_type(a.atttypid, a.atttypmod) as type, a.attnotnull as nn, pg_get_expr(d.adbin, d.adrelid) as def
     from pg_attribute a join pg_class c on c.oid = a.attrelid join pg_namespace n on n.oid = c.relnamespace
     left join pg_attrdef d on d.adrelid = a.attrelid and d.adnum = a.attnum
     where n.nspname = current_schema() and c.relkind = 'r' and a.attnum > 0 and not a.attisdropped and c.relname <> 'canon_migrations'`);
   const constraints = await db.query(`select conname as n, pg_get_constraintdef(oid) as def from pg_constraint
     where connamespace = current_schema()::regnamespace and conrelid::regclass::text <> 'canon_migrations'`);
-  const indexes = await db.query(
-    `select indexname as n, indexdef as def from pg_indexes where schemaname = current_schema() and tablename <> 'canon_migrations'`,
-  );
+  const indexes = await db.query(`select indexname as n, indexdef as def from pg_indexes where schemaname = current_schema() and tablename <> 'canon_migrations'`);
   return [
-    ...columns.map(
-      (r) => `column ${r.t}.${r.c} ${r.type}${r.nn ? " not null" : ""}${r.def ? ` default ${r.def}` : ""}`,
-    ),
+    ...columns.map((r) => `column ${r.t}.${r.c} ${r.type}${r.nn ? " not null" : ""}${r.def ? ` default ${r.def}` : ""}`),
     ...constraints.map((r) => `constraint ${r.n} ${r.def}`),
     ...indexes.map((r) => `index ${r.n} ${r.def}`),
   ].sort();
@@ -67,25 +62,17 @@ test("a dev store follows the pending migration's texts, keeps its rows, refuses
     assert.equal(canon(["generate"], dir).code, 0);
     assert.match(readFileSync(path.join(sql, "0013_pending.sql"), "utf8"), /"featured"/);
     assert.deepEqual(await migrate(db, readMigrations(sql), target), ["0013_pending"]);
-    assert.deepEqual(await db.query(`select "sku", "weight_g"::int as w, "featured" from "products"`), [
-      { sku: "SKU-1", w: 5, featured: false },
-    ]);
+    assert.deepEqual(await db.query(`select "sku", "weight_g"::int as w, "featured" from "products"`), [{ sku: "SKU-1", w: 5, featured: false }]);
     await assertSameAsFresh(db, sql);
     assert.deepEqual(await migrate(db, readMigrations(sql), target), []);
 
     // Save 3 takes weight_g back while a row holds a value in it: refused in one line naming the reset, nothing changed.
     writeFileSync(products, readFileSync(products, "utf8").replace(/  weight_g: .*\n/, ""));
     assert.equal(canon(["generate", "--allow-breaking"], dir).code, 0);
-    const refused = await migrate(db, readMigrations(sql), target).then(
-      () => null,
-      (e: Error) => e.message,
-    );
+    const refused = await migrate(db, readMigrations(sql), target).then(() => null, (e: Error) => e.message);
     assert.ok(refused, "the migration was not refused");
     assert.doesNotMatch(refused, /\n/);
-    assert.match(
-      refused,
-      /^the store applied an earlier text of migration 0013_pending and cannot be brought to sql\/0013_pending\.sql: "products"\."weight_g" holds values the new text does not keep; reset the dev store \(rm -rf \.canon-data\) and start again$/,
-    );
+    assert.match(refused, /^the store applied an earlier text of migration 0013_pending and cannot be brought to sql\/0013_pending\.sql: "products"\."weight_g" holds values the new text does not keep; reset the dev store \(rm -rf \.canon-data\) and start again$/);
     assert.deepEqual(await db.query(`select "weight_g"::int as w from "products"`), [{ w: 5 }]);
 
     // Once no row holds a value in it, the column goes and the store matches the new text.
@@ -98,23 +85,15 @@ test("a dev store follows the pending migration's texts, keeps its rows, refuses
     const release = canon(["release"], dir);
     assert.equal(release.code, 0, release.stderr);
     assert.deepEqual(await migrate(db, readMigrations(sql), target), ["0013_add_products_featured"]);
-    const names = (await db.query("select name from canon_migrations order by name")).map((r) =>
-      String(r.name),
-    );
+    const names = (await db.query("select name from canon_migrations order by name")).map((r) => String(r.name));
     assert.equal(names.at(-1), "0013_add_products_featured");
     assert.ok(!names.some((n) => n.endsWith("_pending")));
     await assertSameAsFresh(db, sql);
 
     // A released migration edited after it was applied is refused, as always.
     const frozen = path.join(sql, "0013_add_products_featured.sql");
-    writeFileSync(
-      frozen,
-      `${readFileSync(frozen, "utf8")}\ncreate index if not exists "x" on "products" ("sku");\n`,
-    );
-    await assert.rejects(
-      migrate(db, readMigrations(sql), target),
-      /migration 0013_add_products_featured was applied with other content: applied migrations never change/,
-    );
+    writeFileSync(frozen, `${readFileSync(frozen, "utf8")}\ncreate index if not exists "x" on "products" ("sku");\n`);
+    await assert.rejects(migrate(db, readMigrations(sql), target), /migration 0013_add_products_featured was applied with other content: applied migrations never change/);
   } finally {
     await db.close();
   }
@@ -135,7 +114,7 @@ test("a pending migration taken back leaves no column behind when it held nothin
     writeFileSync(products, original);
     assert.equal(canon(["generate", "--allow-breaking"], dir).code, 0);
     assert.deepEqual(await migrate(db, readMigrations(sql)), []);
-    assert.deepEqual(await db.query("select name from canon_migrations where name like '%pending'"), []);
+    assert.deepEqual((await db.query("select name from canon_migrations where name like '%pending'")), []);
     await assertSameAsFresh(db, sql);
   } finally {
     await db.close();
@@ -143,29 +122,19 @@ test("a pending migration taken back leaves no column behind when it held nothin
 });
 
 test("a table the pending migration creates gains a column in its new text: the column is added, the rows stay", async () => {
-  const file = (sql: string) => ({
-    name: "0001_pending",
-    sql,
-    checksum: createHash("sha256").update(sql).digest("hex"),
-  });
+  const file = (sql: string) => ({ name: "0001_pending", sql, checksum: createHash("sha256").update(sql).digest("hex") });
   const table = (...columns: string[]) =>
-    `-- Pending migration 0001\n\ncreate table if not exists "users" (\n${['  "row_id" bigint generated always as identity primary key', ...columns].join(",\n")}\n);\n`;
+    `-- Pending migration 0001\n\ncreate table if not exists "users" (\n${["  \"row_id\" bigint generated always as identity primary key", ...columns].join(",\n")}\n);\n`;
   const db = await openDriver("pglite:memory://");
   try {
     assert.deepEqual(await migrate(db, [file(table('  "name" text not null'))]), ["0001_pending"]);
     await db.exec(`insert into "users" ("name") values ('Ann')`);
-    assert.deepEqual(await migrate(db, [file(table('  "name" text not null', '  "age" bigint'))]), [
-      "0001_pending",
-    ]);
+    assert.deepEqual(await migrate(db, [file(table('  "name" text not null', '  "age" bigint'))]), ["0001_pending"]);
     assert.deepEqual(await db.query(`select "name", "age" from "users"`), [{ name: "Ann", age: null }]);
     // A required column without a default cannot be added to rows: one line, the reset command.
     await assert.rejects(
-      migrate(db, [file(table('  "name" text not null', '  "age" bigint', '  "email" text not null'))], {
-        target: "pglite:./data",
-      }),
-      (e: Error) =>
-        !e.message.includes("\n") &&
-        /failed \(.*\); reset the dev store \(rm -rf \.\/data\) and start again$/.test(e.message),
+      migrate(db, [file(table('  "name" text not null', '  "age" bigint', '  "email" text not null'))], { target: "pglite:./data" }),
+      (e: Error) => !e.message.includes("\n") && /failed \(.*\); reset the dev store \(rm -rf \.\/data\) and start again$/.test(e.message),
     );
     assert.deepEqual(await db.query(`select "name" from "users"`), [{ name: "Ann" }]);
   } finally {
@@ -213,8 +182,7 @@ test("brought to a new text, a store applies the statements the earlier text did
     const sql = `-- Pending migration 0001\n\n${statements.join("\n\n")}\n`;
     return { name: "0001_pending", sql, checksum: createHash("sha256").update(sql).digest("hex") };
   };
-  const users = (name: string) =>
-    `create table if not exists "users" (\n  "row_id" bigint generated always as identity primary key,\n  ${name}\n);`;
+  const users = (name: string) => `create table if not exists "users" (\n  "row_id" bigint generated always as identity primary key,\n  ${name}\n);`;
   const usersIndex = `create index if not exists "users_name" on "users" ("name");`;
   const teams = `create table if not exists "teams" (\n  "row_id" bigint generated always as identity primary key\n);`;
   const sameAsFresh = async (db: SqlDriver, migration: ReturnType<typeof file>) => {
@@ -233,12 +201,7 @@ test("brought to a new text, a store applies the statements the earlier text did
     await db.exec(`drop index "users_name"`);
     const more = file(users('"name" text'), usersIndex, teams);
     assert.deepEqual(await migrate(db, [more]), ["0001_pending"]);
-    assert.deepEqual(
-      await db.query(
-        `select to_regclass('users_name') is null as gone, to_regclass('teams') is not null as made`,
-      ),
-      [{ gone: true, made: true }],
-    );
+    assert.deepEqual(await db.query(`select to_regclass('users_name') is null as gone, to_regclass('teams') is not null as made`), [{ gone: true, made: true }]);
     await db.exec(usersIndex);
     await sameAsFresh(db, more);
     // The column "name" changes: it is dropped (it holds nothing) and added, which takes its
