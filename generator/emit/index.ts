@@ -9,6 +9,7 @@ import type { ApiModel, VersionModel } from "../model/types.ts";
 import { Engine, type FileStat, type OutputTexts } from "../engine.ts";
 import { packageRoot } from "../util/package-root.ts";
 import { compareText } from "../diagnostics/diagnostic.ts";
+import { phaseTimer } from "../util/timings.ts";
 import { changesEmitter } from "./changes/index.ts";
 import { clientEmitter } from "./client/index.ts";
 import type { EmitContext, EmittedFile, Emitter, PreviousOutput } from "./emitter.ts";
@@ -266,7 +267,14 @@ export function readOutputFolder(dir: string, known?: ReadonlyMap<string, string
  * each unit an emitter runs through `context.unit` is recalled when its slice is unchanged.
  */
 export function emitAll(model: ApiModel, context: EmitContext = createEmitContext()): EmittedFile[] {
-  return checked(emitters.flatMap((e) => e.emit(model, context)));
+  const phase = phaseTimer("canon: emit");
+  return checked(
+    emitters.flatMap((e) => {
+      const files = e.emit(model, context);
+      phase(e.name);
+      return files;
+    }),
+  );
 }
 
 /**

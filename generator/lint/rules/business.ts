@@ -168,6 +168,15 @@ function setsRules(ctx: LintContext, r: ResourceDef, action: ActionDef): void {
               ? `use a ${field.type} value that meets the field's constraints`
               : `set it with { from: <action field> }: a ${field.type} field takes no constant here`,
         );
+        continue;
+      }
+      const stuck = neverReached(field, action, set.value);
+      if (stuck) {
+        report(
+          [],
+          `${action.name} requires ${q(set.field)} to be ${stuck.map(q).join(" or ")} and sets it to ${q(set.value)}, which its transitions never allow from ${stuck.length === 1 ? "that value" : "any of them"}: the action could never succeed`,
+          `list ${q(set.value)} under ${stuck.map(q).join(" or ")} in the transitions of ${q(set.field)}, or require a value that may move to ${q(set.value)}`,
+        );
       }
       continue;
     }
@@ -188,6 +197,19 @@ function setsRules(ctx: LintContext, r: ResourceDef, action: ActionDef): void {
         `give ${q(set.from)} the type and constraints of ${q(set.field)}`,
       );
   }
+}
+
+/**
+ * The values an action requires of a field with transitions when none of them may move to the
+ * value the action sets (keeping the value is no transition; a value that is no key is final),
+ * so that the action is refused on every record; null when one may, or nothing is required.
+ */
+function neverReached(field: FieldDef, action: ActionDef, value: unknown): string[] | null {
+  const machine = field.transitions;
+  const required = action.requires.find((r) => r.field === field.name)?.values;
+  if (!machine || !required?.length) return null;
+  const allows = (from: unknown) => from === value || (typeof from === "string" && (machine[from] ?? []).includes(value as string));
+  return required.some(allows) ? null : required.map(String);
 }
 
 /** Why the values of action field `from` may not all be values of `to`, or null when they may. */

@@ -224,6 +224,8 @@ function checkOptions(ctx: LintContext, f: FieldDef, place: FieldPlace, path: st
       report("unique", `unique does not apply to ${q(path)}, which is type ${f.type}`, `remove unique; it applies to ${[...uniqueTypes].join(", ")}`);
     } else if (place === "object" || place === "items") {
       report("unique", `unique applies to a resource's own fields, not to ${q(path)} inside another field`, "remove unique, or move the field to the top level of the resource");
+    } else if (f.writeOnly) {
+      report("unique", `${q(path)} is write_only and unique: a 409 would tell a client that another record holds a value that is never returned`, "remove unique, or make the field readable");
     }
   }
   if (place === "items") {

@@ -47,6 +47,10 @@ export function uniqueRules(ctx: LintContext): void {
           valid = false;
           return report(at, `unique ${shown} names ${q(name)} of type ${field.type}, whose values are not compared as one value`, `name only ${[...UNIQUE_TOGETHER_TYPES].join(", ")} fields`);
         }
+        if (field.writeOnly) {
+          valid = false;
+          return report(at, `unique ${shown} names the write_only field ${q(name)}: a 409 would tell a client that another record holds a value that is never returned`, `remove ${q(name)} from the list, or make the field readable`);
+        }
         if (field.removed) {
           valid = false;
           return report(
