@@ -921,3 +921,48 @@ describe("retiring a version", () => {
     assert.equal(canon(["check", "--today", "2027-07-01"], ws).code, 0);
   });
 });
+
+describe("a resource made exportable (SPEC §8)", () => {
+  const exportBooks = { [books]: replace("fields:", "export: true\nfields:") };
+  const exportAuthors = (written: string) => replace("fields:", `${written}\nfields:`);
+
+  test("in a published version: one break at the resource's export, whose fix dates it with added", async () => {
+    const before = (await documents(variant("export-books", exportBooks))).get("v1")!;
+    const dir = variant("export-authors", { ...exportBooks, "authors.yaml": exportAuthors("export: { formats: [ndjson, csv] }") });
+    const result = await gate(dir, new Map([["v1", before]]), await documents(dir));
+    const breaks = result.diagnostics.filter((d) => d.rule === "breaking-change");
+    assert.equal(breaks.length, 1, breaks.map(formatDiagnostic).join("\n"));
+    const d = breaks[0]!;
+    assert.equal(d.location.file.endsWith("authors.yaml"), true, formatDiagnostic(d));
+    assert.equal(d.location.line, lineOf(dir, "authors.yaml", "export:"), formatDiagnostic(d));
+    assert.match(d.message, /authors is made exportable/);
+    assert.match(d.fix, /export: \{ added: v2 \}/);
+    assert.deepEqual(result.broken, ["v1"]);
+  });
+
+  test("dated with added: the published version's document is unchanged, the new version offers it", async () => {
+    const before = (await documents(variant("export-books-2", exportBooks))).get("v1")!;
+    const dir = variant("export-authors-added", {
+      ...exportBooks,
+      "api.yaml": replace("  v1: {}", "  v1: {}\n  v2: {}"),
+      "authors.yaml": exportAuthors("export: { added: v2 }"),
+    });
+    const docs = await documents(dir);
+    assert.deepEqual(docs.get("v1"), before);
+    const mapping = (doc: Json) => Object.keys((doc as any).components.schemas.ExportCreate.discriminator.mapping).sort();
+    assert.deepEqual(mapping(docs.get("v2")!), ["authors", "books"]);
+    const result = await gate(dir, new Map([["v1", before]]), docs);
+    assert.deepEqual(result.diagnostics.map(formatDiagnostic), []);
+  });
+
+  test("added names a version in which the resource exists, after its first", async () => {
+    for (const [added, pattern] of [["v3", /is not a version of api.yaml/], ["v1", /not after the resource's first version/]] as const) {
+      const dir = variant(`export-added-${added}`, { "api.yaml": replace("  v1: {}", "  v1: {}\n  v2: {}"), "authors.yaml": exportAuthors(`export: { added: ${added} }`) });
+      const front = await runFrontEnd(path.join(dir, "definitions"), { today, cwd: dir });
+      const d = front.diagnostics.find((x) => x.rule === "version-ref");
+      assert.ok(d, front.diagnostics.map(formatDiagnostic).join("\n"));
+      assert.match(d.message, pattern);
+      assert.equal(d.location.line, lineOf(dir, "authors.yaml", "export:"));
+    }
+  });
+});

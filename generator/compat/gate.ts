@@ -5,8 +5,8 @@ import type { Diagnostic, SourceLocation } from "../diagnostics/diagnostic.ts";
 import type { ApiModel, Definitions } from "../model/types.ts";
 import { versionNumber } from "../model/snapshot.ts";
 import { compareDocuments } from "./compare.ts";
-import { isExportFilters, locateChange } from "./locate.ts";
-import { breakFix, breakMessage, representative, versionList, type VersionedChange } from "./messages.ts";
+import { isExportFilters, isOneExport, locateChange } from "./locate.ts";
+import { breakFix, breakMessage, operationList, representative, versionList, type VersionedChange } from "./messages.ts";
 import { pathKey } from "./paths.ts";
 import { Engine, textDigest } from "../engine.ts";
 import { partDigests, type PartDigestTable } from "./parts.ts";
@@ -15,7 +15,7 @@ import { namesAllReferences } from "./schema.ts";
 import { obj } from "./resolve.ts";
 import { sunsetOf } from "./sunset.ts";
 import { withoutUnchangedPaths } from "./unchanged.ts";
-import type { Json } from "./types.ts";
+import type { Change, Json, JsonObject } from "./types.ts";
 
 export interface GateInput {
   /** The output folder: a version whose `vN/openapi.json` is there is published. */
@@ -150,12 +150,20 @@ export async function compatibilityGate(input: GateInput): Promise<GateResult> {
     const breaks = compareDocuments(...withoutUnchangedPaths(obj(old), obj(now))).filter((c) => c.breaking);
     if (breaks.length === 0) continue;
     result.broken.push(version);
-    breaking.push(...breaks.map((change) => ({ version, change })));
+    // A resource made exportable changes the version's `/vN/exports` (its body's union, the job's
+    // `resource` values): those breaks are the resource's `export`, dated with `added`.
+    const exported = newlyExported(obj(old), obj(now));
+    breaking.push(...breaks.map((change) => ({ version, change, ...(exported.length && isExportsPath(change) && !isOneExport(input.model, version, change) ? { exported } : {}) })));
   }
   for (const group of groups(input, breaking)) {
     const versions = versionList([...new Set(group.map((g) => g.version))]);
     const first = representative(group.map((g) => g.change));
-    push(diagnostic("breaking-change", group.location, breakMessage(group, group.exportFilter), breakFix(versions, next, first, firstDraft !== undefined, group.exportFilter)));
+    const exported = group[0]!.exported;
+    push(
+      exported
+        ? diagnostic("breaking-change", group.location, exportedMessage(group, exported[0]!), exportedFix(versions, next, exported[0]!, firstDraft !== undefined))
+        : diagnostic("breaking-change", group.location, breakMessage(group, group.exportFilter), breakFix(versions, next, first, firstDraft !== undefined, group.exportFilter)),
+    );
   }
   // Each new document's part digests, by its text: the published document of the next run.
   if (engine?.recording) {
@@ -165,6 +173,35 @@ export async function compatibilityGate(input: GateInput): Promise<GateResult> {
     }
   }
   return result;
+}
+
+/** The collections `now` exports that `old` does not (the mapping of `ExportCreate`'s union). */
+function newlyExported(old: JsonObject, now: JsonObject): string[] {
+  const exported = (doc: JsonObject) => Object.keys(obj(obj(obj(obj(obj(doc.components).schemas).ExportCreate).discriminator).mapping));
+  const before = new Set(exported(old));
+  return exported(now).filter((c) => !before.has(c));
+}
+
+/**
+ * A resource made exportable in published versions: one diagnostic at its `export`, however many
+ * parts of `/vN/exports` change (the body's union, the job's `resource` values, its filters).
+ */
+function exportedMessage(group: VersionedChange[], collection: string): string {
+  const versions = [...new Set(group.map((g) => g.version))];
+  const who = versions.length > 1 ? `${versionList(versions)} are published and this breaks their clients` : `${versions[0]} is published and this breaks its clients`;
+  const kinds = [...new Set(group.map((g) => g.change.kind))].join(", ");
+  const ids = [...new Set(group.map((g) => g.change.operation?.operationId ?? "").filter(Boolean))];
+  return `${who}: ${collection} is made exportable, which changes what ${versions.length > 1 ? "their" : "its"} exports take and answer (a new \`resource\` value, a new body) [${kinds}], in ${operationList(ids)}`;
+}
+
+function exportedFix(versions: string, next: string, collection: string, nextIsDraft: boolean): string {
+  const add = nextIsDraft ? "" : `add ${next} to versions in api.yaml and `;
+  return `keep the exports of ${versions} as they were: ${add}write \`added: ${next}\` in the export of ${collection} (\`export: { added: ${next} }\`), which offers it from ${next} on`;
+}
+
+/** Whether a change is of an operation of `/vN/exports`. */
+function isExportsPath(change: Change): boolean {
+  return /^\/v[0-9]+\/exports(\/|$)/.test(change.operation?.path ?? "");
 }
 
 /** The name of a document's part digests in the engine's records. */
@@ -217,11 +254,14 @@ function groups(input: GateInput, breaks: VersionedChange[]): Array<VersionedCha
   const byKey = new Map<string, VersionedChange[] & { location: SourceLocation; exportFilter: boolean }>();
   for (const b of breaks) {
     const c = b.change;
-    const location = locateChange(input.definitions, input.model, b.version, c);
+    const exporting = b.exported && input.definitions.resources.find((r) => r.collection === b.exported![0]);
+    const location = exporting ? exporting.at("export") : locateChange(input.definitions, input.model, b.version, c);
     // A field of an export's filters is one of the list's filters, and is said as one.
     const exportFilter = isExportFilters(input.model, b.version, c);
     const place = c.schema?.field ? c.schema.field : c.part.in === "parameter" ? c.part.name : `${c.operation?.method} ${pathKey(c.operation?.path ?? "")}`;
-    const key = `${location.file}:${location.line}:${location.column}|${c.kind}|${c.keyword ?? ""}|${place.split(".").pop()}|${c.detail}|${exportFilter}`;
+    const key = exporting
+      ? `${location.file}:${location.line}:${location.column}|export`
+      : `${location.file}:${location.line}:${location.column}|${c.kind}|${c.keyword ?? ""}|${place.split(".").pop()}|${c.detail}|${exportFilter}`;
     let group = byKey.get(key);
     if (!group) {
       group = Object.assign([] as VersionedChange[], { location, exportFilter });

@@ -83,6 +83,11 @@ function exportSchemaOf(model: ApiModel, version: string, change: Change): { col
   return null;
 }
 
+/** Whether `change` is inside one resource's export body (its own schemas), not the exports' shared ones. */
+export function isOneExport(model: ApiModel, version: string, change: Change): boolean {
+  return exportSchemaOf(model, version, change) !== null;
+}
+
 /** Whether `change` is of a resource's export filters (the `filters` of `POST /vN/exports`), whose fields are the list's filters. */
 export function isExportFilters(model: ApiModel, version: string, change: Change): boolean {
   return exportSchemaOf(model, version, change)?.part === "filters";

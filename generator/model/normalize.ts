@@ -56,6 +56,7 @@ function normalizeResource(source: SourceFile, r: ResourceDefinition): ResourceD
     uniqueTogether: r.unique ?? [],
     exportable: r.export !== undefined && r.export !== false,
     exportFormats: typeof r.export === "object" && r.export.formats ? [...new Set(r.export.formats)] : ["ndjson"],
+    ...(typeof r.export === "object" && r.export.added !== undefined ? { exportAdded: r.export.added } : {}),
     fields: normalizeFields(source, ["fields"], r.fields),
     actions: Object.entries(r.actions ?? {}).map(
       ([name, action]): ActionDef => ({

@@ -59,7 +59,7 @@ export function buildModel(defs: Definitions): ApiModel {
         : null;
     const present = resources.filter((r) => presentIn(n, r.added, r.removed));
     const versionResources = present.map((r) => versionResource(defs, r, v.name, deprecation ? `${defs.baseUrl}/${deprecation.successor}` : null));
-    const exports = present.flatMap((r, i) => (r.exportable ? [versionExport(r, versionResources[i]!)] : []));
+    const exports = present.flatMap((r, i) => (r.exportable && presentIn(n, r.exportAdded, undefined) ? [versionExport(r, versionResources[i]!)] : []));
     return [{
       name: v.name,
       number: n,

@@ -122,6 +122,8 @@ export interface ResourceDef {
   /** Composite unique constraints (`unique: [[a, b], …]` at the resource level): field names unique together, as written. */
   uniqueTogether: string[][];
   exportable: boolean;
+  /** First version that offers the export (`export: { added }`); absent: every version of the resource. */
+  exportAdded?: string;
   /** Formats an export offers, the default first (absent: NDJSON only). */
   exportFormats?: ExportFormat[];
   fields: FieldDef[];

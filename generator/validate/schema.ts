@@ -170,6 +170,10 @@ export const ResourceSchema = z
             .min(1)
             .optional()
             .describe("File formats offered, the first being the default: ndjson (default), csv."),
+          added: z
+            .string()
+            .optional()
+            .describe("First version that offers the export (v1, v2, ...): making a resource exportable in a published version changes that version's /vN/exports, so date it from a new version."),
         }),
       ])
       .optional()

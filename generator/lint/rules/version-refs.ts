@@ -13,6 +13,7 @@ export function versionRefRules(ctx: LintContext): void {
     parentVersions(ctx, r);
     for (const f of r.fields) fieldVersions(ctx, r, f, window);
     for (const a of r.actions) actionRulesVersion(ctx, r, a, window);
+    exportVersion(ctx, r, window);
     for (const { field, place, path } of walkFields(r)) {
       if (place === "resource") continue;
       for (const key of ["added", "removed", "renamed"] as const) {
@@ -72,6 +73,18 @@ function actionRulesVersion(ctx: LintContext, r: ResourceDef, a: ActionDef, wind
     );
   } else if (since >= window.end) {
     ctx.report("version-ref", a.at("rules_added"), `rules_added ${q(a.rulesAdded)} of ${owner} is a version without ${r.collection}`, "use a version in which the resource exists");
+  }
+}
+
+/** `export: { added }` names a version in which the resource exists, after its first (from the first, leave it out). */
+function exportVersion(ctx: LintContext, r: ResourceDef, window: Window): void {
+  const at = () => r.at("export", "added");
+  const added = known(ctx, r.exportAdded, at, "added", `the export of ${r.collection}`);
+  if (added === undefined) return;
+  if (added <= window.start) {
+    ctx.report("version-ref", at(), `the export of ${r.collection} is added in ${r.exportAdded}, not after the resource's first version: it is offered in every version that has the resource`, "remove added");
+  } else if (added >= window.end) {
+    ctx.report("version-ref", at(), `the export of ${r.collection} is added in ${r.exportAdded}, a version without ${r.collection}`, "use a version in which the resource exists");
   }
 }
 
