@@ -376,6 +376,7 @@ function storageResource(r: ResourceDef, versions: VersionModel[], tenantKey: st
         ? [{ field: f.name, collection: f.references, onDelete: onDeleteOf(f, parentField) }]
         : [],
     ),
+    renames: r.fields.flatMap((f): Array<[string, string]> => (f.renamed ? [[f.renamed.from, f.name]] : [])),
     links: r.fields.flatMap((f) =>
       f.type === "array" && f.items?.type === "uuid" && f.items.references
         ? [{ field: f.name, collection: f.items.references, onDelete: onDeleteOf(f.items, null) }]
@@ -512,6 +513,7 @@ function exportJobStorage(): StorageResource {
     uniqueTogether: [],
     references: [],
     links: [],
+    renames: [],
     parentField: null,
     listedUnder: [],
     search: [],

@@ -427,6 +427,11 @@ export interface StorageResource {
    */
   links: Array<{ field: string; collection: string; onDelete: OnDelete }>;
   /**
+   * Fields renamed in some version (`renamed: { in, from }`), as [the name the versions before
+   * stored it under, its storage name now]: a store that kept it under the old name copies it over.
+   */
+  renames: Array<[from: string, to: string]>;
+  /**
    * References inside arrays and objects, by path (`tag_ids.*`, `address.country_id`): each id
    * must name a record on every write (422 naming `tag_ids.0`); not kept as foreign keys.
    */

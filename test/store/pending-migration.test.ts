@@ -213,3 +213,31 @@ test("brought to a new text, a store applies the statements the earlier text did
     await db.close();
   }
 });
+
+test("a field renamed after its migration was released keeps its values: the new column takes the old one's, rows kept", async () => {
+  const dir = workspace("renamed-store", "definitions");
+  cpSync(path.join(repoRoot, "generated"), path.join(dir, "generated"), { recursive: true });
+  const sql = path.join(dir, "generated", "sql");
+  const db = await openDriver("pglite:memory://");
+  try {
+    await migrate(db, readMigrations(sql));
+    await db.exec(`insert into "products" ("id", "created_at", "updated_at", "sku", "name", "price_cents", "description")
+      values ('01900000-0000-7000-8000-000000000001', now(), now(), 'SKU-1', 'Lamp', 1200, 'A lamp')`);
+    // `description` becomes `summary` in a new version: the versions before still show `description`.
+    const api = path.join(dir, "definitions", "api.yaml");
+    writeFileSync(api, readFileSync(api, "utf8").replace(/^( {2}v3: .*)$/m, "$1\n  v4: { draft: true }"));
+    const products = path.join(dir, "definitions", "products.yaml");
+    const text = readFileSync(products, "utf8");
+    assert.match(text, /^ {2}description: \{ /m);
+    writeFileSync(products, text.replace(/^ {2}description: \{ /m, "  summary: { renamed: { in: v4, from: description }, ").replace("search: [name, description]", "search: [name, summary]"));
+    const generated = canon(["generate"], dir);
+    assert.equal(generated.code, 0, generated.stdout + generated.stderr);
+    const pending = readMigrations(sql).at(-1)!;
+    assert.match(pending.sql, /update "products" set "summary" = "description" where "summary" is null and "description" is not null;/);
+    await migrate(db, readMigrations(sql));
+    assert.deepEqual(await db.query(`select "summary", "description" from "products"`), [{ summary: "A lamp", description: "A lamp" }]);
+    await assertSameAsFresh(db, sql);
+  } finally {
+    await db.close();
+  }
+});

@@ -247,7 +247,7 @@ function alterTable(before: SnapshotTable, after: SnapshotTable, moved: Readonly
 }
 
 /** The statements that take a database from `previous` (null: empty) to `next`; null when there is nothing to do. */
-export function migrationBetween(previous: SchemaSnapshot | null, next: SchemaSnapshot): Migration | null {
+export function migrationBetween(previous: SchemaSnapshot | null, next: SchemaSnapshot, renames: ReadonlyArray<readonly [table: string, from: string, to: string]> = []): Migration | null {
   const changes: Change[] = [];
   const oldExtensions = new Set(previous?.extensions ?? []);
   const extensions = next.extensions.filter((e) => !oldExtensions.has(e));
@@ -264,6 +264,7 @@ export function migrationBetween(previous: SchemaSnapshot | null, next: SchemaSn
     if (old) changes.push(...alterTable(old, table, moved));
   }
   changes.push(...moving.map(moveToLinkTable));
+  changes.push(...renames.flatMap(([table, from, to]) => copyRenamed(before.get(table), next.tables.find((t) => t.name === table), from, to)));
   const kept = new Set(next.tables.map((t) => t.name));
   for (const table of previous?.tables ?? []) {
     if (!kept.has(table.name)) {
@@ -272,6 +273,20 @@ export function migrationBetween(previous: SchemaSnapshot | null, next: SchemaSn
   }
   if (!changes.some((c) => c.statements.some((s) => !s.startsWith("--")) || c.words.startsWith("retire_"))) return null;
   return { name: previous ? migrationName(changes.map((c) => c.words).filter(Boolean)) : "initial", statements: changes.flatMap((c) => c.statements) };
+}
+
+/**
+ * A field renamed (`renamed: { in, from }`) is stored under its new name: when the schema before
+ * had its old column and not the new one, the new column (added above) takes the old one's values,
+ * for rows that lack it. The old column stays, as every column that leaves does. Only between
+ * columns of one type: a rename that also changes the type starts empty, as a new field would.
+ */
+function copyRenamed(old: SnapshotTable | undefined, table: SnapshotTable | undefined, from: string, to: string): Change[] {
+  const source = old?.columns.find((c) => c.name === from);
+  const target = table?.columns.find((c) => c.name === to);
+  if (!old || !table || !source || !target || old.columns.some((c) => c.name === to) || source.type !== target.type) return [];
+  const [t, f, n] = [quote(table.name), quote(from), quote(to)];
+  return [{ words: `rename_${table.name}_${from}`, statements: [`update ${t} set ${n} = ${f} where ${n} is null and ${f} is not null;`] }];
 }
 
 function migrationName(words: string[]): string {

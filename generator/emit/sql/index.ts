@@ -14,7 +14,7 @@
 import type { ApiModel, StorageResource } from "../../model/types.ts";
 import { GENERATED_MARK } from "../../util/generated.ts";
 import { defineUnit, memoByText } from "../../engine.ts";
-import { GENERATED_HEADER, styledTs, type EmitContext, type EmittedFile, type Emitter } from "../emitter.ts";
+import { GENERATED_HEADER, styledTs, type EmitContext, type EmittedFile, type Emitter, type UnitContext } from "../emitter.ts";
 import { IMPORTS, runtimeSource, source, withImports } from "../shared/imports.ts";
 import { literal, propertyKey } from "../shared/code.ts";
 import { migrationBetween } from "./diff.ts";
@@ -69,7 +69,7 @@ export const sqlEmitter: Emitter = {
     const repairs: string[] = [];
     if (replay.created) {
       const created = replay.created;
-      if (before && !pending && !replay.failure && context.unit(migrationUnit, { previous: created, next: before }) === null) previous = before;
+      if (before && !pending && !replay.failure && context.unit(migrationUnit, { previous: created, next: before, renames: [] }) === null) previous = before;
       else {
         previous = created;
         const deleted = (listed ?? []).filter((n) => !present.includes(n) && !PENDING_FILE.test(n));
@@ -81,7 +81,10 @@ export const sqlEmitter: Emitter = {
         if (!repairs.length && !pending) repairs.push(`they did not create the schema ${SNAPSHOT_PATH} described`);
       }
     }
-    const migration = context.unit(migrationUnit, { previous, next });
+    // A field renamed in some version was stored under its old name before: its values are copied over.
+    const tables = new Map(plans.map((p) => [p.collection, p.table.name]));
+    const renames = model.storage.flatMap((r) => r.renames.map(([from, to]): [string, string, string] => [tables.get(r.collection) ?? r.collection, from, to]));
+    const migration = context.unit(migrationUnit, { previous, next, renames });
     const files = [...carried];
     if (migration) {
       const number = existing.length ? Number(MIGRATION_FILE.exec(existing[existing.length - 1]!)![1]) + 1 : 1;
@@ -113,7 +116,13 @@ export const sqlEmitter: Emitter = {
         content: `${JSON.stringify({ "x-generated": SNAPSHOT_NOTICE, ...next, migrations }, null, 2)}\n`,
         parser: null,
       },
-      styledTs("sql/schema.ts", context.render("sql-schema", schemaView(model, plans))),
+      context.unit(schemaFile, {
+        title: model.title,
+        events: model.events,
+        // The tenant field of each tenant-scoped collection (SPEC §12.4): a cascading delete's statements match it too.
+        tenants: model.storage.flatMap((r): Array<[string, string]> => (r.tenantKey && r.tenantKey !== "id" ? [[r.collection, r.tenantKey]] : [])),
+        plans,
+      }),
       styledTs(
         "sql/index.ts",
         withImports(context.render("sql-index", { header: GENERATED_HEADER, imports: IMPORTS, title: model.title, exports: model.exportJobs !== null }), [
@@ -138,7 +147,10 @@ const storageUnit = defineUnit(
 );
 
 /** The migration from one schema to another (diff.ts), null when they are the same: a function of the two snapshots. */
-const migrationUnit = defineUnit("sql migration", ({ previous, next }: { previous: SchemaSnapshot | null; next: SchemaSnapshot }) => migrationBetween(previous, next));
+const migrationUnit = defineUnit(
+  "sql migration",
+  ({ previous, next, renames }: { previous: SchemaSnapshot | null; next: SchemaSnapshot; renames: Array<[table: string, from: string, to: string]> }) => migrationBetween(previous, next, renames),
+);
 
 interface ReleasedSchema {
   applied: number;
@@ -212,7 +224,14 @@ const parsedSnapshot = memoByText("parsed schema snapshot", (text): unknown => {
   }
 }, 4);
 
-function schemaView(model: ApiModel, plans: CollectionPlan[]): object {
+/** `sql/schema.ts`: a function of the collections' plans, the API's title, whether events are on, and the tenant fields. */
+const schemaFile = defineUnit(
+  "sql schema file",
+  (slice: { title: string; events: boolean; tenants: Array<[string, string]>; plans: CollectionPlan[] }, context: UnitContext) =>
+    styledTs("sql/schema.ts", context.render("sql-schema", schemaView(slice))),
+);
+
+function schemaView({ title, events, tenants: tenantKeys, plans }: { title: string; events: boolean; tenants: Array<[string, string]>; plans: CollectionPlan[] }): object {
   const tableToCollection = new Map(plans.map((p) => [p.table.name, p.collection]));
   const constraints: Array<{ name: string; value: string }> = [];
   for (const plan of plans) {
@@ -249,11 +268,10 @@ function schemaView(model: ApiModel, plans: CollectionPlan[]): object {
       }
     }
   }
-  // The tenant field of each tenant-scoped collection (SPEC §12.4): a cascading delete's statements match it too.
-  const tenants = new Map(model.storage.flatMap((r) => (r.tenantKey && r.tenantKey !== "id" ? [[r.collection, r.tenantKey] as const] : [])));
+  const tenants = new Map(tenantKeys);
   return {
     header: GENERATED_HEADER,
-    title: model.title,
+    title,
     collections: plans.map((p) => {
       const columns = p.fields.map((f) => literal(f));
       const tenant = tenants.get(p.collection);
@@ -268,6 +286,6 @@ function schemaView(model: ApiModel, plans: CollectionPlan[]): object {
       };
     }),
     constraints: constraints.map((c) => ({ key: propertyKey(c.name), value: c.value })),
-    events: model.events,
+    events,
   };
 }
