@@ -1,12 +1,13 @@
 import type { ApiModel } from "../../model/types.ts";
-import { GENERATED_HEADER, styledTs, type EmitContext, type EmittedFile, type Emitter } from "../emitter.ts";
-import { IMPORTS, runtimeSource, source, withImports, type ImportSource } from "../shared/imports.ts";
+import { GENERATED_HEADER, type EmitContext, type EmittedFile, type Emitter } from "../emitter.ts";
+import { IMPORTS, runtimeSource, source, type ImportSource } from "../shared/imports.ts";
+import { renderedFile } from "../shared/rendered.ts";
 
 /** The entry module `index.ts`: `buildApp(options)` serves every version on one Fastify app. */
 export const entryEmitter: Emitter = {
   name: "entry",
   emit(model: ApiModel, context: EmitContext): EmittedFile[] {
-    const rendered = context.render("entry", {
+    const view = {
       header: GENERATED_HEADER,
       imports: IMPORTS,
       title: model.title,
@@ -17,8 +18,8 @@ export const entryEmitter: Emitter = {
       rateLimit: model.rateLimit && { ...model.rateLimit, windowMs: model.rateLimit.perSeconds * 1000 },
       versionList: model.versions.map((v) => v.name).join(", "),
       versions: model.versions.map((v) => ({ name: v.name })),
-    });
-    return [styledTs("index.ts", withImports(rendered, entrySources(context, model)))];
+    };
+    return [renderedFile(context, "index.ts", "entry", view, entrySources(context, model))];
   },
 };
 

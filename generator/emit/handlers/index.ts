@@ -33,6 +33,7 @@ import {
   withImports,
   type ImportSource,
 } from "../shared/imports.ts";
+import { renderedFile } from "../shared/rendered.ts";
 import { ROUTE_CONTEXT } from "../shared/route-context.ts";
 import { conditionBodySchema, sortSchema, zodField } from "../shared/zod.ts";
 import { defineUnit, Engine } from "../../engine.ts";
@@ -125,28 +126,11 @@ export const handlersEmitter: Emitter = {
         }));
         files.push(context.unit(routesFile, { version: version.name, resource, deletes, others }));
       }
-      if (version.events)
-        files.push(
-          styledTs(
-            `${version.name}/events.ts`,
-            withImports(context.render("events", eventsView(model, version)), eventsSources(context)),
-          ),
-        );
+      if (version.events) files.push(renderedFile(context, `${version.name}/events.ts`, "events", eventsView(model, version), eventsSources(context)));
       if (version.exports) {
-        const rendered = context.render("exports", exportsView(version, version.exports));
-        files.push(
-          styledTs(
-            `${version.name}/exports.ts`,
-            withImports(rendered, exportsSources(context, version.exports)),
-          ),
-        );
+        files.push(renderedFile(context, `${version.name}/exports.ts`, "exports", exportsView(version, version.exports), exportsSources(context, version.exports)));
       }
-      files.push(
-        styledTs(
-          `${version.name}/index.ts`,
-          withImports(context.render("version", versionView(version)), versionSources(context, version)),
-        ),
-      );
+      files.push(renderedFile(context, `${version.name}/index.ts`, "version", versionView(version), versionSources(context, version)));
     }
     const services = servicesView(model);
     const servicesSources = [
@@ -157,7 +141,7 @@ export const handlersEmitter: Emitter = {
       source("./values.ts", Object.fromEntries(services.services.map((s) => [s.values, "type" as const]))),
       source("./hooks.ts", { Hooks: "type" }),
     ];
-    files.push(styledTs("services.ts", withImports(context.render("services", services), servicesSources)));
+    files.push(renderedFile(context, "services.ts", "services", services, servicesSources));
     files.push(hooksFile(model, context));
     return files;
   },
@@ -688,7 +672,7 @@ function hooksFile(model: ApiModel, context: EmitContext): EmittedFile {
       actionValues: r.actionRecords.map((a) => a.symbols.values),
     };
   });
-  const rendered = context.render("hooks", { header: GENERATED_HEADER, imports: IMPORTS, resources });
+  const view = { header: GENERATED_HEADER, imports: IMPORTS, resources };
   const views = new Map<string, Record<string, "value">>();
   for (const shown of shownAll) {
     if (!shown) continue;
@@ -708,7 +692,7 @@ function hooksFile(model: ApiModel, context: EmitContext): EmittedFile {
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
       .map(([from, names]) => source(from, names)),
   ];
-  return styledTs("hooks.ts", withImports(rendered, sources));
+  return renderedFile(context, "hooks.ts", "hooks", view, sources);
 }
 
 /** A collection's decimal fields as `ResourceSpec.decimals` lists them (runtime/decimal.ts `DecimalField`). */

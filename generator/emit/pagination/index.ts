@@ -1,6 +1,7 @@
 import type { ApiModel } from "../../model/types.ts";
-import { GENERATED_HEADER, styledTs, type EmitContext, type EmittedFile, type Emitter } from "../emitter.ts";
-import { IMPORTS, runtimeSource, source, withImports } from "../shared/imports.ts";
+import { GENERATED_HEADER, type EmitContext, type EmittedFile, type Emitter } from "../emitter.ts";
+import { IMPORTS, runtimeSource, source } from "../shared/imports.ts";
+import { renderedFile } from "../shared/rendered.ts";
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from "../../../runtime/pages.ts";
 
 /** Pagination types: `vN/pagination.ts`, the page type of every list of the version. */
@@ -8,7 +9,7 @@ export const paginationEmitter: Emitter = {
   name: "pagination",
   emit(model: ApiModel, context: EmitContext): EmittedFile[] {
     return model.versions.map((version) => {
-      const rendered = context.render("pagination", {
+      const view = {
         header: GENERATED_HEADER,
         imports: IMPORTS,
         version: version.name,
@@ -19,12 +20,12 @@ export const paginationEmitter: Emitter = {
           symbols: r.symbols,
           offset: r.pagination === "offset",
         })),
-      });
+      };
       const sources = [
         runtimeSource(context, "index.ts", 1),
         ...version.resources.map((r) => source(`./${r.symbols.typesModule}`, { [r.symbols.type]: "type" })),
       ];
-      return styledTs(`${version.name}/pagination.ts`, withImports(rendered, sources));
+      return renderedFile(context, `${version.name}/pagination.ts`, "pagination", view, sources);
     });
   },
 };

@@ -15,7 +15,8 @@ import type { ApiModel, StorageResource } from "../../model/types.ts";
 import { GENERATED_MARK } from "../../util/generated.ts";
 import { defineUnit, memoByText } from "../../engine.ts";
 import { GENERATED_HEADER, styledTs, type EmitContext, type EmittedFile, type Emitter, type UnitContext } from "../emitter.ts";
-import { IMPORTS, runtimeSource, source, withImports } from "../shared/imports.ts";
+import { IMPORTS, runtimeSource, source } from "../shared/imports.ts";
+import { renderedFile } from "../shared/rendered.ts";
 import { literal, propertyKey } from "../shared/code.ts";
 import { migrationBetween } from "./diff.ts";
 import { replayMigrations, snapshotFrom, UnreadableStatement, type Replay } from "./replay.ts";
@@ -123,18 +124,15 @@ export const sqlEmitter: Emitter = {
         tenants: model.storage.flatMap((r): Array<[string, string]> => (r.tenantKey && r.tenantKey !== "id" ? [[r.collection, r.tenantKey]] : [])),
         plans,
       }),
-      styledTs(
-        "sql/index.ts",
-        withImports(context.render("sql-index", { header: GENERATED_HEADER, imports: IMPORTS, title: model.title, exports: model.exportJobs !== null }), [
-          runtimeSource(context, "index.ts", 1),
-          runtimeSource(context, "sql-driver.ts", 1),
-          runtimeSource(context, "sql-migrations.ts", 1),
-          runtimeSource(context, "sql-store.ts", 1),
-          source("../services.ts", { storeReferences: "value" }),
-          source("./schema.ts", { sqlSchema: "value" }),
-          runtimeSource(context, "exports.ts", 1),
-        ]),
-      ),
+      renderedFile(context, "sql/index.ts", "sql-index", { header: GENERATED_HEADER, imports: IMPORTS, title: model.title, exports: model.exportJobs !== null }, [
+        runtimeSource(context, "index.ts", 1),
+        runtimeSource(context, "sql-driver.ts", 1),
+        runtimeSource(context, "sql-migrations.ts", 1),
+        runtimeSource(context, "sql-store.ts", 1),
+        source("../services.ts", { storeReferences: "value" }),
+        source("./schema.ts", { sqlSchema: "value" }),
+        runtimeSource(context, "exports.ts", 1),
+      ]),
     );
     return files;
   },

@@ -3,6 +3,7 @@ import { GENERATED_HEADER, styledTs, type EmitContext, type EmittedFile, type Em
 import { routeOf } from "../../model/routes.ts";
 import { commentText, fieldDoc, propertyKey, tsType } from "../shared/code.ts";
 import { defineUnit } from "../../engine.ts";
+import { renderedFile } from "../shared/rendered.ts";
 
 /** Each `vN/<collection>/types.ts`: a function of the version's name and the resource alone. */
 const typesFile = defineUnit("types file", ({ version, resource }: { version: string; resource: VersionResource }, context: UnitContext) =>
@@ -37,7 +38,7 @@ export const typesEmitter: Emitter = {
         })),
       })),
     };
-    files.push(styledTs("values.ts", context.render("values", values)));
+    files.push(renderedFile(context, "values.ts", "values", values, null));
     return files;
   },
 };
