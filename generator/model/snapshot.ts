@@ -12,6 +12,7 @@ import { actionSymbols, resourceSymbols } from "./symbols.ts";
 
 export { namesOf } from "./names.ts";
 import type {
+  ActionDef,
   ApiModel,
   Definitions,
   FieldDef,
@@ -191,7 +192,7 @@ function versionResource(defs: Definitions, r: ResourceDef, version: string, suc
             ? { requires: [], sets: [] }
             : {
                 requires: a.requires.map((x) => ({ ...x, field: shownName(r, x.field, n) })),
-                sets: a.sets.map((x) => ({ ...x, field: shownName(r, x.field, n) })),
+                sets: canonicalSets(r, a.sets).map((x) => ({ ...x, field: shownName(r, x.field, n) })),
               },
       };
     }),
@@ -332,6 +333,14 @@ function nestedReferences(fields: FieldDef[]): Array<{ path: string; collection:
   return found;
 }
 
+/** An action's `sets` with each decimal constant in its field's canonical form (`"1.5"` → `"1.50"` at scale 2), as a record holds it. */
+function canonicalSets(r: ResourceDef, sets: ActionDef["sets"]): ActionDef["sets"] {
+  return sets.map((set) => {
+    const field = r.fields.find((f) => f.name === set.field);
+    return field?.type === "decimal" && typeof set.value === "string" ? { ...set, value: canonicalDecimal(set.value, field.scale ?? 0) } : set;
+  });
+}
+
 function storageResource(r: ResourceDef, versions: VersionModel[], tenantKey: string | null): StorageResource {
   // Unique within the tenant (SPEC §12.4): the tenant field joins every unique constraint.
   const tenantField = tenantKey !== null && tenantKey !== "id" ? tenantKey : null;
@@ -360,7 +369,7 @@ function storageResource(r: ResourceDef, versions: VersionModel[], tenantKey: st
         f.type === "uuid" && f.references ? [{ field: f.name, collection: f.references, onDelete: onDeleteOf(f, null) }] : [],
       ),
       nestedReferences: nestedReferences(a.fields),
-      rules: { requires: a.requires, sets: a.sets },
+      rules: { requires: a.requires, sets: canonicalSets(r, a.sets) },
       rulesSince: a.rulesAdded === undefined ? null : versionNumber(a.rulesAdded),
     })),
     unique: tenantField ? [] : unique,

@@ -252,6 +252,13 @@ describe(`actions that act (SPEC §12.5), ${STORE} store`, () => {
     assert.equal(error.details[0].field, "escalated");
   });
 
+  test("a decimal set to a constant is kept in its canonical form (SPEC §12.6)", async () => {
+    const t = await ticket({ balance: "12.5" });
+    assert.equal(t.balance, "12.50");
+    await expectStatus(api, "POST", `/v1/tickets/${t.id}/waivers`, 201, { body: {} });
+    assert.equal((await read(t.id)).body.balance, "0.50");
+  });
+
   test("requires refused: 422 naming the field, no action record, no event, the record unchanged", async () => {
     const t = await moved("open");
     const before = await read(t.id);

@@ -1,4 +1,4 @@
-import { compareDecimals } from "../../../runtime/decimal.ts";
+import { compareDecimals, decimalProblem } from "../../../runtime/decimal.ts";
 import type { ActionDef, FieldDef, ResourceDef } from "../../model/types.ts";
 import { q, walkFields, type LintContext } from "../context.ts";
 
@@ -87,6 +87,15 @@ function fits(field: FieldDef, value: unknown): boolean {
         (field.pattern === undefined || safeTest(field.pattern, value)) &&
         field.format === undefined
       );
+    case "decimal": {
+      const [precision, scale] = [field.precision ?? 0, field.scale ?? 0];
+      return (
+        typeof value === "string" &&
+        decimalProblem(value, precision, scale) === undefined &&
+        (field.decimalMinimum === undefined || compareDecimals(value, field.decimalMinimum, scale) >= 0) &&
+        (field.decimalMaximum === undefined || compareDecimals(value, field.decimalMaximum, scale) <= 0)
+      );
+    }
     case "integer":
     case "number":
       return (
@@ -166,6 +175,8 @@ function setsRules(ctx: LintContext, r: ResourceDef, action: ActionDef): void {
             ? `use one of ${(field.values ?? []).join(", ")}`
             : ["boolean", "string", "integer", "number"].includes(field.type)
               ? `use a ${field.type} value that meets the field's constraints`
+              : field.type === "decimal"
+                ? `use a decimal string of at most ${field.precision ?? 0} digits, ${field.scale ?? 0} after the point, within the field's bounds ("1.50", never a YAML number)`
               : `set it with { from: <action field> }: a ${field.type} field takes no constant here`,
         );
         continue;
