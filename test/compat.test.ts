@@ -966,3 +966,29 @@ describe("a resource made exportable (SPEC §8)", () => {
     }
   });
 });
+
+describe("a field made unique (unique: true)", () => {
+  const uniqueIsbn = { [books]: replace("  isbn: { type: string,", "  isbn: { type: string, unique: true,") };
+
+  test("in a published version: a break at the field's unique, as a composite list's (rows may repeat a value; a write the version took now answers 409)", async () => {
+    const dir = variant("unique-field", uniqueIsbn);
+    const result = await gate(dir, new Map([["v1", published]]), await documents(dir));
+    const d = result.diagnostics.find((x) => x.message.includes("[unique-added]"));
+    assert.ok(d, result.diagnostics.map(formatDiagnostic).join("\n"));
+    assert.match(d.message, /new unique field "isbn"/);
+    assert.equal(d.location.line, lineOf(dir, books, "unique: true"));
+    assert.match(d.fix, /removed: v2/);
+    assert.deepEqual(result.broken, ["v1"]);
+    // Taken away again: it only accepts more.
+    const removed = compareDocuments((await documents(dir)).get("v1")!, published);
+    assert.ok(removed.some((c) => c.kind === "unique-removed" && !c.breaking), listing(removed));
+    assert.deepEqual(removed.filter((c) => c.breaking).map((c) => c.text), []);
+  });
+
+  test("a document written before canon listed unique fields does not compare them", async () => {
+    const old = structuredClone(published) as Record<string, any>;
+    delete old.info["x-canon-unique-fields"];
+    const changes = compareDocuments(old, (await documents(variant("unique-field-old", uniqueIsbn))).get("v1")!);
+    assert.deepEqual(changes.filter((c) => c.breaking).map((c) => c.text), [], listing(changes));
+  });
+});

@@ -30,8 +30,10 @@ export function locateChange(defs: Definitions, model: ApiModel, version: string
       return key("pagination");
     case "unique-added":
     case "unique-widened":
-    case "unique-removed":
-      return key("unique");
+    case "unique-removed": {
+      const field = change.uniqueField ? topField(model, version, resource, change.uniqueField) : undefined;
+      return field ? (written(field, "unique") ?? field.at()) : key("unique");
+    }
     case "tenant-added":
     case "tenant-removed":
       return resource.fields.find((f) => f.tenant)?.at("tenant") ?? key("fields");

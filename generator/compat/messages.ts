@@ -116,7 +116,9 @@ export function breakFix(
     case "response-body-removed":
       return `keep the response of ${version} as it was (for an action, its \`response:\`); to change it, ${add} and add the new action or resource with \`added: ${next}\``;
     case "unique-added":
-      return `keep ${version} without the new list: a resource-level unique holds every version of the resource; to add it, ${add}, mark the resource \`removed: ${next}\` and add its successor with \`added: ${next}\` and the list`;
+      return change.uniqueField
+        ? `keep "${change.uniqueField}" of ${version} without unique: a field's unique holds every version of the resource (and rows already stored may repeat a value); to add it, ${add}, mark the field \`removed: ${next}\` and add the unique one under a new name with \`added: ${next}\``
+        : `keep ${version} without the new list: a resource-level unique holds every version of the resource; to add it, ${add}, mark the resource \`removed: ${next}\` and add its successor with \`added: ${next}\` and the list`;
     case "tenant-added":
     case "tenant-removed":
       return `keep the tenancy of ${version} as it was: a tenant field holds every version of the resource; to change it, ${add}, mark the resource \`removed: ${next}\` and add its successor with \`added: ${next}\` and the tenant field`;

@@ -133,7 +133,7 @@ function compareResolved(ctx: SchemaContext, o: Located, n: Located, place: Plac
   compareLimits(old, now, input, namesReferences, report);
   if (input && namesReferences) compareReferences(old, now, report);
   if (!input) compareOnDelete(old, now, report);
-  if (input) compareUnique(old, now, report);
+  if (input) compareUnique(old, now, listsUniqueFields(ctx.oldDoc), report);
   if (input) compareTenant(old, now, report);
   if (input && !sameJson(old.default, now.default)) {
     report({ kind: "default-changed", breaking: false, keyword: "default", detail: `defaults to ${show(now.default)} instead of ${show(old.default)}` });
@@ -344,12 +344,20 @@ function compareOnDelete(old: JsonObject, now: JsonObject, report: Report): void
   });
 }
 
-/** The lists of `x-canon-unique`, each as its sorted fields (the order of a list does not matter). */
-function uniqueLists(schema: JsonObject): Map<string, string[]> {
+/**
+ * Whether a published document lists the fields unique on their own in `x-canon-unique` (lists of
+ * one, `info.x-canon-unique-fields`); in one written before, they are not compared.
+ */
+function listsUniqueFields(doc: JsonObject): boolean {
+  return isObject(doc.info) && doc.info["x-canon-unique-fields"] === true;
+}
+
+/** The lists of `x-canon-unique`, each as its sorted fields (the order of a list does not matter); lists of one only with `singles`. */
+function uniqueLists(schema: JsonObject, singles: boolean): Map<string, string[]> {
   const lists = Array.isArray(schema["x-canon-unique"]) ? schema["x-canon-unique"] : [];
   const out = new Map<string, string[]>();
   for (const list of lists) {
-    if (!Array.isArray(list)) continue;
+    if (!Array.isArray(list) || (list.length === 1 && !singles)) continue;
     const fields = list.filter((f): f is string => typeof f === "string");
     out.set(JSON.stringify([...fields].sort()), fields);
   }
@@ -362,21 +370,29 @@ function uniqueLists(schema: JsonObject): Map<string, string[]> {
  * records that repeat it repeat the published one, which was already refused: it only accepts
  * more); a list gone only accepts more.
  */
-function compareUnique(old: JsonObject, now: JsonObject, report: Report): void {
-  const a = uniqueLists(old);
-  const b = uniqueLists(now);
+function compareUnique(old: JsonObject, now: JsonObject, singles: boolean, report: Report): void {
+  const a = uniqueLists(old, singles);
+  const b = uniqueLists(now, singles);
   const published = [...a.values()];
+  const named = (fields: string[]) => (fields.length === 1 ? `unique field "${fields[0]}"` : `composite unique constraint [${fields.join(", ")}]`);
   for (const [key, fields] of b) {
     if (a.has(key)) continue;
     const wider = published.some((list) => list.every((field) => fields.includes(field)));
+    const field = fields.length === 1 ? { uniqueField: fields[0]! } : {};
     report(
       wider
-        ? { kind: "unique-widened", breaking: false, keyword: "x-canon-unique", detail: `has the composite unique constraint [${fields.join(", ")}], which holds a published one's fields and more: it refuses no write the version took` }
-        : { kind: "unique-added", breaking: true, keyword: "x-canon-unique", detail: `has a new composite unique constraint [${fields.join(", ")}]: a write repeating those values now answers 409` },
+        ? { kind: "unique-widened", breaking: false, keyword: "x-canon-unique", ...field, detail: `has the composite unique constraint [${fields.join(", ")}], which holds a published one's fields and more: it refuses no write the version took` }
+        : {
+            kind: "unique-added",
+            breaking: true,
+            keyword: "x-canon-unique",
+            ...field,
+            detail: fields.length === 1 ? `has a new unique field "${fields[0]}": a write repeating its value now answers 409` : `has a new composite unique constraint [${fields.join(", ")}]: a write repeating those values now answers 409`,
+          },
     );
   }
   for (const [key, fields] of a) {
-    if (!b.has(key)) report({ kind: "unique-removed", breaking: false, keyword: "x-canon-unique", detail: `no longer has the composite unique constraint [${fields.join(", ")}]` });
+    if (!b.has(key)) report({ kind: "unique-removed", breaking: false, keyword: "x-canon-unique", ...(fields.length === 1 ? { uniqueField: fields[0]! } : {}), detail: `no longer has the ${named(fields)}` });
   }
 }
 

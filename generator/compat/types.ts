@@ -102,6 +102,8 @@ export interface Change {
   keyword?: string;
   /** The new name of a renamed field. */
   renamedTo?: string;
+  /** `unique-added`, `unique-removed`: the field of a constraint of one field (its `unique: true`). */
+  uniqueField?: string;
   /** `sort-order-changed`: the sort key (a field of the list's records) whose enum order changed. */
   sortKey?: string;
   /** JSON pointer into the old document (the new one for additions). */

@@ -137,6 +137,7 @@ function versionResource(defs: Definitions, r: ResourceDef, version: string, suc
     }),
     conditions: r.filters.flatMap((s) => listConditions(TIMESTAMPS.has(s) ? timestampField(s) : byStorage.get(s))),
     sort: r.sort.flatMap((s) => sortKey(TIMESTAMPS.has(s) ? timestampField(s) : byStorage.get(s))),
+    uniqueFields: r.fields.flatMap((f) => (f.unique ? (byStorage.get(f.name)?.name ?? []) : [])),
     // The composite unique constraints whose fields this version all shows, by this version's names.
     uniqueTogether: r.uniqueTogether.flatMap((list) => {
       const shown = list.map((s) => byStorage.get(s)?.name);

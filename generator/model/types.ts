@@ -303,6 +303,8 @@ export interface VersionResource {
    * version's names: a write that would repeat one answers 409.
    */
   uniqueTogether: string[][];
+  /** Fields unique on their own (`unique: true`) that this version shows, by this version's names: a write repeating a value answers 409. */
+  uniqueFields: string[];
   /** Its parent, and its list under it: `path` is `/v2/users/{id}/orders`. */
   parent: ListUnder | null;
   /**

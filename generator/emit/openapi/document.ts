@@ -66,6 +66,9 @@ export function openapiDocument(model: ApiModel, version: VersionModel, context?
       // (`x-canon-references`), so an id schema without one is free; a document written before
       // canon named them does not say so, and its ids are not compared.
       "x-canon-references": true,
+      // The gate reads it: this document's `x-canon-unique` lists fields unique on their own too
+      // (lists of one); in a document written before, those are not compared.
+      "x-canon-unique-fields": true,
     },
     servers: [{ url: version.baseUrl }],
     security: [{ bearerAuth: [] }],

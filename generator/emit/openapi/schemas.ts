@@ -54,16 +54,19 @@ export function resourceSchemas(resource: VersionResource, storage: StorageResou
 }
 
 /**
- * A write body's schema with the resource's composite unique constraints (SPEC §12.3) as
- * `x-canon-unique`: the lists of fields (this version's names) no two records may share; a write
- * that would answers 409. The breaking-change gate reads it (adding a list is breaking).
+ * A write body's schema with the resource's unique constraints as `x-canon-unique`: the lists of
+ * fields (this version's names) no two records may share, a field unique on its own as a list of
+ * one, then the composite ones (SPEC §12.3); a write that would answers 409. The breaking-change
+ * gate reads it (adding a list is breaking; the document says it lists single fields too with
+ * `info.x-canon-unique-fields`).
  */
 function withUnique(resource: VersionResource, schema: JsonObject): JsonObject {
   // A tenant-scoped resource (SPEC §12.4) names its tenant field as `x-canon-tenant`: the gate
   // reads it (making a resource tenant-scoped is breaking).
   const tenant: JsonObject = resource.tenantKey && resource.tenantKey !== "id" ? { "x-canon-tenant": resource.tenantKey } : {};
-  if (!resource.uniqueTogether.length) return { ...schema, ...tenant };
-  return { ...schema, "x-canon-unique": resource.uniqueTogether.map((list) => [...list]), ...tenant };
+  const lists = [...resource.uniqueFields.map((name) => [name]), ...resource.uniqueTogether.map((list) => [...list])];
+  if (!lists.length) return { ...schema, ...tenant };
+  return { ...schema, "x-canon-unique": lists, ...tenant };
 }
 
 /**
