@@ -267,6 +267,30 @@ async function bringUpToDate(
     await tx.exec(`alter table ${table} drop column if exists ${column};`);
     dropped = true;
   };
+  // A column whose new definition only widens its decimal type keeps its values: altered in place.
+  const widen = async (
+    table: string,
+    column: string,
+    before: string,
+    after: string | undefined,
+  ): Promise<boolean> => {
+    const type = after === undefined ? null : widenedDecimal(before, after);
+    if (type === null) return false;
+    try {
+      await tx.exec(`alter table ${table} alter column ${column} type ${type};`);
+    } catch (error) {
+      refuse(
+        `\`alter table ${table} alter column ${column} type ${type}\` failed (${(error as Error).message.split("\n")[0]})`,
+      );
+    }
+    return true;
+  };
+  const addedColumns = new Map(
+    nextStatements.flatMap((s) => {
+      const m = ADD_COLUMN.exec(s);
+      return m ? [[`${m[1]} ${m[3]}`, m[2]!] as const] : [];
+    }),
+  );
   for (const statement of gone) {
     const created = CREATE_TABLE.exec(statement);
     const again = created ? createdNext.get(created[1]!) : undefined;
@@ -276,11 +300,14 @@ async function bringUpToDate(
       const after = tableColumns(again);
       if (!before || !after) refuse(`the columns of table ${table} cannot be compared`);
       if (!(await tableExists(tx, table))) continue;
+      const widened = new Set<string>();
       for (const [column, definition] of before!) {
-        if (after!.get(column) !== definition) await dropColumn(table, column);
+        if (after!.get(column) === definition) continue;
+        if (await widen(table, column, definition, after!.get(column))) widened.add(column);
+        else await dropColumn(table, column);
       }
       for (const [column, definition] of after!) {
-        if (before!.get(column) !== definition)
+        if (before!.get(column) !== definition && !widened.has(column))
           adds.push(`alter table ${table} add column if not exists ${definition};`);
       }
       continue;
@@ -295,10 +322,12 @@ async function bringUpToDate(
     } else if ((m = /^alter table ("(?:[^"]|"")+") add constraint ("(?:[^"]|"")+")/.exec(statement))) {
       if (await tableExists(tx, m[1]!))
         await tx.exec(`alter table ${m[1]} drop constraint if exists ${m[2]};`);
-    } else if (
-      (m = /^alter table ("(?:[^"]|"")+") add column if not exists ("(?:[^"]|"")+")/.exec(statement))
-    ) {
-      if (await tableExists(tx, m[1]!)) await dropColumn(m[1]!, m[2]!);
+    } else if ((m = ADD_COLUMN.exec(statement))) {
+      if (
+        (await tableExists(tx, m[1]!)) &&
+        !(await widen(m[1]!, m[3]!, m[2]!, addedColumns.get(`${m[1]} ${m[3]}`)))
+      )
+        await dropColumn(m[1]!, m[3]!);
     } else if ((m = CREATE_TABLE.exec(statement))) {
       if (!(await tableExists(tx, m[1]!))) continue;
       if ((await tx.query(`select 1 as x from ${m[1]} limit 1`)).length)
@@ -345,6 +374,24 @@ function tableColumns(statement: string): Map<string, string> | null {
     columns.set(m[1]!, line.trim());
   }
   return columns;
+}
+
+/** `alter table "t" add column if not exists "c" <definition>;`: the table, the column, and its definition (`"c" numeric(5, 2) not null`). */
+const ADD_COLUMN = /^alter table ("(?:[^"]|"")+") add column if not exists (("(?:[^"]|"")+") [^;]*);$/;
+
+/**
+ * The new type of a column whose definition `after` differs from `before` only in a wider
+ * decimal type (`numeric(5, 2)` → `numeric(6, 2)`: no fewer digits before the point, none fewer
+ * after it), which every value it holds fits; null for any other change.
+ */
+export function widenedDecimal(before: string, after: string): string | null {
+  const NUMERIC = /^("(?:[^"]|"")+") numeric\((\d+), (\d+)\)(.*)$/s;
+  const a = NUMERIC.exec(before);
+  const b = NUMERIC.exec(after);
+  if (!a || !b || a[1] !== b[1] || a[4] !== b[4]) return null;
+  const [p1, s1, p2, s2] = [Number(a[2]), Number(a[3]), Number(b[2]), Number(b[3])];
+  if (p2 - s2 < p1 - s1 || s2 < s1 || (p1 === p2 && s1 === s2)) return null;
+  return `numeric(${p2}, ${s2})`;
 }
 
 function unquote(name: string): string {

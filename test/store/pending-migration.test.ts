@@ -241,3 +241,35 @@ test("a field renamed after its migration was released keeps its values: the new
     await db.close();
   }
 });
+
+test("a decimal column the new text widens keeps its values, in a table it creates and in a column it adds; narrowed, it is refused while it holds values", async () => {
+  const file = (name: string, sql: string) => ({ name, sql, checksum: createHash("sha256").update(sql).digest("hex") });
+  const table = (type: string) =>
+    `-- Pending migration 0001\n\ncreate table if not exists "entries" (\n  "row_id" bigint generated always as identity primary key,\n  "hours" ${type} not null\n);\n`;
+  const released = file("0001_initial", `create table if not exists "rates" (\n  "row_id" bigint generated always as identity primary key\n);\n`);
+  const column = (type: string) => file("0002_pending", `-- Pending migration 0002\n\nalter table "rates" add column if not exists "amount" ${type};\n`);
+  const db = await openDriver("pglite:memory://");
+  try {
+    assert.deepEqual(await migrate(db, [file("0001_pending", table("numeric(5, 2)"))]), ["0001_pending"]);
+    await db.exec(`insert into "entries" ("hours") values (999.99)`);
+    assert.deepEqual(await migrate(db, [file("0001_pending", table("numeric(6, 3)"))]), ["0001_pending"]);
+    assert.deepEqual(await db.query(`select "hours"::text as h from "entries"`), [{ h: "999.990" }]);
+    await assert.rejects(migrate(db, [file("0001_pending", table("numeric(5, 2)"))], { target: "pglite:./data" }), /"entries"\."hours" holds values the new text does not keep/);
+    assert.deepEqual(await db.query(`select "hours"::text as h from "entries"`), [{ h: "999.990" }]);
+  } finally {
+    await db.close();
+  }
+  const other = await openDriver("pglite:memory://");
+  try {
+    assert.deepEqual(await migrate(other, [released, column("numeric(5, 2)")]), ["0001_initial", "0002_pending"]);
+    await other.exec(`insert into "rates" ("amount") values (12.5)`);
+    assert.deepEqual(await migrate(other, [released, column("numeric(8, 2)")]), ["0002_pending"]);
+    assert.deepEqual(await other.query(`select "amount"::text as a from "rates"`), [{ a: "12.50" }]);
+    assert.deepEqual(
+      await other.query(`select numeric_precision as p from information_schema.columns where table_name = 'rates' and column_name = 'amount'`),
+      [{ p: 8 }],
+    );
+  } finally {
+    await other.close();
+  }
+});
