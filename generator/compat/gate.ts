@@ -6,7 +6,7 @@ import type { ApiModel, Definitions } from "../model/types.ts";
 import { versionNumber } from "../model/snapshot.ts";
 import { compareDocuments } from "./compare.ts";
 import { isExportFilters, isOneExport, locateChange } from "./locate.ts";
-import { breakFix, breakMessage, operationList, representative, versionList, type VersionedChange } from "./messages.ts";
+import { breakFix, breakMessage, representative, versionList, type VersionedChange } from "./messages.ts";
 import { pathKey } from "./paths.ts";
 import { Engine, textDigest } from "../engine.ts";
 import { partDigests, type PartDigestTable } from "./parts.ts";
@@ -147,23 +147,23 @@ export async function compatibilityGate(input: GateInput): Promise<GateResult> {
         ),
       );
     }
-    const breaks = compareDocuments(...withoutUnchangedPaths(obj(old), obj(now))).filter((c) => c.breaking);
+    // A resource made exportable, or an export offering another format, grows the version's
+    // `/vN/exports`: the body's union takes a member, the job's `resource`, `format` and `filters`
+    // a value or a shape. A job echoes what its caller asked for (a principal lists only its own
+    // jobs), so a client that never asks for the new export never meets it: no break. A change
+    // inside one resource's own export schemas still is one.
+    const grown = exportsGrew(obj(old), obj(now));
+    const breaks = compareDocuments(...withoutUnchangedPaths(obj(old), obj(now))).filter(
+      (c) => c.breaking && !(grown && isExportsPath(c) && !isOneExport(input.model, version, c)),
+    );
     if (breaks.length === 0) continue;
     result.broken.push(version);
-    // A resource made exportable changes the version's `/vN/exports` (its body's union, the job's
-    // `resource` values): those breaks are the resource's `export`, dated with `added`.
-    const exported = newlyExported(obj(old), obj(now));
-    breaking.push(...breaks.map((change) => ({ version, change, ...(exported.length && isExportsPath(change) && !isOneExport(input.model, version, change) ? { exported } : {}) })));
+    breaking.push(...breaks.map((change) => ({ version, change })));
   }
   for (const group of groups(input, breaking)) {
     const versions = versionList([...new Set(group.map((g) => g.version))]);
     const first = representative(group.map((g) => g.change));
-    const exported = group[0]!.exported;
-    push(
-      exported
-        ? diagnostic("breaking-change", group.location, exportedMessage(group, exported[0]!), exportedFix(versions, next, exported[0]!, firstDraft !== undefined))
-        : diagnostic("breaking-change", group.location, breakMessage(group, group.exportFilter), breakFix(versions, next, first, firstDraft !== undefined, group.exportFilter)),
-    );
+    push(diagnostic("breaking-change", group.location, breakMessage(group, group.exportFilter), breakFix(versions, next, first, firstDraft !== undefined, group.exportFilter)));
   }
   // Each new document's part digests, by its text: the published document of the next run.
   if (engine?.recording) {
@@ -175,28 +175,16 @@ export async function compatibilityGate(input: GateInput): Promise<GateResult> {
   return result;
 }
 
-/** The collections `now` exports that `old` does not (the mapping of `ExportCreate`'s union). */
-function newlyExported(old: JsonObject, now: JsonObject): string[] {
-  const exported = (doc: JsonObject) => Object.keys(obj(obj(obj(obj(obj(doc.components).schemas).ExportCreate).discriminator).mapping));
-  const before = new Set(exported(old));
-  return exported(now).filter((c) => !before.has(c));
-}
-
-/**
- * A resource made exportable in published versions: one diagnostic at its `export`, however many
- * parts of `/vN/exports` change (the body's union, the job's `resource` values, its filters).
- */
-function exportedMessage(group: VersionedChange[], collection: string): string {
-  const versions = [...new Set(group.map((g) => g.version))];
-  const who = versions.length > 1 ? `${versionList(versions)} are published and this breaks their clients` : `${versions[0]} is published and this breaks its clients`;
-  const kinds = [...new Set(group.map((g) => g.change.kind))].join(", ");
-  const ids = [...new Set(group.map((g) => g.change.operation?.operationId ?? "").filter(Boolean))];
-  return `${who}: ${collection} is made exportable, which changes what ${versions.length > 1 ? "their" : "its"} exports take and answer (a new \`resource\` value, a new body) [${kinds}], in ${operationList(ids)}`;
-}
-
-function exportedFix(versions: string, next: string, collection: string, nextIsDraft: boolean): string {
-  const add = nextIsDraft ? "" : `add ${next} to versions in api.yaml and `;
-  return `keep the exports of ${versions} as they were: ${add}write \`added: ${next}\` in the export of ${collection} (\`export: { added: ${next} }\`), which offers it from ${next} on`;
+/** Whether `now` exports a collection, or offers a format, that `old` does not (the union of `ExportCreate`, the job's `format`). */
+function exportsGrew(old: JsonObject, now: JsonObject): boolean {
+  const schemas = (doc: JsonObject) => obj(obj(doc.components).schemas);
+  const collections = (doc: JsonObject) => Object.keys(obj(obj(obj(schemas(doc).ExportCreate).discriminator).mapping));
+  const formats = (doc: JsonObject) => {
+    const values = obj(obj(obj(schemas(doc).Export).properties).format).enum;
+    return Array.isArray(values) ? values.map(String) : [];
+  };
+  const grew = (a: string[], b: string[]) => b.some((x) => !a.includes(x));
+  return grew(collections(old), collections(now)) || grew(formats(old), formats(now));
 }
 
 /** Whether a change is of an operation of `/vN/exports`. */
@@ -254,14 +242,11 @@ function groups(input: GateInput, breaks: VersionedChange[]): Array<VersionedCha
   const byKey = new Map<string, VersionedChange[] & { location: SourceLocation; exportFilter: boolean }>();
   for (const b of breaks) {
     const c = b.change;
-    const exporting = b.exported && input.definitions.resources.find((r) => r.collection === b.exported![0]);
-    const location = exporting ? exporting.at("export") : locateChange(input.definitions, input.model, b.version, c);
+    const location = locateChange(input.definitions, input.model, b.version, c);
     // A field of an export's filters is one of the list's filters, and is said as one.
     const exportFilter = isExportFilters(input.model, b.version, c);
     const place = c.schema?.field ? c.schema.field : c.part.in === "parameter" ? c.part.name : `${c.operation?.method} ${pathKey(c.operation?.path ?? "")}`;
-    const key = exporting
-      ? `${location.file}:${location.line}:${location.column}|export`
-      : `${location.file}:${location.line}:${location.column}|${c.kind}|${c.keyword ?? ""}|${place.split(".").pop()}|${c.detail}|${exportFilter}`;
+    const key = `${location.file}:${location.line}:${location.column}|${c.kind}|${c.keyword ?? ""}|${place.split(".").pop()}|${c.detail}|${exportFilter}`;
     let group = byKey.get(key);
     if (!group) {
       group = Object.assign([] as VersionedChange[], { location, exportFilter });

@@ -38,8 +38,6 @@ export function versionList(versions: string[]): string {
 export interface VersionedChange {
   version: string;
   change: Change;
-  /** The collections the new document exports and the published one does not, on a change of `/vN/exports`. */
-  exported?: string[];
 }
 
 /**

@@ -103,7 +103,21 @@ function compareResolved(ctx: SchemaContext, o: Located, n: Located, place: Plac
     const a = old[k];
     const b = now[k];
     if (a === undefined && b === undefined) continue;
-    if (Array.isArray(a) && Array.isArray(b) && a.length === b.length) {
+    const refsA = Array.isArray(a) ? refsOf(a) : null;
+    const refsB = Array.isArray(b) ? refsOf(b) : null;
+    if (k !== "allOf" && refsA && refsB && refsA.join() !== refsB.join()) {
+      // A union of named schemas (an export's body, one member per exportable collection): the
+      // members named in both are compared, a member added takes more input or answers another
+      // shape, a member gone the reverse.
+      refsA.forEach((ref, i) => {
+        const j = refsB.indexOf(ref);
+        if (j >= 0) walk(ctx, (a as Json[])[i], (b as Json[])[j], { ...here, oldPointer: child(here.oldPointer, k, i), newPointer: child(here.newPointer, k, j) }, inner);
+        else report({ kind: "schema-changed", breaking: input, keyword: k, detail: `no longer takes ${ref.split("/").pop()} (${k})` });
+      });
+      for (const ref of refsB) {
+        if (!refsA.includes(ref)) report({ kind: "schema-changed", breaking: !input, keyword: k, detail: `may also be ${ref.split("/").pop()} (${k})` });
+      }
+    } else if (Array.isArray(a) && Array.isArray(b) && a.length === b.length) {
       a.forEach((x, i) => walk(ctx, x, b[i], { ...here, oldPointer: child(here.oldPointer, k, i), newPointer: child(here.newPointer, k, i) }, inner));
     } else {
       report({ kind: "schema-changed", breaking: true, keyword: k, detail: `changed its shape (${k})` });
@@ -300,6 +314,16 @@ function compareTransitions(old: JsonObject, now: JsonObject, report: Report): v
     if (lost.length) report({ kind: "transitions-narrowed", breaking: true, keyword, detail: `may no longer change from ${show(from)} to ${lost.map(show).join(", ")}` });
     if (gained.length) report({ kind: "transitions-widened", breaking: false, keyword, detail: `may now change from ${show(from)} to ${gained.map(show).join(", ")}` });
   }
+}
+
+/** The `$ref` of each member of a union, or null when one is not a bare reference. */
+function refsOf(members: Json[]): string[] | null {
+  const refs: string[] = [];
+  for (const m of members) {
+    if (!isObject(m) || typeof m.$ref !== "string" || Object.keys(m).length !== 1) return null;
+    refs.push(m.$ref);
+  }
+  return new Set(refs).size === refs.length ? refs : null;
 }
 
 /**
