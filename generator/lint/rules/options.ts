@@ -229,6 +229,7 @@ function checkOptions(ctx: LintContext, f: FieldDef, place: FieldPlace, path: st
     }
   }
   if (place === "items") {
+    const kind = path.endsWith(".*") ? "a map" : "an array";
     const modifiers: Array<[boolean, string]> = [
       [f.optional, "optional"],
       [f.hasDefault, "default"],
@@ -236,7 +237,7 @@ function checkOptions(ctx: LintContext, f: FieldDef, place: FieldPlace, path: st
       [f.writeOnly, "write_only"],
     ];
     for (const [set, key] of modifiers) {
-      if (set) report(key, `${key} does not apply to the items of an array; it applies to the array field itself`, `move ${key} next to the array's type`);
+      if (set) report(key, `${key} does not apply to the items of ${kind}; it applies to the ${kind === "a map" ? "map" : "array"} field itself`, `move ${key} next to the ${kind === "a map" ? "map" : "array"}'s type`);
     }
   }
   return bad;
