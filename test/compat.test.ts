@@ -589,7 +589,7 @@ describe("the gate's diagnostics point at the definition line", () => {
     assert.ok(fewer.some((c) => c.kind === "requires-added" && c.operation?.operationId === "createBookLoan" && /"poetry"/.test(c.text)), listing(fewer));
   });
 
-  test("sets added to a published action: a break on a field with transitions (they may refuse it), at the action's sets; otherwise none (SPEC §12.5)", async () => {
+  test("sets added to a published action: a break on a field with transitions (they may refuse it), at the action's sets; a set removed breaks too (SPEC §12.5)", async () => {
     const machine = "values: [fiction, poetry, drama], transitions: { fiction: [poetry] } }";
     const withMachine = { [books]: replace("values: [fiction, poetry, drama] }", machine) };
     const before = (await documents(variant("sets-machine", withMachine))).get("v1")!;
@@ -602,13 +602,17 @@ describe("the gate's diagnostics point at the definition line", () => {
     assert.equal(d.location.line, lineOf(dir, books, "sets: { genre: poetry }"), formatDiagnostic(d));
     assert.match(d.fix, /rules_added: v2/);
     assert.deepEqual(result.broken, ["v1"]);
-    // Without a machine on the field the action refuses nothing new; a set removed neither.
+    // Without a machine on the field the action refuses nothing new; a set removed no longer changes the record as published: a break.
     const plain = compareDocuments(published, (await documents(variant("sets-plain", { [books]: setting }))).get("v1")!);
     assert.ok(plain.some((c) => c.kind === "sets-added" && !c.breaking), listing(plain));
     assert.deepEqual(plain.filter((c) => c.breaking).map((c) => c.text), [], listing(plain));
     const removed = compareDocuments((await documents(dir)).get("v1")!, before);
-    assert.ok(removed.some((c) => c.kind === "sets-removed" && !c.breaking), listing(removed));
-    assert.deepEqual(removed.filter((c) => c.breaking).map((c) => c.text), [], listing(removed));
+    assert.ok(removed.some((c) => c.kind === "sets-removed" && c.breaking), listing(removed));
+    const back = variant("sets-taken-away", withMachine);
+    const taken = await gate(back, new Map([["v1", (await documents(dir)).get("v1")!]]), await documents(back));
+    const gone = taken.diagnostics.find((x) => x.message.includes("[sets-removed]"));
+    assert.ok(gone, taken.diagnostics.map(formatDiagnostic).join("\n"));
+    assert.match(gone.fix, /put the sets back/);
   });
 
   test("a map's values narrowed: located at its items, not at the resource's fields (SPEC §12.6)", async () => {

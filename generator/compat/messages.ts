@@ -125,6 +125,8 @@ export function breakFix(
       return `keep the transitions of "${name}" in ${version} as they were (none, or no fewer targets): a field's transitions hold in every version; to restrict them, ${add}, mark the field \`removed: ${next}\` and add the restricted one under a new name with \`added: ${next}\``;
     case "requires-added":
       return `keep what the action requires in ${version} as it was (no new field, no value fewer): an action's requires hold in every version; to restrict it, ${add} and add a new action with the requirement and \`added: ${next}\``;
+    case "sets-removed":
+      return `keep what the action sets in ${version} as it was: put the sets back (with \`rules_added\` no later than the first version that published them); to stop setting it, ${add} and add a new action without it, \`added: ${next}\``;
     case "sets-added":
       return `keep what the action sets in ${version} as it was: the field's transitions would refuse the action on records the published version changed; to change it, date the new sets with \`rules_added: ${next}\` on the action (docs/versioning.md), or ${add} and add a new action with the sets and \`added: ${next}\``;
     case "servers-changed":

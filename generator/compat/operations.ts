@@ -132,7 +132,9 @@ function compareRequires(a: Endpoint, b: Endpoint, add: Add): void {
  * What an action sets on its record (SPEC §12.5): a field newly set, or set to another value,
  * whose record field has a state machine (`x-canon-transitions`) refuses the action where the
  * record's value may not move to it (422), where the published version took it: a break, like a
- * new `requires`. On a field without a machine, or a set removed, the action refuses nothing new.
+ * new `requires`. On a field without a machine it refuses nothing new. A set removed (or dated
+ * later with `rules_added`) breaks too: the published action no longer changes the record as its
+ * document says (a client's cancellation that no longer cancels).
  */
 function compareSets(newDoc: JsonObject, a: Endpoint, b: Endpoint, add: Add): void {
   const sets = (e: Endpoint) => new Map(Object.entries(obj(e.operation["x-canon-sets"])).map(([f, v]) => [f, JSON.stringify(v)]));
@@ -147,7 +149,7 @@ function compareSets(newDoc: JsonObject, a: Endpoint, b: Endpoint, add: Add): vo
     const what = `${was === undefined ? "now sets" : "sets another value of"} ${JSON.stringify(field)} (${value})`;
     change("sets-added", machine, machine ? `${what}, which its transitions may refuse` : what);
   }
-  for (const field of before.keys()) if (!after.has(field)) change("sets-removed", false, `no longer sets ${JSON.stringify(field)}`);
+  for (const field of before.keys()) if (!after.has(field)) change("sets-removed", true, `no longer sets ${JSON.stringify(field)}: the record keeps its value where the published action changed it`);
 }
 
 /** Whether the record an action acts on (`GET` of the path above the action's) has a state machine on `field`. */
