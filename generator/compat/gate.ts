@@ -154,7 +154,7 @@ export async function compatibilityGate(input: GateInput): Promise<GateResult> {
     // inside one resource's own export schemas still is one.
     const grown = exportsGrew(obj(old), obj(now));
     const breaks = compareDocuments(...withoutUnchangedPaths(obj(old), obj(now))).filter(
-      (c) => c.breaking && !(grown && isExportsPath(c) && !isOneExport(input.model, version, c)),
+      (c) => c.breaking && !(grown && isExportEcho(c) && !isOneExport(input.model, version, c)),
     );
     if (breaks.length === 0) continue;
     result.broken.push(version);
@@ -187,9 +187,16 @@ function exportsGrew(old: JsonObject, now: JsonObject): boolean {
   return grew(collections(old), collections(now)) || grew(formats(old), formats(now));
 }
 
-/** Whether a change is of an operation of `/vN/exports`. */
-function isExportsPath(change: Change): boolean {
-  return /^\/v[0-9]+\/exports(\/|$)/.test(change.operation?.path ?? "");
+/**
+ * Whether a change of an operation of `/vN/exports` is what a new exportable collection or format
+ * makes of a job's echo of its request: a new value of its `resource` or `format`, a new member
+ * of the union of its `filters` (or of the body's).
+ */
+function isExportEcho(change: Change): boolean {
+  if (!/^\/v[0-9]+\/exports(\/|$)/.test(change.operation?.path ?? "")) return false;
+  const field = (change.schema?.field || change.field).split(".").pop() ?? "";
+  if (change.kind === "enum-value-added") return field === "resource" || field === "format";
+  return change.kind === "schema-changed" && change.detail.startsWith("may also be");
 }
 
 /** The name of a document's part digests in the engine's records. */
