@@ -5,7 +5,7 @@
 // a released migration keeps its strictness.
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { appendFileSync, cpSync, readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, cpSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { test } from "node:test";
 import { migrate, openDriver, readMigrations, type SqlDriver } from "../../generated/runtime/sql-store.ts";
@@ -214,28 +214,44 @@ test("brought to a new text, a store applies the statements the earlier text did
   }
 });
 
-test("a field renamed after its migration was released keeps its values: the new column takes the old one's, rows kept", async () => {
+test("fields renamed after their migration was released keep their values (a default too, a decimal too); the old columns keep nulls; every generate writes the same migration", async () => {
   const dir = workspace("renamed-store", "definitions");
   cpSync(path.join(repoRoot, "generated"), path.join(dir, "generated"), { recursive: true });
   const sql = path.join(dir, "generated", "sql");
   const db = await openDriver("pglite:memory://");
   try {
     await migrate(db, readMigrations(sql));
-    await db.exec(`insert into "products" ("id", "created_at", "updated_at", "sku", "name", "price_cents", "description")
-      values ('01900000-0000-7000-8000-000000000001', now(), now(), 'SKU-1', 'Lamp', 1200, 'A lamp')`);
-    // `description` becomes `summary` in a new version: the versions before still show `description`.
+    await db.exec(`insert into "products" ("id", "created_at", "updated_at", "sku", "name", "price_cents", "description", "category", "price")
+      values ('01900000-0000-7000-8000-000000000001', now(), now(), 'SKU-1', 'Lamp', 1200, 'A lamp', 'tools', 12.5)`);
+    // `description` becomes `summary`, `category` (an enum with a default) `kind`, `price` (a decimal) `amount` in a new version.
     const api = path.join(dir, "definitions", "api.yaml");
     writeFileSync(api, readFileSync(api, "utf8").replace(/^( {2}v3: .*)$/m, "$1\n  v4: { draft: true }"));
     const products = path.join(dir, "definitions", "products.yaml");
     const text = readFileSync(products, "utf8");
-    assert.match(text, /^ {2}description: \{ /m);
-    writeFileSync(products, text.replace(/^ {2}description: \{ /m, "  summary: { renamed: { in: v4, from: description }, ").replace("search: [name, description]", "search: [name, summary]"));
+    const renamed = text
+      .replace(/^ {2}description: \{ /m, "  summary: { renamed: { in: v4, from: description }, ")
+      .replace(/^ {2}category: \{ /m, "  kind: { renamed: { in: v4, from: category }, ")
+      .replace(/^ {2}price: \{ /m, "  amount: { renamed: { in: v4, from: price }, ")
+      .replace("search: [name, description]", "search: [name, summary]")
+      .replace(/\bcategory\b(?=[,\]])/g, "kind")
+      .replace(/\bprice\b(?=[,\]])/g, "amount");
+    assert.notEqual(renamed, text);
+    writeFileSync(products, renamed);
     const generated = canon(["generate"], dir);
     assert.equal(generated.code, 0, generated.stdout + generated.stderr);
     const pending = readMigrations(sql).at(-1)!;
-    assert.match(pending.sql, /update "products" set "summary" = "description" where "summary" is null and "description" is not null;/);
+    for (const [from, to] of [["description", "summary"], ["category", "kind"], ["price", "amount"]]) {
+      assert.ok(pending.sql.includes(`update "products" set "${to}" = "${from}", "${from}" = null where "${from}" is not null;`), `${from} → ${to}:\n${pending.sql}`);
+    }
+    // Written again from the released migrations, without the records or caches of the first run: the same text.
+    rmSync(path.join(dir, "node_modules"), { recursive: true, force: true });
+    assert.equal(canon(["generate"], dir).code, 0);
+    assert.equal(readMigrations(sql).at(-1)!.sql, pending.sql);
+    assert.equal(canon(["check"], dir).code, 0);
     await migrate(db, readMigrations(sql));
-    assert.deepEqual(await db.query(`select "summary", "description" from "products"`), [{ summary: "A lamp", description: "A lamp" }]);
+    assert.deepEqual(await db.query(`select "summary", "kind", "amount"::text as "amount", "description", "category", "price" from "products"`), [
+      { summary: "A lamp", kind: "tools", amount: "12.50", description: null, category: null, price: null },
+    ]);
     await assertSameAsFresh(db, sql);
   } finally {
     await db.close();

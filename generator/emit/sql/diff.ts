@@ -222,7 +222,9 @@ function alterTable(before: SnapshotTable, after: SnapshotTable, moved: Readonly
       statements: [...(previous ? [`drop index if exists ${quote(index.name)};`] : []), createIndex(after.name, index)],
     });
   }
-  for (const index of before.indexes) {
+  // Dropped in name order: the schema before may be the snapshot or the replayed migrations, whose
+  // indexes come in other orders, and every run must write the same migration.
+  for (const index of [...before.indexes].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
     if (!newIndexes.has(index.name)) changes.push({ words: `drop_${index.name}`, statements: [`drop index if exists ${quote(index.name)};`] });
   }
   const oldStatistics = new Map((before.statistics ?? []).map((x) => [x.name, x]));
@@ -237,7 +239,7 @@ function alterTable(before: SnapshotTable, after: SnapshotTable, moved: Readonly
       statements: [...(previous ? [`drop statistics if exists ${quote(statistics.name)};`] : []), createStatistics(after.name, statistics)],
     });
   }
-  for (const statistics of before.statistics ?? []) {
+  for (const statistics of [...(before.statistics ?? [])].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
     if (!newStatistics.has(statistics.name)) changes.push({ words: `drop_${statistics.name}`, statements: [`drop statistics if exists ${quote(statistics.name)};`] });
   }
   // New statistics are empty until the table is analyzed, which autovacuum may not do for long on
@@ -276,17 +278,25 @@ export function migrationBetween(previous: SchemaSnapshot | null, next: SchemaSn
 }
 
 /**
- * A field renamed (`renamed: { in, from }`) is stored under its new name: when the schema before
- * had its old column and not the new one, the new column (added above) takes the old one's values,
- * for rows that lack it. The old column stays, as every column that leaves does. Only between
- * columns of one type: a rename that also changes the type starts empty, as a new field would.
+ * A field renamed (`renamed: { in, from }`) is stored under its new name: the migration that adds
+ * the new column to a table that exists moves the values of the old column into it, row by row,
+ * when the old column is there and of the same type (a rename that also changes the type starts
+ * empty, as a new field would). Moved, not copied: the old column keeps nulls (it stays, as every
+ * column that leaves does, its NOT NULL lifted above), so that it holds no reference or unique
+ * value back, and applying the statement again moves nothing. Asked of the database itself, not
+ * of the schema before: a replayed schema lists an old nullable column no more (replay.ts).
  */
 function copyRenamed(old: SnapshotTable | undefined, table: SnapshotTable | undefined, from: string, to: string): Change[] {
-  const source = old?.columns.find((c) => c.name === from);
-  const target = table?.columns.find((c) => c.name === to);
-  if (!old || !table || !source || !target || old.columns.some((c) => c.name === to) || source.type !== target.type) return [];
+  if (!old || !table || !table.columns.some((c) => c.name === to) || old.columns.some((c) => c.name === to)) return [];
   const [t, f, n] = [quote(table.name), quote(from), quote(to)];
-  return [{ words: `rename_${table.name}_${from}`, statements: [`update ${t} set ${n} = ${f} where ${n} is null and ${f} is not null;`] }];
+  const typeOf = (column: string) =>
+    `(select format_type("atttypid", "atttypmod") from "pg_attribute" where "attrelid" = ${literal(t)}::regclass and "attname" = ${literal(column)} and not "attisdropped")`;
+  return [
+    {
+      words: `rename_${table.name}_${from}`,
+      statements: [[`do $$ begin`, `  if ${typeOf(from)} = ${typeOf(to)} then`, `    update ${t} set ${n} = ${f}, ${f} = null where ${f} is not null;`, `  end if;`, `end $$;`].join("\n")],
+    },
+  ];
 }
 
 function migrationName(words: string[]): string {
