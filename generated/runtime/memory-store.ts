@@ -70,6 +70,8 @@ interface Collection {
    * composite constraint, its fields joined by commas → the JSON of its values' keys → id.
    */
   unique: Map<string, Map<unknown, string>>;
+  /** The constraints `unique` was built for (their JSON): other ones (a `canon dev` save added one) rebuild it from the records. */
+  uniqueFor?: string;
 }
 
 export interface MemoryStoreOptions {
@@ -580,12 +582,31 @@ export class MemoryStore implements Store {
     return this.appendEvents(events);
   }
 
+  /**
+   * Builds the collection's unique indexes again from its records when the constraints are not the
+   * ones they were built for: a `canon dev` save that adds a `unique` (or changes one) holds the
+   * records stored before it too, as the SQL store's new index does.
+   */
+  private uniqueIndexes(c: Collection, constraints: WriteConstraints): void {
+    const signature = JSON.stringify([
+      constraints.unique,
+      constraints.uniqueTogether ?? [],
+      constraints.emails ?? [],
+      constraints.instants ?? [],
+    ]);
+    if (c.uniqueFor === signature) return;
+    c.uniqueFor = signature;
+    c.unique = new Map();
+    for (const record of c.ordered) this.indexRecord(c, null, record, constraints);
+  }
+
   private checkUnique(
     c: Collection,
     values: Values,
     constraints: WriteConstraints,
     self: string | null,
   ): void {
+    this.uniqueIndexes(c, constraints);
     for (const field of constraints.unique) {
       const value = values[field];
       if (value === undefined || value === null) continue;
@@ -602,6 +623,16 @@ export class MemoryStore implements Store {
 
   /** Moves a record's unique values in the indexes from `before` to `after`. */
   private index(
+    c: Collection,
+    before: StoredRecord | null,
+    after: StoredRecord,
+    constraints: WriteConstraints,
+  ): void {
+    this.uniqueIndexes(c, constraints);
+    this.indexRecord(c, before, after, constraints);
+  }
+
+  private indexRecord(
     c: Collection,
     before: StoredRecord | null,
     after: StoredRecord,
