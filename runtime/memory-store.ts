@@ -71,6 +71,8 @@ interface Collection {
   unique: Map<string, Map<unknown, string>>;
   /** The constraints `unique` was built for (their JSON): other ones (a `canon dev` save added one) rebuild it from the records. */
   uniqueFor?: string;
+  /** The constraints object `uniqueFor` was last compared for. */
+  uniqueBy?: WriteConstraints;
 }
 
 export interface MemoryStoreOptions {
@@ -587,6 +589,9 @@ export class MemoryStore implements Store {
    * records stored before it too, as the SQL store's new index does.
    */
   private uniqueIndexes(c: Collection, constraints: WriteConstraints): void {
+    // The generated services pass one constraints object per collection: the same one, nothing to compare.
+    if (c.uniqueBy === constraints) return;
+    c.uniqueBy = constraints;
     const signature = JSON.stringify([
       constraints.unique,
       constraints.uniqueTogether ?? [],
