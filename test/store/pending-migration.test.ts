@@ -214,7 +214,7 @@ test("brought to a new text, a store applies the statements the earlier text did
   }
 });
 
-test("fields renamed after their migration was released keep their values (a default too, a decimal too); the old columns keep nulls; every generate writes the same migration", async () => {
+test("fields renamed after their migration was released keep their values (a default too, a decimal widened too); the old columns keep nulls; every generate writes the same migration", async () => {
   const dir = workspace("renamed-store", "definitions");
   cpSync(path.join(repoRoot, "generated"), path.join(dir, "generated"), { recursive: true });
   const sql = path.join(dir, "generated", "sql");
@@ -223,7 +223,7 @@ test("fields renamed after their migration was released keep their values (a def
     await migrate(db, readMigrations(sql));
     await db.exec(`insert into "products" ("id", "created_at", "updated_at", "sku", "name", "price_cents", "description", "category", "price")
       values ('01900000-0000-7000-8000-000000000001', now(), now(), 'SKU-1', 'Lamp', 1200, 'A lamp', 'tools', 12.5)`);
-    // `description` becomes `summary`, `category` (an enum with a default) `kind`, `price` (a decimal) `amount` in a new version.
+    // `description` becomes `summary`, `category` (an enum with a default) `kind`, `price` (a decimal, widened) `amount` in a new version.
     const api = path.join(dir, "definitions", "api.yaml");
     writeFileSync(api, readFileSync(api, "utf8").replace(/^( {2}v3: .*)$/m, "$1\n  v4: { draft: true }"));
     const products = path.join(dir, "definitions", "products.yaml");
@@ -231,7 +231,7 @@ test("fields renamed after their migration was released keep their values (a def
     const renamed = text
       .replace(/^ {2}description: \{ /m, "  summary: { renamed: { in: v4, from: description }, ")
       .replace(/^ {2}category: \{ /m, "  kind: { renamed: { in: v4, from: category }, ")
-      .replace(/^ {2}price: \{ /m, "  amount: { renamed: { in: v4, from: price }, ")
+      .replace(/^ {2}price: \{ type: decimal, precision: 12,/m, "  amount: { renamed: { in: v4, from: price }, type: decimal, precision: 14,")
       .replace("search: [name, description]", "search: [name, summary]")
       .replace(/\bcategory\b(?=[,\]])/g, "kind")
       .replace(/\bprice\b(?=[,\]])/g, "amount");
@@ -287,5 +287,34 @@ test("a decimal column the new text widens keeps its values, in a table it creat
     );
   } finally {
     await other.close();
+  }
+});
+
+test("an array of ids renamed after its link table was released keeps its links; the old table keeps none", async () => {
+  const dir = workspace("renamed-links", "definitions");
+  cpSync(path.join(repoRoot, "generated"), path.join(dir, "generated"), { recursive: true });
+  const sql = path.join(dir, "generated", "sql");
+  const db = await openDriver("pglite:memory://");
+  try {
+    await migrate(db, readMigrations(sql));
+    await db.exec(`insert into "users" ("id", "created_at", "updated_at", "email", "name", "password") values ('01900000-0000-7000-8000-0000000000a1', now(), now(), 'ann@example.com', 'Ann', 'correct horse battery');
+      insert into "products" ("id", "created_at", "updated_at", "sku", "name", "price_cents") values ('01900000-0000-7000-8000-0000000000b1', now(), now(), 'SKU-1', 'Lamp', 1200), ('01900000-0000-7000-8000-0000000000b2', now(), now(), 'SKU-2', 'Desk', 9900);
+      insert into "orders" ("id", "created_at", "updated_at", "user_id", "code", "total_cents", "currency", "amount_due_cents") values ('01900000-0000-7000-8000-0000000000c1', now(), now(), '01900000-0000-7000-8000-0000000000a1', 'A-1', 100, 'EUR', 100);
+      insert into "orders__product_ids" ("row_id", "position", "target_row_id") select "o"."row_id", "p"."n", "p"."row_id" from "orders" "o", (select "row_id", row_number() over (order by "sku") as "n" from "products") "p";`);
+    const api = path.join(dir, "definitions", "api.yaml");
+    writeFileSync(api, readFileSync(api, "utf8").replace(/^( {2}v3: .*)$/m, "$1\n  v4: { draft: true }"));
+    const orders = path.join(dir, "definitions", "orders.yaml");
+    const text = readFileSync(orders, "utf8");
+    assert.match(text, /^ {2}product_ids: \{ /m);
+    writeFileSync(orders, text.replace(/^ {2}product_ids: \{ /m, "  item_ids: { renamed: { in: v4, from: product_ids }, "));
+    const generated = canon(["generate"], dir);
+    assert.equal(generated.code, 0, generated.stdout + generated.stderr);
+    assert.match(readMigrations(sql).at(-1)!.sql, /insert into "orders__item_ids" \("row_id", "position", "target_row_id"\) select "row_id", "position", "target_row_id" from "orders__product_ids" on conflict do nothing;\n {4}delete from "orders__product_ids";/);
+    await migrate(db, readMigrations(sql));
+    assert.deepEqual(await db.query(`select "position", "target_row_id" > 0 as "linked" from "orders__item_ids" order by "position"`), [{ position: 1, linked: true }, { position: 2, linked: true }]);
+    assert.deepEqual(await db.query(`select count(*)::integer as "n" from "orders__product_ids"`), [{ n: 0 }]);
+    await assertSameAsFresh(db, sql);
+  } finally {
+    await db.close();
   }
 });

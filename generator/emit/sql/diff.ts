@@ -11,7 +11,8 @@
  * replaces it (`moveToLinkTable`, SPEC §12.3).
  */
 import type { OnDelete } from "../../../runtime/references.ts";
-import { quote, type SchemaSnapshot, type SnapshotColumn, type SnapshotIndex, type SnapshotStatistics, type SnapshotTable } from "./snapshot.ts";
+import { LINK_COLUMNS } from "../../../runtime/sql-schema.ts";
+import { identifier, quote, type SchemaSnapshot, type SnapshotColumn, type SnapshotIndex, type SnapshotStatistics, type SnapshotTable } from "./snapshot.ts";
 
 export interface Migration {
   /** `initial`, `create_reviews_and_add_orders_priority`. */
@@ -267,6 +268,7 @@ export function migrationBetween(previous: SchemaSnapshot | null, next: SchemaSn
   }
   changes.push(...moving.map(moveToLinkTable));
   changes.push(...renames.flatMap(([table, from, to]) => copyRenamed(before.get(table), next.tables.find((t) => t.name === table), from, to)));
+  changes.push(...renames.flatMap(([table, from, to]) => moveRenamedLinks(before, next, table, from, to)));
   const kept = new Set(next.tables.map((t) => t.name));
   for (const table of previous?.tables ?? []) {
     if (!kept.has(table.name)) {
@@ -280,8 +282,8 @@ export function migrationBetween(previous: SchemaSnapshot | null, next: SchemaSn
 /**
  * A field renamed (`renamed: { in, from }`) is stored under its new name: the migration that adds
  * the new column to a table that exists moves the values of the old column into it, row by row,
- * when the old column is there and of the same type (a rename that also changes the type starts
- * empty, as a new field would). Moved, not copied: the old column keeps nulls (it stays, as every
+ * when the old column is there and of the same type, or a decimal the new one holds every value
+ * of (a rename that also changes the type otherwise starts empty, as a new field would). Moved, not copied: the old column keeps nulls (it stays, as every
  * column that leaves does, its NOT NULL lifted above), so that it holds no reference or unique
  * value back, and applying the statement again moves nothing. Asked of the database itself, not
  * of the schema before: a replayed schema lists an old nullable column no more (replay.ts).
@@ -289,12 +291,45 @@ export function migrationBetween(previous: SchemaSnapshot | null, next: SchemaSn
 function copyRenamed(old: SnapshotTable | undefined, table: SnapshotTable | undefined, from: string, to: string): Change[] {
   if (!old || !table || !table.columns.some((c) => c.name === to) || old.columns.some((c) => c.name === to)) return [];
   const [t, f, n] = [quote(table.name), quote(from), quote(to)];
-  const typeOf = (column: string) =>
-    `(select format_type("atttypid", "atttypmod") from "pg_attribute" where "attrelid" = ${literal(t)}::regclass and "attname" = ${literal(column)} and not "attisdropped")`;
+  // Of one type, a decimal no narrower (`numeric(8, 2)` into `numeric(10, 2)`: every value fits).
+  const fits =
+    `select 1 from information_schema.columns "o" join information_schema.columns "n" on "n"."table_schema" = "o"."table_schema" and "n"."table_name" = "o"."table_name"` +
+    ` where "o"."table_schema" = current_schema() and "o"."table_name" = ${literal(table.name)} and "o"."column_name" = ${literal(from)} and "n"."column_name" = ${literal(to)}` +
+    ` and "o"."data_type" = "n"."data_type" and ("o"."data_type" <> 'numeric' or ("n"."numeric_precision" - "n"."numeric_scale" >= "o"."numeric_precision" - "o"."numeric_scale" and "n"."numeric_scale" >= "o"."numeric_scale"))`;
   return [
     {
       words: `rename_${table.name}_${from}`,
-      statements: [[`do $$ begin`, `  if ${typeOf(from)} = ${typeOf(to)} then`, `    update ${t} set ${n} = ${f}, ${f} = null where ${f} is not null;`, `  end if;`, `end $$;`].join("\n")],
+      statements: [[`do $$ begin`, `  if exists (${fits}) then`, `    update ${t} set ${n} = ${f}, ${f} = null where ${f} is not null;`, `  end if;`, `end $$;`].join("\n")],
+    },
+  ];
+}
+
+/**
+ * An array of ids renamed: its new link table (created above) takes the old one's rows, when the
+ * old one is there and links to the same table, and the old one keeps none (it stays, as a table
+ * that leaves does, and holds no delete back); applying it again moves nothing.
+ */
+function moveRenamedLinks(before: Map<string, SnapshotTable>, next: SchemaSnapshot, table: string, from: string, to: string): Change[] {
+  const link = next.tables.find((t) => t.link?.owner === table && t.link.column === to);
+  if (!link || before.has(link.name) || !before.has(table)) return [];
+  const old = identifier(`${table}__${from}`);
+  const columns = [LINK_COLUMNS.owner, LINK_COLUMNS.position, LINK_COLUMNS.target].map(quote).join(", ");
+  const sameTarget =
+    `select 1 from "pg_constraint" where "conrelid" = to_regclass(${literal(quote(old))}) and "contype" = 'f'` +
+    ` and "confrelid" = ${literal(quote(link.link!.target))}::regclass and "conkey" = array[(select "attnum" from "pg_attribute" where "attrelid" = to_regclass(${literal(quote(old))}) and "attname" = ${literal(LINK_COLUMNS.target)})]`;
+  return [
+    {
+      words: `rename_${table}_${from}`,
+      statements: [
+        [
+          `do $$ begin`,
+          `  if exists (${sameTarget}) then`,
+          `    insert into ${quote(link.name)} (${columns}) select ${columns} from ${quote(old)} on conflict do nothing;`,
+          `    delete from ${quote(old)};`,
+          `  end if;`,
+          `end $$;`,
+        ].join("\n"),
+      ],
     },
   ];
 }
