@@ -267,21 +267,23 @@ async function bringUpToDate(
     await tx.exec(`alter table ${table} drop column if exists ${column};`);
     dropped = true;
   };
-  // A column whose new definition only widens its decimal type keeps its values: altered in place.
+  // A column whose new definition only widens its decimal type or changes its check (an enum's
+  // values, a length, a bound) keeps its values: altered in place; a check its rows break refuses.
   const widen = async (
     table: string,
     column: string,
     before: string,
     after: string | undefined,
   ): Promise<boolean> => {
-    const type = after === undefined ? null : widenedDecimal(before, after);
-    if (type === null) return false;
-    try {
-      await tx.exec(`alter table ${table} alter column ${column} type ${type};`);
-    } catch (error) {
-      refuse(
-        `\`alter table ${table} alter column ${column} type ${type}\` failed (${(error as Error).message.split("\n")[0]})`,
-      );
+    const changes = after === undefined ? null : changedInPlace(before, after);
+    if (changes === null) return false;
+    for (const change of changes) {
+      const statement = `alter table ${table} ${change};`;
+      try {
+        await tx.exec(statement);
+      } catch (error) {
+        refuse(`\`${statement}\` failed (${(error as Error).message.split("\n")[0]})`);
+      }
     }
     return true;
   };
@@ -379,19 +381,35 @@ function tableColumns(statement: string): Map<string, string> | null {
 /** `alter table "t" add column if not exists "c" <definition>;`: the table, the column, and its definition (`"c" numeric(5, 2) not null`). */
 const ADD_COLUMN = /^alter table ("(?:[^"]|"")+") add column if not exists (("(?:[^"]|"")+") [^;]*);$/;
 
+/** A column's definition: its name, its type, the rest without its check, and its check (name and expression). */
+const COLUMN =
+  /^("(?:[^"]|"")+") (numeric\(\d+, \d+\)|double precision|[a-z]+)(.*?)(?: constraint ("(?:[^"]|"")+") check \((.*)\))?$/s;
+
 /**
- * The new type of a column whose definition `after` differs from `before` only in a wider
- * decimal type (`numeric(5, 2)` → `numeric(6, 2)`: no fewer digits before the point, none fewer
- * after it), which every value it holds fits; null for any other change.
+ * What brings a column from definition `before` to `after` in place (each an `alter table`'s
+ * clause), when they differ only in a wider decimal type (`numeric(5, 2)` → `numeric(6, 2)` or
+ * `numeric(6, 3)`: no fewer digits before the point or after it, so every value fits) and in their
+ * check (an enum's values, a length, a bound: the new one is added, and refuses rows it does not
+ * hold); null for any other change (a column dropped and added again).
  */
-export function widenedDecimal(before: string, after: string): string | null {
-  const NUMERIC = /^("(?:[^"]|"")+") numeric\((\d+), (\d+)\)(.*)$/s;
-  const a = NUMERIC.exec(before);
-  const b = NUMERIC.exec(after);
-  if (!a || !b || a[1] !== b[1] || a[4] !== b[4]) return null;
-  const [p1, s1, p2, s2] = [Number(a[2]), Number(a[3]), Number(b[2]), Number(b[3])];
-  if (p2 - s2 < p1 - s1 || s2 < s1 || (p1 === p2 && s1 === s2)) return null;
-  return `numeric(${p2}, ${s2})`;
+export function changedInPlace(before: string, after: string): string[] | null {
+  const a = COLUMN.exec(before);
+  const b = COLUMN.exec(after);
+  if (!a || !b || a[1] !== b[1] || a[3] !== b[3]) return null;
+  const column = a[1]!;
+  const changes: string[] = [];
+  if (a[2] !== b[2]) {
+    const [x, y] = [/^numeric\((\d+), (\d+)\)$/.exec(a[2]!), /^numeric\((\d+), (\d+)\)$/.exec(b[2]!)];
+    if (!x || !y) return null;
+    const [p1, s1, p2, s2] = [Number(x[1]), Number(x[2]), Number(y[1]), Number(y[2])];
+    if (p2 - s2 < p1 - s1 || s2 < s1) return null;
+    changes.push(`alter column ${column} type ${b[2]}`);
+  }
+  if (a[4] !== b[4] || a[5] !== b[5]) {
+    if (a[4] !== undefined) changes.push(`drop constraint if exists ${a[4]}`);
+    if (b[4] !== undefined) changes.push(`add constraint ${b[4]} check (${b[5]})`);
+  }
+  return changes;
 }
 
 function unquote(name: string): string {

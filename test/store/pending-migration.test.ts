@@ -318,3 +318,21 @@ test("an array of ids renamed after its link table was released keeps its links;
     await db.close();
   }
 });
+
+test("a column whose check the new text changes (an enum's values, a length, a decimal's bound) keeps its values; a check its rows break is refused", async () => {
+  const file = (sql: string) => ({ name: "0001_pending", sql, checksum: createHash("sha256").update(sql).digest("hex") });
+  const table = (values: string, bound: string, type = "numeric(6, 1)") =>
+    `-- Pending migration 0001\n\ncreate table if not exists "things" (\n  "row_id" bigint generated always as identity primary key,\n  "kind" text not null constraint "things_kind_check" check ("kind" in (${values})),\n  "price" ${type} not null constraint "things_price_check" check ("price" >= ${bound})\n);\n`;
+  const db = await openDriver("pglite:memory://");
+  try {
+    assert.deepEqual(await migrate(db, [file(table("'a', 'b'", "0.0"))]), ["0001_pending"]);
+    await db.exec(`insert into "things" ("kind", "price") values ('b', 3.5)`);
+    assert.deepEqual(await migrate(db, [file(table("'a', 'b', 'c'", "0.00", "numeric(7, 2)"))]), ["0001_pending"]);
+    assert.deepEqual(await db.query(`select "kind", "price"::text as "price" from "things"`), [{ kind: "b", price: "3.50" }]);
+    await db.exec(`insert into "things" ("kind", "price") values ('c', 1)`);
+    await assert.rejects(migrate(db, [file(table("'a', 'b'", "0.00", "numeric(7, 2)"))], { target: "pglite:./data" }), /things_kind_check/);
+    assert.deepEqual(await db.query(`select count(*)::integer as "n" from "things"`), [{ n: 2 }]);
+  } finally {
+    await db.close();
+  }
+});
