@@ -110,9 +110,23 @@ test("canon dev serves each saved definition without restarting the store, and k
     const readDi = await fetch(`${dev.base}/v1/users/${di!.id}`, { headers });
     assert.equal(((await readDi.json()) as { bio?: string }).bio, "hi");
 
+    // A save whose code does not start (a required field the stored rows lack): the last good
+    // version keeps answering, with its own document, not the one the save wrote.
+    const refusals = () => (dev.output().match(/still serving the last good version/g) ?? []).length;
+    writeFileSync(users, readFileSync(users, "utf8").replace(/(  name: .*\n)/, "$1  age: { type: integer, minimum: 0 }\n"));
+    await eventually("the refusal", () => refusals() === 1, dev.output);
+    const document = await fetch(`${dev.base}/v1/openapi.json`, { headers });
+    assert.equal(document.status, 200);
+    const text = await document.text();
+    assert.match(text, /"bio"/);
+    assert.doesNotMatch(text, /"age"/);
+    const restored = served();
+    writeFileSync(users, readFileSync(users, "utf8").replace("  age: { type: integer, minimum: 0 }\n", ""));
+    await eventually("the save that takes it back", () => served() > restored, dev.output);
+
     // A definition error: printed with its position; the last good service keeps answering.
     writeFileSync(users, `${readFileSync(users, "utf8")}  age: { type: numbr }\n`);
-    await eventually("the error report", () => /still serving the last good version/.test(dev.output()), dev.output);
+    await eventually("the error report", () => refusals() === 2, dev.output);
     assert.match(dev.output(), /definitions\/users\.yaml:\d+:\d+ error schema fields\.age\.type/);
     const list = await fetch(`${dev.base}/v1/users`, { headers });
     assert.equal(list.status, 200);

@@ -10,18 +10,21 @@ import swaggerUi from "@fastify/swagger-ui";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 
 /**
- * A version's committed OpenAPI document, read when it is first used (its first request), not
+ * A version's committed OpenAPI document, parsed when it is first used (its first request), not
  * when the app is built: the documents are large (megabytes for a hundred resources), and
  * `canon dev` builds an app on every save. Swagger wants the object at registration, so this
- * is an object that reads the file on its first inspection and from then on is that document.
+ * is an object that holds the file's bytes from its call, parses them on its first inspection and
+ * from then on is that document.
  */
 export function readDocument(url: URL): Record<string, unknown> {
   const document: Record<string, unknown> = {};
-  let read = false;
+  // Its bytes now, parsed when first asked: an app `canon dev` keeps serving after a save whose
+  // code did not start answers with its own document, not the one that save wrote.
+  let bytes: Buffer | null = readFileSync(url);
   const loaded = () => {
-    if (!read) {
-      read = true;
-      Object.assign(document, JSON.parse(readFileSync(url, "utf8")) as Record<string, unknown>);
+    if (bytes !== null) {
+      Object.assign(document, JSON.parse(bytes.toString("utf8")) as Record<string, unknown>);
+      bytes = null;
     }
     return document;
   };
