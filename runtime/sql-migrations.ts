@@ -356,12 +356,13 @@ async function bringUpToDate(
     }
   }
   if (!next) return;
+  // Its statements fail as a migration's do: naming it, with what the database said of the rows.
   if (dropped) {
-    await tx.exec(next.sql);
+    await applyMigration(tx, next);
     return;
   }
   const rest = added.filter((s) => !CREATE_TABLE.test(s));
-  if (rest.length) await tx.exec(rest.join("\n\n"));
+  if (rest.length) await applyMigration(tx, { ...next, sql: rest.join("\n\n") });
 }
 
 const CREATE_TABLE = /^create table if not exists ("(?:[^"]|"")+") \(\n/;

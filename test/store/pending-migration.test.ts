@@ -336,3 +336,18 @@ test("a column whose check the new text changes (an enum's values, a length, a d
     await db.close();
   }
 });
+
+test("a released migration that fails where the store applied its pending text names the migration and the repeated key", async () => {
+  const file = (name: string, sql: string) => ({ name, sql, checksum: createHash("sha256").update(sql).digest("hex") });
+  const table = `create table if not exists "codes" (\n  "row_id" bigint generated always as identity primary key,\n  "code" text not null\n);\n`;
+  const db = await openDriver("pglite:memory://");
+  try {
+    assert.deepEqual(await migrate(db, [file("0001_pending", `-- Pending migration 0001\n\n${table}`)]), ["0001_pending"]);
+    await db.exec(`insert into "codes" ("code") values ('A'), ('A')`);
+    const released = file("0001_initial", `-- Migration 0001\n\n${table}\ncreate unique index if not exists "codes_code_key" on "codes" ("code");\n`);
+    await assert.rejects(migrate(db, [released]), (e: Error) => /^migration 0001_initial failed, and nothing of it was applied: .*codes_code_key.*\(Key \(code\)=\(A\) is duplicated\): remove or change the records that repeat it/.test(e.message));
+    assert.deepEqual(await db.query(`select count(*)::integer as "n" from "codes"`), [{ n: 2 }]);
+  } finally {
+    await db.close();
+  }
+});
