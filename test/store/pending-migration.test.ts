@@ -214,18 +214,29 @@ test("brought to a new text, a store applies the statements the earlier text did
   }
 });
 
-test("fields renamed after their migration was released keep their values (a default too, a decimal widened too); the old columns keep nulls; every generate writes the same migration", async () => {
-  const dir = workspace("renamed-store", "definitions");
+/** The showcase's definitions and output in a workspace of their own, its released migrations applied to a PGlite database. */
+async function releasedShowcase(name: string): Promise<{ dir: string; sql: string; db: SqlDriver }> {
+  const dir = workspace(name, "definitions");
   cpSync(path.join(repoRoot, "generated"), path.join(dir, "generated"), { recursive: true });
   const sql = path.join(dir, "generated", "sql");
   const db = await openDriver("pglite:memory://");
+  await migrate(db, readMigrations(sql));
+  return { dir, sql, db };
+}
+
+/** Adds a draft v4 to the workspace's api.yaml: where a rename of the published versions' fields goes. */
+function withDraftV4(dir: string): void {
+  const api = path.join(dir, "definitions", "api.yaml");
+  writeFileSync(api, readFileSync(api, "utf8").replace(/^( {2}v3: .*)$/m, "$1\n  v4: { draft: true }"));
+}
+
+test("fields renamed after their migration was released keep their values (a default too, a decimal widened too); the old columns keep nulls; every generate writes the same migration", async () => {
+  const { dir, sql, db } = await releasedShowcase("renamed-store");
   try {
-    await migrate(db, readMigrations(sql));
     await db.exec(`insert into "products" ("id", "created_at", "updated_at", "sku", "name", "price_cents", "description", "category", "price")
       values ('01900000-0000-7000-8000-000000000001', now(), now(), 'SKU-1', 'Lamp', 1200, 'A lamp', 'tools', 12.5)`);
     // `description` becomes `summary`, `category` (an enum with a default) `kind`, `price` (a decimal, widened) `amount` in a new version.
-    const api = path.join(dir, "definitions", "api.yaml");
-    writeFileSync(api, readFileSync(api, "utf8").replace(/^( {2}v3: .*)$/m, "$1\n  v4: { draft: true }"));
+    withDraftV4(dir);
     const products = path.join(dir, "definitions", "products.yaml");
     const text = readFileSync(products, "utf8");
     const renamed = text
@@ -291,18 +302,13 @@ test("a decimal column the new text widens keeps its values, in a table it creat
 });
 
 test("an array of ids renamed after its link table was released keeps its links; the old table keeps none", async () => {
-  const dir = workspace("renamed-links", "definitions");
-  cpSync(path.join(repoRoot, "generated"), path.join(dir, "generated"), { recursive: true });
-  const sql = path.join(dir, "generated", "sql");
-  const db = await openDriver("pglite:memory://");
+  const { dir, sql, db } = await releasedShowcase("renamed-links");
   try {
-    await migrate(db, readMigrations(sql));
     await db.exec(`insert into "users" ("id", "created_at", "updated_at", "email", "name", "password") values ('01900000-0000-7000-8000-0000000000a1', now(), now(), 'ann@example.com', 'Ann', 'correct horse battery');
       insert into "products" ("id", "created_at", "updated_at", "sku", "name", "price_cents") values ('01900000-0000-7000-8000-0000000000b1', now(), now(), 'SKU-1', 'Lamp', 1200), ('01900000-0000-7000-8000-0000000000b2', now(), now(), 'SKU-2', 'Desk', 9900);
       insert into "orders" ("id", "created_at", "updated_at", "user_id", "code", "total_cents", "currency", "amount_due_cents") values ('01900000-0000-7000-8000-0000000000c1', now(), now(), '01900000-0000-7000-8000-0000000000a1', 'A-1', 100, 'EUR', 100);
       insert into "orders__product_ids" ("row_id", "position", "target_row_id") select "o"."row_id", "p"."n", "p"."row_id" from "orders" "o", (select "row_id", row_number() over (order by "sku") as "n" from "products") "p";`);
-    const api = path.join(dir, "definitions", "api.yaml");
-    writeFileSync(api, readFileSync(api, "utf8").replace(/^( {2}v3: .*)$/m, "$1\n  v4: { draft: true }"));
+    withDraftV4(dir);
     const orders = path.join(dir, "definitions", "orders.yaml");
     const text = readFileSync(orders, "utf8");
     assert.match(text, /^ {2}product_ids: \{ /m);
