@@ -145,7 +145,11 @@ function checkFromName(ctx: LintContext, field: FieldDef): void {
   }
 }
 
-/** Two fields that one version shows under the same name (a renamed field's old name included). */
+/**
+ * Two fields that one version shows under the same name (a renamed field's old name included); and
+ * a field named like another one's `renamed.from`, whose old column the store keeps (a field is
+ * stored under its key: the new one would land in the column the renamed field left).
+ */
 function versionNameCollisions(ctx: LintContext, r: ResourceDef): void {
   const seen = new Set<string>();
   const renamedIn = (f: FieldDef) => ctx.versionIndex(f.renamed?.in);
@@ -174,5 +178,16 @@ function versionNameCollisions(ctx: LintContext, r: ResourceDef): void {
         "choose a renamed.from that no other field uses in the same versions",
       );
     }
+  }
+  for (const f of r.fields) {
+    const renamed = r.fields.find((other) => other !== f && other.renamed?.from === f.name);
+    // Said once: a version that shows both under that name was reported above.
+    if (!renamed || seen.has(`${renamed.name}|${f.name}`)) continue;
+    ctx.report(
+      "field-name",
+      f.at(),
+      `${q(f.name)} is the name ${q(renamed.name)} had before ${renamed.renamed!.in}: the store keeps that field's old column under it`,
+      `choose another name for ${q(f.name)}`,
+    );
   }
 }
