@@ -269,7 +269,7 @@ async function bringUpToDate(
   };
   // A column whose new definition only widens its decimal type or changes its check (an enum's
   // values, a length, a bound) keeps its values: altered in place; a check its rows break refuses.
-  const widen = async (
+  const alterInPlace = async (
     table: string,
     column: string,
     before: string,
@@ -302,14 +302,14 @@ async function bringUpToDate(
       const after = tableColumns(again);
       if (!before || !after) refuse(`the columns of table ${table} cannot be compared`);
       if (!(await tableExists(tx, table))) continue;
-      const widened = new Set<string>();
+      const altered = new Set<string>();
       for (const [column, definition] of before!) {
         if (after!.get(column) === definition) continue;
-        if (await widen(table, column, definition, after!.get(column))) widened.add(column);
+        if (await alterInPlace(table, column, definition, after!.get(column))) altered.add(column);
         else await dropColumn(table, column);
       }
       for (const [column, definition] of after!) {
-        if (before!.get(column) !== definition && !widened.has(column))
+        if (before!.get(column) !== definition && !altered.has(column))
           adds.push(`alter table ${table} add column if not exists ${definition};`);
       }
       continue;
@@ -327,7 +327,7 @@ async function bringUpToDate(
     } else if ((m = ADD_COLUMN.exec(statement))) {
       if (
         (await tableExists(tx, m[1]!)) &&
-        !(await widen(m[1]!, m[3]!, m[2]!, addedColumns.get(`${m[1]} ${m[3]}`)))
+        !(await alterInPlace(m[1]!, m[3]!, m[2]!, addedColumns.get(`${m[1]} ${m[3]}`)))
       )
         await dropColumn(m[1]!, m[3]!);
     } else if ((m = CREATE_TABLE.exec(statement))) {
