@@ -357,3 +357,42 @@ test("a released migration that fails where the store applied its pending text n
     await db.close();
   }
 });
+
+test("a field that left the definitions after its migration was released, named again: its column is altered to the new type (values kept where they convert), never added over", async () => {
+  const { dir, sql, db } = await releasedShowcase("field-back");
+  try {
+    withDraftV4(dir);
+    const products = path.join(dir, "definitions", "products.yaml");
+    const text = readFileSync(products, "utf8");
+    const withFoo = (type: string) => text.replace(/^( {2}homepage: )/m, `  foo: { type: ${type}, optional: true, added: v4 }\n$1`);
+    writeFileSync(products, withFoo("string"));
+    assert.equal(canon(["generate"], dir).code, 0);
+    assert.equal(canon(["release"], dir).code, 0);
+    await migrate(db, readMigrations(sql));
+    await db.exec(`insert into "products" ("id", "created_at", "updated_at", "sku", "name", "price_cents", "category", "foo")
+      values ('01900000-0000-7000-8000-000000000001', now(), now(), 'SKU-1', 'Lamp', 1200, 'tools', '12')`);
+    const released = readMigrations(sql).length;
+    // Gone: its column stays with its data, and no migration is written for it.
+    writeFileSync(products, text);
+    const gone = canon(["generate"], dir);
+    assert.equal(gone.code, 0, gone.stdout + gone.stderr);
+    assert.equal(readMigrations(sql).length, released);
+    // Back with its type: nothing to do, the value is there again.
+    writeFileSync(products, withFoo("string"));
+    assert.equal(canon(["generate"], dir).code, 0);
+    assert.equal(readMigrations(sql).length, released);
+    // Back as an integer: the column is altered (before, `add column if not exists` left it text and generate failed).
+    writeFileSync(products, withFoo("integer"));
+    const back = canon(["generate"], dir);
+    assert.equal(back.code, 0, back.stdout + back.stderr);
+    const pending = readMigrations(sql).at(-1)!;
+    assert.match(pending.sql, /alter table "products" alter column "foo" type bigint using "foo"::bigint;/);
+    assert.doesNotMatch(pending.sql, /add column/);
+    assert.equal(canon(["check"], dir).code, 0);
+    await migrate(db, readMigrations(sql));
+    assert.deepEqual(await db.query(`select "foo" from "products"`), [{ foo: 12 }]);
+    await assertSameAsFresh(db, sql);
+  } finally {
+    await db.close();
+  }
+});

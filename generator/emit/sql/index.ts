@@ -70,7 +70,9 @@ export const sqlEmitter: Emitter = {
     const repairs: string[] = [];
     if (replay.created) {
       const created = replay.created;
-      if (before && !pending && !replay.failure && context.unit(migrationUnit, { previous: created, next: before, renames: [] }) === null) previous = before;
+      if (before && !pending && !replay.failure && context.unit(migrationUnit, { previous: created, next: before, renames: [] }) === null) {
+        previous = withReturning(before, created, next);
+      }
       else {
         previous = created;
         const deleted = (listed ?? []).filter((n) => !present.includes(n) && !PENDING_FILE.test(n));
@@ -198,6 +200,31 @@ function replayed(files: Array<{ name: string; text: string }>): Replay {
       `${error.message}: canon's migrations hold only the statements canon writes. Restore the file from version control (git checkout -- <out>/${error.message.split(" ")[0]}), and put SQL of your own in a migration outside the output folder`,
     );
   }
+}
+
+/**
+ * `before` (the snapshot written last) with what it leaves out and the database still has, where
+ * the definitions name it again: a table or column that left the definitions stays in the
+ * database (diff.ts) and leaves the snapshot, so a field or resource of the same name that comes
+ * back is altered from what the migrations made (its data kept, its type changed where it
+ * differs), not added "if not exists" over it.
+ */
+function withReturning(before: SchemaSnapshot, created: SchemaSnapshot, next: SchemaSnapshot): SchemaSnapshot {
+  const wanted = new Map(next.tables.map((t) => [t.name, new Set(t.columns.map((c) => c.name))]));
+  const made = new Map(created.tables.map((t) => [t.name, t]));
+  let changed = false;
+  const tables = before.tables.map((table) => {
+    const names = wanted.get(table.name);
+    const have = new Set(table.columns.map((c) => c.name));
+    const back = (made.get(table.name)?.columns ?? []).filter((c) => !have.has(c.name) && names?.has(c.name));
+    if (!back.length) return table;
+    changed = true;
+    return { ...table, columns: [...table.columns, ...back] };
+  });
+  const listed = new Set(before.tables.map((t) => t.name));
+  const returning = created.tables.filter((t) => !listed.has(t.name) && wanted.has(t.name));
+  if (!changed && !returning.length) return before;
+  return { ...before, tables: [...tables, ...returning] };
 }
 
 function previousSnapshot(context: EmitContext): SchemaSnapshot | null {
