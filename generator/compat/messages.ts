@@ -108,6 +108,8 @@ export function breakFix(
       return `keep it in ${version}: put it back (operations and actions apply to every version of a resource); to drop it, ${add}, mark the resource \`removed: ${next}\` and add its successor with \`added: ${next}\``;
     case "pagination-changed":
       return `keep the pagination mode: it applies to every version of a resource; to change it, ${add}, mark the resource \`removed: ${next}\` and add its successor with \`added: ${next}\` and the new mode`;
+    case "parameter-renamed":
+      return `keep ${partName(change)} in ${version}: keep the name "${filterField(change.part)}" there, ${add} and write \`renamed: { in: ${next}, from: ${filterField(change.part)} }\` on "${(change.renamedTo ?? "").replace(/\[[a-z]+\]$/, "")}"`;
     case "parameter-removed":
       return `keep ${partName(change)} in ${version}: put the filter (or option) back; to drop it, ${add} and move the resource to a successor marked \`added: ${next}\``;
     case "status-removed":
@@ -131,6 +133,8 @@ export function breakFix(
       return `keep what the action sets in ${version} as it was: the field's transitions would refuse the action on records the published version changed; to change it, date the new sets with \`rules_added: ${next}\` on the action (docs/versioning.md), or ${add} and add a new action with the sets and \`added: ${next}\``;
     case "servers-changed":
       return `keep base_url as it was: clients of ${version} call it`;
+    case "sort-key-renamed":
+      return `keep the sort key "${change.sortKey}" in ${version}: keep the field's name there, ${add} and write \`renamed: { in: ${next}, from: ${change.sortKey} }\` on "${change.renamedTo}"`;
     case "sort-order-changed":
       return `keep the order of "${change.sortKey ?? name}"'s values in ${version}: a list sorted by it follows that order in every version; to reorder them, ${add}, mark the field \`removed: ${next}\` and add the reordered one under a new name with \`added: ${next}\``;
     default:
@@ -138,6 +142,11 @@ export function breakFix(
         ? `keep "${name}" of ${version} as it was: ${add}, mark the field \`removed: ${next}\` and add the changed one under a new name with \`added: ${next}\``
         : `keep ${version} as it was and make the change in a new version: ${add} and mark the change there with added, removed or renamed: ${next}`;
   }
+}
+
+/** The field a filter parameter names: `status` of `status[in]`. */
+function filterField(part: Change["part"]): string {
+  return part.in === "parameter" ? part.name.replace(/\[[a-z]+\]$/, "") : "";
 }
 
 function partName(change: Change): string {

@@ -1,7 +1,7 @@
 import { pathKey } from "./paths.ts";
 import { describeModes, paginationModes, paginationParameters } from "./pagination.ts";
 import type { OperationMemo } from "./remembered.ts";
-import { child, obj, resolve } from "./resolve.ts";
+import { child, identical, obj, resolve } from "./resolve.ts";
 import { compareSchemas, worded, type Direction, type SchemaChange } from "./schema.ts";
 import type { Change, Json, JsonObject, OperationRef, Part } from "./types.ts";
 
@@ -221,6 +221,43 @@ function sortKeys(doc: JsonObject, e: Endpoint): { keys: Set<string>; pointer: s
   return null;
 }
 
+/**
+ * Sort keys that left a list's `sort` while one came whose field is the same as the one that left
+ * (a field renamed, found as schema.ts finds it: a property of the same schema in its place). Old
+ * name to new.
+ */
+function renamedSortKeys(oldDoc: JsonObject, newDoc: JsonObject, a: Endpoint, b: Endpoint): Map<string, string> {
+  const before = sortKeys(oldDoc, a);
+  const after = sortKeys(newDoc, b);
+  const renames = new Map<string, string>();
+  if (!before || !after) return renames;
+  const gone = [...before.keys].filter((k) => !after.keys.has(k) && itemProperty(newDoc, b, k) === undefined);
+  const fresh = [...after.keys].filter((k) => !before.keys.has(k) && itemProperty(oldDoc, a, k) === undefined);
+  const memo = new Map<string, boolean>();
+  for (const key of gone) {
+    const was = itemProperty(oldDoc, a, key);
+    const match = fresh.find((k) => ![...renames.values()].includes(k) && was !== undefined && identical(oldDoc, newDoc, was, itemProperty(newDoc, b, k), memo));
+    if (match) renames.set(key, match);
+  }
+  return renames;
+}
+
+/** The old `sort` parameter's schema with its renamed keys (both directions) under their new names, to compare the rest. */
+function withSortKeysRenamed(schema: Json | undefined, renames: Map<string, string>): Json | undefined {
+  const node = obj(schema);
+  const items = obj(node.items);
+  if (!Array.isArray(items.enum)) return schema;
+  const rename = (v: Json) => (typeof v === "string" ? (v.startsWith("-") ? `-${renames.get(v.slice(1)) ?? v.slice(1)}` : (renames.get(v) ?? v)) : v);
+  return { ...node, items: { ...items, enum: items.enum.map(rename) } };
+}
+
+/** The schema of a field of a list's items, if the list's items have it. */
+function itemProperty(doc: JsonObject, e: Endpoint, field: string): Json | undefined {
+  const page = resolve(doc, listSchema(doc, e), "#").node;
+  const items = resolve(doc, obj(resolve(doc, obj(page.properties).data, "#").node).items, "#").node;
+  return obj(items.properties)[field];
+}
+
 /** The enum values of a field of a list's items, in their order (null aside), if it is an enum. */
 function itemEnum(doc: JsonObject, e: Endpoint, field: string): Json[] | null {
   const page = resolve(doc, listSchema(doc, e), "#").node;
@@ -274,27 +311,60 @@ function compareParameters(oldDoc: JsonObject, newDoc: JsonObject, a: Endpoint, 
   const before = parameters(oldDoc, a);
   const after = parameters(newDoc, b);
   const skip = (key: string) => paginationChanged && paginationParameters.has(key);
+  const renamed = renamedParameters(oldDoc, newDoc, before, after);
   for (const [key, p] of before) {
     const part: Part = { in: "parameter", location: p.location, name: p.name };
     const label = `${p.location} parameter "${p.name}"`;
     const match = after.get(key);
     if (!match) {
-      if (!skip(key)) add(part, { kind: "parameter-removed", breaking: true, field: "", pointer: p.pointer, subject: label, detail: "was removed" });
+      const to = renamed.get(key);
+      if (to) add(part, { kind: "parameter-renamed", breaking: true, field: "", renamedTo: to.name, pointer: p.pointer, subject: label, detail: `was renamed "${to.name}"` });
+      else if (!skip(key)) add(part, { kind: "parameter-removed", breaking: true, field: "", pointer: p.pointer, subject: label, detail: "was removed" });
       continue;
     }
     if (p.node.required !== true && match.node.required === true) {
       add(part, { kind: "parameter-required", breaking: true, field: "", keyword: "required", pointer: p.pointer, subject: label, detail: "is now required" });
     }
-    if (!skip(key)) schemas(part, "input", p.node.schema, match.node.schema, child(p.pointer, "schema"), child(match.pointer, "schema"));
+    if (skip(key)) continue;
+    const sortRenames = key === "query:sort" ? renamedSortKeys(oldDoc, newDoc, a, b) : new Map<string, string>();
+    for (const [from, to] of sortRenames) {
+      add(part, { kind: "sort-key-renamed", breaking: true, field: "", keyword: "enum", sortKey: from, renamedTo: to, pointer: p.pointer, subject: label, detail: `takes "${to}" where it took "${from}" (its field was renamed)` });
+    }
+    schemas(part, "input", sortRenames.size ? withSortKeysRenamed(p.node.schema, sortRenames) : p.node.schema, match.node.schema, child(p.pointer, "schema"), child(match.pointer, "schema"));
   }
+  const renamedTo = new Set([...renamed.values()]);
   for (const [key, p] of after) {
-    if (before.has(key) || skip(key)) continue;
+    if (before.has(key) || skip(key) || renamedTo.has(p)) continue;
     const required = p.node.required === true;
     add(
       { in: "parameter", location: p.location, name: p.name },
       { kind: "parameter-added", breaking: required, field: "", pointer: p.pointer, subject: `${p.location} parameter "${p.name}"`, detail: `is new and ${required ? "required" : "optional"}` },
     );
   }
+}
+
+/**
+ * Query parameters that disappeared while one appeared with the same operator, the same schema and
+ * the same `required`: a filter (`status`, `status[in]`) whose field was renamed, as a property
+ * that disappeared while one with the same schema appeared was (schema.ts). By the old key.
+ */
+function renamedParameters(oldDoc: JsonObject, newDoc: JsonObject, before: Map<string, Parameter>, after: Map<string, Parameter>): Map<string, Parameter> {
+  const operator = (name: string) => /\[[a-z]+\]$/.exec(name)?.[0] ?? "";
+  const gone = [...before].filter(([key, p]) => p.location === "query" && !after.has(key));
+  const fresh = [...after].filter(([key, p]) => p.location === "query" && !before.has(key)).map(([, p]) => p);
+  const renamed = new Map<string, Parameter>();
+  const memo = new Map<string, boolean>();
+  for (const [key, p] of gone) {
+    const match = fresh.find(
+      (x) =>
+        ![...renamed.values()].includes(x) &&
+        operator(x.name) === operator(p.name) &&
+        (x.node.required === true) === (p.node.required === true) &&
+        identical(oldDoc, newDoc, p.node.schema, x.node.schema, memo),
+    );
+    if (match) renamed.set(key, match);
+  }
+  return renamed;
 }
 
 function compareRequestBody(oldDoc: JsonObject, newDoc: JsonObject, a: Endpoint, b: Endpoint, add: Add, schemas: Schemas): void {

@@ -18,6 +18,7 @@ export type ChangeKind =
   // parameters
   | "parameter-added"
   | "parameter-removed"
+  | "parameter-renamed"
   | "parameter-required"
   // bodies and responses
   | "request-body-added"
@@ -32,6 +33,7 @@ export type ChangeKind =
   | "pagination-changed"
   // the order of the values of an enum a list sorts by (SPEC §12.1)
   | "sort-order-changed"
+  | "sort-key-renamed"
   // schemas and fields
   | "field-added"
   | "field-removed"
@@ -104,7 +106,7 @@ export interface Change {
   renamedTo?: string;
   /** `unique-added`, `unique-removed`: the field of a constraint of one field (its `unique: true`). */
   uniqueField?: string;
-  /** `sort-order-changed`: the sort key (a field of the list's records) whose enum order changed. */
+  /** `sort-order-changed`: the sort key (a field of the list's records) whose enum order changed; `sort-key-renamed`: its old name. */
   sortKey?: string;
   /** JSON pointer into the old document (the new one for additions). */
   pointer: string;
