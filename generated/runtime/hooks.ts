@@ -77,8 +77,17 @@ export function writeContext(request: FastifyRequest, replace?: boolean, version
 /** The stored values of each collection a hook may read and write, by collection name. */
 export type Collections = Record<string, Values>;
 
+/** What a hook's handle inserts in each collection: by default, the collection's stored values. */
+export type Inserts<C extends Collections> = { [K in keyof C]: Values };
+
+/**
+ * The values of a tenant-scoped collection as a hook inserts them: its tenant field `T` may be
+ * left out, the handle fills it with the principal's tenant (SPEC §12.4).
+ */
+export type TenantFilled<V extends Values, T extends keyof V & string> = Omit<V, T> & Partial<Pick<V, T>>;
+
 /** The store handle of a hook: reads, and writes staged to go with the hook's write. */
-export interface HookStore<C extends Collections = Collections> {
+export interface HookStore<C extends Collections = Collections, I extends Inserts<C> = C> {
   /** The record, as the hook's own staged writes leave it, or as committed. */
   get<K extends keyof C & string>(collection: K, id: string): Promise<StoredRecord<C[K]> | null>;
   /** Committed records only (not those the hook has staged). */
@@ -87,7 +96,7 @@ export interface HookStore<C extends Collections = Collections> {
     query: CursorQuery,
   ): Promise<{ records: StoredRecord<C[K]>[]; hasMore: boolean }>;
   /** Stages a new record (references checked now); returns it as it will be written. */
-  insert<K extends keyof C & string>(collection: K, values: C[K]): Promise<StoredRecord<C[K]>>;
+  insert<K extends keyof C & string>(collection: K, values: I[K]): Promise<StoredRecord<C[K]>>;
   /**
    * Stages new values of `current` (as read through this handle): transitions and references are
    * checked now; the record must still be at `current.revision` when everything is written.
@@ -100,19 +109,27 @@ export interface HookStore<C extends Collections = Collections> {
 }
 
 /** What a hook is given. For an action, `current` is the record acted on and `values` the action record's. */
-export interface HookArgs<V extends Values, C extends Collections = Collections, R extends Values = V> {
+export interface HookArgs<
+  V extends Values,
+  C extends Collections = Collections,
+  R extends Values = V,
+  I extends Inserts<C> = C,
+> {
   principal: Principal;
   requestId: string;
   /** The record as it is: null on create; for an action, the record it acts on. */
   current: StoredRecord<R> | null;
   /** The values about to be written (on delete: the record's values; changes are ignored). Change them in place. */
   values: V;
-  store: HookStore<C>;
+  store: HookStore<C, I>;
 }
 
-export type Hook<V extends Values, C extends Collections = Collections, R extends Values = V> = (
-  args: HookArgs<V, C, R>,
-) => void | Promise<void>;
+export type Hook<
+  V extends Values,
+  C extends Collections = Collections,
+  R extends Values = V,
+  I extends Inserts<C> = C,
+> = (args: HookArgs<V, C, R, I>) => void | Promise<void>;
 
 /**
  * A hook as the services hold it: of any collections' types (the generated `Hooks` type types
@@ -121,19 +138,23 @@ export type Hook<V extends Values, C extends Collections = Collections, R extend
 export type ServiceHook<V extends Values, R extends Values = V> = Hook<V, never, R>;
 
 /** The hooks of a resource's own writes. */
-export interface WriteHooks<V extends Values, C extends Collections = Collections> {
-  create?: Hook<V, C>;
-  update?: Hook<V, C>;
-  replace?: Hook<V, C>;
-  delete?: Hook<V, C>;
+export interface WriteHooks<V extends Values, C extends Collections = Collections, I extends Inserts<C> = C> {
+  create?: Hook<V, C, V, I>;
+  update?: Hook<V, C, V, I>;
+  replace?: Hook<V, C, V, I>;
+  delete?: Hook<V, C, V, I>;
 }
 
-/** The hooks of a resource: its writes, and each action by name (`A`: action name → its record's values). */
+/**
+ * The hooks of a resource: its writes, and each action by name (`A`: action name → its record's
+ * values; `I`: what the handle inserts in each collection, `HookInserts` where one is tenant-scoped).
+ */
 export type ResourceHooks<
   V extends Values,
   A extends Record<string, Values>,
   C extends Collections = Collections,
-> = WriteHooks<V, C> & { [K in keyof A]?: Hook<A[K], C, V> };
+  I extends Inserts<C> = C,
+> = WriteHooks<V, C, I> & { [K in keyof A]?: Hook<A[K], C, V, I> };
 
 /**
  * What a store handle needs of a collection it reads or writes: its constraints, references and

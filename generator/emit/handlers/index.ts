@@ -666,13 +666,14 @@ function hooksFile(model: ApiModel, context: EmitContext): EmittedFile {
       view: shown ? shown.resource.symbols.view : "",
       // The events of a tenant-scoped record are kept with its tenant (SPEC §12.4), as the handlers' are.
       tenantKey: r.tenantKey ? `, ${JSON.stringify(r.tenantKey)}` : "",
+      inserts: tenantField(r) ? `TenantFilled<${r.symbols.values}, ${JSON.stringify(tenantField(r))}>` : r.symbols.values,
       actions: r.actionRecords.length
         ? `{ ${r.actionRecords.map((a) => `${propertyKey(a.name)}: ${a.symbols.values}`).join("; ")} }`
         : "Record<never, never>",
       actionValues: r.actionRecords.map((a) => a.symbols.values),
     };
   });
-  const view = { header: GENERATED_HEADER, imports: IMPORTS, resources };
+  const view = { header: GENERATED_HEADER, imports: IMPORTS, resources, tenantScoped: model.storage.some((r) => tenantField(r) !== null) };
   const views = new Map<string, Record<string, "value">>();
   for (const shown of shownAll) {
     if (!shown) continue;
@@ -693,6 +694,11 @@ function hooksFile(model: ApiModel, context: EmitContext): EmittedFile {
       .map(([from, names]) => source(from, names)),
   ];
   return renderedFile(context, "hooks.ts", "hooks", view, sources);
+}
+
+/** The field a tenant-scoped collection's records name their tenant in (not the tenant collection's own `id`); null otherwise. */
+function tenantField(resource: ApiModel["storage"][number]): string | null {
+  return resource.tenantKey !== null && resource.fields.some((f) => f.name === resource.tenantKey) ? resource.tenantKey : null;
 }
 
 /** A collection's decimal fields as `ResourceSpec.decimals` lists them (runtime/decimal.ts `DecimalField`). */
