@@ -278,6 +278,25 @@ ${unique}fields:
     }
   });
 
+  test("a many-to-many array's on_delete or target changed (SPEC §12.3): the link table's foreign key is replaced, and the migration replays as written", async () => {
+    const tags = "resource: tags\nfields:\n  name: { type: string }\n";
+    const labels = "resource: labels\nfields:\n  name: { type: string }\n";
+    const notes = (items: string) => `resource: notes\nfields:\n  text: { type: string }\n  tag_ids: { type: array, items: { type: uuid, ${items} }, max_items: 10, default: [] }\n`;
+    const replays = (...migrations: Array<{ statements: string[] }>) => {
+      const replay = replayMigrations(migrations.map((m, i) => ({ name: `000${i + 1}_m.sql`, text: `${m.statements.join("\n")}\n` })));
+      assert.equal(replay.applied, migrations.length, replay.failure?.message);
+      return replay.model;
+    };
+    const a = await snapshotOfFiles({ "tags.yaml": tags, "labels.yaml": labels, "notes.yaml": notes("references: tags") });
+    const m1 = migrationBetween(null, a)!;
+    for (const [items, target] of [["references: tags, on_delete: cascade", "tags"], ["references: labels", "labels"]] as const) {
+      const b = await snapshotOfFiles({ "tags.yaml": tags, "labels.yaml": labels, "notes.yaml": notes(items) });
+      const m2 = migrationBetween(a, b)!;
+      assert.ok(m2.statements.some((x) => x.includes(`add constraint`) && x.includes(`references "${target}" ("row_id")`)), m2.statements.join("\n"));
+      assert.equal(migrationBetween(snapshotFrom(replays(m1, m2), 1, [b]), b), null, "the migrations create the snapshot's schema");
+    }
+  });
+
   test("long names stay within PostgreSQL's 63 bytes, distinct", () => {
     const a = identifier(`${"x".repeat(70)}_a_key`);
     const b = identifier(`${"x".repeat(70)}_b_key`);

@@ -266,9 +266,12 @@ function applyStatement(model: SchemaModel, sql: string, where: string): void {
       };
       let d: RegExpExecArray | null;
       if ((d = new RegExp(String.raw`^unique \(${NAME}\)$`).exec(definition))) columnNamed(d[1]!).unique = name;
-      else if ((d = new RegExp(String.raw`^foreign key \(${NAME}\) references ${NAME} \("id"\) on delete (cascade|restrict|no action)$`).exec(definition))) {
+      else if ((d = new RegExp(String.raw`^foreign key \(${NAME}\) references ${NAME} \("(id|row_id)"\) on delete (cascade|restrict|no action)$`).exec(definition))) {
         referenced(model, unquote(d[2]!), tableName, where);
-        columnNamed(d[1]!).references = { name, table: unquote(d[2]!), onDelete: onDeleteOf(d[3]!) };
+        // A link table's target references the other table's `row_id` (diff.ts), as in its `create table`.
+        const column = columnNamed(d[1]!);
+        column.references = { name, table: unquote(d[2]!), onDelete: onDeleteOf(d[4]!) };
+        if (d[3] !== "id") column.references.column = d[3]!;
       } else if ((d = /^check \((.*)\)$/.exec(definition))) {
         // A column's check names the column; the first column it names is the one it belongs to.
         const first = [...d[1]!.matchAll(/"((?:[^"]|"")+)"/g)].map((x) => x[1]!).find((n) => table.columns.some((c) => c.name === unquote(n)));
