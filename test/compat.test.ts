@@ -625,6 +625,24 @@ describe("the gate's diagnostics point at the definition line", () => {
     assert.equal(d.location.line, lineOf(dir, books, "items: { type: string, max_length: 100 }"), formatDiagnostic(d));
   });
 
+  test("a decimal filter's tighter limit: one break at the field's option, its operators (price[gte]) said with it (SPEC §12.2, §12.6)", async () => {
+    const priced = (minimum: string) => ({ [books]: (text: string) => replace("filters: [genre, pages]", "filters: [genre, pages, price]")(replace("  note:", `  price: { type: decimal, precision: 12, scale: 2, minimum: "${minimum}", optional: true }\n  note:`)(text)!) });
+    const before = (await documents(variant("decimal-filter-a", priced("0")))).get("v1")!;
+    const dir = variant("decimal-filter-b", priced("1"));
+    const result = await gate(dir, new Map([["v1", before]]), await documents(dir));
+    const all = result.diagnostics.map(formatDiagnostic).join("\n");
+    assert.equal(result.diagnostics.length, 1, all);
+    const [d] = result.diagnostics;
+    const line = readFileSync(path.join(dir, "definitions", books), "utf8").split("\n")[d!.location.line - 1]!;
+    assert.equal(line.indexOf("minimum: ") + "minimum: ".length, d!.location.column - 1, all);
+    assert.match(d!.message, /field "price" has minimum "1\.00" instead of "0\.00" \[limit-tightened\], in listBooks \(query parameters "price", "price\[gt\]", "price\[gte\]", "price\[lt\]", "price\[lte\]"\)/);
+    // A filter removed: one break for the parameter and its operators.
+    const removed = variant("filter-removed-once", { [books]: replace("filters: [genre, pages]", "filters: [genre]") });
+    const gone = await gate(removed, new Map([["v1", published]]), await documents(removed));
+    assert.equal(gone.diagnostics.length, 1, gone.diagnostics.map(formatDiagnostic).join("\n"));
+    assert.match(gone.diagnostics[0]!.message, /query parameter "pages" was removed \[parameter-removed\], in listBooks \(query parameters "pages", "pages\[in\]", "pages\[gt\]"/);
+  });
+
   test("a filter removed from an exportable resource: the export's filters are located at the resource's filters and said as a filter", async () => {
     const exported = { [books]: replace("filters: [genre, pages]", "export: true\nfilters: [genre, pages]") };
     const before = (await documents(variant("export-filters", exported))).get("v1")!;

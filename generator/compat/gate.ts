@@ -252,8 +252,9 @@ function groups(input: GateInput, breaks: VersionedChange[]): Array<VersionedCha
     const location = locateChange(input.definitions, input.model, b.version, c);
     // A field of an export's filters is one of the list's filters, and is said as one.
     const exportFilter = isExportFilters(input.model, b.version, c);
+    // A filter's operators (`price[gte]`) are the filter's: one break of the field, not one per operator.
     const place = c.schema?.field ? c.schema.field : c.part.in === "parameter" ? c.part.name : `${c.operation?.method} ${pathKey(c.operation?.path ?? "")}`;
-    const key = `${location.file}:${location.line}:${location.column}|${c.kind}|${c.keyword ?? ""}|${place.split(".").pop()}|${c.detail}|${exportFilter}`;
+    const key = `${location.file}:${location.line}:${location.column}|${c.kind}|${c.keyword ?? ""}|${place.split(".").pop()!.replace(/\[[a-z]+\]$/, "")}|${c.detail}|${exportFilter}`;
     let group = byKey.get(key);
     if (!group) {
       group = Object.assign([] as VersionedChange[], { location, exportFilter });

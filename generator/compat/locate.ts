@@ -58,7 +58,8 @@ export function locateChange(defs: Definitions, model: ApiModel, version: string
     }
     if (name === "sort") return key("sort");
     if (change.kind === "parameter-removed" || change.kind === "parameter-added") return key("filters");
-    const field = topField(model, version, resource, name);
+    // An operator's parameter (`price[gte]`) is its field's: a limit of the field that changed is the field's option.
+    const field = topField(model, version, resource, name.replace(/\[[a-z]+\]$/, ""));
     return field ? optionAt(field, change.keyword) : key("filters");
   }
   if (change.part.in === "operation" || !change.schema) return action ? action.at() : resource.at("resource");

@@ -54,12 +54,21 @@ export function breakMessage(group: VersionedChange[], exportFilter = false): st
     ? `${exportFilter ? "export filter" : "field"} "${first.schema!.field}"`
     : first.subject;
   const places = new Map<string, string[]>();
+  // A filter's operators (`price[gte]`) are said with the filter: `query parameters "price", "price[gte]"`.
+  const operators = new Map<string, Set<string>>();
   for (const c of changes) {
-    const label = c.part.in === "response" ? "response" : partLabel(c);
+    const part = c.part;
+    const label = part.in === "response" ? "response" : part.in === "parameter" ? `${part.location} parameter "${part.name.replace(/\[[a-z]+\]$/, "")}"` : partLabel(c);
+    if (part.in === "parameter") operators.set(label, (operators.get(label) ?? new Set()).add(part.name));
     places.set(label, [...(places.get(label) ?? []), c.operation?.operationId ?? ""].filter(Boolean));
   }
+  const said = (label: string) => {
+    const names = [...(operators.get(label) ?? [])];
+    if (names.length < 2) return names.length === 1 ? label.replace(/"[^"]*"$/, `"${names[0]}"`) : label;
+    return label.replace(/parameter "[^"]*"$/, `parameters ${names.map((n) => `"${n}"`).join(", ")}`);
+  };
   const where = [...places]
-    .map(([label, ids]) => `${operationList(ids)}${label ? ` (${label})` : ""}`)
+    .map(([label, ids]) => `${operationList(ids)}${label ? ` (${said(label)})` : ""}`)
     .filter(Boolean)
     .join("; ");
   const who =
