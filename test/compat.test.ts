@@ -661,6 +661,18 @@ describe("the gate's diagnostics point at the definition line", () => {
     assert.doesNotMatch(all, /put the field back/);
   });
 
+  test("a version api.yaml lists but the output folder does not hold yet is where the fix makes the change, not one more after it", async () => {
+    const dir = variant("fix-listed-version", { "api.yaml": replace("  v1: {}\n", "  v1: {}\n  v2: {}\n"), [books]: replace("  contact:", "  email:") });
+    const result = await gate(dir, new Map([["v1", published]]), await documents(dir));
+    const d = result.diagnostics.find((x) => x.message.includes("[field-renamed]"));
+    assert.ok(d, result.diagnostics.map(formatDiagnostic).join("\n"));
+    assert.match(d.fix, /make the change in v2 \(listed in api\.yaml, not published yet\) and write `renamed: \{ in: v2, from: contact \}` on "email"/);
+    assert.doesNotMatch(d.fix, /v3/);
+    // Followed, the fix passes.
+    const followed = variant("fix-listed-version-followed", { "api.yaml": replace("  v1: {}\n", "  v1: {}\n  v2: {}\n"), [books]: replace("  contact: { type: string }", "  email: { type: string, renamed: { in: v2, from: contact } }") });
+    assert.deepEqual((await gate(followed, new Map([["v1", published]]), await documents(followed))).diagnostics.map(formatDiagnostic), []);
+  });
+
   test("one diagnostic per break, naming every operation it reaches", async () => {
     const dir = variant("grouped", { [books]: replace("  contact: { type: string }\n", "") });
     const result = await gate(dir, new Map([["v1", published]]), await documents(dir));

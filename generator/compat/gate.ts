@@ -92,7 +92,10 @@ export async function compatibilityGate(input: GateInput): Promise<GateResult> {
   const latest = Math.max(0, ...input.definitions.versions.map((v) => versionNumber(v.name)).filter((n) => !Number.isNaN(n)));
   // Where a break belongs: the first draft when there is one (SPEC §3: a draft is not published), else a new version.
   const firstDraft = input.definitions.versions.find((v) => v.draft && !v.retired)?.name;
-  const next = firstDraft ?? `v${latest + 1}`;
+  // Else the first version api.yaml lists that has no document in the output folder yet (added in
+  // this very run, not published): the change belongs there, not in one more version after it.
+  const unpublished = input.definitions.versions.find((v) => !v.retired && !published.has(v.name))?.name;
+  const next = firstDraft ?? unpublished ?? `v${latest + 1}`;
   const drafts = new Set(input.definitions.versions.filter((v) => v.draft).map((v) => v.name));
   const result: GateResult = { diagnostics: [], broken: [], retired: [] };
   const severity = input.allowBreaking ? "warning" : "error";
@@ -163,7 +166,7 @@ export async function compatibilityGate(input: GateInput): Promise<GateResult> {
   for (const group of groups(input, breaking)) {
     const versions = versionList([...new Set(group.map((g) => g.version))]);
     const first = representative(group.map((g) => g.change));
-    push(diagnostic("breaking-change", group.location, breakMessage(group, group.exportFilter), breakFix(versions, next, first, firstDraft !== undefined, group.exportFilter)));
+    push(diagnostic("breaking-change", group.location, breakMessage(group, group.exportFilter), breakFix(versions, next, first, firstDraft !== undefined ? true : unpublished !== undefined ? "listed" : false, group.exportFilter)));
   }
   // Each new document's part digests, by its text: the published document of the next run.
   if (engine?.recording) {

@@ -92,10 +92,11 @@ export function breakFix(
   version: string,
   next: string,
   change: Change,
-  nextIsDraft = false,
+  nextIsDraft: boolean | "listed" = false,
   exportFilter = false,
 ): string {
-  const add = nextIsDraft ? `make the change in the draft ${next}` : `add ${next} to versions in api.yaml`;
+  // "listed": api.yaml lists `next` already, and it is not published yet (this run writes it first).
+  const add = nextIsDraft === "listed" ? `make the change in ${next} (listed in api.yaml, not published yet)` : nextIsDraft ? `make the change in the draft ${next}` : `add ${next} to versions in api.yaml`;
   const name = (change.schema?.field || change.field).split(".").pop()!.replace(/\[\]$/, "");
   const newName = change.renamedTo?.split(".").pop();
   // An export's filters are the list's: what keeps a filter keeps them (`parameter-removed`).
