@@ -673,6 +673,18 @@ describe("the gate's diagnostics point at the definition line", () => {
     assert.deepEqual((await gate(followed, new Map([["v1", published]]), await documents(followed))).diagnostics.map(formatDiagnostic), []);
   });
 
+  test("a list_under path removed (SPEC §12.3): at the field, with a fix that names list_under", async () => {
+    const under = (option: string) => ({ [books]: replace("  note:", `  author_id: { type: uuid, references: authors, optional: true${option} }\n  note:`) });
+    const before = (await documents(variant("list-under-a", under(", list_under: true")))).get("v1")!;
+    const dir = variant("list-under-b", under(""));
+    const result = await gate(dir, new Map([["v1", before]]), await documents(dir));
+    const d = result.diagnostics.find((x) => x.message.includes("[path-removed]"));
+    assert.ok(d, result.diagnostics.map(formatDiagnostic).join("\n"));
+    assert.equal(d.location.line, lineOf(dir, books, "  author_id:"), formatDiagnostic(d));
+    assert.match(d.fix, /put `list_under: true` back on "author_id"/);
+    assert.doesNotMatch(d.fix, /operations and actions/);
+  });
+
   test("one diagnostic per break, naming every operation it reaches", async () => {
     const dir = variant("grouped", { [books]: replace("  contact: { type: string }\n", "") });
     const result = await gate(dir, new Map([["v1", published]]), await documents(dir));

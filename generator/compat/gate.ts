@@ -5,7 +5,7 @@ import type { Diagnostic, SourceLocation } from "../diagnostics/diagnostic.ts";
 import type { ApiModel, Definitions } from "../model/types.ts";
 import { versionNumber } from "../model/snapshot.ts";
 import { compareDocuments } from "./compare.ts";
-import { isExportFilters, isOneExport, locateChange } from "./locate.ts";
+import { isExportFilters, isOneExport, listUnderOf, locateChange } from "./locate.ts";
 import { breakFix, breakMessage, representative, versionList, type VersionedChange } from "./messages.ts";
 import { pathKey } from "./paths.ts";
 import { Engine, textDigest } from "../engine.ts";
@@ -166,7 +166,7 @@ export async function compatibilityGate(input: GateInput): Promise<GateResult> {
   for (const group of groups(input, breaking)) {
     const versions = versionList([...new Set(group.map((g) => g.version))]);
     const first = representative(group.map((g) => g.change));
-    push(diagnostic("breaking-change", group.location, breakMessage(group, group.exportFilter), breakFix(versions, next, first, firstDraft !== undefined ? true : unpublished !== undefined ? "listed" : false, group.exportFilter)));
+    push(diagnostic("breaking-change", group.location, breakMessage(group, group.exportFilter), breakFix(versions, next, first, firstDraft !== undefined ? true : unpublished !== undefined ? "listed" : false, group.exportFilter, group.listUnder)));
   }
   // Each new document's part digests, by its text: the published document of the next run.
   if (engine?.recording) {
@@ -248,8 +248,8 @@ function removedVersion(version: string, old: Json, today: string): { message: s
  * Breaks of one kind caused by one definition line, with the same words: one diagnostic for the
  * field that every operation, body and published version shows.
  */
-function groups(input: GateInput, breaks: VersionedChange[]): Array<VersionedChange[] & { location: SourceLocation; exportFilter: boolean }> {
-  const byKey = new Map<string, VersionedChange[] & { location: SourceLocation; exportFilter: boolean }>();
+function groups(input: GateInput, breaks: VersionedChange[]): Array<VersionedChange[] & { location: SourceLocation; exportFilter: boolean; listUnder?: string }> {
+  const byKey = new Map<string, VersionedChange[] & { location: SourceLocation; exportFilter: boolean; listUnder?: string }>();
   for (const b of breaks) {
     const c = b.change;
     const location = locateChange(input.definitions, input.model, b.version, c);
@@ -260,7 +260,9 @@ function groups(input: GateInput, breaks: VersionedChange[]): Array<VersionedCha
     const key = `${location.file}:${location.line}:${location.column}|${c.kind}|${c.keyword ?? ""}|${place.split(".").pop()!.replace(/\[[a-z]+\]$/, "")}|${c.detail}|${exportFilter}`;
     let group = byKey.get(key);
     if (!group) {
-      group = Object.assign([] as VersionedChange[], { location, exportFilter });
+      // A list under a referenced record that is gone: its field's `list_under` (SPEC §12.3).
+      const listUnder = listUnderOf(input.definitions, input.model, b.version, c);
+      group = Object.assign([] as VersionedChange[], { location, exportFilter, ...(listUnder ? { listUnder } : {}) });
       byKey.set(key, group);
     }
     group.push(b);

@@ -22,8 +22,11 @@ export function locateChange(defs: Definitions, model: ApiModel, version: string
   const key = (name: string) => written(resource, name) ?? resource.at("resource");
   switch (change.kind) {
     case "operation-removed":
-    case "path-removed":
+    case "path-removed": {
+      const under = listUnderField(resource, change.operation.path);
+      if (under) return written(under, "list_under") ?? under.at();
       return resource.removed !== undefined ? resource.at("removed") : key("operations");
+    }
     case "action-removed":
       return key("actions");
     case "pagination-changed":
@@ -142,6 +145,24 @@ function ownerOf(defs: Definitions, path: string): { resource: ResourceDef; acti
   if (!first) return null;
   const action = first.actions.find((a) => a.name === segments[segments.length - 1]);
   return action ? { resource: first, action } : { resource: first };
+}
+
+/** The field whose `list_under` made the removed list path of `change`, by name; undefined for any other change. */
+export function listUnderOf(defs: Definitions, model: ApiModel, version: string, change: Change): string | undefined {
+  if ((change.kind !== "path-removed" && change.kind !== "operation-removed") || !change.operation) return undefined;
+  const owner = routeOwner(defs, model, version, change.operation) ?? ownerOf(defs, change.operation.path);
+  return owner && !owner.action ? listUnderField(owner.resource, change.operation.path)?.name : undefined;
+}
+
+/**
+ * The field of `resource` whose \`list_under\` made a list path `/vN/<collection>/{id}/<resource>`
+ * (SPEC §12.3): one referencing that collection (the ids of an array included), not the parent
+ * field. Undefined for any other path.
+ */
+export function listUnderField(resource: ResourceDef, path: string): FieldDef | undefined {
+  const m = /^\/v[0-9]+\/([^/]+)\/\{[^}]+\}\/([^/]+)$/.exec(path);
+  if (!m || m[2] !== resource.collection || m[1] === resource.parent) return undefined;
+  return resource.fields.find((f) => (f.references ?? f.items?.references) === m[1]);
 }
 
 /** The location of a key when the file writes it, else undefined (a missing key locates at its parent). */

@@ -94,6 +94,7 @@ export function breakFix(
   change: Change,
   nextIsDraft: boolean | "listed" = false,
   exportFilter = false,
+  listUnder?: string,
 ): string {
   // "listed": api.yaml lists `next` already, and it is not published yet (this run writes it first).
   const add = nextIsDraft === "listed" ? `make the change in ${next} (listed in api.yaml, not published yet)` : nextIsDraft ? `make the change in the draft ${next}` : `add ${next} to versions in api.yaml`;
@@ -104,6 +105,8 @@ export function breakFix(
     return `keep the filter "${name}" in ${version}: put it back in filters (exports take the list's filters); to drop it, ${add} and move the resource to a successor marked \`added: ${next}\``;
   if (change.kind === "enum-value-removed" && change.part.in === "parameter" && change.part.name === "sort")
     return `keep the sort keys of ${version}: put the field back in sort (sort applies to every version of a resource); to drop it, ${add} and move the resource to a successor marked \`added: ${next}\``;
+  if (listUnder && (change.kind === "path-removed" || change.kind === "operation-removed"))
+    return `keep the list under "${listUnder}" in ${version}: put \`list_under: true\` back on "${listUnder}" (a list_under path holds every version in which the field is shown); to drop it, ${add}, mark the field \`removed: ${next}\` and add it again under a new name with \`added: ${next}\`, without list_under`;
   switch (change.kind) {
     case "field-removed":
       return `keep "${name}" in ${version}: put the field back, ${add} and mark it \`removed: ${next}\``;
