@@ -788,8 +788,32 @@ test("a sort key removed names the sort parameter, not a field \"[]\"", async ()
   const dir = variant("sort-key-words", { [books]: replace("sort: [pages, genre]", "sort: [pages]") });
   const result = await gate(dir, new Map([["v1", published]]), await documents(dir));
   const messages = result.diagnostics.map(formatDiagnostic).join("\n");
-  assert.match(messages, /breaking-change v1 is published .*query parameter "sort" \(its items\) no longer has the value "genre" \[enum-value-removed\], in listBooks/);
+  assert.match(messages, /breaking-change v1 is published .*query parameter "sort" no longer takes the sort key "genre" \[enum-value-removed\], in listBooks/);
   assert.doesNotMatch(messages, /field "\[\]"/);
+  // One break per key, not one per value ("genre" and "-genre").
+  assert.equal(result.diagnostics.filter((d) => /sort/.test(d.message)).length, 1, messages);
+});
+
+// Found by a sweep of the gate over SPEC §12: an export's `sort` was a free string in the
+// document, so a sort key removed from an exportable resource broke its published exports (400)
+// without a word from the gate.
+test("a sort key removed from an exportable resource: one break, for its list and its exports, at sort; a key added breaks nothing", async () => {
+  const exportable = (t: string) => t.replace("operations: [list, read, create, update, delete]", "operations: [list, read, create, update, delete]\nexport: true");
+  const dir = variant("sort-key-export-base", { [books]: exportable });
+  const base = (await documents(dir)).get("v1")!;
+  const removed = variant("sort-key-export-removed", { [books]: (t) => exportable(t).replace("sort: [pages, genre]", "sort: [pages]") });
+  const result = await gate(removed, new Map([["v1", base]]), await documents(removed));
+  const messages = result.diagnostics.map(formatDiagnostic).join("\n");
+  assert.equal(result.diagnostics.length, 1, messages);
+  assert.match(messages, /books\.yaml:\d+:\d+ error breaking-change .*no longer takes the sort key "genre" \[enum-value-removed\], in listBooks \(query parameter "sort"\); createExport \(request body\)/);
+  assert.match(messages, /put the field back in sort/);
+  const sortLine = readFileSync(path.join(removed, "definitions", books), "utf8").split("\n").findIndex((l) => l.startsWith("sort:")) + 1;
+  assert.equal(result.diagnostics[0]!.location.line, sortLine);
+  const added = variant("sort-key-export-added", { [books]: (t) => exportable(t).replace("sort: [pages, genre]", "sort: [pages, genre, title]") });
+  const fine = await gate(added, new Map([["v1", base]]), await documents(added));
+  assert.deepEqual(fine.diagnostics.map(formatDiagnostic), []);
+  const changes = compareDocuments(base, (await documents(added)).get("v1")!);
+  assert.ok(changes.some((c) => !c.breaking && c.operation?.operationId === "createExport" && /takes the new sort key "title"/.test(c.text)), listing(changes));
 });
 
 describe("CHANGES.md", () => {

@@ -103,7 +103,7 @@ export function breakFix(
   // An export's filters are the list's: what keeps a filter keeps them (`parameter-removed`).
   if (exportFilter && change.kind === "field-removed")
     return `keep the filter "${name}" in ${version}: put it back in filters (exports take the list's filters); to drop it, ${add} and move the resource to a successor marked \`added: ${next}\``;
-  if (change.kind === "enum-value-removed" && change.part.in === "parameter" && change.part.name === "sort")
+  if (change.kind === "enum-value-removed" && change.sortKey !== undefined)
     return `keep the sort keys of ${version}: put the field back in sort (sort applies to every version of a resource); to drop it, ${add} and move the resource to a successor marked \`added: ${next}\``;
   if (listUnder && (change.kind === "path-removed" || change.kind === "operation-removed"))
     return `keep the list under "${listUnder}" in ${version}: put \`list_under: true\` back on "${listUnder}" (a list_under path holds every version in which the field is shown); to drop it, ${add}, mark the field \`removed: ${next}\` and add it again under a new name with \`added: ${next}\`, without list_under`;

@@ -2,7 +2,7 @@ import { pathKey } from "./paths.ts";
 import { describeModes, paginationModes, paginationParameters } from "./pagination.ts";
 import type { OperationMemo } from "./remembered.ts";
 import { child, identical, obj, resolve } from "./resolve.ts";
-import { compareSchemas, worded, type Direction, type SchemaChange } from "./schema.ts";
+import { compareSchemas, sortKeyChanges, worded, type Direction, type SchemaChange } from "./schema.ts";
 import type { Change, Json, JsonObject, OperationRef, Part } from "./types.ts";
 
 const methods = ["get", "put", "post", "patch", "delete", "head", "options", "trace"];
@@ -222,6 +222,42 @@ function sortKeys(doc: JsonObject, e: Endpoint): { keys: Set<string>; pointer: s
 }
 
 /**
+ * A list's `sort` parameter: its keys renamed (with their fields), gone and new, one change per
+ * key (not one per value: `genre` and `-genre`), as an export's `sort` says them
+ * (`sortKeyChanges`); the rest of its schema (how many keys) compared as any parameter's.
+ */
+function compareSort(oldDoc: JsonObject, newDoc: JsonObject, a: Endpoint, b: Endpoint, p: Parameter, match: Parameter, part: Part, label: string, add: Add, schemas: Schemas): void {
+  const renames = renamedSortKeys(oldDoc, newDoc, a, b);
+  for (const [from, to] of renames) {
+    add(part, { kind: "sort-key-renamed", breaking: true, field: "", keyword: "enum", sortKey: from, renamedTo: to, pointer: p.pointer, subject: label, detail: `takes "${to}" where it took "${from}" (its field was renamed)` });
+  }
+  const before = sortKeys(oldDoc, a);
+  const after = sortKeys(newDoc, b);
+  let schema: Json | undefined = p.node.schema;
+  if (before && after) {
+    const renamed = [...before.keys].map((k) => renames.get(k) ?? k);
+    for (const c of sortKeyChanges(renamed, [...after.keys])) add(part, { ...c, field: "", keyword: "enum", pointer: c.breaking ? p.pointer : match.pointer, subject: label });
+    // The values compared: the new ones, where the keys are all that changed.
+    schema = withEnum(schema, sortValues(newDoc, match));
+  }
+  schemas(part, "input", schema, match.node.schema, child(p.pointer, "schema"), child(match.pointer, "schema"));
+}
+
+/** The values of a `sort` parameter's items (`name`, `-name`, …). */
+function sortValues(doc: JsonObject, p: Parameter): Json[] {
+  const items = resolve(doc, resolve(doc, p.node.schema, "#").node.items, "#").node;
+  return Array.isArray(items.enum) ? items.enum : [];
+}
+
+/** A `sort` parameter's schema with `values` as its items' enum. */
+function withEnum(schema: Json | undefined, values: Json[]): Json | undefined {
+  const node = obj(schema);
+  const items = obj(node.items);
+  if (!Array.isArray(items.enum)) return schema;
+  return { ...node, items: { ...items, enum: values } };
+}
+
+/**
  * Sort keys that left a list's `sort` while one came whose field is the same as the one that left
  * (a field renamed, found as schema.ts finds it: a property of the same schema in its place). Old
  * name to new.
@@ -240,15 +276,6 @@ function renamedSortKeys(oldDoc: JsonObject, newDoc: JsonObject, a: Endpoint, b:
     if (match) renames.set(key, match);
   }
   return renames;
-}
-
-/** The old `sort` parameter's schema with its renamed keys (both directions) under their new names, to compare the rest. */
-function withSortKeysRenamed(schema: Json | undefined, renames: Map<string, string>): Json | undefined {
-  const node = obj(schema);
-  const items = obj(node.items);
-  if (!Array.isArray(items.enum)) return schema;
-  const rename = (v: Json) => (typeof v === "string" ? (v.startsWith("-") ? `-${renames.get(v.slice(1)) ?? v.slice(1)}` : (renames.get(v) ?? v)) : v);
-  return { ...node, items: { ...items, enum: items.enum.map(rename) } };
 }
 
 /** The schema of a field of a list's items, if the list's items have it. */
@@ -326,11 +353,11 @@ function compareParameters(oldDoc: JsonObject, newDoc: JsonObject, a: Endpoint, 
       add(part, { kind: "parameter-required", breaking: true, field: "", keyword: "required", pointer: p.pointer, subject: label, detail: "is now required" });
     }
     if (skip(key)) continue;
-    const sortRenames = key === "query:sort" ? renamedSortKeys(oldDoc, newDoc, a, b) : new Map<string, string>();
-    for (const [from, to] of sortRenames) {
-      add(part, { kind: "sort-key-renamed", breaking: true, field: "", keyword: "enum", sortKey: from, renamedTo: to, pointer: p.pointer, subject: label, detail: `takes "${to}" where it took "${from}" (its field was renamed)` });
+    if (key === "query:sort") {
+      compareSort(oldDoc, newDoc, a, b, p, match, part, label, add, schemas);
+      continue;
     }
-    schemas(part, "input", sortRenames.size ? withSortKeysRenamed(p.node.schema, sortRenames) : p.node.schema, match.node.schema, child(p.pointer, "schema"), child(match.pointer, "schema"));
+    schemas(part, "input", p.node.schema, match.node.schema, child(p.pointer, "schema"), child(match.pointer, "schema"));
   }
   const renamedTo = new Set([...renamed.values()]);
   for (const [key, p] of after) {

@@ -149,6 +149,7 @@ function compareResolved(ctx: SchemaContext, o: Located, n: Located, place: Plac
   if (!input) compareOnDelete(old, now, report);
   if (input) compareUnique(old, now, listsUniqueFields(ctx.oldDoc), report);
   if (input) compareTenant(old, now, report);
+  if (input) compareSortKeys(old, now, report);
   if (input && !sameJson(old.default, now.default)) {
     report({ kind: "default-changed", breaking: false, keyword: "default", detail: `defaults to ${show(now.default)} instead of ${show(old.default)}` });
   }
@@ -333,6 +334,28 @@ function refsOf(members: Json[]): string[] | null {
  */
 export function namesAllReferences(doc: JsonObject): boolean {
   return isObject(doc.info) && doc.info["x-canon-references"] === true;
+}
+
+/**
+ * The keys an export's `sort` takes (`x-canon-sort-keys`, SPEC §12.1: exports honour the list's
+ * sort): a key gone refuses (400) an export the published version took, a break; a key added
+ * takes more. Said as the list's `sort` parameter says them (`sortKeyChanges`), so that a key
+ * removed from both is one diagnostic. Compared only where both documents list them.
+ */
+function compareSortKeys(old: JsonObject, now: JsonObject, report: Report): void {
+  const a = old["x-canon-sort-keys"];
+  const b = now["x-canon-sort-keys"];
+  if (!Array.isArray(a) || !Array.isArray(b)) return;
+  // Keyword `enum`, as the list's: a key gone from both is one break.
+  for (const c of sortKeyChanges(a.map(String), b.map(String))) report({ ...c, keyword: "enum" });
+}
+
+/** The sort keys (field names, without `-`) of `before` gone from `after` (breaking) and new in it; in their order. */
+export function sortKeyChanges(before: string[], after: string[]): Array<{ kind: "enum-value-removed" | "enum-value-added"; breaking: boolean; sortKey: string; detail: string }> {
+  return [
+    ...before.filter((k) => !after.includes(k)).map((k) => ({ kind: "enum-value-removed" as const, breaking: true, sortKey: k, detail: `no longer takes the sort key ${JSON.stringify(k)}` })),
+    ...after.filter((k) => !before.includes(k)).map((k) => ({ kind: "enum-value-added" as const, breaking: false, sortKey: k, detail: `takes the new sort key ${JSON.stringify(k)}` })),
+  ];
 }
 
 /**

@@ -111,6 +111,8 @@ export function exportSchemas(exports: VersionExport[], searchMinLength: number)
                 {
                   type: "string",
                   description: `The order of the file, as \`sort\` on the list: up to ${MAX_SORT_KEYS} comma-separated keys among ${e.sort.map((k) => `\`${k.name}\``).join(", ")}, \`-\` for descending. Without it: ascending \`id\`.`,
+                  // The keys, for the breaking-change gate (a key gone refuses a published export).
+                  "x-canon-sort-keys": e.sort.map((k) => k.name),
                 },
               ] as [string, Json],
             ]
