@@ -532,7 +532,7 @@ describe("the gate's diagnostics point at the definition line", () => {
     ["tenancy added: the resource's fields", { [books]: replace("  note:", "  author_id: { type: uuid, references: authors, tenant: true }\n  note:") }, "tenant: true", "tenant-added", /removed: v2/],
     ["requires added: the action's requires", { [books]: replace(actionBlock, `${actionBlock}    requires: { genre: [fiction] }\n`) }, "requires:", "requires-added", /added: v2/],
     ["action response: its key", { [books]: replace("max_length: 100 }\n", "max_length: 100 }\n    response: 204\n") }, "response: 204", "status-removed", /v2/],
-    ["a sort key removed: sort, with a fix that can be followed", { [books]: replace("sort: [pages, genre]", "sort: [pages]") }, "sort: [pages]", "enum-value-removed", /put the field back in sort.*successor marked `added: v2`/],
+    ["a sort key removed: sort, with a fix that can be followed", { [books]: replace("sort: [pages, genre]", "sort: [pages]") }, "sort: [pages]", "enum-value-removed", /put the field back in sort.*successor \(a resource of another name: two cannot share one\) marked `added: v2`/],
     ["an enum sort key reordered: the field's values, with a fix that can be followed", { [books]: replace("[fiction, poetry, drama]", "[drama, fiction, poetry]") }, "[drama, fiction, poetry]", "sort-order-changed", /keep the order of "genre"'s values in v1.*reordered one under a new name/],
   ];
   cases.forEach(([name, edits, line, kind, fix], i) => {
@@ -541,6 +541,8 @@ describe("the gate's diagnostics point at the definition line", () => {
       const result = await gate(dir, new Map([["v1", published]]), await documents(dir));
       const d = result.diagnostics.find((x) => x.message.includes(`[${kind}]`));
       assert.ok(d, result.diagnostics.map(formatDiagnostic).join("\n"));
+      // One diagnostic per break, for every operation and body it reaches (create and update alike).
+      assert.equal(result.diagnostics.filter((x) => x.message.includes(`[${kind}]`)).length, 1, result.diagnostics.map(formatDiagnostic).join("\n"));
       assert.equal(d.rule, "breaking-change");
       assert.equal(d.severity, "error");
       assert.equal(d.location.file, "definitions/books.yaml");
@@ -792,6 +794,21 @@ test("a sort key removed names the sort parameter, not a field \"[]\"", async ()
   assert.doesNotMatch(messages, /field "\[\]"/);
   // One break per key, not one per value ("genre" and "-genre").
   assert.equal(result.diagnostics.filter((d) => /sort/.test(d.message)).length, 1, messages);
+});
+
+// Found by a sweep of the gate: the fix of a required field removed in a new version without a
+// default said to mark it removed, which it already was.
+test("a required field removed in a new version, without a default: the fix names the default, and a default passes", async () => {
+  const removed = (extra: string) => (t: string) => t.replace("  contact: { type: string }", `  contact: { type: string, removed: v2${extra} }`);
+  const api = replace("  v1: {}\n", "  v1: {}\n  v2: {}\n");
+  const dir = variant("field-optional-fix", { "api.yaml": api, [books]: removed("") });
+  const result = await gate(dir, new Map([["v1", published]]), await documents(dir));
+  const messages = result.diagnostics.map(formatDiagnostic).join("\n");
+  assert.match(messages, /field "contact" may now be absent \[field-optional\]/);
+  assert.match(messages, /fix: keep "contact" in every answer of v1: a field a later version leaves out .* needs a default/);
+  const fixed = variant("field-optional-fixed", { "api.yaml": api, [books]: removed(", default: unknown") });
+  const passed = await gate(fixed, new Map([["v1", published]]), await documents(fixed));
+  assert.deepEqual(passed.diagnostics.map(formatDiagnostic), []);
 });
 
 // Found by a sweep of the gate over SPEC §12: an export's `sort` was a free string in the

@@ -256,7 +256,9 @@ function groups(input: GateInput, breaks: VersionedChange[]): Array<VersionedCha
     // A field of an export's filters is one of the list's filters, and is said as one.
     const exportFilter = isExportFilters(input.model, b.version, c);
     // A filter's operators (`price[gte]`) are the filter's: one break of the field, not one per operator.
-    const place = c.schema?.field ? c.schema.field : c.part.in === "parameter" ? c.part.name : `${c.operation?.method} ${pathKey(c.operation?.path ?? "")}`;
+    // A constraint of the whole record (a composite unique, the tenant) is one break for every body that has it (create, update, replace).
+    const wholeRecord = c.kind.startsWith("unique-") || c.kind.startsWith("tenant-");
+    const place = c.schema?.field ? c.schema.field : c.part.in === "parameter" ? c.part.name : wholeRecord ? c.part.in : `${c.operation?.method} ${pathKey(c.operation?.path ?? "")}`;
     const key = `${location.file}:${location.line}:${location.column}|${c.kind}|${c.keyword ?? ""}|${place.split(".").pop()!.replace(/\[[a-z]+\]$/, "")}|${c.detail}|${exportFilter}`;
     let group = byKey.get(key);
     if (!group) {

@@ -102,14 +102,18 @@ export function breakFix(
   const newName = change.renamedTo?.split(".").pop();
   // An export's filters are the list's: what keeps a filter keeps them (`parameter-removed`).
   if (exportFilter && change.kind === "field-removed")
-    return `keep the filter "${name}" in ${version}: put it back in filters (exports take the list's filters); to drop it, ${add} and move the resource to a successor marked \`added: ${next}\``;
+    return `keep the filter "${name}" in ${version}: put it back in filters (exports take the list's filters); to drop it, ${add} and move the resource to a successor (a resource of another name: two cannot share one) marked \`added: ${next}\``;
   if (change.kind === "enum-value-removed" && change.sortKey !== undefined)
-    return `keep the sort keys of ${version}: put the field back in sort (sort applies to every version of a resource); to drop it, ${add} and move the resource to a successor marked \`added: ${next}\``;
+    return `keep the sort keys of ${version}: put the field back in sort (sort applies to every version of a resource); to drop it, ${add} and move the resource to a successor (a resource of another name: two cannot share one) marked \`added: ${next}\``;
   if (listUnder && (change.kind === "path-removed" || change.kind === "operation-removed"))
     return `keep the list under "${listUnder}" in ${version}: put \`list_under: true\` back on "${listUnder}" (a list_under path holds every version in which the field is shown); to drop it, ${add}, mark the field \`removed: ${next}\` and add it again under a new name with \`added: ${next}\`, without list_under`;
   switch (change.kind) {
     case "field-removed":
       return `keep "${name}" in ${version}: put the field back, ${add} and mark it \`removed: ${next}\``;
+    case "field-optional":
+      if (change.part.in === "response")
+        return `keep "${name}" in every answer of ${version}: a field a later version leaves out (\`removed\`, or added later) needs a default, which the records written without it take; or make the change in a new version: ${add}, mark the field \`removed: ${next}\` and add the optional one under a new name with \`added: ${next}\``;
+      break;
     case "field-renamed":
       return `keep the name "${name}" in ${version}: ${add} and write \`renamed: { in: ${next}, from: ${name} }\` on "${newName}"`;
     case "field-added":
@@ -118,23 +122,23 @@ export function breakFix(
     case "operation-removed":
     case "path-removed":
     case "action-removed":
-      return `keep it in ${version}: put it back (operations and actions apply to every version of a resource); to drop it, ${add}, mark the resource \`removed: ${next}\` and add its successor with \`added: ${next}\``;
+      return `keep it in ${version}: put it back (operations and actions apply to every version of a resource); to drop it, ${add}, mark the resource \`removed: ${next}\` and add its successor (a resource of another name: two cannot share one) with \`added: ${next}\``;
     case "pagination-changed":
-      return `keep the pagination mode: it applies to every version of a resource; to change it, ${add}, mark the resource \`removed: ${next}\` and add its successor with \`added: ${next}\` and the new mode`;
+      return `keep the pagination mode: it applies to every version of a resource; to change it, ${add}, mark the resource \`removed: ${next}\` and add its successor (a resource of another name: two cannot share one) with \`added: ${next}\` and the new mode`;
     case "parameter-renamed":
       return `keep ${partName(change)} in ${version}: keep the name "${filterField(change.part)}" there, ${add} and write \`renamed: { in: ${next}, from: ${filterField(change.part)} }\` on "${(change.renamedTo ?? "").replace(/\[[a-z]+\]$/, "")}"`;
     case "parameter-removed":
-      return `keep ${partName(change)} in ${version}: put the filter (or option) back; to drop it, ${add} and move the resource to a successor marked \`added: ${next}\``;
+      return `keep ${partName(change)} in ${version}: put the filter (or option) back; to drop it, ${add} and move the resource to a successor (a resource of another name: two cannot share one) marked \`added: ${next}\``;
     case "status-removed":
     case "response-body-removed":
       return `keep the response of ${version} as it was (for an action, its \`response:\`); to change it, ${add} and add the new action or resource with \`added: ${next}\``;
     case "unique-added":
       return change.uniqueField
         ? `keep "${change.uniqueField}" of ${version} without unique: a field's unique holds every version of the resource (and rows already stored may repeat a value); to add it, ${add}, mark the field \`removed: ${next}\` and add the unique one under a new name with \`added: ${next}\``
-        : `keep ${version} without the new list: a resource-level unique holds every version of the resource; to add it, ${add}, mark the resource \`removed: ${next}\` and add its successor with \`added: ${next}\` and the list`;
+        : `keep ${version} without the new list: a resource-level unique holds every version of the resource; to add it, ${add}, mark the resource \`removed: ${next}\` and add its successor (a resource of another name: two cannot share one) with \`added: ${next}\` and the list`;
     case "tenant-added":
     case "tenant-removed":
-      return `keep the tenancy of ${version} as it was: a tenant field holds every version of the resource; to change it, ${add}, mark the resource \`removed: ${next}\` and add its successor with \`added: ${next}\` and the tenant field`;
+      return `keep the tenancy of ${version} as it was: a tenant field holds every version of the resource; to change it, ${add}, mark the resource \`removed: ${next}\` and add its successor (a resource of another name: two cannot share one) with \`added: ${next}\` and the tenant field`;
     case "transitions-added":
     case "transitions-narrowed":
       return `keep the transitions of "${name}" in ${version} as they were (none, or no fewer targets): a field's transitions hold in every version; to restrict them, ${add}, mark the field \`removed: ${next}\` and add the restricted one under a new name with \`added: ${next}\``;
@@ -150,11 +154,10 @@ export function breakFix(
       return `keep the sort key "${change.sortKey}" in ${version}: keep the field's name there, ${add} and write \`renamed: { in: ${next}, from: ${change.sortKey} }\` on "${change.renamedTo}"`;
     case "sort-order-changed":
       return `keep the order of "${change.sortKey ?? name}"'s values in ${version}: a list sorted by it follows that order in every version; to reorder them, ${add}, mark the field \`removed: ${next}\` and add the reordered one under a new name with \`added: ${next}\``;
-    default:
-      return name
-        ? `keep "${name}" of ${version} as it was: ${add}, mark the field \`removed: ${next}\` and add the changed one under a new name with \`added: ${next}\``
-        : `keep ${version} as it was and make the change in a new version: ${add} and mark the change there with added, removed or renamed: ${next}`;
   }
+  return name
+    ? `keep "${name}" of ${version} as it was: ${add}, mark the field \`removed: ${next}\` and add the changed one under a new name with \`added: ${next}\``
+    : `keep ${version} as it was and make the change in a new version: ${add} and mark the change there with added, removed or renamed: ${next}`;
 }
 
 /** The field a filter parameter names: `status` of `status[in]`. */
