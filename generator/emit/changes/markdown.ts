@@ -27,6 +27,8 @@ function sentence(text: string): string {
 
 function line(c: Change): string {
   const part = partLabel(c);
+  // A parameter's change already names it: `Query parameter \`q\` was removed.`, said once.
+  if (part && c.text.startsWith(part)) return `- ${sentence(c.text)}`;
   const text = code(c.text);
   return part ? `- ${sentence(part).slice(0, -1)}: ${text}${text.endsWith(".") ? "" : "."}` : `- ${sentence(c.text)}`;
 }
