@@ -121,8 +121,10 @@ function sameJson(a: unknown, b: unknown): boolean {
  * An array that was a jsonb column of its owner and is now kept in a link table: the ids are
  * copied over in order (ids that name no record, and repeated ids, are left out), then the column
  * is dropped. One block that does it only while the column exists: applied twice, it does nothing.
+ * `kept`: the link table was there before (a relation that became a plain array comes back), and
+ * holds the links of then: the array's ids replace them.
  */
-function moveToLinkTable(link: SnapshotTable): Change {
+function moveToLinkTable(link: SnapshotTable, kept: boolean): Change {
   const { owner, column, target } = link.link!;
   const [ownerColumn, position, targetColumn] = link.columns.map((c) => quote(c.name));
   const c = `"o".${quote(column)}`;
@@ -134,6 +136,8 @@ function moveToLinkTable(link: SnapshotTable): Change {
       [
         `do $$ begin`,
         `  if exists (select 1 from information_schema.columns where table_schema = current_schema() and table_name = ${literal(owner)} and column_name = ${literal(column)}) then`,
+        // The links an earlier relation of that name left are older than the array's ids: they go.
+        ...(kept ? [`    delete from ${quote(link.name)};`] : []),
         `    insert into ${quote(link.name)} (${ownerColumn}, ${position}, ${targetColumn})`,
         `      select "o"."row_id", "i"."n", "t"."row_id" from ${quote(owner)} "o"`,
         `      cross join lateral jsonb_array_elements_text(${ids}) with ordinality as "i" ("id", "n")`,
@@ -156,6 +160,8 @@ function alterTable(before: SnapshotTable, after: SnapshotTable, moved: Readonly
   const t = quote(after.name);
   const changes: Change[] = [];
   const old = new Map(before.columns.map((c) => [c.name, c]));
+  // Indexes dropped before a column's type changes: created again below, whatever their definition.
+  const rebuilt = new Set<string>();
   for (const column of after.columns) {
     const previous = old.get(column.name);
     const c = quote(column.name);
@@ -169,14 +175,32 @@ function alterTable(before: SnapshotTable, after: SnapshotTable, moved: Readonly
       continue;
     }
     const statements: string[] = [];
+    // Another type, not only another precision (`numeric(8, 2)` → `numeric(10, 2)` keeps all of it).
+    const retyped = baseType(previous.type) !== baseType(column.type);
+    if (retyped) {
+      // What PostgreSQL would carry over to the new type, and cannot when it does not fit it
+      // (`char_length("code")` of a bigint, `'x'::text` as a bigint's default, `btrim` in a unique
+      // key's index, `gin_trgm_ops` on a number, a foreign key to `uuid` from `text`), goes first and
+      // comes back below as the new definition says: the check, the default, the foreign key and
+      // every index on the column.
+      if (previous.check) statements.push(`alter table ${t} drop constraint if exists ${quote(previous.check.name)};`);
+      if (previous.references) statements.push(`alter table ${t} drop constraint if exists ${quote(previous.references.name)};`);
+      if (previous.default !== undefined) statements.push(`alter table ${t} alter column ${c} drop default;`);
+      for (const index of indexesOn(before, column.name)) {
+        rebuilt.add(index.name);
+        statements.push(`drop index if exists ${quote(index.name)};`);
+      }
+    }
     if (previous.type === "jsonb" && column.type !== "jsonb") {
       // A value kept wrapped in JSON (a field that may be absent and null) becomes a plain
-      // column: its check (on the JSON) goes first, the value is the JSON's text, JSON null is NULL
-      // (to_jsonb: the same on a second run, the column being the new type then).
-      if (previous.check) statements.push(`alter table ${t} drop constraint if exists ${quote(previous.check.name)};`);
+      // column: the value is the JSON's text, JSON null is NULL (to_jsonb: the same on a second
+      // run, the column being the new type then).
       statements.push(`alter table ${t} alter column ${c} type ${column.type} using (to_jsonb(${c}) #>> '{}')::${column.type};`);
+    } else if (previous.type !== "jsonb" && column.type === "jsonb") {
+      statements.push(`alter table ${t} alter column ${c} type jsonb using ${wrappedValue(c, column.check?.expression ?? "")};`);
     } else if (previous.type !== column.type) statements.push(`alter table ${t} alter column ${c} type ${column.type} using ${c}::${column.type};`);
-    if (previous.default !== column.default) {
+    if (retyped && column.default !== undefined) statements.push(`alter table ${t} alter column ${c} set default ${column.default};`);
+    else if (previous.default !== column.default) {
       statements.push(column.default === undefined ? `alter table ${t} alter column ${c} drop default;` : `alter table ${t} alter column ${c} set default ${column.default};`);
     }
     if (previous.notNull !== column.notNull) {
@@ -189,12 +213,17 @@ function alterTable(before: SnapshotTable, after: SnapshotTable, moved: Readonly
     if (previous.unique !== column.unique) {
       statements.push(...replaceConstraint(after.name, column.unique ?? previous.unique!, column.unique ? `unique (${c})` : null, previous.unique));
     }
-    if (!sameJson(previous.check, column.check)) {
+    if (retyped) {
+      // Dropped above (the name of a field's check is the table's and the column's): added as it is now.
+      if (column.check) statements.push(`alter table ${t} add constraint ${quote(column.check.name)} check (${column.check.expression});`);
+    } else if (!sameJson(previous.check, column.check)) {
       statements.push(
         ...replaceConstraint(after.name, column.check?.name ?? previous.check!.name, column.check ? `check (${column.check.expression})` : null, previous.check?.name),
       );
     }
-    if (!sameJson(previous.references, column.references)) {
+    if (retyped && previous.references) {
+      if (column.references) statements.push(`alter table ${t} add constraint ${quote(column.references.name)} ${foreignKey(column)};`);
+    } else if (!sameJson(previous.references, column.references)) {
       // A column that had no foreign key may name records that are gone: it names none then.
       const r = column.references;
       if (r && !previous.references && !column.notNull)
@@ -217,16 +246,17 @@ function alterTable(before: SnapshotTable, after: SnapshotTable, moved: Readonly
   const newIndexes = new Map(after.indexes.map((i) => [i.name, i]));
   for (const index of after.indexes) {
     const previous = oldIndexes.get(index.name);
-    if (previous && previous.definition === index.definition && previous.unique === index.unique && sameJson(previous.together, index.together)) continue;
+    const again = rebuilt.has(index.name);
+    if (!again && previous && previous.definition === index.definition && previous.unique === index.unique && sameJson(previous.together, index.together)) continue;
     changes.push({
       words: `index_${index.name}`,
-      statements: [...(previous ? [`drop index if exists ${quote(index.name)};`] : []), createIndex(after.name, index)],
+      statements: [...(previous && !again ? [`drop index if exists ${quote(index.name)};`] : []), createIndex(after.name, index)],
     });
   }
   // Dropped in name order: the schema before may be the snapshot or the replayed migrations, whose
   // indexes come in other orders, and every run must write the same migration.
   for (const index of [...before.indexes].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
-    if (!newIndexes.has(index.name)) changes.push({ words: `drop_${index.name}`, statements: [`drop index if exists ${quote(index.name)};`] });
+    if (!newIndexes.has(index.name) && !rebuilt.has(index.name)) changes.push({ words: `drop_${index.name}`, statements: [`drop index if exists ${quote(index.name)};`] });
   }
   const oldStatistics = new Map((before.statistics ?? []).map((x) => [x.name, x]));
   const newStatistics = new Set((after.statistics ?? []).map((x) => x.name));
@@ -249,6 +279,29 @@ function alterTable(before: SnapshotTable, after: SnapshotTable, moved: Readonly
   return changes;
 }
 
+/** `numeric` of `numeric(10, 2)`. */
+function baseType(type: string): string {
+  return type.replace(/\(.*\)$/, "");
+}
+
+/** The indexes of `table` whose definition names `column` (quoted, as canon writes every name). */
+function indexesOn(table: SnapshotTable, column: string): SnapshotIndex[] {
+  const name = quote(column);
+  return [...table.indexes].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)).filter((i) => i.definition.includes(name));
+}
+
+/**
+ * A plain column's value as the JSON a wrapped column keeps (a field made both optional and
+ * nullable): the JSON type its check wants (a decimal is a JSON string, `"12.50"`), SQL NULL stays
+ * NULL (absent). `c::jsonb` would parse the text as JSON (`hello` fails) and has no cast from a
+ * number. The same on a second run, the column being jsonb then.
+ */
+function wrappedValue(c: string, check: string): string {
+  const text = `(to_jsonb(${c}) #>> '{}')`;
+  const json = check.includes(`= 'number' then`) ? `to_jsonb(${text}::numeric)` : check.includes(`= 'boolean' then`) ? `to_jsonb(${text}::boolean)` : `to_jsonb(${text})`;
+  return `case when jsonb_typeof(to_jsonb(${c})) = 'null' then 'null'::jsonb else ${json} end`;
+}
+
 /** The statements that take a database from `previous` (null: empty) to `next`; null when there is nothing to do. */
 export function migrationBetween(previous: SchemaSnapshot | null, next: SchemaSnapshot, renames: ReadonlyArray<readonly [table: string, from: string, to: string]> = []): Migration | null {
   const changes: Change[] = [];
@@ -259,14 +312,20 @@ export function migrationBetween(previous: SchemaSnapshot | null, next: SchemaSn
   const before = new Map((previous?.tables ?? []).map((t) => [t.name, t]));
   const added = next.tables.filter((t) => !before.has(t.name));
   changes.push(...createTables(added, new Set(before.keys())));
-  // Arrays that move from a jsonb column of a table that exists into a new link table.
-  const moving = added.filter((t) => t.link && before.get(t.link.owner)?.columns.some((c) => c.name === t.link!.column));
+  // Arrays that move from a jsonb column of a table that exists into a link table: a new one, or
+  // one an earlier relation of that name left (a relation made a plain array, then a relation again).
+  const moving = next.tables.filter(
+    (t) =>
+      t.link &&
+      before.get(t.link.owner)?.columns.some((c) => c.name === t.link!.column) &&
+      !next.tables.find((o) => o.name === t.link!.owner)?.columns.some((c) => c.name === t.link!.column),
+  );
   for (const table of next.tables) {
     const old = before.get(table.name);
     const moved = new Set(moving.filter((t) => t.link!.owner === table.name).map((t) => t.link!.column));
     if (old) changes.push(...alterTable(old, table, moved));
   }
-  changes.push(...moving.map(moveToLinkTable));
+  changes.push(...moving.map((t) => moveToLinkTable(t, before.has(t.name))));
   changes.push(...renames.flatMap(([table, from, to]) => copyRenamed(before.get(table), next.tables.find((t) => t.name === table), from, to)));
   changes.push(...renames.flatMap(([table, from, to]) => moveRenamedLinks(before, next, table, from, to)));
   const kept = new Set(next.tables.map((t) => t.name));
