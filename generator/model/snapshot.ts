@@ -202,7 +202,7 @@ function versionResource(defs: Definitions, r: ResourceDef, version: string, suc
     successorLink: successorBase ? `<${successorBase}/${r.collection}>; rel="successor-version"` : null,
     serverDefaults: r.fields
       .filter((f) => f.hasDefault && (f.readOnly || !presentIn(n, f.added, f.removed)))
-      .map((f) => ({ storageName: f.name, value: f.default })),
+      .map((f) => ({ storageName: f.name, value: canonicalDefault(f, f.default) })),
   };
   return { ...resource, routes: resourceRoutes(resource) };
 }
@@ -282,7 +282,7 @@ function versionField(f: FieldDef, n: number): VersionField {
     optional: f.optional,
     nullable: f.nullable,
     hasDefault: f.hasDefault,
-    default: f.type === "decimal" && typeof f.default === "string" ? canonicalDecimal(f.default, f.scale ?? 0) : f.default,
+    default: canonicalDefault(f, f.default),
     readOnly: f.readOnly,
     writeOnly: f.writeOnly,
     unique: f.unique,
@@ -291,6 +291,32 @@ function versionField(f: FieldDef, n: number): VersionField {
     output: !f.writeOnly,
     ...(f.tenant ? { tenant: true as const } : {}),
   };
+}
+
+/**
+ * A default in the form a request's value takes once validated (SPEC §12.6): every decimal in it
+ * with exactly its scale's fraction digits (`"2.5"` at scale 2 is `"2.50"`, `"-0"` is `"0.00"`),
+ * the field's own or one inside it (a map's values, an array's items, an object's fields).
+ * zod's `.default()` returns its value without parsing it, and the SQL store keeps `jsonb` as
+ * given, so a default written otherwise would be shown as written.
+ */
+function canonicalDefault(f: FieldDef, value: unknown): unknown {
+  if (f.type === "decimal") return typeof value === "string" ? canonicalDecimal(value, f.scale ?? 0) : value;
+  const items = f.items;
+  if (f.type === "array" && items && Array.isArray(value)) return value.map((item) => canonicalDefault(items, item));
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return value;
+  const entries = Object.entries(value as Record<string, unknown>);
+  if (f.type === "map" && items) return Object.fromEntries(entries.map(([key, v]) => [key, canonicalDefault(items, v)]));
+  if (f.type === "object" && f.fields) {
+    const fields = f.fields;
+    return Object.fromEntries(
+      entries.map(([key, v]) => {
+        const sub = fields.find((s) => s.name === key);
+        return [key, sub ? canonicalDefault(sub, v) : v];
+      }),
+    );
+  }
+  return value;
 }
 
 /** A decimal's precision, scale and bounds, the bounds in canonical form (`"0"` at scale 2 is `"0.00"`). */
