@@ -147,7 +147,7 @@ export function breakFix(
     case "sets-removed":
       return `keep what the action sets in ${version} as it was: put the sets back (with \`rules_added\` no later than the first version that published them); to stop setting it, ${add} and add a new action without it, \`added: ${next}\``;
     case "sets-added":
-      return `keep what the action sets in ${version} as it was: the field's transitions would refuse the action on records the published version changed; to change it, date the new sets with \`rules_added: ${next}\` on the action (docs/versioning.md), or ${add} and add a new action with the sets and \`added: ${next}\``;
+      return `keep what the action sets in ${version} as it was: the field's transitions would refuse the action on records the published version changed; to change it, date the new sets with \`rules_added: ${next}\` on the action (docs/versioning.md; where a published version after ${version} already shows them, \`rules_added\` names the first such version), or ${add} and add a new action with the sets and \`added: ${next}\``;
     case "servers-changed":
       return `keep base_url as it was: clients of ${version} call it`;
     case "sort-key-renamed":
