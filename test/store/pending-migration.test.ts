@@ -396,3 +396,35 @@ test("a field that left the definitions after its migration was released, named 
     await db.close();
   }
 });
+
+// Found by a sweep of migrations: a rename pointed at another field after its migration was
+// released copied the old column (all nulls since the first move) and left the values in the
+// column the first rename had moved them to.
+test("a rename pointed at another field after its migration was released moves the values on from where the first rename put them", async () => {
+  const { dir, sql, db } = await releasedShowcase("rename-repointed");
+  try {
+    await db.exec(`insert into "products" ("id", "created_at", "updated_at", "sku", "name", "price_cents", "description", "category")
+      values ('01900000-0000-7000-8000-000000000001', now(), now(), 'SKU-1', 'Lamp', 1200, 'A lamp', 'tools')`);
+    withDraftV4(dir);
+    const products = path.join(dir, "definitions", "products.yaml");
+    const text = readFileSync(products, "utf8");
+    const renamedTo = (name: string) =>
+      text.replace(/^ {2}description: \{ /m, `  ${name}: { renamed: { in: v4, from: description }, `).replace("search: [name, description]", `search: [name, ${name}]`);
+    writeFileSync(products, renamedTo("summary"));
+    assert.equal(canon(["generate"], dir).code, 0);
+    assert.equal(canon(["release"], dir).code, 0);
+    await migrate(db, readMigrations(sql));
+    assert.deepEqual(await db.query(`select "summary", "description" from "products"`), [{ summary: "A lamp", description: null }]);
+    writeFileSync(products, renamedTo("abstract"));
+    const again = canon(["generate"], dir);
+    assert.equal(again.code, 0, again.stdout + again.stderr);
+    const pending = readMigrations(sql).at(-1)!;
+    assert.ok(pending.sql.includes(`update "products" set "abstract" = "summary", "summary" = null where "summary" is not null;`), pending.sql);
+    assert.equal(canon(["check"], dir).code, 0);
+    await migrate(db, readMigrations(sql));
+    assert.deepEqual(await db.query(`select "abstract", "summary", "description" from "products"`), [{ abstract: "A lamp", summary: null, description: null }]);
+    await assertSameAsFresh(db, sql);
+  } finally {
+    await db.close();
+  }
+});

@@ -303,7 +303,12 @@ function wrappedValue(c: string, check: string): string {
 }
 
 /** The statements that take a database from `previous` (null: empty) to `next`; null when there is nothing to do. */
-export function migrationBetween(previous: SchemaSnapshot | null, next: SchemaSnapshot, renames: ReadonlyArray<readonly [table: string, from: string, to: string]> = []): Migration | null {
+export function migrationBetween(
+  previous: SchemaSnapshot | null,
+  next: SchemaSnapshot,
+  renames: ReadonlyArray<readonly [table: string, from: string, to: string]> = [],
+  earlier: ReadonlyArray<readonly [table: string, from: string, to: string]> = [],
+): Migration | null {
   const changes: Change[] = [];
   const oldExtensions = new Set(previous?.extensions ?? []);
   const extensions = next.extensions.filter((e) => !oldExtensions.has(e));
@@ -327,6 +332,15 @@ export function migrationBetween(previous: SchemaSnapshot | null, next: SchemaSn
   }
   changes.push(...moving.map((t) => moveToLinkTable(t, before.has(t.name))));
   changes.push(...renames.flatMap(([table, from, to]) => copyRenamed(before.get(table), next.tables.find((t) => t.name === table), from, to)));
+  // A rename pointed at another field: the values an earlier rename of the same old name moved
+  // into a column that now leaves are moved on (the old column holds nulls since that move).
+  changes.push(
+    ...renames.flatMap(([table, from, to]) =>
+      earlier
+        .filter(([t, f, x]) => t === table && f === from && x !== to && !next.tables.find((n) => n.name === table)?.columns.some((c) => c.name === x))
+        .flatMap(([, , x]) => copyRenamed(before.get(table), next.tables.find((t) => t.name === table), x, to)),
+    ),
+  );
   changes.push(...renames.flatMap(([table, from, to]) => moveRenamedLinks(before, next, table, from, to)));
   const kept = new Set(next.tables.map((t) => t.name));
   for (const table of previous?.tables ?? []) {

@@ -47,7 +47,12 @@ export const sqlEmitter: Emitter = {
   name: "sql",
   emit(model: ApiModel, context: EmitContext): EmittedFile[] {
     const plans = collectionPlans(model, (resource, tenantReferenced) => context.unit(storageUnit, { resource, tenantReferenced }));
-    const next = snapshotOf(plans, systemTables(model));
+    // A field renamed in some version was stored under its old name before: its values are copied
+    // over (diff.ts). The snapshot records each table's renames, so that a rename pointed at another
+    // field later moves the values from the column the earlier one moved them to.
+    const tables = new Map(plans.map((p) => [p.collection, p.table.name]));
+    const renames = model.storage.flatMap((r) => r.renames.map(([from, to]): [string, string, string] => [tables.get(r.collection) ?? r.collection, from, to]));
+    const next = withRenames(snapshotOf(plans, systemTables(model)), renames);
     const present = (context.previous?.list("sql") ?? []).filter((n) => MIGRATION_FILE.test(n)).sort();
     const before = present.length ? previousSnapshot(context) : null;
     // A snapshot written before canon listed its migrations: every migration present is carried.
@@ -84,10 +89,8 @@ export const sqlEmitter: Emitter = {
         if (!repairs.length && !pending) repairs.push(`they did not create the schema ${SNAPSHOT_PATH} described`);
       }
     }
-    // A field renamed in some version was stored under its old name before: its values are copied over.
-    const tables = new Map(plans.map((p) => [p.collection, p.table.name]));
-    const renames = model.storage.flatMap((r) => r.renames.map(([from, to]): [string, string, string] => [tables.get(r.collection) ?? r.collection, from, to]));
-    const migration = context.unit(migrationUnit, { previous, next, renames });
+    const earlier = (before?.tables ?? []).flatMap((t) => (t.renames ?? []).map(([from, to]): [string, string, string] => [t.name, from, to]));
+    const migration = context.unit(migrationUnit, { previous, next, renames, earlier });
     const files = [...carried];
     if (migration) {
       const number = existing.length ? Number(MIGRATION_FILE.exec(existing[existing.length - 1]!)![1]) + 1 : 1;
@@ -149,8 +152,26 @@ const storageUnit = defineUnit(
 /** The migration from one schema to another (diff.ts), null when they are the same: a function of the two snapshots. */
 const migrationUnit = defineUnit(
   "sql migration",
-  ({ previous, next, renames }: { previous: SchemaSnapshot | null; next: SchemaSnapshot; renames: Array<[table: string, from: string, to: string]> }) => migrationBetween(previous, next, renames),
+  ({ previous, next, renames, earlier }: { previous: SchemaSnapshot | null; next: SchemaSnapshot; renames: Renames; earlier?: Renames }) =>
+    migrationBetween(previous, next, renames, earlier),
 );
+
+type Renames = Array<[table: string, from: string, to: string]>;
+
+/** `snapshot` with each table's renames (old name, new name), in order; none where it has none. */
+function withRenames(snapshot: SchemaSnapshot, renames: Renames): SchemaSnapshot {
+  if (!renames.length) return snapshot;
+  return {
+    ...snapshot,
+    tables: snapshot.tables.map((t) => {
+      const own = renames
+        .filter(([table]) => table === t.name)
+        .map(([, from, to]): [string, string] => [from, to])
+        .sort((a, b) => (a.join() < b.join() ? -1 : a.join() > b.join() ? 1 : 0));
+      return own.length ? { ...t, renames: own } : t;
+    }),
+  };
+}
 
 interface ReleasedSchema {
   applied: number;

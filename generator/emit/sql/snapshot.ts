@@ -78,6 +78,13 @@ export interface SnapshotTable {
    * migration that creates the link table copies the ids over, in order, and drops the column.
    */
   link?: { owner: string; column: string; target: string };
+  /**
+   * The fields renamed in some version (`renamed: { in, from }`), as [old name, new name]: the
+   * migration that adds the new column moved the old one's values into it. Recorded so that a
+   * rename pointed at another field later (a draft's `beta` from `alpha`, then `gamma` from
+   * `alpha`) moves the values from `beta`, where they are (diff.ts). Absent when it has none.
+   */
+  renames?: Array<[from: string, to: string]>;
 }
 
 export interface SchemaSnapshot {
