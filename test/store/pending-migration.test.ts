@@ -10,32 +10,7 @@ import path from "node:path";
 import { test } from "node:test";
 import { migrate, openDriver, readMigrations, type SqlDriver } from "../../generated/runtime/sql-store.ts";
 import { canon, repoRoot, workspace } from "../support/cli.ts";
-
-/** The tables, columns, constraints and indexes of a database (canon_migrations aside). */
-async function catalog(db: SqlDriver): Promise<string[]> {
-  const columns = await db.query(`select c.relname as t, a.attname as c, format_type(a.atttypid, a.atttypmod) as type, a.attnotnull as nn, pg_get_expr(d.adbin, d.adrelid) as def
-    from pg_attribute a join pg_class c on c.oid = a.attrelid join pg_namespace n on n.oid = c.relnamespace
-    left join pg_attrdef d on d.adrelid = a.attrelid and d.adnum = a.attnum
-    where n.nspname = current_schema() and c.relkind = 'r' and a.attnum > 0 and not a.attisdropped and c.relname <> 'canon_migrations'`);
-  const constraints = await db.query(`select conname as n, pg_get_constraintdef(oid) as def from pg_constraint
-    where connamespace = current_schema()::regnamespace and conrelid::regclass::text <> 'canon_migrations'`);
-  const indexes = await db.query(`select indexname as n, indexdef as def from pg_indexes where schemaname = current_schema() and tablename <> 'canon_migrations'`);
-  return [
-    ...columns.map((r) => `column ${r.t}.${r.c} ${r.type}${r.nn ? " not null" : ""}${r.def ? ` default ${r.def}` : ""}`),
-    ...constraints.map((r) => `constraint ${r.n} ${r.def}`),
-    ...indexes.map((r) => `index ${r.n} ${r.def}`),
-  ].sort();
-}
-
-async function assertSameAsFresh(db: SqlDriver, sql: string): Promise<void> {
-  const fresh = await openDriver("pglite:memory://");
-  try {
-    await migrate(fresh, readMigrations(sql));
-    assert.deepEqual(await catalog(db), await catalog(fresh));
-  } finally {
-    await fresh.close();
-  }
-}
+import { assertSameAsFresh, catalog } from "./catalog.ts";
 
 test("a dev store follows the pending migration's texts, keeps its rows, refuses in one line what would lose values, and takes the release", async () => {
   const dir = workspace("pending-store", "definitions");

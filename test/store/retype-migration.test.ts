@@ -9,24 +9,9 @@ import path from "node:path";
 import { test } from "node:test";
 import { migrate, openDriver, readMigrations, type SqlDriver } from "../../generated/runtime/sql-store.ts";
 import { canon, workspace } from "../support/cli.ts";
+import { assertSameAsFresh } from "./catalog.ts";
 
 const API = "title: Sweep API\nbase_url: https://api.example.com\nversions:\n  v1: {}\n  v2: { draft: true }\n";
-
-/** The tables, columns, constraints and indexes of a database (canon_migrations aside). */
-async function catalog(db: SqlDriver): Promise<string[]> {
-  const columns = await db.query(`select c.relname as t, a.attname as c, format_type(a.atttypid, a.atttypmod) as type, a.attnotnull as nn, pg_get_expr(d.adbin, d.adrelid) as def
-    from pg_attribute a join pg_class c on c.oid = a.attrelid join pg_namespace n on n.oid = c.relnamespace
-    left join pg_attrdef d on d.adrelid = a.attrelid and d.adnum = a.attnum
-    where n.nspname = current_schema() and c.relkind = 'r' and a.attnum > 0 and not a.attisdropped and c.relname <> 'canon_migrations'`);
-  const constraints = await db.query(`select conname as n, pg_get_constraintdef(oid) as def from pg_constraint
-    where contype <> 'n' and connamespace = current_schema()::regnamespace and conrelid::regclass::text <> 'canon_migrations'`);
-  const indexes = await db.query(`select indexname as n, indexdef as def from pg_indexes where schemaname = current_schema() and tablename <> 'canon_migrations'`);
-  return [
-    ...columns.map((r) => `column ${r.t}.${r.c} ${r.type}${r.nn ? " not null" : ""}${r.def ? ` default ${r.def}` : ""}`),
-    ...constraints.map((r) => `constraint ${r.n} ${r.def}`),
-    ...indexes.map((r) => `index ${r.n} ${r.def}`),
-  ].sort();
-}
 
 /** A workspace with `files` as its definitions, generated and released. */
 function released(name: string, files: Record<string, string>): { dir: string; sql: string; write: (file: string, text: string) => void } {
@@ -52,13 +37,7 @@ async function step(dir: string, sql: string, db: SqlDriver, release = true): Pr
   assert.equal(readMigrations(sql).at(-1)!.sql, pending.sql, "a second generate wrote another migration");
   if (release) assert.equal(canon(["release"], dir).code, 0);
   await migrate(db, readMigrations(sql));
-  const fresh = await openDriver("pglite:memory://");
-  try {
-    await migrate(fresh, readMigrations(sql));
-    assert.deepEqual(await catalog(db), await catalog(fresh));
-  } finally {
-    await fresh.close();
-  }
+  await assertSameAsFresh(db, sql);
   return pending.sql;
 }
 

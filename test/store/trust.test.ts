@@ -11,6 +11,7 @@ import { migrationBetween } from "../../generator/emit/sql/diff.ts";
 import type { SchemaSnapshot } from "../../generator/emit/sql/snapshot.ts";
 import { migrate, openDriver, readMigrations, type SqlDriver } from "../../generated/runtime/sql-store.ts";
 import { canon, repoRoot, workspace } from "../support/cli.ts";
+import { catalog } from "./catalog.ts";
 
 /** The showcase with its committed output: released migrations 0001–0008. */
 function showcase(name: string): { dir: string; sql: string } {
@@ -22,25 +23,6 @@ function showcase(name: string): { dir: string; sql: string } {
 const migrations = (sql: string) => readdirSync(sql).filter((n) => /^\d{4}_.*\.sql$/.test(n)).sort();
 
 /** Tables, columns, constraints and indexes of the current schema, as PostgreSQL prints them. */
-async function catalog(db: SqlDriver): Promise<string[]> {
-  const columns = await db.query(`
-    select c.relname as t, a.attname as c, format_type(a.atttypid, a.atttypmod) as type, a.attnotnull as nn,
-           pg_get_expr(d.adbin, d.adrelid) as def, a.attidentity as ident
-    from pg_attribute a join pg_class c on c.oid = a.attrelid join pg_namespace n on n.oid = c.relnamespace
-    left join pg_attrdef d on d.adrelid = a.attrelid and d.adnum = a.attnum
-    where n.nspname = current_schema() and c.relkind = 'r' and a.attnum > 0 and not a.attisdropped and c.relname <> 'canon_migrations'`);
-  const constraints = await db.query(`
-    select conrelid::regclass::text as t, conname as n, pg_get_constraintdef(co.oid) as def
-    from pg_constraint co join pg_namespace n on n.oid = co.connamespace
-    where n.nspname = current_schema() and conrelid::regclass::text <> 'canon_migrations'`);
-  const indexes = await db.query(`select indexname as n, indexdef as def from pg_indexes where schemaname = current_schema() and tablename <> 'canon_migrations'`);
-  return [
-    ...columns.map((r) => `column ${r.t}.${r.c} ${r.type}${r.nn ? " not null" : ""}${r.def ? ` default ${r.def}` : ""}${r.ident ? " identity" : ""}`),
-    ...constraints.map((r) => `constraint ${r.t} ${r.n} ${r.def}`),
-    ...indexes.map((r) => `index ${r.n} ${r.def}`),
-  ].sort();
-}
-
 /** The migrations of `sql`, applied to an empty PGlite, create what schema.json describes (as one migration from nothing would). */
 async function assertMigrationsCreateSnapshot(sql: string): Promise<void> {
   const snapshot = JSON.parse(readFileSync(path.join(sql, "schema.json"), "utf8")) as SchemaSnapshot;
