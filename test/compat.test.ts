@@ -796,6 +796,27 @@ test("a sort key removed names the sort parameter, not a field \"[]\"", async ()
   assert.equal(result.diagnostics.filter((d) => /sort/.test(d.message)).length, 1, messages);
 });
 
+// Found by a sweep of the gate: an export filter's operator renamed with its field printed a fix
+// naming the operator (`renamed: { in: v2, from: pages[gt] }` on "leaves[gt]").
+test("a filter field of an exportable resource renamed in place: the fix names the field, never an operator", async () => {
+  const exportable = (t: string) => t.replace("operations: [list, read, create, update, delete]", "operations: [list, read, create, update, delete]\nexport: true");
+  const dir = variant("export-filter-renamed-base", { [books]: exportable });
+  const base = (await documents(dir)).get("v1")!;
+  const renamed = variant("export-filter-renamed", {
+    [books]: (t) => exportable(t).replace("filters: [genre, pages]", "filters: [genre, leaves]").replace("sort: [pages, genre]", "sort: [leaves, genre]").replace("  pages: {", "  leaves: {"),
+  });
+  const result = await gate(renamed, new Map([["v1", base]]), await documents(renamed));
+  const fixes = result.diagnostics.map((d) => d.fix).join("\n");
+  assert.match(fixes, /`renamed: \{ in: v2, from: pages \}` on "leaves"/);
+  assert.doesNotMatch(fixes, /pages\[|leaves\[/);
+  const messages = result.diagnostics.map(formatDiagnostic).join("\n");
+  // One diagnostic for the filter and its operators, one for the sort key (the list's and the export's), one for the field.
+  assert.equal(result.diagnostics.filter((d) => /\[parameter-renamed\]/.test(d.message)).length, 1, messages);
+  assert.equal(result.diagnostics.filter((d) => /\[sort-key-renamed\]/.test(d.message)).length, 1, messages);
+  assert.match(messages, /query parameter "sort" takes "leaves" where it took "pages" \(its field was renamed\) \[sort-key-renamed\], in listBooks \(query parameter "sort"\); createExport \(request body\)/);
+  assert.doesNotMatch(messages, /\[enum-value-removed\]/);
+});
+
 // Found by a sweep of the gate: the fix of a required field removed in a new version without a
 // default said to mark it removed, which it already was.
 test("a required field removed in a new version, without a default: the fix names the default, and a default passes", async () => {

@@ -250,16 +250,27 @@ function removedVersion(version: string, old: Json, today: string): { message: s
  */
 function groups(input: GateInput, breaks: VersionedChange[]): Array<VersionedChange[] & { location: SourceLocation; exportFilter: boolean; listUnder?: string }> {
   const byKey = new Map<string, VersionedChange[] & { location: SourceLocation; exportFilter: boolean; listUnder?: string }>();
-  for (const b of breaks) {
-    const c = b.change;
-    const location = locateChange(input.definitions, input.model, b.version, c);
+  const located = breaks.map((b) => ({ b, location: locateChange(input.definitions, input.model, b.version, b.change) }));
+  const sameSort = (x: (typeof located)[number], y: (typeof located)[number]) =>
+    x.b.version === y.b.version && x.b.change.sortKey === y.b.change.sortKey && x.location.file === y.location.file && x.location.line === y.location.line;
+  for (const entry of located) {
+    const { b, location } = entry;
+    let c = b.change;
+    // An export's sort key gone where the list's was renamed with its field (the export's keys
+    // are names only): the same break, said as the rename.
+    if (c.kind === "enum-value-removed" && c.sortKey !== undefined) {
+      const rename = located.find((r) => r.b.change.kind === "sort-key-renamed" && sameSort(r, entry))?.b.change;
+      if (rename) c = { ...c, kind: rename.kind, renamedTo: rename.renamedTo!, detail: rename.detail, text: `${c.subject} ${rename.detail}` };
+    }
     // A field of an export's filters is one of the list's filters, and is said as one.
     const exportFilter = isExportFilters(input.model, b.version, c);
     // A filter's operators (`price[gte]`) are the filter's: one break of the field, not one per operator.
     // A constraint of the whole record (a composite unique, the tenant) is one break for every body that has it (create, update, replace).
     const wholeRecord = c.kind.startsWith("unique-") || c.kind.startsWith("tenant-");
     const place = c.schema?.field ? c.schema.field : c.part.in === "parameter" ? c.part.name : wholeRecord ? c.part.in : `${c.operation?.method} ${pathKey(c.operation?.path ?? "")}`;
-    const key = `${location.file}:${location.line}:${location.column}|${c.kind}|${c.keyword ?? ""}|${place.split(".").pop()!.replace(/\[[a-z]+\]$/, "")}|${c.detail}|${exportFilter}`;
+    // A filter renamed (`price` and `price[gte]` to `cost` and `cost[gte]`) is one break too.
+    const detail = c.detail.replace(/\[[a-z]+\]"/g, '"');
+    const key = `${location.file}:${location.line}:${location.column}|${c.kind}|${c.keyword ?? ""}|${place.split(".").pop()!.replace(/\[[a-z]+\]$/, "")}|${detail}|${exportFilter}`;
     let group = byKey.get(key);
     if (!group) {
       // A list under a referenced record that is gone: its field's `list_under` (SPEC §12.3).
@@ -267,7 +278,7 @@ function groups(input: GateInput, breaks: VersionedChange[]): Array<VersionedCha
       group = Object.assign([] as VersionedChange[], { location, exportFilter, ...(listUnder ? { listUnder } : {}) });
       byKey.set(key, group);
     }
-    group.push(b);
+    group.push(c === b.change ? b : { ...b, change: c });
   }
   return [...byKey.values()];
 }

@@ -80,7 +80,8 @@ export function breakMessage(group: VersionedChange[], exportFilter = false): st
 
 /** The change of a group that names the field best: through a component, with the shortest path. */
 export function representative(group: Change[]): Change {
-  const score = (c: Change) => (c.schema?.field ? c.schema.field.length : 10_000 + c.field.length);
+  // A sort key is said as the list's `sort` parameter says it, before an export's body.
+  const score = (c: Change) => (c.sortKey !== undefined && c.part.in === "parameter" ? -1 : c.schema?.field ? c.schema.field.length : 10_000 + c.field.length);
   return group.reduce((a, b) => (score(b) < score(a) ? b : a));
 }
 
@@ -98,8 +99,9 @@ export function breakFix(
 ): string {
   // "listed": api.yaml lists `next` already, and it is not published yet (this run writes it first).
   const add = nextIsDraft === "listed" ? `make the change in ${next} (listed in api.yaml, not published yet)` : nextIsDraft ? `make the change in the draft ${next}` : `add ${next} to versions in api.yaml`;
-  const name = (change.schema?.field || change.field).split(".").pop()!.replace(/\[\]$/, "");
-  const newName = change.renamedTo?.split(".").pop();
+  // A filter's operator (`total_cents[gt]` of an export's filters) is its field's: the fix names the field.
+  const name = (change.schema?.field || change.field).split(".").pop()!.replace(/\[\]$/, "").replace(/\[[a-z]+\]$/, "");
+  const newName = change.renamedTo?.split(".").pop()?.replace(/\[[a-z]+\]$/, "");
   // An export's filters are the list's: what keeps a filter keeps them (`parameter-removed`).
   if (exportFilter && change.kind === "field-removed")
     return `keep the filter "${name}" in ${version}: put it back in filters (exports take the list's filters); to drop it, ${add} and move the resource to a successor (a resource of another name: two cannot share one) marked \`added: ${next}\``;
