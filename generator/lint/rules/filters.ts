@@ -7,6 +7,9 @@ import { q, type LintContext } from "../context.ts";
  * match; a uuid field only as a filter of `[null]` (identifiers go in paths; relationships use
  * parent). sort-field: every `sort` entry names a field whose values have an order.
  */
+/** The query parameters every list takes besides its filters: a filter of the same name would be read as both. */
+const LIST_PARAMETERS = new Set(["limit", "cursor", "q", "sort", "page", "per_page"]);
+
 export function filterRules(ctx: LintContext): void {
   for (const r of ctx.defs.resources) {
     for (const key of ["search", "filters", "sort"] as const) {
@@ -17,6 +20,14 @@ export function filterRules(ctx: LintContext): void {
         const report = (message: string, fix: string) => ctx.report(rule, at, message, fix);
         if (seen.has(name)) return report(`${key} lists ${q(name)} twice`, "list each field once");
         seen.add(name);
+        // The name in every version: a renamed field is filtered under its old name before `renamed.in`.
+        const listParameter = [name, r.fields.find((f) => f.name === name)?.renamed?.from].find((n) => n !== undefined && LIST_PARAMETERS.has(n));
+        if (key === "filters" && listParameter !== undefined) {
+          return report(
+            `filters names ${q(name)}${listParameter === name ? "" : ` (called ${q(listParameter)} in earlier versions)`}, but ?${listParameter}= is a parameter of every list: the query could not tell the filter from it`,
+            `remove ${q(name)} from filters, or filter on a field with another name (such as ${q(`${listParameter}_number`)})`,
+          );
+        }
         const field = r.fields.find((f) => f.name === name);
         if (!field) {
           const renamed = r.fields.find((f) => f.renamed?.from === name);

@@ -92,6 +92,15 @@ function conflicts(ctx: LintContext, r: ResourceDef): void {
   if (reason) ctx.report("path-conflict", r.at("resource"), `collection ${q(r.collection)} collides with a path canon provides: ${reason}`, "choose another plural noun for the collection");
   for (const a of r.actions) {
     const child = ctx.defs.resources.find((c) => c.parent === r.collection && c.collection === a.name);
+    const listed = child ? undefined : ctx.defs.resources.find((c) => c.collection === a.name && listsUnder(c, r.collection));
+    if (listed) {
+      ctx.report(
+        "path-conflict",
+        a.at(),
+        `action ${q(a.name)} of ${r.collection} uses the path /vN/${r.collection}/{id}/${a.name}, which lists ${listed.collection} under ${r.collection} (list_under in ${listed.file})`,
+        "give the action another plural noun",
+      );
+    }
     if (!child) continue;
     ctx.report(
       "path-conflict",
@@ -100,6 +109,15 @@ function conflicts(ctx: LintContext, r: ResourceDef): void {
       "give the action another plural noun",
     );
   }
+}
+
+/** Whether `c` has a list_under field (a reference, or an array of them) naming `collection`. */
+function listsUnder(c: ResourceDef, collection: string): boolean {
+  return c.fields.some(
+    (f) =>
+      f.listUnder === true &&
+      (f.type === "uuid" ? f.references : f.type === "array" && f.items?.type === "uuid" ? f.items.references : undefined) === collection,
+  );
 }
 
 function actionFields(ctx: LintContext, r: ResourceDef): void {
