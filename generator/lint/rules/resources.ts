@@ -1,3 +1,5 @@
+import { namesOf } from "../../model/names.ts";
+import { actionSymbols, resourceSymbols } from "../../model/symbols.ts";
 import type { ResourceDef } from "../../model/types.ts";
 import { singularOf, snakeCase } from "../../util/names.ts";
 import { q, type LintContext } from "../context.ts";
@@ -9,6 +11,7 @@ import { q, type LintContext } from "../context.ts";
  */
 export function resourceRules(ctx: LintContext): void {
   duplicates(ctx);
+  sharedSymbols(ctx);
   for (const r of ctx.defs.resources) {
     operations(ctx, r);
     conflicts(ctx, r);
@@ -40,6 +43,59 @@ function duplicates(ctx: LintContext): void {
         "give one of them another singular",
       );
     } else bySingular.set(r.singular, r);
+  }
+}
+
+/**
+ * The names canon generates for a collection (`TicketEscalation`, `TicketEscalationCreate`, the
+ * service `ticketEscalations`, …) and for an action's records (the `escalations` of tickets:
+ * `TicketEscalation`, …), and the bodies of an export (`TicketExportCreate`), must not meet: a
+ * collection `ticket-escalations` beside that action would share its types, its schema and
+ * operationId in OpenAPI, and its service, so that the action's records were listed as the
+ * collection's. Collections sharing a singular are duplicate-resource already (above).
+ */
+function sharedSymbols(ctx: LintContext): void {
+  const owners = new Map<string, string>();
+  const resourceNames = (r: ResourceDef) => {
+    const s = resourceSymbols(namesOf(r.singular, r.collection), r.collection);
+    return [s.type, s.createBody, s.updateBody, s.replaceBody, s.values, s.service, s.page, ...(r.exportable ? [s.exportCreate, s.exportFilters] : [])];
+  };
+  const bySingular = new Set<string>();
+  // Names other rules refuse (empty, not text) name nothing here.
+  const named = (x: unknown): x is string => typeof x === "string" && x.length > 0;
+  for (const r of ctx.defs.resources) {
+    if (!named(r.singular) || !named(r.collection) || bySingular.has(r.singular)) continue;
+    bySingular.add(r.singular);
+    const names = resourceNames(r);
+    const clash = names.find((name) => owners.has(name));
+    if (clash !== undefined) {
+      ctx.report(
+        "duplicate-resource",
+        r.at("resource"),
+        `collection ${q(r.collection)} would be generated with the name ${clash}, which ${owners.get(clash)} has too: their types and OpenAPI schemas would be one`,
+        `give one of them another name (or another singular)`,
+      );
+      continue;
+    }
+    for (const name of names) owners.set(name, `collection ${q(r.collection)} (${r.file})`);
+  }
+  for (const r of ctx.defs.resources) {
+    if (!named(r.singular)) continue;
+    for (const a of r.actions) {
+      if (!named(a.name)) continue;
+      const s = actionSymbols(r.singular, singularOf(a.name), a.name);
+      const clash = [s.type, s.createBody, s.values, s.service].find((name) => owners.has(name));
+      if (clash === undefined) {
+        for (const name of [s.type, s.createBody, s.values, s.service]) owners.set(name, `action ${q(a.name)} of ${r.collection} (${r.file})`);
+        continue;
+      }
+      ctx.report(
+        "path-conflict",
+        a.at(),
+        `action ${q(a.name)} of ${r.collection} would be generated as ${clash}, a name ${owners.get(clash)} has too: their types, OpenAPI schemas, operationIds and services would be one`,
+        `give the action another plural noun, or the collection another name`,
+      );
+    }
   }
 }
 
