@@ -68,6 +68,13 @@ export function filterRules(ctx: LintContext): void {
         if (key === "search" && field.type !== "string") {
           return report(`search matches text, but ${q(name)} is type ${field.type}`, FILTER_TYPES.has(field.type) ? `move ${q(name)} to filters` : `search only string fields`);
         }
+        const withComma = key === "filters" && field.type === "enum" ? field.values?.find((v) => typeof v === "string" && v.includes(",")) : undefined;
+        if (withComma !== undefined) {
+          return report(
+            `filters names the enum ${q(name)}, whose value ${q(withComma)} holds a comma: ?${name}[in]= separates its values with commas, so it could not ask for that one`,
+            `give the value no comma (such as ${q(withComma.replace(/,\s*/g, "-"))})`,
+          );
+        }
         if (key === "filters" && !FILTER_TYPES.has(field.type)) {
           return report(
             `filters match a value of a scalar field, but ${q(name)} is type ${field.type}`,
