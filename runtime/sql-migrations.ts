@@ -65,7 +65,9 @@ export async function migrate(
   options: MigrateOptions = {},
 ): Promise<string[]> {
   const files = Array.isArray(folder) ? folder : readMigrations(folder);
-  return db.transaction(async (tx) => {
+  // Whether the schema changed: statements prepared before may then read columns of another type.
+  let changed = false;
+  const done = await db.transaction(async (tx) => {
     await tx.query(
       "select pg_advisory_xact_lock(hashtext(coalesce(current_schema(), '') || '.canon_migrations'))",
     );
@@ -131,9 +133,13 @@ export async function migrate(
       if (files.some((f) => f.name.startsWith(`${number}_`))) continue;
       await bringUpToDate(tx, name, appliedText.get(name) ?? null, null, options);
       await tx.query("delete from canon_migrations where name = $1", [name]);
+      changed = true;
     }
+    changed ||= done.length > 0;
     return done;
   });
+  if (changed) await db.forgetStatements?.();
+  return done;
 }
 
 /**

@@ -143,7 +143,8 @@ class StatementRun {
 
   constructor(driver: PgStatements, statement: Statement, values: readonly unknown[]) {
     this.driver = driver;
-    this.name = statement.name;
+    // After `forgetStatements`, each statement is prepared again under a name of its own.
+    this.name = driver.generation ? `${statement.name}_${driver.generation}` : statement.name;
     this.text = statement.text;
     this.values = values;
   }
@@ -162,6 +163,7 @@ class StatementRun {
     try {
       if (previous === undefined) {
         // Prepared anew: described anew, with this run.
+        this.driver.prepared = true;
         shapes.delete(this.name);
         connection.parse({ name: this.name, text: this.text });
         if (connection.submittedNamedStatements) connection.submittedNamedStatements[this.name] = this.text;
@@ -229,6 +231,10 @@ class StatementRun {
 
 /** What every `StatementRun` of one pool shares: by connection, the row maker of each statement it described; `pg` itself. */
 interface PgStatements {
+  /** How many times the statements were forgotten (`forgetStatements`): part of each statement's name. */
+  generation: number;
+  /** Whether a statement was prepared under the current generation (else forgetting changes nothing). */
+  prepared: boolean;
   readonly shapes: WeakMap<PgConnection, Map<string, RowMaker>>;
   /** The row maker of each result shape (columns' names and types). */
   readonly makers: Map<string, RowMaker>;
@@ -401,6 +407,8 @@ export async function openPostgres(connectionString: string, options: PostgresOp
   // Fail now, with the server's message, rather than on the first request.
   await pool.query("select 1");
   const statements: PgStatements = {
+    generation: 0,
+    prepared: false,
     shapes: new WeakMap(),
     makers: new Map(),
     pg,
@@ -442,6 +450,13 @@ export async function openPostgres(connectionString: string, options: PostgresOp
       } finally {
         client.off("error", broken);
       }
+    },
+    // Each connection keeps the statements it prepared (a few, in a dev session that retypes
+    // columns); the next runs prepare theirs under new names.
+    forgetStatements: async () => {
+      if (!statements.prepared) return;
+      statements.generation += 1;
+      statements.prepared = false;
     },
     close: () => pool.end(),
   };

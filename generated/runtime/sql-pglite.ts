@@ -37,6 +37,7 @@ interface PgliteModule {
       describe(msg: { type: "P" | "S"; name?: string }): Uint8Array;
       execute(config: object): Uint8Array;
       sync(): Uint8Array;
+      query(text: string): Uint8Array;
     };
   };
   parse: {
@@ -125,6 +126,14 @@ export async function openPglite(where: string): Promise<SqlDriver> {
     kind: "pglite",
     ...wrap(db, false),
     transaction: (fn) => db.transaction((tx) => fn(wrap(tx, true))),
+    // Under both locks, as a statement outside a transaction runs: none runs half forgotten.
+    forgetStatements: () =>
+      db._runExclusiveTransaction(() =>
+        db._runExclusiveQuery(async () => {
+          prepared.clear();
+          await db.execProtocol(serialize.query("deallocate all"), { syncToFs: false });
+        }),
+      ),
     close: async () => {
       try {
         await db.close();

@@ -28,6 +28,14 @@ export interface SqlDriver extends SqlQueryable {
   readonly kind: "pglite" | "postgres";
   /** Runs `fn` in a transaction: committed when it resolves, rolled back when it throws. */
   transaction<T>(fn: (tx: SqlQueryable) => Promise<T>): Promise<T>;
+  /**
+   * Forgets every named statement prepared so far: the next run of each prepares it again.
+   * `migrate` calls it after it changed the schema: a statement prepared before (the same text,
+   * over a column whose type changed) would be refused by PostgreSQL ("cached plan must not
+   * change result type"), which `canon dev` meets when a save retypes a column under a store
+   * it keeps open.
+   */
+  forgetStatements?(): Promise<void>;
   close(): Promise<void>;
 }
 
