@@ -1,4 +1,5 @@
 import { compareDecimals, decimalProblem } from "../../../runtime/decimal.ts";
+import { withArticle } from "../../model/names.ts";
 import type { ActionDef, FieldDef, ResourceDef } from "../../model/types.ts";
 import { q, walkFields, type LintContext } from "../context.ts";
 
@@ -227,7 +228,7 @@ function neverReached(field: FieldDef, action: ActionDef, value: unknown): strin
 function incompatibility(from: FieldDef, to: FieldDef): string | null {
   const numeric = (t: string) => t === "integer" || t === "number";
   if (from.type !== to.type && !(from.type === "integer" && to.type === "number"))
-    return `a ${from.type} cannot fill a ${to.type}`;
+    return `${withArticle(from.type)} cannot fill ${withArticle(to.type)}`;
   if (from.nullable && !to.nullable) return `it may be null and ${q(to.name)} may not`;
   if (from.type === "enum" && (from.values ?? []).some((v) => !(to.values ?? []).includes(v)))
     return `it has values ${q(to.name)} lacks`;
