@@ -169,6 +169,37 @@ test("canon dev started on definitions with errors waits for a save that fixes t
   }
 });
 
+// Found by a sweep of the dev loop: a save made while dev started (after its first generation
+// read the definitions, before it watched them) was never served.
+test("canon dev serves a save made while it starts, after its first generation", { timeout: 300_000 }, async () => {
+  const dir = workspace("dev-early-save");
+  assert.equal(canon(["init"], dir).code, 0);
+  const users = path.join(dir, "definitions", "users.yaml");
+  const good = readFileSync(users, "utf8");
+  let saved = false;
+  // The first generation's report is printed before the PGlite store is opened and migrated and
+  // the server listens (a second or so): the save lands in between.
+  const dev = await startDev(dir, [], (output) => {
+    if (!saved && /added +generated\//.test(output)) {
+      saved = true;
+      writeFileSync(users, good.replace("fields:\n", "fields:\n  nickname: { type: string, max_length: 40, optional: true }\n"));
+    }
+  });
+  try {
+    assert.ok(saved);
+    await eventually(
+      "the early save served",
+      async () => JSON.stringify(await (await fetch(`${dev.base}/v1/openapi.json`)).json()).includes('"nickname"'),
+      dev.output,
+    );
+  } finally {
+    dev.child.removeAllListeners("exit");
+    const exited = new Promise<number | null>((resolve) => dev.child.once("exit", resolve));
+    dev.child.kill("SIGTERM");
+    assert.equal(await exited, 0);
+  }
+});
+
 test("canon dev on the memory store takes each save's references: a save that makes a reference cascade holds at once", { timeout: 300_000 }, async () => {
   const dir = workspace("dev-references");
   assert.equal(canon(["init"], dir).code, 0);

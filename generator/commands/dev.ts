@@ -8,7 +8,7 @@ import { closeSession, createSession, type GenerateSession } from "../session.ts
 import { generateAndReport, type OutputOptions } from "./generate.ts";
 import { importGenerated, loadGeneratedFrom, setModuleVersions } from "./generated-modules.ts";
 import { phaseTimer } from "../util/timings.ts";
-import { nextSave, watchDefinitions } from "./watch.ts";
+import { sessionWatcher } from "./watch.ts";
 import {
   appOptions,
   connectRedis,
@@ -65,9 +65,12 @@ export async function devCommand(options: DevOptions): Promise<number> {
   if (typeof service === "number") return service;
   // What each generation keeps for the next: a save redoes only what it changed.
   const session = createSession();
+  // Watched from now: a save made while the session starts (generating, migrating, listening) is not lost.
+  const watcher = sessionWatcher(options.definitions);
   try {
-    return await develop(options, port, target, service, session);
+    return await develop(options, port, target, service, session, watcher);
   } finally {
+    watcher.close();
     await closeSession(session);
   }
 }
@@ -79,9 +82,19 @@ function allowBreakingCommand(): string {
   return ["npx", "canon", ...quoted, "--allow-breaking"].join(" ");
 }
 
-async function develop(options: DevOptions, port: number, target: string, service: ServiceSettings, session: GenerateSession): Promise<number> {
-  const generation = () => generateAndReport(options, { model: true, stamp: false, session, command: "dev", rerun: allowBreakingCommand() });
-  const first = await firstGoodGeneration(generation, options.definitions);
+async function develop(
+  options: DevOptions,
+  port: number,
+  target: string,
+  service: ServiceSettings,
+  session: GenerateSession,
+  watcher: ReturnType<typeof sessionWatcher>,
+): Promise<number> {
+  const generation = () => {
+    watcher.generating();
+    return generateAndReport(options, { model: true, stamp: false, session, command: "dev", rerun: allowBreakingCommand() });
+  };
+  const first = await firstGoodGeneration(generation, watcher);
   if (!first) return 1;
   let model = first.model;
 
@@ -218,7 +231,8 @@ async function develop(options: DevOptions, port: number, target: string, servic
       running = null;
     })();
   };
-  const watcher = watchDefinitions(options.definitions, schedule);
+  // A save that came while the session started is served now.
+  if (watcher.handOver(schedule)) schedule();
   // Said once the watcher is on: a save made as soon as this is read is picked up.
   process.stdout.write(
     [
@@ -255,13 +269,13 @@ async function develop(options: DevOptions, port: number, target: string, servic
  */
 async function firstGoodGeneration(
   generation: () => Promise<{ code: number; model: ApiModel | null; files: FormattedFile[] }>,
-  definitions: string,
+  watcher: ReturnType<typeof sessionWatcher>,
 ): Promise<{ model: ApiModel; files: FormattedFile[] } | null> {
   for (;;) {
     const result = await generation();
     if (result.code === 0 && result.model) return { model: result.model, files: result.files };
-    // Watch before saying so: a save made as soon as the message is read must not be missed.
-    const saved = nextSave(definitions);
+    // Waiting before saying so: a save made as soon as the message is read must not be missed.
+    const saved = watcher.nextSave();
     process.stderr.write(`canon dev: waiting for a save that fixes the definitions (Ctrl-C stops)\n`);
     if (!(await saved)) return null;
   }

@@ -23,18 +23,44 @@ export function watchDefinitions(dir: string, onSave: () => void): DefinitionWat
   };
 }
 
-/** Resolves true on the next save of a definition, false when the process is told to stop. */
-export function nextSave(dir: string): Promise<boolean> {
-  return new Promise((resolve) => {
-    const done = (saved: boolean) => {
-      watcher.close();
-      process.off("SIGTERM", stopped);
-      process.off("SIGINT", stopped);
-      resolve(saved);
-    };
-    const stopped = () => done(false);
-    const watcher = watchDefinitions(dir, () => done(true));
-    process.once("SIGTERM", stopped);
-    process.once("SIGINT", stopped);
+/**
+ * The definitions watched for the whole of a `canon dev` session, from before its first
+ * generation: a save made while the session starts (generating, migrating, listening) is not
+ * lost. Until `handOver`, a save is only noted; `handOver(onSave)` says whether one came after
+ * the last generation began reading the definitions (`generating()`), and from then on each save
+ * calls `onSave`. One watcher throughout: closing a second watcher of the same folder stopped the
+ * first one's events.
+ */
+export function sessionWatcher(dir: string): { generating(): void; nextSave(): Promise<boolean>; handOver(onSave: () => void): boolean; close(): void } {
+  let saved = -Infinity;
+  let began = -Infinity;
+  let handler: (() => void) | null = null;
+  const watcher = watchDefinitions(dir, () => {
+    if (handler) handler();
+    else saved = performance.now();
   });
+  return {
+    generating: () => {
+      began = performance.now();
+    },
+    // True on the next save, false when the process is told to stop first.
+    nextSave: () =>
+      new Promise<boolean>((resolve) => {
+        const done = (saved: boolean) => {
+          handler = null;
+          process.off("SIGTERM", stopped);
+          process.off("SIGINT", stopped);
+          resolve(saved);
+        };
+        const stopped = () => done(false);
+        handler = () => done(true);
+        process.once("SIGTERM", stopped);
+        process.once("SIGINT", stopped);
+      }),
+    handOver: (onSave) => {
+      handler = onSave;
+      return saved >= began;
+    },
+    close: () => watcher.close(),
+  };
 }
