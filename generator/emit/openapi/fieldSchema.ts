@@ -36,7 +36,7 @@ export function fieldSchema(field: VersionField, mode: FieldMode): JsonObject {
  */
 function describe(field: VersionField): string | undefined {
   const note = field.tenant
-    ? "The record's tenant (x-canon-tenant): a principal with a tenant sees and changes only its tenant's records; on create it is filled from the principal's tenant when absent, and another tenant's id answers 403."
+    ? "The record's tenant (x-canon-tenant): a principal with a tenant sees and changes only its tenant's records; on create it is filled from the principal's tenant when absent (a principal without a tenant must give it: 400 otherwise), and another tenant's id answers 403."
     : field.schemes
     ? `A URL with scheme ${orList(field.schemes)}.`
     : field.type === "decimal"
