@@ -40,6 +40,8 @@ interface PgClient {
   /** The server process and key a cancel request names (never logged). */
   processID: number | null;
   secretKey: number | null;
+  /** The client's wire (its socket): destroyed when the server stops answering. */
+  connection?: { stream?: { destroy(error?: Error): void } };
   query(query: string, params?: unknown[]): Promise<PgResult>;
   query(run: StatementRun, values: undefined, callback: (error: Error | null, rows?: Row[]) => void): void;
   release(error?: Error | boolean): void;
@@ -244,37 +246,64 @@ interface PgStatements {
 const rowsOf = (result: PgResult): Row[] => result.rows;
 
 /**
- * The pool's queries: a client is taken for each and given back when it has answered. Outside a
- * request, as `pg` does it; in a request, through `Cancellation`: a client that left while the
- * query waited for a connection never runs it, one that leaves while it runs cancels it.
+ * Milliseconds past `statement_timeout` after which a statement the server has not answered is
+ * taken for lost: the server cancels its own statements at `statement_timeout`, so silence beyond
+ * it means the network (or the server's host) stopped answering, which `statement_timeout`
+ * cannot bound. The connection is then destroyed: its statement fails as a connection failure
+ * (500 with Retry-After) and the pool opens a new connection for the next one.
  */
-function poolQueryable(pool: PgPool, statements: PgStatements, cancellation: Cancellation): SqlQueryable {
-  async function run<T>(client: Client, work: (connection: PgClient) => Promise<T>): Promise<T> {
-    const connection = await cancellation.acquire(client);
+export const SILENCE_GRACE_MS = 2000;
+
+/** The message a statement fails with when its connection was destroyed for silence (a connection failure). */
+export const silenceMessage = (ms: number) => `Connection terminated: the database did not answer within ${ms} ms`;
+
+/** Runs one statement on `connection`, destroying the connection if the server is silent past `deadlineMs`. */
+function bounded<T>(connection: PgClient, deadlineMs: number, work: () => Promise<T>): Promise<T> {
+  const timer = setTimeout(() => {
+    connection.connection?.stream?.destroy(new Error(silenceMessage(deadlineMs)));
+  }, deadlineMs);
+  return work().finally(() => clearTimeout(timer));
+}
+
+/**
+ * The pool's queries: a client is taken for each and given back when it has answered; in a
+ * request, through `Cancellation`: a client that left while the query waited for a connection
+ * never runs it, one that leaves while it runs cancels it. While it is taken, the client's
+ * `error` events (the server or the network cut the connection) are listened to: the statement
+ * fails with them and the connection leaves the pool (without a listener such an event would end
+ * the process). A statement the server does not answer within `deadlineMs` destroys its connection.
+ */
+function poolQueryable(
+  pool: PgPool,
+  statements: PgStatements,
+  cancellation: Cancellation,
+  deadlineMs: number,
+): SqlQueryable {
+  async function run<T>(client: Client | undefined, work: (connection: PgClient) => Promise<T>): Promise<T> {
+    const connection = client === undefined ? await pool.connect() : await cancellation.acquire(client);
+    let broken: Error | undefined;
+    const onError = (error: Error) => {
+      broken = error;
+    };
+    connection.on("error", onError);
     try {
-      return await cancellation.watch(client, connection, () => work(connection));
+      const task = () => bounded(connection, deadlineMs, () => work(connection));
+      return client === undefined ? await task() : await cancellation.watch(client, connection, task);
     } finally {
-      connection.release();
+      connection.off("error", onError);
+      connection.release(broken);
     }
   }
   return {
     query(statement, params = []) {
-      const client = currentClient();
-      if (client === undefined) {
-        return typeof statement === "string"
-          ? pool.query(statement, params as unknown[]).then(rowsOf)
-          : pool.query(new StatementRun(statements, statement, params));
-      }
-      return run(client, (connection) =>
+      return run(currentClient(), (connection) =>
         typeof statement === "string"
           ? connection.query(statement, params as unknown[]).then(rowsOf)
           : submitted(connection, new StatementRun(statements, statement, params)),
       );
     },
     async exec(text) {
-      const client = currentClient();
-      if (client === undefined) await pool.query(text);
-      else await run(client, (connection) => connection.query(text));
+      await run(currentClient(), (connection) => connection.query(text));
     },
   };
 }
@@ -366,18 +395,25 @@ function sendCancel(pg: PgModule, connectionString: string, connection: PgClient
 }
 
 /** A client's queries (a transaction's); with `watched`, none once that request's client has left. */
-function clientQueryable(client: PgClient, statements: PgStatements, watched?: Client): SqlQueryable {
+function clientQueryable(
+  client: PgClient,
+  statements: PgStatements,
+  deadlineMs: number,
+  watched?: Client,
+): SqlQueryable {
   return {
     // `pg` reads the parameters without changing them: they go as they are, not copied.
     query(statement, params = []) {
       // A client gone between two statements: the transaction stops (a cancel reaches only a running one).
       if (watched !== undefined && isGone(watched)) return Promise.reject(new ClientGoneError());
-      return typeof statement === "string"
-        ? client.query(statement, params as unknown[]).then(rowsOf)
-        : submitted(client, new StatementRun(statements, statement, params));
+      return bounded(client, deadlineMs, () =>
+        typeof statement === "string"
+          ? client.query(statement, params as unknown[]).then(rowsOf)
+          : submitted(client, new StatementRun(statements, statement, params)),
+      );
     },
     async exec(text) {
-      await client.query(text);
+      await bounded(client, deadlineMs, () => client.query(text));
     },
   };
 }
@@ -414,9 +450,10 @@ export async function openPostgres(connectionString: string, options: PostgresOp
     prepareValue: pg.utils.prepareValue,
   };
   const cancel = cancellation(pool, pg, connectionString);
+  const deadlineMs = options.statementTimeoutMs + SILENCE_GRACE_MS;
   return {
     kind: "postgres",
-    ...poolQueryable(pool, statements, cancel),
+    ...poolQueryable(pool, statements, cancel, deadlineMs),
     async transaction(fn) {
       const watched = currentClient();
       const client = watched ? await cancel.acquire(watched) : await pool.connect();
@@ -428,10 +465,11 @@ export async function openPostgres(connectionString: string, options: PostgresOp
         lost = error;
       };
       client.on("error", broken);
+      const say = (text: string) => bounded(client, deadlineMs, () => client.query(text));
       const work = async () => {
-        await client.query("begin");
-        const result = await fn(clientQueryable(client, statements, watched));
-        await client.query("commit");
+        await say("begin");
+        const result = await fn(clientQueryable(client, statements, deadlineMs, watched));
+        await say("commit");
         return result;
       };
       try {
@@ -440,7 +478,7 @@ export async function openPostgres(connectionString: string, options: PostgresOp
         return result;
       } catch (error) {
         try {
-          await client.query("rollback");
+          await say("rollback");
           client.release();
         } catch {
           client.release(true);
