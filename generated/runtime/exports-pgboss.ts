@@ -85,6 +85,11 @@ export class PgBossExportQueue implements ExportQueue {
       schema: o.schema,
       max: o.poolSize ?? 4,
       application_name: "canon-exports",
+      // pg-boss's own queries (fetch, heartbeat, complete) are short; one the server has not answered
+      // in 30 s is on a connection the network stopped carrying (a stall: the server's
+      // statement_timeout cannot end it). pg's query_timeout fails it, and pg-pool then drops its
+      // connection; without it the worker's fetch waited forever and no export ran again.
+      query_timeout: 30_000,
       superviseIntervalSeconds: supervise,
       monitorIntervalSeconds: supervise,
       schedule: false,
