@@ -243,12 +243,21 @@ export class SqlIdempotencyKeys implements IdempotencyKeyStore {
     this.db = db;
   }
 
-  async lookup(principal: string, key: string, fingerprint: string): Promise<IdempotencyClaim | null> {
+  async lookup(
+    principal: string,
+    key: string,
+    fingerprint: string,
+    token?: string,
+  ): Promise<IdempotencyClaim | null> {
     this.sweep();
     // A write committed whose answer is being kept: waited for, up to LOOKUP_WAIT_MS.
     for (let waited = 0; ; waited += LOOKUP_POLL_MS) {
       const [row] = await this.db.query(READ, [principal, key]);
       if (!row) return null;
+      // This very request's write committed, and its answer failed after (the connection was
+      // cut on the way back): no other request holds the key, and a repeat rebuilds the answer
+      // from the record.
+      if (token !== undefined && row.token === token) return null;
       if (row.fingerprint !== fingerprint) return { outcome: "mismatch" };
       if (row.state === "done") return { outcome: "replay", answer: answerOf(row) };
       if (row.stale === true) return { outcome: row.state === "written" ? "unanswered" : "running" };
@@ -304,17 +313,16 @@ export class SqlIdempotencyKeys implements IdempotencyKeyStore {
    * keeps that answer. Null when the key's state is for `lookup` (kept, another request,
    * still running) or the record is gone.
    */
-  async adoptable(collection: string): Promise<{ id: string } | null> {
+  async adoptable(collection: string): Promise<{ id: string; token: string } | null> {
     const claim = activeClaim();
     if (!claim || claim.claimed || claim.fingerprint === undefined) return null;
     for (let waited = 0; ; waited += LOOKUP_POLL_MS) {
       const [row] = await this.db.query(READ, [claim.principal, claim.key]);
       if (!row || row.fingerprint !== claim.fingerprint || row.state !== "written") return null;
       if (row.collection !== collection || row.record === null || row.record === undefined) return null;
-      if (row.stale === true) {
-        claim.token = String(row.token);
-        return { id: String(row.record) };
-      }
+      // This request's own write committed (its answer failed on the way back): its record.
+      if (row.token === claim.token) return { id: String(row.record), token: claim.token };
+      if (row.stale === true) return { id: String(row.record), token: String(row.token) };
       if (waited >= LOOKUP_WAIT_MS) return null;
       await new Promise((resolve) => setTimeout(resolve, LOOKUP_POLL_MS));
     }

@@ -72,17 +72,24 @@ export interface IdempotencyKeyStore {
   readonly claimsWithWrite?: boolean;
   /**
    * The key's state for a request that did not claim it (its write found it taken, or it answered
-   * an error before writing): null when no other request holds it. A request whose write
+   * an error before writing, or after its write, with `token`, committed): null when no other
+   * request holds it. A request whose write
    * committed but whose answer is not yet kept is waited for, a moment.
    */
-  lookup?(principal: string, key: string, fingerprint: string): Promise<IdempotencyClaim | null>;
+  lookup?(
+    principal: string,
+    key: string,
+    fingerprint: string,
+    token?: string,
+  ): Promise<IdempotencyClaim | null>;
   /**
    * For a create of `collection` refused or undone because its key is taken: the id of the record
-   * the first request with the key created, when that request's answer was never kept (its
-   * instance died before keeping it); the active claim then takes over the key's row. Null
-   * otherwise. (SQL: `SqlIdempotencyKeys.adoptable`.)
+   * the first request with the key created, and that request's claim token, when its answer was
+   * never kept (its instance died before keeping it, or it is this very request, whose connection
+   * was cut after its commit); the active claim takes over the key's row with the token once the
+   * record is found. Null otherwise. (SQL: `SqlIdempotencyKeys.adoptable`.)
    */
-  adoptable?(collection: string): Promise<{ id: string } | null>;
+  adoptable?(collection: string): Promise<{ id: string; token: string } | null>;
   /** A 2xx answer of a request that wrote nothing through the store: claims the key and keeps the answer at once. */
   claimAndKeep?(
     principal: string,
@@ -147,6 +154,8 @@ export async function adoptedOr<Stored>(
   const adoptable = await store.idempotency.adoptable(collection);
   const record = adoptable ? await store.get(collection, adoptable.id) : null;
   if (!record) throw error;
+  // The answer is kept under the claim that wrote the record (the first request's, taken over).
+  claim.token = adoptable!.token;
   claim.claimed = true;
   claim.replayed = true;
   return record;
@@ -389,7 +398,7 @@ async function settle(
       await keys.release(principal, key, token);
       return payload;
     }
-    const state = await keys.lookup!(principal, key, fingerprint);
+    const state = await keys.lookup!(principal, key, fingerprint, token);
     if (!state || state.outcome === "run") return payload;
     if (state.outcome === "replay") {
       const { answer } = state;
