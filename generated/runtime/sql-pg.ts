@@ -256,7 +256,8 @@ const rowsOf = (result: PgResult): Row[] => result.rows;
 export const SILENCE_GRACE_MS = 2000;
 
 /** The message a statement fails with when its connection was destroyed for silence (a connection failure). */
-export const silenceMessage = (ms: number) => `Connection terminated: the database did not answer within ${ms} ms`;
+export const silenceMessage = (ms: number) =>
+  `Connection terminated: the database did not answer within ${ms} ms`;
 
 /** Runs one statement on `connection`, destroying the connection if the server is silent past `deadlineMs`. */
 function bounded<T>(connection: PgClient, deadlineMs: number, work: () => Promise<T>): Promise<T> {
