@@ -422,10 +422,21 @@ function compareUnique(old: JsonObject, now: JsonObject, singles: boolean, repor
   const b = uniqueLists(now, singles);
   const published = [...a.values()];
   const named = (fields: string[]) => (fields.length === 1 ? `unique field "${fields[0]}"` : `composite unique constraint [${fields.join(", ")}]`);
+  const oldFields = isObject(old.properties) ? old.properties : {};
+  const newFields = isObject(now.properties) ? now.properties : {};
+  // A field the published body does not take, new here without a default: no write of the
+  // published version sets it, and no stored row holds it, so a list with it refuses none of
+  // them (a record with a list's field absent is held by nothing, runtime/unique.ts).
+  const unsetByPublished = (field: string) => !Object.hasOwn(oldFields, field) && isObject(newFields[field]) && !Object.hasOwn(newFields[field], "default");
   for (const [key, fields] of b) {
     if (a.has(key)) continue;
     const wider = published.some((list) => list.every((field) => fields.includes(field)));
     const field = fields.length === 1 ? { uniqueField: fields[0]! } : {};
+    const unset = !wider && fields.find(unsetByPublished);
+    if (unset) {
+      report({ kind: "unique-added", breaking: false, keyword: "x-canon-unique", ...field, detail: `has the new ${named(fields)}, which holds only records that have the new field "${unset}": it refuses no write that leaves it out` });
+      continue;
+    }
     report(
       wider
         ? { kind: "unique-widened", breaking: false, keyword: "x-canon-unique", ...field, detail: `has the composite unique constraint [${fields.join(", ")}], which holds a published one's fields and more: it refuses no write the version took` }

@@ -56,7 +56,8 @@ function byOperation(changes: Change[]): OperationChanges[] {
 }
 
 function section(groups: OperationChanges[]): string[] {
-  return groups.flatMap((g) => [`### ${g.heading}`, "", ...g.changes.map(line), ""]);
+  // A change met in two members of one union (a list's offset and `?q=` cursor pages) is said once.
+  return groups.flatMap((g) => [`### ${g.heading}`, "", ...new Set(g.changes.map(line)), ""]);
 }
 
 /** The CHANGES.md of `to`: what a client of `from` must change, operation by operation. */
