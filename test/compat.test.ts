@@ -1062,13 +1062,19 @@ describe("retiring a version", () => {
     writeFileSync(api, readFileSync(api, "utf8").replace("    sunset: 2027-06-30", "    sunset: 2027-06-30\n    retired: true"));
     const early = canon(["generate", "--today", "2026-11-21"], ws);
     assert.equal(early.code, 1, early.stdout);
-    assert.match(early.stderr, /version-removed-early/);
+    assert.match(early.stderr, /api\.yaml:9:14 error version-sunset v1 is retired before its sunset on 2027-06-30 \(today is 2026-11-21\)/);
+    assert.match(early.stderr, /remove retired: true from v1/);
     assert.ok(existsSync(path.join(ws, "generated", "v1", "openapi.json")), "nothing was removed");
     const late = canon(["generate", "--today", "2027-07-01"], ws);
     assert.equal(late.code, 0, late.stderr);
     assert.equal(existsSync(path.join(ws, "generated", "v1")), false, "v1 is gone");
     assert.ok(existsSync(path.join(ws, "generated", "v2", "openapi.json")));
     assert.equal(canon(["check", "--today", "2027-07-01"], ws).code, 0);
+    // The output no longer holds v1's document, but the definitions still say it is retired early:
+    // a check run before the sunset (CI, on the real date) refuses an output generated with a later --today.
+    const ci = canon(["check", "--today", "2026-11-21"], ws);
+    assert.equal(ci.code, 1, ci.stdout);
+    assert.match(ci.stderr, /v1 is retired before its sunset/);
   });
 });
 

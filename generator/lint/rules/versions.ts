@@ -141,6 +141,17 @@ function retired(ctx: LintContext): void {
     if (!v.deprecated || !v.sunset) {
       ctx.report("version-sunset", v.at("retired"), `${v.name} is retired but was never deprecated with a sunset date`, `add deprecated and sunset dates to ${v.name}; retire it once the sunset has passed`);
     }
+    // Checked on the definitions, not only on the output: once a run with a later --today has
+    // taken the version's folder away, the gate has no published document left to hold it to.
+    const early = v.sunset !== undefined ? daysBetween(ctx.today, v.sunset) : undefined;
+    if (v.deprecated && early !== undefined && early > 0) {
+      ctx.report(
+        "version-sunset",
+        v.at("retired"),
+        `${v.name} is retired before its sunset on ${v.sunset} (today is ${ctx.today}): its clients were promised it until then`,
+        `remove retired: true from ${v.name} (canon serves it until then); retire it on or after ${v.sunset}`,
+      );
+    }
     if (i === versions.length - 1) {
       ctx.report("version-sunset", v.at("retired"), `${v.name} is the last version and cannot be retired`, "add the next version first");
     } else if (i > 0 && !versions[i - 1]!.retired) {
