@@ -3,6 +3,7 @@ import { actionSymbols, resourceSymbols } from "../../model/symbols.ts";
 import type { ResourceDef } from "../../model/types.ts";
 import { singularOf, snakeCase } from "../../util/names.ts";
 import { q, type LintContext } from "../context.ts";
+import { reservedTypeNames } from "../reserved-names.ts";
 
 /**
  * operations, duplicate-resource, path-conflict, action-fields: each collection is defined
@@ -56,9 +57,14 @@ function duplicates(ctx: LintContext): void {
  */
 function sharedSymbols(ctx: LintContext): void {
   const owners = new Map<string, string>();
+  // Names the generated code uses for its own types, and the TypeScript globals it relies on.
+  for (const name of reservedTypeNames()) owners.set(name, "the generated code uses for a type of its own (canon's runtime and client, or TypeScript's)");
   const resourceNames = (r: ResourceDef) => {
-    const s = resourceSymbols(namesOf(r.singular, r.collection), r.collection);
-    return [s.type, s.createBody, s.updateBody, s.replaceBody, s.values, s.service, s.page, ...(r.exportable ? [s.exportCreate, s.exportFilters] : [])];
+    const names = namesOf(r.singular, r.collection);
+    const s = resourceSymbols(names, r.collection);
+    // The typed client's class and queries of the collection (emit/client/classes.ts).
+    const client = [`${names.pluralPascal}Client`, `${names.pluralPascal}ListQuery`, `${names.pluralPascal}SearchQuery`];
+    return [s.type, s.createBody, s.updateBody, s.replaceBody, s.values, s.service, s.page, ...(r.exportable ? [s.exportCreate, s.exportFilters] : []), ...client];
   };
   const bySingular = new Set<string>();
   // Names other rules refuse (empty, not text) name nothing here.
@@ -69,6 +75,16 @@ function sharedSymbols(ctx: LintContext): void {
     const names = resourceNames(r);
     const clash = names.find((name) => owners.has(name));
     if (clash !== undefined) {
+      const ownSingular = r.singular !== singularOf(r.collection);
+      if (reservedTypeNames().has(clash)) {
+        ctx.report(
+          "duplicate-resource",
+          ownSingular ? r.at("singular") : r.at("resource"),
+          `collection ${q(r.collection)} would be generated with the type name ${clash}, which ${owners.get(clash)}: the generated code would not compile, or its client would type the records as that`,
+          `give it another singular (singular: another noun, which names its types and events), or the collection another name`,
+        );
+        continue;
+      }
       ctx.report(
         "duplicate-resource",
         r.at("resource"),
@@ -84,9 +100,21 @@ function sharedSymbols(ctx: LintContext): void {
     for (const a of r.actions) {
       if (!named(a.name)) continue;
       const s = actionSymbols(r.singular, singularOf(a.name), a.name);
-      const clash = [s.type, s.createBody, s.values, s.service].find((name) => owners.has(name));
+      // The typed client's class of the action (emit/client/classes.ts).
+      const client = `${namesOf(singularOf(a.name), a.name).pluralPascal}Of${namesOf(r.singular, r.collection).pascal}Client`;
+      const names = [s.type, s.createBody, s.values, s.service, client];
+      const clash = names.find((name) => owners.has(name));
       if (clash === undefined) {
-        for (const name of [s.type, s.createBody, s.values, s.service]) owners.set(name, `action ${q(a.name)} of ${r.collection} (${r.file})`);
+        for (const name of names) owners.set(name, `action ${q(a.name)} of ${r.collection} (${r.file})`);
+        continue;
+      }
+      if (reservedTypeNames().has(clash)) {
+        ctx.report(
+          "path-conflict",
+          a.at(),
+          `action ${q(a.name)} of ${r.collection} would be generated as ${clash}, a name ${owners.get(clash)}: the generated code would not compile, or its client would type the records as that`,
+          `give the action another plural noun, or the collection another singular`,
+        );
         continue;
       }
       ctx.report(
