@@ -23,6 +23,7 @@ export interface Validated {
 export function validateSources(api: SourceFile | null, resources: SourceFile[]): Validated {
   const diagnostics: Diagnostic[] = [];
   const result: Validated = { api: null, resources: [], diagnostics };
+  for (const source of [...(api ? [api] : []), ...resources]) if (!source.syntaxErrors) diagnostics.push(...protoKeys(source));
   if (api && !api.syntaxErrors) {
     const checked = validated(api, ApiSchema);
     diagnostics.push(...checked.diagnostics);
@@ -35,6 +36,37 @@ export function validateSources(api: SourceFile | null, resources: SourceFile[])
     if (checked.value) result.resources.push({ source, value: checked.value });
   }
   return result;
+}
+
+/**
+ * A key `__proto__` anywhere in a file (a field, an action, an enum value under transitions, a
+ * map default's key): YAML reads it as a key like any other, but the schema's records drop it
+ * without a word, so the field, the action or the transition would be silently ignored. Refused,
+ * at the key.
+ */
+function protoKeys(source: SourceFile): Diagnostic[] {
+  const out: Diagnostic[] = [];
+  const walk = (value: unknown, where: Array<string | number>): void => {
+    if (Array.isArray(value)) value.forEach((item, i) => walk(item, [...where, i]));
+    else if (value !== null && typeof value === "object") {
+      for (const key of Object.keys(value)) {
+        if (key === "__proto__") {
+          out.push(
+            diagnostic(
+              "schema",
+              source.locate([...where, key], "key"),
+              `${where.length ? `${where.join(".")}: ` : ""}the key "__proto__" cannot be read: it would be dropped without a word`,
+              "use another name: no field or action may be called __proto__, nor a key of transitions or of a map default",
+            ),
+          );
+          continue;
+        }
+        walk((value as Record<string, unknown>)[key], [...where, key]);
+      }
+    }
+  };
+  walk(source.value, []);
+  return out;
 }
 
 /**
