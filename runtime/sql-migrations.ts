@@ -30,7 +30,8 @@ export function readMigrations(folder: URL | string): MigrationFile[] {
     .filter((n) => MIGRATION_FILE.test(n))
     .sort()
     .map((file) => {
-      const sql = readFileSync(`${dir}/${file}`, "utf8");
+      // Read as canon wrote it: a checkout with CRLF line endings (git's autocrlf) is the same migration.
+      const sql = readFileSync(`${dir}/${file}`, "utf8").replace(/\r\n/g, "\n");
       return { name: file.slice(0, -4), sql, checksum: createHash("sha256").update(sql).digest("hex") };
     });
 }

@@ -1,14 +1,14 @@
 // Migrations as differences between schema snapshots: each kind of change gives the statements
 // it should, and every migration of a sequence runs on real PostgreSQL (PGlite), twice.
 import assert from "node:assert/strict";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { migrationBetween } from "../../generator/emit/sql/diff.ts";
 import { replayMigrations, snapshotFrom } from "../../generator/emit/sql/replay.ts";
-import { collectionPlans, identifier, snapshotOf, systemTables, type SchemaSnapshot } from "../../generator/emit/sql/snapshot.ts";
+import { collectionPlans, identifier, SNAPSHOT_FORMAT, snapshotOf, systemTables, type SchemaSnapshot } from "../../generator/emit/sql/snapshot.ts";
 import { runFrontEnd } from "../../generator/pipeline.ts";
-import { openDriver, type SqlDriver } from "../../generated/runtime/sql-store.ts";
+import { openDriver, readMigrations, type SqlDriver } from "../../generated/runtime/sql-store.ts";
 import { workspace } from "../support/cli.ts";
 
 const API = "title: Diff API\nbase_url: https://api.example.com\nversions:\n  v1: {}\n";
@@ -303,4 +303,34 @@ ${unique}fields:
     assert.ok(a.length <= 63 && b.length <= 63 && a !== b);
     assert.equal(identifier("orders_code_key"), "orders_code_key");
   });
+});
+
+// Found by a sweep of the release workflow: a released migration checked out with CRLF line
+// endings (git's autocrlf), or given an indented comment by a reviewer, stopped generate and check
+// with "canon cannot read".
+test("the showcase's migrations replay the same with CRLF line endings and indented comments", () => {
+  const dir = path.join(import.meta.dirname, "..", "..", "generated", "sql");
+  const files = readdirSync(dir)
+    .filter((n) => /^\d{4}_.*\.sql$/.test(n))
+    .sort()
+    .map((name) => ({ name, text: readFileSync(path.join(dir, name), "utf8") }));
+  assert.ok(files.length >= 10);
+  const snapshot = JSON.parse(readFileSync(path.join(dir, "schema.json"), "utf8")) as SchemaSnapshot;
+  const as = (list: typeof files) => {
+    const replay = replayMigrations(list);
+    assert.equal(replay.applied, list.length, replay.failure?.message);
+    return snapshotFrom(replay.model, SNAPSHOT_FORMAT, [snapshot]);
+  };
+  const edited = files.map((f) => ({ name: f.name, text: f.text.replace(/\n\n/g, "\n\n  -- reviewed\n").replace(/\n/g, "\r\n") }));
+  assert.notEqual(edited[0]!.text, files[0]!.text);
+  assert.deepEqual(as(edited), as(files));
+});
+
+test("readMigrations reads a CRLF checkout as the same migrations: the same text and checksum, so a store migrated from LF files takes them", () => {
+  const dir = path.join(import.meta.dirname, "..", "..", "generated", "sql");
+  const crlf = workspace("migrations-crlf");
+  for (const name of readdirSync(dir).filter((n) => /^\d{4}_.*\.sql$/.test(n))) {
+    writeFileSync(path.join(crlf, name), readFileSync(path.join(dir, name), "utf8").replace(/\n/g, "\r\n"));
+  }
+  assert.deepEqual(readMigrations(crlf), readMigrations(dir));
 });

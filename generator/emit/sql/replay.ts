@@ -125,12 +125,13 @@ const statementsOf = memoByText("sql statements", (text: string): Array<{ line: 
   const out: Array<{ line: number; sql: string }> = [];
   let current: string[] = [];
   let start = 0;
-  text.split("\n").forEach((line, i) => {
-    if (!current.length && (line.trim() === "" || line.startsWith("--"))) return;
+  // Lines as a checkout may give them (CRLF under autocrlf), comments indented or not.
+  text.split(/\r?\n/).forEach((line, i) => {
+    if (!current.length && (line.trim() === "" || line.trimStart().startsWith("--"))) return;
     if (!current.length) start = i + 1;
     current.push(line);
-    const block = current[0]!.startsWith("do $$");
-    if (block ? line === "end $$;" : line.endsWith(";")) {
+    const block = current[0]!.trimStart().startsWith("do $$");
+    if (block ? line.trim() === "end $$;" : line.trimEnd().endsWith(";")) {
       out.push({ line: start, sql: current.join("\n") });
       current = [];
     }
