@@ -224,8 +224,10 @@ Requests/sec:  12500.50
         const { port } = server.address() as AddressInfo;
         const r = await wrk(`http://127.0.0.1:${port}/`, 1, 4, undefined, undefined, true);
         const counted = [...r.latencies!.values()].reduce((sum, count) => sum + count, 0);
-        // wrk's total counts requests finished within the run; its latencies, a few more.
-        assert.ok(counted >= r.requests && counted < r.requests * 1.5, `${counted} latencies for ${r.requests} requests`);
+        // wrk's total counts requests finished within the run; its latencies, more (up to half as
+        // many again was seen in CI's busier runs, 31229 for 20635). Twice as many would be every
+        // latency handed over twice.
+        assert.ok(counted >= r.requests && counted < r.requests * 2, `${counted} latencies for ${r.requests} requests`);
         assert.ok(Math.abs(percentile(r.latencies!, 99) - r.p99) <= r.p99 * 0.5 + 0.05, `p99 ${percentile(r.latencies!, 99)} ms from the latencies, ${r.p99} ms from wrk`);
       } finally {
         server.close();
