@@ -4,57 +4,23 @@
 // INTERNAL_ERROR with `Retry-After`, never 400, and each failure is logged with its request id;
 // the proxy forwarding again, the service answers again. The shared PostgreSQL is never stopped.
 import assert from "node:assert/strict";
-import { connect, createServer, type Server, type Socket } from "node:net";
 import { Writable } from "node:stream";
 import { after, before, test } from "node:test";
 import type { FastifyInstance } from "fastify";
 import { buildApp, devAuthenticate } from "../../generated/index.ts";
 import { openStore } from "../../generated/sql/index.ts";
-import { dropSchemas, freshSchema, POSTGRES_URL, preparePostgres } from "./stores.ts";
+import { startDbProxy, type DbProxy } from "./db-proxy.ts";
+import { dropSchemas, freshSchema, preparePostgres } from "./stores.ts";
 
-type Mode = "forward" | "reset" | "refuse";
-let mode: Mode = "forward";
-const sockets = new Set<Socket>();
-let proxy: Server;
+let proxy: DbProxy;
 let app: FastifyInstance;
 const schema = freshSchema("canon_outage");
 const lines: Array<Record<string, any>> = [];
 
-function startProxy(): Promise<number> {
-  const upstream = new URL(POSTGRES_URL);
-  proxy = createServer((client) => {
-    if (mode !== "forward") return client.resetAndDestroy();
-    sockets.add(client);
-    const server = connect(Number(upstream.port || 5432), upstream.hostname);
-    sockets.add(server);
-    client.on("data", (chunk) => {
-      // Reset mode: the next thing the store sends on an open connection is answered with a reset.
-      if (mode === "forward") server.write(chunk);
-      else {
-        client.resetAndDestroy();
-        server.destroy();
-      }
-    });
-    server.on("data", (chunk) => client.write(chunk));
-    for (const s of [client, server]) {
-      s.on("error", () => {});
-      s.on("close", () => {
-        sockets.delete(s);
-        client.destroy();
-        server.destroy();
-      });
-    }
-  });
-  return new Promise((resolve) => proxy.listen(0, "127.0.0.1", () => resolve((proxy.address() as { port: number }).port)));
-}
-
 before(async () => {
   await preparePostgres();
-  const port = await startProxy();
-  const url = new URL(POSTGRES_URL);
-  url.host = `127.0.0.1:${port}`;
-  url.searchParams.set("schema", schema);
-  const store = await openStore(url.toString());
+  proxy = await startDbProxy();
+  const store = await openStore(proxy.url(schema));
   const stream = new Writable({
     write(chunk: Buffer, _encoding, callback) {
       for (const line of chunk.toString().split("\n").filter(Boolean)) lines.push(JSON.parse(line));
@@ -66,10 +32,9 @@ before(async () => {
 });
 
 after(async () => {
-  mode = "forward";
+  proxy.mode = "forward";
   await app.close();
-  for (const s of sockets) s.destroy();
-  await new Promise((resolve) => proxy.close(resolve));
+  await proxy.close();
   await dropSchemas([schema]);
 });
 
@@ -98,7 +63,7 @@ test("through the proxy the service works", async () => {
 });
 
 test("a connection reset by the database mid-request is a 500 with Retry-After, not a 400", async () => {
-  mode = "reset";
+  proxy.mode = "reset";
   for (const send of [listUsers, createUser]) {
     const reply = await send();
     assertUnreachable(reply);
@@ -107,7 +72,7 @@ test("a connection reset by the database mid-request is a 500 with Retry-After, 
 });
 
 test("during an outage (connections refused) answers are the 500 envelope with Retry-After; /vN/ready is 503", async () => {
-  mode = "refuse";
+  proxy.mode = "refuse";
   for (const send of [listUsers, createUser]) assertUnreachable(await send());
   const ready = await app.inject({ method: "GET", url: "/v2/ready" });
   assert.equal(ready.statusCode, 503);
@@ -115,7 +80,7 @@ test("during an outage (connections refused) answers are the 500 envelope with R
 });
 
 test("the database back, the service answers again", async () => {
-  mode = "forward";
+  proxy.mode = "forward";
   const deadline = Date.now() + 5000;
   let status = 0;
   while (status !== 200 && Date.now() < deadline) status = (await listUsers()).statusCode;

@@ -7,51 +7,25 @@
 // and its pool connection forever (after the network came back, every request waited for the
 // pool and answered 500, and /vN/ready 503, until a restart).
 import assert from "node:assert/strict";
-import { connect, createServer, type Server, type Socket } from "node:net";
 import { Writable } from "node:stream";
 import { after, before, test } from "node:test";
 import type { FastifyInstance } from "fastify";
 import { buildApp, devAuthenticate } from "../../generated/index.ts";
 import { openStore } from "../../generated/sql/index.ts";
-import { dropSchemas, freshSchema, POSTGRES_URL, preparePostgres } from "./stores.ts";
+import { startDbProxy, type DbProxy } from "./db-proxy.ts";
+import { dropSchemas, freshSchema, preparePostgres } from "./stores.ts";
 
-type Mode = "forward" | "silent";
-let mode: Mode = "forward";
-const pairs = new Set<[Socket, Socket]>();
-let proxy: Server;
+let proxy: DbProxy;
 let app: FastifyInstance;
 let base: string;
 const schema = freshSchema("canon_stall");
 const lines: Array<Record<string, any>> = [];
 const STATEMENT_TIMEOUT_MS = 1000;
 
-function startProxy(): Promise<number> {
-  const upstream = new URL(POSTGRES_URL);
-  proxy = createServer((client) => {
-    const server = connect(Number(upstream.port || 5432), upstream.hostname);
-    const pair: [Socket, Socket] = [client, server];
-    pairs.add(pair);
-    client.on("data", (chunk) => mode === "forward" && server.write(chunk));
-    server.on("data", (chunk) => mode === "forward" && client.write(chunk));
-    for (const s of pair) {
-      s.on("error", () => {});
-      s.on("close", () => {
-        pairs.delete(pair);
-        client.destroy();
-        server.destroy();
-      });
-    }
-  });
-  return new Promise((resolve) => proxy.listen(0, "127.0.0.1", () => resolve((proxy.address() as { port: number }).port)));
-}
-
 before(async () => {
   await preparePostgres();
-  const port = await startProxy();
-  const url = new URL(POSTGRES_URL);
-  url.host = `127.0.0.1:${port}`;
-  url.searchParams.set("schema", schema);
-  const store = await openStore(url.toString(), { statementTimeoutMs: STATEMENT_TIMEOUT_MS, connectionTimeoutMs: 1000 });
+  proxy = await startDbProxy();
+  const store = await openStore(proxy.url(schema), { statementTimeoutMs: STATEMENT_TIMEOUT_MS, connectionTimeoutMs: 1000 });
   const stream = new Writable({
     write(chunk: Buffer, _encoding, callback) {
       for (const line of chunk.toString().split("\n").filter(Boolean)) lines.push(JSON.parse(line));
@@ -63,10 +37,9 @@ before(async () => {
 });
 
 after(async () => {
-  mode = "forward";
+  proxy.mode = "forward";
   await app.close();
-  for (const pair of pairs) for (const s of pair) s.destroy();
-  await new Promise((resolve) => proxy.close(resolve));
+  await proxy.close();
   await dropSchemas([schema]);
 });
 
@@ -92,10 +65,7 @@ test("connections reset while requests run on them: 500s with Retry-After, the p
     for (let round = 0; round < 5; round++) {
       const replies = burst(12);
       await new Promise((resolve) => setTimeout(resolve, 2));
-      for (const [client, server] of pairs) {
-        client.resetAndDestroy();
-        server.destroy();
-      }
+      proxy.resetAll();
       for (const reply of await replies) {
         assert.ok(reply.status === 200 || reply.status === 500, JSON.stringify(reply));
         if (reply.status === 500) assert.equal(reply.retryAfter, "5");
@@ -112,7 +82,7 @@ test("connections reset while requests run on them: 500s with Retry-After, the p
 test("a database that stops answering: every request answers within statement_timeout + 2 s, then the service recovers", async () => {
   // Fill the pool with open connections, then go silent while requests run on them.
   await burst(10);
-  mode = "silent";
+  proxy.mode = "silent";
   const replies = await burst(12);
   for (const reply of replies) {
     assert.equal(reply.status, 500, JSON.stringify(reply));
@@ -126,7 +96,7 @@ test("a database that stops answering: every request answers within statement_ti
   );
   const ready = await get("/v2/ready");
   assert.equal(ready.status, 503);
-  mode = "forward";
+  proxy.mode = "forward";
   // The silent connections were destroyed: the pool serves again without a restart.
   const after = await burst(12);
   assert.deepEqual(after.map((r) => r.status), Array(12).fill(200));
