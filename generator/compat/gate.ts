@@ -7,7 +7,7 @@ import { versionNumber } from "../model/snapshot.ts";
 import { compareDocuments } from "./compare.ts";
 import { isExportFilters, isOneExport, listUnderOf, locateChange } from "./locate.ts";
 import { breakFix, breakMessage, representative, versionList, type VersionedChange } from "./messages.ts";
-import { pathKey } from "./paths.ts";
+import { filterFieldOf, pathKey } from "./paths.ts";
 import { Engine, textDigest } from "../engine.ts";
 import { partDigests, type PartDigestTable } from "./parts.ts";
 import { publishedDocument } from "./published.ts";
@@ -270,7 +270,7 @@ function groups(input: GateInput, breaks: VersionedChange[]): Array<VersionedCha
     const place = c.schema?.field ? c.schema.field : c.part.in === "parameter" ? c.part.name : wholeRecord ? c.part.in : `${c.operation?.method} ${pathKey(c.operation?.path ?? "")}`;
     // A filter renamed (`price` and `price[gte]` to `cost` and `cost[gte]`) is one break too.
     const detail = c.detail.replace(/\[[a-z]+\]"/g, '"');
-    const key = `${location.file}:${location.line}:${location.column}|${c.kind}|${c.keyword ?? ""}|${place.split(".").pop()!.replace(/\[[a-z]+\]$/, "")}|${detail}|${exportFilter}`;
+    const key = `${location.file}:${location.line}:${location.column}|${c.kind}|${c.keyword ?? ""}|${filterFieldOf(place.split(".").pop()!)}|${detail}|${exportFilter}`;
     let group = byKey.get(key);
     if (!group) {
       // A list under a referenced record that is gone: its field's `list_under` (SPEC §12.3).

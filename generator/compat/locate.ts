@@ -1,5 +1,6 @@
 import type { SourceLocation } from "../diagnostics/diagnostic.ts";
 import type { ActionDef, ApiModel, Definitions, FieldDef, Locator, ResourceDef } from "../model/types.ts";
+import { filterFieldOf } from "./paths.ts";
 import type { Change } from "./types.ts";
 
 /**
@@ -62,7 +63,7 @@ export function locateChange(defs: Definitions, model: ApiModel, version: string
     if (name === "sort") return key("sort");
     if (change.kind === "parameter-removed" || change.kind === "parameter-added") return key("filters");
     // An operator's parameter (`price[gte]`) is its field's: a limit of the field that changed is the field's option.
-    const field = topField(model, version, resource, name.replace(/\[[a-z]+\]$/, ""));
+    const field = topField(model, version, resource, filterFieldOf(name));
     return field ? optionAt(field, change.keyword) : key("filters");
   }
   if (change.part.in === "operation" || !change.schema) return action ? action.at() : resource.at("resource");

@@ -1,4 +1,5 @@
 import { namesNoField } from "./schema.ts";
+import { filterFieldOf } from "./paths.ts";
 import type { Change } from "./types.ts";
 
 /** The words of a breaking-change diagnostic: what broke, where, and how to make the change instead. */
@@ -58,7 +59,7 @@ export function breakMessage(group: VersionedChange[], exportFilter = false): st
   const operators = new Map<string, Set<string>>();
   for (const c of changes) {
     const part = c.part;
-    const label = part.in === "response" ? "response" : part.in === "parameter" ? `${part.location} parameter "${part.name.replace(/\[[a-z]+\]$/, "")}"` : partLabel(c);
+    const label = part.in === "response" ? "response" : part.in === "parameter" ? `${part.location} parameter "${filterFieldOf(part.name)}"` : partLabel(c);
     if (part.in === "parameter") operators.set(label, (operators.get(label) ?? new Set()).add(part.name));
     places.set(label, [...(places.get(label) ?? []), c.operation?.operationId ?? ""].filter(Boolean));
   }
@@ -100,8 +101,9 @@ export function breakFix(
   // "listed": api.yaml lists `next` already, and it is not published yet (this run writes it first).
   const add = nextIsDraft === "listed" ? `make the change in ${next} (listed in api.yaml, not published yet)` : nextIsDraft ? `make the change in the draft ${next}` : `add ${next} to versions in api.yaml`;
   // A filter's operator (`total_cents[gt]` of an export's filters) is its field's: the fix names the field.
-  const name = (change.schema?.field || change.field).split(".").pop()!.replace(/\[\]$/, "").replace(/\[[a-z]+\]$/, "");
-  const newName = change.renamedTo?.split(".").pop()?.replace(/\[[a-z]+\]$/, "");
+  const name = filterFieldOf((change.schema?.field || change.field).split(".").pop()!.replace(/\[\]$/, ""));
+  const renamedTo = change.renamedTo?.split(".").pop();
+  const newName = renamedTo === undefined ? undefined : filterFieldOf(renamedTo);
   // An export's filters are the list's: what keeps a filter keeps them (`parameter-removed`).
   if (exportFilter && change.kind === "field-removed")
     return `keep the filter "${name}" in ${version}: put it back in filters (exports take the list's filters); to drop it, ${add} and move the resource to a successor (a resource of another name: two cannot share one) marked \`added: ${next}\``;
@@ -128,7 +130,7 @@ export function breakFix(
     case "pagination-changed":
       return `keep the pagination mode: it applies to every version of a resource; to change it, ${add}, mark the resource \`removed: ${next}\` and add its successor (a resource of another name: two cannot share one) with \`added: ${next}\` and the new mode`;
     case "parameter-renamed":
-      return `keep ${partName(change)} in ${version}: keep the name "${filterField(change.part)}" there, ${add} and write \`renamed: { in: ${next}, from: ${filterField(change.part)} }\` on "${(change.renamedTo ?? "").replace(/\[[a-z]+\]$/, "")}"`;
+      return `keep ${partName(change)} in ${version}: keep the name "${filterField(change.part)}" there, ${add} and write \`renamed: { in: ${next}, from: ${filterField(change.part)} }\` on "${filterFieldOf(change.renamedTo ?? "")}"`;
     case "parameter-removed":
       return `keep ${partName(change)} in ${version}: put the filter (or option) back; to drop it, ${add} and move the resource to a successor (a resource of another name: two cannot share one) marked \`added: ${next}\``;
     case "status-removed":
@@ -164,7 +166,7 @@ export function breakFix(
 
 /** The field a filter parameter names: `status` of `status[in]`. */
 function filterField(part: Change["part"]): string {
-  return part.in === "parameter" ? part.name.replace(/\[[a-z]+\]$/, "") : "";
+  return part.in === "parameter" ? filterFieldOf(part.name) : "";
 }
 
 function partName(change: Change): string {

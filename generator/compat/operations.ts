@@ -1,4 +1,4 @@
-import { pathKey } from "./paths.ts";
+import { operatorOf, pathKey } from "./paths.ts";
 import { describeModes, paginationModes, paginationParameters } from "./pagination.ts";
 import type { OperationMemo } from "./remembered.ts";
 import { child, identical, obj, resolve } from "./resolve.ts";
@@ -376,7 +376,6 @@ function compareParameters(oldDoc: JsonObject, newDoc: JsonObject, a: Endpoint, 
  * that disappeared while one with the same schema appeared was (schema.ts). By the old key.
  */
 function renamedParameters(oldDoc: JsonObject, newDoc: JsonObject, before: Map<string, Parameter>, after: Map<string, Parameter>): Map<string, Parameter> {
-  const operator = (name: string) => /\[[a-z]+\]$/.exec(name)?.[0] ?? "";
   const gone = [...before].filter(([key, p]) => p.location === "query" && !after.has(key));
   const fresh = [...after].filter(([key, p]) => p.location === "query" && !before.has(key)).map(([, p]) => p);
   const renamed = new Map<string, Parameter>();
@@ -385,7 +384,7 @@ function renamedParameters(oldDoc: JsonObject, newDoc: JsonObject, before: Map<s
     const match = fresh.find(
       (x) =>
         ![...renamed.values()].includes(x) &&
-        operator(x.name) === operator(p.name) &&
+        operatorOf(x.name) === operatorOf(p.name) &&
         (x.node.required === true) === (p.node.required === true) &&
         identical(oldDoc, newDoc, p.node.schema, x.node.schema, memo),
     );

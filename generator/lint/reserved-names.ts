@@ -11,16 +11,30 @@
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { runtimeFileExports, usedIdentifiers } from "../emit/shared/imports.ts";
+import { Engine } from "../engine.ts";
 import { packageRoot } from "../util/package-root.ts";
 
 /** TypeScript's globals the emitters write outside the templates (`Array<…>`, `Pick<…>`, `Record<string, …>` of a map). */
 const EMITTED_GLOBALS = ["Array", "Pick", "Record"];
 
-let reserved: ReadonlySet<string> | undefined;
+/**
+ * The engine's record of the names: a function of canon's own sources alone, and the records
+ * are kept for one canon (their header names its sources' hash), so one record serves every run.
+ */
+const RECORD = "reserved type names";
 
 /** The names (PascalCase ones only: the generated types') the generated code keeps for itself. */
 export function reservedTypeNames(): ReadonlySet<string> {
-  if (reserved) return reserved;
+  const engine = Engine.current();
+  const recorded = engine?.recalledBy(RECORD, "");
+  if (Array.isArray(recorded)) return new Set(recorded as string[]);
+  const names = scannedNames();
+  engine?.record(RECORD, "", [...names].sort());
+  return names;
+}
+
+/** The names, read from the templates, the client's page types and the runtime's exports (some 90 files). */
+function scannedNames(): Set<string> {
   const root = packageRoot();
   const texts: string[] = [readFileSync(new URL("runtime/pages.ts", root), "utf8")];
   const walk = (dir: URL): void => {
@@ -39,6 +53,5 @@ export function reservedTypeNames(): ReadonlySet<string> {
   }
   const runtimeFile = (name: string) => readFileSync(new URL(`runtime/${name}`, root), "utf8");
   for (const name of runtimeFileExports({ runtimeFile }, "index.ts").keys()) if (/^[A-Z][a-z]/.test(name)) names.add(name);
-  reserved = names;
   return names;
 }

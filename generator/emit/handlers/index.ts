@@ -656,6 +656,7 @@ function hooksFile(model: ApiModel, context: EmitContext): EmittedFile {
   const shownAll = model.storage.map((r) => shownIn(r.collection));
   const resources = model.storage.map((r, i) => {
     const shown = shownAll[i];
+    const tenant = tenantField(r);
     return {
       key: propertyKey(r.collection),
       name: propertyKey(r.collection),
@@ -666,7 +667,7 @@ function hooksFile(model: ApiModel, context: EmitContext): EmittedFile {
       view: shown ? shown.resource.symbols.view : "",
       // The events of a tenant-scoped record are kept with its tenant (SPEC §12.4), as the handlers' are.
       tenantKey: r.tenantKey ? `, ${JSON.stringify(r.tenantKey)}` : "",
-      inserts: tenantField(r) ? `TenantFilled<${r.symbols.values}, ${JSON.stringify(tenantField(r))}>` : r.symbols.values,
+      inserts: tenant ? `TenantFilled<${r.symbols.values}, ${JSON.stringify(tenant)}>` : r.symbols.values,
       actions: r.actionRecords.length
         ? `{ ${r.actionRecords.map((a) => `${propertyKey(a.name)}: ${a.symbols.values}`).join("; ")} }`
         : "Record<never, never>",
@@ -698,7 +699,7 @@ function hooksFile(model: ApiModel, context: EmitContext): EmittedFile {
 
 /** The field a tenant-scoped collection's records name their tenant in (not the tenant collection's own `id`); null otherwise. */
 function tenantField(resource: ApiModel["storage"][number]): string | null {
-  return resource.tenantKey !== null && resource.fields.some((f) => f.name === resource.tenantKey) ? resource.tenantKey : null;
+  return resource.tenantKey !== null && resource.tenantKey !== "id" ? resource.tenantKey : null;
 }
 
 /** A collection's decimal fields as `ResourceSpec.decimals` lists them (runtime/decimal.ts `DecimalField`). */

@@ -58,7 +58,8 @@ function duplicates(ctx: LintContext): void {
 function sharedSymbols(ctx: LintContext): void {
   const owners = new Map<string, string>();
   // Names the generated code uses for its own types, and the TypeScript globals it relies on.
-  for (const name of reservedTypeNames()) owners.set(name, "the generated code uses for a type of its own (canon's runtime and client, or TypeScript's)");
+  const reserved = reservedTypeNames();
+  for (const name of reserved) owners.set(name, "the generated code uses for a type of its own (canon's runtime and client, or TypeScript's)");
   const resourceNames = (r: ResourceDef) => {
     const names = namesOf(r.singular, r.collection);
     const s = resourceSymbols(names, r.collection);
@@ -76,7 +77,7 @@ function sharedSymbols(ctx: LintContext): void {
     const clash = names.find((name) => owners.has(name));
     if (clash !== undefined) {
       const ownSingular = r.singular !== singularOf(r.collection);
-      if (reservedTypeNames().has(clash)) {
+      if (reserved.has(clash)) {
         ctx.report(
           "duplicate-resource",
           ownSingular ? r.at("singular") : r.at("resource"),
@@ -108,7 +109,7 @@ function sharedSymbols(ctx: LintContext): void {
         for (const name of names) owners.set(name, `action ${q(a.name)} of ${r.collection} (${r.file})`);
         continue;
       }
-      if (reservedTypeNames().has(clash)) {
+      if (reserved.has(clash)) {
         ctx.report(
           "path-conflict",
           a.at(),
