@@ -5,7 +5,8 @@
 // is down: those runs fail), and last, alone on the machine, the quick benchmark (issue 6: it
 // fails when a ratio falls clearly short of its target; CANON_SKIP_BENCH=1 leaves it out).
 // It ends with a summary: each suite, whether it ran, passed or was skipped (and why), how many
-// tests passed, and every test that was skipped with the reason it gave.
+// tests passed, every test that was skipped with the reason it gave, and every test that failed
+// with the first lines of its error (a failure's detail is otherwise far up a long log).
 // Arguments name test files to run instead of all of them, e.g. `npm test -- test/lint.test.ts`.
 import { spawnSync } from "node:child_process";
 import { globSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -50,7 +51,11 @@ function suite(name: string, body: (summaryFile: string) => number): boolean {
   } catch {
     summary = undefined;
   }
-  const s: Suite = { name, outcome: code === 0 ? "passed" : "failed", seconds: (performance.now() - started) / 1000 };
+  const s: Suite = {
+    name,
+    outcome: code === 0 ? "passed" : "failed",
+    seconds: (performance.now() - started) / 1000,
+  };
   if (summary) s.summary = summary;
   suites.push(s);
   return code === 0;
@@ -63,22 +68,24 @@ function skipped(name: string, why: string): void {
 const args = process.argv.slice(2);
 const files = args.filter((a) => !a.startsWith("-"));
 const flags = args.filter((a) => a.startsWith("-"));
-const nodeTest = (targets: string[], env: Record<string, string> = {}, concurrency = 2) => (summaryFile: string) =>
-  run(
-    process.execPath,
-    [
-      "--test",
-      `--test-concurrency=${concurrency}`,
-      "--test-reporter=spec",
-      "--test-reporter-destination=stdout",
-      `--test-reporter=${reporter}`,
-      // Its own output is nothing; a file, since fsync of /dev/null fails (EINVAL) when the run ends.
-      `--test-reporter-destination=${summaryFile}.out`,
-      ...flags,
-      ...targets,
-    ],
-    { ...env, CANON_TEST_SUMMARY: summaryFile },
-  );
+const nodeTest =
+  (targets: string[], env: Record<string, string> = {}, concurrency = 2) =>
+  (summaryFile: string) =>
+    run(
+      process.execPath,
+      [
+        "--test",
+        `--test-concurrency=${concurrency}`,
+        "--test-reporter=spec",
+        "--test-reporter-destination=stdout",
+        `--test-reporter=${reporter}`,
+        // Its own output is nothing; a file, since fsync of /dev/null fails (EINVAL) when the run ends.
+        `--test-reporter-destination=${summaryFile}.out`,
+        ...flags,
+        ...targets,
+      ],
+      { ...env, CANON_TEST_SUMMARY: summaryFile },
+    );
 
 function printSummary(): void {
   const lines = ["", "== summary"];
@@ -89,7 +96,13 @@ function printSummary(): void {
     const time = s.seconds > 0 ? ` (${s.seconds.toFixed(0)} s)` : "";
     lines.push(`  ${s.name}: ${s.outcome}${counts}${time}`);
     for (const k of s.summary?.skipped ?? []) {
-      lines.push(`      skipped ${JSON.stringify(k.name)} (${path.relative(process.cwd(), k.file) || "?"}): ${k.reason}`);
+      lines.push(
+        `      skipped ${JSON.stringify(k.name)} (${path.relative(process.cwd(), k.file) || "?"}): ${k.reason}`,
+      );
+    }
+    for (const f of s.summary?.failures ?? []) {
+      lines.push(`      FAILED ${JSON.stringify(f.name)} (${path.relative(process.cwd(), f.file) || "?"}):`);
+      for (const line of f.error.split("\n")) lines.push(`        ${line}`);
     }
   }
   console.log(lines.join("\n"));
@@ -118,7 +131,9 @@ function main(): number {
     failures.push("timed tests");
   }
   for (const store of ["pglite", "postgres"]) {
-    console.log(`\n== the HTTP suite of SPEC §5 and the acceptance run of SPEC §12 against the ${store} store`);
+    console.log(
+      `\n== the HTTP suite of SPEC §5 and the acceptance run of SPEC §12 against the ${store} store`,
+    );
     const files = ["test/http/*.test.ts", "test/acceptance/*.test.ts"];
     if (!suite(`the HTTP suite on the ${store} store`, nodeTest(files, { CANON_TEST_STORE: store }))) {
       failures.push(`HTTP suite on ${store}`);
@@ -129,7 +144,8 @@ function main(): number {
   else if (failures.length > 0) skipped(bench, "a suite above failed (timings beside a failure say nothing)");
   else {
     console.log("\n== the quick benchmark (npm run bench:quick), alone on the machine");
-    if (!suite(bench, () => run(process.execPath, ["bench/run.ts", "--quick"]))) failures.push("quick benchmark");
+    if (!suite(bench, () => run(process.execPath, ["bench/run.ts", "--quick"])))
+      failures.push("quick benchmark");
   }
   printSummary();
   if (failures.length > 0) {
