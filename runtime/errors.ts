@@ -110,7 +110,21 @@ export const ERROR_STATUSES: readonly ErrorStatus[] = [
     description: "Over the rate limit; retry after `Retry-After` seconds.",
     message: "Too many requests.",
     headers: ["Retry-After"],
-    optionalHeaders: [],
+    // The rate limit's refusals carry these; a refusal of too many expensive reads at once does not.
+    optionalHeaders: [
+      {
+        name: "X-RateLimit-Limit",
+        description: "Requests allowed per window (a refusal by the rate limit).",
+      },
+      {
+        name: "X-RateLimit-Remaining",
+        description: "Requests left in the window: 0 (a refusal by the rate limit).",
+      },
+      {
+        name: "X-RateLimit-Reset",
+        description: "Seconds until the window starts again (a refusal by the rate limit).",
+      },
+    ],
   },
   {
     status: 500,

@@ -230,6 +230,14 @@ describe("rate limit", () => {
       const retryAfter = res.headers.get("retry-after");
       assert.match(retryAfter ?? "", /^\d+$/);
       assert.ok(Number(retryAfter) >= 1 && Number(retryAfter) <= 60, `Retry-After ${retryAfter}`);
+      // Every header the refusal carries (but those of every answer) is in the version's document.
+      assert.equal(res.headers.get("x-ratelimit-limit"), "5");
+      assert.equal(res.headers.get("x-ratelimit-remaining"), "0");
+      const documented = (await expectStatus(limited, "GET", "/v2/openapi.json", 200)).body.components.responses.TooManyRequests.headers as Obj;
+      const general = new Set(["content-type", "content-length", "date", "connection", "keep-alive", "x-request-id", "cache-control", "x-content-type-options"]);
+      const sent = [...res.headers.keys()].filter((h) => !general.has(h));
+      const named = new Set(Object.keys(documented).map((h) => h.toLowerCase()));
+      assert.deepEqual(sent.filter((h) => !named.has(h)), [], `429 headers ${sent.join(", ")} all documented`);
       await expectError(limited, "POST", "/v2/products", 429, "RATE_LIMITED", { body: productBody() });
       await expectError(limited, "GET", "/v1/products", 429, "RATE_LIMITED");
       // Another principal has its own budget.
