@@ -96,6 +96,12 @@ export function decimalSchema(precision: number, scale: number, bounds: DecimalB
 /** A decimal field of a collection, as its writes must hold it (`ResourceSpec.decimals`). */
 export interface DecimalField extends DecimalBounds {
   field: string;
+  /**
+   * Where the decimal is inside `field`, when it is not the field itself: each step a field of an
+   * object, `[]` for every item of an array or `{}` for every value of a map
+   * (`lines: [{ unit_price }]` is `{ field: "lines", path: ["[]", "unit_price"] }`).
+   */
+  path?: readonly string[];
   precision: number;
   scale: number;
 }
@@ -112,20 +118,51 @@ export function decimalValues(
   values: Record<string, unknown>,
 ): void {
   if (!fields) return;
-  for (const { field, precision, scale, minimum, maximum } of fields) {
-    const value = values[field];
-    if (value === undefined || value === null) continue;
-    const problem =
-      typeof value !== "string"
-        ? ISSUES.decimal(precision, scale)
-        : (decimalProblem(value, precision, scale) ??
-          (minimum !== undefined && compareDecimals(value, minimum, scale) < 0
-            ? ISSUES.decimalBound("least", minimum)
-            : maximum !== undefined && compareDecimals(value, maximum, scale) > 0
-              ? ISSUES.decimalBound("most", maximum)
-              : undefined));
-    if (problem)
-      throw new Error(`a hook wrote ${JSON.stringify(value)} to the decimal field "${field}": it ${problem}`);
-    values[field] = canonicalDecimal(value as string, scale);
+  for (const decimal of fields)
+    visitDecimal(decimal, values, decimal.field, decimal.field, decimal.path ?? []);
+}
+
+/** `holder[key]` canonical when `path` is done, else each value the next step of `path` reaches in it. */
+function visitDecimal(
+  decimal: DecimalField,
+  holder: Record<string, unknown> | unknown[],
+  key: string | number,
+  at: string,
+  path: readonly string[],
+): void {
+  const value = (holder as Record<string | number, unknown>)[key];
+  if (value === undefined || value === null) return;
+  if (path.length === 0) {
+    const canonical = canonicalOf(decimal, value, at);
+    if (canonical !== value) (holder as Record<string | number, unknown>)[key] = canonical;
+    return;
   }
+  // Not of the shape the field declares: the hook's to keep (docs/hooks.md), written as given.
+  if (typeof value !== "object") return;
+  const [step, ...rest] = path as [string, ...string[]];
+  if (step === "[]") {
+    if (Array.isArray(value)) value.forEach((_, i) => visitDecimal(decimal, value, i, `${at}.${i}`, rest));
+  } else if (!Array.isArray(value)) {
+    const entries = value as Record<string, unknown>;
+    if (step === "{}")
+      for (const k of Object.keys(entries)) visitDecimal(decimal, entries, k, `${at}.${k}`, rest);
+    else if (Object.hasOwn(entries, step)) visitDecimal(decimal, entries, step, `${at}.${step}`, rest);
+  }
+}
+
+/** The canonical form of a decimal a hook wrote at `at`, or the error that it is none its field can hold. */
+function canonicalOf(decimal: DecimalField, value: unknown, at: string): string {
+  const { precision, scale, minimum, maximum } = decimal;
+  const problem =
+    typeof value !== "string"
+      ? ISSUES.decimal(precision, scale)
+      : (decimalProblem(value, precision, scale) ??
+        (minimum !== undefined && compareDecimals(value, minimum, scale) < 0
+          ? ISSUES.decimalBound("least", minimum)
+          : maximum !== undefined && compareDecimals(value, maximum, scale) > 0
+            ? ISSUES.decimalBound("most", maximum)
+            : undefined));
+  if (problem)
+    throw new Error(`a hook wrote ${JSON.stringify(value)} to the decimal field "${at}": it ${problem}`);
+  return canonicalDecimal(value as string, scale);
 }

@@ -52,6 +52,15 @@ before(async () => {
                 args.values.estimate = args.values.subject.slice("estimate ".length);
                 await args.store.insert("audits", { text: `estimated ${args.values.estimate}`, cost: "5.5" });
               }
+              // Decimals inside a map, an object and an array's items, on the record and through the handle.
+              if (typeof args.values.subject === "string" && args.values.subject.startsWith("quotes ")) {
+                const [quote, cost] = JSON.parse(args.values.subject.slice("quotes ".length));
+                args.values.quotes = { base: quote, "extra.1": "0" };
+                await args.store.insert("audits", {
+                  text: `quoted ${args.values.subject}`,
+                  breakdown: { total: "-0", parts: [{ cost }, { cost: "1.5" }] },
+                });
+              }
               // A map a hook sets (SPEC §12.6: its key rules and max_items hold).
               if (typeof args.values.subject === "string" && args.values.subject.startsWith("labels ")) {
                 args.values.labels = JSON.parse(args.values.subject.slice("labels ".length));
@@ -232,6 +241,35 @@ describe(`hooks (SPEC §12.5), ${STORE} store`, () => {
             line.includes('decimal field \\"estimate\\"') && line.includes(JSON.stringify(bad).slice(1, -1)),
         ),
         `${bad}: logged`,
+      );
+    }
+  });
+
+  test("a decimal a hook sets inside a map, an object or an array's items is written with its scale's digits too; one its field cannot hold answers 500, nothing written", async () => {
+    const quoted = await ticket({ subject: 'quotes ["12.5","7"]' });
+    assert.deepEqual(quoted.quotes, { base: "12.50", "extra.1": "0.00" });
+    assert.deepEqual(((await expectStatus(api, "GET", `/v1/tickets/${quoted.id}`, 200)).body as Obj).quotes, {
+      base: "12.50",
+      "extra.1": "0.00",
+    });
+    const created = (await events()).find((e) => e.type === "ticket.created" && e.data.id === quoted.id);
+    assert.deepEqual(created?.data.quotes, { base: "12.50", "extra.1": "0.00" });
+    const audit = (await audits()).find((a) => a.text === 'quoted quotes ["12.5","7"]');
+    assert.deepEqual(audit?.breakdown, { total: "0.000", parts: [{ cost: "7.000" }, { cost: "1.500" }] });
+    for (const [bad, field] of [
+      ['["-1","1"]', "quotes.base"],
+      ['["1.234","1"]', "quotes.base"],
+      ['["1","100.001"]', "breakdown.parts.0.cost"],
+      ['["1","1e2"]', "breakdown.parts.0.cost"],
+    ] as const) {
+      const before = (await audits()).length;
+      await expectError(api, "POST", "/v1/tickets", 500, "INTERNAL_ERROR", {
+        body: { organization_id: org.id, subject: `quotes ${bad}` },
+      });
+      assert.equal((await audits()).length, before, `${bad}: the hook's audit is not kept either`);
+      assert.ok(
+        logged.some((line) => line.includes(`decimal field \\"${field}\\"`)),
+        `${bad}: logged naming ${field}`,
       );
     }
   });

@@ -702,20 +702,34 @@ function tenantField(resource: ApiModel["storage"][number]): string | null {
   return resource.tenantKey !== null && resource.tenantKey !== "id" ? resource.tenantKey : null;
 }
 
-/** A collection's decimal fields as `ResourceSpec.decimals` lists them (runtime/decimal.ts `DecimalField`). */
+/**
+ * A collection's decimal fields as `ResourceSpec.decimals` lists them (runtime/decimal.ts
+ * `DecimalField`), those inside an object, an array's items or a map's values with their `path`:
+ * a hook's values are put in canonical form at every depth.
+ */
 function decimalSpecs(fields: readonly VersionField[]): string {
   return fields
-    .filter((f) => f.type === "decimal")
-    .map((f) =>
+    .flatMap((f) => decimalsIn(f, []).map((d) => ({ field: f.storageName, ...d })))
+    .map(({ field, path, decimal }) =>
       literal({
-        field: f.storageName,
-        precision: f.precision ?? 0,
-        scale: f.scale ?? 0,
-        ...(f.decimalMinimum !== undefined ? { minimum: f.decimalMinimum } : {}),
-        ...(f.decimalMaximum !== undefined ? { maximum: f.decimalMaximum } : {}),
+        field,
+        ...(path.length ? { path } : {}),
+        precision: decimal.precision ?? 0,
+        scale: decimal.scale ?? 0,
+        ...(decimal.decimalMinimum !== undefined ? { minimum: decimal.decimalMinimum } : {}),
+        ...(decimal.decimalMaximum !== undefined ? { maximum: decimal.decimalMaximum } : {}),
       }),
     )
     .join(", ");
+}
+
+/** The decimals `f` holds (itself, or inside it), each with its path from `f`. */
+function decimalsIn(f: VersionField, path: string[]): Array<{ path: string[]; decimal: VersionField }> {
+  if (f.type === "decimal") return [{ path, decimal: f }];
+  if ((f.type === "array" || f.type === "map") && f.items)
+    return decimalsIn(f.items, [...path, f.type === "array" ? "[]" : "{}"]);
+  if (f.type === "object" && f.fields) return f.fields.flatMap((sub) => decimalsIn(sub, [...path, sub.name]));
+  return [];
 }
 
 /** A collection's map fields as `ResourceSpec.maps` lists them (runtime/map.ts `MapField`). */
