@@ -246,6 +246,12 @@ describe("checkCollectionName", () => {
     ["assign-tickets", ["path-no-verb"]],
     ["closes", ["path-no-verb"]],
     ["generates", ["path-no-verb"]],
+    // Every verb SPEC §2.3 names, wherever it stands, in a compound noun too.
+    ["cancel-orders", ["path-no-verb"]],
+    ["change-logs", ["path-no-verb"]],
+    ["check-ins", ["path-no-verb"]],
+    ["login-attempts", ["path-no-verb"]],
+    ["orders-archive", ["path-no-verb"]],
     ["users/orders", ["path-nesting"]],
     ["", ["path-lowercase"]],
   ] as const) {
@@ -255,7 +261,7 @@ describe("checkCollectionName", () => {
     });
   }
 
-  for (const name of ["orders", "orders-archives", "people", "book-copies", "returns", "cancellations", "data", "settings", "news", "tags", "reports", "order-items", "runs", "updates", "blog-posts", "closures", "change-logs", "echo-items", "no-shows", "check-ins", "follow-ups"]) {
+  for (const name of ["orders", "orders-archives", "people", "book-copies", "returns", "cancellations", "data", "settings", "news", "tags", "reports", "order-items", "runs", "updates", "blog-posts", "closures", "echo-items", "no-shows", "follow-ups", "work-orders", "pull-requests", "play-lists", "merge-requests", "upload-sessions", "sign-ups", "roll-outs", "record-holds", "time-entries", "sla-policies"]) {
     test(`accepts ${JSON.stringify(name)}`, () => {
       assert.deepEqual(checkCollectionName(name), []);
     });

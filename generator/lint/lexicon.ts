@@ -31,6 +31,34 @@ const PLURAL_VERB_RATIO = 5;
 const VERB_EVIDENCE = 3;
 /** How much more often a word before the last must be a verb than a noun to read as a verb. */
 const MODIFIER_VERB_RATIO = 1.5;
+/**
+ * A word whose noun was seen this often is read as a noun: before the last word it qualifies the
+ * noun after it, as nouns do in compounds (`work-orders`: work 13 verb, 6 noun; `pull-requests`
+ * 8, 4; `play-lists` 21, 8; not `close-tickets`, 6 to 1), and its plural is a plural noun
+ * (`holds`, 23 to 3; not `closes`).
+ */
+const MODIFIER_NOUN_EVIDENCE = 3;
+
+/**
+ * The verbs SPEC §2.3 names: no word of a path may be one of them, as written, wherever it
+ * stands and whatever else it is (`cancel-orders`, `check-ins`, `login-attempts` are refused; their
+ * plural nouns, `cancellations`, `checks`, `logins`, are words of their own).
+ */
+export const SPEC_VERBS: ReadonlySet<string> = new Set([
+  "get", "put", "post", "patch", "create", "update", "delete", "remove", "cancel", "search",
+  "list", "do", "make", "add", "set", "fetch", "find", "run", "execute", "exec", "perform",
+  "process", "submit", "send", "approve", "reject", "activate", "deactivate", "enable",
+  "disable", "start", "stop", "edit", "modify", "change", "save", "query", "lookup", "retrieve",
+  "calculate", "compute", "trigger", "invoke", "call", "register", "login", "logout", "reset",
+  "verify", "validate", "check", "refund", "archive", "restore", "upsert", "insert", "replace",
+  "count", "show", "view", "renew",
+]);
+
+/**
+ * The particle of a phrasal noun (`sign-ups`, `log-ins`, `roll-outs`): as the last word of a
+ * hyphenated name, in the plural, it is never read as a verb of its own.
+ */
+const PARTICLES = new Set(["up", "in", "out", "off", "on", "down", "over", "back", "through", "away", "around"]);
 
 /** Verbs that are always refused in a path whatever else they are: what the HTTP method itself says. */
 const METHOD_WORDS = new Set([
@@ -65,11 +93,13 @@ export function sensesOf(word: string): WordSenses {
 
 /** Whether a word that is not the last of a name (it qualifies the noun after it) is a verb: `close` in `close-tickets`. */
 export function isVerbWord(word: string): boolean {
-  if (METHOD_WORDS.has(word)) return true;
+  if (METHOD_WORDS.has(word) || SPEC_VERBS.has(word)) return true;
   const { noun, verb } = sensesOf(word);
-  // A verb only (`generate`), or a verb seen often and clearly more often than the noun
-  // (`close` 6 to 1, `search` 4 to 2); not `echo` (2 to 1: too seldom to weigh) nor `change` (8 to 7).
-  return verb >= 0 && (noun < 0 || (verb >= VERB_EVIDENCE && verb > MODIFIER_VERB_RATIO * noun));
+  // A verb seen often (`generate` 4, `assign` 5: a verb only; `close` 6 to a noun seen once),
+  // and clearly more often than a noun seen seldom. Not `echo` (2 to 1: too seldom to weigh),
+  // nor a verb WordNet saw too seldom to weigh that newer English uses as a noun (`merge-requests`,
+  // `upload-sessions`, `deploy-keys`), nor a word whose noun is common (`work-orders`, `pull-requests`).
+  return verb >= VERB_EVIDENCE && (noun < 0 || (noun < MODIFIER_NOUN_EVIDENCE && verb > MODIFIER_VERB_RATIO * noun));
 }
 
 /**
@@ -78,7 +108,7 @@ export function isVerbWord(word: string): boolean {
  * also a verb (`returns`, `orders`, `reports`) is a noun. Gives the verb as WordNet lists it.
  */
 export function verbOfLastWord(word: string): string | null {
-  if (METHOD_WORDS.has(word)) return word;
+  if (METHOD_WORDS.has(word) || SPEC_VERBS.has(word)) return word;
   const senses = sensesOf(word);
   // A singular last word is a verb unless its noun is common too (`address`, `report`, `return`:
   // then it is a noun that lacks its plural, which path-plural says).
@@ -88,9 +118,17 @@ export function verbOfLastWord(word: string): string | null {
     if (verb < 0) continue;
     // Never a noun (`generates`), or a noun seldom next to a verb seen often (`closes`); a
     // verb seen too seldom to weigh (`updates`, `resets`) leaves the noun its reading.
-    return noun < 0 || (verb >= VERB_EVIDENCE && verb > PLURAL_VERB_RATIO * noun) ? singular : null;
+    // A noun seen often enough keeps its plural too (`holds`: 23 verb senses to 3 noun ones).
+    return noun < 0 || (verb >= VERB_EVIDENCE && noun < MODIFIER_NOUN_EVIDENCE && verb > PLURAL_VERB_RATIO * noun)
+      ? singular
+      : null;
   }
   return null;
+}
+
+/** Whether the last word of a hyphenated name is the plural of a particle (`ups` in `sign-ups`): a noun, never a verb. */
+export function isParticlePlural(word: string): boolean {
+  return singularsOf(word).some((singular) => PARTICLES.has(singular));
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { RuleId } from "../diagnostics/catalog.ts";
 import { defineUnit, Engine } from "../engine.ts";
 import { irregularPlurals } from "../util/names.ts";
-import { isCompoundNoun, isVerbWord, lexiconVersion, verbOfLastWord } from "./lexicon.ts";
+import { isCompoundNoun, isParticlePlural, isVerbWord, lexiconVersion, SPEC_VERBS, verbOfLastWord } from "./lexicon.ts";
 
 /**
  * The path rules of SPEC §2.3 for one name that becomes a path segment: a collection, a
@@ -274,21 +274,36 @@ function checkSegment(segment: string, what: string): NameProblem[] {
   // Which words are verbs, by the English lexicon (lexicon.ts): the last word may be a verb's
   // third person (`closes`), the others its base form (`close-tickets`).
   const verbs = new Map<string, string>();
-  // A compound noun WordNet lists (`no-shows`, `check-ins`) is a noun, whatever its words.
-  if (words.length < 2 || !isCompoundNoun(tidy))
-    words.forEach((word, i) => {
-      const verb = i === words.length - 1 ? verbOfLastWord(word) : isVerbWord(word) ? word : null;
-      if (verb !== null && !verbs.has(word)) verbs.set(word, verb);
-    });
+  // A compound noun WordNet lists (`no-shows`, `follow-ups`) is a noun, whatever its words but
+  // those SPEC §2.3 names (`check-ins` is refused: "check" is one); so is a phrasal noun's
+  // particle (`sign-ups`).
+  const compound = words.length > 1 && isCompoundNoun(tidy);
+  words.forEach((word, i) => {
+    const last = i === words.length - 1;
+    const verb = compound
+      ? SPEC_VERBS.has(word)
+        ? word
+        : null
+      : last
+        ? words.length > 1 && isParticlePlural(word)
+          ? null
+          : verbOfLastWord(word)
+        : isVerbWord(word)
+          ? word
+          : null;
+    if (verb !== null && !verbs.has(word)) verbs.set(word, verb);
+  });
   for (const [word, verb] of verbs) {
     const reading = word === verb ? "" : ` (${verb})`;
     problems.push({
       rule: "path-no-verb",
       message: `${what} name ${quoted} contains the verb "${word}"${reading}; no verb may appear in a path`,
-      fix: verbFix(
-        verb,
-        words.filter((w) => !verbs.has(w)),
-      ),
+      fix: compound
+        ? `${quoted} is a noun, but SPEC §2.3 refuses the word "${word}" wherever it stands: write it as one word, ${JSON.stringify(words.join(""))}, or use another noun`
+        : verbFix(
+            verb,
+            words.filter((w) => !verbs.has(w)),
+          ),
     });
   }
   const last = words[words.length - 1]!;
