@@ -553,6 +553,28 @@ describe("the gate's diagnostics point at the definition line", () => {
     });
   });
 
+  // SPEC §12: making a resource tenant-scoped is breaking, a resource with no write body too
+  // (`operations: [list, read]`): every tenant's principal then reads only its records. Its
+  // records name the tenant field (`x-canon-tenant`), which the gate compares.
+  test("a read-only resource made tenant-scoped breaks its published version, once (SPEC §12.4)", async () => {
+    const readOnly = { "authors.yaml": replace("resource: authors\n", "resource: authors\noperations: [list, read]\n") };
+    const publishedReadOnly = (await documents(variant("tenant-read-only-base", readOnly))).get("v1")!;
+    const dir = variant("tenant-read-only", {
+      "authors.yaml": replace("resource: authors\nfields:\n", "resource: authors\noperations: [list, read]\nfields:\n  book_id: { type: uuid, references: books, tenant: true }\n"),
+    });
+    const changes = compareDocuments(publishedReadOnly, (await documents(dir)).get("v1")!);
+    assert.ok(changes.some((c) => c.breaking && matches(c, { kind: "tenant-added", operationId: "getAuthor", part: "response", keyword: "x-canon-tenant" })), listing(changes));
+    const result = await gate(dir, new Map([["v1", publishedReadOnly]]), await documents(dir));
+    const breaks = result.diagnostics.filter((d) => d.message.includes("[tenant-added]"));
+    assert.equal(breaks.length, 1, result.diagnostics.map(formatDiagnostic).join("\n"));
+    assert.equal(breaks[0]!.location.line, lineOf(dir, "authors.yaml", "tenant: true"), formatDiagnostic(breaks[0]!));
+    assert.deepEqual(result.broken, ["v1"]);
+    // A document written before records named their tenant is compared on its write bodies only.
+    const before = structuredClone(publishedReadOnly) as JsonObject;
+    delete (before.info as JsonObject)["x-canon-tenant-records"];
+    assert.ok(!compareDocuments(before, (await documents(dir)).get("v1")!).some((c) => c.kind === "tenant-added"));
+  });
+
   test("a composite unique constraint removed, or its fields reordered, breaks nothing (SPEC §12.3)", async () => {
     const withList = (await documents(variant("unique-list", { [books]: replace("sort: [pages, genre]\n", "sort: [pages, genre]\nunique: [[title, isbn]]\n") }))).get("v1")!;
     const reordered = (await documents(variant("unique-reordered", { [books]: replace("sort: [pages, genre]\n", "sort: [pages, genre]\nunique: [[isbn, title]]\n") }))).get("v1")!;

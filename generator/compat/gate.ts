@@ -267,7 +267,9 @@ function groups(input: GateInput, breaks: VersionedChange[]): Array<VersionedCha
     // A filter's operators (`price[gte]`) are the filter's: one break of the field, not one per operator.
     // A constraint of the whole record (a composite unique, the tenant) is one break for every body that has it (create, update, replace).
     const wholeRecord = c.kind.startsWith("unique-") || c.kind.startsWith("tenant-");
-    const place = c.schema?.field ? c.schema.field : c.part.in === "parameter" ? c.part.name : wholeRecord ? c.part.in : `${c.operation?.method} ${pathKey(c.operation?.path ?? "")}`;
+    // The tenant is one break for bodies and records alike (records name it too, for a resource with no write body).
+    const whole = c.kind.startsWith("tenant-") ? "record" : c.part.in;
+    const place = c.schema?.field ? c.schema.field : c.part.in === "parameter" ? c.part.name : wholeRecord ? whole : `${c.operation?.method} ${pathKey(c.operation?.path ?? "")}`;
     // A filter renamed (`price` and `price[gte]` to `cost` and `cost[gte]`) is one break too.
     const detail = c.detail.replace(/\[[a-z]+\]"/g, '"');
     const key = `${location.file}:${location.line}:${location.column}|${c.kind}|${c.keyword ?? ""}|${filterFieldOf(place.split(".").pop()!)}|${detail}|${exportFilter}`;

@@ -148,7 +148,7 @@ function compareResolved(ctx: SchemaContext, o: Located, n: Located, place: Plac
   if (input && namesReferences) compareReferences(old, now, report);
   if (!input) compareOnDelete(old, now, report);
   if (input) compareUnique(old, now, listsUniqueFields(ctx.oldDoc), report);
-  if (input) compareTenant(old, now, report);
+  if (input || namesTenantOnRecords(ctx.oldDoc)) compareTenant(old, now, report);
   if (input) compareSortKeys(old, now, report);
   if (input && !sameJson(old.default, now.default)) {
     report({ kind: "default-changed", breaking: false, keyword: "default", detail: `defaults to ${show(now.default)} instead of ${show(old.default)}` });
@@ -392,6 +392,15 @@ function compareOnDelete(old: JsonObject, now: JsonObject, report: Report): void
 }
 
 /**
+ * Whether a published document names the tenant field on its records too (`x-canon-tenant` on the
+ * record schema, `info.x-canon-tenant-records`), so that a resource with no write body made
+ * tenant-scoped is seen; in one written before, only write bodies are compared for it.
+ */
+function namesTenantOnRecords(doc: JsonObject): boolean {
+  return isObject(doc.info) && doc.info["x-canon-tenant-records"] === true;
+}
+
+/**
  * Whether a published document lists the fields unique on their own in `x-canon-unique` (lists of
  * one, `info.x-canon-unique-fields`); in one written before, they are not compared.
  */
@@ -455,7 +464,7 @@ function compareUnique(old: JsonObject, now: JsonObject, singles: boolean, repor
 }
 
 /**
- * Tenancy of a write body (`x-canon-tenant`, SPEC §12.4): a resource made tenant-scoped refuses
+ * Tenancy of a write body or a record (`x-canon-tenant`, SPEC §12.4): a resource made tenant-scoped refuses
  * (404, 403, 422) what the published version let a principal with a tenant do, a break; so does
  * a resource no longer tenant-scoped, or scoped by another field (what each tenant sees changes).
  */

@@ -58,7 +58,7 @@ export type ChangeKind =
   | "unique-added"
   | "unique-widened"
   | "unique-removed"
-  // tenancy of a write body (`x-canon-tenant`, SPEC §12.4)
+  // tenancy of a write body or a record (`x-canon-tenant`, SPEC §12.4)
   | "tenant-added"
   | "tenant-removed"
   // the state machine of an enum field (`x-canon-transitions`, SPEC §12.5)

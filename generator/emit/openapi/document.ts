@@ -69,6 +69,9 @@ export function openapiDocument(model: ApiModel, version: VersionModel, context?
       // The gate reads it: this document's `x-canon-unique` lists fields unique on their own too
       // (lists of one); in a document written before, those are not compared.
       "x-canon-unique-fields": true,
+      // The gate reads it: this document's records (not only its write bodies) name their tenant
+      // field (`x-canon-tenant`); in a document written before, records are not compared for it.
+      "x-canon-tenant-records": true,
     },
     servers: [{ url: version.baseUrl }],
     security: [{ bearerAuth: [] }],

@@ -77,7 +77,7 @@ function recordSchema(resource: VersionResource, storage: StorageResource | unde
   const fields = resource.fields.filter((f) => f.output);
   const stored = new Map(storage?.fields.map((f) => [f.name, f]));
   const always = (f: VersionField) => !f.optional && stored.get(f.storageName)?.optional !== true;
-  return closedObject(
+  const record = closedObject(
     [
       ["id", idSchema],
       ...fields.map((f): [string, Json] => [f.name, fieldSchema(f, "output")]),
@@ -87,6 +87,10 @@ function recordSchema(resource: VersionResource, storage: StorageResource | unde
     ["id", ...fields.filter(always).map((f) => f.name), "created_at", "updated_at"],
     resource.description,
   );
+  // The record names its tenant field too (SPEC §12.4), as the write bodies do: a resource with no
+  // write body (`operations: [list, read]`) made tenant-scoped changes what every tenant's
+  // principal reads, and the gate sees it here (`info.x-canon-tenant-records`).
+  return resource.tenantKey && resource.tenantKey !== "id" ? { ...record, "x-canon-tenant": resource.tenantKey } : record;
 }
 
 /** The record an action creates: its own id, the target's id, the action's fields, created_at. */
