@@ -10,7 +10,7 @@ import { pathToFileURL } from "node:url";
 import { after, before, describe, test } from "node:test";
 import { call, detailFields, expectError, expectStatus, startFixture, type Api } from "./helpers.ts";
 import { repoRoot } from "../support/cli.ts";
-import { SPEC_COMPILER_OPTIONS, tsc } from "../support/tsc.ts";
+import { SPEC_COMPILER_OPTIONS, tscAsync } from "../support/tsc.ts";
 
 type Obj = Record<string, any>;
 
@@ -126,8 +126,8 @@ describe(`hooks (SPEC §12.5), ${STORE} store`, () => {
   test(
     "the documented example type-checks against the generated types",
     { skip: STORE !== "memory" && "a type check: the memory run covers it, the store changes nothing" },
-    () => {
-      const result = tsc(path.join(api.dir, "tsconfig.example.json"), SPEC_COMPILER_OPTIONS, [
+    async () => {
+      const result = await tscAsync(path.join(api.dir, "tsconfig.example.json"), SPEC_COMPILER_OPTIONS, [
         path.join(api.dir, "hooks-example.ts"),
       ]);
       assert.equal(result.code, 0, result.output);

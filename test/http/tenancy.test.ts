@@ -9,7 +9,7 @@ import { after, before, describe, test } from "node:test";
 import { pathToFileURL } from "node:url";
 import fc from "fast-check";
 import { download, exportsFolder, ndjson, settled } from "../exports/helpers.ts";
-import { SPEC_COMPILER_OPTIONS, tsc } from "../support/tsc.ts";
+import { SPEC_COMPILER_OPTIONS, tscAsync } from "../support/tsc.ts";
 import { call, expectError, expectStatus, startFixture, type Api } from "./helpers.ts";
 
 type Obj = Record<string, any>;
@@ -629,7 +629,7 @@ export async function isolation(baseUrl: string, a: string, b: string, agentOfB:
 }
 `,
     );
-    const checked = tsc(path.join(api.dir, "tsconfig.client.json"), SPEC_COMPILER_OPTIONS, [program]);
+    const checked = await tscAsync(path.join(api.dir, "tsconfig.client.json"), SPEC_COMPILER_OPTIONS, [program]);
     assert.equal(checked.code, 0, checked.output);
     const { isolation } = (await import(pathToFileURL(program).href)) as {
       isolation: (...args: string[]) => Promise<Obj>;
@@ -655,7 +655,7 @@ export async function isolation(baseUrl: string, a: string, b: string, agentOfB:
   test(
     "a hook's store handle takes a tenant-scoped insert without its tenant field, typed (HookInserts)",
     { skip: STORE !== "memory" && "a type check: the memory run covers it, the store changes nothing" },
-    () => {
+    async () => {
       const program = path.join(api.dir, "tenant-hooks.ts");
       writeFileSync(
         program,
@@ -680,7 +680,7 @@ export const hooks: Hooks = {
 };
 `,
       );
-      const checked = tsc(path.join(api.dir, "tsconfig.hooks.json"), SPEC_COMPILER_OPTIONS, [program]);
+      const checked = await tscAsync(path.join(api.dir, "tsconfig.hooks.json"), SPEC_COMPILER_OPTIONS, [program]);
       assert.equal(checked.code, 0, checked.output);
     },
   );

@@ -1,6 +1,6 @@
 // tsc over generated code, with the compiler options of SPEC §4 (or others), from a config file
 // written beside what it checks.
-import { spawnSync } from "node:child_process";
+import { execFile, spawnSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { repoRoot } from "./cli.ts";
@@ -24,4 +24,21 @@ export function tsc(config: string, compilerOptions: object, include: string[]):
   writeFileSync(config, JSON.stringify({ compilerOptions, include: include.map((p) => path.relative(dir, p)) }));
   const result = spawnSync(path.join(repoRoot, "node_modules", ".bin", "tsc"), ["-p", config], { encoding: "utf8" });
   return { code: result.status ?? -1, output: result.stdout + result.stderr };
+}
+
+/**
+ * `tsc`, without blocking the event loop: for a test whose service runs in the same process. A
+ * check of several seconds under spawnSync stops the server's timers too, and the keep-alive
+ * connection the next request reuses is then closed under it (ECONNRESET).
+ */
+export function tscAsync(config: string, compilerOptions: object, include: string[]): Promise<{ code: number; output: string }> {
+  mkdirSync(path.dirname(config), { recursive: true });
+  const dir = path.dirname(config);
+  writeFileSync(config, JSON.stringify({ compilerOptions, include: include.map((p) => path.relative(dir, p)) }));
+  return new Promise((resolve) => {
+    execFile(path.join(repoRoot, "node_modules", ".bin", "tsc"), ["-p", config], { encoding: "utf8", maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
+      const code = error ? (typeof error.code === "number" ? error.code : -1) : 0;
+      resolve({ code, output: stdout + stderr });
+    });
+  });
 }
