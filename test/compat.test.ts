@@ -1053,6 +1053,19 @@ describe("the CLI", () => {
     const reopened = canon(["generate"], dir);
     assert.equal(reopened.code, 1);
     assert.match(reopened.stderr, /error version-draft-published v2 is published/);
+    // The summary names what was refused, not a break of the contract.
+    assert.match(reopened.stderr, /canon generate: refused: v2 is published and cannot become a draft again \(draft: true\): remove draft: true/);
+    assert.doesNotMatch(reopened.stderr, /published versions never break/);
+    // --allow-breaking lets a break of a version that never shipped through; it does not unpublish one.
+    const before = snapshot(out);
+    for (const command of ["generate", "check"]) {
+      const forced = canon([command, "--allow-breaking"], dir);
+      assert.equal(forced.code, 1, `${command} --allow-breaking: ${forced.stdout}`);
+      assert.match(forced.stderr, /api\.yaml:\d+:\d+ error version-draft-published v2 is published/);
+      assert.match(forced.stderr, /--allow-breaking does not reopen a published version/);
+      assert.doesNotMatch(forced.stderr, /WARNING: --allow-breaking/);
+    }
+    assert.deepEqual(snapshot(out), before, "nothing written: v2's document is still no draft's");
   });
 
   test("lint warns about a near sunset, and fails on it only with --fail-on-sunset", () => {
@@ -1097,6 +1110,40 @@ describe("retiring a version", () => {
     const ci = canon(["check", "--today", "2026-11-21"], ws);
     assert.equal(ci.code, 1, ci.stdout);
     assert.match(ci.stderr, /v1 is retired before its sunset/);
+  });
+});
+
+describe("retired: true against the published document's sunset", () => {
+  const api = (versions: string) => replace("  v1: {}\n", versions);
+
+  test("a sunset moved earlier in api.yaml, then retired: said as retired before the published sunset (not removed), at retired, with a summary that says so", () => {
+    const dir = variant("retire-moved", { "api.yaml": api("  v1:\n    deprecated: 2026-09-01\n    sunset: 2027-06-30\n  v2: {}\n") });
+    assert.equal(canon(["generate", "--today", today], dir).code, 0);
+    const file = path.join(dir, "definitions", "api.yaml");
+    // The lint rule (version-sunset) measures api.yaml's own dates, which now say the sunset has passed.
+    writeFileSync(file, readFileSync(file, "utf8").replace("    deprecated: 2026-09-01\n    sunset: 2027-06-30\n", "    deprecated: 2026-06-01\n    sunset: 2026-09-01\n    retired: true\n"));
+    const before = snapshot(path.join(dir, "generated"));
+    for (const command of ["generate", "check"]) {
+      const run = canon([command, "--today", today], dir);
+      assert.equal(run.code, 1, run.stdout);
+      assert.match(run.stderr, /api\.yaml:9:14 error version-removed-early v1 is published and marked retired: true before the sunset its published document announces, 2027-06-30 \(today is 2026-11-21\); api\.yaml now says sunset: 2026-09-01/);
+      assert.match(run.stderr, /fix: remove retired: true from v1 and put back sunset: 2027-06-30 .*retire it on or after 2027-06-30/);
+      assert.match(run.stderr, new RegExp(`canon ${command}: refused: v1 is retired \\(retired: true\\) before its sunset on 2027-06-30`));
+      assert.doesNotMatch(run.stderr, /removed from the definitions|published versions never break/);
+    }
+    assert.deepEqual(snapshot(path.join(dir, "generated")), before);
+  });
+
+  test("a version published without a deprecation, then deprecated and retired at once: its clients had no notice", () => {
+    const dir = variant("retire-unannounced", { "api.yaml": api("  v1: {}\n  v2: {}\n") });
+    assert.equal(canon(["generate", "--today", today], dir).code, 0);
+    const file = path.join(dir, "definitions", "api.yaml");
+    writeFileSync(file, readFileSync(file, "utf8").replace("  v1: {}\n", "  v1:\n    deprecated: 2026-01-01\n    sunset: 2026-06-01\n    retired: true\n"));
+    const run = canon(["generate", "--today", today], dir);
+    assert.equal(run.code, 1, run.stdout);
+    assert.match(run.stderr, /api\.yaml:9:14 error version-removed-early v1 is published and marked retired: true, but its published document never announced a deprecation or sunset/);
+    assert.match(run.stderr, /canon generate: refused: v1 is retired \(retired: true\), but its published document never announced a deprecation or sunset/);
+    assert.doesNotMatch(run.stderr, /removed from the definitions|published versions never break/);
   });
 });
 

@@ -63,7 +63,11 @@ async function migrationsRead(
   }
 }
 
-/** What the compatibility gate decided, said once after the diagnostics. */
+/**
+ * What the compatibility gate decided, said once after the diagnostics: for each kind of refusal
+ * (a break, a published version marked draft, one retired or removed before its sunset) what was
+ * refused and the way out, not one text for all.
+ */
 async function reportGate(
   command: string,
   result: GenerateResult,
@@ -76,21 +80,52 @@ async function reportGate(
   for (const v of gate.retired) report.info(`canon ${command}: ${v} retired: its sunset date has passed`);
   if (gate.broken.length === 0) return;
   const { versionList } = await import("../compat/messages.ts");
-  const versions = versionList(gate.broken);
-  const has = gate.broken.length > 1 ? "have" : "has";
-  if (options.allowBreaking) {
-    report.error(
-      `\n*** WARNING: --allow-breaking: the changes above BREAK the published ${versions}. Every client of ${versions} that relies on them breaks.\n` +
-        `*** Use --allow-breaking only for a version that has never shipped; otherwise add a new version (see docs/versioning.md).\n\n`,
+  const reasonOf = (v: string) => gate.refusals.get(v)?.reason ?? "breaking-change";
+  const breaking = gate.broken.filter((v) => reasonOf(v) === "breaking-change");
+  const drafts = gate.broken.filter((v) => reasonOf(v) === "draft");
+  const early = gate.broken.filter((v) => reasonOf(v) === "retired-early" || reasonOf(v) === "removed-early");
+  const lines: string[] = [];
+  if (drafts.length > 0) {
+    const them = drafts.length > 1 ? "them" : "it";
+    lines.push(
+      `canon ${command}: refused: ${versionList(drafts)} ${drafts.length > 1 ? "are" : "is"} published and cannot become a draft again (draft: true): remove draft: true from ${them} and make the change in a new version (docs/versioning.md, "Draft versions").` +
+        (options.allowBreaking ? ` --allow-breaking does not reopen a published version.` : "") +
+        "\n",
     );
+  }
+  // --allow-breaking lets breaks and early removals through (as warnings), never a draft.
+  const through = [...breaking, ...early].sort();
+  if (options.allowBreaking) {
+    if (through.length > 0) {
+      const versions = versionList(through);
+      lines.unshift(
+        `\n*** WARNING: --allow-breaking: the changes above BREAK the published ${versions}. Every client of ${versions} that relies on them breaks.\n` +
+          `*** Use --allow-breaking only for a version that has never shipped; otherwise add a new version (see docs/versioning.md).\n`,
+      );
+    }
+    report.error(lines.join("") + (through.length > 0 ? "\n" : ""));
     return;
   }
-  report.error(
-    `canon ${command}: refused: published versions never break (${versions}). Make the change in a new version, as each fix says (docs/versioning.md).\n` +
-      (rerun
-        ? `  If ${versions} ${has} never shipped, let the change through: stop this session (Ctrl-C) and run\n    ${rerun}\n`
-        : `  A break that no change of the definitions explains comes from canon itself: keep the canon release that published ${versions}, or pass --allow-breaking if ${versions} ${has} never shipped.\n`),
-  );
+  for (const v of early) {
+    const { reason, sunset } = gate.refusals.get(v)!;
+    const done = reason === "retired-early" ? "is retired (retired: true)" : "was removed from api.yaml's versions";
+    lines.push(
+      sunset
+        ? `canon ${command}: refused: ${v} ${done} before its sunset on ${sunset}, the date its published document promised its clients. Serve it until then: ${reason === "retired-early" ? "remove retired: true" : "list it again"}, and retire it on or after ${sunset} (docs/versioning.md, "Deprecating and removing a version").\n`
+        : `canon ${command}: refused: ${v} ${done}, but its published document never announced a deprecation or sunset. Deprecate it first, and retire it once its sunset has passed (docs/versioning.md, "Deprecating and removing a version").\n`,
+    );
+  }
+  if (breaking.length > 0) {
+    const versions = versionList(breaking);
+    const has = breaking.length > 1 ? "have" : "has";
+    lines.push(
+      `canon ${command}: refused: published versions never break (${versions}). Make the change in a new version, as each fix says (docs/versioning.md).\n` +
+        (rerun
+          ? `  If ${versions} ${has} never shipped, let the change through: stop this session (Ctrl-C) and run\n    ${rerun}\n`
+          : `  A break that no change of the definitions explains comes from canon itself: keep the canon release that published ${versions}, or pass --allow-breaking if ${versions} ${has} never shipped.\n`),
+    );
+  }
+  report.error(lines.join(""));
 }
 
 /**

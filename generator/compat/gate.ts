@@ -2,7 +2,7 @@ import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { diagnostic } from "../diagnostics/catalog.ts";
 import type { Diagnostic, SourceLocation } from "../diagnostics/diagnostic.ts";
-import type { ApiModel, Definitions } from "../model/types.ts";
+import type { ApiModel, Definitions, VersionDef } from "../model/types.ts";
 import { versionNumber } from "../model/snapshot.ts";
 import { compareDocuments } from "./compare.ts";
 import { isExportFilters, isOneExport, listUnderOf, locateChange } from "./locate.ts";
@@ -41,10 +41,23 @@ export interface GateInput {
   documentOf?: (version: string) => Json | undefined;
 }
 
+/** Why the gate refused a published version: what the summary after the diagnostics says. */
+export type Refusal =
+  /** A breaking change of its contract. */
+  | "breaking-change"
+  /** `draft: true` on it: a published version cannot become a draft again. */
+  | "draft"
+  /** `retired: true` before the sunset its published document announces (or with none announced). */
+  | "retired-early"
+  /** Gone from api.yaml's versions before the sunset its published document announces. */
+  | "removed-early";
+
 export interface GateResult {
   diagnostics: Diagnostic[];
   /** Published versions that this run would break (or remove early). */
   broken: string[];
+  /** Why each of `broken` is refused, by version (the published sunset where that is why). */
+  refusals: Map<string, { reason: Refusal; sunset?: string }>;
   /** Published versions removed after their sunset: accepted. */
   retired: string[];
 }
@@ -97,7 +110,7 @@ export async function compatibilityGate(input: GateInput): Promise<GateResult> {
   const unpublished = input.definitions.versions.find((v) => !v.retired && !published.has(v.name))?.name;
   const next = firstDraft ?? unpublished ?? `v${latest + 1}`;
   const drafts = new Set(input.definitions.versions.filter((v) => v.draft).map((v) => v.name));
-  const result: GateResult = { diagnostics: [], broken: [], retired: [] };
+  const result: GateResult = { diagnostics: [], broken: [], refusals: new Map(), retired: [] };
   const severity = input.allowBreaking ? "warning" : "error";
   const push = (d: Diagnostic) => result.diagnostics.push({ ...d, severity });
   const breaking: VersionedChange[] = [];
@@ -116,25 +129,31 @@ export async function compatibilityGate(input: GateInput): Promise<GateResult> {
     if (wasDraft(old)) continue;
     if (drafts.has(version)) {
       result.broken.push(version);
+      result.refusals.set(version, { reason: "draft" });
       const at = input.definitions.versions.find((v) => v.name === version)!.at("draft");
-      push(
+      // Refused with --allow-breaking too: that flag lets a break of a version that never shipped
+      // through, it does not make a published version unpublished (its document would lose
+      // nothing a client could see, and the gate would stop holding it from then on).
+      result.diagnostics.push(
         diagnostic(
           "version-draft-published",
           at,
           `${version} is published (its document in the output folder is no draft): it cannot become a draft again, its clients rely on it`,
-          `remove draft: true from ${version}; make the change in a new version${firstDraft && firstDraft !== version ? ` or in the draft ${firstDraft}` : ""}`,
+          `remove draft: true from ${version}; make the change in a new version${firstDraft && firstDraft !== version ? ` or in the draft ${firstDraft}` : ""}${input.allowBreaking ? ` (--allow-breaking does not reopen a published version; if ${version} never shipped, change it in place with --allow-breaking instead)` : ""}`,
         ),
       );
       continue;
     }
     if (content === undefined) {
-      const problem = removedVersion(version, old, input.today);
+      const listed = input.definitions.versions.find((v) => v.name === version);
+      const problem = removedVersion(version, old, input.today, listed);
       if (!problem) {
         result.retired.push(version);
         continue;
       }
       result.broken.push(version);
-      push(diagnostic("version-removed-early", input.definitions.at("versions"), problem.message, problem.fix));
+      result.refusals.set(version, { reason: listed?.retired ? "retired-early" : "removed-early", ...(problem.sunset ? { sunset: problem.sunset } : {}) });
+      push(diagnostic("version-removed-early", listed?.retired ? listed.at("retired") : input.definitions.at("versions"), problem.message, problem.fix));
       continue;
     }
     const now = parsed(content, () => input.documentOf?.(version) ?? parseJson(content));
@@ -161,6 +180,7 @@ export async function compatibilityGate(input: GateInput): Promise<GateResult> {
     );
     if (breaks.length === 0) continue;
     result.broken.push(version);
+    result.refusals.set(version, { reason: "breaking-change" });
     breaking.push(...breaks.map((change) => ({ version, change })));
   }
   for (const group of groups(input, breaking)) {
@@ -229,18 +249,40 @@ function parseJson(text: string): Json | undefined {
   }
 }
 
-function removedVersion(version: string, old: Json, today: string): { message: string; fix: string } | null {
+/**
+ * Why a published version that this run no longer generates may not go yet, or null when it may:
+ * its published document announced a sunset (the `Sunset` header) that has come. A version still
+ * listed with `retired: true` is said as retired (what the team did), one gone from `versions` as
+ * removed; a sunset that api.yaml moved earlier than the published one is named, since the
+ * published date is the promise the clients hold.
+ */
+function removedVersion(version: string, old: Json, today: string, listed: VersionDef | undefined): { message: string; fix: string; sunset?: string } | null {
   const sunset = sunsetOf(old);
   if (sunset !== undefined && today >= sunset) return null;
+  if (listed?.retired) {
+    if (sunset === undefined) {
+      return {
+        message: `${version} is published and marked retired: true, but its published document never announced a deprecation or sunset: its clients have had no notice`,
+        fix: `remove retired: true from ${version}; give it deprecated and a sunset at least 90 days from today and generate, so that its responses announce them (Deprecation, Sunset); retire it once that sunset has passed`,
+      };
+    }
+    const moved = listed.sunset !== undefined && listed.sunset !== sunset ? `; api.yaml now says sunset: ${listed.sunset}, but the published date is the one its clients were promised` : "";
+    return {
+      sunset,
+      message: `${version} is published and marked retired: true before the sunset its published document announces, ${sunset} (today is ${today})${moved}`,
+      fix: `remove retired: true from ${version}${moved ? ` and put back sunset: ${sunset}` : ""} (canon serves it until then); retire it on or after ${sunset}`,
+    };
+  }
   if (sunset === undefined) {
     return {
       message: `${version} is published and was removed from the definitions, but it was never deprecated: its clients have had no notice`,
-      fix: `put ${version} back in versions in api.yaml; deprecate it with a sunset date at least 90 days later, and remove it once that date has passed`,
+      fix: `put ${version} back in versions in api.yaml; deprecate it with a sunset date at least 90 days later, and retire it (retired: true) once that date has passed`,
     };
   }
   return {
+    sunset,
     message: `${version} is published and was removed from the definitions before its sunset on ${sunset} (today is ${today})`,
-    fix: `keep ${version} in versions in api.yaml until ${sunset}; remove it on or after that date`,
+    fix: `keep ${version} in versions in api.yaml until ${sunset}; on or after that date write retired: true on it (a version stays listed once retired)`,
   };
 }
 
