@@ -1104,6 +1104,13 @@ describe("retiring a version", () => {
     assert.equal(late.code, 0, late.stderr);
     assert.equal(existsSync(path.join(ws, "generated", "v1")), false, "v1 is gone");
     assert.ok(existsSync(path.join(ws, "generated", "v2", "openapi.json")));
+    // v1's own files go; v2's guide for late v1 clients stays, and says v1 is retired.
+    assert.doesNotMatch(late.stdout, /removed +generated\/v2\//);
+    const guide = readFileSync(path.join(ws, "generated", "v2", "CHANGES.md"), "utf8");
+    assert.match(guide, /# Storefront API: from v1 to v2/);
+    assert.match(guide, /v1 is retired: it was deprecated on 2026-09-01 and its sunset, 2027-06-30, has passed, so `\/v1\/` paths answer 404/);
+    assert.match(guide, /field `due_cents` was renamed `amount_due_cents`/);
+    assert.doesNotMatch(guide, /goes away on 2027-06-30 \(its sunset\): move before then/);
     assert.equal(canon(["check", "--today", "2027-07-01"], ws).code, 0);
     // The output no longer holds v1's document, but the definitions still say it is retired early:
     // a check run before the sunset (CI, on the real date) refuses an output generated with a later --today.

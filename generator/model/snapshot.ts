@@ -45,8 +45,7 @@ export function presentIn(n: number, added: string | undefined, removed: string 
  */
 export function buildModel(defs: Definitions): ApiModel {
   const resources = [...defs.resources].sort((a, b) => compareText(a.collection, b.collection));
-  const versions = defs.versions.flatMap((v, index): VersionModel[] => {
-    if (v.retired) return [];
+  const snapshotOf = (v: Definitions["versions"][number], index: number): VersionModel => {
     const n = versionNumber(v.name);
     const successor = defs.versions[index + 1]?.name;
     const deprecation =
@@ -61,7 +60,7 @@ export function buildModel(defs: Definitions): ApiModel {
     const present = resources.filter((r) => presentIn(n, r.added, r.removed));
     const versionResources = present.map((r) => versionResource(defs, r, v.name, deprecation ? `${defs.baseUrl}/${deprecation.successor}` : null));
     const exports = present.flatMap((r, i) => (r.exportable && presentIn(n, r.exportAdded, undefined) ? [versionExport(r, versionResources[i]!)] : []));
-    return [{
+    return {
       name: v.name,
       number: n,
       title: defs.title,
@@ -74,8 +73,13 @@ export function buildModel(defs: Definitions): ApiModel {
       resources: versionResources,
       exports: exports.length ? exports : null,
       exportsPath: exports.length ? `/${v.name}/exports` : null,
-    }];
-  });
+    };
+  };
+  const versions = defs.versions.flatMap((v, index) => (v.retired ? [] : [snapshotOf(v, index)]));
+  // The retired version just before the first live one, still listed (docs/versioning.md): the
+  // first live version's CHANGES.md tells its late clients how to move. Not generated or served.
+  const firstLive = defs.versions.findIndex((v) => !v.retired);
+  const retiredPredecessor = firstLive > 0 ? snapshotOf(defs.versions[firstLive - 1]!, firstLive - 1) : null;
   const storage = resources.map((r) => storageResource(r, versions, tenancyOf(defs).keyOf(r.collection)));
   const exportJobs = versions.some((v) => v.exports) ? exportJobStorage() : null;
   const eventCollections = [
@@ -96,6 +100,7 @@ export function buildModel(defs: Definitions): ApiModel {
     eventCollections,
     tenantCollection: tenancyOf(defs).collection,
     versions,
+    retiredPredecessor,
   };
 }
 

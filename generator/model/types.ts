@@ -473,4 +473,10 @@ export interface ApiModel {
   /** The tenant collection (SPEC §12.4), the collection every tenant field references; null without tenancy. */
   tenantCollection: string | null;
   versions: VersionModel[];
+  /**
+   * The retired version just before the first live one (`retired: true`), as it was: nothing is
+   * generated or served for it, but the first live version's CHANGES.md still compares with it
+   * (what a late client of the retired version changes). Null when no version is retired.
+   */
+  retiredPredecessor?: VersionModel | null;
 }

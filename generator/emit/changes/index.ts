@@ -12,6 +12,8 @@ interface ChangesSlice {
   from: string;
   to: string;
   deprecation: VersionModel["deprecation"];
+  /** `from` is retired (no longer generated or served). */
+  retired: boolean;
   /** The OpenAPI documents of `from` and `to`, as the OpenAPI emitter writes them. */
   fromDocument: JsonObject;
   toDocument: JsonObject;
@@ -28,6 +30,7 @@ const changesFile = defineUnit("changes/CHANGES.md", (slice: ChangesSlice) =>
     from: slice.from,
     to: slice.to,
     deprecation: slice.deprecation,
+    retired: slice.retired,
     // The changes of paths compared in an earlier run are remembered (canon dev), found by
     // object where the documents share parts with that run's (compat/parts.ts).
     changes: compareDocuments(slice.fromDocument, slice.toDocument, true),
@@ -42,19 +45,24 @@ const changesFile = defineUnit("changes/CHANGES.md", (slice: ChangesSlice) =>
 export const changesEmitter: Emitter = {
   name: "changes",
   emit(model, context): EmittedFile[] {
-    if (model.versions.length < 2) return [];
+    // A retired version keeps the CHANGES.md of its successor (docs/versioning.md): its late
+    // clients still need it, and its successor's files are not its own to take along.
+    const retired = model.retiredPredecessor ?? null;
+    const versions = retired ? [retired, ...model.versions] : model.versions;
+    if (versions.length < 2) return [];
     const engine = Engine.current();
-    const documents = model.versions.map((version) => context.openapiDocument(model, version) as JsonObject);
+    const documents = versions.map((version) => context.openapiDocument(model, version) as JsonObject);
     // Keyed by the digests of their parts, which the documents' units made with them: no
     // document's whole text is hashed.
     for (const document of documents) engine?.knowDigest(document, documentDigest(document));
-    return model.versions.slice(1).map((version, i) => {
-      const previous = model.versions[i]!;
+    return versions.slice(1).map((version, i) => {
+      const previous = versions[i]!;
       const slice: ChangesSlice = {
         title: model.title,
         from: previous.name,
         to: version.name,
         deprecation: previous.deprecation,
+        retired: previous === retired,
         fromDocument: documents[i]!,
         toDocument: documents[i + 1]!,
       };

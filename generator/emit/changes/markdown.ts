@@ -10,6 +10,8 @@ export interface Step {
   to: string;
   /** The deprecation of `from`, when it is deprecated. */
   deprecation: { deprecated: string; sunset: string } | null;
+  /** `from` is retired: no longer served (its paths answer 404). */
+  retired?: boolean;
   changes: Change[];
 }
 
@@ -74,7 +76,12 @@ export function changesMarkdown(step: Step): string {
     `What a client of ${from} changes to use ${to}, operation by operation. Every path starts with \`/${to}/\` instead of \`/${from}/\`; everything not listed here works in ${to} as it does in ${from}.`,
     "",
   ];
-  if (step.deprecation) {
+  if (step.retired) {
+    out.push(
+      `${from} is retired: it was deprecated ${step.deprecation ? `on ${step.deprecation.deprecated} ` : ""}and its sunset${step.deprecation ? `, ${step.deprecation.sunset},` : ""} has passed, so \`/${from}/\` paths answer 404. A client still on ${from} moves now, as below.`,
+      "",
+    );
+  } else if (step.deprecation) {
     out.push(`${from} is deprecated since ${step.deprecation.deprecated} and goes away on ${step.deprecation.sunset} (its sunset): move before then.`, "");
   }
   const breakingGroups = byOperation(breaking);
