@@ -147,6 +147,15 @@ describe("breaking changes, on real pairs of definitions", () => {
       for (const c of changes) assert.ok(c.text.length > 0 && c.pointer.startsWith("#/"), "each change has words and a pointer");
     });
   });
+
+  test("a type changed to decimal or map is said as decimal or map, not as the JSON type that carries it (SPEC §12.6)", async () => {
+    const decimal = await changesOf("to-decimal", { [books]: replace("pages: { type: integer, minimum: 1, maximum: 5000 }", "pages: { type: decimal, precision: 6, scale: 0 }") });
+    const retyped = decimal.find((c) => c.breaking && c.kind === "type-changed" && c.operation?.operationId === "getBook" && c.field === "pages");
+    assert.equal(retyped?.detail, "changed type from integer to decimal", listing(decimal));
+    const map = await changesOf("to-map", { [books]: replace("note: { type: string, max_length: 100, optional: true }", "note: { type: map, items: { type: string }, optional: true }") });
+    const mapped = map.find((c) => c.breaking && c.kind === "type-changed" && c.operation?.operationId === "getBook" && c.field === "note");
+    assert.equal(mapped?.detail, "changed type from string to map", listing(map));
+  });
 });
 
 describe("changes that break nothing", () => {

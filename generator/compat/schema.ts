@@ -132,7 +132,7 @@ function compareResolved(ctx: SchemaContext, o: Located, n: Located, place: Plac
       kind: "type-changed",
       breaking: true,
       keyword: "type",
-      detail: `changed type from ${ot.types.join(" | ") || "any"} to ${nt.types.join(" | ") || "any"}`,
+      detail: `changed type from ${typeLabel(old, ot.types)} to ${typeLabel(now, nt.types)}`,
     });
     return;
   }
@@ -159,6 +159,18 @@ function compareResolved(ctx: SchemaContext, o: Located, n: Located, place: Plac
     const schemaField = here.schema ? { ...here.schema, field: `${here.schema.field}[]` } : undefined;
     walk(ctx, old.items, now.items, { oldPointer: child(here.oldPointer, "items"), newPointer: child(here.newPointer, "items"), field, schema: schemaField }, inner);
   }
+}
+
+/**
+ * A schema's type as a definition writes it, for the words of a change: a decimal (a string of
+ * `format: decimal`, SPEC §12.6) is `decimal` and a map (an object whose `additionalProperties` is
+ * a schema) `map`, not the JSON types a client would read as another change (`integer` to
+ * `string` for a field that became a decimal).
+ */
+function typeLabel(schema: JsonObject, types: string[]): string {
+  if (types.length === 1 && types[0] === "string" && schema.format === "decimal") return "decimal";
+  if (types.length === 1 && types[0] === "object" && isObject(schema.additionalProperties) && !isObject(schema.properties)) return "map";
+  return types.join(" | ") || "any";
 }
 
 type Report = (c: Omit<SchemaChange, "field" | "schema" | "pointer" | "subject" | "text"> & { pointer?: string }) => void;
