@@ -1163,6 +1163,48 @@ describe("retired: true against the published document's sunset", () => {
   });
 });
 
+describe("a published sunset is a promise (conventions §9.9)", () => {
+  const api = (versions: string) => replace("  v1: {}\n", versions);
+
+  test("moved earlier than the published document announced: refused at sunset, even where api.yaml's dates are valid; a later sunset is accepted", () => {
+    const dir = variant("sunset-earlier", { "api.yaml": api("  v1:\n    deprecated: 2026-11-21\n    sunset: 2027-03-01\n  v2: {}\n") });
+    assert.equal(canon(["generate", "--today", today], dir).code, 0);
+    const file = path.join(dir, "definitions", "api.yaml");
+    const published = readFileSync(file, "utf8");
+    const before = snapshot(path.join(dir, "generated"));
+    // 92 days after the deprecation written: lint's version-sunset is satisfied, and the sunset has
+    // passed, so without the gate the next run could retire v1 months before its promised date.
+    writeFileSync(file, published.replace("    deprecated: 2026-11-21\n    sunset: 2027-03-01\n", "    deprecated: 2026-07-01\n    sunset: 2026-10-01\n"));
+    for (const command of ["generate", "check"]) {
+      const run = canon([command, "--today", today], dir);
+      assert.equal(run.code, 1, run.stdout);
+      assert.match(run.stderr, /api\.yaml:8:13 error version-sunset-earlier v1 is published with its sunset on 2027-03-01, and this moves it earlier to 2026-10-01/);
+      assert.match(run.stderr, /fix: put back sunset: 2027-03-01 on v1/);
+      assert.match(run.stderr, new RegExp(`canon ${command}: refused: v1's sunset may not come before 2027-03-01, the date its published document promised its clients`));
+    }
+    assert.deepEqual(snapshot(path.join(dir, "generated")), before, "nothing written");
+    writeFileSync(file, published.replace("    sunset: 2027-03-01\n", "    sunset: 2027-04-01\n"));
+    const later = canon(["generate", "--today", today], dir);
+    assert.equal(later.code, 0, later.stderr);
+  });
+
+  test("a deprecation first announced with a sunset under 90 days from today (dates written in the past) is refused; 90 days is accepted", () => {
+    const dir = variant("sunset-backdated", { "api.yaml": api("  v1: {}\n  v2: {}\n") });
+    assert.equal(canon(["generate", "--today", today], dir).code, 0);
+    const file = path.join(dir, "definitions", "api.yaml");
+    const published = readFileSync(file, "utf8");
+    writeFileSync(file, published.replace("  v1: {}\n", "  v1:\n    deprecated: 2026-06-01\n    sunset: 2026-09-01\n"));
+    const run = canon(["generate", "--today", today], dir);
+    assert.equal(run.code, 1, run.stdout);
+    assert.match(run.stderr, /api\.yaml:8:13 error version-sunset-earlier v1 is published and this run first announces its deprecation, with a sunset on 2026-09-01: less than 90 days from today \(2026-11-21\)/);
+    assert.match(run.stderr, /fix: give v1 a sunset on 2027-02-19 or later/);
+    assert.match(run.stderr, /canon generate: refused: v1's sunset may not come before 2027-02-19, 90 days from today/);
+    writeFileSync(file, published.replace("  v1: {}\n", "  v1:\n    deprecated: 2026-11-21\n    sunset: 2027-02-19\n"));
+    const onTime = canon(["generate", "--today", today], dir);
+    assert.equal(onTime.code, 0, onTime.stderr);
+  });
+});
+
 describe("a resource made exportable (SPEC §8)", () => {
   const exportBooks = { [books]: replace("fields:", "export: true\nfields:") };
   const exportAuthors = (written: string) => replace("fields:", `${written}\nfields:`);

@@ -68,6 +68,9 @@ async function migrationsRead(
  * (a break, a published version marked draft, one retired or removed before its sunset) what was
  * refused and the way out, not one text for all.
  */
+/** Days of notice a deprecation gives at least (conventions §9.9). */
+const MINIMUM_NOTICE = 90;
+
 async function reportGate(
   command: string,
   result: GenerateResult,
@@ -80,10 +83,10 @@ async function reportGate(
   for (const v of gate.retired) report.info(`canon ${command}: ${v} retired: its sunset date has passed`);
   if (gate.broken.length === 0) return;
   const { versionList } = await import("../compat/messages.ts");
-  const reasonOf = (v: string) => gate.refusals.get(v)?.reason ?? "breaking-change";
-  const breaking = gate.broken.filter((v) => reasonOf(v) === "breaking-change");
-  const drafts = gate.broken.filter((v) => reasonOf(v) === "draft");
-  const early = gate.broken.filter((v) => reasonOf(v) === "retired-early" || reasonOf(v) === "removed-early");
+  const of = (...reasons: string[]) => gate.refusals.filter((r) => reasons.includes(r.reason));
+  const breaking = [...new Set(of("breaking-change").map((r) => r.version))];
+  const drafts = of("draft").map((r) => r.version);
+  const early = of("retired-early", "removed-early", "sunset-earlier", "short-notice");
   const lines: string[] = [];
   if (drafts.length > 0) {
     const them = drafts.length > 1 ? "them" : "it";
@@ -94,7 +97,7 @@ async function reportGate(
     );
   }
   // --allow-breaking lets breaks and early removals through (as warnings), never a draft.
-  const through = [...breaking, ...early].sort();
+  const through = [...new Set([...breaking, ...early.map((r) => r.version)])].sort();
   if (options.allowBreaking) {
     if (through.length > 0) {
       const versions = versionList(through);
@@ -106,8 +109,14 @@ async function reportGate(
     report.error(lines.join("") + (through.length > 0 ? "\n" : ""));
     return;
   }
-  for (const v of early) {
-    const { reason, sunset } = gate.refusals.get(v)!;
+  for (const { version: v, reason, sunset } of early) {
+    if (reason === "sunset-earlier" || reason === "short-notice") {
+      const why = reason === "sunset-earlier" ? "the date its published document promised its clients" : `${MINIMUM_NOTICE} days from today: a deprecation announced now gives its clients at least that`;
+      lines.push(
+        `canon ${command}: refused: ${v}'s sunset may not come before ${sunset}, ${why}. Set its sunset on or after ${sunset} (docs/versioning.md, "Deprecating and removing a version").\n`,
+      );
+      continue;
+    }
     const done = reason === "retired-early" ? "is retired (retired: true)" : "was removed from api.yaml's versions";
     lines.push(
       sunset

@@ -50,14 +50,18 @@ export type Refusal =
   /** `retired: true` before the sunset its published document announces (or with none announced). */
   | "retired-early"
   /** Gone from api.yaml's versions before the sunset its published document announces. */
-  | "removed-early";
+  | "removed-early"
+  /** A sunset earlier than its published document announced. */
+  | "sunset-earlier"
+  /** A deprecation first announced with a sunset under 90 days from today. */
+  | "short-notice";
 
 export interface GateResult {
   diagnostics: Diagnostic[];
   /** Published versions that this run would break (or remove early). */
   broken: string[];
-  /** Why each of `broken` is refused, by version (the published sunset where that is why). */
-  refusals: Map<string, { reason: Refusal; sunset?: string }>;
+  /** Why each of `broken` is refused (the published sunset where that is why); a version may have two reasons. */
+  refusals: Array<{ version: string; reason: Refusal; sunset?: string }>;
   /** Published versions removed after their sunset: accepted. */
   retired: string[];
 }
@@ -110,7 +114,7 @@ export async function compatibilityGate(input: GateInput): Promise<GateResult> {
   const unpublished = input.definitions.versions.find((v) => !v.retired && !published.has(v.name))?.name;
   const next = firstDraft ?? unpublished ?? `v${latest + 1}`;
   const drafts = new Set(input.definitions.versions.filter((v) => v.draft).map((v) => v.name));
-  const result: GateResult = { diagnostics: [], broken: [], refusals: new Map(), retired: [] };
+  const result: GateResult = { diagnostics: [], broken: [], refusals: [], retired: [] };
   const severity = input.allowBreaking ? "warning" : "error";
   const push = (d: Diagnostic) => result.diagnostics.push({ ...d, severity });
   const breaking: VersionedChange[] = [];
@@ -129,7 +133,7 @@ export async function compatibilityGate(input: GateInput): Promise<GateResult> {
     if (wasDraft(old)) continue;
     if (drafts.has(version)) {
       result.broken.push(version);
-      result.refusals.set(version, { reason: "draft" });
+      result.refusals.push({ version, reason: "draft" });
       const at = input.definitions.versions.find((v) => v.name === version)!.at("draft");
       // Refused with --allow-breaking too: that flag lets a break of a version that never shipped
       // through, it does not make a published version unpublished (its document would lose
@@ -152,12 +156,19 @@ export async function compatibilityGate(input: GateInput): Promise<GateResult> {
         continue;
       }
       result.broken.push(version);
-      result.refusals.set(version, { reason: listed?.retired ? "retired-early" : "removed-early", ...(problem.sunset ? { sunset: problem.sunset } : {}) });
+      result.refusals.push({ version, reason: listed?.retired ? "retired-early" : "removed-early", ...(problem.sunset ? { sunset: problem.sunset } : {}) });
       push(diagnostic("version-removed-early", listed?.retired ? listed.at("retired") : input.definitions.at("versions"), problem.message, problem.fix));
       continue;
     }
     const now = parsed(content, () => input.documentOf?.(version) ?? parseJson(content));
     if (now === undefined) throw new Error(`canon wrote a ${version}/openapi.json that is not JSON`);
+    const shortened = sunsetShortened(version, old, now, input.today);
+    if (shortened) {
+      result.broken.push(version);
+      result.refusals.push({ version, reason: shortened.promised ? "sunset-earlier" : "short-notice", sunset: shortened.sunset });
+      const listed = input.definitions.versions.find((v) => v.name === version);
+      push(diagnostic("version-sunset-earlier", listed?.at("sunset") ?? input.definitions.at("versions"), shortened.message, shortened.fix));
+    }
     if (!namesAllReferences(obj(old)) && namesAllReferences(obj(now))) {
       const at = input.definitions.versions.find((v) => v.name === version)?.at() ?? input.definitions.at("versions");
       result.diagnostics.push(
@@ -179,8 +190,8 @@ export async function compatibilityGate(input: GateInput): Promise<GateResult> {
       (c) => c.breaking && !(grown && isExportEcho(c) && !isOneExport(input.model, version, c)),
     );
     if (breaks.length === 0) continue;
-    result.broken.push(version);
-    result.refusals.set(version, { reason: "breaking-change" });
+    if (!shortened) result.broken.push(version);
+    result.refusals.push({ version, reason: "breaking-change" });
     breaking.push(...breaks.map((change) => ({ version, change })));
   }
   for (const group of groups(input, breaking)) {
@@ -283,6 +294,40 @@ function removedVersion(version: string, old: Json, today: string, listed: Versi
     sunset,
     message: `${version} is published and was removed from the definitions before its sunset on ${sunset} (today is ${today})`,
     fix: `keep ${version} in versions in api.yaml until ${sunset}; on or after that date write retired: true on it (a version stays listed once retired)`,
+  };
+}
+
+/** Days a deprecated version stays at least (conventions §8, §9.9). */
+const MINIMUM_NOTICE_DAYS = 90;
+
+/**
+ * Whether a published version's new document announces a sunset its clients were not promised:
+ * earlier than the one its published document announces (the `Sunset` header is the promise; a
+ * sunset moved earlier in api.yaml, then `retired: true` once it passed, took the version away
+ * before the promised date), or, for a deprecation announced in this run, less than 90 days
+ * from today (deprecated and sunset dates written in the past gave its clients no notice, and the
+ * next run could retire it). A later sunset, or none, is always accepted.
+ */
+function sunsetShortened(version: string, old: Json, now: Json, today: string): { message: string; fix: string; sunset: string; promised: boolean } | null {
+  const promised = sunsetOf(old);
+  const announced = sunsetOf(now);
+  if (announced === undefined) return null;
+  if (promised !== undefined) {
+    if (announced >= promised) return null;
+    return {
+      promised: true,
+      sunset: promised,
+      message: `${version} is published with its sunset on ${promised}, and this moves it earlier to ${announced}: its clients were promised ${version} until ${promised}`,
+      fix: `put back sunset: ${promised} on ${version} (a later date is fine); retire it on or after ${promised}`,
+    };
+  }
+  const earliest = new Date(Date.parse(`${today}T00:00:00Z`) + MINIMUM_NOTICE_DAYS * 86_400_000).toISOString().slice(0, 10);
+  if (announced >= earliest) return null;
+  return {
+    promised: false,
+    sunset: earliest,
+    message: `${version} is published and this run first announces its deprecation, with a sunset on ${announced}: less than ${MINIMUM_NOTICE_DAYS} days from today (${today}), so its clients would have less notice than a deprecated version promises (conventions §9.9)`,
+    fix: `give ${version} a sunset on ${earliest} or later (deprecated: ${today}, the day the notice goes out, or later)`,
   };
 }
 

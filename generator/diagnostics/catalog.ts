@@ -57,6 +57,7 @@ export const OUTPUT_RULES = {
   "references-not-compared": { severity: "warning", doc: "A published version's document was written before canon named the collection each id references (x-canon-references): this run could not compare references; the next can." },
   "output-drift": { severity: "error", doc: "A file in the output folder is not what canon generate would write: edited by hand, missing or stale (canon check)." },
   "version-draft-published": { severity: "error", doc: "A published version was marked draft: true; a published contract cannot be reopened." },
+  "version-sunset-earlier": { severity: "error", doc: "A published version's sunset moved earlier than its published document announced, or was first announced less than 90 days ahead (conventions 9.9)." },
   "version-removed-early": { severity: "error", doc: "A published version was removed from the definitions before its sunset date passed (conventions 9.9)." },
   "foreign-file": { severity: "error", doc: "A file in the output folder that canon did not write: generate never overwrites or removes it, and refuses to run while it is there." },
 } as const satisfies Record<string, { severity: Severity; doc: string }>;
