@@ -369,6 +369,23 @@ describe("diagnostics while sketching", () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
+  test("a record type may be named as canon's own types; a name canon derives from it may not", async () => {
+    const dir = path.join(root, "test", ".tmp", `canon-names-${process.pid}`);
+    const { cpSync, writeFileSync, rmSync } = await import("node:fs");
+    rmSync(dir, { recursive: true, force: true });
+    cpSync(path.join(brokenDir, "duplicate-resource-generated-names"), dir, { recursive: true });
+    // `cursor` makes the page type CursorPage, the runtime's, which pagination.ts would declare
+    // beside its import of the runtime's (the collection is no plural noun either: path-plural).
+    writeFileSync(path.join(dir, "cursor.yaml"), "resource: cursor\nsingular: cursor-item\nfields:\n  name: { type: string }\n");
+    const result = await lintFolder(dir);
+    rmSync(dir, { recursive: true, force: true });
+    const refused = result.diagnostics.filter((d) => d.rule === "duplicate-resource").map((d) => `${d.location.file} ${d.message}`);
+    assert.equal(refused.length, 2, refused.join("\n"));
+    assert.match(refused.find((m) => m.startsWith("cursor.yaml")) ?? "", /the name CursorPage, which the generated code uses for a type of its own/);
+    // stores (Store), accounts (singular client: Client) and hooks (Hook) are taken.
+    assert.ok(refused.some((m) => m.startsWith("orders.yaml")));
+  });
+
   test("an empty definition file is one diagnostic that says so", async () => {
     const result = await lintFolder(path.join(brokenDir, "empty-file"));
     assert.equal(result.diagnostics.length, 1);

@@ -2,6 +2,7 @@ import { routeOf } from "../../model/routes.ts";
 import type { Route, VersionField, VersionResource } from "../../model/types.ts";
 import { camelCase } from "../../util/names.ts";
 import { commentText, propertyKey, tsType } from "../shared/code.ts";
+import { localName, type TypeAliases } from "../shared/local-names.ts";
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from "../../../runtime/pages.ts";
 import { PRINT_WIDTH } from "../../format/prettier.ts";
 
@@ -153,8 +154,8 @@ const OPERATOR_DOCS: Record<string, string> = {
 };
 
 /** The list methods of a resource's list, at `path` with `{id}` the parent's id (`userId`). */
-function listMethod(r: VersionResource, path: string, doc: string, parentId?: string): MethodView {
-  const record = r.symbols.type;
+function listMethod(r: VersionResource, aliases: TypeAliases, path: string, doc: string, parentId?: string): MethodView {
+  const record = localName(aliases, r.symbols.type);
   const names = queryNames(r);
   const idParam = parentId ? `${parentId}: string, ` : "";
   const call = `list(${pathArguments(path, parentId)}, query, options)`;
@@ -176,9 +177,12 @@ function listMethod(r: VersionResource, path: string, doc: string, parentId?: st
   };
 }
 
-/** The classes of one resource: its own, then one per child collection it is the parent of… */
-export function resourceClasses(r: VersionResource, children: VersionResource[]): ClassView[] {
-  const record = () => r.symbols.type;
+/**
+ * The classes of one resource: its own, then one per child collection it is the parent of…
+ * Its record and body types are written as the client imports them (`aliases`, shared/local-names.ts).
+ */
+export function resourceClasses(r: VersionResource, children: VersionResource[], aliases: TypeAliases = new Map()): ClassView[] {
+  const record = () => localName(aliases, r.symbols.type);
   const one = r.names.words;
   const methods: MethodView[] = [];
   const method = (doc: string, signature: string, call: string): MethodView => ({ overloads: [], doc, signature, call });
@@ -188,22 +192,22 @@ export function resourceClasses(r: VersionResource, children: VersionResource[])
   const call = (route: Route, id: string | null, body: string) =>
     `call("${route.method.toUpperCase()}", ${id === null ? pathArguments(route.path) : pathArguments(route.path, id)}, ${body}, options)`;
   const list = routes.get("list");
-  if (list) methods.push(listMethod(r, list.path, `${at(list)}: \`await\` it for a page, \`for await\` it for every record, or \`.pages()\`.`));
+  if (list) methods.push(listMethod(r, aliases, list.path, `${at(list)}: \`await\` it for a page, \`for await\` it for every record, or \`.pages()\`.`));
   const read = routes.get("read");
   if (read) methods.push(method(`${at(read)}: one ${one}; \`.withResponse()\` gives its ETag too.`, `get(id: string, ${OPTIONS}): ApiCall<${record()}>`, call(read, "id", "undefined")));
   const create = routes.get("create");
-  if (create) methods.push(method(`${at(create)}: a new ${one}.`, `create(body: ${create.body}, ${OPTIONS}): ApiCall<${record()}>`, call(create, null, "body")));
+  if (create) methods.push(method(`${at(create)}: a new ${one}.`, `create(body: ${localName(aliases, create.body!)}, ${OPTIONS}): ApiCall<${record()}>`, call(create, null, "body")));
   const update = routes.get("update");
-  if (update) methods.push(method(`${at(update)}: changes the fields given; \`ifMatch\` makes it conditional.`, `update(id: string, body: ${update.body}, ${OPTIONS}): ApiCall<${record()}>`, call(update, "id", "body")));
+  if (update) methods.push(method(`${at(update)}: changes the fields given; \`ifMatch\` makes it conditional.`, `update(id: string, body: ${localName(aliases, update.body!)}, ${OPTIONS}): ApiCall<${record()}>`, call(update, "id", "body")));
   const replace = routes.get("replace");
-  if (replace) methods.push(method(`${at(replace)}: replaces every field; \`ifMatch\` makes it conditional.`, `replace(id: string, body: ${replace.body}, ${OPTIONS}): ApiCall<${record()}>`, call(replace, "id", "body")));
+  if (replace) methods.push(method(`${at(replace)}: replaces every field; \`ifMatch\` makes it conditional.`, `replace(id: string, body: ${localName(aliases, replace.body!)}, ${OPTIONS}): ApiCall<${record()}>`, call(replace, "id", "body")));
   const remove = routes.get("delete");
   if (remove) methods.push(method(`${at(remove)}; \`ifMatch\` makes it conditional.`, `delete(id: string, ${OPTIONS}): ApiCall<void>`, call(remove, "id", "undefined")));
   const targetId = `${camelCase(r.names.singular)}Id`;
   const actions: ClassView[] = r.actions.map((a) => {
     const route = routeOf(r, "action", a.name);
-    const result = route.record ?? "void";
-    const body = route.body;
+    const result = route.record === null ? "void" : localName(aliases, route.record);
+    const body = localName(aliases, route.body!);
     const doc = a.description ? ` ${commentText(a.description)}` : "";
     return {
       name: `${a.names.pluralPascal}Of${r.names.pascal}Client`,
@@ -221,7 +225,7 @@ export function resourceClasses(r: VersionResource, children: VersionResource[])
       doc: `The ${c.names.pluralWords} of one ${one}: ${at(route)}.`,
       property: null,
       members: [],
-      methods: [listMethod(c, route.path, `${at(route)}: the ${c.names.pluralWords} of the ${one} \`${targetId}\`.`, targetId)],
+      methods: [listMethod(c, aliases, route.path, `${at(route)}: the ${c.names.pluralWords} of the ${one} \`${targetId}\`.`, targetId)],
     };
   });
   const members = [

@@ -1,7 +1,8 @@
 import type { ApiModel, VersionExport, VersionModel, VersionResource } from "../../model/types.ts";
 import { GENERATED_HEADER, styledTs, type EmitContext, type EmittedFile, type Emitter, type UnitContext } from "../emitter.ts";
 import { commentText, propertyKey, tsType } from "../shared/code.ts";
-import { IMPORTS, placedCode, source, withImports, type ImportSource, type PlacedCode } from "../shared/imports.ts";
+import { IMPORTS, placedCode, withImports, type ImportSource, type PlacedCode } from "../shared/imports.ts";
+import { declaredTypes, typeAliases, typesSource, type TypeAliases } from "../shared/local-names.ts";
 import { EXPORT_STATUSES } from "../../../runtime/exports-job.ts";
 import {
   eventsClass,
@@ -32,11 +33,13 @@ export const clientEmitter: Emitter = {
     const pages = context.runtimeFile("pages.ts");
     const core = withErrorClasses(context.templateText("client/core.ts").replace(/^import type .*\n/m, ""));
     return model.versions.map((version) => {
-      const parts = clientParts(context, version);
+      // The version's types whose names the core has too are imported under an alias (`Client as ClientRecord`).
+      const aliases = typeAliases(version);
+      const parts = clientParts(context, version, aliases);
       const rendered = context.render("client/client", clientView(model, version, `${pages.trimEnd()}\n\n${core}`, parts.entries));
       // The queries and classes, rendered resource by resource, where the template places them;
       // the identifiers they use and declare were found with them.
-      const planned = withImports(rendered, typeSources(version), parts.placed);
+      const planned = withImports(rendered, typeSources(version, aliases), parts.placed);
       return styledTs(`${version.name}/client.ts`, planned.replace(BLOCKS, () => parts.pieces.join("")));
     });
   },
@@ -87,8 +90,11 @@ function entriesOf(classes: ClassView[]): ClientEntry[] {
 /** Each resource's part: a function of the resource and its child collections alone. */
 const resourcePart = defineUnit(
   "client resource part",
-  ({ resource, children }: { resource: VersionResource; children: VersionResource[] }, context: UnitContext): ResourcePart => {
-    const classes = callable(resourceClasses(resource, children));
+  (
+    { resource, children, aliases }: { resource: VersionResource; children: VersionResource[]; aliases: Array<[string, string]> },
+    context: UnitContext,
+  ): ResourcePart => {
+    const classes = callable(resourceClasses(resource, children, new Map(aliases)));
     const text = blocks(context, resourceQueries(resource), classes);
     return { entries: entriesOf(classes), text, placed: placedCode(`${text.queries}\n${text.classes}`) };
   },
@@ -98,13 +104,14 @@ const resourcePart = defineUnit(
  * The queries and classes of a version's client, as pieces of text in the order the template
  * wrote them whole (every query, then every class), and the classes the client has a property for.
  */
-function clientParts(context: EmitContext, version: VersionModel): { pieces: string[]; placed: PlacedCode[]; entries: ClientEntry[] } {
+function clientParts(context: EmitContext, version: VersionModel, aliases: TypeAliases): { pieces: string[]; placed: PlacedCode[]; entries: ClientEntry[] } {
   const children = new Map<string, VersionResource[]>();
   for (const r of version.resources) {
     for (const u of [...(r.parent ? [r.parent] : []), ...r.listsUnder]) children.set(u.collection, [...(children.get(u.collection) ?? []), r]);
   }
   const parts = version.resources.map((r) => {
-    return context.unit(resourcePart, { resource: r, children: children.get(r.collection) ?? [] });
+    const mine = [r, ...(children.get(r.collection) ?? [])].flatMap(declaredTypes).filter((n) => aliases.has(n));
+    return context.unit(resourcePart, { resource: r, children: children.get(r.collection) ?? [], aliases: mine.map((n): [string, string] => [n, aliases.get(n)!]) });
   });
   const extraQueries: QueryView[] = [];
   const extraClasses: ClassView[] = [];
@@ -135,12 +142,8 @@ function blocks(context: UnitContext, queries: QueryView[], classes: ClassView[]
 }
 
 /** What the client may import: the version's own types, as types only (erased in a browser bundle). */
-function typeSources(version: VersionModel): ImportSource[] {
-  return version.resources.map((r) => {
-    const names = [r.symbols.type, r.symbols.createBody, r.symbols.updateBody, r.symbols.replaceBody];
-    for (const a of r.actions) names.push(a.symbols.type, a.symbols.createBody);
-    return source(`./${r.symbols.typesModule}`, Object.fromEntries(names.map((n) => [n, "type" as const])));
-  });
+function typeSources(version: VersionModel, aliases: TypeAliases): ImportSource[] {
+  return version.resources.map((r) => typesSource(`./${r.symbols.typesModule}`, declaredTypes(r), aliases));
 }
 
 const union = (values: readonly string[]) => values.map((v) => JSON.stringify(v)).join(" | ");

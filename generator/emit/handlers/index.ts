@@ -38,6 +38,7 @@ import { ROUTE_CONTEXT } from "../shared/route-context.ts";
 import { conditionBodySchema, sortSchema, zodField } from "../shared/zod.ts";
 import { defineUnit, Engine } from "../../engine.ts";
 import type { SymbolKind } from "../shared/imports.ts";
+import { declaredTypes, localSymbols, typeAliases, typesSource, type TypeAliases } from "../shared/local-names.ts";
 
 /**
  * The code of each `routes.ts` below its imports: a function of the version's name, the resource
@@ -49,12 +50,13 @@ function routesCode(
   version: string,
   resource: VersionResource,
   deletes: string,
+  aliases: Array<[string, string]>,
 ): string {
-  const render = () => context.render("routes", routesView(version, resource, deletes));
+  const render = () => context.render("routes", routesView(version, resource, deletes, new Map(aliases)));
   const engine = Engine.current();
   if (!engine) return render();
   const codes = engine.byObject("routes code", resource, () => new Map<string, string>());
-  const key = `${version}\0${deletes}`;
+  const key = `${version}\0${deletes}\0${aliases.flat().join("\0")}`;
   let code = codes.get(key);
   if (code === undefined) codes.set(key, (code = render()));
   return code;
@@ -68,10 +70,10 @@ function routesCode(
 const routesIdentifiers = defineUnit(
   "routes identifiers",
   (
-    { version, resource, deletes }: { version: string; resource: VersionResource; deletes: string },
+    { version, resource, deletes, aliases }: { version: string; resource: VersionResource; deletes: string; aliases: Array<[string, string]> },
     context: UnitContext,
   ) => {
-    const code = routesCode(context, version, resource, deletes);
+    const code = routesCode(context, version, resource, deletes, aliases);
     return [...usedIdentifiers(code.slice(code.indexOf(IMPORTS)))];
   },
 );
@@ -84,22 +86,24 @@ const routesFile = defineUnit(
       version,
       resource,
       deletes,
+      aliases,
       others,
     }: {
       version: string;
       resource: VersionResource;
       deletes: string;
+      aliases: Array<[string, string]>;
       others: Array<{ from: string; names: Array<[string, SymbolKind]> }>;
     },
     context: UnitContext,
   ) => {
     const sources = [
-      ...routesSources(context, resource),
+      ...routesSources(context, resource, new Map(aliases)),
       ...others.map((o) => ({ from: o.from, names: new Map(o.names) })),
     ];
     return styledTs(
       `${version}/${resource.collection}/routes.ts`,
-      plannedRoutes(routesCode(context, version, resource, deletes), sources),
+      plannedRoutes(routesCode(context, version, resource, deletes, aliases), sources),
     );
   },
 );
@@ -115,16 +119,19 @@ export const handlersEmitter: Emitter = {
     const files: EmittedFile[] = [];
     const owners = viewOwners(model);
     for (const version of model.versions) {
+      const versionAliases = typeAliases(version);
       for (const resource of version.resources) {
-        // The code is made of the resource, the version's name and what a delete publishes; its
-        // imports, of the identifiers it uses and where each of another collection comes from.
+        // The code is made of the resource, the version's name, what a delete publishes and the
+        // aliases of its types that canon's code names too; its imports, of the identifiers it
+        // uses and where each of another collection comes from.
         const deletes = deleteEvent(model, version, resource);
-        const used = context.unit(routesIdentifiers, { version: version.name, resource, deletes });
+        const aliases = declaredTypes(resource).flatMap((n): Array<[string, string]> => (versionAliases.has(n) ? [[n, versionAliases.get(n)!]] : []));
+        const used = context.unit(routesIdentifiers, { version: version.name, resource, deletes, aliases });
         const others = viewSources(model, version, resource, new Set(used), owners).map((o) => ({
           from: o.from,
           names: [...o.names],
         }));
-        files.push(context.unit(routesFile, { version: version.name, resource, deletes, others }));
+        files.push(context.unit(routesFile, { version: version.name, resource, deletes, aliases, others }));
       }
       if (version.events) files.push(renderedFile(context, `${version.name}/events.ts`, "events", eventsView(model, version), eventsSources(context)));
       if (version.exports) {
@@ -159,7 +166,7 @@ function bodyValue(field: VersionField): string {
   return `body.${access(field.name)}`.replace(".[", "[") + (field.tenant ? " as string" : "");
 }
 
-function routesView(v: string, r: VersionResource, deleteEvent: string) {
+function routesView(v: string, r: VersionResource, deleteEvent: string, aliases: TypeAliases) {
   const pascal = r.names.pascal;
   const camel = r.names.camel;
   const inputs = r.fields.filter((f) => f.input);
@@ -176,7 +183,7 @@ function routesView(v: string, r: VersionResource, deleteEvent: string) {
       path: routeOf(r, "action", a.name).serverPath,
       collection: `${r.collection}/${a.name}`,
       singular: `${r.names.singular} ${a.singular}`,
-      symbols: a.symbols,
+      symbols: localSymbols(aliases, a.symbols),
       targetField: a.targetField,
       view: a.fields
         .filter((f) => f.output)
@@ -213,7 +220,7 @@ function routesView(v: string, r: VersionResource, deleteEvent: string) {
     singular: r.names.singular,
     pascal,
     pluralPascal: r.names.pluralPascal,
-    symbols: r.symbols,
+    symbols: localSymbols(aliases, r.symbols),
     camel,
     operations: ops,
     offset: r.pagination === "offset",
@@ -366,7 +373,7 @@ function objectLiteral(entries: string[]): string {
 }
 
 /** What `vN/<collection>/routes.ts` may import: the runtime, and the names of its resource and actions. */
-function routesSources(context: UnitContext, r: VersionResource): ImportSource[] {
+function routesSources(context: UnitContext, r: VersionResource, aliases: TypeAliases): ImportSource[] {
   const records = [r.symbols, ...r.actions.map((a) => a.symbols)];
   const schemas = [
     r.symbols.idParams,
@@ -381,9 +388,10 @@ function routesSources(context: UnitContext, r: VersionResource): ImportSource[]
     runtimeSource(context, "index.ts", 2),
     source("../../services.ts", { RouteContext: "type" }),
     source("../../values.ts", Object.fromEntries(records.map((s) => [s.values, "type" as const]))),
-    source(
+    typesSource(
       specifierIn(`${r.collection}/routes.ts`, r.symbols.typesModule),
-      Object.fromEntries(records.map((s) => [s.type, "type" as const])),
+      records.map((s) => s.type),
+      aliases,
     ),
     source(
       "./validators.ts",

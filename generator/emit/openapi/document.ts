@@ -4,7 +4,7 @@ import { GENERATED_MARK } from "../../util/generated.ts";
 import { defineUnit } from "../../engine.ts";
 import type { EmitContext } from "../emitter.ts";
 import type { ApiModel, StorageResource, VersionModel, VersionResource, VersionSettings } from "../../model/types.ts";
-import { errorResponseComponents, errorSchema } from "./errors.ts";
+import { errorResponseComponents, errorSchema, errorSchemaName } from "./errors.ts";
 import { eventOperations, eventSchemas, eventsTagObject } from "./events.ts";
 import { exportHeaderComponents, exportOperations, exportSchemas, exportsTagObject } from "./exports.ts";
 import { headerComponents } from "./headers.ts";
@@ -32,7 +32,9 @@ export function openapiDocument(model: ApiModel, version: VersionModel, context?
     return built;
   });
   const operations: PathOperation[] = parts.flatMap((p) => p.operations);
-  const schemas: Array<[string, Json]> = [["Error", errorSchema()], ...parts.flatMap((p) => p.schemas)];
+  const own = parts.flatMap((p) => p.schemas);
+  const errorName = errorSchemaName(new Set(own.map(([name]) => name)));
+  const schemas: Array<[string, Json]> = [[errorName, errorSchema()], ...own];
   const tags: JsonObject[] = version.resources.map((r) => {
     const tag: JsonObject = { name: r.collection };
     if (r.description) tag.description = r.description;
@@ -80,7 +82,7 @@ export function openapiDocument(model: ApiModel, version: VersionModel, context?
     components: {
       headers: sortedObject(Object.entries(headers)),
       parameters: parameterComponents(version.searchMinLength),
-      responses: errorResponseComponents(version),
+      responses: errorResponseComponents(version, errorName),
       schemas: sortedObject(schemas),
       securitySchemes: { bearerAuth: { type: "http", scheme: "bearer" } },
     },

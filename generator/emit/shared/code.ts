@@ -45,13 +45,19 @@ export function regexLiteral(pattern: string): string {
   return `/${out}/`;
 }
 
-/** The TypeScript type of a field's value. */
-export function tsType(field: VersionField): string {
-  const base = baseType(field);
+/**
+ * The TypeScript type of a field's value. `shadowed`: the names the file declares itself (a
+ * collection `records` declares `Record`); TypeScript's own of them is written `globalThis.Record`.
+ */
+export function tsType(field: VersionField, shadowed: ReadonlySet<string> = NOTHING): string {
+  const base = baseType(field, shadowed);
   return field.nullable ? `${base} | null` : base;
 }
 
-function baseType(field: VersionField): string {
+const NOTHING: ReadonlySet<string> = new Set();
+
+function baseType(field: VersionField, shadowed: ReadonlySet<string>): string {
+  const global = (name: string) => (shadowed.has(name) ? `globalThis.${name}` : name);
   switch (field.type) {
     case "string":
     case "uuid":
@@ -66,16 +72,16 @@ function baseType(field: VersionField): string {
     case "enum":
       return (field.values ?? []).map((v) => JSON.stringify(v)).join(" | ");
     case "array": {
-      const item = field.items ? tsType(field.items) : "unknown";
-      return /[|]/.test(item) ? `Array<${item}>` : `${item}[]`;
+      const item = field.items ? tsType(field.items, shadowed) : "unknown";
+      return /[|]/.test(item) ? `${global("Array")}<${item}>` : `${item}[]`;
     }
     case "object":
-      return `{ ${(field.fields ?? []).map((f) => `${propertyKey(f.name)}${f.optional ? "?" : ""}: ${tsType(f)}`).join("; ")} }`;
+      return `{ ${(field.fields ?? []).map((f) => `${propertyKey(f.name)}${f.optional ? "?" : ""}: ${tsType(f, shadowed)}`).join("; ")} }`;
     case "decimal":
       // Exact: the decimal's canonical text, never a number.
       return "string";
     case "map":
-      return `Record<string, ${field.items ? tsType(field.items) : "unknown"}>`;
+      return `${global("Record")}<string, ${field.items ? tsType(field.items, shadowed) : "unknown"}>`;
   }
 }
 

@@ -21,6 +21,11 @@ export interface ImportSource {
   from: string;
   /** The names the module offers this file, and whether each is imported as a type. */
   names: ReadonlyMap<string, SymbolKind>;
+  /**
+   * Names the file writes under an alias, by the alias (`StoreRecord` → `Store`: the user's type
+   * where canon's code has a `Store` of its own, shared/local-names.ts); `names` holds the alias.
+   */
+  aliases?: ReadonlyMap<string, string>;
 }
 
 /** The marker a template writes where the imports go (render it with `{{{imports}}}`). */
@@ -67,7 +72,7 @@ export function withImports(rendered: string, sources: ImportSource[], parts: re
   const lines: string[] = [];
   // A name the file declares itself is never imported (the entry's own `AppOptions`).
   const taken = new Set([...localDeclarations(code), ...parts.flatMap((p) => p.declared)]);
-  for (const { from, names } of sources) {
+  for (const { from, names, aliases } of sources) {
     const values: string[] = [];
     const types: string[] = [];
     // Whichever of the two is smaller is walked: the order is settled by the sorting below.
@@ -81,6 +86,14 @@ export function withImports(rendered: string, sources: ImportSource[], parts: re
     if (values.length + types.length === 0) continue;
     values.sort(byCodeUnit);
     types.sort(byCodeUnit);
+    if (aliases) {
+      const spelled = (name: string) => {
+        const exported = aliases.get(name);
+        return exported === undefined ? name : `${exported} as ${name}`;
+      };
+      values.splice(0, values.length, ...values.map(spelled));
+      types.splice(0, types.length, ...types.map(spelled));
+    }
     lines.push(
       values.length === 0
         ? `import type { ${types.join(", ")} } from "${from}";`

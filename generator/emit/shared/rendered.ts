@@ -9,13 +9,13 @@ import { styledTs, type EmitContext, type EmittedFile, type UnitContext } from "
 import { withImports, type ImportSource, type SymbolKind } from "./imports.ts";
 
 /** An import source as plain data (a unit's slice holds no Map). */
-type PlainSource = { from: string; names: Array<[string, SymbolKind]> };
+type PlainSource = { from: string; names: Array<[string, SymbolKind]>; aliases?: Array<[string, string]> };
 
 const renderedTs = defineUnit(
   "rendered ts file",
   ({ path, template, view, sources }: { path: string; template: string; view: object; sources: PlainSource[] | null }, context: UnitContext) => {
     const rendered = context.render(template, view);
-    return styledTs(path, sources ? withImports(rendered, sources.map((s) => ({ from: s.from, names: new Map(s.names) }))) : rendered);
+    return styledTs(path, sources ? withImports(rendered, sources.map((s) => ({ from: s.from, names: new Map(s.names), ...(s.aliases && { aliases: new Map(s.aliases) }) }))) : rendered);
   },
 );
 
@@ -27,5 +27,5 @@ export function renderedFile(
   view: object,
   sources: ImportSource[] | null,
 ): EmittedFile {
-  return context.unit(renderedTs, { path, template, view, sources: sources && sources.map((s) => ({ from: s.from, names: [...s.names] })) });
+  return context.unit(renderedTs, { path, template, view, sources: sources && sources.map((s) => ({ from: s.from, names: [...s.names], ...(s.aliases && { aliases: [...s.aliases] }) })) });
 }

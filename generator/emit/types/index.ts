@@ -4,6 +4,7 @@ import { routeOf } from "../../model/routes.ts";
 import { commentText, fieldDoc, propertyKey, tsType } from "../shared/code.ts";
 import { defineUnit } from "../../engine.ts";
 import { renderedFile } from "../shared/rendered.ts";
+import { declaredTypes } from "../shared/local-names.ts";
 
 /** Each `vN/<collection>/types.ts`: a function of the version's name and the resource alone. */
 const typesFile = defineUnit("types file", ({ version, resource }: { version: string; resource: VersionResource }, context: UnitContext) =>
@@ -43,28 +44,31 @@ export const typesEmitter: Emitter = {
   },
 };
 
-function member(field: VersionField, optional = field.optional) {
-  return { key: propertyKey(field.name), type: tsType(field), optional, doc: fieldDoc(field) };
+function member(field: VersionField, optional = field.optional, shadowed?: ReadonlySet<string>) {
+  return { key: propertyKey(field.name), type: tsType(field, shadowed), optional, doc: fieldDoc(field) };
 }
 
 function resourceView(r: VersionResource) {
   const inputs = r.fields.filter((f) => f.input);
+  // The file declares the user's names as they are: TypeScript's `Record` of a map field is
+  // written `globalThis.Record` in the types of a collection `records`.
+  const shadowed = new Set(declaredTypes(r));
   return {
     header: GENERATED_HEADER,
     description: r.description && commentText(r.description),
     symbols: r.symbols,
     replace: r.operations.replace,
-    record: r.fields.filter((f) => f.output).map((f) => member(f)),
-    create: inputs.map((f) => member(f, !f.requiredInput)),
-    update: inputs.map((f) => member(f)),
+    record: r.fields.filter((f) => f.output).map((f) => member(f, f.optional, shadowed)),
+    create: inputs.map((f) => member(f, !f.requiredInput, shadowed)),
+    update: inputs.map((f) => member(f, f.optional, shadowed)),
     actions: r.actions.map((a) => ({
       symbols: a.symbols,
       description: `${a.names.one} of ${r.names.one}`,
       targetSingular: r.names.singular,
       targetField: a.targetField,
       path: routeOf(r, "action", a.name).path,
-      record: a.fields.filter((f) => f.output).map((f) => member(f)),
-      create: a.fields.filter((f) => f.input).map((f) => member(f, !f.requiredInput)),
+      record: a.fields.filter((f) => f.output).map((f) => member(f, f.optional, shadowed)),
+      create: a.fields.filter((f) => f.input).map((f) => member(f, !f.requiredInput, shadowed)),
     })),
   };
 }

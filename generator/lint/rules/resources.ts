@@ -3,7 +3,7 @@ import { actionSymbols, resourceSymbols } from "../../model/symbols.ts";
 import type { ResourceDef } from "../../model/types.ts";
 import { singularOf, snakeCase } from "../../util/names.ts";
 import { q, type LintContext } from "../context.ts";
-import { reservedTypeNames } from "../reserved-names.ts";
+import { canonTypeNames } from "../../emit/shared/canon-names.ts";
 
 /**
  * operations, duplicate-resource, path-conflict, action-fields: each collection is defined
@@ -54,12 +54,22 @@ function duplicates(ctx: LintContext): void {
  * collection `ticket-escalations` beside that action would share its types, its schema and
  * operationId in OpenAPI, and its service, so that the action's records were listed as the
  * collection's. Collections sharing a singular are duplicate-resource already (above).
+ *
+ * A record type and its bodies may have a name canon's code uses for its own (`Store`,
+ * `Client`, `Record`): `types.ts` declares it as it is, and the files that import it beside
+ * canon's code alias it (emit/shared/local-names.ts). The names canon derives from them
+ * (`StoreValues`, `StoresPage`, `StoresClient`, …) are declared beside canon's code, so those
+ * may not be one of canon's.
  */
 function sharedSymbols(ctx: LintContext): void {
   const owners = new Map<string, string>();
   // Names the generated code uses for its own types, and the TypeScript globals it relies on.
-  const reserved = reservedTypeNames();
-  for (const name of reserved) owners.set(name, "the generated code uses for a type of its own (canon's runtime and client, or TypeScript's)");
+  const reserved = canonTypeNames();
+  const canonOwner = "the generated code uses for a type of its own (canon's runtime and client, or TypeScript's)";
+  // Another collection's or action's name always clashes; one of canon's only with the names
+  // declared beside canon's code, not with the types' own (`own`).
+  const clashOf = (names: string[], own: readonly string[]) => names.find((name) => owners.has(name) || (reserved.has(name) && !own.includes(name)));
+  const ownerOf = (name: string) => owners.get(name) ?? canonOwner;
   const resourceNames = (r: ResourceDef) => {
     const names = namesOf(r.singular, r.collection);
     const s = resourceSymbols(names, r.collection);
@@ -74,14 +84,15 @@ function sharedSymbols(ctx: LintContext): void {
     if (!named(r.singular) || !named(r.collection) || bySingular.has(r.singular)) continue;
     bySingular.add(r.singular);
     const names = resourceNames(r);
-    const clash = names.find((name) => owners.has(name));
+    const s = resourceSymbols(namesOf(r.singular, r.collection), r.collection);
+    const clash = clashOf(names, [s.type, s.createBody, s.updateBody, s.replaceBody]);
     if (clash !== undefined) {
       const ownSingular = r.singular !== singularOf(r.collection);
-      if (reserved.has(clash)) {
+      if (!owners.has(clash)) {
         ctx.report(
           "duplicate-resource",
           ownSingular ? r.at("singular") : r.at("resource"),
-          `collection ${q(r.collection)} would be generated with the type name ${clash}, which ${owners.get(clash)}: the generated code would not compile, or its client would type the records as that`,
+          `collection ${q(r.collection)} would be generated with the name ${clash}, which ${ownerOf(clash)}: the generated code would not compile, or its client would type the records as that`,
           `give it another singular (singular: another noun, which names its types and events), or the collection another name`,
         );
         continue;
@@ -89,7 +100,7 @@ function sharedSymbols(ctx: LintContext): void {
       ctx.report(
         "duplicate-resource",
         r.at("resource"),
-        `collection ${q(r.collection)} would be generated with the name ${clash}, which ${owners.get(clash)} has too: their types and OpenAPI schemas would be one`,
+        `collection ${q(r.collection)} would be generated with the name ${clash}, which ${ownerOf(clash)} has too: their types and OpenAPI schemas would be one`,
         `give one of them another name (or another singular)`,
       );
       continue;
@@ -104,16 +115,16 @@ function sharedSymbols(ctx: LintContext): void {
       // The typed client's class of the action (emit/client/classes.ts).
       const client = `${namesOf(singularOf(a.name), a.name).pluralPascal}Of${namesOf(r.singular, r.collection).pascal}Client`;
       const names = [s.type, s.createBody, s.values, s.service, client];
-      const clash = names.find((name) => owners.has(name));
+      const clash = clashOf(names, [s.type, s.createBody]);
       if (clash === undefined) {
         for (const name of names) owners.set(name, `action ${q(a.name)} of ${r.collection} (${r.file})`);
         continue;
       }
-      if (reserved.has(clash)) {
+      if (!owners.has(clash)) {
         ctx.report(
           "path-conflict",
           a.at(),
-          `action ${q(a.name)} of ${r.collection} would be generated as ${clash}, a name ${owners.get(clash)}: the generated code would not compile, or its client would type the records as that`,
+          `action ${q(a.name)} of ${r.collection} would be generated as ${clash}, a name ${ownerOf(clash)}: the generated code would not compile, or its client would type the records as that`,
           `give the action another plural noun, or the collection another singular`,
         );
         continue;
@@ -121,7 +132,7 @@ function sharedSymbols(ctx: LintContext): void {
       ctx.report(
         "path-conflict",
         a.at(),
-        `action ${q(a.name)} of ${r.collection} would be generated as ${clash}, a name ${owners.get(clash)} has too: their types, OpenAPI schemas, operationIds and services would be one`,
+        `action ${q(a.name)} of ${r.collection} would be generated as ${clash}, a name ${ownerOf(clash)} has too: their types, OpenAPI schemas, operationIds and services would be one`,
         `give the action another plural noun, or the collection another name`,
       );
     }

@@ -1,18 +1,21 @@
 /**
- * The type names generated code already uses for something of its own: every name its templates
+ * The type names generated code uses for something of its own: every name its templates
  * (routes, validators, types, pagination, hooks, services, the client's core) and the client's
- * page types use, and the TypeScript globals the emitters write (`Record<string, …>` of a map).
- * Every name the runtime's index exports is one too: a generated file imports what it uses from
- * there first (`hooks` made `Hook`, which routes.ts then imported from the runtime).
- * A resource or an action whose types took one of them would shadow it (`stores` makes `Store`,
- * the runtime's store interface; `records` makes `Record`) or lose its own import to it
- * (`clients` made `Client`, the client's interface): the code would not compile, or the client
- * would type its records as something else.
+ * page types use, the TypeScript globals the emitters write (`Record<string, …>` of a map), and
+ * every name the runtime's index exports.
+ *
+ * A user's type may have one of these names (`stores` makes `Store`, the runtime's store
+ * interface; `clients` makes `Client`, the client's interface; `records` makes `Record`). The
+ * user's name wins: `types.ts` declares it as it is (and writes TypeScript's own as
+ * `globalThis.Record<…>` there), and a file that imports it beside canon's code (`routes.ts`,
+ * `pagination.ts`, `client.ts`) imports it under an alias (`Store as StoreRecord`,
+ * shared/local-names.ts). Names canon derives from a user's (`StoreValues`, `StoresPage`,
+ * `StoresClient`) are declared beside canon's code, so lint refuses those that meet one of these.
  */
 import { readdirSync, readFileSync } from "node:fs";
-import { runtimeFileExports, usedIdentifiers } from "../emit/shared/imports.ts";
-import { Engine } from "../engine.ts";
-import { packageRoot } from "../util/package-root.ts";
+import { Engine } from "../../engine.ts";
+import { packageRoot } from "../../util/package-root.ts";
+import { runtimeFileExports, usedIdentifiers } from "./imports.ts";
 
 /** TypeScript's globals the emitters write outside the templates (`Array<…>`, `Pick<…>`, `Record<string, …>` of a map). */
 const EMITTED_GLOBALS = ["Array", "Pick", "Record"];
@@ -24,7 +27,7 @@ const EMITTED_GLOBALS = ["Array", "Pick", "Record"];
 const RECORD = "reserved type names";
 
 /** The names (PascalCase ones only: the generated types') the generated code keeps for itself. */
-export function reservedTypeNames(): ReadonlySet<string> {
+export function canonTypeNames(): ReadonlySet<string> {
   const engine = Engine.current();
   const recorded = engine?.recalledBy(RECORD, "");
   if (Array.isArray(recorded)) return new Set(recorded as string[]);
