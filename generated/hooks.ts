@@ -16,6 +16,14 @@ import type {
   ProductValues,
   UserValues,
 } from "./values.ts";
+import { toInvoice as toInvoiceV1 } from "./v1/invoices/routes.ts";
+import { toOrder as toOrderV1 } from "./v1/orders/routes.ts";
+import { toProduct as toProductV1 } from "./v1/products/routes.ts";
+import { toUser as toUserV1 } from "./v1/users/routes.ts";
+import { toInvoice as toInvoiceV2 } from "./v2/invoices/routes.ts";
+import { toOrder as toOrderV2 } from "./v2/orders/routes.ts";
+import { toProduct as toProductV2 } from "./v2/products/routes.ts";
+import { toUser as toUserV2 } from "./v2/users/routes.ts";
 import { toInvoice } from "./v3/invoices/routes.ts";
 import { toOrder } from "./v3/orders/routes.ts";
 import { toProduct } from "./v3/products/routes.ts";
@@ -41,7 +49,7 @@ export interface Hooks {
   users?: ResourceHooks<UserValues, Record<never, never>, HookCollections>;
 }
 
-/** What the store handle of a hook needs: each collection's constraints, and the events of its writes (as the newest version that has it shows it, kept with the record's tenant). */
+/** What the store handle of a hook needs: each collection's constraints, and the events of its writes (as the request's version shows the record, else the newest version that has it; kept with the record's tenant). */
 export const hookSupport: HookSupport = {
   specs: {
     invoices: resourceSpecs.invoices,
@@ -65,6 +73,44 @@ export const hookSupport: HookSupport = {
     users: {
       created: eventOf("user.created", "users", toUser),
       updated: eventOf("user.updated", "users", toUser),
+    },
+  },
+  versions: {
+    1: {
+      invoices: {
+        created: eventOf("invoice.created", "invoices", toInvoiceV1),
+        updated: eventOf("invoice.updated", "invoices", toInvoiceV1),
+      },
+      orders: {
+        created: eventOf("order.created", "orders", toOrderV1),
+        updated: eventOf("order.updated", "orders", toOrderV1),
+      },
+      products: {
+        created: eventOf("product.created", "products", toProductV1),
+        updated: eventOf("product.updated", "products", toProductV1),
+      },
+      users: {
+        created: eventOf("user.created", "users", toUserV1),
+        updated: eventOf("user.updated", "users", toUserV1),
+      },
+    },
+    2: {
+      invoices: {
+        created: eventOf("invoice.created", "invoices", toInvoiceV2),
+        updated: eventOf("invoice.updated", "invoices", toInvoiceV2),
+      },
+      orders: {
+        created: eventOf("order.created", "orders", toOrderV2),
+        updated: eventOf("order.updated", "orders", toOrderV2),
+      },
+      products: {
+        created: eventOf("product.created", "products", toProductV2),
+        updated: eventOf("product.updated", "products", toProductV2),
+      },
+      users: {
+        created: eventOf("user.created", "users", toUserV2),
+        updated: eventOf("user.updated", "users", toUserV2),
+      },
     },
   },
 };

@@ -245,6 +245,7 @@ export class CrudService<V extends Values> implements ResourceService<V> {
       this.support,
       (values, previous, spec, reader) => this.checkReferences(values, previous, spec, reader),
       context.principal,
+      context.version,
     );
   }
 

@@ -61,7 +61,10 @@ export interface WriteContext {
   replace?: boolean;
   /** The app's `authorize`: a reference to a record the principal may not `read` answers as one to no record (422). */
   authorize?: Authorize;
-  /** The API version of the request (2 for /v2/…), given to an action whose rules apply from a version on (`ActionEffect.since`). */
+  /**
+   * The API version of the request (2 for /v2/…): the events of a hook's writes show records as it
+   * does, and an action whose rules apply from a version on (`ActionEffect.since`) is told it.
+   */
   version?: number;
 }
 
@@ -173,14 +176,23 @@ export type HookSpec = WriteConstraints & {
   tenantKey?: string;
 };
 
+/** The event of an insert and of an update of each collection, by collection. */
+export type HookEvents = Readonly<
+  Record<string, { created: EventOf<StoredRecord<never>>; updated: EventOf<StoredRecord<never>> }>
+>;
+
 /** What a store handle needs of every collection it writes (generated: `hookSupport` in hooks.ts). */
 export interface HookSupport {
   /** Each collection's spec, by collection. */
   specs: Readonly<Record<string, HookSpec>>;
-  /** The event of an insert and of an update of each collection. */
-  events: Readonly<
-    Record<string, { created: EventOf<StoredRecord<never>>; updated: EventOf<StoredRecord<never>> }>
-  >;
+  /** The events of each collection's writes as the newest version that has it shows them. */
+  events: HookEvents;
+  /**
+   * By API version (1 for /v1/…), the events of the collections that version has, as it shows
+   * them: a hook's writes in a request of that version publish these (SPEC §5: the record as the
+   * version that served the write shows it); a collection the version lacks falls back to `events`.
+   */
+  versions?: Readonly<Record<number, HookEvents>>;
 }
 
 /**
@@ -231,12 +243,28 @@ export class StagedHookStore implements HookStore {
   private readonly checkReferences: ReferenceCheck;
   /** Who writes: the principal of the hook's write, whose tenant scopes every read and write. */
   private readonly principal: Principal;
+  /** The API version of the request (`WriteContext.version`): its events show records as it does. */
+  private readonly version: number | undefined;
 
-  constructor(store: Store, support: HookSupport, checkReferences: ReferenceCheck, principal: Principal) {
+  constructor(
+    store: Store,
+    support: HookSupport,
+    checkReferences: ReferenceCheck,
+    principal: Principal,
+    version?: number,
+  ) {
     this.store = store;
     this.support = support;
     this.checkReferences = checkReferences;
     this.principal = principal;
+    this.version = version;
+  }
+
+  /** The events of a write in `collection`: as the request's version shows it, else as the newest that has it. */
+  private events(collection: string): HookEvents[string] {
+    const shown =
+      this.version === undefined ? undefined : this.support.versions?.[this.version]?.[collection];
+    return shown ?? this.support.events[collection]!;
   }
 
   async get(collection: string, id: string): Promise<StoredRecord | null> {
@@ -332,7 +360,7 @@ export class StagedHookStore implements HookStore {
         collection,
         record,
         constraints: spec,
-        publish: this.support.events[collection]!.created as EventOf<StoredRecord>,
+        publish: this.events(collection).created as EventOf<StoredRecord>,
       },
     });
     return record;
@@ -364,7 +392,7 @@ export class StagedHookStore implements HookStore {
       values,
       expectedRevision: current.revision,
       constraints: spec,
-      publish: this.support.events[collection]!.updated as EventOf<StoredRecord>,
+      publish: this.events(collection).updated as EventOf<StoredRecord>,
       current,
       where: this.scope(collection),
     };

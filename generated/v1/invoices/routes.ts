@@ -138,7 +138,7 @@ export function registerInvoicesRoutes(
     const record = await services.invoices.create(
       values,
       eventOf("invoice.created", "invoices", toInvoice),
-      writeContext(request),
+      writeContext(request, false, 1),
     );
     reply.header("location", `/v1/invoices/${record.id}`);
     return sendRecord(reply, 201, record, toInvoice(record));
@@ -162,7 +162,7 @@ export function registerInvoicesRoutes(
           current,
           values,
           eventOf("invoice.updated", "invoices", toInvoice),
-          writeContext(request),
+          writeContext(request, false, 1),
         ),
         "invoice",
       );

@@ -138,7 +138,7 @@ export function registerInvoicesRoutes(
     const record = await services.invoices.create(
       values,
       eventOf("invoice.created", "invoices", toInvoice),
-      writeContext(request),
+      writeContext(request, false, 2),
     );
     reply.header("location", `/v2/invoices/${record.id}`);
     return sendRecord(reply, 201, record, toInvoice(record));
@@ -162,7 +162,7 @@ export function registerInvoicesRoutes(
           current,
           values,
           eventOf("invoice.updated", "invoices", toInvoice),
-          writeContext(request),
+          writeContext(request, false, 2),
         ),
         "invoice",
       );

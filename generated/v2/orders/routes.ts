@@ -194,7 +194,7 @@ export function registerOrdersRoutes(
     const record = await services.orders.create(
       values,
       eventOf("order.created", "orders", toOrder),
-      writeContext(request),
+      writeContext(request, false, 2),
     );
     reply.header("location", `/v2/orders/${record.id}`);
     return sendRecord(reply, 201, record, toOrder(record));
@@ -218,7 +218,7 @@ export function registerOrdersRoutes(
           current,
           values,
           eventOf("order.updated", "orders", toOrder),
-          writeContext(request),
+          writeContext(request, false, 2),
         ),
         "order",
       );
@@ -245,7 +245,7 @@ export function registerOrdersRoutes(
           "orders/payments": eventOf("order.payment.deleted", "orders/payments", toOrderPayment),
           "orders/shipments": eventOf("order.shipment.deleted", "orders/shipments", toOrderShipment),
         }),
-        writeContext(request),
+        writeContext(request, false, 2),
       );
       if (!removed) throw new NotFoundError("No order has this id.");
       return reply.code(204).send();

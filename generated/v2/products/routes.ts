@@ -153,7 +153,7 @@ export function registerProductsRoutes(
     const record = await services.products.create(
       values,
       eventOf("product.created", "products", toProduct),
-      writeContext(request),
+      writeContext(request, false, 2),
     );
     reply.header("location", `/v2/products/${record.id}`);
     return sendRecord(reply, 201, record, toProduct(record));
@@ -177,7 +177,7 @@ export function registerProductsRoutes(
           current,
           values,
           eventOf("product.updated", "products", toProduct),
-          writeContext(request),
+          writeContext(request, false, 2),
         ),
         "product",
       );
@@ -202,7 +202,7 @@ export function registerProductsRoutes(
           current,
           values,
           eventOf("product.updated", "products", toProduct),
-          writeContext(request, true),
+          writeContext(request, true, 2),
         ),
         "product",
       );
@@ -219,7 +219,7 @@ export function registerProductsRoutes(
       const removed = await services.products.remove(
         current,
         eventOf("product.deleted", "products", toProduct),
-        writeContext(request),
+        writeContext(request, false, 2),
       );
       if (!removed) throw new NotFoundError("No product has this id.");
       return reply.code(204).send();

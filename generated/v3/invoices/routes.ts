@@ -177,7 +177,7 @@ export function registerInvoicesRoutes(
     const record = await services.invoices.create(
       values,
       eventOf("invoice.created", "invoices", toInvoice),
-      writeContext(request),
+      writeContext(request, false, 3),
     );
     reply.header("location", `/v3/invoices/${record.id}`);
     return sendRecord(reply, 201, record, toInvoice(record));
@@ -201,7 +201,7 @@ export function registerInvoicesRoutes(
           current,
           values,
           eventOf("invoice.updated", "invoices", toInvoice),
-          writeContext(request),
+          writeContext(request, false, 3),
         ),
         "invoice",
       );

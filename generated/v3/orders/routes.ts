@@ -227,7 +227,7 @@ export function registerOrdersRoutes(
     const record = await services.orders.create(
       values,
       eventOf("order.created", "orders", toOrder),
-      writeContext(request),
+      writeContext(request, false, 3),
     );
     reply.header("location", `/v3/orders/${record.id}`);
     return sendRecord(reply, 201, record, toOrder(record));
@@ -251,7 +251,7 @@ export function registerOrdersRoutes(
           current,
           values,
           eventOf("order.updated", "orders", toOrder),
-          writeContext(request),
+          writeContext(request, false, 3),
         ),
         "order",
       );
@@ -278,7 +278,7 @@ export function registerOrdersRoutes(
           "orders/payments": eventOf("order.payment.deleted", "orders/payments", toOrderPayment),
           "orders/shipments": eventOf("order.shipment.deleted", "orders/shipments", toOrderShipment),
         }),
-        writeContext(request),
+        writeContext(request, false, 3),
       );
       if (!removed) throw new NotFoundError("No order has this id.");
       return reply.code(204).send();
@@ -341,7 +341,7 @@ export function registerOrdersRoutes(
           orders: eventOf("order.updated", "orders", toOrder),
           "orders/payments": eventOf("order.payment.created", "orders/payments", toOrderPayment),
         }),
-        writeContext(request),
+        writeContext(request, false, 3),
       );
       return reply.code(201).send(toOrderPayment(record));
     }),
@@ -370,7 +370,7 @@ export function registerOrdersRoutes(
           orders: eventOf("order.updated", "orders", toOrder),
           "orders/shipments": eventOf("order.shipment.created", "orders/shipments", toOrderShipment),
         }),
-        writeContext(request),
+        writeContext(request, false, 3),
       );
       return reply.code(201).send(toOrderShipment(record));
     }),

@@ -163,7 +163,7 @@ export function registerProductsRoutes(
     const record = await services.products.create(
       values,
       eventOf("product.created", "products", toProduct),
-      writeContext(request),
+      writeContext(request, false, 3),
     );
     reply.header("location", `/v3/products/${record.id}`);
     return sendRecord(reply, 201, record, toProduct(record));
@@ -187,7 +187,7 @@ export function registerProductsRoutes(
           current,
           values,
           eventOf("product.updated", "products", toProduct),
-          writeContext(request),
+          writeContext(request, false, 3),
         ),
         "product",
       );
@@ -212,7 +212,7 @@ export function registerProductsRoutes(
           current,
           values,
           eventOf("product.updated", "products", toProduct),
-          writeContext(request, true),
+          writeContext(request, true, 3),
         ),
         "product",
       );
@@ -229,7 +229,7 @@ export function registerProductsRoutes(
       const removed = await services.products.remove(
         current,
         eventOf("product.deleted", "products", toProduct),
-        writeContext(request),
+        writeContext(request, false, 3),
       );
       if (!removed) throw new NotFoundError("No product has this id.");
       return reply.code(204).send();

@@ -108,7 +108,7 @@ export function registerUsersRoutes(
     const record = await services.users.create(
       values,
       eventOf("user.created", "users", toUser),
-      writeContext(request),
+      writeContext(request, false, 3),
     );
     reply.header("location", `/v3/users/${record.id}`);
     return sendRecord(reply, 201, record, toUser(record));
@@ -132,7 +132,7 @@ export function registerUsersRoutes(
           current,
           values,
           eventOf("user.updated", "users", toUser),
-          writeContext(request),
+          writeContext(request, false, 3),
         ),
         "user",
       );
@@ -160,7 +160,7 @@ export function registerUsersRoutes(
           "orders/payments": eventOf("order.payment.deleted", "orders/payments", toOrderPayment),
           "orders/shipments": eventOf("order.shipment.deleted", "orders/shipments", toOrderShipment),
         }),
-        writeContext(request),
+        writeContext(request, false, 3),
       );
       if (!removed) throw new NotFoundError("No user has this id.");
       return reply.code(204).send();

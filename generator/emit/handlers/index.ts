@@ -200,9 +200,9 @@ function routesView(v: string, r: VersionResource, deleteEvent: string, aliases:
           : `eventOf("${a.events.created}", "${r.collection}/${a.name}", ${a.symbols.view})`,
       ),
       noContent: a.response === 204,
-      // An action whose rules apply from a version on (`rules_added`) is told the request's version.
-      context:
-        a.rulesSince === null ? "writeContext(request)" : `writeContext(request, false, ${versionNumber(v)})`,
+      // The request's version: the events of a hook's writes show records as it does, and an
+      // action whose rules apply from a version on (`rules_added`) checks it.
+      context: `writeContext(request, false, ${versionNumber(v)})`,
     };
   });
 
@@ -216,6 +216,7 @@ function routesView(v: string, r: VersionResource, deleteEvent: string, aliases:
   return {
     header: GENERATED_HEADER,
     version: v,
+    versionNumber: versionNumber(v),
     collection: r.collection,
     singular: r.names.singular,
     pascal,
@@ -682,7 +683,33 @@ function hooksFile(model: ApiModel, context: EmitContext): EmittedFile {
       actionValues: r.actionRecords.map((a) => a.symbols.values),
     };
   });
-  const view = { header: GENERATED_HEADER, imports: IMPORTS, resources, tenantScoped: model.storage.some((r) => tenantField(r) !== null) };
+  // The events of a hook's writes in a request of an older version show the record as that version
+  // does (SPEC §5): per version, each collection it has that the newest showing it does not show alike.
+  const older: ImportSource[] = [];
+  const versions = [...model.versions]
+    .sort((a, b) => a.number - b.number)
+    .map((v) => {
+      const shownHere = model.storage.flatMap((r, i) => {
+        const resource = v.resources.find((x) => x.collection === r.collection);
+        if (!resource || shownAll[i]?.version === v) return [];
+        const alias = `${resource.symbols.view}V${v.number}`;
+        older.push({
+          from: `./${v.name}/${resource.collection}/routes.ts`,
+          names: new Map([[alias, "value"]]),
+          aliases: new Map([[alias, resource.symbols.view]]),
+        });
+        return [{ ...resources[i]!, view: alias }];
+      });
+      return { number: v.number, resources: shownHere };
+    })
+    .filter((v) => v.resources.length);
+  const view = {
+    header: GENERATED_HEADER,
+    imports: IMPORTS,
+    resources,
+    versions,
+    tenantScoped: model.storage.some((r) => tenantField(r) !== null),
+  };
   const views = new Map<string, Record<string, "value">>();
   for (const shown of shownAll) {
     if (!shown) continue;
@@ -698,9 +725,9 @@ function hooksFile(model: ApiModel, context: EmitContext): EmittedFile {
         resources.flatMap((r) => [r.values, ...r.actionValues]).map((v) => [v, "type" as const]),
       ),
     ),
-    ...[...views.entries()]
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-      .map(([from, names]) => source(from, names)),
+    ...[...[...views.entries()].map(([from, names]) => source(from, names)), ...older].sort((a, b) =>
+      a.from < b.from ? -1 : a.from > b.from ? 1 : 0,
+    ),
   ];
   return renderedFile(context, "hooks.ts", "hooks", view, sources);
 }
