@@ -66,9 +66,11 @@ describe("everyday collection names", () => {
 
   test("the types are imported under an alias only beside canon's own name", () => {
     const routes = readFileSync(path.join(api.dir, "generated/v1/stores/routes.ts"), "utf8");
-    assert.match(routes, /import type \{ StoreClosure, Store as StoreRecord \} from "\.\/types\.ts";/);
+    assert.match(routes, /import type \{ Store as StoreRecord, StoreClosure \} from "\.\/types\.ts";/, "sorted by the exported name");
     const types = readFileSync(path.join(api.dir, "generated/v1/stores/types.ts"), "utf8");
     assert.match(types, /^export interface Store \{/m);
+    const client = readFileSync(path.join(api.dir, "generated/v1/client.ts"), "utf8");
+    assert.match(client, /import type \{ Client as ClientRecord, ClientCreate, ClientUpdate \} from "\.\/clients\/types\.ts";/, "sorted by the exported name");
     const pagination = readFileSync(path.join(api.dir, "generated/v1/pagination.ts"), "utf8");
     assert.match(pagination, /import type \{ Store as StoreRecord \} from "\.\/stores\/types\.ts";/);
     assert.match(pagination, /import type \{ Event \} from "\.\/events\/types\.ts";/, "Event is no name of canon's here: imported as it is");

@@ -59,7 +59,7 @@ export function placedCode(code: string): PlacedCode {
 
 /**
  * The rendered file with the imports it uses in place of the marker line. Sources are written in
- * the order given; within one, values first and then types, each in code-unit order; a source
+ * the order given; within one, values first and then types, each in code-unit order of the exported name; a source
  * whose used names are all types is imported with `import type`. `parts` is what code the caller
  * places in the file afterwards uses and declares (`placedCode`): what it uses is imported too,
  * and what it declares is not.
@@ -84,8 +84,6 @@ export function withImports(rendered: string, sources: ImportSource[], parts: re
       (kind === "value" ? values : types).push(name);
     }
     if (values.length + types.length === 0) continue;
-    values.sort(byCodeUnit);
-    types.sort(byCodeUnit);
     if (aliases) {
       const spelled = (name: string) => {
         const exported = aliases.get(name);
@@ -94,6 +92,9 @@ export function withImports(rendered: string, sources: ImportSource[], parts: re
       values.splice(0, values.length, ...values.map(spelled));
       types.splice(0, types.length, ...types.map(spelled));
     }
+    // Sorted as spelled: by the exported name (`Client as ClientRecord` before `ClientCreate`).
+    values.sort(byCodeUnit);
+    types.sort(byCodeUnit);
     lines.push(
       values.length === 0
         ? `import type { ${types.join(", ")} } from "${from}";`
