@@ -3,7 +3,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "n
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { test } from "node:test";
-import { createEmitContext, emitAll, readOutputFolder } from "../generator/emit/index.ts";
+import { CanonFiles, createEmitContext, emitAll, readOutputFolder } from "../generator/emit/index.ts";
 import { IMPORTS } from "../generator/emit/shared/imports.ts";
 import { runFrontEnd } from "../generator/pipeline.ts";
 import { repoRoot } from "./support/cli.ts";
@@ -41,6 +41,20 @@ test("precompiled templates from the cache emit exactly what compiled templates 
     }
   }
   assert.ok(shown, "the cached form is what renders");
+});
+
+test("canon's own type names are found once per context, not by each emitter of each version (no engine here)", async () => {
+  const front = await runFrontEnd(path.join(repoRoot, "definitions"), { today: "2026-11-21" });
+  assert.ok(front.model);
+  const context = createEmitContext(undefined, readOutputFolder(path.join(tmpdir(), "canon-no-output")));
+  const first = context.canonTypeNames();
+  assert.ok(first.has("Store") && first.has("Client") && first.has("Record"), "the runtime's, the client's and TypeScript's names");
+  emitAll(front.model, context);
+  // The same set, not one found again (some 90 of canon's files read each time).
+  assert.equal(context.canonTypeNames(), first);
+  // Contexts over one session's canon files share it.
+  const files = new CanonFiles();
+  assert.equal(createEmitContext(undefined, undefined, undefined, files).canonTypeNames(), createEmitContext(undefined, undefined, undefined, files).canonTypeNames());
 });
 
 test("every view a template is rendered with is JSON data, so its JSON text can key the rendered text", async () => {

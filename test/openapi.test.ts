@@ -21,6 +21,7 @@ const noContext: EmitContext = {
   runtimeFile: () => assert.fail("the openapi emitter copies no runtime file"),
   runtimeFiles: () => assert.fail("the openapi emitter copies no runtime file"),
   runtimeExports: () => assert.fail("the openapi emitter imports no runtime file"),
+  canonTypeNames: () => assert.fail("the openapi emitter imports no user type beside canon's code"),
   unit: (unit, slice) => unit.compute(slice, noContext),
   // The document is built from the model alone; the real context only keeps it for the run.
   openapiDocument: (model, version) => openapiDocument(model, version) as Record<string, unknown>,

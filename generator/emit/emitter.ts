@@ -62,6 +62,11 @@ export interface EmitContext {
   /** The names `runtime/<name>` exports (its own and those it re-exports), and whether each is a type. */
   runtimeExports(name: string): ReadonlyMap<string, "value" | "type">;
   /**
+   * The type names canon's generated code uses for its own (shared/canon-names.ts), found once per
+   * context (a `canon dev` session's canon files: once per session) and through the run's engine.
+   */
+  canonTypeNames(): ReadonlySet<string>;
+  /**
    * Read access to the output folder as it was before this run, for the few artifacts that build
    * on what was written before (the SQL migrations). Absent: an empty output folder.
    */

@@ -15,6 +15,7 @@ import { clientEmitter } from "./client/index.ts";
 import type { EmitContext, EmittedFile, Emitter, PreviousOutput } from "./emitter.ts";
 import type { EmitThread } from "./thread.ts";
 import { openapiDocument } from "./openapi/document.ts";
+import { canonTypeNames } from "./shared/canon-names.ts";
 import { runtimeFileExports } from "./shared/imports.ts";
 import { entryEmitter } from "./entry/index.ts";
 import { errorsEmitter } from "./errors/index.ts";
@@ -66,7 +67,8 @@ export const emitters: Emitter[] = [
  * the template and of Handlebars' version) is kept there, so that a later run skips the compiler.
  */
 export function createEmitContext(root: URL = packageRoot(), previous?: PreviousOutput, cacheDir?: string, files?: CanonFiles, verify = true): EmitContext {
-  const { compiled, runtime, texts, exportsOf, handlebars } = files?.of(root, cacheDir) ?? emptyCanonFiles();
+  const read = files?.of(root, cacheDir) ?? emptyCanonFiles();
+  const { compiled, runtime, texts, exportsOf, handlebars } = read;
   // Keyed by the model object: one context may serve several models (tests do), and nothing
   // outlives the context.
   const documents = new WeakMap<ApiModel, Map<VersionModel, Record<string, unknown>>>();
@@ -109,6 +111,10 @@ export function createEmitContext(root: URL = packageRoot(), previous?: Previous
       if (!names) exportsOf.set(name, (names = runtimeFileExports(this, name)));
       return names;
     },
+    canonTypeNames() {
+      // Asked by each emitter of each version that imports a user's type beside canon's code.
+      return (read.canonNames ??= canonTypeNames(root));
+    },
     runtimeFiles() {
       return readdirSync(new URL("runtime/", root))
         .filter((n) => n.endsWith(".ts") && !n.endsWith(".test.ts"))
@@ -144,6 +150,8 @@ interface ReadFiles {
   texts: Map<string, string>;
   exportsOf: Map<string, ReadonlyMap<string, "value" | "type">>;
   handlebars: typeof Handlebars;
+  /** `EmitContext.canonTypeNames`, once found. */
+  canonNames?: ReadonlySet<string>;
 }
 
 function emptyCanonFiles(): ReadFiles {

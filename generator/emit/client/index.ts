@@ -34,7 +34,7 @@ export const clientEmitter: Emitter = {
     const core = withErrorClasses(context.templateText("client/core.ts").replace(/^import type .*\n/m, ""));
     return model.versions.map((version) => {
       // The version's types whose names the core has too are imported under an alias (`Client as ClientRecord`).
-      const aliases = typeAliases(version);
+      const aliases = typeAliases(version, context.canonTypeNames());
       const parts = clientParts(context, version, aliases);
       const rendered = context.render("client/client", clientView(model, version, `${pages.trimEnd()}\n\n${core}`, parts.entries));
       // The queries and classes, rendered resource by resource, where the template places them;

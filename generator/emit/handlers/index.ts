@@ -119,7 +119,7 @@ export const handlersEmitter: Emitter = {
     const files: EmittedFile[] = [];
     const owners = viewOwners(model);
     for (const version of model.versions) {
-      const versionAliases = typeAliases(version);
+      const versionAliases = typeAliases(version, context.canonTypeNames());
       for (const resource of version.resources) {
         // The code is made of the resource, the version's name, what a delete publishes and the
         // aliases of its types that canon's code names too; its imports, of the identifiers it

@@ -10,7 +10,7 @@ export const paginationEmitter: Emitter = {
   name: "pagination",
   emit(model: ApiModel, context: EmitContext): EmittedFile[] {
     return model.versions.map((version) => {
-      const aliases = typeAliases(version);
+      const aliases = typeAliases(version, context.canonTypeNames());
       const view = {
         header: GENERATED_HEADER,
         imports: IMPORTS,

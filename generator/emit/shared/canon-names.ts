@@ -26,19 +26,23 @@ const EMITTED_GLOBALS = ["Array", "Pick", "Record"];
  */
 const RECORD = "reserved type names";
 
-/** The names (PascalCase ones only: the generated types') the generated code keeps for itself. */
-export function canonTypeNames(): ReadonlySet<string> {
+/**
+ * The names (PascalCase ones only: the generated types') the generated code keeps for itself, as
+ * canon's files under `root` say. Some 90 files are read when the run's engine has no record of
+ * them: emitters ask their context (`EmitContext.canonTypeNames`, which keeps the answer), lint
+ * asks once per run.
+ */
+export function canonTypeNames(root: URL = packageRoot()): ReadonlySet<string> {
   const engine = Engine.current();
-  const recorded = engine?.recalledBy(RECORD, "");
+  const recorded = engine?.recalledBy(RECORD, root.href);
   if (Array.isArray(recorded)) return new Set(recorded as string[]);
-  const names = scannedNames();
-  engine?.record(RECORD, "", [...names].sort());
+  const names = scannedNames(root);
+  engine?.record(RECORD, root.href, [...names].sort());
   return names;
 }
 
 /** The names, read from the templates, the client's page types and the runtime's exports (some 90 files). */
-function scannedNames(): Set<string> {
-  const root = packageRoot();
+function scannedNames(root: URL): Set<string> {
   const texts: string[] = [readFileSync(new URL("runtime/pages.ts", root), "utf8")];
   const walk = (dir: URL): void => {
     for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {

@@ -10,7 +10,6 @@
  */
 import type { RecordSymbols, ResourceSymbols } from "../../model/symbols.ts";
 import type { VersionModel, VersionResource } from "../../model/types.ts";
-import { canonTypeNames } from "./canon-names.ts";
 import { source, type ImportSource } from "./imports.ts";
 
 /** The local names of a version's record types, by their names: only those that are aliased. */
@@ -27,10 +26,9 @@ export function declaredTypes(r: VersionResource): string[] {
 /**
  * The alias of each record or body type of `version` whose name canon's code uses too:
  * `StoreRecord` for a record `Store`, `ClientCreateBody` for a body, numbered on when that is a
- * name of the version or of canon's as well.
+ * name of the version or of canon's as well. `canon`: canon's own type names (`EmitContext.canonTypeNames`).
  */
-export function typeAliases(version: VersionModel): TypeAliases {
-  const canon = canonTypeNames();
+export function typeAliases(version: VersionModel, canon: ReadonlySet<string>): TypeAliases {
   const aliases = new Map<string, string>();
   const records = new Set(version.resources.flatMap((r) => [r.symbols.type, ...r.actions.map((a) => a.symbols.type)]));
   const declared = version.resources.flatMap(declaredTypes);
