@@ -1,6 +1,8 @@
 import path from "node:path";
 import { todayOf, withSunsetPolicy } from "./diagnostics/sunset.ts";
 import type { ApiModel } from "./model/types.ts";
+import { CANON_OPERATIONS, ERROR_SCHEMA, publishedNamesOf } from "./emit/openapi/names.ts";
+import type { JsonObject } from "./emit/openapi/json.ts";
 import { compatibilityGate, type GateResult } from "./compat/gate.ts";
 import type { Json } from "./compat/types.ts";
 import type { Diagnostic } from "./diagnostics/diagnostic.ts";
@@ -131,7 +133,8 @@ async function run(
       ms: performance.now() - started,
     };
   }
-  const model = front.model;
+  // The names the published documents gave canon's own schemas and operations stay theirs.
+  const model = withPublishedNames(front.model, output);
   const cacheDir = cacheFile ? path.dirname(cacheFile) : undefined;
   // A write a crash interrupted is finished before the output folder is read.
   await finishInterrupted(options.out);
@@ -183,7 +186,7 @@ async function run(
       files,
       format: stats,
       gate,
-      model: front.model,
+      model,
       ms: performance.now() - started,
     };
   }
@@ -202,7 +205,47 @@ async function run(
     digests,
     format: stats,
     gate,
-    model: front.model,
+    model,
     ms: performance.now() - started,
   };
+}
+
+/**
+ * The model with, on each version whose OpenAPI document is published in the output folder, the
+ * names that document gave canon's own schemas and operations (`VersionModel.publishedNames`,
+ * emit/openapi/names.ts), where they can differ from what the version's names alone give: when a
+ * user's name meets one of canon's (`Error`, `getHealth`), or the document gave one of canon's
+ * another name (`ApiError`). Otherwise the document is not parsed, and the model is as it was.
+ */
+export function withPublishedNames(model: ApiModel, output: { read(path: string): string | undefined }): ApiModel {
+  let changed = false;
+  const versions = model.versions.map((version) => {
+    const text = output.read(`${version.name}/openapi.json`);
+    if (text === undefined || !(mayMeetCanonNames(version) || API_FORM.test(text))) return version;
+    let document: unknown;
+    try {
+      document = JSON.parse(text);
+    } catch {
+      return version; // Not a document: the gate says so.
+    }
+    if (document === null || typeof document !== "object" || Array.isArray(document)) return version;
+    const publishedNames = publishedNamesOf(document as JsonObject, version.name);
+    if (Object.keys(publishedNames).length === 0) return version;
+    changed = true;
+    return { ...version, publishedNames };
+  });
+  return changed ? { ...model, versions } : model;
+}
+
+/** One of canon's names given another form (names.ts): `"#/components/schemas/ApiError"`, `"operationId": "getApiHealth"`. */
+const API_FORM = /"#\/components\/schemas\/Api[A-Z]|"operationId": ?"[a-z]+Api[A-Z]/;
+
+/** Whether a name of the version's resources may be one of canon's own in its document (more than are: it only saves parsing). */
+function mayMeetCanonNames(version: ApiModel["versions"][number]): boolean {
+  const canon = new Set<string>([ERROR_SCHEMA, ...CANON_OPERATIONS.flatMap((o) => [o.operationId, o.response ?? "", o.body ?? ""])]);
+  return version.resources.some(
+    (r) =>
+      r.routes.some((route) => canon.has(route.operationId)) ||
+      [r.names.pascal, ...r.actions.map((a) => a.symbols.type)].some((name) => [...canon].some((c) => c.startsWith(name))),
+  );
 }

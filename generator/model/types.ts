@@ -381,13 +381,20 @@ export interface VersionModel {
   resources: VersionResource[];
   /** The exportable resources of this version, by collection; null when none is (no `/vN/exports`). */
   exports: VersionExport[] | null;
+  /**
+   * The names the version's published OpenAPI document gave canon's own schemas and operations
+   * (`Error`, `Health`, `getHealth`…, by their usual name), where they may differ from what this
+   * version's names alone would give (emit/openapi/names.ts): read from the output folder by
+   * `generate` (generate.ts, `withPublishedNames`), absent otherwise.
+   */
+  publishedNames?: Record<string, string>;
 }
 
 /**
  * A version's own settings, without its resources: all that a part of the output built for one
  * resource may read of its version (so that it depends on no other resource).
  */
-export type VersionSettings = Omit<VersionModel, "resources" | "exports">;
+export type VersionSettings = Omit<VersionModel, "resources" | "exports" | "publishedNames">;
 
 /** A resource as the store holds it: every field any version has, by its latest name. */
 export interface StorageResource {

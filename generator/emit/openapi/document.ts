@@ -4,7 +4,7 @@ import { GENERATED_MARK } from "../../util/generated.ts";
 import { defineUnit } from "../../engine.ts";
 import type { EmitContext } from "../emitter.ts";
 import type { ApiModel, StorageResource, VersionModel, VersionResource, VersionSettings } from "../../model/types.ts";
-import { errorResponseComponents, errorSchema, errorSchemaName } from "./errors.ts";
+import { errorResponseComponents, errorSchema } from "./errors.ts";
 import { eventOperations, eventSchemas, eventsTagObject } from "./events.ts";
 import { exportHeaderComponents, exportOperations, exportSchemas, exportsTagObject } from "./exports.ts";
 import { headerComponents } from "./headers.ts";
@@ -12,6 +12,7 @@ import { healthOperations, healthSchemas, healthTagObject } from "./health.ts";
 import { ref, sortedObject, type Json, type JsonObject } from "./json.ts";
 import type { PathOperation } from "./operation.ts";
 import { resourceOperations } from "./operations.ts";
+import { canonName, CANON_OPERATIONS, ERROR_SCHEMA, openapiNames, withRenamedRefs } from "./names.ts";
 import { idempotencyKeyParameter, parameterComponents } from "./parameters.ts";
 import { resourceSchemas } from "./schemas.ts";
 
@@ -31,30 +32,59 @@ export function openapiDocument(model: ApiModel, version: VersionModel, context?
     built.schemas.forEach(([, schema], i) => knowDigested(schema, built.digests.schemas[i]!));
     return built;
   });
-  const operations: PathOperation[] = parts.flatMap((p) => p.operations);
-  const own = parts.flatMap((p) => p.schemas);
-  const errorName = errorSchemaName(new Set(own.map(([name]) => name)));
-  const schemas: Array<[string, Json]> = [[errorName, errorSchema()], ...own];
+  const userOperations: PathOperation[] = parts.flatMap((p) => p.operations);
+  const userSchemas = parts.flatMap((p) => p.schemas);
   const tags: JsonObject[] = version.resources.map((r) => {
     const tag: JsonObject = { name: r.collection };
     if (r.description) tag.description = r.description;
     return tag;
   });
+  // canon's own operations and schemas, under their usual names until `names` settles them.
+  const canonOperations: PathOperation[] = [];
+  const canonSchemas: Array<[string, Json]> = [[ERROR_SCHEMA, errorSchema()]];
   if (version.events) {
-    operations.push(...eventOperations(version));
-    schemas.push(...eventSchemas());
+    canonOperations.push(...eventOperations(version));
+    canonSchemas.push(...eventSchemas());
     tags.push(eventsTagObject());
   }
-  operations.push(...healthOperations(version));
-  schemas.push(...healthSchemas());
+  canonOperations.push(...healthOperations(version));
+  canonSchemas.push(...healthSchemas());
   tags.push(healthTagObject());
   const headers = headerComponents(version);
   if (version.exports) {
-    operations.push(...exportOperations(version, version.exports).map(idempotentPost));
-    schemas.push(...exportSchemas(version.exports, version.searchMinLength));
+    canonOperations.push(...exportOperations(version, version.exports).map(idempotentPost));
+    // The bodies of each collection's export (`OrderExportCreate`) are the user's names.
+    const exportParts = exportSchemas(version.exports, version.searchMinLength);
+    const own = new Set(CANON_OPERATIONS.flatMap((o) => [o.response, o.body]));
+    canonSchemas.push(...exportParts.filter(([name]) => own.has(name)));
+    userSchemas.push(...exportParts.filter(([name]) => !own.has(name)));
     tags.push(exportsTagObject());
     for (const [name, value] of exportHeaderComponents(version)) headers[name] = value;
   }
+  // Two components or operations never share a name (names.ts): canon's yield (`ApiError`), or,
+  // where the published document gave canon's the name, the user's (`ErrorRecord`).
+  const names = openapiNames(
+    version,
+    canonSchemas.map(([name]) => name),
+    canonOperations.map((o) => String(o.operation.operationId)),
+    new Set(userSchemas.map(([name]) => name)),
+    new Set(userOperations.map((o) => String(o.operation.operationId))),
+  );
+  // canon's schemas name canon's (renamed as `names.canon` says) and the exports' bodies (the user's).
+  const canonRefs = new Map([...[...names.userSchemas].filter(([name]) => !canonSchemas.some(([own]) => own === name)), ...names.canon]);
+  const renamedOperation = (o: PathOperation, refs: ReadonlyMap<string, string>, ids: (id: string) => string): PathOperation => {
+    const id = String(o.operation.operationId);
+    if (refs.size === 0 && ids(id) === id) return o;
+    return { ...o, operation: { ...withRenamedRefs(o.operation, refs), operationId: ids(id) } };
+  };
+  const operations: PathOperation[] = [
+    ...userOperations.map((o) => renamedOperation(o, names.userSchemas, (id) => names.userOperations.get(id) ?? id)),
+    ...canonOperations.map((o) => renamedOperation(o, canonRefs, (id) => canonName(names, id))),
+  ];
+  const schemas: Array<[string, Json]> = [
+    ...userSchemas.map(([name, schema]): [string, Json] => [names.userSchemas.get(name) ?? name, withRenamedRefs(schema, names.userSchemas)]),
+    ...canonSchemas.map(([name, schema]): [string, Json] => [canonName(names, name), withRenamedRefs(schema, canonRefs)]),
+  ];
   return {
     "x-generated": generatedNotice,
     openapi: "3.1.0",
@@ -82,7 +112,7 @@ export function openapiDocument(model: ApiModel, version: VersionModel, context?
     components: {
       headers: sortedObject(Object.entries(headers)),
       parameters: parameterComponents(version.searchMinLength),
-      responses: errorResponseComponents(version, errorName),
+      responses: errorResponseComponents(version, canonName(names, ERROR_SCHEMA)),
       schemas: sortedObject(schemas),
       securitySchemes: { bearerAuth: { type: "http", scheme: "bearer" } },
     },
@@ -134,7 +164,7 @@ const resourceParts = defineUnit(
 
 /** The version's settings: everything but its resources and exports. */
 function settingsOf(version: VersionModel): VersionSettings {
-  const { resources: _resources, exports: _exports, ...settings } = version;
+  const { resources: _resources, exports: _exports, publishedNames: _published, ...settings } = version;
   return settings;
 }
 

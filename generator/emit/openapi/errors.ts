@@ -5,7 +5,7 @@ import { ref, sortedObject, type Json, type JsonObject } from "./json.ts";
 import { closedObject } from "./schemas.ts";
 
 /**
- * Error responses: the envelope schema `Error` (see `errorSchemaName`), and one shared response per status of the
+ * Error responses: the envelope schema `Error` (named so unless a user's schema is: names.ts), and one shared response per status of the
  * runtime's table (runtime/errors.ts `ERROR_STATUSES`), each with the envelope under
  * `application/json`. Operations refer to them by status (the route record's `errors`).
  */
@@ -33,18 +33,6 @@ export function errorSchema(): JsonObject {
     ["code", "message"],
   );
   return closedObject([["error", error]], ["error"], "The envelope of every error response.");
-}
-
-/**
- * The name of the envelope's schema: `Error`, or, in a version whose own schemas have that name
- * (a collection `errors`: its record is `Error`), `ApiError` (the typed client's class of it),
- * numbered on if that is taken too.
- */
-export function errorSchemaName(taken: ReadonlySet<string>): string {
-  if (!taken.has("Error")) return "Error";
-  let name = "ApiError";
-  for (let n = 2; taken.has(name); n++) name = `ApiError${n}`;
-  return name;
 }
 
 export function errorResponseComponents(version: VersionModel, schemaName = "Error"): JsonObject {
