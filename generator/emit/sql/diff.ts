@@ -191,6 +191,11 @@ function alterTable(before: SnapshotTable, after: SnapshotTable, moved: Readonly
         statements.push(`drop index if exists ${quote(index.name)};`);
       }
     }
+    // A value the new type could not keep exactly (a decimal with more fraction digits than the
+    // new scale, a number as an integer) is refused, naming the record, before any type changes:
+    // PostgreSQL's cast would round it.
+    const guard = previous.type !== column.type ? exactnessGuard(after.name, column.name, previous.type, column.type) : null;
+    if (guard) statements.unshift(guard);
     if (previous.type === "jsonb" && column.type !== "jsonb") {
       // A value kept wrapped in JSON (a field that may be absent and null) becomes a plain
       // column: the value is the JSON's text, JSON null is NULL (to_jsonb: the same on a second
@@ -282,6 +287,57 @@ function alterTable(before: SnapshotTable, after: SnapshotTable, moved: Readonly
 /** `numeric` of `numeric(10, 2)`. */
 function baseType(type: string): string {
   return type.replace(/\(.*\)$/, "");
+}
+
+/** A decimal's text as PostgreSQL's `numeric` input reads it (no NaN, no infinity, no `_`). */
+const DECIMAL_TEXT = String.raw`^\s*[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?\s*$`;
+/** An integer's text as PostgreSQL's `bigint` input reads it. */
+const INTEGER_TEXT = String.raw`^\s*[-+]?[0-9]+\s*$`;
+
+/**
+ * A `do` block that refuses to change column `column` of `table` from type `from` to `to` when a
+ * row holds a value the new type would not keep exactly: a decimal (`numeric(p, s)`) given more
+ * fraction digits than its scale or more integer digits than its precision leaves (PostgreSQL's
+ * cast rounds the first and fails on the second without naming the column), text that is no
+ * number, an integer (`bigint`) given a fraction. It names the table, the column, one record and
+ * its value, and what to do; null when every value of `from` fits `to` (a wider decimal, a
+ * bigint in a decimal with 19 integer digits) or `to` is neither. It changes nothing, so applied
+ * again (the column now of type `to`) it passes.
+ */
+function exactnessGuard(table: string, column: string, from: string, to: string): string | null {
+  const c = quote(column);
+  const decimal = /^numeric\((\d+), (\d+)\)$/.exec(to);
+  const source = /^numeric\((\d+), (\d+)\)$/.exec(from);
+  // The value as text, as the `using` of the type change reads it; also of the new type (the
+  // migration applied again).
+  const text =
+    from === "text" ? `${c}::text` : from === "jsonb" ? `(to_jsonb(${c}) #>> '{}')` : from === "double precision" ? `${c}::numeric::text` : from === "bigint" || source ? `${c}::text` : null;
+  if (text === null) return null;
+  const value = `${text}::numeric`;
+  let shape: string;
+  let keeps: string;
+  let what: string;
+  if (decimal) {
+    const [p, s] = [Number(decimal[1]), Number(decimal[2])];
+    if (source && Number(source[2]) <= s && Number(source[1]) - Number(source[2]) <= p - s) return null;
+    if (from === "bigint" && p - s >= 19) return null;
+    shape = DECIMAL_TEXT;
+    keeps = `round(${value}, ${s}) = ${value} and abs(${value}) < 1e${p - s}`;
+    what = `${to} cannot keep exactly (it keeps ${s} digits after the point and ${p - s} before it)`;
+  } else if (to === "bigint" && from !== "bigint") {
+    shape = from === "text" || from === "jsonb" ? INTEGER_TEXT : DECIMAL_TEXT;
+    keeps = `${value} = trunc(${value}) and ${value} between -9223372036854775808 and 9223372036854775807`;
+    what = "is not an integer of 64 bits";
+  } else return null;
+  const message = `${table}.${column} cannot become ${to}: record % holds %, which ${what}; change the records that hold such values (or give the field a type that keeps them), then start again`;
+  return [
+    `do $$ declare "canon__r" record; begin`,
+    `  select "id", ${text} as "value" into "canon__r" from ${quote(table)} where ${text} is not null and not (case when ${text} ~ ${literal(shape)} then ${keeps} else false end) limit 1;`,
+    `  if found then`,
+    `    raise exception ${literal(message)}, "canon__r"."id", "canon__r"."value";`,
+    `  end if;`,
+    `end $$;`,
+  ].join("\n");
 }
 
 /** The indexes of `table` whose definition names `column` (quoted, as canon writes every name). */
