@@ -1,6 +1,7 @@
 // An array of ids that becomes a relation (SPEC §12.3): the migration that creates its link table
 // copies the ids of every record from the jsonb column, in order, then drops the column; applied
-// twice it does nothing more. On PGlite and on PostgreSQL.
+// twice it does nothing more. An id that names no record refuses it, naming the record and the id
+// (dropping the column would lose the id), until the record is changed. On PGlite and on PostgreSQL.
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
@@ -86,11 +87,23 @@ describe("an array of ids moved to a link table", () => {
             `insert into tickets (id, created_at, updated_at, subject, tag_ids) values ($1, now(), now(), 'two', '[]'::jsonb)`,
             [ids.second],
           );
+          // An id that names no record would be lost with the column: the migration refuses, naming it, and applies nothing.
+          await assert.rejects(runtime.migrate(driver, files), (error: Error) => {
+            assert.equal(
+              error.message,
+              `migration ${files[1]!.name} failed, and nothing of it was applied: tickets.tag_ids becomes a relation to tags, and record ${ids.first} names ${ids.unknown}, which is no record of tags: remove that id from the records that hold it (or create the record it names), then start again`,
+            );
+            return true;
+          });
+          const kept = await driver.query(`select "tag_ids" from tickets where id = $1`, [ids.first]);
+          assert.deepEqual(kept[0]!.tag_ids, [ids.tagC, ids.tagA, ids.unknown, ids.tagB, ids.tagA]);
+          assert.deepEqual(await driver.query(`select to_regclass('tickets__tag_ids') is null as gone`), [{ gone: true }]);
+          await driver.query(`update tickets set tag_ids = tag_ids - $1::text where id = $2`, [ids.unknown, ids.first]);
           assert.deepEqual(await runtime.migrate(driver, files), [files[1]!.name]);
           for (const file of files) await driver.exec(file.sql);
           const store = await mod.storeOn(driver, url);
           const first = await store.get("tickets", ids.first);
-          assert.deepEqual(first.values.tag_ids, [ids.tagC, ids.tagA, ids.tagB], "in order; the repeat and the unknown id left out");
+          assert.deepEqual(first.values.tag_ids, [ids.tagC, ids.tagA, ids.tagB], "in order; the repeat left out");
           assert.deepEqual(first.values.topic_ids, [ids.topic]);
           assert.deepEqual((await store.get("tickets", ids.second)).values.tag_ids, []);
           const columns = await driver.query(

@@ -119,8 +119,9 @@ function sameJson(a: unknown, b: unknown): boolean {
 
 /**
  * An array that was a jsonb column of its owner and is now kept in a link table: the ids are
- * copied over in order (ids that name no record, and repeated ids, are left out), then the column
- * is dropped. One block that does it only while the column exists: applied twice, it does nothing.
+ * copied over in order (a repeated id once, where it first stands), then the column is dropped.
+ * An id that names no record (the plain array checked none) refuses the migration, naming the
+ * record and the id, before anything is copied or dropped: dropping the column would lose it. One block that does it only while the column exists: applied twice, it does nothing.
  * `kept`: the link table was there before (a relation that became a plain array comes back), and
  * holds the links of then: the array's ids replace them.
  */
@@ -130,12 +131,21 @@ function moveToLinkTable(link: SnapshotTable, kept: boolean): Change {
   const c = `"o".${quote(column)}`;
   const ids = `case when jsonb_typeof(${c}) = 'array' then ${c} else '[]'::jsonb end`;
   const uuid = `case when "i"."id" ~* '^[0-9a-f]{8}-([0-9a-f]{4}-){3}[0-9a-f]{12}$' then "i"."id"::uuid end`;
+  const field = `${owner}.${column}`;
+  const refusal = `${field} becomes a relation to ${target}, and record % names %, which is no record of ${target}: remove that id from the records that hold it (or create the record it names), then start again`;
   return {
     words: `link_${owner}_${column}`,
     statements: [
       [
-        `do $$ begin`,
+        `do $$ declare "canon__r" record; begin`,
         `  if exists (select 1 from information_schema.columns where table_schema = current_schema() and table_name = ${literal(owner)} and column_name = ${literal(column)}) then`,
+        `    select "o"."id", "i"."id" as "value" into "canon__r" from ${quote(owner)} "o"`,
+        `      cross join lateral jsonb_array_elements_text(${ids}) with ordinality as "i" ("id", "n")`,
+        `      where not exists (select 1 from ${quote(target)} "t" where "t"."id" = ${uuid})`,
+        `      order by "o"."row_id", "i"."n" limit 1;`,
+        `    if found then`,
+        `      raise exception ${literal(refusal)}, "canon__r"."id", coalesce("canon__r"."value", 'null');`,
+        `    end if;`,
         // The links an earlier relation of that name left are older than the array's ids: they go.
         ...(kept ? [`    delete from ${quote(link.name)};`] : []),
         `    insert into ${quote(link.name)} (${ownerColumn}, ${position}, ${targetColumn})`,

@@ -94,7 +94,7 @@ const RENAME_BLOCK = /^do \$\$ begin\n  if exists \(select 1 from information_sc
 const LINKS_BLOCK = /^do \$\$ begin\n  if exists \(select 1 from "pg_constraint" [^\n]*\) then\n    insert into "(?:[^"]|"")+" \([^\n]*\) select [^\n]* on conflict do nothing;\n    delete from "(?:[^"]|"")+";\n  end if;\nend \$\$;$/;
 /** A refusal of values a column's new type would not keep exactly (diff.ts `exactnessGuard`): it changes nothing. */
 const GUARD_BLOCK = /^do \$\$ declare "canon__r" record; begin\n  select [^\n]* limit 1;\n  if found then\n    raise exception [^\n]*;\n  end if;\nend \$\$;$/;
-const MOVE_BLOCK = /^do \$\$ begin\n  if exists \(select 1 from information_schema\.columns where [^\n]*\) then\n[\s\S]*\nend \$\$;$/;
+const MOVE_BLOCK = /^do \$\$ (?:declare "canon__r" record; )?begin\n  if exists \(select 1 from information_schema\.columns where [^\n]*\) then\n[\s\S]*\nend \$\$;$/;
 
 const unquote = (name: string) => name.replace(/""/g, '"');
 
