@@ -188,14 +188,36 @@ async function applyMigration(tx: SqlQueryable, file: MigrationFile): Promise<vo
     await tx.exec(file.sql);
   } catch (error) {
     const { message, detail, code } = error as { message?: string; detail?: string; code?: string };
-    const duplicates =
-      code === "23505" ? ": remove or change the records that repeat it, then start again" : "";
     const failure = new Error(
-      `migration ${file.name} failed, and nothing of it was applied: ${message ?? String(error)}${detail ? ` (${detail.replace(/\.$/, "")})` : ""}${duplicates}`,
+      `migration ${file.name} failed, and nothing of it was applied: ${message ?? String(error)}${detail ? ` (${keyColumns(detail).replace(/\.$/, "")})` : ""}${HINTS[code ?? ""] ?? ""}`,
       { cause: error },
     );
     throw Object.assign(failure, code === undefined ? {} : { code });
   }
+}
+
+/** What to do about a migration that failed on the rows it met, by PostgreSQL's error code. */
+const HINTS: Record<string, string> = {
+  // A unique index over rows that repeat its key.
+  "23505": ": remove or change the records that repeat it, then start again",
+  // `set not null` (a field made required, a tenant field) over rows that lack a value.
+  "23502": ": give the records that lack a value one (or give the field a default), then start again",
+  // A check (a limit, an enum's values) added over rows that break it.
+  "23514": ": change the records that break it, then start again",
+};
+
+/**
+ * PostgreSQL's detail of a repeated key with canon's unique-key expressions (`uniqueKeySql`)
+ * shown as their columns: `Key (NORMALIZE(btrim(name, '<25 white space characters, line breaks
+ * among them>'::text), NFC), code)=(Ann, 7)` is `Key (name, code)=(Ann, 7)`, on one line.
+ */
+function keyColumns(detail: string): string {
+  return detail
+    .replace(
+      /translate\(NORMALIZE\(btrim\(([^,()]+), '[^']*'::text\), NFC\), '[^']*'::text, '[^']*'::text\)/g,
+      "$1",
+    )
+    .replace(/NORMALIZE\(btrim\(([^,()]+), '[^']*'::text\), NFC\)/g, "$1");
 }
 
 /** The statements of a migration's text: its blocks between blank lines, comments left out. */

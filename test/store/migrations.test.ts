@@ -162,7 +162,33 @@ describe("SQL migrations", () => {
           });
           assert.deepEqual(await driver.query("select name from canon_migrations where name = '0003_unique_names'"), []);
           assert.deepEqual(await driver.query("select column_name from information_schema.columns where table_schema = current_schema() and table_name = 'products' and column_name = 'nickname'"), []);
-          await driver.query("delete from products where sku like 'DUP-%'");
+          // A key of canon's normalized text (unique lists, unique strings): named by its columns, on one line, not by the expression.
+          await driver.query("update products set sku = ' dup-1 ' where sku = 'DUP-2'");
+          const spaces = String.raw`U&'\0009\000a\000d\0020\00a0'`;
+          const together = {
+            name: "0003_unique_together",
+            sql: `create unique index "products_name__sku_unique" on "products" using btree ((normalize(btrim("name", ${spaces}), NFC)), (translate(normalize(btrim("sku", ${spaces}), NFC), 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz')));\n`,
+            checksum: "x",
+          };
+          await assert.rejects(runtime.migrate(driver, [...files, together]), (error: Error) => {
+            assert.equal(
+              error.message,
+              `migration 0003_unique_together failed, and nothing of it was applied: could not create unique index "products_name__sku_unique" (Key (name, sku)=(Twin, dup-1) is duplicated): remove or change the records that repeat it, then start again`,
+            );
+            return true;
+          });
+          // A field made required over records that lack it, a check over records that break it: what to do.
+          const required = { name: "0003_required", sql: "alter table products alter column weight_g set not null;\n", checksum: "x" };
+          await assert.rejects(runtime.migrate(driver, [...files, required]), (error: Error) => {
+            assert.match(error.message, /^migration 0003_required failed, and nothing of it was applied: column "weight_g" of relation "products" contains null values: give the records that lack a value one \(or give the field a default\), then start again$/);
+            return true;
+          });
+          const checked = { name: "0003_checked", sql: `alter table products add constraint "products_price_cents_above_check" check (price_cents > 5);\n`, checksum: "x" };
+          await assert.rejects(runtime.migrate(driver, [...files, checked]), (error: Error) => {
+            assert.match(error.message, /^migration 0003_checked failed, and nothing of it was applied: check constraint "products_price_cents_above_check" of relation "products" is violated by some row.*: change the records that break it, then start again$/);
+            return true;
+          });
+          await driver.query("delete from products where sku like '%DUP-%' or sku like '%dup-%'");
         } finally {
           await driver.close();
         }
