@@ -14,6 +14,7 @@ export function versionRefRules(ctx: LintContext): void {
     for (const f of r.fields) fieldVersions(ctx, r, f, window);
     for (const a of r.actions) actionRulesVersion(ctx, r, a, window);
     exportVersion(ctx, r, window);
+    referenceVersions(ctx, r);
     for (const { field, place, path } of walkFields(r)) {
       if (place === "resource") continue;
       for (const key of ["added", "removed", "renamed"] as const) {
@@ -160,6 +161,38 @@ function fieldVersions(ctx: LintContext, r: ResourceDef, f: FieldDef, window: Wi
       f.at("added"),
       `${name} is added in ${v(added)}, after the first version of ${r.collection} (${v(window.start)}), so it must be optional or have a default`,
       `add optional: true or a default: writes through ${v(added - 1)} do not send ${name}`,
+    );
+  }
+}
+
+/**
+ * reference-version: every `references` (a field, an array's items, an object's field, an
+ * action's field) names a collection that the versions in which the referring field exists
+ * serve too; else a client of such a version holds ids of records it cannot read.
+ */
+function referenceVersions(ctx: LintContext, r: ResourceDef): void {
+  const own = resourceVersions(ctx, r);
+  for (const { field, place, path, action } of walkFields(r)) {
+    if (field.type !== "uuid" || field.references === undefined || field.references === r.collection) continue;
+    // The parent's id: version-ref says it of the resource itself (parentVersions).
+    if (place === "resource" && field.references === r.parent) continue;
+    const target = ctx.byCollection.get(field.references);
+    if (!target) continue;
+    // The versions in which the referring path exists: its top-level field's, or its action's.
+    const root = place === "action" ? undefined : r.fields.find((f) => f.name === path.split(/[.[]/)[0]);
+    const present = own.filter((i) =>
+      action ? presentAt(ctx, i, action.added, undefined) : presentAt(ctx, i, root?.added, root?.removed),
+    );
+    const missing = present.filter((i) => !presentAt(ctx, i, target.added, target.removed));
+    if (missing.length === 0) continue;
+    const names = missing.map((i) => ctx.defs.versions[i]!.name).join(", ");
+    ctx.report(
+      "reference-version",
+      field.at("references"),
+      `${q(path)} references ${target.collection}, which ${names} ${missing.length === 1 ? "does" : "do"} not serve: its clients would hold ids of records they cannot read`,
+      action
+        ? `keep ${target.collection} in ${names} (an action is in every version of its resource from its first)`
+        : `keep ${target.collection} in ${names}, or leave the field ${q(path.split(/[.[]/)[0])} out of ${names} (added/removed)`,
     );
   }
 }
