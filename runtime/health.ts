@@ -3,7 +3,8 @@
  * `GET /vN/health` answers 200 `{ "status": "ok" }` as soon as the process serves, touching
  * neither Redis nor the store; `GET /vN/ready` answers 200 `{ "status": "ready" }` when the
  * store answers a trivial query within `timeoutMs`, else 503 `SERVICE_UNAVAILABLE` with
- * `Retry-After`. Neither needs credentials nor counts against the rate limit; their summary
+ * `Retry-After`, and so does it once the app is closing (SIGTERM: the balancer sends no more while
+ * the requests in hand finish). Neither needs credentials nor counts against the rate limit; their summary
  * lines are logged at `warn` only (a balancer asks several times a second).
  */
 import type { FastifyInstance } from "fastify";
@@ -27,9 +28,15 @@ export function registerHealth(
   probe: ReadyProbe | undefined,
   timeoutMs = 2000,
 ): void {
+  let closing = false;
+  app.addHook("preClose", (done) => {
+    closing = true;
+    done();
+  });
   for (const version of versions) {
     app.get(`/${version}/health`, { logLevel: "warn" }, async () => ({ status: "ok" }));
     app.get(`/${version}/ready`, { logLevel: "warn" }, async (request) => {
+      if (closing) throw new ServiceUnavailableError(NOT_READY_RETRY_SECONDS);
       if (probe) {
         let timer: NodeJS.Timeout | undefined;
         try {

@@ -141,6 +141,11 @@ export async function createApp(appOptions: AppOptions): Promise<FastifyInstance
     // second route per GET: 3 in 10 fewer routes to build when the app starts (and on every save
     // of `canon dev`).
     exposeHeadRoutes: false,
+    // While `close` drains (SIGTERM), a request that still arrives on an open connection (a
+    // balancer's busy keep-alive connection) is answered by its route, with `Connection: close`,
+    // over the store that stays open until every connection ended, instead of Fastify's bare 503
+    // (no envelope, no X-Request-Id, a status no operation documents).
+    return503OnClosing: false,
     // Requests Node's HTTP parser refuses (headers over 64 KiB, malformed HTTP, a body that
     // never arrives) answer 400 with the envelope and a request id, not Fastify's own body.
     clientErrorHandler: (error, socket) =>
