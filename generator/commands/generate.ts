@@ -2,7 +2,7 @@ import path from "node:path";
 import type { ApiModel } from "../model/types.ts";
 import type { GenerateResult } from "../generate.ts";
 import { formatDiagnostic, type Diagnostic } from "../diagnostics/diagnostic.ts";
-import { todayOf, withSunsetPolicy } from "../diagnostics/sunset.ts";
+import { MINIMUM_NOTICE_DAYS, todayOf, withSunsetPolicy } from "../diagnostics/sunset.ts";
 import { ms, Reporter, type Format } from "../cli/output.ts";
 import { driftDiagnostics } from "../write/drift.ts";
 import type { FormattedFile } from "../format/format.ts";
@@ -68,9 +68,6 @@ async function migrationsRead(
  * (a break, a published version marked draft, one retired or removed before its sunset) what was
  * refused and the way out, not one text for all.
  */
-/** Days of notice a deprecation gives at least (conventions §9.9). */
-const MINIMUM_NOTICE = 90;
-
 async function reportGate(
   command: string,
   result: GenerateResult,
@@ -111,7 +108,7 @@ async function reportGate(
   }
   for (const { version: v, reason, sunset } of early) {
     if (reason === "sunset-earlier" || reason === "short-notice") {
-      const why = reason === "sunset-earlier" ? "the date its published document promised its clients" : `${MINIMUM_NOTICE} days from today: a deprecation announced now gives its clients at least that`;
+      const why = reason === "sunset-earlier" ? "the date its published document promised its clients" : `${MINIMUM_NOTICE_DAYS} days from today: a deprecation announced now gives its clients at least that`;
       lines.push(
         `canon ${command}: refused: ${v}'s sunset may not come before ${sunset}, ${why}. Set its sunset on or after ${sunset} (docs/versioning.md, "Deprecating and removing a version").\n`,
       );

@@ -1,6 +1,7 @@
 import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { diagnostic } from "../diagnostics/catalog.ts";
+import { MINIMUM_NOTICE_DAYS } from "../diagnostics/sunset.ts";
 import type { Diagnostic, SourceLocation } from "../diagnostics/diagnostic.ts";
 import type { ApiModel, Definitions, VersionDef } from "../model/types.ts";
 import { versionNumber } from "../model/snapshot.ts";
@@ -296,9 +297,6 @@ function removedVersion(version: string, old: Json, today: string, listed: Versi
     fix: `keep ${version} in versions in api.yaml until ${sunset}; on or after that date write retired: true on it (a version stays listed once retired)`,
   };
 }
-
-/** Days a deprecated version stays at least (conventions §8, §9.9). */
-const MINIMUM_NOTICE_DAYS = 90;
 
 /**
  * Whether a published version's new document announces a sunset its clients were not promised:

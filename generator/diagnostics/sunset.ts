@@ -1,5 +1,8 @@
 import type { Diagnostic } from "./diagnostic.ts";
 
+/** Days a deprecated version stays at least, from its deprecation to its sunset (conventions §8, §9.9). */
+export const MINIMUM_NOTICE_DAYS = 90;
+
 /** The date sunsets are measured against: `today`, or the current date (UTC). */
 export function todayOf(today: string | undefined): string {
   return today ?? new Date().toISOString().slice(0, 10);

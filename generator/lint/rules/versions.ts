@@ -1,3 +1,4 @@
+import { MINIMUM_NOTICE_DAYS } from "../../diagnostics/sunset.ts";
 import { addDays, dateValue, daysBetween, q, type LintContext } from "../context.ts";
 
 /**
@@ -5,7 +6,6 @@ import { addDays, dateValue, daysBetween, q, type LintContext } from "../context
  * consecutive; deprecations are announced with a sunset at least 90 days later and only when
  * a successor exists; base_url can prefix every path.
  */
-const minimumLifetimeDays = 90;
 const sunsetWarningDays = 30;
 
 export function versionRules(ctx: LintContext): void {
@@ -102,7 +102,7 @@ function sunsets(ctx: LintContext): void {
         "version-sunset",
         v.at("deprecated"),
         `${v.name} is deprecated but has no sunset date`,
-        datesOk ? `add sunset: ${addDays(deprecated, minimumLifetimeDays)} (or later) to ${v.name}` : `add a sunset at least ${minimumLifetimeDays} days after deprecated`,
+        datesOk ? `add sunset: ${addDays(deprecated, MINIMUM_NOTICE_DAYS)} (or later) to ${v.name}` : `add a sunset at least ${MINIMUM_NOTICE_DAYS} days after deprecated`,
       );
     }
     if (sunset !== undefined && deprecated === undefined) {
@@ -110,16 +110,16 @@ function sunsets(ctx: LintContext): void {
         "version-sunset",
         v.at("sunset"),
         `${v.name} has a sunset date but is not deprecated`,
-        datesOk ? `add deprecated: with a date no later than ${addDays(sunset, -minimumLifetimeDays)}, or remove sunset` : "add deprecated:, or remove sunset",
+        datesOk ? `add deprecated: with a date no later than ${addDays(sunset, -MINIMUM_NOTICE_DAYS)}, or remove sunset` : "add deprecated:, or remove sunset",
       );
     }
     const lifetime = daysBetween(deprecated, sunset);
-    if (lifetime !== undefined && lifetime < minimumLifetimeDays) {
+    if (lifetime !== undefined && lifetime < MINIMUM_NOTICE_DAYS) {
       ctx.report(
         "version-sunset",
         v.at("sunset"),
-        `sunset ${sunset} of ${v.name} is ${lifetime} days after its deprecation on ${deprecated}; a deprecated version stays at least ${minimumLifetimeDays} days`,
-        `use sunset: ${addDays(deprecated!, minimumLifetimeDays)} or later`,
+        `sunset ${sunset} of ${v.name} is ${lifetime} days after its deprecation on ${deprecated}; a deprecated version stays at least ${MINIMUM_NOTICE_DAYS} days`,
+        `use sunset: ${addDays(deprecated!, MINIMUM_NOTICE_DAYS)} or later`,
       );
     }
     if (i === versions.length - 1 && (deprecated !== undefined || sunset !== undefined)) {
