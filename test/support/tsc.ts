@@ -5,6 +5,8 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { repoRoot } from "./cli.ts";
 
+const TSC = path.join(repoRoot, "node_modules", ".bin", "tsc");
+
 /** The compiler options of SPEC §4. */
 export const SPEC_COMPILER_OPTIONS = {
   strict: true,
@@ -19,10 +21,8 @@ export const SPEC_COMPILER_OPTIONS = {
 
 /** Runs tsc with `compilerOptions` over `include` (folders or files), the config written as `config`. */
 export function tsc(config: string, compilerOptions: object, include: string[]): { code: number; output: string } {
-  mkdirSync(path.dirname(config), { recursive: true });
-  const dir = path.dirname(config);
-  writeFileSync(config, JSON.stringify({ compilerOptions, include: include.map((p) => path.relative(dir, p)) }));
-  const result = spawnSync(path.join(repoRoot, "node_modules", ".bin", "tsc"), ["-p", config], { encoding: "utf8" });
+  writeConfig(config, compilerOptions, include);
+  const result = spawnSync(TSC, ["-p", config], { encoding: "utf8" });
   return { code: result.status ?? -1, output: result.stdout + result.stderr };
 }
 
@@ -32,13 +32,18 @@ export function tsc(config: string, compilerOptions: object, include: string[]):
  * connection the next request reuses is then closed under it (ECONNRESET).
  */
 export function tscAsync(config: string, compilerOptions: object, include: string[]): Promise<{ code: number; output: string }> {
-  mkdirSync(path.dirname(config), { recursive: true });
-  const dir = path.dirname(config);
-  writeFileSync(config, JSON.stringify({ compilerOptions, include: include.map((p) => path.relative(dir, p)) }));
+  writeConfig(config, compilerOptions, include);
   return new Promise((resolve) => {
-    execFile(path.join(repoRoot, "node_modules", ".bin", "tsc"), ["-p", config], { encoding: "utf8", maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
+    execFile(TSC, ["-p", config], { encoding: "utf8", maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
       const code = error ? (typeof error.code === "number" ? error.code : -1) : 0;
       resolve({ code, output: stdout + stderr });
     });
   });
+}
+
+/** The config file `config`: `compilerOptions` over `include`, each path relative to the config's folder. */
+function writeConfig(config: string, compilerOptions: object, include: string[]): void {
+  const dir = path.dirname(config);
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(config, JSON.stringify({ compilerOptions, include: include.map((p) => path.relative(dir, p)) }));
 }
