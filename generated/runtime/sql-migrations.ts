@@ -397,8 +397,11 @@ async function bringUpToDate(
   if (rest.length) await applyMigration(tx, { ...next, sql: rest.join("\n\n") });
 }
 
-/** A refusal of values a column's new type would not keep exactly (the generator's `exactnessGuard`): it changes nothing. */
-const GUARD_BLOCK =
+/**
+ * A refusal of values a column's new type would not keep exactly (the generator's `exactnessGuard`):
+ * it changes nothing. The generator's replay of released migrations reads it too (emit/sql/replay.ts).
+ */
+export const GUARD_BLOCK =
   /^do \$\$ declare "canon__r" record; begin\n  select [^\n]* limit 1;\n  if found then\n    raise exception [^\n]*;\n  end if;\nend \$\$;$/;
 
 const CREATE_TABLE = /^create table if not exists ("(?:[^"]|"")+") \(\n/;

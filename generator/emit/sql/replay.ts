@@ -12,6 +12,7 @@
  * of the next migration when it is not.
  */
 import type { OnDelete } from "../../../runtime/references.ts";
+import { GUARD_BLOCK } from "../../../runtime/sql-migrations.ts";
 import { memoByText } from "../../engine.ts";
 import type { SchemaSnapshot, SnapshotColumn, SnapshotIndex, SnapshotStatistics, SnapshotTable } from "./snapshot.ts";
 
@@ -92,8 +93,6 @@ const UPDATE = /^update "(?:[^"]|"")+" set .+;$/;
 const RENAME_BLOCK = /^do \$\$ begin\n  if exists \(select 1 from information_schema\.columns "o" join [^\n]*\) then\n    update "(?:[^"]|"")+" set [^\n]* = null where [^\n]* is not null;\n  end if;\nend \$\$;$/;
 /** The rows of a renamed array's old link table moved into its new one (diff.ts `moveRenamedLinks`): no change to the schema. */
 const LINKS_BLOCK = /^do \$\$ begin\n  if exists \(select 1 from "pg_constraint" [^\n]*\) then\n    insert into "(?:[^"]|"")+" \([^\n]*\) select [^\n]* on conflict do nothing;\n    delete from "(?:[^"]|"")+";\n  end if;\nend \$\$;$/;
-/** A refusal of values a column's new type would not keep exactly (diff.ts `exactnessGuard`): it changes nothing. */
-const GUARD_BLOCK = /^do \$\$ declare "canon__r" record; begin\n  select [^\n]* limit 1;\n  if found then\n    raise exception [^\n]*;\n  end if;\nend \$\$;$/;
 const MOVE_BLOCK = /^do \$\$ (?:declare "canon__r" record; )?begin\n  if exists \(select 1 from information_schema\.columns where [^\n]*\) then\n[\s\S]*\nend \$\$;$/;
 
 const unquote = (name: string) => name.replace(/""/g, '"');
