@@ -258,6 +258,17 @@ export function checkCollectionName(name: string, kind: NameKind = "collection")
   return problems;
 }
 
+/**
+ * The verb a word of a path segment of `count` words is (as WordNet lists it), or null: in a
+ * compound noun only a verb SPEC §2.3 names; the last word as a third person (`closes`), unless it
+ * is a phrasal noun's particle (`sign-ups`); any other word in its base form (`close-tickets`).
+ */
+function verbIn(word: string, last: boolean, count: number, compound: boolean): string | null {
+  if (compound) return SPEC_VERBS.has(word) ? word : null;
+  if (last) return count > 1 && isParticlePlural(word) ? null : verbOfLastWord(word);
+  return isVerbWord(word) ? word : null;
+}
+
 function checkSegment(segment: string, what: string): NameProblem[] {
   const problems: NameProblem[] = [];
   const tidy = tidySegment(segment);
@@ -279,18 +290,7 @@ function checkSegment(segment: string, what: string): NameProblem[] {
   // particle (`sign-ups`).
   const compound = words.length > 1 && isCompoundNoun(tidy);
   words.forEach((word, i) => {
-    const last = i === words.length - 1;
-    const verb = compound
-      ? SPEC_VERBS.has(word)
-        ? word
-        : null
-      : last
-        ? words.length > 1 && isParticlePlural(word)
-          ? null
-          : verbOfLastWord(word)
-        : isVerbWord(word)
-          ? word
-          : null;
+    const verb = verbIn(word, i === words.length - 1, words.length, compound);
     if (verb !== null && !verbs.has(word)) verbs.set(word, verb);
   });
   for (const [word, verb] of verbs) {
