@@ -647,8 +647,9 @@ function effectOf(a: ApiModel["storage"][number]["actionRecords"][number]): stri
 /**
  * `hooks.ts`: the `Hooks` type of `buildApp({ hooks })`, typed from the stored values of each
  * resource and its actions, and `hookSupport`, what a hook's store handle needs of every
- * collection (runtime/hooks.ts): its spec, and the events of its writes as the newest version
- * that has the resource shows it.
+ * collection (runtime/hooks.ts): its spec, the events of its writes as the newest version that
+ * has the resource shows it (`events`), and, per older version, as that version shows it
+ * (`versions`: a hook's writes in a request of that version publish those).
  */
 function hooksFile(model: ApiModel, context: EmitContext): EmittedFile {
   const newestFirst = [...model.versions].sort((a, b) => b.number - a.number);
@@ -684,7 +685,8 @@ function hooksFile(model: ApiModel, context: EmitContext): EmittedFile {
     };
   });
   // The events of a hook's writes in a request of an older version show the record as that version
-  // does (SPEC §5): per version, each collection it has that the newest showing it does not show alike.
+  // does (SPEC §5): per version, each collection it has, but in the newest version that has the
+  // collection (its events are `events` already), each with that version's view mapper.
   const older: ImportSource[] = [];
   const versions = [...model.versions]
     .sort((a, b) => a.number - b.number)
