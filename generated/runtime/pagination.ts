@@ -33,9 +33,16 @@ export const pageSizeParam = integerText(PAGE_SIZE_ISSUE)
 
 const PAGE_ISSUE = ISSUES.page;
 
-/** `page`: an integer of 1 or more, 1 when absent. */
-export const pageParam = integerText(PAGE_ISSUE)
-  .pipe(z.number().min(1, { error: PAGE_ISSUE }))
+/**
+ * `page`: an integer of 1 or more, 1 when absent. Any such page is valid (SPEC §5 refuses only a
+ * page below 1 or not an integer): one past the last answers with no records, up to 2^53 − 1
+ * (beyond it a number is no longer exact).
+ */
+export const pageParam = z
+  .string({ error: PAGE_ISSUE })
+  .regex(/^-?\d{1,16}$/, { error: PAGE_ISSUE })
+  .transform(Number)
+  .pipe(z.number().min(1, { error: PAGE_ISSUE }).max(Number.MAX_SAFE_INTEGER, { error: PAGE_ISSUE }))
   .default(1);
 
 /** `cursor`: opaque text; its validity is checked by the cursor codec. */

@@ -31,7 +31,10 @@ const api = suiteFixture(
     for (let i = 0; i < 250; i += 25) {
       const batch = await Promise.all(
         Array.from({ length: 25 }, (_, j) =>
-          createOrder(api, walker.id, "v2", { currency: (i + j) % 5 === 0 ? "USD" : "EUR", note: (i + j) % 10 === 0 ? `Gift for Tenth ${i + j}` : undefined }),
+          createOrder(api, walker.id, "v2", {
+            currency: (i + j) % 5 === 0 ? "USD" : "EUR",
+            note: (i + j) % 10 === 0 ? `Gift for Tenth ${i + j}` : undefined,
+          }),
         ),
       );
       walkerOrderIds.push(...batch.map((o) => o.id as string));
@@ -62,8 +65,21 @@ describe("page sizes", () => {
 
   for (const value of ["101", "0", "-1", "abc", "1.5", "", "1e2", "99999999999"]) {
     test(`limit=${value} answers 400 naming limit (cursor lists, child lists, events, v1)`, async () => {
-      for (const path of ["/v2/orders", "/v2/products", `/v2/users/${walker.id}/orders`, "/v2/events", "/v1/orders", "/v2/users?q=abc"]) {
-        const error = await expectError(api, "GET", `${path}${path.includes("?") ? "&" : "?"}limit=${value}`, 400, "VALIDATION_ERROR");
+      for (const path of [
+        "/v2/orders",
+        "/v2/products",
+        `/v2/users/${walker.id}/orders`,
+        "/v2/events",
+        "/v1/orders",
+        "/v2/users?q=abc",
+      ]) {
+        const error = await expectError(
+          api,
+          "GET",
+          `${path}${path.includes("?") ? "&" : "?"}limit=${value}`,
+          400,
+          "VALIDATION_ERROR",
+        );
         assert.deepEqual(detailFields(error), ["limit"], path);
       }
     });
@@ -76,7 +92,19 @@ describe("page sizes", () => {
     });
   }
 
-  for (const value of ["0", "-3", "abc", "1.5"]) {
+  // SPEC §5 refuses a page below 1 or not an integer, nothing else: a page far past the end is
+  // an empty page on every store (it was refused above nine digits, "must be an integer of 1 or
+  // more"), up to 2^53 − 1, beyond which a number is no longer exact.
+  for (const value of ["1000000000", "123456789012", "9007199254740991"]) {
+    test(`page=${value} on users answers an empty page`, async () => {
+      const body = (await expectStatus(api, "GET", `/v2/users?page=${value}&per_page=100`, 200)).body;
+      assert.deepEqual(body.data, []);
+      assert.equal(body.pagination.page, Number(value));
+      assert.equal(body.pagination.per_page, 100);
+    });
+  }
+
+  for (const value of ["0", "-3", "abc", "1.5", "9007199254740992", "99999999999999999"]) {
     test(`page=${value} on users answers 400 naming page`, async () => {
       const error = await expectError(api, "GET", `/v2/users?page=${value}`, 400, "VALIDATION_ERROR");
       assert.deepEqual(detailFields(error), ["page"]);
@@ -84,7 +112,13 @@ describe("page sizes", () => {
   }
 
   test("every bad parameter is named at once", async () => {
-    const error = await expectError(api, "GET", "/v2/users?page=0&per_page=500&role=root", 400, "VALIDATION_ERROR");
+    const error = await expectError(
+      api,
+      "GET",
+      "/v2/users?page=0&per_page=500&role=root",
+      400,
+      "VALIDATION_ERROR",
+    );
     assert.deepEqual(detailFields(error), ["page", "per_page", "role"]);
   });
 });
@@ -118,7 +152,10 @@ describe("cursor lists", () => {
     const seen = await walk(api, `/v2/users/${user.id}/orders?limit=5`, async (_page, index) => {
       if (index === 0) for (const id of deleted) await expectStatus(api, "DELETE", `/v2/orders/${id}`, 204);
     });
-    assert.deepEqual(ids(seen), created.filter((id) => !deleted.has(id)));
+    assert.deepEqual(
+      ids(seen),
+      created.filter((id) => !deleted.has(id)),
+    );
   });
 
   test("next_cursor is null exactly when has_more is false, also when the last page is full", async () => {
@@ -138,21 +175,42 @@ describe("cursor lists", () => {
     const page = (await expectStatus(api, "GET", "/v2/orders?limit=5", 200)).body;
     const cursor: string = page.pagination.next_cursor;
     const flip = (s: string, i: number) => s.slice(0, i) + (s[i] === "A" ? "B" : "A") + s.slice(i + 1);
-    const tampered = [flip(cursor, 3), flip(cursor, cursor.length - 2), cursor.slice(0, -1), `${cursor}x`, "abc", "", "a.b", "%00", "x".repeat(2000)];
+    const tampered = [
+      flip(cursor, 3),
+      flip(cursor, cursor.length - 2),
+      cursor.slice(0, -1),
+      `${cursor}x`,
+      "abc",
+      "",
+      "a.b",
+      "%00",
+      "x".repeat(2000),
+    ];
     for (const bad of tampered) {
-      const error = await expectError(api, "GET", `/v2/orders?limit=5&cursor=${encodeURIComponent(bad)}`, 400, "VALIDATION_ERROR");
+      const error = await expectError(
+        api,
+        "GET",
+        `/v2/orders?limit=5&cursor=${encodeURIComponent(bad)}`,
+        400,
+        "VALIDATION_ERROR",
+      );
       assert.deepEqual(detailFields(error), ["cursor"], bad);
     }
   });
 
   test("a cursor from another list answers 400 naming cursor", async () => {
-    const orders = (await expectStatus(api, "GET", "/v2/orders?limit=5", 200)).body.pagination.next_cursor as string;
-    const ofWalker = (await expectStatus(api, "GET", `/v2/users/${walker.id}/orders?limit=5`, 200)).body.pagination.next_cursor as string;
-    const usd = (await expectStatus(api, "GET", "/v2/orders?limit=5&currency=USD", 200)).body.pagination.next_cursor as string;
-    const v1 = (await expectStatus(api, "GET", "/v1/orders?limit=5", 200)).body.pagination.next_cursor as string;
+    const orders = (await expectStatus(api, "GET", "/v2/orders?limit=5", 200)).body.pagination
+      .next_cursor as string;
+    const ofWalker = (await expectStatus(api, "GET", `/v2/users/${walker.id}/orders?limit=5`, 200)).body
+      .pagination.next_cursor as string;
+    const usd = (await expectStatus(api, "GET", "/v2/orders?limit=5&currency=USD", 200)).body.pagination
+      .next_cursor as string;
+    const v1 = (await expectStatus(api, "GET", "/v1/orders?limit=5", 200)).body.pagination
+      .next_cursor as string;
     await createProduct(api);
     await createProduct(api);
-    const products = (await expectStatus(api, "GET", "/v2/products?limit=1", 200)).body.pagination.next_cursor as string;
+    const products = (await expectStatus(api, "GET", "/v2/products?limit=1", 200)).body.pagination
+      .next_cursor as string;
     const foreign: Array<[string, string]> = [
       ["/v2/products", orders],
       ["/v2/orders", products],
@@ -167,7 +225,13 @@ describe("cursor lists", () => {
       ["/v1/orders", orders],
     ];
     for (const [path, cursor] of foreign) {
-      const error = await expectError(api, "GET", `${path}${path.includes("?") ? "&" : "?"}cursor=${encodeURIComponent(cursor)}`, 400, "VALIDATION_ERROR");
+      const error = await expectError(
+        api,
+        "GET",
+        `${path}${path.includes("?") ? "&" : "?"}cursor=${encodeURIComponent(cursor)}`,
+        400,
+        "VALIDATION_ERROR",
+      );
       assert.deepEqual(detailFields(error), ["cursor"], path);
     }
     // The same cursor on its own list works, and with another page size too.
@@ -190,14 +254,24 @@ describe("child collections and filters", () => {
     const a = await createOrder(api, user.id);
     const b = await createOrder(api, user.id);
     for (const status of ["draft", "issued", "issued"]) {
-      await expectStatus(api, "POST", "/v2/invoices", 201, { body: { order_id: a.id, amount_cents: 5, due_date: "2026-03-01", status } });
+      await expectStatus(api, "POST", "/v2/invoices", 201, {
+        body: { order_id: a.id, amount_cents: 5, due_date: "2026-03-01", status },
+      });
     }
-    await expectStatus(api, "POST", "/v2/invoices", 201, { body: { order_id: b.id, amount_cents: 5, due_date: "2026-03-01" } });
+    await expectStatus(api, "POST", "/v2/invoices", 201, {
+      body: { order_id: b.id, amount_cents: 5, due_date: "2026-03-01" },
+    });
     const all = (await expectStatus(api, "GET", `/v2/orders/${a.id}/invoices`, 200)).body;
     assert.equal(all.data.length, 3);
     const issued = (await expectStatus(api, "GET", `/v2/orders/${a.id}/invoices?status=issued`, 200)).body;
     assert.equal(issued.data.length, 2);
-    const error = await expectError(api, "GET", `/v2/orders/${a.id}/invoices?status=sent`, 400, "VALIDATION_ERROR");
+    const error = await expectError(
+      api,
+      "GET",
+      `/v2/orders/${a.id}/invoices?status=sent`,
+      400,
+      "VALIDATION_ERROR",
+    );
     assert.deepEqual(detailFields(error), ["status"]);
   });
 
@@ -217,7 +291,13 @@ describe("child collections and filters", () => {
     ]) {
       const error = await expectError(api, "GET", `/v2/orders?${query}`, 400, "VALIDATION_ERROR");
       assert.deepEqual(detailFields(error), [field], query);
-      const child = await expectError(api, "GET", `/v2/users/${walker.id}/orders?${query}`, 400, "VALIDATION_ERROR");
+      const child = await expectError(
+        api,
+        "GET",
+        `/v2/users/${walker.id}/orders?${query}`,
+        400,
+        "VALIDATION_ERROR",
+      );
       assert.deepEqual(detailFields(child), [field], query);
     }
     const role = await expectError(api, "GET", "/v2/users?role=root", 400, "VALIDATION_ERROR");
@@ -255,7 +335,9 @@ describe("offset lists and search", () => {
     const page = (await expectStatus(api, "GET", "/v2/users?q=WALKER", 200)).body;
     assertCursorPage(page);
     assert.deepEqual(ids(page.data), [walker.id]);
-    const byEmail = (await expectStatus(api, "GET", `/v2/users?q=${encodeURIComponent(walker.email.toUpperCase())}`, 200)).body;
+    const byEmail = (
+      await expectStatus(api, "GET", `/v2/users?q=${encodeURIComponent(walker.email.toUpperCase())}`, 200)
+    ).body;
     assert.deepEqual(ids(byEmail.data), [walker.id]);
     const many = await walk(api, "/v2/users?q=example.com&limit=1");
     assert.ok(many.length >= 2);
@@ -263,9 +345,20 @@ describe("offset lists and search", () => {
 
   test("?q= folds case one character at a time on every store, as PostgreSQL's ILIKE in a UTF-8 database", async () => {
     const named: Record<string, string> = {};
-    for (const name of ["ΟΔΟΣ Qfold", "οδος Qfold", "ΣΑΣ Qfold", "İstanbul Qfold", "Álvaro Qfold", "Ǆemal Qfold"]) named[name] = (await createUser(api, "v2", { name })).id;
+    for (const name of [
+      "ΟΔΟΣ Qfold",
+      "οδος Qfold",
+      "ΣΑΣ Qfold",
+      "İstanbul Qfold",
+      "Álvaro Qfold",
+      "Ǆemal Qfold",
+    ])
+      named[name] = (await createUser(api, "v2", { name })).id;
     const found = async (q: string) =>
-      (((await expectStatus(api, "GET", `/v2/users?limit=100&q=${encodeURIComponent(q)}`, 200)).body as Obj).data as Obj[])
+      (
+        ((await expectStatus(api, "GET", `/v2/users?limit=100&q=${encodeURIComponent(q)}`, 200)).body as Obj)
+          .data as Obj[]
+      )
         .map((u) => u.name as string)
         .sort();
     // `Σ` is `σ` wherever it stands (a word's last `ς` is another letter); `İ` is `i`.
@@ -283,12 +376,19 @@ describe("offset lists and search", () => {
   test("a q shorter than the search minimum (3 characters, surrounding spaces not counted) answers 400 naming q; the document says minLength", async () => {
     for (const q of ["", "a", "ab", "  ab  ", "é"]) {
       for (const path of ["/v2/products", "/v2/users", `/v2/users/${walker.id}/orders`, "/v1/orders"]) {
-        const error = await expectError(api, "GET", `${path}?q=${encodeURIComponent(q)}`, 400, "VALIDATION_ERROR");
+        const error = await expectError(
+          api,
+          "GET",
+          `${path}?q=${encodeURIComponent(q)}`,
+          400,
+          "VALIDATION_ERROR",
+        );
         assert.deepEqual(detailFields(error), ["q"], `${path} q=${JSON.stringify(q)}`);
       }
     }
     // Three characters (code points, not UTF-16 units) are enough.
-    for (const q of ["abc", "日本語", "😀ab"]) await expectStatus(api, "GET", `/v2/products?q=${encodeURIComponent(q)}`, 200);
+    for (const q of ["abc", "日本語", "😀ab"])
+      await expectStatus(api, "GET", `/v2/products?q=${encodeURIComponent(q)}`, 200);
     const doc = (await expectStatus(api, "GET", "/v2/openapi.json", 200)).body;
     assert.deepEqual(doc.components.parameters.q.schema, { type: "string", minLength: 3, maxLength: 200 });
   });
