@@ -43,6 +43,7 @@ import {
   updatedKey,
   type StoreReference,
 } from "./references.ts";
+import type { SqlCollection, SqlSchema } from "./sql-schema.ts";
 import { comparePositions, meetsCondition, sortRecords, sortValues } from "./sorting.ts";
 import { uniqueConflict, uniqueKey } from "./unique.ts";
 import {
@@ -101,6 +102,8 @@ export class MemoryStore implements Store {
   private arrays = new Map<string, string[]>();
   /** By collection: its optional and nullable references (`nullable`), which a record lacking keeps as `null`, as in SQL. */
   private nulls = new Map<string, string[]>();
+  /** The schema the records were last carried to (`carryTo`, `canon dev`); null before the first. */
+  private schema: SqlSchema | null = null;
   /** The idempotency keys of POSTs, in the process as the records are. */
   readonly idempotency = new MemoryIdempotencyKeys();
 
@@ -133,6 +136,85 @@ export class MemoryStore implements Store {
           reference.field,
         ]);
     }
+  }
+
+  /**
+   * What `schema` (a new generation's `sqlSchema`, in `canon dev`) asks of the records stored
+   * before it, as its migration asks of a SQL store's rows: per collection and field that is
+   * required (not null), how many records have no value that a rename or a default of a field new
+   * to them would give them (`carryTo`). None: the records can be carried over.
+   */
+  lacking(schema: SqlSchema): Array<{ collection: string; field: string; records: number }> {
+    const lacking: Array<{ collection: string; field: string; records: number }> = [];
+    for (const [name, collection] of Object.entries(schema.collections)) {
+      const records = this.collections.get(name)?.ordered ?? [];
+      if (records.length === 0) continue;
+      const carry = this.carrying(name, collection);
+      for (const column of collection.columns) {
+        if (!column.required || column.link) continue;
+        const count = records.filter((record) => {
+          const value = carry(record.values)[column.field];
+          return value === undefined || value === null;
+        }).length;
+        if (count > 0) lacking.push({ collection: name, field: column.field, records: count });
+      }
+    }
+    return lacking;
+  }
+
+  /**
+   * Brings the records to `schema` as its migration brings a SQL store's rows (`canon dev`, once
+   * the app of `schema` serves): a field new to them that was renamed takes the value of its old
+   * name (when of the same kind), else, with a default, the default. The first schema is taken as
+   * the records' own.
+   */
+  carryTo(schema: SqlSchema): void {
+    for (const [name, collection] of Object.entries(schema.collections)) {
+      const c = this.collections.get(name);
+      if (!c || c.ordered.length === 0 || this.schema === null) continue;
+      const carry = this.carrying(name, collection);
+      let changed = false;
+      c.ordered = c.ordered.map((record) => {
+        const values = carry(record.values);
+        if (values === record.values) return record;
+        changed = true;
+        const carried: StoredRecord = { ...record, values: this.kept(name, values) };
+        c.byId.set(record.id, carried);
+        return carried;
+      });
+      // A renamed unique field: its index is built again under the new name.
+      if (changed) {
+        c.uniqueFor = undefined;
+        c.uniqueBy = undefined;
+      }
+    }
+    this.schema = schema;
+  }
+
+  /** The values a record of `name` has once carried to `collection` (see `carryTo`); the same object when nothing changes. */
+  private carrying(name: string, collection: SqlCollection): (values: Values) => Values {
+    const before = this.schema?.collections[name]?.columns;
+    if (!before) return (values) => values;
+    const had = new Map(before.map((column) => [column.field, column]));
+    const added = collection.columns.filter((column) => !had.has(column.field) && !column.link);
+    if (added.length === 0) return (values) => values;
+    return (values) => {
+      let carried: Values | null = null;
+      for (const column of added) {
+        if (values[column.field] !== undefined) continue;
+        const from = column.renamedFrom === undefined ? undefined : had.get(column.renamedFrom);
+        const moved = from && from.kind === column.kind ? values[from.field] : undefined;
+        if (moved !== undefined && moved !== null) {
+          carried ??= { ...values };
+          carried[column.field] = moved;
+          delete carried[from!.field];
+        } else if (column.default !== undefined) {
+          carried ??= { ...values };
+          carried[column.field] = column.default;
+        }
+      }
+      return carried ?? values;
+    };
   }
 
   /**

@@ -65,6 +65,16 @@ export interface SqlColumn {
    * table has no column for it; the store reads the ids in order and replaces the links on a write.
    */
   link?: SqlLink;
+  /**
+   * The column is `not null` (a required field, not nullable; a tenant field): `canon dev` on the
+   * memory store refuses a save that makes it so while a stored record lacks a value, as the SQL
+   * migration does.
+   */
+  required?: true;
+  /** The field's default: what the migration that adds the column gives the rows already there (and `canon dev` the memory store's records). */
+  default?: unknown;
+  /** The storage name it had before a rename (`renamed: { in, from }`): the migration moves the values over, and `canon dev` the memory store's. */
+  renamedFrom?: string;
 }
 
 /**

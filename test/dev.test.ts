@@ -243,3 +243,60 @@ test("canon dev on the memory store takes each save's references: a save that ma
     assert.equal(await exited, 0, dev.output());
   }
 });
+
+test("canon dev on the memory store refuses a save that requires a value its records lack, and carries new defaults and renames into them", { timeout: 300_000 }, async () => {
+  const dir = workspace("dev-memory-carry");
+  assert.equal(canon(["init"], dir).code, 0);
+  const users = path.join(dir, "definitions", "users.yaml");
+  const api = path.join(dir, "definitions", "api.yaml");
+  const original = readFileSync(users, "utf8");
+  const withField = (field: string) => original.replace(/(  name: .*\n)/, `$1  ${field}\n`);
+  const dev = await startDev(dir, ["--store", "memory", "--log-level", "warn"]);
+  const served = () => (dev.output().match(/canon dev: serving the new code/g) ?? []).length;
+  const refusals = () => (dev.output().match(/canon dev: the new code did not start/g) ?? []).length;
+  const read = async (version: string, id: string) => {
+    const response = await fetch(`${dev.base}/${version}/users/${id}`, { headers });
+    assert.equal(response.status, 200);
+    return (await response.json()) as Record<string, unknown>;
+  };
+  try {
+    const created = await fetch(`${dev.base}/v1/users`, { method: "POST", headers, body: JSON.stringify({ email: "ann@example.com", name: "Ann" }) });
+    assert.equal(created.status, 201);
+    const { id } = (await created.json()) as { id: string };
+
+    // A required field without a default: refused as a SQL store's migration is; the old code serves on.
+    writeFileSync(users, withField("code: { type: string, max_length: 10 }"));
+    await eventually("the refusal", () => refusals() > 0, dev.output);
+    assert.match(
+      dev.output(),
+      /canon dev: the new code did not start \(the memory store holds 1 record of users without code, which the definitions now require: give code a default, or make it optional, or delete that record \(or restart canon dev: the memory store starts empty\)\); still serving the last good version\n/,
+    );
+    const old = await fetch(`${dev.base}/v1/users`, { method: "POST", headers, body: JSON.stringify({ email: "bo@example.com", name: "Bo" }) });
+    assert.equal(old.status, 201, "the last good code still serves");
+    const bo = ((await old.json()) as { id: string }).id;
+
+    // With a default: the records stored before the save get it, as the SQL column's rows do.
+    let before = served();
+    writeFileSync(users, withField('code: { type: string, max_length: 10, default: "x1" }'));
+    await eventually("the default", () => served() > before, dev.output);
+    assert.equal((await read("v1", id)).code, "x1");
+    assert.equal((await read("v1", bo)).code, "x1");
+    const patched = await fetch(`${dev.base}/v1/users/${id}`, { method: "PATCH", headers, body: JSON.stringify({ code: "c7" }) });
+    assert.equal(patched.status, 200, await patched.clone().text());
+    await patched.arrayBuffer();
+
+    // Renamed in v2 (required, no default): the values move to the new name, v1 still reads them under the old one.
+    before = served();
+    writeFileSync(api, readFileSync(api, "utf8").replace(/(  v1: .*\n)/, "$1  v2: { draft: true }\n"));
+    writeFileSync(users, withField("label: { type: string, max_length: 10, renamed: { in: v2, from: code } }"));
+    await eventually("the rename", () => served() > before, dev.output);
+    assert.equal((await read("v2", id)).label, "c7");
+    assert.equal((await read("v1", id)).code, "c7");
+    assert.equal((await read("v2", bo)).label, "x1");
+  } finally {
+    dev.child.removeAllListeners("exit");
+    const exited = new Promise<number | null>((resolve) => dev.child.once("exit", resolve));
+    dev.child.kill("SIGTERM");
+    assert.equal(await exited, 0, dev.output());
+  }
+});

@@ -75,6 +75,23 @@ export async function devCommand(options: DevOptions): Promise<number> {
   }
 }
 
+/**
+ * A save whose definitions require a value (a required field without a default, a tenant field)
+ * that records already in the memory store lack is refused, as a SQL store's migration refuses
+ * it: the records would be served without it, seen by no tenant, and refused on every write.
+ */
+function refuseLacking(store: ClosableStore, schema: unknown): void {
+  const lacking = store.lacking?.(schema) ?? [];
+  if (lacking.length === 0) return;
+  const records = (n: number) => (n === 1 ? "1 record" : `${n} records`);
+  const which = lacking.map(({ collection, field, records: n }) => `${records(n)} of ${collection} without ${field}`);
+  const fields = [...new Set(lacking.map(({ field }) => field))].join(", ");
+  const them = lacking.length === 1 && lacking[0]!.records === 1 ? "that record" : "those records";
+  throw new Error(
+    `the memory store holds ${which.join(", ")}, which the definitions now require: give ${fields} a default, or make it optional, or delete ${them} (or restart canon dev: the memory store starts empty)`,
+  );
+}
+
 /** The command line of this session with `--allow-breaking`: what lets a refused break through. */
 function allowBreakingCommand(): string {
   const args = process.argv.slice(2).filter((arg) => arg !== "--allow-breaking");
@@ -131,12 +148,15 @@ async function develop(
   // The references of the last app built: the memory store takes them once that app serves
   // (`serving`), so that a new app that fails to start leaves the serving one's.
   let builtReferences: readonly unknown[] = [];
+  let builtSchema: unknown = null;
   const build = async (files: FormattedFile[]): Promise<FastifyInstance> => {
     const phase = phaseTimer("canon dev");
     const entry = await importGenerated<GeneratedEntry>(options.out, "index.ts");
     const generation = await importGenerated<GeneratedStores>(options.out, "sql/index.ts");
     builtReferences = generation.storeReferences;
+    builtSchema = generation.sqlSchema;
     phase("import the changed modules");
+    if (target === "memory") refuseLacking(shared, generation.sqlSchema);
     const store = await storeFor(generation, migrationsOf(files));
     phase("migrate the store");
     const app = await entry.buildApp({ ...appOptions(entry, service, model, redis), store });
@@ -146,9 +166,11 @@ async function develop(
     return app;
   };
   // The memory store keeps the records; the references, cascades and tenant fields are those of
-  // the app that serves.
+  // the app that serves, and its records are carried to its schema (renames, new defaults).
   const serving = () => {
-    if (target === "memory") shared.useReferences?.(builtReferences);
+    if (target !== "memory") return;
+    shared.useReferences?.(builtReferences);
+    shared.carryTo?.(builtSchema);
   };
 
   let current: FastifyInstance;

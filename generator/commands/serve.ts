@@ -58,6 +58,10 @@ export interface ClosableStore {
   close(): Promise<void>;
   /** The memory store's: the references between its collections from now on (`MemoryStore.useReferences`). */
   useReferences?(references: readonly unknown[]): void;
+  /** The memory store's: the required fields its records lack under a new schema (`MemoryStore.lacking`). */
+  lacking?(schema: unknown): Array<{ collection: string; field: string; records: number }>;
+  /** The memory store's: its records brought to a new schema, renames and defaults applied (`MemoryStore.carryTo`). */
+  carryTo?(schema: unknown): void;
 }
 
 export interface GeneratedStores {
@@ -66,6 +70,8 @@ export interface GeneratedStores {
   storeOn(driver: ClosableStore, target: string, options?: { migrated?: boolean }): Promise<ClosableStore>;
   /** The references between the collections (`MemoryStore.useReferences`). */
   storeReferences: readonly unknown[];
+  /** The tables and columns (`sql/schema.ts`): what the memory store's records are carried to in `canon dev`. */
+  sqlSchema: unknown;
 }
 
 export interface RedisClient {

@@ -127,6 +127,8 @@ export const sqlEmitter: Emitter = {
         events: model.events,
         // The tenant field of each tenant-scoped collection (SPEC §12.4): a cascading delete's statements match it too.
         tenants: model.storage.flatMap((r): Array<[string, string]> => (r.tenantKey && r.tenantKey !== "id" ? [[r.collection, r.tenantKey]] : [])),
+        // Each rename (old storage name, new one) by collection: `canon dev` moves a memory store's values over, as the migration does.
+        renames: model.storage.flatMap((r) => r.renames.map(([from, to]): [string, string, string] => [r.collection, from, to])),
         plans,
       }),
       renderedFile(context, "sql/index.ts", "sql-index", { header: GENERATED_HEADER, imports: IMPORTS, title: model.title, exports: model.exportJobs !== null }, [
@@ -273,11 +275,23 @@ const parsedSnapshot = memoByText("parsed schema snapshot", (text): unknown => {
 /** `sql/schema.ts`: a function of the collections' plans, the API's title, whether events are on, and the tenant fields. */
 const schemaFile = defineUnit(
   "sql schema file",
-  (slice: { title: string; events: boolean; tenants: Array<[string, string]>; plans: CollectionPlan[] }, context: UnitContext) =>
+  (slice: { title: string; events: boolean; tenants: Array<[string, string]>; renames: Array<[string, string, string]>; plans: CollectionPlan[] }, context: UnitContext) =>
     styledTs("sql/schema.ts", context.render("sql-schema", schemaView(slice))),
 );
 
-function schemaView({ title, events, tenants: tenantKeys, plans }: { title: string; events: boolean; tenants: Array<[string, string]>; plans: CollectionPlan[] }): object {
+function schemaView({
+  title,
+  events,
+  tenants: tenantKeys,
+  renames,
+  plans,
+}: {
+  title: string;
+  events: boolean;
+  tenants: Array<[string, string]>;
+  renames: Array<[string, string, string]>;
+  plans: CollectionPlan[];
+}): object {
   const tableToCollection = new Map(plans.map((p) => [p.table.name, p.collection]));
   const constraints: Array<{ name: string; value: string }> = [];
   for (const plan of plans) {
@@ -319,7 +333,10 @@ function schemaView({ title, events, tenants: tenantKeys, plans }: { title: stri
     header: GENERATED_HEADER,
     title,
     collections: plans.map((p) => {
-      const columns = p.fields.map((f) => literal(f));
+      const columns = p.fields.map((f) => {
+        const from = renames.find(([collection, , to]) => collection === p.collection && to === f.field)?.[1];
+        return literal(from === undefined ? f : { ...f, renamedFrom: from });
+      });
       const tenant = tenants.get(p.collection);
       return {
         key: propertyKey(p.collection),

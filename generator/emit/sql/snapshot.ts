@@ -348,7 +348,14 @@ function fieldColumn(
   }
   return {
     column,
-    meta: { field: name, column: name, kind, optional: field.optional && !nullableReference },
+    meta: {
+      field: name,
+      column: name,
+      kind,
+      optional: field.optional && !nullableReference,
+      ...(column.notNull ? { required: true } : {}),
+      ...(field.hasDefault && field.default !== undefined ? { default: field.default } : {}),
+    },
     ...(index ? { index } : {}),
   };
 }
