@@ -293,6 +293,15 @@ test("canon dev on the memory store refuses a save that requires a value its rec
     assert.equal((await read("v2", id)).label, "c7");
     assert.equal((await read("v1", id)).code, "c7");
     assert.equal((await read("v2", bo)).label, "x1");
+
+    // A tenant field: refused too, naming it and the records that lack it.
+    const organizations = ["resource: organizations", "description: Who pays.", "operations: [list, read, create, update, delete]", "fields:", "  title: { type: string, max_length: 200 }", ""];
+    writeFileSync(path.join(dir, "definitions", "organizations.yaml"), organizations.join("\n"));
+    const refused = refusals();
+    writeFileSync(users, withField('label: { type: string, max_length: 10, renamed: { in: v2, from: code } }\n  organization_id: { type: uuid, references: organizations, tenant: true }'));
+    await eventually("the tenant refusal", () => refusals() > refused, dev.output);
+    assert.match(dev.output(), /the memory store holds 2 records of users without organization_id, which the definitions now require: give organization_id a default, or make it optional, or delete those records/);
+    assert.equal((await read("v2", id)).label, "c7");
   } finally {
     dev.child.removeAllListeners("exit");
     const exited = new Promise<number | null>((resolve) => dev.child.once("exit", resolve));
