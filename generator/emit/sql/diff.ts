@@ -11,7 +11,7 @@
  * replaces it (`moveToLinkTable`, SPEC §12.3).
  */
 import type { OnDelete } from "../../../runtime/references.ts";
-import { LINK_COLUMNS } from "../../../runtime/sql-schema.ts";
+import { decimalColumnType, LINK_COLUMNS } from "../../../runtime/sql-schema.ts";
 import { identifier, quote, type SchemaSnapshot, type SnapshotColumn, type SnapshotIndex, type SnapshotStatistics, type SnapshotTable } from "./snapshot.ts";
 
 export interface Migration {
@@ -232,9 +232,16 @@ function alterTable(before: SnapshotTable, after: SnapshotTable, moved: Readonly
       // Dropped above (the name of a field's check is the table's and the column's): added as it is now.
       if (column.check) statements.push(`alter table ${t} add constraint ${quote(column.check.name)} check (${column.check.expression});`);
     } else if (!sameJson(previous.check, column.check)) {
-      statements.push(
-        ...replaceConstraint(after.name, column.check?.name ?? previous.check!.name, column.check ? `check (${column.check.expression})` : null, previous.check?.name),
-      );
+      const replaced = replaceConstraint(after.name, column.check?.name ?? previous.check!.name, column.check ? `check (${column.check.expression})` : null, previous.check?.name);
+      // A value kept wrapped in JSON that changes its JSON form (a number made a decimal, kept as a
+      // string in its canonical form; a decimal made a number or an integer): converted once the old
+      // check is gone and before the new one is added, after a refusal of values it would change.
+      const rewrap = previous.type === "jsonb" && column.type === "jsonb" ? rewrapped(after.name, column, previous) : null;
+      if (rewrap) {
+        if (rewrap.guard) statements.unshift(rewrap.guard);
+        replaced.splice(replaced.length - (column.check ? 1 : 0), 0, rewrap.update);
+      }
+      statements.push(...replaced);
     }
     if (retyped && previous.references) {
       if (column.references) statements.push(`alter table ${t} add constraint ${quote(column.references.name)} ${foreignKey(column)};`);
@@ -338,6 +345,10 @@ function exactnessGuard(table: string, column: string, from: string, to: string)
     shape = from === "text" || from === "jsonb" ? INTEGER_TEXT : DECIMAL_TEXT;
     keeps = `${value} = trunc(${value}) and ${value} between -9223372036854775808 and 9223372036854775807`;
     what = "is not an integer of 64 bits";
+  } else if (to === "double precision" && (from === "text" || from === "jsonb")) {
+    shape = DECIMAL_TEXT;
+    keeps = "true";
+    what = "is not a number";
   } else return null;
   const message = `${table}.${column} cannot become ${to}: record % holds %, which ${what}; change the records that hold such values (or give the field a type that keeps them), then start again`;
   return [
@@ -348,6 +359,44 @@ function exactnessGuard(table: string, column: string, from: string, to: string)
     `  end if;`,
     `end $$;`,
   ].join("\n");
+}
+
+/** What a wrapped (jsonb, absent or null) scalar's check says its value is: null when it is none of these. */
+function wrappedKind(check: SnapshotColumn["check"]): "integer" | "number" | "decimal" | "string" | null {
+  const m = check ? / when jsonb_typeof\((?:"(?:[^"]|"")+")\) = '(number|string)' then (.*) else false end$/.exec(check.expression) : null;
+  if (!m) return null;
+  if (m[1] === "number") return m[2]!.includes(`#>> '{}') ~ '^-?[0-9]+$'`) ? "integer" : "number";
+  return m[2]!.includes(`#>> '{}') ~ '^-?[0-9]+(\\.[0-9]+)?$'`) ? "decimal" : "string";
+}
+
+/**
+ * A wrapped scalar (`jsonb`: a field that may be absent and null) whose JSON form changes with its
+ * type, where only the check would change: a number or an integer made a decimal (a JSON string
+ * with `scale` fraction digits), a decimal made a number or an integer (a JSON number), a number
+ * made a string. `update` converts every value (a second run finds none left to convert, or
+ * converts a canonical one to itself); `guard` refuses first, naming a record, when a value would
+ * not be kept exactly (exactnessGuard). Null when the form stays.
+ */
+function rewrapped(table: string, column: SnapshotColumn, previous: SnapshotColumn): { guard: string | null; update: string } | null {
+  const from = wrappedKind(previous.check);
+  const to = wrappedKind(column.check);
+  if (from === null || to === null || from === to) return null;
+  const c = quote(column.name);
+  const t = quote(table);
+  const text = `(${c} #>> '{}')`;
+  if (to === "decimal") {
+    if (!column.decimal) return null;
+    const type = decimalColumnType(column.decimal.precision, column.decimal.scale);
+    return {
+      guard: exactnessGuard(table, column.name, "jsonb", type),
+      update: `update ${t} set ${c} = to_jsonb((${text}::${type})::text) where jsonb_typeof(${c}) in ('number', 'string');`,
+    };
+  }
+  if (from === "string") return null;
+  if (to === "integer")
+    return { guard: exactnessGuard(table, column.name, "jsonb", "bigint"), update: `update ${t} set ${c} = to_jsonb(${text}::numeric::bigint) where jsonb_typeof(${c}) in ('number', 'string');` };
+  if (to === "number") return { guard: exactnessGuard(table, column.name, "jsonb", "double precision"), update: `update ${t} set ${c} = to_jsonb(${text}::numeric) where jsonb_typeof(${c}) = 'string';` };
+  return { guard: null, update: `update ${t} set ${c} = to_jsonb(${text}) where jsonb_typeof(${c}) = 'number';` };
 }
 
 /** The indexes of `table` whose definition names `column` (quoted, as canon writes every name). */

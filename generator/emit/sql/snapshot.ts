@@ -39,6 +39,12 @@ export interface SnapshotColumn extends SystemColumn {
   check?: { name: string; expression: string };
   /** `column`: the referenced column when it is not `id` (a link table's `row_id`s). */
   references?: { name: string; table: string; onDelete: OnDelete; column?: string };
+  /**
+   * A decimal kept wrapped in JSON (a field that may be absent and null, `jsonb`): its precision
+   * and scale, which its check does not say. Not part of the schema (no migration changes it): a
+   * value converted to it (from a number, diff.ts) is written in its canonical form.
+   */
+  decimal?: { precision: number; scale: number };
 }
 
 export interface SnapshotIndex {
@@ -337,6 +343,7 @@ function fieldColumn(
       }
     : undefined;
   if (field.unique && !uniqueKind) column.unique = identifier(uniqueConstraintName(table, name));
+  if (kind === "wrapped" && field.type === "decimal") column.decimal = { precision: field.precision ?? 0, scale: field.scale ?? 0 };
   const check = checkExpression(field, name, kind);
   if (check) column.check = { name: identifier(`${table}_${name}_check`), expression: check };
   if (source.references && kind === "uuid") {
