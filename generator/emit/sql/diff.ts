@@ -241,6 +241,9 @@ function alterTable(before: SnapshotTable, after: SnapshotTable, moved: Readonly
         if (rewrap.guard) statements.unshift(rewrap.guard);
         replaced.splice(replaced.length - (column.check ? 1 : 0), 0, rewrap.update);
       }
+      // The rows that break the new check (a tightened length, bound, enum or map) are refused first,
+      // naming one: PostgreSQL's own failure names no record.
+      if (column.check && !(previous.check && loosens(previous.check.expression, column.check.expression))) replaced.splice(replaced.length - 1, 0, checkGuard(after.name, column.name, column.check.expression));
       statements.push(...replaced);
     }
     if (retyped && previous.references) {
@@ -359,6 +362,44 @@ function exactnessGuard(table: string, column: string, from: string, to: string)
     `  end if;`,
     `end $$;`,
   ].join("\n");
+}
+
+/**
+ * A `do` block that refuses a check on `column` of `table` that a row breaks, naming the record and
+ * its value (its first 200 characters), before the check is added. It changes nothing, so applied
+ * again (the check in place) it passes.
+ */
+function checkGuard(table: string, column: string, expression: string): string {
+  const message = `${table}.${column} cannot take its new limits: record % holds %, which they refuse; change the records that hold such values (or loosen the limits), then start again`;
+  return [
+    `do $$ declare "canon__r" record; begin`,
+    `  select "id", left(${quote(column)}::text, 200) as "value" into "canon__r" from ${quote(table)} where (${expression}) is false order by "id" limit 1;`,
+    `  if found then`,
+    `    raise exception ${literal(message)}, "canon__r"."id", "canon__r"."value";`,
+    `  end if;`,
+    `end $$;`,
+  ].join("\n");
+}
+
+/** A bound (`<= 300`, `>= 1`) or a list of values (`in ('a', 'b')`) in a check. */
+const LIMIT = /(<= |>= )(-?[0-9]+(?:\.[0-9]+)?(?:e[-+]?[0-9]+)?)\b|( in \()((?:'(?:[^']|'')*'(?:, )?)+)\)/g;
+
+/**
+ * Whether check `after` takes every value `before` takes, as far as can be told from their text:
+ * the same but for upper bounds as high or higher, lower bounds as low or lower, lists of values
+ * holding every value they held. Then no row can break it, and no refusal is written.
+ */
+function loosens(before: string, after: string): boolean {
+  const skeleton = (e: string) => e.replace(LIMIT, (_m, op: string | undefined) => (op ? `${op}#` : " in (#)"));
+  if (skeleton(before) !== skeleton(after)) return false;
+  const values = (list: string) => new Set(list.match(/'(?:[^']|'')*'/g));
+  const b = [...after.matchAll(LIMIT)];
+  return [...before.matchAll(LIMIT)].every((x, i) => {
+    const y = b[i]!;
+    if (x[1]) return x[1] === "<= " ? Number(y[2]) >= Number(x[2]) : Number(y[2]) <= Number(x[2]);
+    const wider = values(y[4]!);
+    return [...values(x[4]!)].every((v) => wider.has(v));
+  });
 }
 
 /** What a wrapped (jsonb, absent or null) scalar's check says its value is: null when it is none of these. */

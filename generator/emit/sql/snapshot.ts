@@ -193,7 +193,9 @@ function checkExpression(field: VersionField, column: string, kind: ColumnKind):
     const shape =
       field.type === "array"
         ? `when jsonb_typeof(${c}) = 'array' then jsonb_array_length(${c}) <= ${field.maxItems ?? 100}`
-        : `when jsonb_typeof(${c}) = 'object' then true`;
+        : field.type === "map"
+          ? `when jsonb_typeof(${c}) = 'object' then ${mapChecks(field, c)}`
+          : `when jsonb_typeof(${c}) = 'object' then true`;
     const orNull = field.nullable ? ` when jsonb_typeof(${c}) = 'null' then true` : "";
     return `case when ${c} is null then true ${shape}${orNull} else false end`;
   }
@@ -212,6 +214,84 @@ function checkExpression(field: VersionField, column: string, kind: ColumnKind):
   }
   const parts = scalarChecks(field, c, c);
   return parts.length ? parts.join(" and ") : undefined;
+}
+
+/**
+ * A map's check: at most `max_items` keys, and every value of the item type within its limits
+ * (SPEC §12.6), so that a migration that tightens them verifies the maps stored (diff.ts). A check
+ * holds no subquery: the values are reached with SQL/JSON paths. Patterns and formats stay with the
+ * validators, as do a decimal item's bounds (a path compares numbers as floats).
+ */
+function mapChecks(field: VersionField, c: string): string {
+  const parts = [`jsonb_array_length(jsonb_path_query_array(${c}, '$.*')) <= ${field.maxItems ?? 100}`];
+  const item = field.items ? itemPredicate(field.items) : null;
+  if (item) parts.push(`not jsonb_path_exists(${c}, ${stringLiteral(`strict $.* ? (!(${item}))`)})`);
+  return parts.join(" and ");
+}
+
+/** A JSON path string: `"text"`, with `"` and `\` escaped. */
+function pathString(text: string): string {
+  return `"${text.replace(/[\\"]/g, (m) => `\\${m}`)}"`;
+}
+
+/**
+ * A string of `min` characters or more (`max` undefined), or of at most `max`: `^(.{255}){2}.{10,}$`,
+ * in repetitions of at most 255 (the limit of PostgreSQL's regular expressions).
+ */
+function lengthPattern(min: number, max: number | undefined): string {
+  const n = max ?? min;
+  const [q, r] = [Math.floor(n / 255), n % 255];
+  if (max === undefined) return `^${q ? `(.{255}){${q}}` : ""}.{${r},}$`;
+  return `^${q ? `(.{0,255}){${q}}` : ""}.{0,${r}}$`;
+}
+
+/** What a map's value must be, as a JSON path predicate over `@`; null when anything goes. */
+function itemPredicate(item: VersionField): string | null {
+  const all: string[] = [];
+  const type = (t: string) => all.push(`@.type() == "${t}"`);
+  switch (item.type) {
+    case "string":
+      type("string");
+      if (item.minLength) all.push(`@ like_regex ${pathString(lengthPattern(item.minLength, undefined))} flag "s"`);
+      if (item.maxLength !== undefined) all.push(`@ like_regex ${pathString(lengthPattern(0, item.maxLength))} flag "s"`);
+      break;
+    case "enum":
+      type("string");
+      all.push(`(${(item.values ?? []).map((v) => `@ == ${pathString(v)}`).join(" || ") || "false"})`);
+      break;
+    case "integer":
+    case "number":
+      type("number");
+      if (item.type === "integer") all.push("@.floor() == @");
+      if (item.minimum !== undefined && Number.isFinite(item.minimum)) all.push(`@ >= ${item.minimum}`);
+      if (item.maximum !== undefined && Number.isFinite(item.maximum)) all.push(`@ <= ${item.maximum}`);
+      break;
+    case "boolean":
+      type("boolean");
+      break;
+    case "decimal": {
+      type("string");
+      const [p, s] = [item.precision ?? 0, item.scale ?? 0];
+      all.push(`@ like_regex ${pathString(`^-?[0-9]{1,${Math.max(p - s, 1)}}${s ? `\\.[0-9]{${s}}` : ""}$`)}`);
+      break;
+    }
+    case "uuid":
+    case "date":
+    case "datetime":
+      type("string");
+      break;
+    case "object":
+    case "map":
+      type("object");
+      break;
+    case "array":
+      type("array");
+      break;
+    default:
+      return null;
+  }
+  if (item.nullable) return `@.type() == "null" || (${all.join(" && ")})`;
+  return all.join(" && ");
 }
 
 /** Checks over a scalar: `text` is its text, `number` its numeric value. */
