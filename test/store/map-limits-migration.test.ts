@@ -2,7 +2,8 @@
 // every stored map against the new limits (SPEC §12.6), refusing, naming the table, the field, the
 // record and its value, a map that breaks them, and applies nothing (was: no migration was written,
 // and strings under `items: integer`, 2 keys under `max_items: 1`, were served and written back).
-// The map's check keeps them from then on. On PGlite and on PostgreSQL.
+// The map's check keeps them from then on. The same for an array's item type and max_items, and a
+// string's max_length. On PGlite and on PostgreSQL.
 import assert from "node:assert/strict";
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
@@ -83,6 +84,50 @@ for (const target of ["pglite", "postgres"] as const) {
         await insert(db, "01900000-0000-7000-8000-000000000003", '{"a": 7}');
         // Applied again (a migration may be), the refusal passes.
         for (const file of readMigrations(sql)) await db.exec(file.sql);
+      } finally {
+        await db.close();
+      }
+    });
+
+    test("an array's item type and max_items, and a string's max_length, tightened: the record that breaks them is named", async () => {
+      const dir = workspace(`array-limits-${target}`);
+      mkdirSync(path.join(dir, "definitions"));
+      writeFileSync(path.join(dir, "definitions", "api.yaml"), API);
+      writeFileSync(path.join(dir, "definitions", "items.yaml"), "resource: items\nfields:\n  tags: { type: array, items: { type: string }, max_items: 5 }\n  code: { type: string, max_length: 20 }\n");
+      for (const command of ["generate", "release"]) {
+        const run = canon([command], dir);
+        assert.equal(run.code, 0, run.stdout + run.stderr);
+      }
+      const sql = path.join(dir, "generated", "sql");
+      let db: SqlDriver;
+      if (target === "postgres") {
+        const schema = freshSchema();
+        schemas.push(schema);
+        db = await openDriver(POSTGRES_URL, { schema });
+      } else db = await openDriver("pglite:memory://");
+      try {
+        await migrate(db, readMigrations(sql));
+        await db.exec(`insert into "items" ("id", "created_at", "updated_at", "tags", "code") values ('${good}', now(), now(), '[]', 'abc'), ('${bad}', now(), now(), '["x", "y"]', 'abcdef')`);
+        writeFileSync(path.join(dir, "definitions", "items.yaml"), "resource: items\nfields:\n  tags: { type: array, items: { type: integer }, max_items: 1 }\n  code: { type: string, max_length: 3 }\n");
+        for (const command of [["generate", "--allow-breaking"], ["release"]]) {
+          const run = canon(command, dir);
+          assert.equal(run.code, 0, run.stdout + run.stderr);
+        }
+        const refusals: Array<[RegExp, string]> = [
+          [/items\.tags cannot take its new limits: record 01900000-0000-7000-8000-000000000002 holds \["x", "y"\]/, `"tags" = '[]'`],
+          [/items\.code cannot take its new limits: record 01900000-0000-7000-8000-000000000002 holds abcdef/, `"code" = 'abc'`],
+        ];
+        for (const [message, fix] of refusals) {
+          await assert.rejects(migrate(db, readMigrations(sql)), (error: Error) => {
+            assert.match(error.message, /^migration 0002_\w+ failed, and nothing of it was applied: /);
+            assert.match(error.message, message);
+            return true;
+          });
+          await db.exec(`update "items" set ${fix} where "id" = '${bad}'`);
+        }
+        await migrate(db, readMigrations(sql));
+        await assert.rejects(db.exec(`update "items" set "tags" = '["x"]' where "id" = '${bad}'`), /items_tags_check/);
+        await db.exec(`update "items" set "tags" = '[1]' where "id" = '${bad}'`);
       } finally {
         await db.close();
       }

@@ -192,7 +192,7 @@ function checkExpression(field: VersionField, column: string, kind: ColumnKind):
   if (kind === "json") {
     const shape =
       field.type === "array"
-        ? `when jsonb_typeof(${c}) = 'array' then jsonb_array_length(${c}) <= ${field.maxItems ?? 100}`
+        ? `when jsonb_typeof(${c}) = 'array' then ${arrayChecks(field, c)}`
         : field.type === "map"
           ? `when jsonb_typeof(${c}) = 'object' then ${mapChecks(field, c)}`
           : `when jsonb_typeof(${c}) = 'object' then true`;
@@ -229,6 +229,14 @@ function mapChecks(field: VersionField, c: string): string {
   return parts.join(" and ");
 }
 
+/** An array's check: at most `max_items` items, each of the item type within its limits (as a map's values). */
+function arrayChecks(field: VersionField, c: string): string {
+  const parts = [`jsonb_array_length(${c}) <= ${field.maxItems ?? 100}`];
+  const item = field.items ? itemPredicate(field.items) : null;
+  if (item) parts.push(`not jsonb_path_exists(${c}, ${stringLiteral(`strict $[*] ? (!(${item}))`)})`);
+  return parts.join(" and ");
+}
+
 /** A JSON path string: `"text"`, with `"` and `\` escaped. */
 function pathString(text: string): string {
   return `"${text.replace(/[\\"]/g, (m) => `\\${m}`)}"`;
@@ -245,7 +253,7 @@ function lengthPattern(min: number, max: number | undefined): string {
   return `^${q ? `(.{0,255}){${q}}` : ""}.{0,${r}}$`;
 }
 
-/** What a map's value must be, as a JSON path predicate over `@`; null when anything goes. */
+/** What a map's value or an array's item must be, as a JSON path predicate over `@`; null when anything goes. */
 function itemPredicate(item: VersionField): string | null {
   const all: string[] = [];
   const type = (t: string) => all.push(`@.type() == "${t}"`);
