@@ -44,6 +44,7 @@ export const RULES = {
   "action-sets": { severity: "error", doc: "An action's sets names fields of the resource, each with a value the field can hold (and, on a field with transitions, reachable from what the action requires) or from an action field of a compatible type (SPEC 12.5)." },
   "action-fields": { severity: "error", doc: "Action fields follow the same rules as resource fields." },
   "operations": { severity: "error", doc: "operations are listed once each, and a resource with actions can be read." },
+  "table-conflict": { severity: "error", doc: "An action and a many-to-many array field of one resource would be kept in one table (the action label-ids and the field label_ids: orders__label_ids)." },
   "reference-version": { severity: "warning", doc: "A references names a collection that a version in which the referring field exists does not serve (removed before it, or added after)." },
   "sunset-near": { severity: "warning", doc: "A deprecated version's sunset date is near or past: remove the version on time." },
 } as const satisfies Record<string, { severity: Severity; doc: string }>;

@@ -12,6 +12,7 @@ import { patternRules } from "./rules/patterns.ts";
 import { pathRules } from "./rules/paths.ts";
 import { resourceRules } from "./rules/resources.ts";
 import { uniqueRules } from "./rules/unique.ts";
+import { tableRules } from "./rules/tables.ts";
 import { versionRefRules } from "./rules/version-refs.ts";
 import { versionRules } from "./rules/versions.ts";
 
@@ -23,7 +24,7 @@ export interface LintOptions {
 }
 
 /** Every rule, one per concern. Each reports through the context and never throws on odd input. */
-const rules: Rule[] = [versionRules, pathRules, resourceRules, parentRules, fieldRules, optionRules, patternRules, versionRefRules, filterRules, listUnderRules, uniqueRules, businessRules, tenancyRules];
+const rules: Rule[] = [versionRules, pathRules, resourceRules, parentRules, fieldRules, optionRules, patternRules, versionRefRules, filterRules, listUnderRules, uniqueRules, businessRules, tenancyRules, tableRules];
 
 /** Runs every lint rule over the normalized definitions and returns every problem found. */
 export function lint(defs: Definitions, options: LintOptions): Diagnostic[] {
