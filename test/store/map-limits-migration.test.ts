@@ -8,10 +8,10 @@ import assert from "node:assert/strict";
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { after, describe, test } from "node:test";
-import { migrate, openDriver, readMigrations, type SqlDriver } from "../../generated/runtime/sql-store.ts";
+import { migrate, readMigrations, type SqlDriver } from "../../generated/runtime/sql-store.ts";
 import { canon, workspace } from "../support/cli.ts";
 import { assertSameAsFresh } from "./catalog.ts";
-import { dropSchemas, freshSchema, POSTGRES_URL, preparePostgres } from "./stores.ts";
+import { dropSchemas, emptyDriver } from "./stores.ts";
 
 const API = "title: Map API\nbase_url: https://api.example.com\nversions:\n  v1: {}\n  v2: { draft: true }\n";
 const BEFORE = "resource: items\nfields:\n  labels: { type: map, items: { type: string, max_length: 10 }, max_items: 5 }\n";
@@ -38,13 +38,7 @@ for (const target of ["pglite", "postgres"] as const) {
         assert.equal(run.code, 0, run.stdout + run.stderr);
       }
       const sql = path.join(dir, "generated", "sql");
-      let db: SqlDriver;
-      if (target === "postgres") {
-        await preparePostgres();
-        const schema = freshSchema();
-        schemas.push(schema);
-        db = await openDriver(POSTGRES_URL, { schema });
-      } else db = await openDriver("pglite:memory://");
+      const db = await emptyDriver(target, schemas);
       try {
         await migrate(db, readMigrations(sql));
         // The check keeps the item type and its length from the start.
@@ -99,12 +93,7 @@ for (const target of ["pglite", "postgres"] as const) {
         assert.equal(run.code, 0, run.stdout + run.stderr);
       }
       const sql = path.join(dir, "generated", "sql");
-      let db: SqlDriver;
-      if (target === "postgres") {
-        const schema = freshSchema();
-        schemas.push(schema);
-        db = await openDriver(POSTGRES_URL, { schema });
-      } else db = await openDriver("pglite:memory://");
+      const db = await emptyDriver(target, schemas);
       try {
         await migrate(db, readMigrations(sql));
         await db.exec(`insert into "items" ("id", "created_at", "updated_at", "tags", "code") values ('${good}', now(), now(), '[]', 'abc'), ('${bad}', now(), now(), '["x", "y"]', 'abcdef')`);

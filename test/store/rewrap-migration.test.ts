@@ -9,10 +9,10 @@ import assert from "node:assert/strict";
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { after, describe, test } from "node:test";
-import { migrate, openDriver, readMigrations, type SqlDriver } from "../../generated/runtime/sql-store.ts";
+import { migrate, readMigrations, type SqlDriver } from "../../generated/runtime/sql-store.ts";
 import { canon, workspace } from "../support/cli.ts";
 import { assertSameAsFresh } from "./catalog.ts";
-import { dropSchemas, freshSchema, POSTGRES_URL, preparePostgres } from "./stores.ts";
+import { dropSchemas, emptyDriver } from "./stores.ts";
 
 const API = "title: Rewrap API\nbase_url: https://api.example.com\nversions:\n  v1: {}\n  v2: { draft: true }\n";
 const BEFORE = [
@@ -56,13 +56,7 @@ for (const target of ["pglite", "postgres"] as const) {
 
     test("values that fit change their JSON form; one that does not is refused naming the record; nothing applies until it is changed", async () => {
       const { dir, sql } = project(`rewrap-${target}`);
-      let db: SqlDriver;
-      if (target === "postgres") {
-        await preparePostgres();
-        const schema = freshSchema();
-        schemas.push(schema);
-        db = await openDriver(POSTGRES_URL, { schema });
-      } else db = await openDriver("pglite:memory://");
+      const db = await emptyDriver(target, schemas);
       try {
         await migrate(db, readMigrations(sql));
         await db.exec(`insert into "items" ("id", "created_at", "updated_at", "weight", "price", "level") values

@@ -2,7 +2,7 @@
 // PostgreSQL server (a fresh schema per store, dropped on cleanup). `makeStores()` is what the
 // HTTP suite is parameterised with: `for (const s of makeStores()) { … buildApp({ store: await s.create() }) … }`.
 import type { SqlDriver } from "../../generated/runtime/sql-driver.ts";
-import { SqlStore } from "../../generated/runtime/sql-store.ts";
+import { openDriver, SqlStore } from "../../generated/runtime/sql-store.ts";
 import type { Store } from "../../generated/runtime/store.ts";
 import { storeReferences } from "../../generated/services.ts";
 import { openStore, sqlSchema } from "../../generated/sql/index.ts";
@@ -147,4 +147,16 @@ export function storeTargets(schemas: string[]): Array<{ name: string; target():
       },
     },
   ];
+}
+
+/**
+ * A driver on an empty database of a SQL store: PGlite in memory, or a fresh schema of the
+ * PostgreSQL server (pushed to `schemas`, for `dropSchemas` after the tests). No migration applied.
+ */
+export async function emptyDriver(target: "pglite" | "postgres", schemas: string[]): Promise<SqlDriver> {
+  if (target === "pglite") return openDriver("pglite:memory://");
+  await preparePostgres();
+  const schema = freshSchema();
+  schemas.push(schema);
+  return openDriver(POSTGRES_URL, { schema });
 }
