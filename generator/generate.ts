@@ -240,12 +240,19 @@ export function withPublishedNames(model: ApiModel, output: { read(path: string)
 /** One of canon's names given another form (names.ts): `"#/components/schemas/ApiError"`, `"operationId": "getApiHealth"`. */
 const API_FORM = /"#\/components\/schemas\/Api[A-Z]|"operationId": ?"[a-z]+Api[A-Z]/;
 
+/** The names canon gives its own schemas and operations in a document (names.ts), a fixed list. */
+const CANON_DOCUMENT_NAMES: readonly string[] = [
+  ERROR_SCHEMA,
+  ...CANON_OPERATIONS.flatMap((o) => [o.operationId, o.response ?? "", o.body ?? ""]),
+].filter((name) => name !== "");
+
 /** Whether a name of the version's resources may be one of canon's own in its document (more than are: it only saves parsing). */
 function mayMeetCanonNames(version: ApiModel["versions"][number]): boolean {
-  const canon = new Set<string>([ERROR_SCHEMA, ...CANON_OPERATIONS.flatMap((o) => [o.operationId, o.response ?? "", o.body ?? ""])]);
   return version.resources.some(
     (r) =>
-      r.routes.some((route) => canon.has(route.operationId)) ||
-      [r.names.pascal, ...r.actions.map((a) => a.symbols.type)].some((name) => [...canon].some((c) => c.startsWith(name))),
+      r.routes.some((route) => CANON_DOCUMENT_NAMES.includes(route.operationId)) ||
+      [r.names.pascal, ...r.actions.map((a) => a.symbols.type)].some((name) =>
+        CANON_DOCUMENT_NAMES.some((c) => c.startsWith(name)),
+      ),
   );
 }
