@@ -2,6 +2,7 @@ import { ERROR_STATUSES, errorStatus } from "../../../runtime/errors.ts";
 import type { VersionModel } from "../../model/types.ts";
 import { responseHeaders } from "./headers.ts";
 import { ref, sortedObject, type Json, type JsonObject } from "./json.ts";
+import { ERROR_SCHEMA } from "./names.ts";
 import { closedObject } from "./schemas.ts";
 
 /**
@@ -35,7 +36,7 @@ export function errorSchema(): JsonObject {
   return closedObject([["error", error]], ["error"], "The envelope of every error response.");
 }
 
-export function errorResponseComponents(version: VersionModel, schemaName = "Error"): JsonObject {
+export function errorResponseComponents(version: VersionModel, schemaName = ERROR_SCHEMA): JsonObject {
   return sortedObject(
     ERROR_STATUSES.map((e): [string, Json] => [
       e.response,
