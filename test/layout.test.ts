@@ -112,6 +112,11 @@ describe("canon's own layout of generated TypeScript", () => {
       layout(`    a${long}: hooks["${long}"]?.reviews ? new ActingService<A, B>(store, specs.a${long}, { targetField: "x" }, hooks["${long}"]?.reviews, support) : new CrudService<A>(store, specs.a${long}),\n`),
       `    a${long}: hooks["${long}"]?.reviews\n      ? new ActingService<A, B>(\n          store,\n          specs.a${long},\n          { targetField: "x" },\n          hooks["${long}"]?.reviews,\n          support,\n        )\n      : new CrudService<A>(store, specs.a${long}),\n`,
     );
+    // A route whose first line is too long: every argument on its line, the arrow's body one level deeper (routes.ts).
+    assert.equal(
+      layout(`  app.patch("/v1/${long}/:id", { config: { names: shownNames } }, (request, reply) =>\n    unconditional(request, async () => {\n      const record = found(await services.${long}.update(current, values), "${long}");\n      return reply.send(record);\n    }),\n  );\n`),
+      `  app.patch(\n    "/v1/${long}/:id",\n    { config: { names: shownNames } },\n    (request, reply) =>\n      unconditional(request, async () => {\n        const record = found(\n          await services.${long}.update(current, values),\n          "${long}",\n        );\n        return reply.send(record);\n      }),\n  );\n`,
+    );
     // Blank lines at the end of a block go, empty braces close up.
     assert.equal(layout(`export interface A {\n}\n\nfunction b() {\n  return 1;\n\n}\n\n\n`), `export interface A {}\n\nfunction b() {\n  return 1;\n}\n`);
   });
@@ -125,6 +130,11 @@ describe("canon's own layout of generated TypeScript", () => {
     assert.equal(isCertain(`  name: z.string().max(100).regex(/^"[a-z]+"$/),\n`), false, "a long regular expression holding quotes");
     assert.equal(isCertain(`  code: z.string().max(10).regex(/^東京$/),\n`), false, "a regular expression wide in columns");
     assert.equal(isCertain(`/** Products:\n* sold ones */\n`), false, "a comment over several lines");
+    assert.equal(isCertain(`  /**\n * sold ones\n */\n`), false, "a comment over several lines, not aligned with its opening");
+    assert.equal(isCertain(`  /**\n   * Products:\n   *\n   *   sold ones ${"long ".repeat(30)}\n   */\n`), true, "a comment over several lines as prettier prints it");
+    assert.equal(isCertain(`/**\n * unclosed\n`), false, "a comment that does not end");
+    assert.equal(isCertain(`import { to${"A".repeat(50)} as to${"A".repeat(50)}V1 } from "./v1/a/routes.ts";\n`), true, "prettier never breaks an import of one name, renamed or not");
+    assert.equal(isCertain(`import { a${"A".repeat(50)}, b${"A".repeat(50)} } from "./v1/a/routes.ts";\n`), false, "an import of two names, too long");
     assert.equal(isCertain(`  tags: z.array(z.string().max(20)).max(10).default([]),\n`), true);
   });
 

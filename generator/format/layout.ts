@@ -20,7 +20,7 @@ const INDENT = "  ";
 
 /** The text laid out as prettier would, for the shapes canon writes (see above). */
 export function layout(text: string): string {
-  const lines = tidy(text).split("\n");
+  const lines = expandArrowCalls(tidy(text).split("\n"));
   const out: string[] = [];
   for (const line of lines) {
     if (line.length <= PRINT_WIDTH) out.push(line);
@@ -73,20 +73,34 @@ const PIECE_BREAK = /(?<=[^{([\s]\n)\n+(?=[^\s})\]])/;
  */
 export function isCertain(text: string): boolean {
   if (text.includes('\\"')) return false;
+  // The indentation of the `/**` comment over several lines that the line is in, if any.
+  let comment: string | null = null;
   for (const line of text.split("\n")) {
+    if (comment !== null) {
+      // prettier aligns each line of such a comment one column in from its `/**`: canon writes
+      // them so, and any other comment is left to prettier.
+      if (line === `${comment} */`) comment = null;
+      else if (line !== `${comment} *` && !line.startsWith(`${comment} * `)) return false;
+      continue;
+    }
     // prettier prints a comment that is a whole line as it is, however long, and never breaks an
-    // import of a single name.
-    if (line.length > PRINT_WIDTH && !/^\s*(\/\/|\/\*\*?[^]*\*\/$)/.test(line) && !/^import (type )?\{ [\w$]+ \} from "[^"]*";$/.test(line)) {
+    // import of a single name (`a`, or `a as b`).
+    if (line.length > PRINT_WIDTH && !/^\s*(\/\/|\/\*\*?[^]*\*\/$)/.test(line) && !/^import (type )?\{ [\w$]+(?: as [\w$]+)? \} from "[^"]*";$/.test(line)) {
       return false;
     }
-    // prettier re-indents a `/**` comment over several lines, which canon does not do.
+    const opens = /^(\s*)\/\*\*$/.exec(line);
+    if (opens) {
+      comment = opens[1]!;
+      continue;
+    }
+    // Any other `/**` comment over several lines prettier may re-indent, which canon does not do.
     if (/^\s*\/\*\*/.test(line) && !line.includes("*/")) return false;
     // prettier always breaks an array of two or more objects (or arrays) with more than one entry each.
     if (/\[\{[^\]]*\}, \{|\[\[[^\]]*\], \[/.test(line)) return false;
     if (line.length * 2 > PRINT_WIDTH && /[^\x00-\x7f]/.test(line) && width(line) > PRINT_WIDTH) return false;
     if (line.includes(").") && mayBreakChain(line)) return false;
   }
-  return true;
+  return comment === null;
 }
 
 /**
@@ -137,6 +151,56 @@ function tidy(text: string): string {
     out.push(line);
   }
   return `${out.join("\n")}\n`;
+}
+
+/**
+ * A call whose last argument is an arrow function with its body on the lines below, up to the
+ * call's `);` at the call's indentation (a route: `app.patch("/v1/…", { config }, (request, reply) =>`
+ * / `    unconditional(…, async () => {` / … / `    }),` / `  );`). When its first line is too long,
+ * prettier puts each argument on a line of its own, the arrow's parameters last, and its body one
+ * level deeper; the body's lines are then laid out at their new indentation like any other.
+ */
+function expandArrowCalls(lines: string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!;
+    const m = line.length > PRINT_WIDTH ? /^(\s*)(.+) =>$/.exec(line) : null;
+    const broken = m ? arrowCallArguments(m[2]!) : null;
+    if (!m || !broken) {
+      out.push(line);
+      continue;
+    }
+    const indent = m[1]!;
+    let end = i + 1;
+    while (end < lines.length && (lines[end] === "" || lines[end]!.startsWith(`${indent}${INDENT}`))) end++;
+    if (end === i + 1 || lines[end] !== `${indent});`) {
+      out.push(line);
+      continue;
+    }
+    const [head, args] = broken;
+    const last = args.length - 1;
+    out.push(`${indent}${head}(`, ...args.map((arg, k) => `${indent}${INDENT}${arg}${k === last ? " =>" : ","}`));
+    for (let k = i + 1; k < end; k++) out.push(lines[k] === "" ? "" : `${INDENT}${lines[k]}`);
+    out.push(lines[end]!);
+    i = end;
+  }
+  return out;
+}
+
+/**
+ * The callee and arguments of `callee(a, b, (x, y)` (a call left open by an arrow function's
+ * parameters, its last argument): null for any other shape, or when an argument is one prettier
+ * might hug or break on its own line (a function, or a template literal).
+ */
+function arrowCallArguments(text: string): [string, string[]] | null {
+  const m = /^((?:await )?[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*)\((.+)$/.exec(text);
+  if (!m) return null;
+  const args = splitTopLevel(m[2]!);
+  if (!args || args.length < 2) return null;
+  const params = args[args.length - 1]!;
+  if (!/^(async )?\([\w$, ]*\)$/.test(params)) return null;
+  if (args.slice(0, -1).some((a) => /^(async\b|function\b|\(|`)/.test(a) || a.includes("=>"))) return null;
+  return [m[1]!, args];
 }
 
 /** One line that is too long, broken as prettier breaks it; unchanged when its shape is unknown. */
