@@ -22,6 +22,8 @@ export const ISSUES = {
   jsonObject: "must be a JSON object",
   page: "must be an integer of 1 or more",
   pageSize: (max: number) => `must be an integer from 1 to ${max}`,
+  /** An integer in a query written with a leading zero (`05`): the issue of its parameter, and why. */
+  leadingZero: (issue: string) => `${issue}, written without a leading zero`,
   cursor: "must be a cursor from next_cursor",
   foreignCursor: "is not a cursor of this list: use next_cursor as returned",
   ifMatch: "does not match the current ETag",

@@ -234,11 +234,26 @@ describe(`operator filters (SPEC §12.2), ${STORE} store`, () => {
       ["estimate=-1", "estimate"],
       ["estimate[gte]=-1", "estimate[gte]"],
       ["estimate[in]=1,-1", "estimate[in]"],
+      // An integer as JSON writes it, as limit, per_page and page take it: no leading zero, no +.
+      ["estimate=01", "estimate"],
+      ["estimate[gt]=01", "estimate[gt]"],
+      ["estimate[in]=1,03", "estimate[in]"],
+      ["estimate[lte]=+3", "estimate[lte]"],
     ];
     for (const [query, field] of cases) {
       const error = await expectError(api, "GET", `/v1/organizations/${o.id}/tickets?${query}`, 400, "VALIDATION_ERROR");
       assert.deepEqual(detailFields(error), [field], query);
     }
+  });
+
+  test("an integer filter and limit written with a leading zero answer alike: 400, saying so", async () => {
+    const error = await expectError(api, "GET", `/v1/organizations/${o.id}/tickets?estimate[gt]=01&estimate[in]=1,03&limit=05`, 400, "VALIDATION_ERROR");
+    assert.deepEqual(error.details, [
+      { field: "limit", issue: "must be an integer from 1 to 100, written without a leading zero" },
+      { field: "estimate[in]", issue: "each value must be an integer, written without a leading zero" },
+      { field: "estimate[gt]", issue: "must be an integer, written without a leading zero" },
+    ]);
+    assert.deepEqual(await names("estimate[gt]=0&estimate[in]=1,3"), ["new-3", "open-1"]);
   });
 
   test("the OpenAPI document lists each parameter under its full name", () => {

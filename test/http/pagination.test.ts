@@ -63,7 +63,7 @@ describe("page sizes", () => {
     assert.equal((await expectStatus(api, "GET", "/v2/orders?limit=1", 200)).body.data.length, 1);
   });
 
-  for (const value of ["101", "0", "-1", "abc", "1.5", "", "1e2", "99999999999"]) {
+  for (const value of ["101", "0", "-1", "abc", "1.5", "", "1e2", "99999999999", "05", "+5", "-0"]) {
     test(`limit=${value} answers 400 naming limit (cursor lists, child lists, events, v1)`, async () => {
       for (const path of [
         "/v2/orders",
@@ -85,7 +85,7 @@ describe("page sizes", () => {
     });
   }
 
-  for (const value of ["101", "0", "-1", "abc", "2.5"]) {
+  for (const value of ["101", "0", "-1", "abc", "2.5", "05"]) {
     test(`per_page=${value} on users answers 400 naming per_page`, async () => {
       const error = await expectError(api, "GET", `/v2/users?per_page=${value}`, 400, "VALIDATION_ERROR");
       assert.deepEqual(detailFields(error), ["per_page"]);
@@ -104,12 +104,33 @@ describe("page sizes", () => {
     });
   }
 
-  for (const value of ["0", "-3", "abc", "1.5", "9007199254740992", "99999999999999999"]) {
+  for (const value of ["0", "-3", "abc", "1.5", "9007199254740992", "99999999999999999", "01", "+2"]) {
     test(`page=${value} on users answers 400 naming page`, async () => {
       const error = await expectError(api, "GET", `/v2/users?page=${value}`, 400, "VALIDATION_ERROR");
       assert.deepEqual(detailFields(error), ["page"]);
     });
   }
+
+  // One rule for every integer in a query (runtime/pagination.ts integerText): as JSON writes it.
+  // A page size or page written with a leading zero answers 400 as an integer filter's does, and
+  // the issue says why.
+  test("limit, per_page and page with a leading zero answer 400 saying so", async () => {
+    const cases: Array<[string, string, string]> = [
+      ["/v2/orders?limit=05", "limit", "must be an integer from 1 to 100, written without a leading zero"],
+      [`/v2/users/${walker.id}/orders?limit=010`, "limit", "must be an integer from 1 to 100, written without a leading zero"],
+      ["/v2/events?limit=05", "limit", "must be an integer from 1 to 100, written without a leading zero"],
+      ["/v2/users?per_page=05", "per_page", "must be an integer from 1 to 100, written without a leading zero"],
+      ["/v2/users?page=02", "page", "must be an integer of 1 or more, written without a leading zero"],
+      ["/v2/users?page=00", "page", "must be an integer of 1 or more, written without a leading zero"],
+    ];
+    for (const [url, field, issue] of cases) {
+      const error = await expectError(api, "GET", url, 400, "VALIDATION_ERROR");
+      assert.deepEqual(error.details, [{ field, issue }], url);
+    }
+    // Written without it, the same values are taken.
+    assert.equal((await expectStatus(api, "GET", "/v2/orders?limit=5", 200)).body.data.length, 5);
+    assert.equal((await expectStatus(api, "GET", "/v2/users?per_page=5&page=2", 200)).body.pagination.page, 2);
+  });
 
   test("every bad parameter is named at once", async () => {
     const error = await expectError(

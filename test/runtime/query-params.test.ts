@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { z } from "zod";
 import { detailIssue, validationMessage } from "../../runtime/messages.ts";
-import { inParam, queryInteger, queryNumber, sortParam } from "../../runtime/pagination.ts";
+import { inParam, pageParam, pageSizeParam, queryInteger, queryNumber, sortParam } from "../../runtime/pagination.ts";
 
 const PARSE = { reportInput: true, error: validationMessage } as const;
 
@@ -98,6 +98,20 @@ test("queryNumber and queryInteger read every value a body may hold as String() 
     assert.equal(refused(queryNumber, bad), "must be a number", JSON.stringify(bad));
   for (const n of [Number.MAX_SAFE_INTEGER, -Number.MAX_SAFE_INTEGER, 0, 42])
     assert.equal(queryInteger.parse(String(n)), n, String(n));
-  for (const bad of ["9007199254740992", "1.5", "1e3", "12345678901234567", "02", "x", ""])
+  for (const bad of ["9007199254740992", "1.5", "1e3", "12345678901234567", "x", "", "+2", " 2", "0x10"])
     assert.equal(refused(queryInteger, bad), "must be an integer", JSON.stringify(bad));
+  for (const bad of ["02", "-02", "00", "0009007199254740991"])
+    assert.equal(refused(queryInteger, bad), "must be an integer, written without a leading zero", JSON.stringify(bad));
+});
+
+test("limit, per_page and page follow the integer rule of every query integer: no leading zero, no +", () => {
+  assert.equal(pageSizeParam.parse("5"), 5);
+  assert.equal(pageSizeParam.parse(undefined), 20);
+  assert.equal(pageParam.parse("9007199254740991"), Number.MAX_SAFE_INTEGER);
+  for (const bad of ["05", "010", "-05"])
+    assert.equal(refused(pageSizeParam, bad), "must be an integer from 1 to 100, written without a leading zero", bad);
+  for (const bad of ["+5", "5.0", "1e1", "0", "101", "-0"])
+    assert.equal(refused(pageSizeParam, bad), "must be an integer from 1 to 100", bad);
+  assert.equal(refused(pageParam, "01"), "must be an integer of 1 or more, written without a leading zero");
+  for (const bad of ["+1", "0", "9007199254740992"]) assert.equal(refused(pageParam, bad), "must be an integer of 1 or more", bad);
 });
