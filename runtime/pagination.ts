@@ -10,11 +10,18 @@ import {
   MAX_PAGE_SIZE,
   MAX_SORT_KEYS,
   DEFAULT_PAGE_SIZE,
+  SEARCH_MAX_LENGTH,
   type OffsetPagination,
 } from "./pages.ts";
 import type { Ordering, SortKey } from "./store.ts";
 
-export { DEFAULT_PAGE_SIZE, MAX_IN_VALUES, MAX_PAGE_SIZE, MAX_SORT_KEYS } from "./pages.ts";
+export {
+  DEFAULT_PAGE_SIZE,
+  MAX_IN_VALUES,
+  MAX_PAGE_SIZE,
+  MAX_SORT_KEYS,
+  SEARCH_MAX_LENGTH,
+} from "./pages.ts";
 export type { CursorPage, CursorPagination, OffsetPage, OffsetPagination } from "./pages.ts";
 
 /**
@@ -59,9 +66,6 @@ export const pageParam = integerText(PAGE_ISSUE)
 export const cursorParam = z
   .string({ error: ISSUES.cursor })
   .max(MAX_CURSOR_LENGTH, { error: ISSUES.cursor });
-
-/** The longest `q`. */
-export const SEARCH_MAX_LENGTH = 200;
 
 /**
  * `q`: search text of at least `minLength` characters (code points, surrounding spaces not

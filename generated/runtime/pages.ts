@@ -9,8 +9,14 @@ export const DEFAULT_PAGE_SIZE = 20;
 export const MAX_PAGE_SIZE = 100;
 /** The most keys one `?sort=` takes (SPEC §12.1). */
 export const MAX_SORT_KEYS = 3;
-/** `sort` in a typed query: one key, or up to `MAX_SORT_KEYS` in order (an array of more does not compile). */
+/**
+ * `sort` in a typed query: one key, or up to `MAX_SORT_KEYS` in order (an array of more does not
+ * compile). A field named twice (`["fee", "-fee"]`) compiles, and the client refuses it before
+ * sending, with the service's 400 (`ValidationError` naming `sort`).
+ */
 export type SortOrder<K extends string> = K | readonly [K] | readonly [K, K] | readonly [K, K, K];
+/** The longest `q` (characters, as JavaScript counts them); the shortest is the version's `search_min_length`. */
+export const SEARCH_MAX_LENGTH = 200;
 /** The most values one `[in]` filter takes, comma-separated (SPEC §12.2). */
 export const MAX_IN_VALUES = 100;
 

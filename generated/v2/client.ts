@@ -30,8 +30,14 @@ export const DEFAULT_PAGE_SIZE = 20;
 export const MAX_PAGE_SIZE = 100;
 /** The most keys one `?sort=` takes (SPEC §12.1). */
 export const MAX_SORT_KEYS = 3;
-/** `sort` in a typed query: one key, or up to `MAX_SORT_KEYS` in order (an array of more does not compile). */
+/**
+ * `sort` in a typed query: one key, or up to `MAX_SORT_KEYS` in order (an array of more does not
+ * compile). A field named twice (`["fee", "-fee"]`) compiles, and the client refuses it before
+ * sending, with the service's 400 (`ValidationError` naming `sort`).
+ */
 export type SortOrder<K extends string> = K | readonly [K] | readonly [K, K] | readonly [K, K, K];
+/** The longest `q` (characters, as JavaScript counts them); the shortest is the version's `search_min_length`. */
+export const SEARCH_MAX_LENGTH = 200;
 /** The most values one `[in]` filter takes, comma-separated (SPEC §12.2). */
 export const MAX_IN_VALUES = 100;
 
@@ -357,11 +363,14 @@ class Transport {
   readonly #options: ClientOptions;
   readonly #version: string;
   readonly #base: string;
+  readonly #searchMinLength: number;
 
-  constructor(options: ClientOptions, version: string) {
+  /** `searchMinLength`: the shortest `q` the version takes (its `search_min_length`). */
+  constructor(options: ClientOptions, version: string, searchMinLength: number) {
     this.#options = options;
     this.#version = version;
     this.#base = options.baseUrl.replace(/\/+$/, "");
+    this.#searchMinLength = searchMinLength;
   }
 
   /** A call with an optional JSON body; its answer's JSON body (undefined for 204) is the result. */
@@ -382,7 +391,22 @@ class Transport {
     options: CallOptions = {},
   ): ListCall<T, P> {
     const url = withId(path, id);
-    return new ListCall((q) => this.#send<P>("GET", url, q, undefined, options), query as Query);
+    // What the service would refuse of `sort` and `q` whatever the data: thrown as its 400 would
+    // be, without sending (a page is asked for when the list is awaited or iterated).
+    const problems = queryProblems(query as Query, this.#searchMinLength);
+    const fetchPage = (q: Query): Promise<WithResponse<P>> =>
+      problems.length > 0
+        ? Promise.reject(
+            new ValidationError({
+              status: 400,
+              code: "VALIDATION_ERROR",
+              message: "The request is not valid.",
+              details: problems,
+              requestId: options.requestId ?? uuidv7(),
+            }),
+          )
+        : this.#send<P>("GET", url, q, undefined, options);
+    return new ListCall(fetchPage, query as Query);
   }
 
   /** A GET whose answer is text (a file), at a path of the API or an absolute URL it gave. */
@@ -587,6 +611,36 @@ function delay(ms: number, signal: AbortSignal | undefined): Promise<void> {
     }
     signal?.addEventListener("abort", abort, { once: true });
   });
+}
+
+/**
+ * The problems of a list's `q` and `sort` that the service answers 400 whatever its data, in its
+ * words and order: `q` shorter than the version's minimum (trimmed, in code points) or longer
+ * than 200 characters; `sort` naming more than 3 keys, or one field twice (`["fee", "-fee"]`).
+ * The types refuse more than 3 keys but not a repeated field: a type that did would list every
+ * ordered choice of distinct keys (56 for 4 sortable fields, 1,560 for 20), make tsc's message
+ * for a mistake unreadable, and refuse `[column, "created_at"]` for any `column` variable.
+ */
+function queryProblems(query: Query, searchMinLength: number): ErrorDetail[] {
+  const problems: ErrorDetail[] = [];
+  const { q, sort } = query;
+  if (typeof q === "string") {
+    if (q.length > SEARCH_MAX_LENGTH)
+      problems.push({ field: "q", issue: `must be at most ${SEARCH_MAX_LENGTH} characters` });
+    if ([...q.trim()].length < searchMinLength)
+      problems.push({
+        field: "q",
+        issue: `must be at least ${searchMinLength} character${searchMinLength === 1 ? "" : "s"}`,
+      });
+  }
+  if (Array.isArray(sort)) {
+    const fields = sort.map((key) => String(key).replace(/^-/, ""));
+    const twice = fields.find((field, i) => fields.indexOf(field) !== i);
+    if (fields.length > MAX_SORT_KEYS)
+      problems.push({ field: "sort", issue: `must name at most ${MAX_SORT_KEYS} keys` });
+    else if (twice !== undefined) problems.push({ field: "sort", issue: `names ${twice} twice` });
+  }
+  return problems;
 }
 
 function queryString(query: Query | undefined): string {
@@ -1105,7 +1159,7 @@ export interface Client {
 
 /** A client of v2: `createClient({ baseUrl: "https://api.example.com", token: "…" })`. */
 export function createClient(options: ClientOptions): Client {
-  const http = new Transport(options, "v2");
+  const http = new Transport(options, "v2", 3);
   return {
     invoices: new InvoicesClient(http),
     orders: new OrdersClient(http),

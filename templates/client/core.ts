@@ -4,7 +4,14 @@
 // It needs nothing but the platform's fetch, so it runs in Node 24 and in browsers. The page
 // types come from runtime/pages.ts, whose text the client holds too; the import below is
 // canon's own and not placed into the client.
-import type { CursorPage, CursorPagination, OffsetPage, OffsetPagination } from "../../runtime/pages.ts";
+import {
+  MAX_SORT_KEYS,
+  SEARCH_MAX_LENGTH,
+  type CursorPage,
+  type CursorPagination,
+  type OffsetPage,
+  type OffsetPagination,
+} from "../../runtime/pages.ts";
 
 /** One problem of a request, as the service lists it: a body path or a parameter name, and what is wrong. */
 export interface ErrorDetail {
@@ -297,11 +304,14 @@ class Transport {
   readonly #options: ClientOptions;
   readonly #version: string;
   readonly #base: string;
+  readonly #searchMinLength: number;
 
-  constructor(options: ClientOptions, version: string) {
+  /** `searchMinLength`: the shortest `q` the version takes (its `search_min_length`). */
+  constructor(options: ClientOptions, version: string, searchMinLength: number) {
     this.#options = options;
     this.#version = version;
     this.#base = options.baseUrl.replace(/\/+$/, "");
+    this.#searchMinLength = searchMinLength;
   }
 
   /** A call with an optional JSON body; its answer's JSON body (undefined for 204) is the result. */
@@ -322,7 +332,22 @@ class Transport {
     options: CallOptions = {},
   ): ListCall<T, P> {
     const url = withId(path, id);
-    return new ListCall((q) => this.#send<P>("GET", url, q, undefined, options), query as Query);
+    // What the service would refuse of `sort` and `q` whatever the data: thrown as its 400 would
+    // be, without sending (a page is asked for when the list is awaited or iterated).
+    const problems = queryProblems(query as Query, this.#searchMinLength);
+    const fetchPage = (q: Query): Promise<WithResponse<P>> =>
+      problems.length > 0
+        ? Promise.reject(
+            new ValidationError({
+              status: 400,
+              code: "VALIDATION_ERROR",
+              message: "The request is not valid.",
+              details: problems,
+              requestId: options.requestId ?? uuidv7(),
+            }),
+          )
+        : this.#send<P>("GET", url, q, undefined, options);
+    return new ListCall(fetchPage, query as Query);
   }
 
   /** A GET whose answer is text (a file), at a path of the API or an absolute URL it gave. */
@@ -527,6 +552,36 @@ function delay(ms: number, signal: AbortSignal | undefined): Promise<void> {
     }
     signal?.addEventListener("abort", abort, { once: true });
   });
+}
+
+/**
+ * The problems of a list's `q` and `sort` that the service answers 400 whatever its data, in its
+ * words and order: `q` shorter than the version's minimum (trimmed, in code points) or longer
+ * than 200 characters; `sort` naming more than 3 keys, or one field twice (`["fee", "-fee"]`).
+ * The types refuse more than 3 keys but not a repeated field: a type that did would list every
+ * ordered choice of distinct keys (56 for 4 sortable fields, 1,560 for 20), make tsc's message
+ * for a mistake unreadable, and refuse `[column, "created_at"]` for any `column` variable.
+ */
+function queryProblems(query: Query, searchMinLength: number): ErrorDetail[] {
+  const problems: ErrorDetail[] = [];
+  const { q, sort } = query;
+  if (typeof q === "string") {
+    if (q.length > SEARCH_MAX_LENGTH)
+      problems.push({ field: "q", issue: `must be at most ${SEARCH_MAX_LENGTH} characters` });
+    if ([...q.trim()].length < searchMinLength)
+      problems.push({
+        field: "q",
+        issue: `must be at least ${searchMinLength} character${searchMinLength === 1 ? "" : "s"}`,
+      });
+  }
+  if (Array.isArray(sort)) {
+    const fields = sort.map((key) => String(key).replace(/^-/, ""));
+    const twice = fields.find((field, i) => fields.indexOf(field) !== i);
+    if (fields.length > MAX_SORT_KEYS)
+      problems.push({ field: "sort", issue: `must name at most ${MAX_SORT_KEYS} keys` });
+    else if (twice !== undefined) problems.push({ field: "sort", issue: `names ${twice} twice` });
+  }
+  return problems;
 }
 
 function queryString(query: Query | undefined): string {

@@ -66,6 +66,42 @@ describe("the generated client, every operation of both versions", () => {
     assert.equal((await api.events.get(created.id)).type, "order.cancellation.created");
   });
 
+  test("a q shorter than the version's minimum and a sort naming a field twice throw the service's 400 without sending", async () => {
+    const recorder = recordingFetch();
+    const api = v2.createClient({ baseUrl: service.base, token: "dev-writer", fetch: recorder.fetch });
+    const user = await api.users.create(userBody());
+    const sent = recorder.sent.length;
+    // Each call, and the query the service would get for it.
+    const cases: Array<[() => Promise<unknown>, string]> = [
+      [() => api.orders.list({ sort: ["placed_at", "-placed_at"] }), "/v2/orders?sort=placed_at,-placed_at"],
+      [() => api.orders.list({ sort: ["status", "-placed_at", "status"] }), "/v2/orders?sort=status,-placed_at,status"],
+      [() => api.products.list({ q: " ab " }), `/v2/products?q=${encodeURIComponent(" ab ")}`],
+      [() => api.products.list({ q: "x".repeat(201) }), `/v2/products?q=${"x".repeat(201)}`],
+      [() => api.users.list({ q: "ab", limit: 5 }), "/v2/users?q=ab&limit=5"],
+      [() => api.users.orders.list(user.id, { q: "", sort: ["total_cents", "total_cents"] }), `/v2/users/${user.id}/orders?q=&sort=total_cents,total_cents`],
+      // Past the types (a JavaScript caller): more than 3 keys.
+      [() => api.orders.list({ sort: ["status", "placed_at", "total_cents", "created_at"] as never }), "/v2/orders?sort=status,placed_at,total_cents,created_at"],
+    ];
+    for (const [call, url] of cases) {
+      const error = await call().then(() => assert.fail(`${url} was taken`), (e: unknown) => e);
+      assert.ok(error instanceof v2.ValidationError, url);
+      const answer = await fetch(service.base + url, { headers: { authorization: "Bearer dev-writer" } });
+      assert.equal(answer.status, 400, url);
+      const { error: served } = (await answer.json()) as { error: { code: string; message: string; details: unknown[] } };
+      assert.deepEqual({ status: error.status, code: error.code, message: error.message, details: error.details }, { status: 400, ...served }, url);
+      assert.match(error.requestId, UUID_V7);
+    }
+    // Iterated, the first page is refused the same way.
+    await assert.rejects(async () => {
+      for await (const _ of api.orders.list({ sort: ["status", "-status"] })) void _;
+    }, v2.ValidationError);
+    assert.equal(recorder.sent.length, sent, "nothing was sent");
+    // At the minimum (spaces around it not counted) and with distinct fields, the request is sent.
+    assert.deepEqual((await api.users.orders.list(user.id, { q: " abc ", sort: ["status", "-placed_at", "total_cents"] })).data, []);
+    assert.deepEqual((await api.products.list({ q: "\u{1F600}".repeat(3) })).data, []);
+    assert.equal(recorder.sent.length, sent + 2);
+  });
+
   test("v2 exports: create a job, wait for it, download its file; list the jobs", async () => {
     const api = v2.createClient({ baseUrl: service.base, token: "dev-writer" });
     const user = await api.users.create(userBody());

@@ -70,6 +70,13 @@ export async function cases(): Promise<void> {
   api.orders.list({ sort: ["-placed_at", "status", "created_at", "total_cents"] });
   // @ts-expect-error sort takes the list's declared keys
   api.orders.list({ sort: ["code"] });
+  // A field named twice compiles: the client throws the service's 400 before sending (docs/client.md
+  // says why the types do not refuse it: one reason is that a sort built from a variable must compile).
+  api.orders.list({ sort: ["placed_at", "-placed_at"] });
+  const column: v2.OrdersSortKey = Math.random() > 0.5 ? "status" : "-total_cents";
+  api.orders.list({ sort: [column, "created_at"] });
+  // q is any text (its length is checked before sending).
+  api.products.list({ q: "ab" });
   // @ts-expect-error page size is a number
   api.orders.list({ limit: "10" });
   // @ts-expect-error orders are cursor-paginated: no page

@@ -31,7 +31,7 @@ export const clientEmitter: Emitter = {
     // The page types (runtime/pages.ts, imports nothing), then the fixed part without the import
     // of them that lets canon type-check it on its own.
     const pages = context.runtimeFile("pages.ts");
-    const core = withErrorClasses(context.templateText("client/core.ts").replace(/^import type .*\n/m, ""));
+    const core = withErrorClasses(context.templateText("client/core.ts").replace(/^import [^;]* from "\.\.\/\.\.\/runtime\/pages\.ts";\n/m, ""));
     return model.versions.map((version) => {
       // The version's types whose names the core has too are imported under an alias (`Client as ClientRecord`).
       const aliases = typeAliases(version, context.canonTypeNames());
@@ -180,6 +180,7 @@ function clientView(model: ApiModel, version: VersionModel, core: string, entrie
     header: GENERATED_HEADER,
     title: commentText(model.title),
     version: version.name,
+    searchMinLength: version.searchMinLength,
     imports: IMPORTS,
     core: core.trimEnd(),
     events: version.eventsPath !== null,
