@@ -718,6 +718,21 @@ describe("the gate's diagnostics point at the definition line", () => {
     assert.doesNotMatch(d.fix, /operations and actions/);
   });
 
+  test("a list_under path removed where another field references the same collection: at the field that had list_under", async () => {
+    // editor_id comes first and references authors too: the fix names co_author_ids, whose list_under made the path.
+    const under = (option: string) => ({
+      [books]: replace("  note:", `  editor_id: { type: uuid, references: authors, optional: true }\n  co_author_ids: { type: array, items: { type: uuid, references: authors }, max_items: 5, default: []${option} }\n  note:`),
+    });
+    const before = (await documents(variant("list-under-two-a", under(", list_under: true")))).get("v1")!;
+    const dir = variant("list-under-two-b", under(""));
+    const result = await gate(dir, new Map([["v1", before]]), await documents(dir));
+    const d = result.diagnostics.find((x) => x.message.includes("[path-removed]"));
+    assert.ok(d, result.diagnostics.map(formatDiagnostic).join("\n"));
+    assert.equal(d.location.line, lineOf(dir, books, "  co_author_ids:"), formatDiagnostic(d));
+    assert.match(d.fix, /put `list_under: true` back on "co_author_ids"/);
+    assert.doesNotMatch(d.fix, /editor_id/);
+  });
+
   test("one diagnostic per break, naming every operation it reaches", async () => {
     const dir = variant("grouped", { [books]: replace("  contact: { type: string }\n", "") });
     const result = await gate(dir, new Map([["v1", published]]), await documents(dir));

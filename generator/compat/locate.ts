@@ -24,7 +24,7 @@ export function locateChange(defs: Definitions, model: ApiModel, version: string
   switch (change.kind) {
     case "operation-removed":
     case "path-removed": {
-      const under = listUnderField(resource, change.operation.path);
+      const under = listUnderField(resource, change.operation.path, change.listUnderField);
       if (under) return written(under, "list_under") ?? under.at();
       return resource.removed !== undefined ? resource.at("removed") : key("operations");
     }
@@ -152,18 +152,25 @@ function ownerOf(defs: Definitions, path: string): { resource: ResourceDef; acti
 export function listUnderOf(defs: Definitions, model: ApiModel, version: string, change: Change): string | undefined {
   if ((change.kind !== "path-removed" && change.kind !== "operation-removed") || !change.operation) return undefined;
   const owner = routeOwner(defs, model, version, change.operation) ?? ownerOf(defs, change.operation.path);
-  return owner && !owner.action ? listUnderField(owner.resource, change.operation.path)?.name : undefined;
+  return owner && !owner.action ? listUnderField(owner.resource, change.operation.path, change.listUnderField)?.name : undefined;
 }
 
 /**
  * The field of `resource` whose \`list_under\` made a list path `/vN/<collection>/{id}/<resource>`
  * (SPEC §12.3): one referencing that collection (the ids of an array included), not the parent
- * field. Undefined for any other path.
+ * field; the one with `list_under` when it still has it, else the one the old document named
+ * (`named`, as a version showed it), else the only one. Undefined for any other path, or when
+ * several fields reference the collection and none can be told apart.
  */
-export function listUnderField(resource: ResourceDef, path: string): FieldDef | undefined {
+export function listUnderField(resource: ResourceDef, path: string, named?: string): FieldDef | undefined {
   const m = /^\/v[0-9]+\/([^/]+)\/\{[^}]+\}\/([^/]+)$/.exec(path);
   if (!m || m[2] !== resource.collection || m[1] === resource.parent) return undefined;
-  return resource.fields.find((f) => (f.references ?? f.items?.references) === m[1]);
+  const candidates = resource.fields.filter((f) => (f.references ?? f.items?.references) === m[1]);
+  return (
+    candidates.find((f) => f.listUnder) ??
+    (named === undefined ? undefined : candidates.find((f) => f.name === named || f.renamed?.from === named)) ??
+    (candidates.length === 1 ? candidates[0] : undefined)
+  );
 }
 
 /** The location of a key when the file writes it, else undefined (a missing key locates at its parent). */

@@ -66,7 +66,9 @@ export function compareOperations(oldDoc: JsonObject, newDoc: JsonObject, rememb
       const pathGone = !newPaths.has(pathKey(e.path));
       const kind = !pathGone ? "operation-removed" : isActionPath(e) ? "action-removed" : "path-removed";
       const subject = kind === "operation-removed" ? `${e.method.toUpperCase()} ${e.path}` : kind === "action-removed" ? `the action ${e.path}` : `the path ${e.path}`;
-      return [worded({ kind, breaking: true, operation: e.ref, part: { in: "operation" }, field: "", pointer: e.pointer, subject, detail: "was removed" })];
+      // A list under a referenced record names its field in its description (openapi/operations.ts).
+      const under = e.method === "get" ? /^The [^`]* whose `([a-z][a-z0-9_]*)` is this /.exec(typeof e.operation.description === "string" ? e.operation.description : "")?.[1] : undefined;
+      return [worded({ kind, breaking: true, operation: e.ref, part: { in: "operation" }, field: "", pointer: e.pointer, subject, detail: "was removed", ...(under ? { listUnderField: under } : {}) })];
     });
   }
   for (const e of after) {

@@ -108,6 +108,13 @@ export interface Change {
   uniqueField?: string;
   /** `sort-order-changed`: the sort key (a field of the list's records) whose enum order changed; `sort-key-renamed`: its old name. */
   sortKey?: string;
+  /**
+   * `path-removed`, `operation-removed` of a `list_under` list (SPEC §12.3): the field whose
+   * `list_under` made it, as the old document's description of the list names it. The
+   * definitions cannot say which once `list_under` is gone from it and another field
+   * references the same collection.
+   */
+  listUnderField?: string;
   /** JSON pointer into the old document (the new one for additions). */
   pointer: string;
   /** What changed, in words: `field "due_cents"`, `query parameter "status"`, `GET /v1/orders`. */
