@@ -733,6 +733,21 @@ describe("the gate's diagnostics point at the definition line", () => {
     assert.doesNotMatch(d.fix, /editor_id/);
   });
 
+  test("list_under moved to another field referencing the same collection: the same path answers other records, a break", async () => {
+    const under = (editor: string, coAuthors: string) => ({
+      [books]: replace("  note:", `  editor_id: { type: uuid, references: authors, optional: true${editor} }\n  co_author_ids: { type: array, items: { type: uuid, references: authors }, max_items: 5, default: []${coAuthors} }\n  note:`),
+    });
+    const before = (await documents(variant("list-under-moved-a", under("", ", list_under: true")))).get("v1")!;
+    const dir = variant("list-under-moved-b", under(", list_under: true", ""));
+    const result = await gate(dir, new Map([["v1", before]]), await documents(dir));
+    const d = result.diagnostics.find((x) => x.message.includes("[list-under-changed]"));
+    assert.ok(d, result.diagnostics.map(formatDiagnostic).join("\n") || "no diagnostic");
+    assert.equal(d.severity, "error");
+    assert.match(d.message, /the list \/v1\/authors\/\{id\}\/books holds the records whose "editor_id" names the record, no longer those whose "co_author_ids" does/);
+    assert.equal(d.location.line, lineOf(dir, books, "  co_author_ids:"), formatDiagnostic(d));
+    assert.match(d.fix, /put `list_under: true` back on "co_author_ids" and take it off the field that has it now/);
+  });
+
   test("one diagnostic per break, naming every operation it reaches", async () => {
     const dir = variant("grouped", { [books]: replace("  contact: { type: string }\n", "") });
     const result = await gate(dir, new Map([["v1", published]]), await documents(dir));

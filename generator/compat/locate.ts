@@ -23,7 +23,8 @@ export function locateChange(defs: Definitions, model: ApiModel, version: string
   const key = (name: string) => written(resource, name) ?? resource.at("resource");
   switch (change.kind) {
     case "operation-removed":
-    case "path-removed": {
+    case "path-removed":
+    case "list-under-changed": {
       const under = listUnderField(resource, change.operation.path, change.listUnderField);
       if (under) return written(under, "list_under") ?? under.at();
       return resource.removed !== undefined ? resource.at("removed") : key("operations");
@@ -150,7 +151,7 @@ function ownerOf(defs: Definitions, path: string): { resource: ResourceDef; acti
 
 /** The field whose `list_under` made the removed list path of `change`, by name; undefined for any other change. */
 export function listUnderOf(defs: Definitions, model: ApiModel, version: string, change: Change): string | undefined {
-  if ((change.kind !== "path-removed" && change.kind !== "operation-removed") || !change.operation) return undefined;
+  if ((change.kind !== "path-removed" && change.kind !== "operation-removed" && change.kind !== "list-under-changed") || !change.operation) return undefined;
   const owner = routeOwner(defs, model, version, change.operation) ?? ownerOf(defs, change.operation.path);
   return owner && !owner.action ? listUnderField(owner.resource, change.operation.path, change.listUnderField)?.name : undefined;
 }
@@ -158,8 +159,8 @@ export function listUnderOf(defs: Definitions, model: ApiModel, version: string,
 /**
  * The field of `resource` whose \`list_under\` made a list path `/vN/<collection>/{id}/<resource>`
  * (SPEC §12.3): one referencing that collection (the ids of an array included), not the parent
- * field; the one with `list_under` when it still has it, else the one the old document named
- * (`named`, as a version showed it), else the only one. Undefined for any other path, or when
+ * field; the one the old document named (`named`, as a version showed it), else the one with
+ * `list_under`, else the only one. Undefined for any other path, or when
  * several fields reference the collection and none can be told apart.
  */
 export function listUnderField(resource: ResourceDef, path: string, named?: string): FieldDef | undefined {
@@ -167,8 +168,8 @@ export function listUnderField(resource: ResourceDef, path: string, named?: stri
   if (!m || m[2] !== resource.collection || m[1] === resource.parent) return undefined;
   const candidates = resource.fields.filter((f) => (f.references ?? f.items?.references) === m[1]);
   return (
-    candidates.find((f) => f.listUnder) ??
     (named === undefined ? undefined : candidates.find((f) => f.name === named || f.renamed?.from === named)) ??
+    candidates.find((f) => f.listUnder) ??
     (candidates.length === 1 ? candidates[0] : undefined)
   );
 }

@@ -109,8 +109,8 @@ export function breakFix(
     return `keep the filter "${name}" in ${version}: put it back in filters (exports take the list's filters); to drop it, ${add} and move the resource to a successor (a resource of another name: two cannot share one) marked \`added: ${next}\``;
   if (change.kind === "enum-value-removed" && change.sortKey !== undefined)
     return `keep the sort keys of ${version}: put the field back in sort (sort applies to every version of a resource); to drop it, ${add} and move the resource to a successor (a resource of another name: two cannot share one) marked \`added: ${next}\``;
-  if (listUnder && (change.kind === "path-removed" || change.kind === "operation-removed"))
-    return `keep the list under "${listUnder}" in ${version}: put \`list_under: true\` back on "${listUnder}" (a list_under path holds every version in which the field is shown); to drop it, ${add}, mark the field \`removed: ${next}\` and add it again under a new name with \`added: ${next}\`, without list_under`;
+  if (listUnder && (change.kind === "path-removed" || change.kind === "operation-removed" || change.kind === "list-under-changed"))
+    return `keep the list under "${listUnder}" in ${version}: put \`list_under: true\` back on "${listUnder}"${change.kind === "list-under-changed" ? " and take it off the field that has it now (one list under each referenced collection)" : ""} (a list_under path holds every version in which the field is shown); to drop it, ${add}, mark the field \`removed: ${next}\` and add it again under a new name with \`added: ${next}\`, without list_under`;
   switch (change.kind) {
     case "field-removed":
       return `keep "${name}" in ${version}: put the field back, ${add} and mark it \`removed: ${next}\``;

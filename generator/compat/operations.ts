@@ -33,6 +33,12 @@ export function endpoints(doc: JsonObject): Endpoint[] {
   return out;
 }
 
+/** The field a list under a referenced record is made by, as its description names it (openapi/operations.ts); undefined for any other operation. */
+function listUnderNamed(e: Endpoint): string | undefined {
+  if (e.method !== "get" || typeof e.operation.description !== "string") return undefined;
+  return /^The [^`]* whose `([a-z][a-z0-9_]*)` is this /.exec(e.operation.description)?.[1];
+}
+
 /** Is this the path of an action: a POST to `/<collection>/{id}/<action>`? */
 function isActionPath(e: Endpoint): boolean {
   return e.method === "post" && /\/\{\}\/[^/{}]+$/.test(pathKey(e.path));
@@ -66,8 +72,7 @@ export function compareOperations(oldDoc: JsonObject, newDoc: JsonObject, rememb
       const pathGone = !newPaths.has(pathKey(e.path));
       const kind = !pathGone ? "operation-removed" : isActionPath(e) ? "action-removed" : "path-removed";
       const subject = kind === "operation-removed" ? `${e.method.toUpperCase()} ${e.path}` : kind === "action-removed" ? `the action ${e.path}` : `the path ${e.path}`;
-      // A list under a referenced record names its field in its description (openapi/operations.ts).
-      const under = e.method === "get" ? /^The [^`]* whose `([a-z][a-z0-9_]*)` is this /.exec(typeof e.operation.description === "string" ? e.operation.description : "")?.[1] : undefined;
+      const under = listUnderNamed(e);
       return [worded({ kind, breaking: true, operation: e.ref, part: { in: "operation" }, field: "", pointer: e.pointer, subject, detail: "was removed", ...(under ? { listUnderField: under } : {}) })];
     });
   }
@@ -98,6 +103,11 @@ function compareOperation(
   if (a.operation.deprecated !== true && b.operation.deprecated === true) {
     add({ in: "operation" }, { kind: "operation-deprecated", breaking: false, field: "", pointer: b.pointer, subject: "the operation", detail: "is deprecated" });
   }
+  // The same list path made by another field's list_under answers other records (SPEC §12.3).
+  const underA = listUnderNamed(a);
+  const underB = listUnderNamed(b);
+  if (underA !== undefined && underB !== undefined && underA !== underB)
+    add({ in: "operation" }, { kind: "list-under-changed", breaking: true, field: "", pointer: b.pointer, subject: `the list ${b.path}`, detail: `holds the records whose "${underB}" names the record, no longer those whose "${underA}" does`, listUnderField: underA });
   compareRequires(a, b, add);
   compareSets(newDoc, a, b, add);
   const pagination = comparePagination(oldDoc, newDoc, a, b);

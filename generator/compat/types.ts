@@ -15,6 +15,8 @@ export type ChangeKind =
   | "path-removed"
   | "action-removed"
   | "operation-deprecated"
+  // a list under a referenced record (SPEC §12.3) made by another field: the same path, other records
+  | "list-under-changed"
   // parameters
   | "parameter-added"
   | "parameter-removed"
