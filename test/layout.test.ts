@@ -117,6 +117,22 @@ describe("canon's own layout of generated TypeScript", () => {
       layout(`  app.patch("/v1/${long}/:id", { config: { names: shownNames } }, (request, reply) =>\n    unconditional(request, async () => {\n      const record = found(await services.${long}.update(current, values), "${long}");\n      return reply.send(record);\n    }),\n  );\n`),
       `  app.patch(\n    "/v1/${long}/:id",\n    { config: { names: shownNames } },\n    (request, reply) =>\n      unconditional(request, async () => {\n        const record = found(\n          await services.${long}.update(current, values),\n          "${long}",\n        );\n        return reply.send(record);\n      }),\n  );\n`,
     );
+    // An object first and no function last: every argument on its line, the object kept whole when it fits (routes.ts).
+    assert.equal(
+      layout(`    const match = matchOf({ status: query.status, ${long}: query.a }, ["note"], query.q, conditions);\n`),
+      `    const match = matchOf(\n      { status: query.status, ${long}: query.a },\n      ["note"],\n      query.q,\n      conditions,\n    );\n`,
+    );
+    // Two or more objects of several properties each: one per line, however short the line (services.ts).
+    assert.equal(
+      layout(`    references: [{ field: "a", collection: "b" }, { field: "c", collection: "d" }],\n`),
+      `    references: [\n      { field: "a", collection: "b" },\n      { field: "c", collection: "d" },\n    ],\n`,
+    );
+    assert.equal(layout(`    maps: [{ field: "a" }, { field: "c" }],\n`), `    maps: [{ field: "a" }, { field: "c" }],\n`);
+    // A declared array of strings too long for a line: one per line (events.ts).
+    assert.equal(
+      layout(`const eventCollections = ["${long}", "${long}b", "${long}c"];\n`),
+      `const eventCollections = [\n  "${long}",\n  "${long}b",\n  "${long}c",\n];\n`,
+    );
     // Blank lines at the end of a block go, empty braces close up.
     assert.equal(layout(`export interface A {\n}\n\nfunction b() {\n  return 1;\n\n}\n\n\n`), `export interface A {}\n\nfunction b() {\n  return 1;\n}\n`);
   });

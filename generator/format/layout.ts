@@ -22,10 +22,7 @@ const INDENT = "  ";
 export function layout(text: string): string {
   const lines = expandArrowCalls(tidy(text).split("\n"));
   const out: string[] = [];
-  for (const line of lines) {
-    if (line.length <= PRINT_WIDTH) out.push(line);
-    else out.push(...breakLine(line));
-  }
+  for (const line of lines) out.push(...fit(line));
   return out.join("\n");
 }
 
@@ -203,6 +200,11 @@ function arrowCallArguments(text: string): [string, string[]] | null {
   return [m[1]!, args];
 }
 
+/** A line as prettier prints it: broken when too long, or when prettier always breaks its shape. */
+function fit(line: string): string[] {
+  return line.length > PRINT_WIDTH ? breakLine(line) : (breakObjectArray(line) ?? [line]);
+}
+
 /** One line that is too long, broken as prettier breaks it; unchanged when its shape is unknown. */
 function breakLine(line: string): string[] {
   return (
@@ -368,21 +370,51 @@ function breakObject(line: string): string[] | null {
   return [`${indent}${key ?? ""}{`, ...entryLines(indent, props), `${indent}}${comma}`];
 }
 
-/** An array literal that is a property value (`key: [a, b],`) → one element per line, each broken in turn. */
+/**
+ * An array literal that is a property value (`key: [a, b],`), or a whole declaration's value
+ * (`const names = ["a", "b"];`, of strings) → one element per line, each broken in turn.
+ */
 function breakArray(line: string): string[] | null {
   const m = /^(\s*)((?:[A-Za-z_$][\w$]*|"[^"\\]*"): )\[(.+)\](,?)$/.exec(line);
-  if (!m) return null;
+  if (!m) return breakDeclaredArray(line);
   const [, indent, key, body, comma] = m as unknown as [string, string, string, string, string];
   const items = splitTopLevel(body);
   if (!items || items.length === 0 || items.some((p) => !/^(\{ .* \}|"[^"\\]*")$/.test(p))) return null;
   return [`${indent}${key}[`, ...entryLines(indent, items), `${indent}]${comma}`];
 }
 
+/** `const names = ["a", "b"];` → one string per line (prettier fills a line with numbers only). */
+function breakDeclaredArray(line: string): string[] | null {
+  const m = /^(\s*)((?:export )?(?:const|let) [A-Za-z_$][\w$]* = )\[(.+)\];$/.exec(line);
+  if (!m) return null;
+  const [, indent, head, body] = m as unknown as [string, string, string, string];
+  const items = splitTopLevel(body);
+  if (!items || items.length === 0 || items.some((p) => !/^"[^"\\]*"$/.test(p))) return null;
+  return [`${indent}${head}[`, ...entryLines(indent, items), `${indent}];`];
+}
+
+/**
+ * A property whose value is an array of two or more object literals of more than one property
+ * each (`references: [{ a: 1, b: 2 }, { a: 3, b: 4 }],`): prettier puts each on a line of its own
+ * however short the line is.
+ */
+function breakObjectArray(line: string): string[] | null {
+  if (!line.includes("[{ ")) return null;
+  const m = /^\s*(?:[A-Za-z_$][\w$]*|"[^"\\]*"): \[(\{ .+ \})\],?$/.exec(line);
+  const items = m ? splitTopLevel(m[1]!) : null;
+  if (!items || items.length < 2) return null;
+  const several = items.every((item) => {
+    const object = /^\{ (.+) \}$/.exec(item);
+    const props = object ? splitTopLevel(object[1]!) : null;
+    return props !== null && props.length > 1;
+  });
+  return several ? breakArray(line) : null;
+}
+
 /** The entries of a broken object or array literal, one per line, each broken in turn if still long. */
 function entryLines(indent: string, entries: string[]): string[] {
   return entries.flatMap((entry) => {
-    const line = `${indent}${INDENT}${entry},`;
-    return line.length > PRINT_WIDTH ? breakLine(line) : [line];
+    return fit(`${indent}${INDENT}${entry},`);
   });
 }
 
@@ -427,7 +459,9 @@ function breakCall(line: string): string[] | null {
   const huggable = (a: string) => /^(async\b|function\b|\(|\{|\[|`)/.test(a) || /=>/.test(a);
   const first = args.slice(0, -1);
   const last = args[args.length - 1]!;
-  if ((first.length > 0 && huggable(args[0]!)) || args.some((a) => /=>/.test(a))) return null;
+  // prettier hugs a first argument only when it is a function; an object or array first (not last) is
+  // broken onto its line with the others.
+  if ((first.length > 0 && /^(async\b|function\b|\(|`)/.test(args[0]!)) || args.some((a) => /=>/.test(a))) return null;
   if (huggable(last)) {
     // prettier hugs a last argument that is an object literal when the line up to its `{` fits:
     // `f(a, b, {` / one property per line / `});`. Anything else with a huggable argument is left to it.
