@@ -12,7 +12,7 @@
  */
 import type { OnDelete } from "../../../runtime/references.ts";
 import { decimalColumnType, LINK_COLUMNS } from "../../../runtime/sql-schema.ts";
-import { identifier, quote, type SchemaSnapshot, type SnapshotColumn, type SnapshotIndex, type SnapshotStatistics, type SnapshotTable } from "./snapshot.ts";
+import { decimalPattern, identifier, pathString, quote, type SchemaSnapshot, type SnapshotColumn, type SnapshotIndex, type SnapshotStatistics, type SnapshotTable } from "./snapshot.ts";
 
 export interface Migration {
   /** `initial`, `create_reviews_and_add_orders_priority`. */
@@ -236,7 +236,7 @@ function alterTable(before: SnapshotTable, after: SnapshotTable, moved: Readonly
       // A value kept wrapped in JSON that changes its JSON form (a number made a decimal, kept as a
       // string in its canonical form; a decimal made a number or an integer): converted once the old
       // check is gone and before the new one is added, after a refusal of values it would change.
-      const rewrap = previous.type === "jsonb" && column.type === "jsonb" ? rewrapped(after.name, column, previous) : null;
+      const rewrap = previous.type === "jsonb" && column.type === "jsonb" ? (rewrapped(after.name, column, previous) ?? decimalItems(after.name, column, previous)) : null;
       if (rewrap) {
         if (rewrap.guard) statements.unshift(rewrap.guard);
         replaced.splice(replaced.length - (column.check ? 1 : 0), 0, rewrap.update);
@@ -407,37 +407,98 @@ function wrappedKind(check: SnapshotColumn["check"]): "integer" | "number" | "de
   const m = check ? / when jsonb_typeof\((?:"(?:[^"]|"")+")\) = '(number|string)' then (.*) else false end$/.exec(check.expression) : null;
   if (!m) return null;
   if (m[1] === "number") return m[2]!.includes(`#>> '{}') ~ '^-?[0-9]+$'`) ? "integer" : "number";
-  return m[2]!.includes(`#>> '{}') ~ '^-?[0-9]+(\\.[0-9]+)?$'`) ? "decimal" : "string";
+  // A decimal's pattern: of its precision and scale (decimalPattern), or, written before it held them, of any.
+  return m[2]!.includes(`#>> '{}') ~ '^-?[0-9]`) ? "decimal" : "string";
 }
 
 /**
  * A wrapped scalar (`jsonb`: a field that may be absent and null) whose JSON form changes with its
  * type, where only the check would change: a number or an integer made a decimal (a JSON string
- * with `scale` fraction digits), a decimal made a number or an integer (a JSON number), a number
- * made a string. `update` converts every value (a second run finds none left to convert, or
- * converts a canonical one to itself); `guard` refuses first, naming a record, when a value would
- * not be kept exactly (exactnessGuard). Null when the form stays.
+ * with `scale` fraction digits), a decimal of another precision or scale (`"1.20"` at scale 3 is
+ * `"1.200"`), a decimal made a number or an integer (a JSON number), a number made a string.
+ * `update` converts every value (a second run finds none left to convert, or converts a canonical
+ * one to itself); `guard` refuses first, naming a record, when a value would not be kept exactly
+ * (exactnessGuard: `"1.25"` at scale 1). Null when the form stays.
  */
 function rewrapped(table: string, column: SnapshotColumn, previous: SnapshotColumn): { guard: string | null; update: string } | null {
   const from = wrappedKind(previous.check);
   const to = wrappedKind(column.check);
-  if (from === null || to === null || from === to) return null;
+  if (from === null || to === null) return null;
   const c = quote(column.name);
   const t = quote(table);
   const text = `(${c} #>> '{}')`;
   if (to === "decimal") {
     if (!column.decimal) return null;
     const type = decimalColumnType(column.decimal.precision, column.decimal.scale);
+    const pattern = literal(decimalPattern(column.decimal.precision, column.decimal.scale));
+    // Of the same precision and scale: nothing to convert. Of others, only a value not of the new shape.
+    if (from === "decimal" && previous.check!.expression.includes(`#>> '{}') ~ ${pattern}`)) return null;
     return {
       guard: exactnessGuard(table, column.name, "jsonb", type),
-      update: `update ${t} set ${c} = to_jsonb((${text}::${type})::text) where jsonb_typeof(${c}) in ('number', 'string');`,
+      update:
+        from === "decimal"
+          ? `update ${t} set ${c} = to_jsonb((${text}::${type})::text) where jsonb_typeof(${c}) = 'string' and ${text} !~ ${pattern};`
+          : `update ${t} set ${c} = to_jsonb((${text}::${type})::text) where jsonb_typeof(${c}) in ('number', 'string');`,
     };
   }
+  if (from === to) return null;
   if (from === "string") return null;
   if (to === "integer")
     return { guard: exactnessGuard(table, column.name, "jsonb", "bigint"), update: `update ${t} set ${c} = to_jsonb(${text}::numeric::bigint) where jsonb_typeof(${c}) in ('number', 'string');` };
   if (to === "number") return { guard: exactnessGuard(table, column.name, "jsonb", "double precision"), update: `update ${t} set ${c} = to_jsonb(${text}::numeric) where jsonb_typeof(${c}) = 'string';` };
   return { guard: null, update: `update ${t} set ${c} = to_jsonb(${text}) where jsonb_typeof(${c}) = 'number';` };
+}
+
+/**
+ * A map's values or an array's items of type `decimal` (SPEC §12.6) whose precision or scale
+ * changed, or that were of another type: each value a number or a string is converted to the
+ * canonical text at the new scale (`"1.20"` at scale 3 is `"1.200"`, at scale 1 `"1.2"`), once the
+ * old check is gone and before the new one is added. `guard` refuses first, naming the record, the
+ * value and its key (its index), when a value would not be kept exactly (`"1.25"` at scale 1, more
+ * digits before the point than the new precision leaves, text that is no number): the cast would
+ * round it. A second run finds no value left to convert. Null when the items are decimals of the
+ * same precision and scale, or not decimals.
+ */
+function decimalItems(table: string, column: SnapshotColumn, previous: SnapshotColumn): { guard: string; update: string } | null {
+  const decimal = column.decimal;
+  if (!decimal?.items || !previous.check) return null;
+  const pattern = decimalPattern(decimal.precision, decimal.scale);
+  const shape = `@ like_regex ${pathString(pattern)}`;
+  if (previous.check.expression.includes(shape)) return null;
+  const [p, s] = [decimal.precision, decimal.scale];
+  const type = decimalColumnType(p, s);
+  const map = decimal.items === "map";
+  const [c, t] = [quote(column.name), quote(table)];
+  const o = `"o".${c}`;
+  const items = map
+    ? `jsonb_each(case when jsonb_typeof(${o}) = 'object' then ${o} else '{}'::jsonb end) "e"`
+    : `jsonb_array_elements(case when jsonb_typeof(${o}) = 'array' then ${o} else '[]'::jsonb end) with ordinality "e" ("value", "n")`;
+  const text = `("e"."value" #>> '{}')`;
+  const value = `${text}::numeric`;
+  const keeps = `round(${value}, ${s}) = ${value} and abs(${value}) < 1e${p - s}`;
+  const where = `${map ? "a map" : "an array"} of ${type}`;
+  const message = `${table}.${column.name} cannot become ${where}: record % holds %${map ? " under key %" : " at index %"}, which ${type} cannot keep exactly (it keeps ${s} digits after the point and ${p - s} before it); change the records that hold such values (or give the field a type that keeps them), then start again`;
+  const guard = [
+    `do $$ declare "canon__r" record; begin`,
+    // One line, as every refusal (GUARD_BLOCK of runtime/sql-migrations.ts reads it).
+    `  select "o"."id", ${text} as "value", ${map ? `"e"."key"` : `"e"."n" - 1`} as "at" into "canon__r" from ${t} "o" cross join lateral ${items}` +
+      ` where jsonb_typeof("e"."value") in ('number', 'string') and not (case when ${text} ~ ${literal(DECIMAL_TEXT)} then ${keeps} else false end)` +
+      ` order by "o"."id", ${map ? `"e"."key"` : `"e"."n"`} limit 1;`,
+    `  if found then`,
+    `    raise exception ${literal(message)}, "canon__r"."id", "canon__r"."value", "canon__r"."at";`,
+    `  end if;`,
+    `end $$;`,
+  ].join("\n");
+  const converted = `case when jsonb_typeof("e"."value") in ('number', 'string') then to_jsonb((${text}::${type})::text) else "e"."value" end`;
+  const rewritten = map
+    ? `(select jsonb_object_agg("e"."key", ${converted}) from jsonb_each(${c}) "e")`
+    : `(select jsonb_agg(${converted} order by "e"."n") from jsonb_array_elements(${c}) with ordinality "e" ("value", "n"))`;
+  // The values to convert: a number, or a string not of the new shape.
+  const stale = literal(`strict ${map ? "$.*" : "$[*]"} ? (@.type() == "number" || (@.type() == "string" && !(${shape})))`);
+  return {
+    guard,
+    update: `update ${t} set ${c} = ${rewritten} where jsonb_typeof(${c}) = '${map ? "object" : "array"}' and jsonb_path_exists(${c}, ${stale});`,
+  };
 }
 
 /** The indexes of `table` whose definition names `column` (quoted, as canon writes every name). */

@@ -40,11 +40,12 @@ export interface SnapshotColumn extends SystemColumn {
   /** `column`: the referenced column when it is not `id` (a link table's `row_id`s). */
   references?: { name: string; table: string; onDelete: OnDelete; column?: string };
   /**
-   * A decimal kept wrapped in JSON (a field that may be absent and null, `jsonb`): its precision
-   * and scale, which its check does not say. Not part of the schema (no migration changes it): a
-   * value converted to it (from a number, diff.ts) is written in its canonical form.
+   * A decimal kept in JSON (`jsonb`): a field that may be absent and null, or the values of a map
+   * or the items of an array of decimals (`items`). Its check says its precision and scale as a
+   * pattern; this says them as numbers, for a migration that converts stored values to its
+   * canonical form (from a number, or from another scale: diff.ts). Not compared by itself.
    */
-  decimal?: { precision: number; scale: number };
+  decimal?: { precision: number; scale: number; items?: "map" | "array" };
 }
 
 export interface SnapshotIndex {
@@ -208,7 +209,8 @@ function checkExpression(field: VersionField, column: string, kind: ColumnKind):
           : "string";
     const scalar = scalarChecks(field, `(${c} #>> '{}')`, `(${c} #>> '{}')::numeric`);
     if (field.type === "integer") scalar.unshift(`(${c} #>> '{}') ~ '^-?[0-9]+$'`);
-    if (field.type === "decimal") scalar.unshift(`(${c} #>> '{}') ~ '^-?[0-9]+(\\.[0-9]+)?$'`);
+    // Its precision and scale, as a map's value of the type (a scale changed converts the values: diff.ts).
+    if (field.type === "decimal") scalar.unshift(`(${c} #>> '{}') ~ ${stringLiteral(decimalPattern(field.precision ?? 0, field.scale ?? 0))}`);
     const valid = scalar.length ? scalar.join(" and ") : "true";
     return `case when ${c} is null or jsonb_typeof(${c}) = 'null' then true when jsonb_typeof(${c}) = '${jsonType}' then ${valid} else false end`;
   }
@@ -220,7 +222,7 @@ function checkExpression(field: VersionField, column: string, kind: ColumnKind):
  * A map's check: at most `max_items` keys, and every value of the item type within its limits
  * (SPEC §12.6), so that a migration that tightens them verifies the maps stored (diff.ts). A check
  * holds no subquery: the values are reached with SQL/JSON paths. Patterns and formats stay with the
- * validators, as do a decimal item's bounds (a path compares numbers as floats).
+ * validators.
  */
 function mapChecks(field: VersionField, c: string): string {
   const parts = [`jsonb_array_length(jsonb_path_query_array(${c}, '$.*')) <= ${field.maxItems ?? 100}`];
@@ -238,7 +240,7 @@ function arrayChecks(field: VersionField, c: string): string {
 }
 
 /** A JSON path string: `"text"`, with `"` and `\` escaped. */
-function pathString(text: string): string {
+export function pathString(text: string): string {
   return `"${text.replace(/[\\"]/g, (m) => `\\${m}`)}"`;
 }
 
@@ -251,6 +253,73 @@ function lengthPattern(min: number, max: number | undefined): string {
   const [q, r] = [Math.floor(n / 255), n % 255];
   if (max === undefined) return `^${q ? `(.{255}){${q}}` : ""}.{${r},}$`;
   return `^${q ? `(.{0,255}){${q}}` : ""}.{0,${r}}$`;
+}
+
+/**
+ * The text of a decimal of `numeric(precision, scale)` as a check takes it (a decimal kept wrapped
+ * in JSON, a map's value, an array's item): at most `precision - scale` digits before the point
+ * (one, `0`, when it keeps none) and exactly `scale` after it, as its canonical form has them.
+ */
+export function decimalPattern(precision: number, scale: number): string {
+  return `^-?[0-9]{1,${Math.max(precision - scale, 1)}}${scale ? `\\.[0-9]{${scale}}` : ""}$`;
+}
+
+/**
+ * JSON path predicates over `@`, the text of a decimal of `scale` fraction digits (of
+ * `decimalPattern`'s shape), that hold when its value is at least `minimum` and at most `maximum`
+ * (canonical texts): compared exactly, digit by digit, by regular expressions. A path compares
+ * numbers exactly, but reads a string as a number only through `.double()`, a float, which past 15
+ * digits takes `…678.01` for `…678.00`.
+ */
+function decimalBounds(minimum: string | undefined, maximum: string | undefined, scale: number): string[] {
+  // Below zero: a minus sign and a digit that is not 0 (`-0.00` is zero).
+  const negative = `@ like_regex ${pathString("^-[0-9.]*[1-9]")}`;
+  const magnitude = (bound: string, most: boolean) => `@ like_regex ${pathString(magnitudePattern(bound.replace(/^-/, ""), scale, most))}`;
+  const out: string[] = [];
+  if (minimum !== undefined) {
+    if (minimum.startsWith("-")) out.push(`(!(${negative}) || ${magnitude(minimum, true)})`);
+    else if (/[1-9]/.test(minimum)) out.push(`(!(${negative}) && ${magnitude(minimum, false)})`);
+    else out.push(`!(${negative})`);
+  }
+  if (maximum !== undefined) {
+    if (maximum.startsWith("-")) out.push(`(${negative} && ${magnitude(maximum, false)})`);
+    else out.push(`(${negative} || ${magnitude(maximum, true)})`);
+  }
+  return out;
+}
+
+/**
+ * A regular expression over a decimal's text (sign, leading zeros and all) that matches when its
+ * magnitude is at most (`most`) or at least `bound` (an unsigned canonical text of `scale`
+ * fraction digits). Of two magnitudes the one with more digits before the point is the larger;
+ * with as many, their digits compare as strings of one length.
+ */
+function magnitudePattern(bound: string, scale: number, most: boolean): string {
+  const [integer = "", fraction = ""] = bound.split(".");
+  const significant = integer.replace(/^0+/, "");
+  const digits = [...`${significant}${fraction}`].map(Number);
+  const point = significant.length;
+  const anyFraction = scale ? `\\.[0-9]{${scale}}` : "";
+  // One digit position each, the point put in before position `point`; runs of any digit shortened.
+  const write = (tokens: string[]) => {
+    const all = scale ? [...tokens.slice(0, point), "\\.", ...tokens.slice(point)] : tokens;
+    return all.join("").replace(/(\[0-9\])+/g, (run) => (run.length === 5 ? run : `[0-9]{${run.length / 5}}`));
+  };
+  const range = (from: number, to: number) => (from === to ? String(from) : `[${from}-${to}]`);
+  const alternatives: string[] = [];
+  if (most) {
+    // Fewer digits before the point (none: below 1).
+    if (point > 0) alternatives.push(`${point > 1 ? `([1-9][0-9]{0,${point - 2}})?` : ""}${anyFraction}`);
+  } else alternatives.push(`[1-9][0-9]{${point},}${anyFraction}`);
+  // As many: the first digit that differs is lower (higher); the first before the point is not 0.
+  digits.forEach((digit, i) => {
+    const lowest = i === 0 && point > 0 ? 1 : 0;
+    const [from, to] = most ? [lowest, digit - 1] : [digit + 1, 9];
+    if (from > to) return;
+    alternatives.push(write([...digits.slice(0, i).map(String), range(from, to), ...digits.slice(i + 1).map(() => "[0-9]")]));
+  });
+  alternatives.push(write(digits.map(String)));
+  return `^-?0*(${alternatives.join("|")})$`;
 }
 
 /** What a map's value or an array's item must be, as a JSON path predicate over `@`; null when anything goes. */
@@ -279,8 +348,9 @@ function itemPredicate(item: VersionField): string | null {
       break;
     case "decimal": {
       type("string");
-      const [p, s] = [item.precision ?? 0, item.scale ?? 0];
-      all.push(`@ like_regex ${pathString(`^-?[0-9]{1,${Math.max(p - s, 1)}}${s ? `\\.[0-9]{${s}}` : ""}$`)}`);
+      const scale = item.scale ?? 0;
+      all.push(`@ like_regex ${pathString(decimalPattern(item.precision ?? 0, scale))}`);
+      all.push(...decimalBounds(item.decimalMinimum, item.decimalMaximum, scale));
       break;
     }
     case "uuid":
@@ -432,6 +502,9 @@ function fieldColumn(
     : undefined;
   if (field.unique && !uniqueKind) column.unique = identifier(uniqueConstraintName(table, name));
   if (kind === "wrapped" && field.type === "decimal") column.decimal = { precision: field.precision ?? 0, scale: field.scale ?? 0 };
+  const items = field.items;
+  if ((field.type === "map" || field.type === "array") && items?.type === "decimal")
+    column.decimal = { precision: items.precision ?? 0, scale: items.scale ?? 0, items: field.type };
   const check = checkExpression(field, name, kind);
   if (check) column.check = { name: identifier(`${table}_${name}_check`), expression: check };
   if (source.references && kind === "uuid") {
