@@ -6,7 +6,7 @@
  * This file is the one definition of the event's shape: the runtime and the generator (the
  * OpenAPI document's `Event` schema) both read it.
  */
-import type { AccessRequest, Authorize, Principal } from "./auth.ts";
+import { principalKey, type AccessRequest, type Authorize, type Principal } from "./auth.ts";
 import { newId } from "./uuid.ts";
 
 /** An event as the API shows it. */
@@ -118,6 +118,7 @@ export interface EventSink {
 /** Whose feed is read: the collections the principal may read, and the principal (for owned events). */
 export interface EventScope {
   collections: readonly string[];
+  /** The principal as owned events name it (`principalKey`: its id, with its tenant when it has one). */
   principal: string;
   /** A tenant principal's tenant (SPEC §12.4): it sees the events of its tenant and of shared collections only. */
   tenant?: string;
@@ -152,7 +153,7 @@ export async function eventScope(
   }
   return {
     collections: readable,
-    principal: principal.id,
+    principal: principalKey(principal),
     ...(principal.tenant === undefined ? {} : { tenant: principal.tenant }),
   };
 }

@@ -17,6 +17,17 @@ export interface Principal {
   tenant?: string;
 }
 
+/**
+ * Who a principal is to what it alone sees: its idempotency keys (SPEC §12.7), its export jobs
+ * and their events. A principal of the platform is its `id`; a principal with a tenant is its
+ * `id` within that tenant (SPEC §12.4), so that one person who works in several tenants (the same
+ * `id`, another `tenant`) never gets, in one tenant, the kept answer or the export of another.
+ */
+export function principalKey(principal: Principal): string {
+  const tenant = principal.tenant;
+  return tenant === undefined || tenant === null ? principal.id : JSON.stringify([principal.id, tenant]);
+}
+
 export type AccessAction = "list" | "read" | "create" | "update" | "replace" | "delete" | "action";
 
 export interface AccessRequest {

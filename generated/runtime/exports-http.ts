@@ -6,7 +6,7 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { z } from "zod";
-import type { Authorize } from "./auth.ts";
+import { principalKey, type Authorize } from "./auth.ts";
 import { NotFoundError } from "./errors.ts";
 import type { ExportJob } from "./exports-job.ts";
 import type { ExportService } from "./exports-service.ts";
@@ -40,7 +40,7 @@ export async function ownExport(
   id: string,
 ): Promise<ExportJob> {
   const job = await exports.get(id);
-  if (!job || job.values.owner !== principalOf(request).id || job.values.version !== version) {
+  if (!job || job.values.owner !== principalKey(principalOf(request)) || job.values.version !== version) {
     throw new NotFoundError("No export has this id.");
   }
   await authorizeOrThrow(authorize, request, "read", "exports", accessRecord(job));

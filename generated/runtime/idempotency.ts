@@ -25,6 +25,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { createHash, randomUUID } from "node:crypto";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { principalKey } from "./auth.ts";
 import { BusinessRuleError, ConflictError, ValidationError } from "./errors.ts";
 
 /** How long a kept answer is replayed. */
@@ -289,7 +290,8 @@ export function registerIdempotency(app: FastifyInstance, keys: IdempotencyKeySt
       return done(error as Error);
     }
     if (key === undefined) return done();
-    const principal = request.principal.id;
+    // Its tenant too: the same person in another tenant has keys of its own (SPEC §12.4).
+    const principal = principalKey(request.principal);
     const fingerprint = requestFingerprint(request.method, request.url, request.body);
     if (keys.claimsWithWrite) {
       // Nothing asked of the store now: the write claims the key (onSend sorts out the rest).

@@ -18,6 +18,7 @@ import {
   pageSizeParam,
   parseBody,
   parseParams,
+  principalKey,
   principalOf,
   searchParam,
   sendRecord,
@@ -159,7 +160,7 @@ export function registerExportRoutes(
     const { resource } = parseBody(exportResource, request.body);
     // An export reads the whole collection, as its list does.
     await authorizeOrThrow(authorize, request, "list", resource);
-    const job = await createFor[resource](principalOf(request).id, request.body);
+    const job = await createFor[resource](principalKey(principalOf(request)), request.body);
     const view = exportView(job);
     await events.appendEvents([createEvent("export.created", EXPORT_EVENTS, view, job.values.owner)]);
     reply.header("location", `/v1/exports/${job.id}`);
@@ -169,7 +170,7 @@ export function registerExportRoutes(
   app.get("/v1/exports", async (request) => {
     await authorizeOrThrow(authorize, request, "list", "exports");
     const query = parseParams(exportListQuery, request.query);
-    const match = matchOf({ owner: principalOf(request).id, version: "v1" }, [], undefined);
+    const match = matchOf({ owner: principalKey(principalOf(request)), version: "v1" }, [], undefined);
     return listByCursor(exports, cursors, "v1/exports", query, match, exportView);
   });
 

@@ -53,10 +53,23 @@ const hooks = {
   },
 };
 
+// One person who works in several tenants: `Bearer person:ann.<org id>` is the principal `ann`
+// (the same id in each) acting inside that organization. Every other token is a dev credential.
+const person = /^Bearer person:([a-z]+)\.([0-9a-f-]{36})$/;
+
 before(async () => {
   api = await startFixture("http-tenancy", "test/fixtures/tenancy", ["v1"], {
     exports: { directory: folder.directory, pageSize: 2 },
     hooks,
+    prepare: async (dir: string) => {
+      const entry = (await import(pathToFileURL(path.join(dir, "generated", "index.ts")).href)) as Obj;
+      return {
+        authenticate: (request: Obj) => {
+          const m = person.exec(String(request.headers.authorization ?? ""));
+          return m ? { id: m[1], scopes: ["read", "write"], tenant: m[2] } : entry.devAuthenticate(request);
+        },
+      };
+    },
   });
   A = await post("dev-writer", "/v1/organizations", { name: "Acme" });
   B = await post("dev-writer", "/v1/organizations", { name: "Bolt" });
@@ -489,6 +502,45 @@ describe(`tenancy, ${STORE} store`, () => {
     assert.ok(file.length >= 1);
     assert.ok(file.every((r) => r.organization_id === A.id));
     await expectError(api, "GET", `/v1/exports/${job.id}`, 404, "NOT_FOUND", { auth: wB });
+  });
+
+  test("one person (one principal id) in two tenants: its idempotency keys, export jobs and their events are the tenant's own", async () => {
+    const inA = `person:ann.${A.id}`;
+    const inB = `person:ann.${B.id}`;
+    const key = { "idempotency-key": `ann-${STORE}-first-ticket` };
+    const first = await expectStatus(api, "POST", "/v1/tickets", 201, { auth: inA, body: { subject: "ann's one" }, headers: key });
+    assert.equal(first.body.organization_id, A.id);
+    // The same key and body in B runs anew, in B: before, it replayed A's ticket (its body, Location and ETag) into B.
+    const second = await expectStatus(api, "POST", "/v1/tickets", 201, { auth: inB, body: { subject: "ann's one" }, headers: key });
+    assert.equal(second.headers.get("idempotent-replayed"), null);
+    assert.equal(second.body.organization_id, B.id);
+    assert.notEqual(second.body.id, first.body.id);
+    assert.deepEqual(ids(await get(inB, "/v1/tickets?q=ann")), [second.body.id]);
+    // Within one tenant the key still replays.
+    const again = await expectStatus(api, "POST", "/v1/tickets", 201, { auth: inA, body: { subject: "ann's one" }, headers: key });
+    assert.equal(again.headers.get("idempotent-replayed"), "true");
+    assert.equal(again.text, first.text);
+
+    // An export ann made in A: not listed, read, downloaded or announced (export.created) to ann in B.
+    const job = await post(inA, "/v1/exports", { resource: "tickets" });
+    const done = await settled(api, "v1", job.id, inA);
+    assert.equal(done.status, "succeeded", JSON.stringify(done));
+    assert.deepEqual(ids(await get(inB, "/v1/exports")), []);
+    await expectError(api, "GET", `/v1/exports/${job.id}`, 404, "NOT_FOUND", { auth: inB });
+    await expectError(api, "GET", done.download_url, 404, "NOT_FOUND", { auth: inB });
+    const announced = async (auth: string) => {
+      const events: Obj[] = [];
+      let url = "/v1/events?limit=100";
+      for (;;) {
+        const page = await get(auth, url);
+        events.push(...(page.data as Obj[]));
+        if (!page.pagination.next_cursor) return events.some((e) => e.type === "export.created" && e.data.id === job.id);
+        url = `/v1/events?limit=100&cursor=${encodeURIComponent(page.pagination.next_cursor)}`;
+      }
+    };
+    assert.equal(await announced(inA), true);
+    assert.equal(await announced(inB), false);
+    assert.deepEqual(ids(await get(inA, "/v1/exports")), [job.id]);
   });
 
   test("a delete of a shared record that changes tenants' records (on_delete: cascade) keeps each event with its record's tenant", async () => {
