@@ -38,7 +38,13 @@ export function answerClientError(
   const reading = (socket as WatchedSocket)[HEAD]?.reading;
   const inFlight = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
   let issue = { field: "request", issue: "must be a valid HTTP request" };
-  if (error.code === "HPE_HEADER_OVERFLOW") {
+  const header =
+    error.code === "HPE_INVALID_HEADER_TOKEN" || error.code === "HPE_LF_EXPECTED"
+      ? headerWithControl(messageHead(socket, error))
+      : null;
+  if (header !== null) {
+    issue = { field: header, issue: headerIssue(header) };
+  } else if (error.code === "HPE_HEADER_OVERFLOW") {
     issue = { field: "url", issue: "must fit, with the other headers, in 65536 bytes" };
   } else if (error.code === "ERR_HTTP_REQUEST_TIMEOUT") {
     // Past the head or request timeout (see connections.ts): a head still coming in, or the body
@@ -50,7 +56,8 @@ export function answerClientError(
   }
   const url = requestTarget(socket, error);
   const answer = () => {
-    const error400 = new ValidationError([issue], "The request could not be read.");
+    const message = header === null ? "The request could not be read." : `The ${header} header is not valid.`;
+    const error400 = new ValidationError([issue], message);
     writeRawError(socket, 400, "Bad Request", error400, url, settings);
     // A request that was too slow is cut at once; a malformed one may still be sending.
     if (error.code === "ERR_HTTP_REQUEST_TIMEOUT") socket.destroy(error);
@@ -220,6 +227,20 @@ const REQUEST_LINE = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+ (\S+) HTTP\//;
 function requestTarget(socket: Duplex, error: { rawPacket?: unknown; bytesParsed?: unknown }): string {
   const head = (socket as WatchedSocket)[HEAD];
   if (head !== undefined && !head.reading) return head.url;
+  const rest = messageHead(socket, error);
+  if (rest === null) return "";
+  // Bytes with no request line of their own after a request (a body longer than its
+  // Content-Length) belong to the connection's last request.
+  return REQUEST_LINE.exec(rest)?.[1] ?? head?.url ?? "";
+}
+
+/**
+ * The text (latin1) of the message `error` refused, from its first line, as far as received;
+ * null when no bytes of it are known.
+ */
+function messageHead(socket: Duplex, error: { rawPacket?: unknown; bytesParsed?: unknown }): string | null {
+  const head = (socket as WatchedSocket)[HEAD];
+  if (head !== undefined && !head.reading) return null;
   const parts = head ? [...head.chunks] : [];
   // The message began in the first chunk kept, or in the refused one when none was kept; the
   // point of refusal comes after its start.
@@ -230,13 +251,40 @@ function requestTarget(socket: Duplex, error: { rawPacket?: unknown; bytesParsed
     }
     parts.push(error.rawPacket);
   }
-  if (parts.length === 0) return "";
+  if (parts.length === 0) return null;
   const text = Buffer.concat(parts).toString("latin1");
   // The message starts after the last blank line (the end of an earlier head) before that
   // point, past any line breaks.
   const blank = before < 4 ? -1 : text.lastIndexOf("\r\n\r\n", before - 4);
-  const rest = text.slice(blank === -1 ? 0 : blank + 4).replace(/^[\r\n]+/, "");
-  // Bytes with no request line of their own after a request (a body longer than its
-  // Content-Length) belong to the connection's last request.
-  return REQUEST_LINE.exec(rest)?.[1] ?? head?.url ?? "";
+  return text.slice(blank === -1 ? 0 : blank + 4).replace(/^[\r\n]+/, "");
+}
+
+const HEADER_LINE = /^([!#$%&'*+.^_`|~0-9A-Za-z-]+):(.*)$/s;
+/** A control character in a header value: what the parser refuses there (a tab is allowed). */
+const CONTROL = /[\x00-\x08\x0a-\x1f\x7f]/;
+
+/**
+ * The name of the first header of a refused head whose value holds a control character (the
+ * parser's "Invalid header value char"), as `Idempotency-Key` writes it; null when none does.
+ */
+function headerWithControl(text: string | null): string | null {
+  if (text === null) return null;
+  const end = text.indexOf("\r\n\r\n");
+  const lines = (end === -1 ? text : text.slice(0, end)).split("\r\n").slice(1);
+  for (const line of lines) {
+    const m = HEADER_LINE.exec(line);
+    if (m && CONTROL.test(m[2]!))
+      return m[1]!
+        .split("-")
+        .map((part) => part.charAt(0).toUpperCase() + part.slice(1).toLowerCase())
+        .join("-");
+  }
+  return null;
+}
+
+/** The issue of a header refused for a control character in its value. */
+function headerIssue(name: string): string {
+  return name === "Idempotency-Key"
+    ? "must be 1 to 255 printable ASCII characters"
+    : "must hold no control character";
 }

@@ -49,6 +49,30 @@ describe("raw 400s for what the HTTP parser refuses", () => {
     assert.equal(res.headers.get("link"), `<${BASE_URL}/v2/invoices>; rel="successor-version"`);
   });
 
+  test("a header whose value holds a control character is named: an Idempotency-Key as the service names a bad key (SPEC §12.7), any other by its name", async () => {
+    const post = (header: string, pieces = 1) => {
+      const body = '{"name":"Lamp"}';
+      const head = `POST /v2/products HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer dev-writer\r\nContent-Type: application/json\r\n`;
+      const rest = `${header}\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
+      return pieces === 1 ? [head + rest] : [head, rest];
+    };
+    // Before: { field: "request", issue: "must be a valid HTTP request" } for each of these.
+    for (const [header, pieces] of [
+      ["Idempotency-Key: a\x7fb", 1],
+      ["idempotency-key: a\x01b", 2],
+      ["Idempotency-Key: a\rb", 1],
+    ] as const) {
+      const res = await refused(post(header, pieces));
+      assert.deepEqual((res.body as any).error.details, [{ field: "Idempotency-Key", issue: "must be 1 to 255 printable ASCII characters" }], JSON.stringify(header));
+      assert.equal((res.body as any).error.message, "The Idempotency-Key header is not valid.");
+    }
+    const other = await refused(post("x-trace-note: a\x00b", 2));
+    assert.deepEqual((other.body as any).error.details, [{ field: "X-Trace-Note", issue: "must hold no control character" }]);
+    // What is not a header's value stays the request's.
+    const line = await refused(["GET /v2/ord", "ers/\x01 HTTP/1.1\r\nHost: x\r\n\r\n"]);
+    assert.deepEqual((line.body as any).error.details, [{ field: "request", issue: "must be a valid HTTP request" }]);
+  });
+
   test("a malformed request pipelined behind one being answered is answered after it, with its own version's headers", async () => {
     const { port } = new URL(api.base);
     const text = await new Promise<string>((resolve, reject) => {
