@@ -429,6 +429,17 @@ class Transport {
     const headers = this.#headers(requestId, bearer, body !== undefined, options);
     // Every POST carries a key (the caller's, or a new one), so that it can be sent again safely.
     const idempotent = method === "POST";
+    if (idempotent && options.idempotencyKey !== undefined && !IDEMPOTENCY_KEY.test(options.idempotencyKey)) {
+      // Thrown as the service's 400 would be: fetch refuses some such keys (a control character,
+      // anything past Latin-1) before sending, which would otherwise end as a NetworkError after retries.
+      throw new ValidationError({
+        status: 400,
+        code: "VALIDATION_ERROR",
+        message: "The Idempotency-Key header is not valid.",
+        details: [{ field: "Idempotency-Key", issue: "must be 1 to 255 printable ASCII characters" }],
+        requestId,
+      });
+    }
     if (idempotent) headers["idempotency-key"] = options.idempotencyKey ?? uuidv7();
     if (text) headers.accept = "*/*";
     const absolute = /^https?:\/\//.test(path);
@@ -577,6 +588,9 @@ function parseJson(text: string): unknown {
     return undefined;
   }
 }
+
+/** What the service takes as an `Idempotency-Key`: 1 to 255 printable ASCII characters. */
+const IDEMPOTENCY_KEY = /^[\x20-\x7e]{1,255}$/;
 
 /** A 409 naming `Idempotency-Key`: a request with the key is still running. */
 async function stillRunning(response: Response): Promise<boolean> {

@@ -465,6 +465,33 @@ describe("Idempotency-Key: every POST carries one; a POST whose connection faile
     assert.equal(again.headers.get("idempotent-replayed"), "true");
     await assert.rejects(api.products.create(productBody(), { idempotencyKey: key }), (e: unknown) => e instanceof v2.ApiError && e.status === 422);
   });
+
+  test("a key the service would refuse throws its 400 naming Idempotency-Key, without sending", async () => {
+    let calls = 0;
+    const counting = (input: string, init: RequestInit) => {
+      calls += 1;
+      return fetch(input, init);
+    };
+    const api = v2.createClient({ baseUrl: service.base, token: "dev-writer", fetch: counting });
+    // Before: a control character or a character past Latin-1 made fetch throw before sending, so the
+    // call was retried twice and ended as a NetworkError (status 0); the others were sent for the 400.
+    for (const key of ["a\x7fb", "tab\there", "caf\u00e9", "\u20ac", "", "k".repeat(256)]) {
+      const error = await api.products.create(productBody(), { idempotencyKey: key }).then(() => null, (e: unknown) => e);
+      assert.ok(error instanceof v2.ValidationError, `${JSON.stringify(key)}: ${String(error)}`);
+      assert.deepEqual([error.status, error.code, error.message], [400, "VALIDATION_ERROR", "The Idempotency-Key header is not valid."]);
+      assert.deepEqual(error.details, [{ field: "Idempotency-Key", issue: "must be 1 to 255 printable ASCII characters" }]);
+    }
+    assert.equal(calls, 0, "nothing sent");
+    // The service answers the same for a key it is sent.
+    const sent = await fetch(`${service.base}/v2/products`, {
+      method: "POST",
+      headers: { authorization: "Bearer dev-writer", "content-type": "application/json", "idempotency-key": "k".repeat(256) },
+      body: JSON.stringify(productBody()),
+    });
+    assert.equal(sent.status, 400);
+    assert.deepEqual(((await sent.json()) as any).error.details, [{ field: "Idempotency-Key", issue: "must be 1 to 255 printable ASCII characters" }]);
+    assert.ok(await api.products.create(productBody(), { idempotencyKey: "k".repeat(255) }));
+  });
 });
 
 describe("429: retried after Retry-After, at most maxRetries times", () => {
