@@ -46,7 +46,7 @@ import {
   type Write,
   type WriteConstraints,
 } from "./store.ts";
-import { principalTenantValues, writeScope } from "./tenancy.ts";
+import { principalTenantValues, writeScope, writerTenant } from "./tenancy.ts";
 import { newId } from "./uuid.ts";
 
 /**
@@ -349,7 +349,7 @@ export class StagedHookStore implements HookStore {
   async insert(collection: string, values: Values): Promise<StoredRecord> {
     const spec = this.spec(collection);
     hookWrittenValues(spec, values);
-    if (spec.tenantKey !== undefined) principalTenantValues(this.principal, spec.tenantKey, values);
+    if (spec.tenantKey !== undefined) this.tenantValues(collection, spec.tenantKey, values, true);
     await this.checkReferences(values, null, spec, this.reader);
     const now = new Date().toISOString();
     const record: StoredRecord = { id: newId(), created_at: now, updated_at: now, revision: 1, values };
@@ -370,7 +370,7 @@ export class StagedHookStore implements HookStore {
     hookWrittenValues(spec, values);
     const key = `${collection} ${current.id}`;
     const at = this.staged.get(key);
-    if (spec.tenantKey !== undefined) principalTenantValues(this.principal, spec.tenantKey, values, false);
+    if (spec.tenantKey !== undefined) this.tenantValues(collection, spec.tenantKey, values, false);
     const before = at === undefined ? current : (await this.peek(collection, current.id))!;
     checkChange(spec, before.values, values);
     await this.checkReferences(values, before.values, spec, this.reader);
@@ -397,6 +397,25 @@ export class StagedHookStore implements HookStore {
     };
     this.writes.push({ update });
     return recordAfter(update);
+  }
+
+  /**
+   * `principalTenantValues` for a write of the hook's: filled from a tenant principal, 403 naming
+   * another tenant. A principal of the platform has no tenant to fill: values without their tenant
+   * field are the hook's fault (500, the log says which), not the client's, whose request may not
+   * even hold that field (before: 400 naming it).
+   */
+  private tenantValues(collection: string, key: string, values: Values, creating: boolean): void {
+    // The tenant collection's key is its id, which no insert gives.
+    if (
+      key !== "id" &&
+      values[key] === undefined &&
+      writerTenant({ principal: this.principal }) === undefined
+    )
+      throw new Error(
+        `A hook's ${creating ? "insert into" : "update of"} ${collection} gives no ${key}: a principal of the platform has no tenant to fill it with; set ${key} (the tenant of the record the hook acts on, current.values)`,
+      );
+    principalTenantValues(this.principal, key, values, creating);
   }
 
   private spec(collection: string): HookSpec {

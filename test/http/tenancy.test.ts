@@ -420,6 +420,35 @@ describe(`tenancy, ${STORE} store`, () => {
       body: { subject: "hook:move" },
     });
     assert.ok(!(await get("dev-writer", "/v1/tickets?q=hook:move&limit=100")).data.length);
+    // A principal of the platform has no tenant to fill a hook's insert with: values without
+    // the tenant field are the hook's fault, 500 (before: 400 naming organization_id, a field the
+    // client's comment did hold, as if it were the client's), nothing written; given, it is kept.
+    plans.set("hook:insert-untenanted", (store) =>
+      store.insert("tickets", { subject: "untenanted", priority: "normal", status: "new", tag_ids: [] }),
+    );
+    const kept = await comments();
+    await expectError(api, "POST", "/v1/comments", 500, "INTERNAL_ERROR", {
+      auth: "dev-writer",
+      body: { organization_id: A.id, ticket_id: ticketA.id, body: "hook:insert-untenanted" },
+    });
+    assert.ok(!(await get("dev-writer", "/v1/tickets?q=untenanted&limit=100")).data.length);
+    assert.equal(await comments(), kept);
+    plans.set("hook:insert-tenanted", async (store) => {
+      const ticket = await store.insert("tickets", {
+        organization_id: B.id,
+        subject: "tenanted",
+        priority: "normal",
+        status: "new",
+        tag_ids: [],
+      });
+      return { organization_id: ticket.values.organization_id };
+    });
+    const given = await post("dev-writer", "/v1/comments", {
+      organization_id: B.id,
+      ticket_id: ticketB.id,
+      body: "hook:insert-tenanted",
+    });
+    assert.equal(JSON.parse(given.body).organization_id, B.id);
   });
 
   test("a record stays in its tenant: the platform moving one (PATCH, PUT, a hook's store handle) answers 422 naming the tenant field and changes nothing", async () => {
