@@ -133,6 +133,47 @@ describe("canon's own layout of generated TypeScript", () => {
       layout(`const eventCollections = ["${long}", "${long}b", "${long}c"];\n`),
       `const eventCollections = [\n  "${long}",\n  "${long}b",\n  "${long}c",\n];\n`,
     );
+    // A chain of more than two calls, one with an argument prettier does not count as simple (a
+    // regular expression longer than five characters): one call per line, however short (validators.ts).
+    assert.equal(layout(`  code: z.string().regex(/^ORD-[0-9]{6}$/).optional(),\n`), `  code: z\n    .string()\n    .regex(/^ORD-[0-9]{6}$/)\n    .optional(),\n`);
+    assert.equal(
+      layout(`  placed_at: z.iso.datetime({ offset: true }).regex(/^[a-z]+$/).optional(),\n`),
+      `  placed_at: z.iso\n    .datetime({ offset: true })\n    .regex(/^[a-z]+$/)\n    .optional(),\n`,
+    );
+    const twoCalls = `  placed_at: z.iso.datetime({ offset: true }).regex(/^[a-z]+$/),\n`;
+    assert.deepEqual([layout(twoCalls), isCertain(twoCalls)], [twoCalls, true]);
+    // An object argument holding a long regular expression is not simple either.
+    assert.equal(
+      layout(`  homepage: z.url({ protocol: /^(?:http|https)$/, error: "must be a URL" }).nullable().optional(),\n`),
+      `  homepage: z\n    .url({ protocol: /^(?:http|https)$/, error: "must be a URL" })\n    .nullable()\n    .optional(),\n`,
+    );
+    // After a factory (a capitalized name) the first call stays on the head's line.
+    assert.equal(layout(`  a: Schema.of(x).min(1).regex(/^[a-z]+$/),\n`), `  a: Schema.of(x)\n    .min(1)\n    .regex(/^[a-z]+$/),\n`);
+    // Two calls, or only simple arguments (a nested chain is simple): kept on the line when it fits.
+    const kept = [
+      `  "currency[in]": inParam(z.string().regex(/^[A-Z]{3}$/)).optional(),\n`,
+      `  "price_cents[in]": inParam(queryInteger.pipe(z.int().min(0).max(100000000))).optional(),\n`,
+    ];
+    for (const line of kept) assert.deepEqual([layout(line), isCertain(line)], [line, true]);
+    // A chain of three groups too long for its line: one call per line; a call whose one argument is
+    // an object and that is still too long hugs it.
+    assert.equal(
+      layout(`  d${long}: z.strictObject({ width_mm: z.int().min(0), height_mm: z.int().min(0) }).optional(),\n`),
+      `  d${long}: z\n    .strictObject({ width_mm: z.int().min(0), height_mm: z.int().min(0) })\n    .optional(),\n`,
+    );
+    assert.equal(
+      layout(`  d${long}: z.strictObject({ width_mm: z.int().min(0), height_mm: z.int().min(0), depth_${long}: z.int() }).optional(),\n`),
+      `  d${long}: z\n    .strictObject({\n      width_mm: z.int().min(0),\n      height_mm: z.int().min(0),\n      depth_${long}: z.int(),\n    })\n    .optional(),\n`,
+    );
+    // A call of two groups whose one argument is an object, as a property's value or after `return`: hugged (exports.ts).
+    assert.equal(
+      layout(`  "d${long}[in]": z.strictObject({ width_mm: z.int().min(0), height_mm: z.int().min(0) }),\n`),
+      `  "d${long}[in]": z.strictObject({\n    width_mm: z.int().min(0),\n    height_mm: z.int().min(0),\n  }),\n`,
+    );
+    assert.equal(
+      layout(`    return exports.create({ owner, version: "v1", resource: "${long}", format: body.format, match });\n`),
+      `    return exports.create({\n      owner,\n      version: "v1",\n      resource: "${long}",\n      format: body.format,\n      match,\n    });\n`,
+    );
     // Blank lines at the end of a block go, empty braces close up.
     assert.equal(layout(`export interface A {\n}\n\nfunction b() {\n  return 1;\n\n}\n\n\n`), `export interface A {}\n\nfunction b() {\n  return 1;\n}\n`);
   });
@@ -152,6 +193,11 @@ describe("canon's own layout of generated TypeScript", () => {
     assert.equal(isCertain(`import { to${"A".repeat(50)} as to${"A".repeat(50)}V1 } from "./v1/a/routes.ts";\n`), true, "prettier never breaks an import of one name, renamed or not");
     assert.equal(isCertain(`import { a${"A".repeat(50)}, b${"A".repeat(50)} } from "./v1/a/routes.ts";\n`), false, "an import of two names, too long");
     assert.equal(isCertain(`  tags: z.array(z.string().max(20)).max(10).default([]),\n`), true);
+    // A chain prettier breaks inside an argument, or inside an object that is one: left to prettier.
+    assert.equal(isCertain(layout(`  tags: z.array(z.string().max(20).regex(/^[a-z]+$/)).max(10).optional(),\n`)), false, "a broken chain in an argument");
+    assert.equal(isCertain(layout(`  d: z.strictObject({ code: z.string().regex(/^[a-z]+$/).optional() }).optional(),\n`)), false, "a broken chain in an object argument");
+    assert.equal(isCertain(layout(`  code: z.string().min(1).regex(/^東京$/),\n`)), false, "a regular expression measured in columns");
+    assert.equal(isCertain(`  code: z.string().regex(/^ORD-[0-9]{6}$/).optional(),\n`), false, "a chain prettier breaks, left on its line");
   });
 
   test("the showcase and the fixtures", async () => {

@@ -6,8 +6,9 @@
  * It only applies to files whose emitter writes them in prettier's style already
  * (`EmittedFile.prettierStyle`): one statement per line, objects and blocks opened at the end of
  * a line, double-quoted strings, trailing commas. Such a file differs from prettier's output only
- * where a line is longer than the print width. `layout` breaks those lines the way prettier does
- * (import lists, function parameters, call arguments, an `if` with a short statement) and tidies
+ * where a line is longer than the print width, or holds a call chain prettier prints one call per
+ * line. `layout` breaks those lines the way prettier does (import lists, function parameters, call
+ * arguments, an `if` with a short statement, zod chains of validators) and tidies
  * blank lines and empty braces; `isCertain` then tells whether the result is surely prettier's.
  * When it is not (a line still too long, a string prettier would quote differently, a wide
  * character), the format step hands the original text to prettier. The tests hold every
@@ -66,7 +67,8 @@ const PIECE_BREAK = /(?<=[^{([\s]\n)\n+(?=[^\s})\]])/;
  * character as two columns, as prettier counts wide ones); no string holds an escaped double
  * quote (prettier may switch such a string to single quotes); and no line holds a call chain that
  * prettier may print one call per line (three or more calls with an argument that is not simple
- * in prettier's sense, such as a regular expression longer than five characters or a nested call).
+ * in prettier's sense, such as a regular expression longer than five characters or a nested call),
+ * unless the line's expression is one read here and prettier surely prints it flat (`flatChains`).
  */
 export function isCertain(text: string): boolean {
   if (text.includes('\\"')) return false;
@@ -95,7 +97,7 @@ export function isCertain(text: string): boolean {
     // prettier always breaks an array of two or more objects (or arrays) with more than one entry each.
     if (/\[\{[^\]]*\}, \{|\[\[[^\]]*\], \[/.test(line)) return false;
     if (line.length * 2 > PRINT_WIDTH && /[^\x00-\x7f]/.test(line) && width(line) > PRINT_WIDTH) return false;
-    if (line.includes(").") && mayBreakChain(line)) return false;
+    if (line.includes(").") && mayBreakChain(line) && !flatChains(line)) return false;
   }
   return comment === null;
 }
@@ -202,7 +204,7 @@ function arrowCallArguments(text: string): [string, string[]] | null {
 
 /** A line as prettier prints it: broken when too long, or when prettier always breaks its shape. */
 function fit(line: string): string[] {
-  return line.length > PRINT_WIDTH ? breakLine(line) : (breakObjectArray(line) ?? [line]);
+  return line.length > PRINT_WIDTH ? breakLine(line) : (breakObjectArray(line) ?? breakChain(line) ?? [line]);
 }
 
 /** One line that is too long, broken as prettier breaks it; unchanged when its shape is unknown. */
@@ -214,6 +216,7 @@ function breakLine(line: string): string[] {
     breakUnion(line) ??
     breakTypeArguments(line) ??
     breakConditional(line) ??
+    breakChain(line) ??
     breakObject(line) ??
     breakArray(line) ??
     breakCall(line) ?? [line]
@@ -451,11 +454,16 @@ function breakCall(line: string): string[] | null {
   const callee = /(?:^|[\s(!=])((?:await )?[A-Za-z_$][\w$]*(?:\.#?[A-Za-z_$][\w$]*)*(?:<[\w$, ]+>)?)$/.exec(head);
   if (!callee) return null;
   const prefix = head.slice(0, head.length - callee[1]!.length);
-  if (!balanced(prefix) || /[({[]/.test(prefix)) return null;
+  // A property's key may hold brackets in its quotes (`"price_cents[in]": `).
+  if (!balanced(prefix) || /[({[]/.test(prefix.replace(/"[^"\\]*"/g, '""'))) return null;
   const args = splitTopLevel(statement.slice(open + 1, -1));
   // With one argument prettier may break elsewhere (after `=`, say): left to prettier, but for a
-  // lone object literal in a call with no prefix (an argument of a broken call), which it hugs.
-  if (!args || args.length === 0 || (args.length === 1 && (prefix !== "" || !/^\{ .+ \}$/.test(args[0]!)))) return null;
+  // lone object literal, which it hugs, in a call with no prefix (an argument of a broken call),
+  // after `return ` or as a property's value (prettier keeps a value whose call ends in an object
+  // argument after its key). The callee is a name or a path of names here, which prettier prints
+  // as it is, in one piece.
+  const hugged = prefix === "" || prefix === "return " || (KEY.test(prefix) && KEY.exec(prefix)![0] === prefix);
+  if (!args || args.length === 0 || (args.length === 1 && (!hugged || callee[1]!.startsWith("await ") || !/^\{ .+ \}$/.test(args[0]!)))) return null;
   const huggable = (a: string) => /^(async\b|function\b|\(|\{|\[|`)/.test(a) || /=>/.test(a);
   const first = args.slice(0, -1);
   const last = args[args.length - 1]!;
@@ -569,4 +577,342 @@ function closeQuote(text: string, start: number): number | null {
     else if (text[i] === quote) return i;
   }
   return null;
+}
+
+/*
+ * Call chains, as prettier prints them (its `printMemberChain`). canon's validators write zod
+ * chains (`z.string().regex(/^[A-Z]{3}$/).optional()`), which prettier prints one call per line
+ * when it must. What follows reads the expressions of one line that such chains are made of
+ * (names, members, calls, strings, numbers, regular expressions, object and array literals,
+ * unary operators; anything else is not read, and left to prettier) and decides as prettier does.
+ */
+
+/** An expression of the few kinds canon's chains hold; `start`/`end` index the line's text. */
+type Expr = { start: number; end: number } & (
+  | { kind: "name"; name: string }
+  | { kind: "literal" }
+  | { kind: "regex"; pattern: string }
+  | { kind: "unary"; argument: Expr }
+  | { kind: "member"; object: Expr; name: string; dot: number }
+  | { kind: "call"; callee: Expr; args: Expr[]; open: number }
+  | { kind: "object"; props: Array<{ key: string; value: Expr | null }> }
+  | { kind: "array"; items: Expr[] }
+);
+
+/** The expression that is all of `text` (from `start`), or null when it holds anything else. */
+function parseExpr(text: string, start = 0): Expr | null {
+  let i = start;
+  const spaces = () => {
+    while (text[i] === " ") i++;
+  };
+  const list = (close: string, item: () => boolean): boolean => {
+    spaces();
+    if (text[i] === close) return (i++, true);
+    for (;;) {
+      if (!item()) return false;
+      spaces();
+      if (text[i] === ",") {
+        i++;
+        spaces();
+        if (text[i] === close) return (i++, true);
+      } else if (text[i] === close) return (i++, true);
+      else return false;
+    }
+  };
+  const primary = (): Expr | null => {
+    const at = i;
+    const ch = text[i];
+    if (ch === undefined) return null;
+    if (ch === '"') {
+      const end = closeQuote(text, i);
+      if (end === null) return null;
+      i = end + 1;
+      return { kind: "literal", start: at, end: i };
+    }
+    if (ch === "/") {
+      let inClass = false;
+      for (i++; i < text.length; i++) {
+        const c = text[i];
+        if (c === "\\") i++;
+        else if (c === "[") inClass = true;
+        else if (c === "]") inClass = false;
+        else if (c === "/" && !inClass) break;
+      }
+      if (i >= text.length) return null;
+      const pattern = text.slice(at + 1, i);
+      i++;
+      while (/[a-z]/.test(text[i] ?? "")) i++;
+      return { kind: "regex", pattern, start: at, end: i };
+    }
+    if (/[0-9]/.test(ch)) {
+      const m = /^(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:e-?[0-9]+)?/.exec(text.slice(i));
+      if (!m) return null;
+      i += m[0].length;
+      return /[\w$.]/.test(text[i] ?? "") ? null : { kind: "literal", start: at, end: i };
+    }
+    if (ch === "-" || ch === "!") {
+      i++;
+      const argument = postfix();
+      return argument && { kind: "unary", argument, start: at, end: argument.end };
+    }
+    if (ch === "{") {
+      i++;
+      const props: Array<{ key: string; value: Expr | null }> = [];
+      const ok = list("}", () => {
+        const m = /^(?:[A-Za-z_$][\w$]*|"[^"\\]*")/.exec(text.slice(i));
+        if (!m) return false;
+        i += m[0].length;
+        if (text[i] !== ":") {
+          props.push({ key: m[0], value: null });
+          return m[0][0] !== '"';
+        }
+        i++;
+        spaces();
+        const value = postfix();
+        props.push({ key: m[0], value });
+        return value !== null;
+      });
+      return ok ? { kind: "object", props, start: at, end: i } : null;
+    }
+    if (ch === "[") {
+      i++;
+      const items: Expr[] = [];
+      const ok = list("]", () => {
+        const item = postfix();
+        if (item) items.push(item);
+        return item !== null;
+      });
+      return ok ? { kind: "array", items, start: at, end: i } : null;
+    }
+    const m = /^[A-Za-z_$][\w$]*/.exec(text.slice(i));
+    // Keywords start expressions of other kinds (`new X()`, `typeof x`, `async () =>`): not read.
+    if (!m || /^(new|typeof|void|delete|await|async|function|class|this|super|import|yield|in|of|instanceof)$/.test(m[0])) return null;
+    i += m[0].length;
+    return { kind: "name", name: m[0], start: at, end: i };
+  };
+  const postfix = (): Expr | null => {
+    let expr = primary();
+    while (expr) {
+      if (text[i] === "." && /[A-Za-z_$]/.test(text[i + 1] ?? "")) {
+        const dot = i;
+        const m = /^[A-Za-z_$][\w$]*/.exec(text.slice(i + 1))!;
+        i += 1 + m[0].length;
+        expr = { kind: "member", object: expr, name: m[0], dot, start: expr.start, end: i };
+      } else if (text[i] === "(") {
+        const open = i++;
+        const args: Expr[] = [];
+        const callee: Expr = expr;
+        const ok = list(")", () => {
+          const arg = postfix();
+          if (arg) args.push(arg);
+          return arg !== null;
+        });
+        expr = ok ? { kind: "call", callee, args, open, start: callee.start, end: i } : null;
+      } else break;
+    }
+    return expr;
+  };
+  const expr = postfix();
+  return expr && i === text.length ? expr : null;
+}
+
+/**
+ * How prettier prints an expression that fits on its line: "flat" (as written), "expanded" (a
+ * call chain it prints one call per line however short, the calls' arguments flat), or
+ * "unknown" (something else might break: left to prettier).
+ */
+type Printed = "flat" | "expanded" | "unknown";
+
+function printedAs(expr: Expr): Printed {
+  switch (expr.kind) {
+    case "name":
+    case "literal":
+      return "flat";
+    case "regex":
+      // Measured in columns by prettier: only ASCII is measured here.
+      return /^[\x20-\x7e]*$/.test(expr.pattern) ? "flat" : "unknown";
+    case "unary":
+      return printedAs(expr.argument) === "flat" ? "flat" : "unknown";
+    case "member":
+      return printedAs(expr.object) === "flat" ? "flat" : "unknown";
+    case "object":
+      return expr.props.every((p) => p.value === null || printedAs(p.value) === "flat") ? "flat" : "unknown";
+    case "array": {
+      // prettier always breaks two or more objects (or arrays) of more than one entry each.
+      const several = (e: Expr) => (e.kind === "object" && e.props.length > 1) || (e.kind === "array" && e.items.length > 1);
+      if (expr.items.length > 1 && expr.items.every(several)) return "unknown";
+      return expr.items.every((e) => printedAs(e) === "flat") ? "flat" : "unknown";
+    }
+    case "call": {
+      if (expr.callee.kind !== "member") return printedAs(expr.callee) === "flat" && expr.args.every((a) => printedAs(a) === "flat") ? "flat" : "unknown";
+      const chain = memberChain(expr);
+      return chain ? (chain.forced ? "expanded" : "flat") : "unknown";
+    }
+  }
+}
+
+/** One of prettier's printed nodes of a chain: the head, a `.name` or a call's `(…)`. */
+interface ChainNode {
+  expr: Expr;
+  start: number;
+  end: number;
+}
+
+interface Chain {
+  /** The printed nodes in groups, as prettier groups them (`z` / `.string()` / `.regex(…)`). */
+  groups: ChainNode[][];
+  /** How many groups go on the first line (2 when prettier merges the first call into it). */
+  head: number;
+  /** Whether prettier prints one group per line (after the head) when the chain is long. */
+  breakable: boolean;
+  /** Whether it does so however short the chain is. */
+  forced: boolean;
+}
+
+/**
+ * A call on a member (`a.b(…)…`) as prettier's `printMemberChain` sees it, when every argument of
+ * its calls is printed flat; null otherwise.
+ */
+function memberChain(top: Expr & { kind: "call" }): Chain | null {
+  const nodes: ChainNode[] = [];
+  for (let e: Expr = top; ; ) {
+    if (e.kind === "call" && (e.callee.kind === "member" || e.callee.kind === "call")) {
+      nodes.unshift({ expr: e, start: e.open, end: e.end });
+      e = e.callee;
+    } else if (e.kind === "member") {
+      nodes.unshift({ expr: e, start: e.dot, end: e.end });
+      e = e.object;
+    } else {
+      nodes.unshift({ expr: e, start: e.start, end: e.end });
+      break;
+    }
+  }
+  const calls = nodes.map((n) => n.expr).filter((e): e is Expr & { kind: "call" } => e.kind === "call");
+  if (nodes[0]!.expr.kind !== "name" && nodes[0]!.expr.kind !== "call") return null;
+  // Every argument (of the head's call too) printed flat: no break inside a group.
+  if (!calls.every((c) => c.args.every((a) => printedAs(a) === "flat"))) return null;
+  if (nodes[0]!.expr.kind === "call" && printedAs(nodes[0]!.expr.callee) !== "flat") return null;
+  // The first group: the head, the calls right after it, and then (a head that is no call)
+  // every member but the last before a call.
+  const isCall = (n: ChainNode) => n.expr.kind === "call";
+  let i = 1;
+  while (i < nodes.length && isCall(nodes[i]!)) i++;
+  if (!isCall(nodes[0]!)) while (i + 1 < nodes.length && !isCall(nodes[i]!) && !isCall(nodes[i + 1]!)) i++;
+  const groups: ChainNode[][] = [nodes.slice(0, i)];
+  // Then each group is members followed by calls.
+  let current: ChainNode[] = [];
+  let seenCall = false;
+  for (; i < nodes.length; i++) {
+    if (seenCall && !isCall(nodes[i]!)) {
+      groups.push(current);
+      current = [];
+      seenCall = false;
+    }
+    if (isCall(nodes[i]!)) seenCall = true;
+    current.push(nodes[i]!);
+  }
+  if (current.length) groups.push(current);
+  // prettier keeps the first call on the head's line after a factory (`Object.keys(x)`): a name
+  // that starts with a capital or is all `$` and `_` (canon writes no chain as a statement).
+  const factory = (name: string) => /^[A-Z]|^[$_]+$/.test(name);
+  const first = groups[0]!;
+  const last = first[first.length - 1]!.expr;
+  const merge =
+    groups.length >= 2 &&
+    (first.length === 1 ? last.kind === "name" && factory(last.name) : last.kind === "member" && factory(last.name));
+  const head = merge ? 2 : 1;
+  const breakable = groups.length > head + 1;
+  // More than two calls, one with an argument prettier does not count as simple: one call per line.
+  const forced = breakable && calls.length > 2 && calls.some((c) => c.args.some((a) => !simpleArgument(a, 2)));
+  return { groups, head, breakable, forced };
+}
+
+/** prettier's `isSimpleCallArgument`, for the expressions read here. */
+function simpleArgument(e: Expr, depth: number): boolean {
+  if (depth <= 0) return false;
+  switch (e.kind) {
+    case "regex":
+      return e.pattern.length <= 5;
+    case "name":
+    case "literal":
+      return true;
+    case "object":
+      return e.props.every((p) => p.value === null || simpleArgument(p.value, depth - 1));
+    case "array":
+      return e.items.every((item) => simpleArgument(item, depth - 1));
+    case "call":
+      return simpleArgument(e.callee, depth) && e.args.length <= depth && e.args.every((a) => simpleArgument(a, depth - 1));
+    case "member":
+      return simpleArgument(e.object, depth);
+    case "unary":
+      return simpleArgument(e.argument, depth);
+  }
+}
+
+/** A property's key and the `: ` after it. */
+const KEY = /^(?:[A-Za-z_$][\w$]*|"[^"\\]*"): /;
+
+/**
+ * A property whose value is a call chain (`key: z.string().regex(/^[A-Z]{3}$/).optional(),`) that
+ * prettier prints one call per line: because it must (more than two calls, an argument not
+ * simple), or because the line is too long and the chain has more than two groups. The head on
+ * the key's line, each further group on a line of its own one level in; a group still too long
+ * with an object as its one argument hugs it (`.strictObject({` / one property per line / `})`).
+ * Null for any other line, or a chain prettier may print otherwise.
+ */
+function breakChain(line: string): string[] | null {
+  if (!line.includes(").") || !line.endsWith(",") || /[^\x20-\x7e]/.test(line)) return null;
+  const indent = /^\s*/.exec(line)![0];
+  const key = KEY.exec(line.slice(indent.length));
+  if (!key) return null;
+  const at = indent.length + key[0].length;
+  const value = parseExpr(line.slice(0, -1), at);
+  if (!value || value.kind !== "call" || value.callee.kind !== "member") return null;
+  const chain = memberChain(value);
+  if (!chain || !(chain.forced || (line.length > PRINT_WIDTH && chain.breakable))) return null;
+  const text = (group: ChainNode[]) => line.slice(group[0]!.start, group[group.length - 1]!.end);
+  const first = `${line.slice(0, at)}${chain.groups.slice(0, chain.head).map(text).join("")}`;
+  if (first.length > PRINT_WIDTH) return null;
+  const last = chain.groups.length - 1;
+  const rest = chain.groups.slice(chain.head).flatMap((group, k) => {
+    const end = k + chain.head === last ? "," : "";
+    const whole = `${indent}${INDENT}${text(group)}${end}`;
+    if (whole.length <= PRINT_WIDTH) return [whole];
+    // A call whose one argument is an object: prettier hugs it when `.name({` fits.
+    const call = group[group.length - 1]!.expr;
+    if (call.kind !== "call" || call.args.length !== 1 || call.args[0]!.kind !== "object") return [whole];
+    const object = call.args[0]!;
+    const props = splitTopLevel(line.slice(object.start + 1, object.end - 1));
+    if (!props || props.length === 0) return [whole];
+    const opening = `${indent}${INDENT}${line.slice(group[0]!.start, object.start + 1)}`;
+    return [opening, ...entryLines(`${indent}${INDENT}`, props), `${indent}${INDENT}})${end}`];
+  });
+  return [first, ...rest];
+}
+
+/**
+ * Whether every call chain of a line is surely printed flat by prettier, the line fitting: a
+ * property (`key: …,`), an element or argument (`…,`), `return …;` or a declaration's value,
+ * whose expression is read here (see `parseExpr`) and holds no chain prettier would break.
+ */
+function flatChains(line: string): boolean {
+  if (/[^\x20-\x7e]/.test(line)) return false;
+  // A group of a chain broken one call per line (`    .strictObject({ a: z.int().min(0) })`):
+  // its arguments are what prettier prints flat or not.
+  const group = /^(\s*)(\.[A-Za-z_$].*?),?$/.exec(line);
+  if (group) {
+    let expr = parseExpr(`_${group[2]}`);
+    if (!expr || expr.kind !== "call") return false;
+    for (; expr.kind === "call" || expr.kind === "member"; expr = expr.kind === "call" ? expr.callee : expr.object) {
+      if (expr.kind === "call" && !expr.args.every((a) => printedAs(a) === "flat")) return false;
+    }
+    return expr.kind === "name" && expr.name === "_";
+  }
+  const m = /^(\s*(?:(?:[A-Za-z_$][\w$]*|"[^"\\]*"): |return |(?:export )?const [A-Za-z_$][\w$]* = )?)(.+)([,;])$/.exec(line);
+  if (!m) return false;
+  const [, head, , end] = m as unknown as [string, string, string, string];
+  // A statement (`;`) is a return or a declaration; an entry (`,`) is no statement.
+  if ((end === ";") !== /(return |const [\w$]+ = )$/.test(head)) return false;
+  const expr = parseExpr(line.slice(0, -1), head.length);
+  return expr !== null && printedAs(expr) === "flat";
 }
