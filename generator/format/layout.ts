@@ -97,7 +97,11 @@ export function isCertain(text: string): boolean {
     // prettier always breaks an array of two or more objects (or arrays) with more than one entry each.
     if (/\[\{[^\]]*\}, \{|\[\[[^\]]*\], \[/.test(line)) return false;
     if (line.length * 2 > PRINT_WIDTH && /[^\x00-\x7f]/.test(line) && width(line) > PRINT_WIDTH) return false;
-    if (line.includes(").") && mayBreakChain(line) && !flatChains(line)) return false;
+    if (line.includes(").")) {
+      // A line read here is as sure as that reading; any other, as the older rough test says.
+      const flat = flatChains(line);
+      if (flat === false || (flat === null && mayBreakChain(line))) return false;
+    }
   }
   return comment === null;
 }
@@ -204,7 +208,7 @@ function arrowCallArguments(text: string): [string, string[]] | null {
 
 /** A line as prettier prints it: broken when too long, or when prettier always breaks its shape. */
 function fit(line: string): string[] {
-  return line.length > PRINT_WIDTH ? breakLine(line) : (breakObjectArray(line) ?? breakChain(line) ?? [line]);
+  return line.length > PRINT_WIDTH ? breakLine(line) : (breakObjectArray(line) ?? breakValue(line) ?? [line]);
 }
 
 /** One line that is too long, broken as prettier breaks it; unchanged when its shape is unknown. */
@@ -216,7 +220,7 @@ function breakLine(line: string): string[] {
     breakUnion(line) ??
     breakTypeArguments(line) ??
     breakConditional(line) ??
-    breakChain(line) ??
+    breakValue(line) ??
     breakObject(line) ??
     breakArray(line) ??
     breakCall(line) ?? [line]
@@ -595,7 +599,7 @@ type Expr = { start: number; end: number } & (
   | { kind: "unary"; argument: Expr }
   | { kind: "member"; object: Expr; name: string; dot: number }
   | { kind: "call"; callee: Expr; args: Expr[]; open: number }
-  | { kind: "object"; props: Array<{ key: string; value: Expr | null }> }
+  | { kind: "object"; props: Array<{ key: string; value: Expr | null; start: number; end: number }> }
   | { kind: "array"; items: Expr[] }
 );
 
@@ -657,19 +661,20 @@ function parseExpr(text: string, start = 0): Expr | null {
     }
     if (ch === "{") {
       i++;
-      const props: Array<{ key: string; value: Expr | null }> = [];
+      const props: Array<{ key: string; value: Expr | null; start: number; end: number }> = [];
       const ok = list("}", () => {
         const m = /^(?:[A-Za-z_$][\w$]*|"[^"\\]*")/.exec(text.slice(i));
         if (!m) return false;
+        const start = i;
         i += m[0].length;
         if (text[i] !== ":") {
-          props.push({ key: m[0], value: null });
+          props.push({ key: m[0], value: null, start, end: i });
           return m[0][0] !== '"';
         }
         i++;
         spaces();
         const value = postfix();
-        props.push({ key: m[0], value });
+        props.push({ key: m[0], value, start, end: i });
         return value !== null;
       });
       return ok ? { kind: "object", props, start: at, end: i } : null;
@@ -718,10 +723,11 @@ function parseExpr(text: string, start = 0): Expr | null {
 
 /**
  * How prettier prints an expression that fits on its line: "flat" (as written), "expanded" (a
- * call chain it prints one call per line however short, the calls' arguments flat), or
- * "unknown" (something else might break: left to prettier).
+ * call chain it prints one call per line however short), "broken" (a call whose one argument
+ * prettier must break: an object it hugs, `f({` … `})`, or a call it puts on lines of its own,
+ * `f(` … `)`), or "unknown" (something else might break: left to prettier).
  */
-type Printed = "flat" | "expanded" | "unknown";
+type Printed = "flat" | "expanded" | "broken" | "unknown";
 
 function printedAs(expr: Expr): Printed {
   switch (expr.kind) {
@@ -735,8 +741,12 @@ function printedAs(expr: Expr): Printed {
       return printedAs(expr.argument) === "flat" ? "flat" : "unknown";
     case "member":
       return printedAs(expr.object) === "flat" ? "flat" : "unknown";
-    case "object":
-      return expr.props.every((p) => p.value === null || printedAs(p.value) === "flat") ? "flat" : "unknown";
+    case "object": {
+      // A property whose value breaks breaks the object.
+      const values = expr.props.map((p) => (p.value === null ? "flat" : printedAs(p.value)));
+      if (values.includes("unknown")) return "unknown";
+      return values.every((v) => v === "flat") ? "flat" : "broken";
+    }
     case "array": {
       // prettier always breaks two or more objects (or arrays) of more than one entry each.
       const several = (e: Expr) => (e.kind === "object" && e.props.length > 1) || (e.kind === "array" && e.items.length > 1);
@@ -744,11 +754,18 @@ function printedAs(expr: Expr): Printed {
       return expr.items.every((e) => printedAs(e) === "flat") ? "flat" : "unknown";
     }
     case "call": {
-      if (expr.callee.kind !== "member") return printedAs(expr.callee) === "flat" && expr.args.every((a) => printedAs(a) === "flat") ? "flat" : "unknown";
-      const chain = memberChain(expr);
-      return chain ? (chain.forced ? "expanded" : "flat") : "unknown";
+      if (expr.callee.kind === "member") return memberChain(expr)?.printed ?? "unknown";
+      if (printedAs(expr.callee) !== "flat") return "unknown";
+      return argumentsPrinted(expr);
     }
   }
+}
+
+/** How a call's arguments are printed: flat, or "broken" when its one argument breaks. */
+function argumentsPrinted(call: Expr & { kind: "call" }): Printed {
+  const args = call.args.map(printedAs);
+  if (args.every((a) => a === "flat")) return "flat";
+  return args.length === 1 && args[0] !== "unknown" ? "broken" : "unknown";
 }
 
 /** One of prettier's printed nodes of a chain: the head, a `.name` or a call's `(…)`. */
@@ -763,15 +780,16 @@ interface Chain {
   groups: ChainNode[][];
   /** How many groups go on the first line (2 when prettier merges the first call into it). */
   head: number;
-  /** Whether prettier prints one group per line (after the head) when the chain is long. */
+  /** Whether prettier prints one group per line (after the head) when the chain is too long. */
   breakable: boolean;
-  /** Whether it does so however short the chain is. */
-  forced: boolean;
+  printed: Printed;
+  /** The call whose argument breaks, when the chain is printed "broken". */
+  broken?: Expr & { kind: "call" };
 }
 
 /**
- * A call on a member (`a.b(…)…`) as prettier's `printMemberChain` sees it, when every argument of
- * its calls is printed flat; null otherwise.
+ * A call on a member (`a.b(…)…`) as prettier's `printMemberChain` sees it; null when it holds
+ * something not read here, or an argument that breaks where this does not follow prettier.
  */
 function memberChain(top: Expr & { kind: "call" }): Chain | null {
   const nodes: ChainNode[] = [];
@@ -787,11 +805,9 @@ function memberChain(top: Expr & { kind: "call" }): Chain | null {
       break;
     }
   }
+  const head = nodes[0]!.expr;
+  if (head.kind !== "name" && (head.kind !== "call" || printedAs(head.callee) !== "flat")) return null;
   const calls = nodes.map((n) => n.expr).filter((e): e is Expr & { kind: "call" } => e.kind === "call");
-  if (nodes[0]!.expr.kind !== "name" && nodes[0]!.expr.kind !== "call") return null;
-  // Every argument (of the head's call too) printed flat: no break inside a group.
-  if (!calls.every((c) => c.args.every((a) => printedAs(a) === "flat"))) return null;
-  if (nodes[0]!.expr.kind === "call" && printedAs(nodes[0]!.expr.callee) !== "flat") return null;
   // The first group: the head, the calls right after it, and then (a head that is no call)
   // every member but the last before a call.
   const isCall = (n: ChainNode) => n.expr.kind === "call";
@@ -817,14 +833,30 @@ function memberChain(top: Expr & { kind: "call" }): Chain | null {
   const factory = (name: string) => /^[A-Z]|^[$_]+$/.test(name);
   const first = groups[0]!;
   const last = first[first.length - 1]!.expr;
-  const merge =
-    groups.length >= 2 &&
-    (first.length === 1 ? last.kind === "name" && factory(last.name) : last.kind === "member" && factory(last.name));
-  const head = merge ? 2 : 1;
-  const breakable = groups.length > head + 1;
-  // More than two calls, one with an argument prettier does not count as simple: one call per line.
-  const forced = breakable && calls.length > 2 && calls.some((c) => c.args.some((a) => !simpleArgument(a, 2)));
-  return { groups, head, breakable, forced };
+  const merge = groups.length >= 2 && (first.length === 1 ? last.kind === "name" && factory(last.name) : last.kind === "member" && factory(last.name));
+  const lead = merge ? 2 : 1;
+  const breakable = groups.length > lead + 1;
+  // Which groups break: one whose last call's one argument breaks (read below), and no other.
+  const breaks: boolean[] = [];
+  for (const [g, group] of groups.entries()) {
+    const printed = group.map((n) => (n.expr.kind === "call" ? argumentsPrinted(n.expr) : "flat"));
+    if (printed.includes("unknown")) return null;
+    const broken = printed.some((p) => p !== "flat");
+    // A break in a call before the group's last, or in the head's line of a chain prettier may
+    // print one call per line: not followed here.
+    if (broken && (printed.slice(0, -1).some((p) => p !== "flat") || (g < lead && (breakable || merge)))) return null;
+    breaks.push(broken);
+  }
+  // More than two calls, one with an argument prettier does not count as simple, or a group
+  // before the last that breaks: one call per line.
+  const forced = breakable && ((calls.length > 2 && calls.some((c) => c.args.some((a) => !simpleArgument(a, 2)))) || breaks.slice(0, -1).some(Boolean));
+  if (forced) return { groups, head: lead, breakable, printed: "expanded" };
+  // One group breaking: on the line but for its call's argument when prettier does not print a
+  // member chain (two groups: `inParam(` … `).optional()`); otherwise it may go either way.
+  const broken = groups.filter((_, g) => breaks[g]);
+  if (broken.length === 0) return { groups, head: lead, breakable, printed: "flat" };
+  if (breakable || broken.length > 1) return null;
+  return { groups, head: lead, breakable, printed: "broken", broken: broken[0]!.at(-1)!.expr as Expr & { kind: "call" } };
 }
 
 /** prettier's `isSimpleCallArgument`, for the expressions read here. */
@@ -853,66 +885,122 @@ function simpleArgument(e: Expr, depth: number): boolean {
 const KEY = /^(?:[A-Za-z_$][\w$]*|"[^"\\]*"): /;
 
 /**
- * A property whose value is a call chain (`key: z.string().regex(/^[A-Z]{3}$/).optional(),`) that
- * prettier prints one call per line: because it must (more than two calls, an argument not
- * simple), or because the line is too long and the chain has more than two groups. The head on
- * the key's line, each further group on a line of its own one level in; a group still too long
- * with an object as its one argument hugs it (`.strictObject({` / one property per line / `})`).
- * Null for any other line, or a chain prettier may print otherwise.
+ * The value a line holds, as laid out here: a property's (`key: …,`), an element's or argument's
+ * (`…,`), or a returned one (`return …;`, a lone object argument only), with what comes before it.
  */
-function breakChain(line: string): string[] | null {
-  if (!line.includes(").") || !line.endsWith(",") || /[^\x20-\x7e]/.test(line)) return null;
+function lineValue(line: string): { before: string; value: Expr; end: string } | null {
+  if (/[^\x20-\x7e]/.test(line)) return null;
   const indent = /^\s*/.exec(line)![0];
+  const end = line[line.length - 1]!;
   const key = KEY.exec(line.slice(indent.length));
-  if (!key) return null;
-  const at = indent.length + key[0].length;
+  const at = indent.length + (key ? key[0].length : line.startsWith("return ", indent.length) ? 7 : 0);
+  if (end !== (line.startsWith("return ", indent.length) ? ";" : ",")) return null;
   const value = parseExpr(line.slice(0, -1), at);
-  if (!value || value.kind !== "call" || value.callee.kind !== "member") return null;
-  const chain = memberChain(value);
-  if (!chain || !(chain.forced || (line.length > PRINT_WIDTH && chain.breakable))) return null;
-  const text = (group: ChainNode[]) => line.slice(group[0]!.start, group[group.length - 1]!.end);
-  const first = `${line.slice(0, at)}${chain.groups.slice(0, chain.head).map(text).join("")}`;
-  if (first.length > PRINT_WIDTH) return null;
-  const last = chain.groups.length - 1;
-  const rest = chain.groups.slice(chain.head).flatMap((group, k) => {
-    const end = k + chain.head === last ? "," : "";
-    const whole = `${indent}${INDENT}${text(group)}${end}`;
-    if (whole.length <= PRINT_WIDTH) return [whole];
-    // A call whose one argument is an object: prettier hugs it when `.name({` fits.
-    const call = group[group.length - 1]!.expr;
-    if (call.kind !== "call" || call.args.length !== 1 || call.args[0]!.kind !== "object") return [whole];
-    const object = call.args[0]!;
-    const props = splitTopLevel(line.slice(object.start + 1, object.end - 1));
-    if (!props || props.length === 0) return [whole];
-    const opening = `${indent}${INDENT}${line.slice(group[0]!.start, object.start + 1)}`;
-    return [opening, ...entryLines(`${indent}${INDENT}`, props), `${indent}${INDENT}})${end}`];
-  });
-  return [first, ...rest];
+  return value && { before: line.slice(0, at), value, end };
+}
+
+/**
+ * A line whose value prettier breaks: a call chain it prints one call per line (because it must:
+ * more than two calls, an argument that is not simple; or because the line is too long and the
+ * chain has more than two groups), the head on the line, each further group on a line of its
+ * own one level in; or a call whose one argument breaks (or is an object, the line too long),
+ * the object hugged (`f({` / one property per line / `})`) or the argument on lines of its own.
+ * Null for any other line, or a value prettier may print otherwise.
+ */
+function breakValue(line: string): string[] | null {
+  const long = line.length > PRINT_WIDTH;
+  // A line that fits breaks only around a chain prettier must break: three calls, two `).`.
+  if (!line.includes("(") || (!long && (line.match(/\)\./g) ?? []).length < 2)) return null;
+  const read = lineValue(line);
+  if (!read || read.value.kind !== "call") return null;
+  const { before, value, end } = read;
+  const indent = /^\s*/.exec(line)![0];
+  const text = (from: number, to: number) => line.slice(from, to);
+  if (value.callee.kind === "member") {
+    const chain = memberChain(value);
+    if (!chain) return null;
+    if (chain.printed === "expanded" || (long && chain.breakable && chain.printed === "flat")) {
+      if (before.startsWith(`${indent}return `)) return null;
+      const groups = chain.groups;
+      const first = `${before}${text(groups[0]![0]!.start, groups[chain.head - 1]!.at(-1)!.end)}`;
+      if (first.length > PRINT_WIDTH) return null;
+      const lines = [first];
+      for (let g = chain.head; g < groups.length; g++) {
+        const group = groups[g]!;
+        const close = g === groups.length - 1 ? end : "";
+        const broken = callLines(line, `${indent}${INDENT}`, group[0]!.start, group.at(-1)!.expr as Expr & { kind: "call" }, close, false);
+        if (!broken) return null;
+        lines.push(...broken);
+      }
+      return lines;
+    }
+    if (chain.printed === "flat" && (!long || chain.breakable)) return null;
+    if (chain.broken) {
+      // The text after the call whose argument breaks (`.optional()`) follows its closing bracket.
+      const after = `${line.slice(chain.broken.end, value.end)}${end}`;
+      if (before.startsWith(`${indent}return `) && chain.broken.args[0]!.kind !== "object") return null;
+      return callLines(line, indent, indent.length, chain.broken, after, true);
+    }
+  } else if (printedAs(value.callee) !== "flat") return null;
+  // A call printed on its line but for its arguments.
+  if (before.startsWith(`${indent}return `) && !(value.args.length === 1 && value.args[0]!.kind === "object")) return null;
+  return callLines(line, indent, indent.length, value, end, true);
+}
+
+/**
+ * A call (its text from `from`, `.name(…)` or `name(…)`, after `before` on the line) as prettier
+ * prints it at `indent`: on one line when it fits and nothing in it breaks; else its one argument
+ * an object hugged, or broken out on lines of its own; null when prettier may do otherwise.
+ * `lead`: the line's own beginning comes first (a whole line), else `indent` does (a group).
+ */
+function callLines(line: string, indent: string, from: number, call: Expr, end: string, lead: boolean): string[] | null {
+  const start = lead ? line.slice(0, from) : indent;
+  const whole = `${start}${line.slice(from, call.end)}${end}`;
+  if (call.kind !== "call") return whole.length <= PRINT_WIDTH ? [whole] : null;
+  const printed = argumentsPrinted(call);
+  if (printed === "unknown") return null;
+  if (printed === "flat" && whole.length <= PRINT_WIDTH) return [whole];
+  // Too long, or its one argument breaks: one argument that is an object is hugged. A whole line
+  // too long otherwise is left to the other shapes (`breakCall`).
+  const tooLong = lead ? null : [whole];
+  if (call.args.length !== 1) return printed === "flat" ? tooLong : null;
+  const arg = call.args[0]!;
+  const opening = `${start}${line.slice(from, arg.start + (arg.kind === "object" ? 1 : 0))}`;
+  if (opening.length > PRINT_WIDTH) return null;
+  if (arg.kind === "object") {
+    if (arg.props.length === 0) return null;
+    const props = arg.props.map((p) => line.slice(p.start, p.end));
+    return [opening, ...entryLines(indent, props), `${indent}})${end}`];
+  }
+  // Any other argument that breaks goes on lines of its own; one that is too long is left to prettier.
+  if (printed === "flat") return tooLong;
+  return [opening, ...fit(`${indent}${INDENT}${line.slice(arg.start, arg.end)},`), `${indent})${end}`];
 }
 
 /**
  * Whether every call chain of a line is surely printed flat by prettier, the line fitting: a
  * property (`key: …,`), an element or argument (`…,`), `return …;` or a declaration's value,
- * whose expression is read here (see `parseExpr`) and holds no chain prettier would break.
+ * whose expression is read here (see `parseExpr`) and holds nothing prettier would break. True
+ * or false when read, null when not.
  */
-function flatChains(line: string): boolean {
-  if (/[^\x20-\x7e]/.test(line)) return false;
+function flatChains(line: string): boolean | null {
+  if (/[^\x20-\x7e]/.test(line)) return null;
   // A group of a chain broken one call per line (`    .strictObject({ a: z.int().min(0) })`):
   // its arguments are what prettier prints flat or not.
   const group = /^(\s*)(\.[A-Za-z_$].*?),?$/.exec(line);
   if (group) {
     let expr = parseExpr(`_${group[2]}`);
-    if (!expr || expr.kind !== "call") return false;
+    if (!expr || expr.kind !== "call") return null;
     for (; expr.kind === "call" || expr.kind === "member"; expr = expr.kind === "call" ? expr.callee : expr.object) {
       if (expr.kind === "call" && !expr.args.every((a) => printedAs(a) === "flat")) return false;
     }
-    return expr.kind === "name" && expr.name === "_";
+    return expr.kind === "name" && expr.name === "_" ? true : null;
   }
   const m = /^(\s*(?:(?:[A-Za-z_$][\w$]*|"[^"\\]*"): |return |(?:export )?const [A-Za-z_$][\w$]* = )?)(.+)([,;])$/.exec(line);
-  if (!m) return false;
+  if (!m) return null;
   const [, head, , end] = m as unknown as [string, string, string, string];
   // A statement (`;`) is a return or a declaration; an entry (`,`) is no statement.
-  if ((end === ";") !== /(return |const [\w$]+ = )$/.test(head)) return false;
+  if ((end === ";") !== /(return |const [\w$]+ = )$/.test(head)) return null;
   const expr = parseExpr(line.slice(0, -1), head.length);
-  return expr !== null && printedAs(expr) === "flat";
+  return expr === null ? null : printedAs(expr) === "flat";
 }
