@@ -105,3 +105,57 @@ test("a relation made a plain array and a relation again: the array's ids are mo
     await db.close();
   }
 });
+
+test("a relation made a plain array keeps each record's ids, in order, in the array's column (the link table keeps none)", async () => {
+  const tag = (n: number) => `01900000-0000-7000-8000-00000000010${n}`;
+  const items = (items: string) => `resource: items\nfields:\n  name: { type: string, max_length: 50 }\n  tag_ids: { type: array, items: ${items}, max_items: 10, default: [] }\n`;
+  const { dir, sql, write } = released("unlink", {
+    "tags.yaml": "resource: tags\nfields:\n  label: { type: string, max_length: 50 }\n",
+    "items.yaml": items("{ type: uuid, references: tags }"),
+  });
+  const db = await openDriver("pglite:memory://");
+  try {
+    await migrate(db, readMigrations(sql));
+    await db.exec(`insert into "tags" ("id", "created_at", "updated_at", "label") values ('${tag(1)}', now(), now(), 't1'), ('${tag(2)}', now(), now(), 't2');
+      insert into "items" ("id", "created_at", "updated_at", "name") values (${row(1)}, 'a'), (${row(2)}, 'b');
+      insert into "items__tag_ids" select i."row_id", 3 - t."row_id", t."row_id" from "items" i, "tags" t where i."name" = 'a'`);
+    write("items.yaml", items("{ type: uuid }"));
+    // Before: the column was added with its default, [], and every record lost its ids.
+    await step(dir, sql, db);
+    assert.deepEqual(await db.query(`select "name", "tag_ids" from "items" order by "name"`), [{ name: "a", tag_ids: [tag(2), tag(1)] }, { name: "b", tag_ids: [] }]);
+    assert.deepEqual(await db.query(`select count(*)::int as n from "items__tag_ids"`), [{ n: 0 }]);
+    // Applied again, the file changes nothing.
+    for (const file of readMigrations(sql)) await db.exec(file.sql);
+    assert.deepEqual(await db.query(`select "tag_ids" from "items" where "name" = 'a'`), [{ tag_ids: [tag(2), tag(1)] }]);
+  } finally {
+    await db.close();
+  }
+});
+
+test("a date made a datetime keeps its day, at midnight UTC; a datetime made a date refuses a time of day, naming the record", async () => {
+  const items = (type: string) => `resource: items\nfields:\n  day: { type: ${type} }\n`;
+  const { dir, sql, write } = released("retype-date", { "items.yaml": items("date") });
+  const db = await openDriver("pglite:memory://");
+  try {
+    await migrate(db, readMigrations(sql));
+    await db.exec(`insert into "items" ("id", "created_at", "updated_at", "day") values (${row(1)}, '2026-03-01')`);
+    write("items.yaml", items("datetime"));
+    // Before: `using "day"::text` kept 2026-03-01, which the datetime's check refuses: the migration failed.
+    await step(dir, sql, db);
+    assert.deepEqual(await db.query(`select "day" from "items"`), [{ day: "2026-03-01T00:00:00Z" }]);
+    await db.exec(`insert into "items" ("id", "created_at", "updated_at", "day") values (${row(2)}, '2026-04-02T10:30:00+02:00')`);
+    write("items.yaml", items("date"));
+    const run = canon(["generate", "--allow-breaking"], dir);
+    assert.equal(run.code, 0, run.stdout + run.stderr);
+    // Before: the cast kept 2026-04-02 and dropped the time of day without a word.
+    await assert.rejects(migrate(db, readMigrations(sql)), (error: Error) => {
+      assert.match(error.message, /^migration 0003_pending failed, and nothing of it was applied: items\.day cannot become date: record 01900000-0000-7000-8000-000000000002 holds 2026-04-02T10:30:00\+02:00, which is not a date \(a datetime becomes one only at midnight UTC\); change the records/);
+      return true;
+    });
+    await db.exec(`update "items" set "day" = '2026-04-02T00:00:00Z' where "id" = '01900000-0000-7000-8000-000000000002'`);
+    await step(dir, sql, db);
+    assert.deepEqual(await db.query(`select "day"::text as day from "items" order by "id"`), [{ day: "2026-03-01" }, { day: "2026-04-02" }]);
+  } finally {
+    await db.close();
+  }
+});

@@ -162,6 +162,36 @@ function moveToLinkTable(link: SnapshotTable, kept: boolean): Change {
   };
 }
 
+/**
+ * A relation (an array of ids in a link table, `<table>__<column>`) made a plain array, kept in a
+ * jsonb column of its owner again (added above): each record's ids are copied from the link table
+ * into it, in order, and the link table, which stays as a table that leaves does, keeps none, so
+ * that no delete is held back by a link no one reads and applying the block again copies nothing.
+ * Without it the column would keep its default (`[]`) and every record would lose its ids. The
+ * linked table is the one the link table's foreign key names; no link table, nothing to do.
+ */
+function moveFromLinkTable(owner: string, column: string): Change {
+  const { owner: ownerColumn, position, target: targetColumn } = LINK_COLUMNS;
+  const link = quote(identifier(`${owner}__${column}`));
+  const l = literal(link);
+  const ids = `select jsonb_agg("t"."id" order by "l".${quote(position)}) from ${link} "l" join %s "t" on "t"."row_id" = "l".${quote(targetColumn)} where "l".${quote(ownerColumn)} = "o"."row_id"`;
+  const update = `update ${quote(owner)} "o" set ${quote(column)} = (${ids}) where exists (select 1 from ${link} "l" where "l".${quote(ownerColumn)} = "o"."row_id")`;
+  return {
+    words: "",
+    statements: [
+      [
+        `do $$ declare "canon__target" regclass; begin`,
+        `  select "confrelid"::regclass into "canon__target" from "pg_constraint" where "contype" = 'f' and "conrelid" = to_regclass(${l}) and "conkey" = array[(select "attnum" from "pg_attribute" where "attrelid" = to_regclass(${l}) and "attname" = ${literal(targetColumn)})];`,
+        `  if "canon__target" is not null then`,
+        `    execute format(${literal(update)}, "canon__target");`,
+        `    delete from ${link};`,
+        `  end if;`,
+        `end $$;`,
+      ].join("\n"),
+    ],
+  };
+}
+
 function literal(text: string): string {
   return `'${text.replace(/'/g, "''")}'`;
 }
@@ -213,6 +243,10 @@ function alterTable(before: SnapshotTable, after: SnapshotTable, moved: Readonly
       statements.push(`alter table ${t} alter column ${c} type ${column.type} using (to_jsonb(${c}) #>> '{}')::${column.type};`);
     } else if (previous.type !== "jsonb" && column.type === "jsonb") {
       statements.push(`alter table ${t} alter column ${c} type jsonb using ${wrappedValue(c, column.check?.expression ?? "")};`);
+    } else if (previous.type === "date" && column.type === "text" && column.check?.expression.includes(DATETIME_CHECK)) {
+      // A date made a datetime: the start of its day in UTC, which the datetime's check takes
+      // (the date's own text, `2026-03-01`, it refuses). Applied again, the text keeps its time.
+      statements.push(`alter table ${t} alter column ${c} type text using case when ${c}::text ~ '^[0-9]{4}-[0-9]{2}-[0-9]{2}$' then ${c}::text || 'T00:00:00Z' else ${c}::text end;`);
     } else if (previous.type !== column.type) statements.push(`alter table ${t} alter column ${c} type ${column.type} using ${c}::${column.type};`);
     if (retyped && column.default !== undefined) statements.push(`alter table ${t} alter column ${c} set default ${column.default};`);
     else if (previous.default !== column.default) {
@@ -311,6 +345,10 @@ function baseType(type: string): string {
 
 /** A decimal's text as PostgreSQL's `numeric` input reads it (no NaN, no infinity, no `_`). */
 const DECIMAL_TEXT = String.raw`^\s*[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?\s*$`;
+/** A date, or a datetime at midnight UTC: the texts a date keeps exactly. */
+const DATE_TEXT = String.raw`^[0-9]{4}-[0-9]{2}-[0-9]{2}(T00:00(:00(\.0+)?)?(Z|[+-]00(:?00)?))?$`;
+/** What the check of a datetime column holds (snapshot.ts `scalarChecks`). */
+const DATETIME_CHECK = "~ '^[0-9]{4}-[0-9]{2}-[0-9]{2}T'";
 /** An integer's text as PostgreSQL's `bigint` input reads it. */
 const INTEGER_TEXT = String.raw`^\s*[-+]?[0-9]+\s*$`;
 
@@ -348,6 +386,11 @@ function exactnessGuard(table: string, column: string, from: string, to: string)
     shape = from === "text" || from === "jsonb" ? INTEGER_TEXT : DECIMAL_TEXT;
     keeps = `${value} = trunc(${value}) and ${value} between -9223372036854775808 and 9223372036854775807`;
     what = "is not an integer of 64 bits";
+  } else if (to === "date" && (from === "text" || from === "jsonb")) {
+    // A datetime (or a string) made a date: PostgreSQL's cast would drop a time of day and its offset.
+    shape = DATE_TEXT;
+    keeps = "true";
+    what = "is not a date (a datetime becomes one only at midnight UTC)";
   } else if (to === "double precision" && (from === "text" || from === "jsonb")) {
     shape = DECIMAL_TEXT;
     keeps = "true";
@@ -548,6 +591,16 @@ export function migrationBetween(
     if (old) changes.push(...alterTable(old, table, moved));
   }
   changes.push(...moving.map((t) => moveToLinkTable(t, before.has(t.name))));
+  // An array added to a table that exists may be a relation made a plain array again: the ids of
+  // the link table it leaves go back into its column. Asked of the database (the link table a
+  // relation leaves is in no snapshot once it has left), so every array column added gets it.
+  for (const table of next.tables) {
+    const old = before.get(table.name);
+    if (!old || table.link) continue;
+    for (const column of table.columns)
+      if (column.type === "jsonb" && !old.columns.some((c) => c.name === column.name) && column.check?.expression.includes(`jsonb_typeof(${quote(column.name)}) = 'array'`))
+        changes.push(moveFromLinkTable(table.name, column.name));
+  }
   changes.push(...renames.flatMap(([table, from, to]) => copyRenamed(before.get(table), next.tables.find((t) => t.name === table), from, to)));
   // A rename pointed at another field: the values an earlier rename of the same old name moved
   // into a column that now leaves are moved on (the old column holds nulls since that move).

@@ -93,6 +93,8 @@ const UPDATE = /^update "(?:[^"]|"")+" set .+;$/;
 const RENAME_BLOCK = /^do \$\$ begin\n  if exists \(select 1 from information_schema\.columns "o" join [^\n]*\) then\n    update "(?:[^"]|"")+" set [^\n]* = null where [^\n]* is not null;\n  end if;\nend \$\$;$/;
 /** The rows of a renamed array's old link table moved into its new one (diff.ts `moveRenamedLinks`): no change to the schema. */
 const LINKS_BLOCK = /^do \$\$ begin\n  if exists \(select 1 from "pg_constraint" [^\n]*\) then\n    insert into "(?:[^"]|"")+" \([^\n]*\) select [^\n]* on conflict do nothing;\n    delete from "(?:[^"]|"")+";\n  end if;\nend \$\$;$/;
+/** The ids of a relation made a plain array copied back from its link table (diff.ts `moveFromLinkTable`): no change to the schema. */
+const UNLINK_BLOCK = /^do \$\$ declare "canon__target" regclass; begin\n  select "confrelid"::regclass into "canon__target" from "pg_constraint" [^\n]*;\n  if "canon__target" is not null then\n    execute format\([^\n]*\);\n    delete from "(?:[^"]|"")+";\n  end if;\nend \$\$;$/;
 const MOVE_BLOCK = /^do \$\$ (?:declare "canon__r" record; )?begin\n  if exists \(select 1 from information_schema\.columns where [^\n]*\) then\n[\s\S]*\nend \$\$;$/;
 
 const unquote = (name: string) => name.replace(/""/g, '"');
@@ -211,7 +213,7 @@ function applyStatement(model: SchemaModel, sql: string, where: string): void {
     if (!model.tables.has(table)) throw new ReplayFailure(`${where}: it analyzes table ${table}, which no migration before it creates`);
     return;
   }
-  if (UPDATE.test(sql) || RENAME_BLOCK.test(sql) || LINKS_BLOCK.test(sql) || GUARD_BLOCK.test(sql)) return;
+  if (UPDATE.test(sql) || RENAME_BLOCK.test(sql) || LINKS_BLOCK.test(sql) || UNLINK_BLOCK.test(sql) || GUARD_BLOCK.test(sql)) return;
   if (MOVE_BLOCK.test(sql)) {
     // Copies an array's ids into its link table, then drops the array's column, when it is there.
     const drop = new RegExp(String.raw`\n    alter table ${NAME} drop column ${NAME};\n`).exec(sql);
