@@ -35,6 +35,12 @@ export interface SqlDriver extends SqlQueryable {
    * it keeps open.
    */
   forgetStatements?(): Promise<void>;
+  /**
+   * Whether the database answers, asked outside the pool of the requests (`/vN/ready`): a pool
+   * every connection of which waits on a lock one table's requests hold is not a database that
+   * does not answer. Rejects when it does not within `timeoutMs`.
+   */
+  ping?(timeoutMs: number): Promise<void>;
   close(): Promise<void>;
 }
 

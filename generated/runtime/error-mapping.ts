@@ -33,14 +33,13 @@ function isClientError(error: FastifyError): boolean {
 export function toApiError(error: FastifyError | ApiError, maxUrlLength: number, url = ""): ApiError {
   if (error instanceof ApiError) {
     // A 500 made around a failure to reach the database (an async `authenticate`, a service) says so too.
-    return error instanceof InternalError && isConnectionFailure(error.cause)
-      ? storeUnreachable(error.cause)
-      : error;
+    return error instanceof InternalError && isRetryable(error.cause) ? storeUnreachable(error.cause) : error;
   }
   if (error.statusCode === 404) return new NotFoundError();
   // The database (or another peer of the service) is unreachable or cut the connection: a 500
   // the client may retry, never the client's fault (an ECONNRESET of the store is not its socket's).
-  if (isConnectionFailure(error)) return storeUnreachable(error);
+  // So is a statement the database gave up on for a while (its statement_timeout, a deadlock).
+  if (isRetryable(error)) return storeUnreachable(error);
   // The client closed the connection before its body arrived: its failure, not the service's.
   // Node's request stream reports it as `aborted` (ECONNRESET, no syscall).
   if (error.code === "ECONNRESET") {
@@ -73,7 +72,7 @@ export function toApiError(error: FastifyError | ApiError, maxUrlLength: number,
 /** Seconds a client is asked to wait after a failure to reach the database. */
 export const UNREACHABLE_RETRY_SECONDS = 5;
 
-/** A 500 with `Retry-After`: the database could not be reached or cut the connection. Logged with its cause. */
+/** A 500 with `Retry-After`: the database could not be reached, cut the connection or gave up on a statement for a while. Logged with its cause. */
 export function storeUnreachable(cause: unknown): ApiError {
   const error = new ApiError(500, "INTERNAL_ERROR", "An unexpected error occurred.", undefined, {
     "Retry-After": String(UNREACHABLE_RETRY_SECONDS),
@@ -111,6 +110,19 @@ export function isConnectionFailure(error: unknown): boolean {
   return /^Connection terminated|^timeout exceeded when trying to connect|^Client has encountered a connection error|^Connection refused/.test(
     message,
   );
+}
+
+/**
+ * Whether `error` is a failure the same request may not meet a little later: the database's
+ * connection failing (above), or a statement PostgreSQL gave up on for what other sessions did
+ * or how busy it is: cancelled by `statement_timeout` (57014; a lock held by another session,
+ * a slow table), a deadlock (40P01) or a serialization failure (40001). A statement cancelled
+ * because its client left is not answered to anyone (client-scope.ts).
+ */
+export function isRetryable(error: unknown): boolean {
+  if (isConnectionFailure(error)) return true;
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === "57014" || code === "40P01" || code === "40001";
 }
 
 function malformedEscape(url: string): boolean {

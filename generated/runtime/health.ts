@@ -14,10 +14,19 @@ import { ServiceUnavailableError } from "./errors.ts";
 /** Resolves when the store can answer; rejects (or never settles) when it cannot. */
 export type ReadyProbe = () => Promise<unknown>;
 
-/** A store's probe: `select 1` through an SQL store's driver; a store without one (memory) is always ready. */
-export function storeReady(store: object): ReadyProbe {
-  const driver = (store as { driver?: { query(statement: string): Promise<unknown> } }).driver;
-  return driver ? () => driver.query("select 1") : () => Promise.resolve();
+/**
+ * A store's probe: `select 1` through an SQL store's driver, on a connection of its own where the
+ * driver has one (PostgreSQL: a pool busy with one slow table is not a database that does not
+ * answer); a store without a driver (memory) is always ready.
+ */
+export function storeReady(store: object, timeoutMs = 2000): ReadyProbe {
+  const driver = (
+    store as {
+      driver?: { query(statement: string): Promise<unknown>; ping?(timeoutMs: number): Promise<void> };
+    }
+  ).driver;
+  if (!driver) return () => Promise.resolve();
+  return driver.ping ? () => driver.ping!(timeoutMs) : () => driver.query("select 1");
 }
 
 /** Seconds a balancer is asked to wait before trying an instance that is not ready. */

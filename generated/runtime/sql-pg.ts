@@ -451,6 +451,22 @@ export async function openPostgres(connectionString: string, options: PostgresOp
     pg,
     prepareValue: pg.utils.prepareValue,
   };
+  // `/vN/ready`'s connection, of its own: a pool whose every connection waits (on a lock a
+  // table's requests all queue behind, or a slow table) still has a database that answers, and
+  // taking every instance out of its balancer then would turn one slow table into the whole API
+  // down. Opened on the first ping; a connection the server does not answer is destroyed.
+  let probePool: PgPool | undefined;
+  const probe = () =>
+    (probePool ??= (() => {
+      const created = new pg.Pool({
+        connectionString,
+        max: 1,
+        options: settings.join(" "),
+        connectionTimeoutMillis: options.connectionTimeoutMs,
+      });
+      created.on("error", () => {});
+      return created;
+    })());
   const cancel = cancellation(pool, pg, connectionString);
   const deadlineMs = options.statementTimeoutMs + SILENCE_GRACE_MS;
   return {
@@ -497,6 +513,25 @@ export async function openPostgres(connectionString: string, options: PostgresOp
       statements.generation += 1;
       statements.prepared = false;
     },
-    close: () => pool.end(),
+    async ping(timeoutMs) {
+      const connection = await probe().connect();
+      let broken: Error | undefined;
+      const onError = (error: Error) => {
+        broken = error;
+      };
+      connection.on("error", onError);
+      try {
+        await bounded(connection, timeoutMs, () => connection.query("select 1"));
+      } catch (error) {
+        broken ??= error as Error;
+        throw error;
+      } finally {
+        connection.off("error", onError);
+        connection.release(broken);
+      }
+    },
+    close: async () => {
+      await Promise.all([pool.end(), probePool?.end()]);
+    },
   };
 }
