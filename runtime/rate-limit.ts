@@ -43,8 +43,9 @@ export type Limit = (request: FastifyRequest, reply: FastifyReply, done: Done) =
  *
  * Redis down is not the service down: while Redis is not connected, or a count takes longer
  * than `redisWaitMs`, or fails, each instance counts in its own memory (so N instances allow N
- * times the limit), logging one warning per outage; the first count Redis answers again ends the
- * outage (one line at info) and the shared count is used again.
+ * times the limit), logging one warning per outage; meanwhile one count at a time is still sent
+ * to Redis (the others are counted in memory at once), and the first that Redis answers ends the
+ * outage (one line at info): the shared count is used again.
  */
 export async function rateLimiter(app: FastifyInstance, settings: RateLimitOptions): Promise<Limit> {
   const { max, windowMs, redis } = settings;
@@ -127,6 +128,9 @@ function fallbackStore(app: FastifyInstance, redis: RedisLike, waitMs: number) {
     private readonly shared: { incr: Incr };
     private readonly local: { incr: Incr };
     private down = false;
+    /** A count sent to Redis during an outage that Redis has not answered yet (nor ioredis given up on). */
+    private probing = false;
+    private probeStartedMs = 0;
 
     constructor(options: { continueExceeding?: boolean; exponentialBackoff?: boolean }) {
       this.shared = new RedisStore(options.continueExceeding, options.exponentialBackoff, redis);
@@ -138,6 +142,17 @@ function fallbackStore(app: FastifyInstance, redis: RedisLike, waitMs: number) {
         this.outage(`Redis is ${redis.status}`);
         return this.local.incr(key, cb, timeWindow, max);
       }
+      // During an outage one count at a time asks Redis whether it is back; the others are
+      // counted here at once: a Redis that stalls (connected, silent) costs every request
+      // neither the wait nor a command queued in the client until it answers.
+      // (A client without a command timeout may never answer one: another is sent after 10 s.)
+      if (this.down && this.probing && Date.now() - this.probeStartedMs < 10_000)
+        return this.local.incr(key, cb, timeWindow, max);
+      const probe = this.down;
+      if (probe) {
+        this.probing = true;
+        this.probeStartedMs = Date.now();
+      }
       let settled = false;
       const timer = setTimeout(() => {
         settled = true;
@@ -147,6 +162,7 @@ function fallbackStore(app: FastifyInstance, redis: RedisLike, waitMs: number) {
       this.shared.incr(
         key,
         (error, result) => {
+          if (probe) this.probing = false;
           if (settled) return;
           settled = true;
           clearTimeout(timer);

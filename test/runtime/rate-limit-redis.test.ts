@@ -139,3 +139,37 @@ test("Redis restarted: the shared count is used again, by itself", async () => {
   assert.equal(lines.filter((l) => /Redis answers again/.test(l.msg)).length, 2);
   assert.equal(warnings().length, 2, "no new warning");
 });
+
+test("Redis stalled (connected, silent): requests are not each held by it, commands do not pile up; resumed, shared again", async () => {
+  // SIGSTOP: the connections stay open and every command goes unanswered (a Redis swapping, a
+  // network partition without resets). Before: each request waited the 250 ms for its own count,
+  // and each count stayed queued in the client until Redis answered (30 requests, 30 commands).
+  const before = warnings().length;
+  server!.kill("SIGSTOP");
+  try {
+    let slow = 0;
+    const started = Date.now();
+    for (let i = 0; i < 30; i++) {
+      const t = Date.now();
+      assert.equal((await get(a, `stalled${i}`)).statusCode, 200);
+      if (Date.now() - t >= 200) slow += 1;
+    }
+    const queued = (clients[0] as unknown as { commandQueue: { length: number } }).commandQueue.length;
+    // One count at a time asks the silent Redis (ioredis gives it up after 500 ms).
+    const asks = Math.ceil((Date.now() - started) / REDIS_CLIENT_OPTIONS.commandTimeout) + 2;
+    assert.ok(slow <= asks, `${slow} of 30 requests waited for Redis (at most ${asks} expected)`);
+    assert.ok(queued <= 3, `${queued} commands wait in the client`);
+    assert.equal(warnings().length, before + 1, "one warning for the stall");
+  } finally {
+    server!.kill("SIGCONT");
+  }
+  // Back: the first count Redis answers ends the outage.
+  const deadline = Date.now() + 10_000;
+  while (!lines.slice(-5).some((l) => /Redis answers again/.test(l.msg))) {
+    assert.ok(Date.now() < deadline, "the outage ends");
+    await get(a, "probe");
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  for (let i = 0; i < 3; i++) await get(b, "probe");
+  await sharedLimitHolds("resumed");
+});
