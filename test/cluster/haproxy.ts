@@ -42,6 +42,9 @@ export function freePort(): Promise<number> {
   });
 }
 
+/** What HAProxy answers, with 503, when no instance is ready: the error envelope of `/vN/ready`. */
+export const NO_INSTANCE_BODY = JSON.stringify({ error: { code: "SERVICE_UNAVAILABLE", message: "The service is not ready. Retry later." } });
+
 export function config(port: number, socket: string, backends: Backend[]): string {
   return [
     "global",
@@ -70,6 +73,9 @@ export function config(port: number, socket: string, backends: Backend[]): strin
     // No server connection outlives its response: each request is balanced on its own.
     "  option http-server-close",
     "  http-reuse never",
+    // No instance ready (the database down for all): the service's own envelope and Retry-After,
+    // not HAProxy's HTML page (docs/scaling.md).
+    `  http-error status 503 content-type "application/json; charset=utf-8" string ${JSON.stringify(NO_INSTANCE_BODY)} hdr Retry-After 5 hdr X-Content-Type-Options nosniff`,
     "  option httpchk",
     "  http-check send meth GET uri /v2/ready",
     "  http-check expect status 200",
