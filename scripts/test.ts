@@ -91,13 +91,19 @@ function printSummary(): void {
   const lines = ["", "== summary"];
   for (const s of suites) {
     const counts = s.summary
-      ? `: ${s.summary.passed} passed, ${s.summary.failed} failed, ${s.summary.skipped.length} skipped`
+      ? `: ${s.summary.passed} passed, ${s.summary.failed} failed, ${s.summary.skipped.length} skipped` +
+        (s.summary.todo.length ? `, ${s.summary.todo.length} todo` : "")
       : "";
     const time = s.seconds > 0 ? ` (${s.seconds.toFixed(0)} s)` : "";
     lines.push(`  ${s.name}: ${s.outcome}${counts}${time}`);
     for (const k of s.summary?.skipped ?? []) {
       lines.push(
         `      skipped ${JSON.stringify(k.name)} (${path.relative(process.cwd(), k.file) || "?"}): ${k.reason}`,
+      );
+    }
+    for (const k of s.summary?.todo ?? []) {
+      lines.push(
+        `      todo (a known bug, not a failure) ${JSON.stringify(k.name)} (${path.relative(process.cwd(), k.file) || "?"}): ${k.reason}`,
       );
     }
     for (const f of s.summary?.failures ?? []) {
