@@ -81,9 +81,11 @@ test("fields made both optional and nullable: their values are wrapped in JSON o
   }
 });
 
+/** The id of tag `n`, and items whose `tag_ids` hold items of the type `items` (the two tests below). */
+const tag = (n: number) => `01900000-0000-7000-8000-00000000010${n}`;
+const items = (items: string) => `resource: items\nfields:\n  name: { type: string, max_length: 50 }\n  tag_ids: { type: array, items: ${items}, max_items: 10, default: [] }\n`;
+
 test("a relation made a plain array and a relation again: the array's ids are moved into the link table, in place of the links it held before", async () => {
-  const tag = (n: number) => `01900000-0000-7000-8000-00000000010${n}`;
-  const items = (items: string) => `resource: items\nfields:\n  name: { type: string, max_length: 50 }\n  tag_ids: { type: array, items: ${items}, max_items: 10, default: [] }\n`;
   const { dir, sql, write } = released("retype-link", {
     "tags.yaml": "resource: tags\nfields:\n  label: { type: string, max_length: 50 }\n",
     "items.yaml": items("{ type: uuid, references: tags }"),
@@ -107,8 +109,6 @@ test("a relation made a plain array and a relation again: the array's ids are mo
 });
 
 test("a relation made a plain array keeps each record's ids, in order, in the array's column (the link table keeps none)", async () => {
-  const tag = (n: number) => `01900000-0000-7000-8000-00000000010${n}`;
-  const items = (items: string) => `resource: items\nfields:\n  name: { type: string, max_length: 50 }\n  tag_ids: { type: array, items: ${items}, max_items: 10, default: [] }\n`;
   const { dir, sql, write } = released("unlink", {
     "tags.yaml": "resource: tags\nfields:\n  label: { type: string, max_length: 50 }\n",
     "items.yaml": items("{ type: uuid, references: tags }"),
