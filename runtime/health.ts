@@ -10,6 +10,9 @@
 import type { FastifyInstance } from "fastify";
 import { ServiceUnavailableError } from "./errors.ts";
 
+/** How long `/vN/ready` waits for the store's answer (the probe's own bound too). */
+export const READY_TIMEOUT_MS = 2000;
+
 /** Resolves when the store can answer; rejects (or never settles) when it cannot. */
 export type ReadyProbe = () => Promise<unknown>;
 
@@ -18,7 +21,7 @@ export type ReadyProbe = () => Promise<unknown>;
  * driver has one (PostgreSQL: a pool busy with one slow table is not a database that does not
  * answer); a store without a driver (memory) is always ready.
  */
-export function storeReady(store: object, timeoutMs = 2000): ReadyProbe {
+export function storeReady(store: object, timeoutMs = READY_TIMEOUT_MS): ReadyProbe {
   const driver = (
     store as {
       driver?: { query(statement: string): Promise<unknown>; ping?(timeoutMs: number): Promise<void> };
@@ -35,7 +38,7 @@ export function registerHealth(
   app: FastifyInstance,
   versions: readonly string[],
   probe: ReadyProbe | undefined,
-  timeoutMs = 2000,
+  timeoutMs = READY_TIMEOUT_MS,
 ): void {
   let closing = false;
   app.addHook("preClose", (done) => {

@@ -172,13 +172,16 @@ export class ClaimLostError extends ConflictError {
 
 const KEY = /^[\x20-\x7e]{1,255}$/;
 
+/** What a malformed `Idempotency-Key` is told, here and where Node's parser refused it (raw-socket-errors.ts). */
+export const IDEMPOTENCY_KEY_ISSUE = "must be 1 to 255 printable ASCII characters";
+
 /** The header's key, undefined without one; 400 naming `Idempotency-Key` when malformed. */
 export function idempotencyKeyOf(request: FastifyRequest): string | undefined {
   const value = request.headers[IDEMPOTENCY_KEY_HEADER];
   if (value === undefined) return undefined;
   if (typeof value === "string" && KEY.test(value)) return value;
   throw new ValidationError(
-    [{ field: "Idempotency-Key", issue: "must be 1 to 255 printable ASCII characters" }],
+    [{ field: "Idempotency-Key", issue: IDEMPOTENCY_KEY_ISSUE }],
     "The Idempotency-Key header is not valid.",
   );
 }

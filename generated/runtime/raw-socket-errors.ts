@@ -13,6 +13,7 @@ import { closeWhenWritten } from "./connections.ts";
 import { deprecationHeaders, type DeprecationSettings } from "./deprecation.ts";
 import { type ApiError, ValidationError } from "./errors.ts";
 import { noOperation } from "./error-mapping.ts";
+import { IDEMPOTENCY_KEY_ISSUE } from "./idempotency.ts";
 import { newId } from "./uuid.ts";
 
 /** Answers every CONNECT on `server` with 404: Node hands its socket over and would close it unanswered. */
@@ -285,7 +286,5 @@ function headerWithControl(text: string | null): string | null {
 
 /** The issue of a header refused for a control character in its value. */
 function headerIssue(name: string): string {
-  return name === "Idempotency-Key"
-    ? "must be 1 to 255 printable ASCII characters"
-    : "must hold no control character";
+  return name === "Idempotency-Key" ? IDEMPOTENCY_KEY_ISSUE : "must hold no control character";
 }
