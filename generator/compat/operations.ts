@@ -33,9 +33,16 @@ export function endpoints(doc: JsonObject): Endpoint[] {
   return out;
 }
 
-/** The field a list under a referenced record is made by, as its description names it (openapi/operations.ts); undefined for any other operation. */
+/**
+ * The field a list under a referenced record is made by: its `x-canon-list-under`
+ * (openapi/operations.ts), or, in a document written before the key, the field its description
+ * names; undefined for any other operation.
+ */
 function listUnderNamed(e: Endpoint): string | undefined {
-  if (e.method !== "get" || typeof e.operation.description !== "string") return undefined;
+  if (e.method !== "get") return undefined;
+  const named = e.operation["x-canon-list-under"];
+  if (typeof named === "string") return named;
+  if (typeof e.operation.description !== "string") return undefined;
   return /^The [^`]* whose `([a-z][a-z0-9_]*)` is this /.exec(e.operation.description)?.[1];
 }
 

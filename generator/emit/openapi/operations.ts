@@ -55,11 +55,14 @@ export function resourceOperations(version: VersionSettings, resource: VersionRe
         return at({ parameters: [id, ifMatchParameter], responses: [noContent(version, collection, "Deleted.")] });
       case "list-under": {
         const under = unders.find((u) => u.collection === route.of)!;
-        return at({
+        const list = at({
           description: `The ${names.pluralWords} whose \`${under.field.name}\` is this ${under.names.words}. ${listDescription(resource)}`,
           parameters: [idParameter(under.names.words), ...listParameters(resource)],
           responses: [listResponse(version, resource)],
         });
+        // The field the list goes by, for the gate (compat/operations.ts): another field's list at the same path is a break.
+        list.operation["x-canon-list-under"] = under.field.name;
+        return list;
       }
       case "action": {
         const action = resource.actions.find((a) => a.name === route.of)!;
