@@ -746,6 +746,13 @@ describe("the gate's diagnostics point at the definition line", () => {
     assert.match(d.message, /the list \/v1\/authors\/\{id\}\/books holds the records whose "editor_id" names the record, no longer those whose "co_author_ids" does/);
     assert.equal(d.location.line, lineOf(dir, books, "  co_author_ids:"), formatDiagnostic(d));
     assert.match(d.fix, /put `list_under: true` back on "co_author_ids" and take it off the field that has it now/);
+    // The list names its field in x-canon-list-under; a document published before that key is read by its description.
+    const list = (doc: unknown) => (doc as { paths: Record<string, { get: Record<string, unknown> }> }).paths["/v1/authors/{id}/books"]!.get;
+    assert.equal(list(before)["x-canon-list-under"], "co_author_ids");
+    const older = structuredClone(before);
+    delete list(older)["x-canon-list-under"];
+    const fromOlder = await gate(dir, new Map([["v1", older]]), await documents(dir));
+    assert.ok(fromOlder.diagnostics.some((x) => x.message.includes("[list-under-changed]") && x.message.includes('no longer those whose "co_author_ids" does')), fromOlder.diagnostics.map(formatDiagnostic).join("\n"));
   });
 
   test("one diagnostic per break, naming every operation it reaches", async () => {
