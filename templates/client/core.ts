@@ -130,7 +130,7 @@ export interface ClientOptions {
   token?: string | (() => string | null | undefined | Promise<string | null | undefined>);
   /** Headers sent with every request. */
   headers?: Record<string, string>;
-  /** Retries of a 429 (after `Retry-After`) and of a GET or a POST (with its `Idempotency-Key`) whose connection failed; default 2. */
+  /** Retries of a 429 (after `Retry-After`) and of a GET or a POST (with its `Idempotency-Key`) whose connection failed or that a balancer answered 502; default 2. */
   maxRetries?: number;
   /** The longest `Retry-After` the client waits for; a 429 asking for more is thrown at once. Default 60000. */
   maxRetryDelayMs?: number;
@@ -415,6 +415,13 @@ class Transport {
         });
       }
       if (response.headers.has("deprecation")) this.#deprecated(response.headers, method, path);
+      // A balancer's 502: the instance it chose failed before answering (docs/scaling.md), as a
+      // lost connection; sent again as one is.
+      if (response.status === 502 && (method === "GET" || idempotent) && attempt < maxRetries) {
+        await response.body?.cancel();
+        await delay(200 * 2 ** attempt, options.signal);
+        continue;
+      }
       // A retried POST whose first attempt is still running on the service: wait for it.
       if (idempotent && attempt > 0 && attempt < maxRetries && (await stillRunning(response))) {
         await delay(200 * 2 ** attempt, options.signal);

@@ -45,7 +45,14 @@ export function freePort(): Promise<number> {
 /** What HAProxy answers, with 503, when no instance is ready: the error envelope of `/vN/ready`. */
 export const NO_INSTANCE_BODY = JSON.stringify({ error: { code: "SERVICE_UNAVAILABLE", message: "The service is not ready. Retry later." } });
 
-export function config(port: number, socket: string, backends: Backend[]): string {
+/**
+ * What HAProxy answers, with 502 or 504, when the instance it chose failed before answering
+ * (killed mid-request, or silent past `timeout server`): the 500 envelope of the service.
+ */
+export const NO_ANSWER_BODY = JSON.stringify({ error: { code: "INTERNAL_ERROR", message: "Something went wrong." } });
+
+/** `serverTimeout`: HAProxy's `timeout server` (a test of a silent instance makes it short). */
+export function config(port: number, socket: string, backends: Backend[], serverTimeout = "120s"): string {
   return [
     "global",
     `  stats socket ${socket} mode 600 level admin`,
@@ -57,7 +64,7 @@ export function config(port: number, socket: string, backends: Backend[]): strin
     "  option httplog",
     "  timeout connect 2s",
     "  timeout client 120s",
-    "  timeout server 120s",
+    `  timeout server ${serverTimeout}`,
     "  timeout check 5s",
     // A server that refuses the connection (a killed instance, before its check fails) is
     // retried, on another server: the request was never sent, so even a POST may be.
@@ -76,6 +83,10 @@ export function config(port: number, socket: string, backends: Backend[]): strin
     // No instance ready (the database down for all): the service's own envelope and Retry-After,
     // not HAProxy's HTML page (docs/scaling.md).
     `  http-error status 503 content-type "application/json; charset=utf-8" string ${JSON.stringify(NO_INSTANCE_BODY)} hdr Retry-After 5 hdr X-Content-Type-Options nosniff`,
+    // The instance failed before answering (502), or said nothing for `timeout server` (504): the
+    // 500 envelope, not HTML. The typed client sends a GET or a keyed POST again after a 502.
+    `  http-error status 502 content-type "application/json; charset=utf-8" string ${JSON.stringify(NO_ANSWER_BODY)} hdr X-Content-Type-Options nosniff`,
+    `  http-error status 504 content-type "application/json; charset=utf-8" string ${JSON.stringify(NO_ANSWER_BODY)} hdr X-Content-Type-Options nosniff`,
     "  option httpchk",
     "  http-check send meth GET uri /v2/ready",
     "  http-check expect status 200",
