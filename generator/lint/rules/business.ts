@@ -6,7 +6,8 @@ import { q, walkFields, type LintContext } from "../context.ts";
 /**
  * The business rules a definition declares (SPEC §12.5):
  *  - transitions: on a resource's own enum field; every key and target one of its values, no
- *    target twice, none the value itself (keeping a value is never a transition);
+ *    target twice; a target that is the value itself is a warning (transition-itself: keeping a
+ *    value is never a transition, and always allowed);
  *  - action-requires: `requires` names enum, boolean or string fields of the resource, each with
  *    values the field can hold, each once;
  *  - action-sets: `sets` names fields of the resource (read-only ones too), each with a value the
@@ -55,9 +56,11 @@ function transitionRules(ctx: LintContext, field: FieldDef, own: boolean, path: 
           `use one of ${values.join(", ")}, or add ${q(to)} to values`,
         );
       } else if (to === from) {
-        report(
-          [from, i],
-          `transitions of ${q(field.name)}: ${q(from)} lists itself; keeping a value is never a transition`,
+        // Harmless (keeping a value is always allowed), so a warning: the definition still generates.
+        ctx.report(
+          "transition-itself",
+          field.at("transitions", from, i),
+          `transitions of ${q(field.name)}: ${q(from)} lists itself; keeping a value is never a transition, so it is always allowed`,
           `remove ${q(to)} from the list of ${q(from)}`,
         );
       } else if (seen.has(to)) {
