@@ -15,7 +15,7 @@
  * the database on a PostgreSQL server (every instance serves every link) and in a private folder
  * otherwise. Every minute, files past their link and jobs past their retention are swept.
  */
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import type { Readable } from "node:stream";
@@ -311,7 +311,7 @@ export class ExportService {
       onError: (error) => this.onError(error, "pg-boss"),
       ...this.pgBoss,
       connectionString: server.connectionString,
-      schema: `${server.schema}_pgboss`.slice(0, 63),
+      schema: pgBossSchema(server.schema),
       concurrency: this.concurrency,
     });
     queue.deadLetters((id) => this.fail(id, "The export was interrupted too many times; create a new one."));
@@ -347,6 +347,24 @@ interface ExportServer {
 }
 
 const servers = new WeakMap<Store, ExportServer>();
+
+/** The longest schema name pg-boss takes, in bytes (its names of tables and functions are built from it). */
+const PGBOSS_SCHEMA_MAX = 50;
+
+/**
+ * pg-boss's schema beside the store's: `<schema>_pgboss`. A store schema is any SQL identifier of
+ * up to 63 characters, but pg-boss refuses a schema name over 50 bytes, and did so when the export
+ * service started: a schema of more than 43 characters stopped the app. When `<schema>_pgboss`
+ * would be longer, it is the schema's first 34 characters, 8 hexadecimal digits of a SHA-256 of the
+ * whole name (so that two long schemas with one beginning do not share a queue) and `_pgboss`:
+ * 50 characters.
+ */
+export function pgBossSchema(storeSchema: string): string {
+  const name = `${storeSchema}_pgboss`;
+  if (Buffer.byteLength(name) <= PGBOSS_SCHEMA_MAX) return name;
+  const hash = createHash("sha256").update(storeSchema).digest("hex").slice(0, 8);
+  return `${storeSchema.slice(0, PGBOSS_SCHEMA_MAX - 16)}_${hash}_pgboss`;
+}
 
 /**
  * Tells exports which PostgreSQL server (and schema) a store keeps its records on, so that its

@@ -2,6 +2,7 @@
 // PostgreSQL server (a fresh schema per store, dropped on cleanup). `makeStores()` is what the
 // HTTP suite is parameterised with: `for (const s of makeStores()) { … buildApp({ store: await s.create() }) … }`.
 import type { SqlDriver } from "../../generated/runtime/sql-driver.ts";
+import { pgBossSchema } from "../../generated/runtime/exports-service.ts";
 import { openDriver, SqlStore } from "../../generated/runtime/sql-store.ts";
 import type { Store } from "../../generated/runtime/store.ts";
 import { storeReferences } from "../../generated/services.ts";
@@ -55,7 +56,7 @@ export async function dropSchemas(names: string[]): Promise<void> {
     for (const name of names) {
       await client.query(`drop schema if exists "${name}" cascade`);
       // Export jobs of an app on this schema went through pg-boss, in a schema beside it.
-      await client.query(`drop schema if exists "${`${name}_pgboss`.slice(0, 63)}" cascade`);
+      await client.query(`drop schema if exists "${pgBossSchema(name)}" cascade`);
     }
   } finally {
     await client.end();
@@ -133,7 +134,9 @@ export function storeFromEnvironment(name = process.env.CANON_TEST_STORE ?? "mem
  * PGlite in memory, and a fresh schema of the PostgreSQL server (each schema made is pushed to
  * `schemas`, for `dropSchemas` after the tests).
  */
-export function storeTargets(schemas: string[]): Array<{ name: string; target(): Promise<{ url: string; options: Record<string, unknown> }> }> {
+export function storeTargets(
+  schemas: string[],
+): Array<{ name: string; target(): Promise<{ url: string; options: Record<string, unknown> }> }> {
   return [
     { name: "memory", target: async () => ({ url: "memory", options: {} }) },
     { name: "pglite", target: async () => ({ url: "pglite:memory://", options: {} }) },
