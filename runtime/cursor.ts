@@ -117,7 +117,13 @@ export function listScope(
   return JSON.stringify(scope);
 }
 
-/** A condition as a scope names it: field, operator and value(s). */
+/**
+ * A condition as a scope names it: field, operator and value(s). An `[in]` filter is a set: its
+ * values are named in one order, each once, so that a cursor of `?status[in]=open,pending` goes on
+ * with `?status[in]=pending,open` (or `open,open,pending`), which lists the same records.
+ */
 function conditionScope(condition: Condition): unknown[] {
-  return [condition.field, condition.op, condition.op === "in" ? condition.values : condition.value];
+  if (condition.op !== "in") return [condition.field, condition.op, condition.value];
+  const values = [...new Set(condition.values.map((value) => JSON.stringify(value)))].sort();
+  return [condition.field, condition.op, values.map((text) => JSON.parse(text) as unknown)];
 }

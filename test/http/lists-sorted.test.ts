@@ -118,6 +118,34 @@ describe(`sorted lists (SPEC §12.1), ${STORE} store`, () => {
     }
   });
 
+  test("a cursor is bound to an [in] filter's values as a set: another order or a repeated value goes on, another set answers 400 naming cursor", async () => {
+    // Sorted and not: the five records have estimates 5, 1, 5, none and 3, and priorities of four values.
+    for (const sort of ["", "sort=-priority&"]) {
+      const first = (await expectStatus(api, "GET", list(`${sort}priority[in]=urgent,low,normal&estimate[in]=5,1&limit=1`), 200)).body as Obj;
+      assert.ok(first.pagination.next_cursor, sort);
+      const cursor = encodeURIComponent(first.pagination.next_cursor);
+      // The records after the first, following the cursors from the saved one with `query`.
+      const rest = async (query: string) => {
+        const seen: Obj[] = [];
+        for (let next: string | null = cursor; next; ) {
+          const page = (await expectStatus(api, "GET", list(`${sort}${query}&limit=1&cursor=${next}`), 200)).body as Obj;
+          seen.push(...page.data);
+          next = page.pagination.next_cursor ? encodeURIComponent(page.pagination.next_cursor) : null;
+        }
+        return seen;
+      };
+      const expected = subjects(await rest("priority[in]=urgent,low,normal&estimate[in]=5,1"));
+      assert.equal(expected.length, 2, sort);
+      assert.deepEqual(new Set([...subjects(first.data), ...expected]), new Set(["a-urgent-none", "b-normal-late", "c-low-early"]), sort);
+      for (const same of ["priority[in]=low,normal,urgent&estimate[in]=1,5", "estimate[in]=1,5,1&priority[in]=normal,urgent,low,urgent"])
+        assert.deepEqual(subjects(await rest(same)), expected, `${sort}${same}`);
+      for (const other of ["priority[in]=urgent,low&estimate[in]=5,1", "priority[in]=urgent,low,normal,high&estimate[in]=5,1", "priority[in]=urgent,low,normal&estimate[in]=5", "priority[in]=urgent,low,normal&estimate[in]=5,1,3"]) {
+        const error = await expectError(api, "GET", list(`${sort}${other}&limit=1&cursor=${cursor}`), 400, "VALIDATION_ERROR");
+        assert.deepEqual(detailFields(error), ["cursor"], `${sort}${other}`);
+      }
+    }
+  });
+
   test("an unknown, repeated or undeclared key, or more than three, answers 400 naming sort", async () => {
     for (const bad of ["status", "priority,priority", "priority,-priority", "id", "a,b,c,d", "due_at,subject,estimate,priority", "", "+priority", "priority,"]) {
       const error = await expectError(api, "GET", list(`sort=${encodeURIComponent(bad)}`), 400, "VALIDATION_ERROR");
