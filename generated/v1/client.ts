@@ -396,17 +396,20 @@ class Transport {
     const problems = queryProblems(query as Query, this.#searchMinLength);
     const fetchPage = (q: Query): Promise<WithResponse<P>> =>
       problems.length > 0
-        ? Promise.reject(
-            new ValidationError({
-              status: 400,
-              code: "VALIDATION_ERROR",
-              message: "The request is not valid.",
-              details: problems,
-              requestId: options.requestId ?? uuidv7(),
-            }),
-          )
+        ? Promise.reject(refusal(problems, options))
         : this.#send<P>("GET", url, q, undefined, options);
     return new ListCall(fetchPage, query as Query);
+  }
+
+  /**
+   * POST of an export job (`api.exports.create`): its `q` is the list's, and what the service
+   * would refuse of it whatever the data (shorter than the version's minimum, longer than 200
+   * characters) is thrown as its 400 would be, without sending, as for a list.
+   */
+  createExport<T>(path: string, body: { q?: string }, options: CallOptions = {}): ApiCall<T> {
+    const problems = queryProblems({ q: body.q } as Query, this.#searchMinLength);
+    if (problems.length > 0) return new ApiCall(Promise.reject(refusal(problems, options)));
+    return this.call<T>("POST", path, null, body, options);
   }
 
   /** A GET whose answer is text (a file), at a path of the API or an absolute URL it gave. */
@@ -631,6 +634,17 @@ function delay(ms: number, signal: AbortSignal | undefined): Promise<void> {
       reject(signal?.reason);
     }
     signal?.addEventListener("abort", abort, { once: true });
+  });
+}
+
+/** The service's 400 for `problems` it answers whatever its data, thrown without sending. */
+function refusal(problems: ErrorDetail[], options: CallOptions): ValidationError {
+  return new ValidationError({
+    status: 400,
+    code: "VALIDATION_ERROR",
+    message: "The request is not valid.",
+    details: problems,
+    requestId: options.requestId ?? uuidv7(),
   });
 }
 
@@ -1143,7 +1157,7 @@ export class ExportsClient {
 
   /** POST /v1/exports: a new export job, pending; `get` it until it has succeeded, then `download` it. */
   create(body: ExportCreate, options?: CallOptions): ApiCall<ExportJob> {
-    return this.#http.call("POST", "/v1/exports", null, body, options);
+    return this.#http.createExport("/v1/exports", body, options);
   }
 
   /** GET /v1/exports: your export jobs; `await` it for a page, `for await` it for every job. */

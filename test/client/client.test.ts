@@ -127,6 +127,30 @@ describe("the generated client, every operation of both versions", () => {
     assert.deepEqual(jobs, ["ndjson", "csv"]);
   });
 
+  test("an export whose q is shorter than the version's minimum, or longer than 200 characters, throws the service's 400 without sending", async () => {
+    const recorder = recordingFetch();
+    const api = v2.createClient({ baseUrl: service.base, token: "dev-writer", fetch: recorder.fetch });
+    const bodies = [
+      { resource: "orders", q: " ab " },
+      { resource: "orders", format: "csv", q: "", filters: { currency: "JPY" } },
+      { resource: "orders", q: "x".repeat(201) },
+    ] as const;
+    for (const body of bodies) {
+      const error = await api.exports.create(body).then(() => assert.fail(`${JSON.stringify(body)} was taken`), (e: unknown) => e);
+      assert.ok(error instanceof v2.ValidationError, JSON.stringify(body));
+      const answer = await fetch(`${service.base}/v2/exports`, { method: "POST", headers: { authorization: "Bearer dev-writer", "content-type": "application/json" }, body: JSON.stringify(body) });
+      assert.equal(answer.status, 400, JSON.stringify(body));
+      const { error: served } = (await answer.json()) as { error: { code: string; message: string; details: unknown[] } };
+      assert.deepEqual({ status: error.status, code: error.code, message: error.message, details: error.details }, { status: 400, ...served }, JSON.stringify(body));
+      assert.match(error.requestId, UUID_V7);
+    }
+    assert.equal(recorder.sent.length, 0, "nothing was sent");
+    // At the minimum (spaces around it not counted), the job is created.
+    const job = await api.exports.create({ resource: "orders", q: " abc " });
+    assert.equal(job.status, "pending");
+    assert.equal(recorder.sent.length, 1);
+  });
+
   test("v1: its own shapes (due_cents, legacy_ref) on every operation", async () => {
     const notices: v1.DeprecationNotice[] = [];
     const api = v1.createClient({ baseUrl: service.base, token: "dev-writer", onDeprecation: (n) => notices.push(n) });

@@ -289,7 +289,7 @@ export function exportsClass(path: string): ClassView {
       method(
         `POST ${path}: a new export job, pending; \`get\` it until it has succeeded, then \`download\` it.`,
         `create(body: ExportCreate, ${OPTIONS}): ApiCall<ExportJob>`,
-        `call("POST", ${pathArguments(path)}, body, options)`,
+        `createExport(${JSON.stringify(path)}, body, options)`,
       ),
       method(
         `GET ${path}: your export jobs; \`await\` it for a page, \`for await\` it for every job.`,
