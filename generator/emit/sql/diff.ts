@@ -12,7 +12,7 @@
  */
 import type { OnDelete } from "../../../runtime/references.ts";
 import { decimalColumnType, LINK_COLUMNS } from "../../../runtime/sql-schema.ts";
-import { decimalPattern, identifier, pathString, quote, type SchemaSnapshot, type SnapshotColumn, type SnapshotIndex, type SnapshotStatistics, type SnapshotTable } from "./snapshot.ts";
+import { decimalPattern, identifier, nestedPath, pathString, quote, type SchemaSnapshot, type SnapshotColumn, type SnapshotIndex, type SnapshotStatistics, type SnapshotTable } from "./snapshot.ts";
 
 export interface Migration {
   /** `initial`, `create_reviews_and_add_orders_priority`. */
@@ -271,10 +271,10 @@ function alterTable(before: SnapshotTable, after: SnapshotTable, moved: Readonly
       // string in its canonical form; a decimal made a number or an integer): converted once the old
       // check is gone and before the new one is added, after a refusal of values it would change.
       const rewrap = previous.type === "jsonb" && column.type === "jsonb" ? (rewrapped(after.name, column, previous) ?? decimalItems(after.name, column, previous)) : null;
-      if (rewrap) {
-        if (rewrap.guard) statements.unshift(rewrap.guard);
-        replaced.splice(replaced.length - (column.check ? 1 : 0), 0, rewrap.update);
-      }
+      // And the decimals deeper in it (an object's field, an array's objects…) of another scale.
+      const rewraps = [...(rewrap ? [rewrap] : []), ...(previous.type === "jsonb" && column.type === "jsonb" ? nestedDecimalValues(after.name, column, previous) : [])];
+      statements.unshift(...rewraps.flatMap((r) => (r.guard ? [r.guard] : [])));
+      replaced.splice(replaced.length - (column.check ? 1 : 0), 0, ...rewraps.map((r) => r.update));
       // The rows that break the new check (a tightened length, bound, enum or map) are refused first,
       // naming one: PostgreSQL's own failure names no record.
       if (column.check && !(previous.check && loosens(previous.check.expression, column.check.expression))) replaced.splice(replaced.length - 1, 0, checkGuard(after.name, column.name, column.check.expression));
@@ -542,6 +542,80 @@ function decimalItems(table: string, column: SnapshotColumn, previous: SnapshotC
     guard,
     update: `update ${t} set ${c} = ${rewritten} where jsonb_typeof(${c}) = '${map ? "object" : "array"}' and jsonb_path_exists(${c}, ${stale});`,
   };
+}
+
+/**
+ * The decimals deeper in a JSON column (snapshot.ts `nestedDecimals`: an object's field, the
+ * objects of an array or a map, a map's maps…) whose precision or scale changed, or that were of
+ * another type: as `decimalItems` does for a map's values, each value at the decimal's path that
+ * is a number or a string is converted to its canonical text at the new scale (`"1.20"` at scale 3
+ * is `"1.200"`), the rest of the value kept as it is; `guard` refuses first, naming the record, the
+ * value and where it is (`lines.0.unit_price`), one the new type would not keep exactly. One pair
+ * per such decimal, in the column's order; none when its shape in the check before is the same.
+ */
+function nestedDecimalValues(table: string, column: SnapshotColumn, previous: SnapshotColumn): Array<{ guard: string; update: string }> {
+  const before = previous.check?.expression ?? "";
+  return (column.nestedDecimals ?? []).flatMap(({ path, precision: p, scale: s }) => {
+    const shape = `@ like_regex ${pathString(decimalPattern(p, s))}`;
+    const reach = `${nestedPath(path)} ? (!(`;
+    const at = before.indexOf(reach);
+    // The same shape at the same path: nothing to convert (its bounds are the check's guard's).
+    if (at !== -1 && before.slice(at, before.indexOf("'", at)).includes(shape)) return [];
+    const type = decimalColumnType(p, s);
+    const [c, t] = [quote(column.name), quote(table)];
+    // The guard: every value at the path, with where it is, by a lateral join per array or map.
+    const joins: string[] = [];
+    const order: string[] = [`"o"."id"`];
+    let value = `"o".${c}`;
+    let where = literal(column.name);
+    path.forEach((step, i) => {
+      const e = `"e${i + 1}"`;
+      if (step === "[]") {
+        joins.push(`cross join lateral jsonb_array_elements(case when jsonb_typeof(${value}) = 'array' then ${value} else '[]'::jsonb end) with ordinality ${e} ("value", "n")`);
+        where = `${where} || '.' || (${e}."n" - 1)`;
+        order.push(`${e}."n"`);
+        value = `${e}."value"`;
+      } else if (step === "{}") {
+        joins.push(`cross join lateral jsonb_each(case when jsonb_typeof(${value}) = 'object' then ${value} else '{}'::jsonb end) ${e}`);
+        where = `${where} || '.' || ${e}."key"`;
+        order.push(`${e}."key"`);
+        value = `${e}."value"`;
+      } else {
+        where = `${where} || ${literal(`.${step}`)}`;
+        value = `(${value} -> ${literal(step)})`;
+      }
+    });
+    const text = `(${value} #>> '{}')`;
+    const keeps = `round(${text}::numeric, ${s}) = ${text}::numeric and abs(${text}::numeric) < 1e${p - s}`;
+    const named = `${column.name}${path.map((step) => (step === "[]" || step === "{}" ? step : `.${step}`)).join("")}`;
+    const message = `${table}.${named} cannot become ${type}: record % holds % at %, which ${type} cannot keep exactly (it keeps ${s} digits after the point and ${p - s} before it); change the records that hold such values (or give the field a type that keeps them), then start again`;
+    const guard = [
+      `do $$ declare "canon__r" record; begin`,
+      // One line, as every refusal (GUARD_BLOCK of runtime/sql-migrations.ts reads it).
+      `  select "o"."id", ${text} as "value", ${where} as "at" into "canon__r" from ${t} "o" ${joins.join(" ")}` +
+        ` where jsonb_typeof(${value}) in ('number', 'string') and not (case when ${text} ~ ${literal(DECIMAL_TEXT)} then ${keeps} else false end)` +
+        ` order by ${order.join(", ")} limit 1;`,
+      `  if found then`,
+      `    raise exception ${literal(message)}, "canon__r"."id", "canon__r"."value", "canon__r"."at";`,
+      `  end if;`,
+      `end $$;`,
+    ].join("\n");
+    // The value rewritten: at each step into the arrays, maps and objects it holds, the rest kept.
+    const rewrite = (v: string, rest: readonly string[], level: number): string => {
+      if (rest.length === 0) return `case when jsonb_typeof(${v}) in ('number', 'string') then to_jsonb((${v} #>> '{}')::${type}::text) else ${v} end`;
+      const [step, ...tail] = rest as [string, ...string[]];
+      const e = `"e${level}"`;
+      if (step === "[]")
+        return `case when jsonb_typeof(${v}) = 'array' then coalesce((select jsonb_agg(${rewrite(`${e}."value"`, tail, level + 1)} order by ${e}."n") from jsonb_array_elements(${v}) with ordinality ${e} ("value", "n")), '[]'::jsonb) else ${v} end`;
+      if (step === "{}")
+        return `case when jsonb_typeof(${v}) = 'object' then coalesce((select jsonb_object_agg(${e}."key", ${rewrite(`${e}."value"`, tail, level + 1)}) from jsonb_each(${v}) ${e}), '{}'::jsonb) else ${v} end`;
+      const key = literal(step);
+      return `case when jsonb_typeof(${v}) = 'object' and (${v} -> ${key}) is not null then jsonb_set(${v}, array[${key}], ${rewrite(`(${v} -> ${key})`, tail, level + 1)}) else ${v} end`;
+    };
+    // The rows to convert: a number, or a string not of the new shape, at the path.
+    const stale = literal(`${nestedPath(path)} ? (@.type() == "number" || (@.type() == "string" && !(${shape})))`);
+    return [{ guard, update: `update ${t} set ${c} = ${rewrite(c, path, 1)} where jsonb_path_exists(${c}, ${stale});` }];
+  });
 }
 
 /** The indexes of `table` whose definition names `column` (quoted, as canon writes every name). */

@@ -46,6 +46,13 @@ export interface SnapshotColumn extends SystemColumn {
    * canonical form (from a number, or from another scale: diff.ts). Not compared by itself.
    */
   decimal?: { precision: number; scale: number; items?: "map" | "array" };
+  /**
+   * The decimals deeper in a JSON column (an object's field, an array's or a map's objects or
+   * maps or arrays), each with its `path` from the column as `DecimalField.path` of
+   * runtime/decimal.ts says it (`["[]", "unit_price"]`): its check holds each (`nestedDecimalCheck`),
+   * and a migration converts the stored values when its precision or scale changes (diff.ts).
+   */
+  nestedDecimals?: Array<{ path: string[]; precision: number; scale: number }>;
 }
 
 export interface SnapshotIndex {
@@ -191,12 +198,13 @@ function numberLiteral(n: number): string {
 function checkExpression(field: VersionField, column: string, kind: ColumnKind): string | undefined {
   const c = quote(column);
   if (kind === "json") {
+    const nested = nestedDecimals(field).map((d) => nestedDecimalCheck(c, d.path, d.decimal));
     const shape =
       field.type === "array"
-        ? `when jsonb_typeof(${c}) = 'array' then ${arrayChecks(field, c)}`
+        ? `when jsonb_typeof(${c}) = 'array' then ${[arrayChecks(field, c), ...nested].join(" and ")}`
         : field.type === "map"
-          ? `when jsonb_typeof(${c}) = 'object' then ${mapChecks(field, c)}`
-          : `when jsonb_typeof(${c}) = 'object' then true`;
+          ? `when jsonb_typeof(${c}) = 'object' then ${[mapChecks(field, c), ...nested].join(" and ")}`
+          : `when jsonb_typeof(${c}) = 'object' then ${nested.length ? nested.join(" and ") : "true"}`;
     const orNull = field.nullable ? ` when jsonb_typeof(${c}) = 'null' then true` : "";
     return `case when ${c} is null then true ${shape}${orNull} else false end`;
   }
@@ -237,6 +245,48 @@ function arrayChecks(field: VersionField, c: string): string {
   const item = field.items ? itemPredicate(field.items) : null;
   if (item) parts.push(`not jsonb_path_exists(${c}, ${stringLiteral(`strict $[*] ? (!(${item}))`)})`);
   return parts.join(" and ");
+}
+
+/**
+ * The decimals inside a JSON field deeper than its own items (a map's values, an array's items:
+ * `itemPredicate`), each with its path from the field (`DecimalField.path` of runtime/decimal.ts:
+ * a field's name, `[]` for every item of an array, `{}` for every value of a map).
+ */
+export function nestedDecimals(field: VersionField): Array<{ path: string[]; decimal: VersionField }> {
+  return fieldDecimals(field).filter(({ path }) => path.length > 1 || (path.length === 1 && path[0] !== "[]" && path[0] !== "{}"));
+}
+
+/** Every decimal a field holds, itself (path `[]`) or inside it, each with its path from the field. */
+function fieldDecimals(f: VersionField, path: string[] = []): Array<{ path: string[]; decimal: VersionField }> {
+  if (f.type === "decimal") return [{ path, decimal: f }];
+  if ((f.type === "array" || f.type === "map") && f.items) return fieldDecimals(f.items, [...path, f.type === "array" ? "[]" : "{}"]);
+  if (f.type === "object" && f.fields) return f.fields.flatMap((sub) => fieldDecimals(sub, [...path, sub.name]));
+  return [];
+}
+
+/**
+ * The strict JSON path from a column's value to the values at `path` (`nestedDecimals`): each step
+ * only into a value of the type it needs and an object's field only where the object has it, so
+ * that no stored value (an optional field left out, a null) makes the path fail.
+ */
+export function nestedPath(path: readonly string[]): string {
+  return `strict $${path
+    .map((step) =>
+      step === "[]"
+        ? ` ? (@.type() == "array")[*]`
+        : step === "{}"
+          ? ` ? (@.type() == "object").*`
+          : ` ? (@.type() == "object" && exists(@.${pathString(step)})).${pathString(step)}`,
+    )
+    .join("")}`;
+}
+
+/**
+ * The check of a decimal deeper in a JSON column (SPEC §12.6): every value at its path is the
+ * canonical text of its precision and scale, within its bounds, as a map's value of the type is.
+ */
+function nestedDecimalCheck(c: string, path: readonly string[], decimal: VersionField): string {
+  return `not jsonb_path_exists(${c}, ${stringLiteral(`${nestedPath(path)} ? (!(${itemPredicate(decimal)}))`)})`;
 }
 
 /** A JSON path string: `"text"`, with `"` and `\` escaped. */
@@ -505,6 +555,8 @@ function fieldColumn(
   const items = field.items;
   if ((field.type === "map" || field.type === "array") && items?.type === "decimal")
     column.decimal = { precision: items.precision ?? 0, scale: items.scale ?? 0, items: field.type };
+  const nested = nestedDecimals(field);
+  if (nested.length) column.nestedDecimals = nested.map(({ path, decimal }) => ({ path, precision: decimal.precision ?? 0, scale: decimal.scale ?? 0 }));
   const check = checkExpression(field, name, kind);
   if (check) column.check = { name: identifier(`${table}_${name}_check`), expression: check };
   if (source.references && kind === "uuid") {
