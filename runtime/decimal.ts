@@ -165,3 +165,71 @@ function canonicalOf(decimal: DecimalField, value: unknown, at: string): string 
     throw new Error(`a hook wrote ${JSON.stringify(value)} to the decimal field "${at}": it ${problem}`);
   return canonicalDecimal(value as string, scale);
 }
+
+/**
+ * A decimal kept at another scale brought to `numeric(precision, scale)` (SPEC §12.6: always
+ * `scale` fraction digits), as a migration converts a SQL store's values: its canonical text at the
+ * new scale (`"1.20"` at 3 → `"1.200"`, `"1.200"` at 1 → `"1.2"`; a JSON number by its text), or
+ * undefined when the new type cannot keep it exactly (`"1.25"` at scale 1, too many digits before
+ * the point, a text that is no decimal).
+ */
+export function rescaledDecimal(
+  value: string | number,
+  precision: number,
+  scale: number,
+): string | undefined {
+  const parts = decimalParts(typeof value === "number" ? String(value) : value);
+  if (!parts || !/^0*$/.test(parts.fraction.slice(scale))) return undefined;
+  const fraction = parts.fraction.slice(0, scale);
+  const text = `${parts.negative ? "-" : ""}${parts.integer}${fraction ? `.${fraction}` : ""}`;
+  return decimalProblem(text, precision, scale) ? undefined : canonicalDecimal(text, scale);
+}
+
+/**
+ * `value` with each value that `path` reaches in it (a field of an object, `[]` every item of an
+ * array, `{}` every value of a map: `DecimalField.path`) replaced by `change` of it: copies along
+ * the path, the same object where nothing changes. A value not of the shape the path needs is
+ * left as it is, as are `null` and a field left out.
+ */
+export function changedAt(
+  value: unknown,
+  path: readonly string[],
+  change: (value: unknown) => unknown,
+): unknown {
+  if (value === undefined || value === null) return value;
+  if (path.length === 0) return change(value);
+  if (typeof value !== "object") return value;
+  const [step, ...rest] = path as [string, ...string[]];
+  if (step === "[]") {
+    if (!Array.isArray(value)) return value;
+    const items = value.map((item) => changedAt(item, rest, change));
+    return items.some((item, i) => item !== value[i]) ? items : value;
+  }
+  if (Array.isArray(value)) return value;
+  const entries = value as Record<string, unknown>;
+  const keys = step === "{}" ? Object.keys(entries) : Object.hasOwn(entries, step) ? [step] : [];
+  let changed: Record<string, unknown> | null = null;
+  for (const key of keys) {
+    const next = changedAt(entries[key], rest, change);
+    if (next !== entries[key]) (changed ??= { ...entries })[key] = next;
+  }
+  return changed ?? value;
+}
+
+/** Each value `path` reaches in `value` (see `changedAt`) with where it is: `at` and the keys and indexes on the way. */
+export function valuesAt(
+  value: unknown,
+  path: readonly string[],
+  at: string,
+): Array<{ at: string; value: unknown }> {
+  if (value === undefined || value === null) return [];
+  if (path.length === 0) return [{ at, value }];
+  if (typeof value !== "object") return [];
+  const [step, ...rest] = path as [string, ...string[]];
+  if (step === "[]")
+    return Array.isArray(value) ? value.flatMap((item, i) => valuesAt(item, rest, `${at}.${i}`)) : [];
+  if (Array.isArray(value)) return [];
+  const entries = value as Record<string, unknown>;
+  const keys = step === "{}" ? Object.keys(entries) : Object.hasOwn(entries, step) ? [step] : [];
+  return keys.flatMap((key) => valuesAt(entries[key], rest, `${at}.${key}`));
+}

@@ -20,6 +20,7 @@
  * maxEvents, maxBytes } })`); cursors are signed with a key made for this process.
  */
 import { newCursorSecret, type CursorKey } from "./cursor-keys.ts";
+import { changedAt, rescaledDecimal, valuesAt } from "./decimal.ts";
 import { ConflictError, RecordChangedError } from "./errors.ts";
 import { MemoryIdempotencyKeys } from "./idempotency.ts";
 import { orderedValues } from "./json-order.ts";
@@ -191,14 +192,93 @@ export class MemoryStore implements Store {
     this.schema = schema;
   }
 
+  /**
+   * The first value stored before `schema` (a new generation's `sqlSchema`, in `canon dev`) that a
+   * decimal of another precision or scale cannot keep exactly (`"1.25"` at scale 1), as its SQL
+   * migration refuses one: the collection, the record, where the value is (`lines.0.unit_price`),
+   * the value and the type. Undefined: every decimal can be carried over (`carryTo`).
+   */
+  unkept(
+    schema: SqlSchema,
+  ): { collection: string; id: string; at: string; value: unknown; type: string } | undefined {
+    for (const [name, collection] of Object.entries(schema.collections)) {
+      const records = this.collections.get(name)?.ordered ?? [];
+      if (records.length === 0 || this.schema === null) continue;
+      for (const decimal of this.rescaled(name, collection))
+        for (const record of records)
+          for (const { at, value } of valuesAt(record.values[decimal.from], decimal.path, decimal.field)) {
+            const text = typeof value === "string" || typeof value === "number" ? value : null;
+            if (text !== null && rescaledDecimal(text, decimal.precision, decimal.scale) === undefined)
+              return {
+                collection: name,
+                id: record.id,
+                at,
+                value,
+                type: `numeric(${decimal.precision}, ${decimal.scale})`,
+              };
+          }
+    }
+    return undefined;
+  }
+
+  /**
+   * The decimals of `collection` whose precision or scale the records were not stored with
+   * (changed since the schema before, or of another type then): each field (`from`: its name in
+   * the records, the old one of a field renamed and new to them) and the path in it.
+   */
+  private rescaled(
+    name: string,
+    collection: SqlCollection,
+  ): Array<{ field: string; from: string; path: readonly string[]; precision: number; scale: number }> {
+    const before = this.schema?.collections[name]?.columns;
+    if (!before) return [];
+    const had = new Map(before.map((column) => [column.field, column]));
+    return collection.columns.flatMap((column) => {
+      // A field new to the records that was renamed: its values are the old name's when of one kind.
+      const renamed = column.renamedFrom === undefined ? undefined : had.get(column.renamedFrom);
+      const previous = had.get(column.field) ?? (renamed?.kind === column.kind ? renamed : undefined);
+      if (!previous || !column.decimals) return [];
+      return column.decimals
+        .filter((decimal) => {
+          const path = JSON.stringify(decimal.path ?? []);
+          const old = previous.decimals?.find((d) => JSON.stringify(d.path ?? []) === path);
+          return !old || old.precision !== decimal.precision || old.scale !== decimal.scale;
+        })
+        .map((decimal) => ({
+          field: column.field,
+          from: previous.field,
+          path: decimal.path ?? [],
+          precision: decimal.precision,
+          scale: decimal.scale,
+        }));
+    });
+  }
+
   /** The values a record of `name` has once carried to `collection` (see `carryTo`); the same object when nothing changes. */
   private carrying(name: string, collection: SqlCollection): (values: Values) => Values {
     const before = this.schema?.collections[name]?.columns;
     if (!before) return (values) => values;
     const had = new Map(before.map((column) => [column.field, column]));
     const added = collection.columns.filter((column) => !had.has(column.field) && !column.link);
-    if (added.length === 0) return (values) => values;
-    return (values) => {
+    // Decimals of another precision or scale: each value at its canonical text of the new scale
+    // (one it cannot keep exactly was refused before, `unkept`; left as it is here).
+    const rescaled = this.rescaled(name, collection);
+    if (added.length === 0 && rescaled.length === 0) return (values) => values;
+    const rescale = (values: Values): Values => {
+      let carried: Values | null = null;
+      for (const decimal of rescaled) {
+        const value = (carried ?? values)[decimal.field];
+        const next = changedAt(value, decimal.path, (v) =>
+          typeof v === "string" || typeof v === "number"
+            ? (rescaledDecimal(v, decimal.precision, decimal.scale) ?? v)
+            : v,
+        );
+        if (next !== value) (carried ??= { ...values })[decimal.field] = next;
+      }
+      return carried ?? values;
+    };
+    if (added.length === 0) return rescale;
+    const renamedOrDefault = (values: Values): Values => {
       let carried: Values | null = null;
       for (const column of added) {
         if (values[column.field] !== undefined) continue;
@@ -215,6 +295,7 @@ export class MemoryStore implements Store {
       }
       return carried ?? values;
     };
+    return (values) => rescale(renamedOrDefault(values));
   }
 
   /**

@@ -75,6 +75,12 @@ export interface SqlColumn {
   default?: unknown;
   /** The storage name it had before a rename (`renamed: { in, from }`): the migration moves the values over, and `canon dev` the memory store's. */
   renamedFrom?: string;
+  /**
+   * The decimals it holds: the field itself, or inside it at `path` (`DecimalField.path` of
+   * decimal.ts). A migration converts the stored values to a new precision and scale, and `canon
+   * dev` the memory store's (`MemoryStore.carryTo`).
+   */
+  decimals?: ReadonlyArray<{ path?: readonly string[]; precision: number; scale: number }>;
 }
 
 /**

@@ -309,3 +309,70 @@ test("canon dev on the memory store refuses a save that requires a value its rec
     assert.equal(await exited, 0, dev.output());
   }
 });
+
+test("canon dev on the memory store brings its decimals to a new scale at every depth, as a migration does, and refuses a save that would lose digits", { timeout: 300_000 }, async () => {
+  const dir = workspace("dev-memory-decimals");
+  assert.equal(canon(["init"], dir).code, 0);
+  const items = path.join(dir, "definitions", "items.yaml");
+  const itemsYaml = (scale: number, description = "Things with prices.") => {
+    const d = `type: decimal, precision: ${scale + 4}, scale: ${scale}`;
+    return [
+      "resource: items",
+      `description: ${description}`,
+      "operations: [list, read, create, update, delete]",
+      "fields:",
+      `  price: { ${d} }`,
+      `  rate: { ${d}, optional: true, nullable: true }`,
+      `  box: { type: object, optional: true, fields: { price: { ${d} } } }`,
+      `  lines: { type: array, optional: true, items: { type: object, fields: { unit: { ${d} } } } }`,
+      `  prices: { type: map, optional: true, items: { ${d} } }`,
+      "",
+    ].join("\n");
+  };
+  writeFileSync(items, itemsYaml(2));
+  const dev = await startDev(dir, ["--store", "memory", "--allow-breaking", "--log-level", "warn"]);
+  const served = () => (dev.output().match(/canon dev: serving the new code/g) ?? []).length;
+  const refusals = () => (dev.output().match(/canon dev: the new code did not start/g) ?? []).length;
+  const read = async (id: string) => {
+    const one = (await (await fetch(`${dev.base}/v1/items/${id}`, { headers })).json()) as Record<string, unknown>;
+    const listed = (await (await fetch(`${dev.base}/v1/items`, { headers })).json()) as { data: Array<Record<string, unknown>> };
+    assert.deepEqual(listed.data.find((item) => item.id === id), one, "the list shows what the read does");
+    const { price, rate, box, lines, prices } = one;
+    return { price, rate, box, lines, prices };
+  };
+  try {
+    const created = await fetch(`${dev.base}/v1/items`, { method: "POST", headers, body: JSON.stringify({ price: "7", rate: "1.2", box: { price: "3.5" }, lines: [{ unit: "-0.25" }, { unit: "0" }], prices: { a: "1.2" } }) });
+    assert.equal(created.status, 201, await created.clone().text());
+    const { id } = (await created.json()) as { id: string };
+    assert.deepEqual(await read(id), { price: "7.00", rate: "1.20", box: { price: "3.50" }, lines: [{ unit: "-0.25" }, { unit: "0.00" }], prices: { a: "1.20" } });
+
+    // Widened: every stored value carries the new scale's digits, at every depth.
+    let before = served();
+    writeFileSync(items, itemsYaml(3));
+    await eventually("the wider scale", () => served() > before, dev.output);
+    assert.deepEqual(await read(id), { price: "7.000", rate: "1.200", box: { price: "3.500" }, lines: [{ unit: "-0.250" }, { unit: "0.000" }], prices: { a: "1.200" } });
+
+    // Narrowed past a value's digits: refused as the SQL migration is, naming the record, the value and where it is.
+    writeFileSync(items, itemsYaml(1));
+    await eventually("the refusal", () => refusals() > 0, dev.output);
+    assert.match(
+      dev.output(),
+      new RegExp(`canon dev: the new code did not start \\(the memory store holds record ${id} of items with "-0\\.250" at lines\\.0\\.unit, which numeric\\(5, 1\\) cannot keep exactly: change that record \\(or give the field a type that keeps it\\) \\(or restart canon dev: the memory store starts empty\\)\\); still serving the last good version\\n`),
+    );
+    assert.deepEqual((await read(id)).lines, [{ unit: "-0.250" }, { unit: "0.000" }], "the last good code still serves");
+    const patched = await fetch(`${dev.base}/v1/items/${id}`, { method: "PATCH", headers, body: JSON.stringify({ lines: [{ unit: "-0.2" }] }) });
+    assert.equal(patched.status, 200, await patched.clone().text());
+    await patched.arrayBuffer();
+
+    // Once no value would lose digits: kept exactly at the narrower scale.
+    before = served();
+    writeFileSync(items, itemsYaml(1, "Things with prices, narrower."));
+    await eventually("the narrower scale", () => served() > before, dev.output);
+    assert.deepEqual(await read(id), { price: "7.0", rate: "1.2", box: { price: "3.5" }, lines: [{ unit: "-0.2" }], prices: { a: "1.2" } });
+  } finally {
+    dev.child.removeAllListeners("exit");
+    const exited = new Promise<number | null>((resolve) => dev.child.once("exit", resolve));
+    dev.child.kill("SIGTERM");
+    assert.equal(await exited, 0, dev.output());
+  }
+});

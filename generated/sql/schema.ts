@@ -131,7 +131,13 @@ export const sqlSchema: SqlSchema = {
           required: true,
           notNull: true,
         },
-        { field: "price", column: "price", kind: "decimal", optional: true },
+        {
+          field: "price",
+          column: "price",
+          kind: "decimal",
+          optional: true,
+          decimals: [{ precision: 12, scale: 2 }],
+        },
         {
           field: "category",
           column: "category",

@@ -78,9 +78,18 @@ export async function devCommand(options: DevOptions): Promise<number> {
 /**
  * A save whose definitions require a value (a required field without a default, a tenant field)
  * that records already in the memory store lack is refused, as a SQL store's migration refuses
- * it: the records would be served without it, seen by no tenant, and refused on every write.
+ * it: the records would be served without it, seen by no tenant, and refused on every write. So
+ * is one that gives a decimal a scale at which a stored value would lose digits.
  */
 function refuseLacking(store: ClosableStore, schema: unknown): void {
+  // A decimal given a scale that a stored value would lose digits at: refused as the SQL migration is.
+  const unkept = store.unkept?.(schema);
+  if (unkept) {
+    const { collection, id, at, value, type } = unkept;
+    throw new Error(
+      `the memory store holds record ${id} of ${collection} with ${JSON.stringify(value)} at ${at}, which ${type} cannot keep exactly: change that record (or give the field a type that keeps it) (or restart canon dev: the memory store starts empty)`,
+    );
+  }
   const lacking = store.lacking?.(schema) ?? [];
   if (lacking.length === 0) return;
   const records = (n: number) => (n === 1 ? "1 record" : `${n} records`);

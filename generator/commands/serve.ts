@@ -60,6 +60,8 @@ export interface ClosableStore {
   useReferences?(references: readonly unknown[]): void;
   /** The memory store's: the required fields its records lack under a new schema (`MemoryStore.lacking`). */
   lacking?(schema: unknown): Array<{ collection: string; field: string; records: number }>;
+  /** The memory store's: the first decimal value a new schema's precision and scale cannot keep exactly (`MemoryStore.unkept`). */
+  unkept?(schema: unknown): { collection: string; id: string; at: string; value: unknown; type: string } | undefined;
   /** The memory store's: its records brought to a new schema, renames and defaults applied (`MemoryStore.carryTo`). */
   carryTo?(schema: unknown): void;
 }

@@ -566,6 +566,7 @@ function fieldColumn(
       onDelete: source.references.onDelete,
     };
   }
+  const decimals = fieldDecimals(field).map(({ path, decimal }) => ({ ...(path.length ? { path } : {}), precision: decimal.precision ?? 0, scale: decimal.scale ?? 0 }));
   return {
     column,
     meta: {
@@ -575,6 +576,7 @@ function fieldColumn(
       optional: field.optional && !nullableReference,
       ...(column.notNull ? { required: true } : {}),
       ...(field.hasDefault && field.default !== undefined ? { default: field.default } : {}),
+      ...(decimals.length ? { decimals } : {}),
     },
     ...(index ? { index } : {}),
   };
