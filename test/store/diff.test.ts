@@ -297,6 +297,44 @@ ${unique}fields:
     }
   });
 
+  test("a field that leaves keeps its values and loses its constraints; those an older canon left are lifted by the next migration", async () => {
+    const tags = "resource: tags\nfields:\n  name: { type: string }\n";
+    const cards = (extra: string) => `resource: cards\nfields:\n  title: { type: string }\n${extra}`;
+    const gone = "  code: { type: string, max_length: 5 }\n  rank: { type: integer, minimum: 0, unique: true, optional: true }\n  tag_id: { type: uuid, references: tags }\n";
+    const replays = (...migrations: Array<{ statements: string[] }>) => {
+      const replay = replayMigrations(migrations.map((m, i) => ({ name: `000${i + 1}_m.sql`, text: `${m.statements.join("\n")}\n` })));
+      assert.equal(replay.applied, migrations.length, replay.failure?.message);
+      return replay.model;
+    };
+    const a = await snapshotOfFiles({ "tags.yaml": tags, "cards.yaml": cards(gone) });
+    const b = await snapshotOfFiles({ "tags.yaml": tags, "cards.yaml": cards("") });
+    const m1 = migrationBetween(null, a)!;
+    const m2 = migrationBetween(a, b)!;
+    for (const name of ["cards_code_check", "cards_rank_check", "cards_rank_key", "cards_tag_id_fkey"])
+      assert.ok(m2.statements.includes(`alter table "cards" drop constraint if exists "${name}";`), `${name}:\n${m2.statements.join("\n")}`);
+    assert.ok(m2.statements.includes(`alter table "cards" alter column "code" drop not null;`));
+    assert.equal(migrationBetween(snapshotFrom(replays(m1, m2), 1, [b]), b), null, "the migrations create the snapshot's schema");
+    await db.exec("create schema leaving; set search_path to leaving, public");
+    try {
+      await apply(m1.statements);
+      const tag = "01890a5d-ac96-774b-bcce-b302099a8101";
+      await db.exec(`insert into tags (id, created_at, updated_at, name) values ('${tag}', now(), now(), 't')`);
+      await db.exec(`insert into cards (id, created_at, updated_at, title, code, rank, tag_id) values ('01890a5d-ac96-774b-bcce-b302099a8102', now(), now(), 'c', 'abc', 1, '${tag}')`);
+      await apply(m2.statements);
+      // The values stay; the tag no longer held by a field no version shows.
+      assert.deepEqual(await db.query(`select code, rank from cards`), [{ code: "abc", rank: 1 }]);
+      await db.exec(`delete from tags where id = '${tag}'`);
+      // An older canon lifted only `not null`: replayed, the columns it left keep their constraints, and the next migration lifts them.
+      const older = { name: m2.name, statements: m2.statements.filter((x) => !x.includes("drop constraint")) };
+      const created = snapshotFrom(replays(m1, older), 1, [b]);
+      const repair = migrationBetween(created, b)!;
+      assert.deepEqual(repair.statements.filter((x) => !x.startsWith("--")).sort(), m2.statements.filter((x) => x.includes("drop constraint")).sort());
+      assert.equal(migrationBetween(snapshotFrom(replays(m1, older, repair), 1, [b]), b), null, "the repair creates the snapshot's schema");
+    } finally {
+      await db.exec("set search_path to public");
+    }
+  });
+
   test("long names stay within PostgreSQL's 63 bytes, distinct", () => {
     const a = identifier(`${"x".repeat(70)}_a_key`);
     const b = identifier(`${"x".repeat(70)}_b_key`);

@@ -242,7 +242,7 @@ function alterTable(before: SnapshotTable, after: SnapshotTable, moved: Readonly
       // run, the column being the new type then).
       statements.push(`alter table ${t} alter column ${c} type ${column.type} using (to_jsonb(${c}) #>> '{}')::${column.type};`);
     } else if (previous.type !== "jsonb" && column.type === "jsonb") {
-      statements.push(`alter table ${t} alter column ${c} type jsonb using ${wrappedValue(c, column.check?.expression ?? "")};`);
+      statements.push(`alter table ${t} alter column ${c} type jsonb using ${wrappedValue(c, column.check?.expression ?? "", previous.nullReads === "null")};`);
     } else if (previous.type === "date" && column.type === "text" && column.check?.expression.includes(DATETIME_CHECK)) {
       // A date made a datetime: the start of its day in UTC, which the datetime's check takes
       // (the date's own text, `2026-03-01`, it refuses). Applied again, the text keeps its time.
@@ -294,11 +294,20 @@ function alterTable(before: SnapshotTable, after: SnapshotTable, moved: Readonly
     if (statements.length) changes.push({ words: `alter_${after.name}_${column.name}`, statements });
   }
   const current = new Set(after.columns.map((c) => c.name));
-  for (const column of before.columns) {
-    if (current.has(column.name) || moved.has(column.name) || !column.notNull) continue;
+  // In name order: the schema before may be the snapshot or the replayed migrations, whose columns
+  // come in other orders (a column added later is last), and every run must write the same migration.
+  for (const column of [...before.columns].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
+    if (current.has(column.name) || moved.has(column.name)) continue;
+    // Its values stay; what held them (not null, its limits, its unique constraint, its foreign key)
+    // goes with the field, so that no row, write or delete is held back by a column no API shows,
+    // and the table is that of a database made from the definitions (beside the column).
+    const statements: string[] = [];
+    if (column.notNull) statements.push(`alter table ${t} alter column ${quote(column.name)} drop not null;`);
+    for (const name of [column.check?.name, column.unique, column.references?.name]) if (name) statements.push(`alter table ${t} drop constraint if exists ${quote(name)};`);
+    if (!statements.length) continue;
     changes.push({
       words: `retire_${after.name}_${column.name}`,
-      statements: [`-- ${column.name} left the definitions; its data stays, and new rows may lack it.`, `alter table ${t} alter column ${quote(column.name)} drop not null;`],
+      statements: [`-- ${column.name} left the definitions; its data stays, and new rows may lack it.`, ...statements],
     });
   }
   const oldIndexes = new Map(before.indexes.map((i) => [i.name, i]));
@@ -626,14 +635,17 @@ function indexesOn(table: SnapshotTable, column: string): SnapshotIndex[] {
 
 /**
  * A plain column's value as the JSON a wrapped column keeps (a field made both optional and
- * nullable): the JSON type its check wants (a decimal is a JSON string, `"12.50"`), SQL NULL stays
- * NULL (absent). `c::jsonb` would parse the text as JSON (`hello` fails) and has no cast from a
- * number. The same on a second run, the column being jsonb then.
+ * nullable): the JSON type its check wants (a decimal is a JSON string, `"12.50"`). SQL NULL is
+ * what it meant in the plain column (`nullIsNull`: the field was nullable and required, its NULL
+ * read back `null`, and becomes JSON null; else it was absent, and stays SQL NULL). `c::jsonb`
+ * would parse the text as JSON (`hello` fails) and has no cast from a number. The same on a second
+ * run, the column being jsonb then (`pg_typeof`: its SQL NULLs are absent values by then).
  */
-function wrappedValue(c: string, check: string): string {
+function wrappedValue(c: string, check: string, nullIsNull = false): string {
   const text = `(to_jsonb(${c}) #>> '{}')`;
   const json = check.includes(`= 'number' then`) ? `to_jsonb(${text}::numeric)` : check.includes(`= 'boolean' then`) ? `to_jsonb(${text}::boolean)` : `to_jsonb(${text})`;
-  return `case when jsonb_typeof(to_jsonb(${c})) = 'null' then 'null'::jsonb else ${json} end`;
+  const orNull = nullIsNull ? `when ${c} is null and pg_typeof(${c}) <> 'jsonb'::regtype then 'null'::jsonb ` : "";
+  return `case ${orNull}when jsonb_typeof(to_jsonb(${c})) = 'null' then 'null'::jsonb else ${json} end`;
 }
 
 /** The statements that take a database from `previous` (null: empty) to `next`; null when there is nothing to do. */
@@ -708,6 +720,8 @@ export function migrationBetween(
 function copyRenamed(old: SnapshotTable | undefined, table: SnapshotTable | undefined, from: string, to: string): Change[] {
   if (!old || !table || !table.columns.some((c) => c.name === to) || old.columns.some((c) => c.name === to)) return [];
   const [t, f, n] = [quote(table.name), quote(from), quote(to)];
+  const column = table.columns.find((c) => c.name === to)!;
+  const required = column.notNull && column.default === undefined;
   // Of one type, a decimal no narrower (`numeric(8, 2)` into `numeric(10, 2)`: every value fits).
   const fits =
     `select 1 from information_schema.columns "o" join information_schema.columns "n" on "n"."table_schema" = "o"."table_schema" and "n"."table_name" = "o"."table_name"` +
@@ -716,7 +730,17 @@ function copyRenamed(old: SnapshotTable | undefined, table: SnapshotTable | unde
   return [
     {
       words: `rename_${table.name}_${from}`,
-      statements: [[`do $$ begin`, `  if exists (${fits}) then`, `    update ${t} set ${n} = ${f}, ${f} = null where ${f} is not null;`, `  end if;`, `end $$;`].join("\n")],
+      statements: [
+        [
+          `do $$ begin`,
+          `  if exists (${fits}) then`,
+          `    update ${t} set ${n} = ${f}, ${f} = null where ${f} is not null;`,
+          // A required field: its column, added nullable (rows existed), is not null once every row has its value, as in a fresh database.
+          ...(required ? [`    if not exists (select 1 from ${t} where ${n} is null) then`, `      alter table ${t} alter column ${n} set not null;`, `    end if;`] : []),
+          `  end if;`,
+          `end $$;`,
+        ].join("\n"),
+      ],
     },
   ];
 }

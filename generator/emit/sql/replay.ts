@@ -90,7 +90,7 @@ const DROP_CONSTRAINT = new RegExp(String.raw`^drop constraint if exists ${NAME}
 const ADD_CONSTRAINT = new RegExp(String.raw`^add constraint ${NAME} (.+)$`);
 const UPDATE = /^update "(?:[^"]|"")+" set .+;$/;
 /** The values of a renamed field's old column moved into its new one (diff.ts `copyRenamed`): no change to the schema. */
-const RENAME_BLOCK = /^do \$\$ begin\n  if exists \(select 1 from information_schema\.columns "o" join [^\n]*\) then\n    update "(?:[^"]|"")+" set [^\n]* = null where [^\n]* is not null;\n  end if;\nend \$\$;$/;
+const RENAME_BLOCK = /^do \$\$ begin\n  if exists \(select 1 from information_schema\.columns "o" join [^\n]*\) then\n    update "(?:[^"]|"")+" set [^\n]* = null where [^\n]* is not null;\n(?:    if not exists \(select 1 from "(?:[^"]|"")+" where "(?:[^"]|"")+" is null\) then\n      alter table "(?:[^"]|"")+" alter column "(?:[^"]|"")+" set not null;\n    end if;\n)?  end if;\nend \$\$;$/;
 /** The rows of a renamed array's old link table moved into its new one (diff.ts `moveRenamedLinks`): no change to the schema. */
 const LINKS_BLOCK = /^do \$\$ begin\n  if exists \(select 1 from "pg_constraint" [^\n]*\) then\n    insert into "(?:[^"]|"")+" \([^\n]*\) select [^\n]* on conflict do nothing;\n    delete from "(?:[^"]|"")+";\n  end if;\nend \$\$;$/;
 /** The ids of a relation made a plain array copied back from its link table (diff.ts `moveFromLinkTable`): no change to the schema. */
@@ -327,7 +327,9 @@ function columnEffect(c: ModelColumn | SnapshotColumn): unknown {
  * The model as a snapshot. Each table, column and index that `hints` (snapshots, first match
  * wins) hold with exactly the same effect is taken from there, so that the snapshot differs from
  * them only where the database does. What a snapshot leaves out once it leaves the definitions is
- * left out here too: a table no hint holds, and a column no hint holds that is already nullable.
+ * left out here too: a table no hint holds, and a column no hint holds that is already nullable and
+ * has no constraint (diff.ts lifts both from a column that leaves: one that keeps them, as an older
+ * canon left it, is kept, so that the next migration lifts them).
  */
 export function snapshotFrom(model: SchemaModel, format: number, hints: Array<SchemaSnapshot | null>): SchemaSnapshot {
   // The hints' tables, and the model's indexes and statistics, by table: each looked up once per table.
@@ -350,7 +352,7 @@ export function snapshotFrom(model: SchemaModel, format: number, hints: Array<Sc
             (sameJson(columnEffect(c), columnEffect(column)) || (deferred !== null && sameJson(columnEffect(c), columnEffect(deferred)))),
         );
       if (same) columns.push(same);
-      else if (known.some((t) => t.columns.some((c) => c.name === column.name)) || column.notNull) {
+      else if (known.some((t) => t.columns.some((c) => c.name === column.name)) || column.notNull || column.check || column.unique || column.references) {
         const { addedLater: _, ...kept } = structuredClone(column);
         columns.push(kept as SnapshotColumn);
       }

@@ -53,6 +53,14 @@ export interface SnapshotColumn extends SystemColumn {
    * and a migration converts the stored values when its precision or scale changes (diff.ts).
    */
   nestedDecimals?: Array<{ path: string[]; precision: number; scale: number }>;
+  /**
+   * `"null"`: a plain nullable column whose SQL NULL reads back as `null` (a field that is nullable
+   * but required, a reference both optional and nullable); absent: its NULL reads back as absent
+   * (an optional field), or the column is not null or kept in JSON. A migration that moves the
+   * column into JSON (the field made optional and nullable, diff.ts `wrappedValue`) keeps a `null`
+   * as JSON null and an absent value as SQL NULL. Not compared by itself.
+   */
+  nullReads?: "null";
 }
 
 export interface SnapshotIndex {
@@ -551,6 +559,8 @@ function fieldColumn(
       }
     : undefined;
   if (field.unique && !uniqueKind) column.unique = identifier(uniqueConstraintName(table, name));
+  // What SQL NULL means in a plain nullable column: `null` unless the field may be absent (the codec's `optional`).
+  if (!column.notNull && !isJsonKind(kind) && !(field.optional && !nullableReference)) column.nullReads = "null";
   if (kind === "wrapped" && field.type === "decimal") column.decimal = { precision: field.precision ?? 0, scale: field.scale ?? 0 };
   const items = field.items;
   if ((field.type === "map" || field.type === "array") && items?.type === "decimal")
