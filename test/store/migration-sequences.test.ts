@@ -36,6 +36,8 @@ interface Step {
   fix?: string;
   /** Records created over HTTP after migrating (`$name` in a string: the id of the record posted `as` name). */
   post?: Array<{ as: string; path: string; body: Obj }>;
+  /** Deletes over HTTP after posting (`$name` in the path), each answering `status`. */
+  remove?: Array<{ path: string; status: number }>;
   /** What the store reads back after migrating (and posting), by collection: each record's values, in id order (only the keys given). */
   expect?: Record<string, Array<{ id: string } & Obj>>;
 }
@@ -182,6 +184,10 @@ async function run(scenario: Scenario, schemas: string[]): Promise<void> {
           assert.equal(res.statusCode, 201, `${where}: POST ${p.path} ${res.body}`);
           ids[p.as] = JSON.parse(res.body).id;
         }
+        for (const d of step.remove ?? []) {
+          const res = await app.inject({ method: "DELETE", url: substitute(d.path, ids), headers: { authorization: "Bearer dev-writer" } });
+          assert.equal(res.statusCode, d.status, `${where}: DELETE ${d.path} ${res.body}`);
+        }
       } finally {
         await app.close();
       }
@@ -208,6 +214,7 @@ async function run(scenario: Scenario, schemas: string[]): Promise<void> {
 }
 
 const V2 = "  v1: {}\n  v2: {}\n";
+const DRAFT = "  v1: { draft: true }\n";
 const res = (name: string, fields: string, extra = "") => `resource: ${name}\n${extra}fields:\n${fields}`;
 
 export const scenarios: Scenario[] = [
@@ -453,6 +460,256 @@ export const scenarios: Scenario[] = [
           "comments.yaml": res("comments", "  post_id: { type: uuid, references: posts }\n  body: { type: string, max_length: 20 }\n", "parent: posts\n"),
         },
         expect: { posts: [{ id: "$p", title: "p" }], comments: [{ id: "$c", post_id: "$p", body: "hi" }] },
+      },
+    ],
+  },
+  {
+    name: "references and a relation removed: what they named can be deleted",
+    steps: [
+      {
+        defs: {
+          "tags.yaml": res("tags", "  label: { type: string, max_length: 20 }\n"),
+          "items.yaml": res("items", "  name: { type: string, max_length: 20 }\n  tag_id: { type: uuid, references: tags }\n  tag_ids: { type: array, items: { type: uuid, references: tags }, max_items: 5, default: [] }\n"),
+        },
+        post: [
+          { as: "t1", path: "/v1/tags", body: { label: "one" } },
+          { as: "t2", path: "/v1/tags", body: { label: "two" } },
+          { as: "t3", path: "/v1/tags", body: { label: "three" } },
+          { as: "a", path: "/v1/items", body: { name: "a", tag_id: "$t1", tag_ids: ["$t2", "$t3"] } },
+        ],
+        remove: [{ path: "/v1/tags/$t1", status: 422 }, { path: "/v1/tags/$t2", status: 422 }],
+      },
+      {
+        defs: {
+          "tags.yaml": res("tags", "  label: { type: string, max_length: 20 }\n"),
+          "items.yaml": res("items", "  name: { type: string, max_length: 20 }\n"),
+        },
+        expect: { items: [{ id: "$a", name: "a" }], tags: [{ id: "$t1", label: "one" }, { id: "$t2", label: "two" }, { id: "$t3", label: "three" }] },
+        remove: [{ path: "/v1/tags/$t1", status: 204 }, { path: "/v1/tags/$t2", status: 204 }],
+      },
+      {
+        // The relation comes back: its links kept, but for those to records deleted meanwhile.
+        defs: {
+          "tags.yaml": res("tags", "  label: { type: string, max_length: 20 }\n"),
+          "items.yaml": res("items", "  name: { type: string, max_length: 20 }\n  tag_ids: { type: array, items: { type: uuid, references: tags }, max_items: 5, default: [] }\n"),
+        },
+        expect: { items: [{ id: "$a", tag_ids: ["$t3"] }], tags: [{ id: "$t3", label: "three" }] },
+        remove: [{ path: "/v1/tags/$t3", status: 422 }],
+      },
+    ],
+  },
+  // SPEC §12 edits a helpdesk team makes over time: each migrates keeping every value, or is refused naming what to change.
+  {
+    name: "helpdesk: tenant added to a draft version's resource (a record without one refused), its child made tenant-scoped (filled from its parent), a new tenant field without a parent refused",
+    steps: [
+      {
+        versions: DRAFT,
+        defs: {
+          "organizations.yaml": res("organizations", "  name: { type: string, max_length: 20 }\n"),
+          "tickets.yaml": res("tickets", "  organization_id: { type: uuid, references: organizations, optional: true }\n  code: { type: string, max_length: 10, unique: true }\n  subject: { type: string, max_length: 50 }\n"),
+          "comments.yaml": res("comments", "  ticket_id: { type: uuid, references: tickets }\n  body: { type: string, max_length: 50 }\n", "parent: tickets\n"),
+          "macros.yaml": res("macros", "  name: { type: string, max_length: 20 }\n"),
+        },
+        post: [
+          { as: "o", path: "/v1/organizations", body: { name: "acme" } },
+          { as: "p", path: "/v1/organizations", body: { name: "other" } },
+          { as: "a", path: "/v1/tickets", body: { organization_id: "$o", code: "T-1", subject: "printer" } },
+          { as: "b", path: "/v1/tickets", body: { code: "T-2", subject: "mail" } },
+          { as: "c", path: "/v1/comments", body: { ticket_id: "$a", body: "on it" } },
+          { as: "g", path: "/v1/macros", body: { name: "close" } },
+          { as: "h", path: "/v1/macros", body: { name: "open" } },
+        ],
+      },
+      {
+        versions: DRAFT,
+        defs: {
+          "organizations.yaml": res("organizations", "  name: { type: string, max_length: 20 }\n"),
+          "tickets.yaml": res("tickets", "  organization_id: { type: uuid, references: organizations, tenant: true }\n  code: { type: string, max_length: 10, unique: true }\n  subject: { type: string, max_length: 50 }\n", "sort: [subject]\n"),
+          "comments.yaml": res("comments", "  organization_id: { type: uuid, references: organizations, tenant: true }\n  ticket_id: { type: uuid, references: tickets }\n  body: { type: string, max_length: 50 }\n", "parent: tickets\n"),
+          "macros.yaml": res("macros", "  name: { type: string, max_length: 20 }\n"),
+        },
+        refuse: (ids) => new RegExp(`tickets\\.organization_id is the tenant field of tickets now, and record ${ids.b} has no value for it: give the records that lack a value one`),
+        fix: `update "tickets" set "organization_id" = '$p' where "id" = '$b'`,
+        expect: { tickets: [{ id: "$a", organization_id: "$o", code: "T-1" }, { id: "$b", organization_id: "$p", code: "T-2" }], comments: [{ id: "$c", organization_id: "$o" }] },
+        // Unique within the tenant now: another tenant may use T-1.
+        post: [{ as: "d", path: "/v1/tickets", body: { organization_id: "$p", code: "T-1", subject: "vpn" } }],
+      },
+      {
+        versions: DRAFT,
+        defs: {
+          "organizations.yaml": res("organizations", "  name: { type: string, max_length: 20 }\n"),
+          "tickets.yaml": res("tickets", "  organization_id: { type: uuid, references: organizations, tenant: true }\n  code: { type: string, max_length: 10, unique: true }\n  subject: { type: string, max_length: 50 }\n", "sort: [subject]\n"),
+          "comments.yaml": res("comments", "  organization_id: { type: uuid, references: organizations, tenant: true }\n  ticket_id: { type: uuid, references: tickets }\n  body: { type: string, max_length: 50 }\n", "parent: tickets\n"),
+          "macros.yaml": res("macros", "  organization_id: { type: uuid, references: organizations, tenant: true }\n  name: { type: string, max_length: 20, unique: true }\n"),
+        },
+        refuse: (ids) => new RegExp(`macros\\.organization_id is the tenant field of macros now, and record ${ids.g < ids.h ? ids.g : ids.h} has no tenant: add the field as optional in a release of its own`),
+        fix: `delete from "macros"`,
+        expect: { macros: [], tickets: [{ id: "$a", organization_id: "$o" }, { id: "$b", organization_id: "$p" }, { id: "$d", organization_id: "$p" }] },
+        post: [{ as: "m", path: "/v1/macros", body: { organization_id: "$o", name: "close" } }],
+      },
+    ],
+  },
+  {
+    name: "helpdesk: a composite unique added over rows that repeat it (refused, naming the key), then removed",
+    steps: [
+      {
+        defs: { "agents.yaml": res("agents", "  team: { type: string, max_length: 20 }\n  email: { type: string, format: email, max_length: 50 }\n  level: { type: integer, optional: true }\n") },
+        post: [
+          { as: "a", path: "/v1/agents", body: { team: "l1", email: "ann@example.com" } },
+          { as: "b", path: "/v1/agents", body: { team: "l1", email: "ANN@example.com" } },
+          { as: "c", path: "/v1/agents", body: { team: "l2", email: "ann@example.com" } },
+        ],
+      },
+      {
+        defs: { "agents.yaml": res("agents", "  team: { type: string, max_length: 20 }\n  email: { type: string, format: email, max_length: 50 }\n  level: { type: integer, optional: true }\n", "unique: [[team, email], [team, level]]\n") },
+        refuse: /agents_team__email_unique.*\(team, email\)=\(l1, ann@example\.com\) is duplicated.*remove or change the records that repeat it/,
+        fix: `update "agents" set "email" = 'bea@example.com' where "id" = '$b'`,
+        expect: { agents: [{ id: "$a", email: "ann@example.com" }, { id: "$b", email: "bea@example.com" }, { id: "$c", email: "ann@example.com" }] },
+      },
+      {
+        defs: { "agents.yaml": res("agents", "  team: { type: string, max_length: 20 }\n  email: { type: string, format: email, max_length: 50 }\n  level: { type: integer, optional: true }\n") },
+        expect: { agents: [{ id: "$a", team: "l1" }, { id: "$b", team: "l1" }, { id: "$c", team: "l2" }] },
+        post: [{ as: "d", path: "/v1/agents", body: { team: "l1", email: "Ann@example.com" } }],
+      },
+    ],
+  },
+  {
+    name: "helpdesk: a uuid reference made a many-to-many array and back",
+    steps: [
+      {
+        defs: {
+          "agents.yaml": res("agents", "  name: { type: string, max_length: 20 }\n"),
+          "tickets.yaml": res("tickets", "  subject: { type: string, max_length: 20 }\n  watcher: { type: uuid, references: agents, optional: true }\n"),
+        },
+        post: [
+          { as: "x", path: "/v1/agents", body: { name: "x" } },
+          { as: "y", path: "/v1/agents", body: { name: "y" } },
+          { as: "a", path: "/v1/tickets", body: { subject: "a", watcher: "$x" } },
+          { as: "b", path: "/v1/tickets", body: { subject: "b" } },
+        ],
+      },
+      {
+        defs: {
+          "agents.yaml": res("agents", "  name: { type: string, max_length: 20 }\n"),
+          "tickets.yaml": res("tickets", "  subject: { type: string, max_length: 20 }\n  watcher: { type: array, items: { type: uuid, references: agents }, max_items: 5, default: [], list_under: true }\n"),
+        },
+        expect: { tickets: [{ id: "$a", watcher: ["$x"] }, { id: "$b", watcher: [] }] },
+        post: [{ as: "c", path: "/v1/tickets", body: { subject: "c", watcher: ["$y"] } }],
+      },
+      {
+        defs: {
+          "agents.yaml": res("agents", "  name: { type: string, max_length: 20 }\n"),
+          "tickets.yaml": res("tickets", "  subject: { type: string, max_length: 20 }\n  watcher: { type: uuid, references: agents, optional: true }\n"),
+        },
+        expect: { tickets: [{ id: "$a", watcher: "$x" }, { id: "$b" }, { id: "$c", watcher: "$y" }] },
+      },
+      {
+        defs: {
+          "agents.yaml": res("agents", "  name: { type: string, max_length: 20 }\n"),
+          "tickets.yaml": res("tickets", "  subject: { type: string, max_length: 20 }\n  watcher: { type: array, items: { type: uuid, references: agents }, max_items: 5, default: [] }\n"),
+        },
+        expect: { tickets: [{ id: "$a", watcher: ["$x"] }, { id: "$b", watcher: [] }, { id: "$c", watcher: ["$y"] }] },
+        post: [{ as: "d", path: "/v1/tickets", body: { subject: "d", watcher: ["$x", "$y"] } }],
+      },
+      {
+        defs: {
+          "agents.yaml": res("agents", "  name: { type: string, max_length: 20 }\n"),
+          "tickets.yaml": res("tickets", "  subject: { type: string, max_length: 20 }\n  watcher: { type: uuid, references: agents, optional: true }\n"),
+        },
+        refuse: (ids) => new RegExp(`tickets\\.watcher.*${ids.d}`),
+        fix: `delete from "tickets__watcher" where "position" = 2`,
+        expect: { tickets: [{ id: "$a", watcher: "$x" }, { id: "$b" }, { id: "$c", watcher: "$y" }, { id: "$d", watcher: "$x" }] },
+      },
+    ],
+  },
+  {
+    name: "helpdesk: sort keys (nullable, enum, decimal, datetime) and list_under added, on a child and a tenant-scoped resource",
+    steps: [
+      {
+        defs: {
+          "organizations.yaml": res("organizations", "  name: { type: string, max_length: 20 }\n"),
+          "agents.yaml": res("agents", "  organization_id: { type: uuid, references: organizations, tenant: true }\n  name: { type: string, max_length: 20 }\n"),
+          "tags.yaml": res("tags", "  name: { type: string, max_length: 20 }\n"),
+          "tickets.yaml": res(
+            "tickets",
+            "  organization_id: { type: uuid, references: organizations, tenant: true }\n  assignee_id: { type: uuid, references: agents, optional: true }\n  priority: { type: enum, values: [low, normal, high], default: normal }\n  due_at: { type: datetime, optional: true }\n  cost: { type: decimal, precision: 8, scale: 2, optional: true, nullable: true }\n  tag_ids: { type: array, items: { type: uuid, references: tags }, max_items: 5, default: [] }\n",
+          ),
+          "notes.yaml": res("notes", "  organization_id: { type: uuid, references: organizations, tenant: true }\n  ticket_id: { type: uuid, references: tickets }\n  body: { type: string, max_length: 20 }\n  rank: { type: integer, optional: true }\n", "parent: tickets\n"),
+        },
+        post: [
+          { as: "o", path: "/v1/organizations", body: { name: "acme" } },
+          { as: "g", path: "/v1/agents", body: { organization_id: "$o", name: "g" } },
+          { as: "t", path: "/v1/tags", body: { name: "t" } },
+          { as: "a", path: "/v1/tickets", body: { organization_id: "$o", assignee_id: "$g", priority: "high", due_at: "2026-05-01T10:00:00Z", cost: "12.50", tag_ids: ["$t"] } },
+          { as: "b", path: "/v1/tickets", body: { organization_id: "$o", cost: null } },
+          { as: "n", path: "/v1/notes", body: { organization_id: "$o", ticket_id: "$a", body: "x", rank: 2 } },
+        ],
+      },
+      {
+        defs: {
+          "organizations.yaml": res("organizations", "  name: { type: string, max_length: 20 }\n"),
+          "agents.yaml": res("agents", "  organization_id: { type: uuid, references: organizations, tenant: true }\n  name: { type: string, max_length: 20 }\n"),
+          "tags.yaml": res("tags", "  name: { type: string, max_length: 20 }\n"),
+          "tickets.yaml": res(
+            "tickets",
+            "  organization_id: { type: uuid, references: organizations, tenant: true }\n  assignee_id: { type: uuid, references: agents, optional: true, list_under: true }\n  priority: { type: enum, values: [low, normal, high], default: normal }\n  due_at: { type: datetime, optional: true }\n  cost: { type: decimal, precision: 8, scale: 2, optional: true, nullable: true }\n  tag_ids: { type: array, items: { type: uuid, references: tags }, max_items: 5, default: [], list_under: true }\n",
+            "sort: [priority, due_at, cost, updated_at]\nfilters: [priority, due_at, cost]\n",
+          ),
+          "notes.yaml": res("notes", "  organization_id: { type: uuid, references: organizations, tenant: true }\n  ticket_id: { type: uuid, references: tickets }\n  body: { type: string, max_length: 20 }\n  rank: { type: integer, optional: true }\n", "parent: tickets\nsort: [rank, body]\n"),
+        },
+        expect: {
+          tickets: [{ id: "$a", priority: "high", due_at: "2026-05-01T10:00:00Z", cost: "12.50", tag_ids: ["$t"] }, { id: "$b", priority: "normal", cost: null, tag_ids: [] }],
+          notes: [{ id: "$n", rank: 2 }],
+        },
+      },
+    ],
+  },
+  {
+    name: "helpdesk: a map's item max_length loosened and tightened, decimals widened (a column, a wrapped value, a map's values), transitions added",
+    steps: [
+      {
+        defs: {
+          "tickets.yaml": res(
+            "tickets",
+            "  labels: { type: map, items: { type: string, max_length: 10 }, max_items: 5, default: {} }\n  price: { type: decimal, precision: 6, scale: 2 }\n  fee: { type: decimal, precision: 5, scale: 1, optional: true, nullable: true }\n  rates: { type: map, items: { type: decimal, precision: 4, scale: 2 }, max_items: 5, optional: true }\n  status: { type: enum, values: [new, open, closed], default: new }\n",
+          ),
+        },
+        post: [
+          { as: "a", path: "/v1/tickets", body: { labels: { team: "network" }, price: "1234.50", fee: "12.5", rates: { base: "1.25" }, status: "open" } },
+          { as: "b", path: "/v1/tickets", body: { price: "0.10", fee: null } },
+        ],
+      },
+      {
+        defs: {
+          "tickets.yaml": res(
+            "tickets",
+            "  labels: { type: map, items: { type: string, max_length: 40 }, max_items: 5, default: {} }\n  price: { type: decimal, precision: 12, scale: 4 }\n  fee: { type: decimal, precision: 8, scale: 3, optional: true, nullable: true }\n  rates: { type: map, items: { type: decimal, precision: 7, scale: 3 }, max_items: 5, optional: true }\n  status: { type: enum, values: [new, open, closed], default: new, transitions: { new: [open], open: [closed], closed: [open] } }\n",
+          ),
+        },
+        expect: {
+          tickets: [
+            { id: "$a", labels: { team: "network" }, price: "1234.5000", fee: "12.500", rates: { base: "1.250" }, status: "open" },
+            { id: "$b", labels: {}, price: "0.1000", fee: null, status: "new" },
+          ],
+        },
+        post: [{ as: "c", path: "/v1/tickets", body: { labels: { team: "a-long-team-name" }, price: "1.0001" } }],
+      },
+      {
+        defs: {
+          "tickets.yaml": res(
+            "tickets",
+            "  labels: { type: map, items: { type: string, max_length: 10 }, max_items: 5, default: {} }\n  price: { type: decimal, precision: 12, scale: 4 }\n  fee: { type: decimal, precision: 8, scale: 3, optional: true, nullable: true }\n  rates: { type: map, items: { type: decimal, precision: 7, scale: 3 }, max_items: 5, optional: true }\n  status: { type: enum, values: [new, open, closed], default: new, transitions: { new: [open], open: [closed], closed: [open] } }\n",
+          ),
+        },
+        refuse: (ids) => new RegExp(`tickets\\.labels cannot take its new limits: record ${ids.c} holds`),
+        fix: `update "tickets" set "labels" = '{"team": "short"}' where "id" = '$c'`,
+        expect: {
+          tickets: [
+            { id: "$a", labels: { team: "network" }, price: "1234.5000" },
+            { id: "$b", labels: {}, price: "0.1000" },
+            { id: "$c", labels: { team: "short" }, price: "1.0001" },
+          ],
+        },
       },
     ],
   },

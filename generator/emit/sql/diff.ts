@@ -129,7 +129,9 @@ function moveToLinkTable(link: SnapshotTable, kept: boolean): Change {
   const { owner, column, target } = link.link!;
   const [ownerColumn, position, targetColumn] = link.columns.map((c) => quote(c.name));
   const c = `"o".${quote(column)}`;
-  const ids = `case when jsonb_typeof(${c}) = 'array' then ${c} else '[]'::jsonb end`;
+  // The array's JSON, or a single id (a reference made an array of references) as an array of one.
+  const json = `to_jsonb(${c})`;
+  const ids = `case when jsonb_typeof(${json}) = 'array' then ${json} when jsonb_typeof(${json}) = 'string' then jsonb_build_array(${json}) else '[]'::jsonb end`;
   const uuid = `case when "i"."id" ~* '^[0-9a-f]{8}-([0-9a-f]{4}-){3}[0-9a-f]{12}$' then "i"."id"::uuid end`;
   const field = `${owner}.${column}`;
   const refusal = `${field} becomes a relation to ${target}, and record % names %, which is no record of ${target}: remove that id from the records that hold it (or create the record it names), then start again`;
@@ -192,11 +194,90 @@ function moveFromLinkTable(owner: string, column: string): Change {
   };
 }
 
+/**
+ * A relation (an array of ids in a link table, `<table>__<column>`) made a single reference again (a
+ * `uuid` column of its owner, added above): each record's one id is copied from the link table into
+ * it, and the link table, which stays as a table that leaves does, keeps none. A record that names
+ * more than one would lose all but one: the migration refuses first, naming it, before anything of
+ * it is applied. Applied again (the link table empty), it copies nothing.
+ */
+function moveLinksToColumn(owner: string, column: string, link: SnapshotTable): Change {
+  const { owner: ownerColumn, target: targetColumn } = LINK_COLUMNS;
+  const [o, l, c] = [quote(owner), quote(link.name), quote(column)];
+  const target = link.link!.target;
+  const message = `${owner}.${column} becomes a single reference to ${target}, and record % names % of them: keep one id in the ${column} of each record that names more (a PATCH through the version before does it), then start again`;
+  return {
+    words: `unlink_${owner}_${column}`,
+    statements: [
+      [
+        `do $$ declare "canon__r" record; begin`,
+        `  if to_regclass(${literal(l)}) is not null then`,
+        `    select "o"."id", count(*) as "n" into "canon__r" from ${l} "l" join ${o} "o" on "o"."row_id" = "l".${quote(ownerColumn)} group by "o"."id" having count(*) > 1 order by "o"."id" limit 1;`,
+        `    if found then`,
+        `      raise exception ${literal(message)}, "canon__r"."id", "canon__r"."n";`,
+        `    end if;`,
+        `    update ${o} "o" set ${c} = "t"."id" from ${l} "l" join ${quote(target)} "t" on "t"."row_id" = "l".${quote(targetColumn)} where "l".${quote(ownerColumn)} = "o"."row_id";`,
+        `    delete from ${l};`,
+        `  end if;`,
+        `end $$;`,
+      ].join("\n"),
+    ],
+  };
+}
+
 function literal(text: string): string {
   return `'${text.replace(/'/g, "''")}'`;
 }
 
-function alterTable(before: SnapshotTable, after: SnapshotTable, moved: ReadonlySet<string> = new Set()): Change[] {
+/**
+ * A tenant field added to a table that holds rows (SPEC §12.4): its column, added nullable as every
+ * column added to such a table, is filled from the tenant of the record a required reference of the
+ * row names, where that record's table is tenant-scoped (a child's parent: references are checked
+ * within the tenant, so it is the row's tenant too), then made `not null` as in a fresh database. A
+ * record it cannot fill refuses the migration, naming it, before anything of it is applied: a
+ * record without a tenant is no tenant's, and would read back without its required field.
+ */
+function newTenant(table: SnapshotTable, column: SnapshotColumn, tenants: ReadonlyMap<string, string>): string[] {
+  const [t, c] = [quote(table.name), quote(column.name)];
+  const source = table.columns.find((x) => x.notNull && x.references && x.name !== column.name && tenants.has(x.references.table) && x.references.table !== table.name);
+  const statements: string[] = [];
+  if (source) {
+    const r = source.references!;
+    statements.push(`update ${t} set ${c} = (select "p".${quote(tenants.get(r.table)!)} from ${quote(r.table)} "p" where "p".${quote(r.column ?? "id")} = ${t}.${quote(source.name)}) where ${c} is null;`);
+  }
+  const message = `${table.name}.${column.name} is the tenant field of ${table.name} now, and record % has no tenant${source ? ` (nor does the record its ${source.name} names)` : ""}: add the field as optional in a release of its own and give every record its tenant (or delete the records that have none), then start again`;
+  statements.push(
+    [
+      `do $$ declare "canon__r" record; begin`,
+      `  select "id" into "canon__r" from ${t} where ${c} is null order by "id" limit 1;`,
+      `  if found then`,
+      `    raise exception ${literal(message)}, "canon__r"."id";`,
+      `  end if;`,
+      `end $$;`,
+    ].join("\n"),
+    `alter table ${t} alter column ${c} set not null;`,
+  );
+  return statements;
+}
+
+/**
+ * A `do` block that refuses to make `column` of `table` required (`set not null`) while a record
+ * lacks a value, naming one: it changes nothing, so applied again (every record has one) it passes.
+ */
+function requiredGuard(table: string, column: string, tenant: boolean): string {
+  const what = tenant ? `is the tenant field of ${table} now` : "is required now";
+  const message = `${table}.${column} ${what}, and record % has no value for it: give the records that lack a value one (or give the field a default${tenant ? "" : ", or keep it optional"}), then start again`;
+  return [
+    `do $$ declare "canon__r" record; begin`,
+    `  select "id" into "canon__r" from ${quote(table)} where ${quote(column)} is null order by "id" limit 1;`,
+    `  if found then`,
+    `    raise exception ${literal(message)}, "canon__r"."id";`,
+    `  end if;`,
+    `end $$;`,
+  ].join("\n");
+}
+
+function alterTable(before: SnapshotTable, after: SnapshotTable, moved: ReadonlySet<string> = new Set(), tenants: ReadonlyMap<string, string> = new Map()): Change[] {
   const t = quote(after.name);
   const changes: Change[] = [];
   const old = new Map(before.columns.map((c) => [c.name, c]));
@@ -210,7 +291,10 @@ function alterTable(before: SnapshotTable, after: SnapshotTable, moved: Readonly
       const forceNullable = column.notNull && column.default === undefined;
       changes.push({
         words: `add_${after.name}_${column.name}`,
-        statements: [`alter table ${t} add column if not exists ${columnDefinition(column, { inlineReference: true, forceNullable })};`],
+        statements: [
+          `alter table ${t} add column if not exists ${columnDefinition(column, { inlineReference: true, forceNullable })};`,
+          ...(forceNullable && column.tenant ? newTenant(after, column, tenants) : []),
+        ],
       });
       continue;
     }
@@ -256,6 +340,8 @@ function alterTable(before: SnapshotTable, after: SnapshotTable, moved: Readonly
       if (!column.notNull) statements.push(`alter table ${t} alter column ${c} drop not null;`);
       else {
         if (column.default !== undefined) statements.push(`update ${t} set ${c} = ${column.default} where ${c} is null;`);
+        // A record that lacks it is refused by name: PostgreSQL's own failure names none.
+        else statements.push(requiredGuard(after.name, column.name, column.tenant === true));
         statements.push(`alter table ${t} alter column ${c} set not null;`);
       }
     }
@@ -287,6 +373,9 @@ function alterTable(before: SnapshotTable, after: SnapshotTable, moved: Readonly
       const r = column.references;
       if (r && !previous.references && !column.notNull)
         statements.push(`update ${t} set ${c} = null where ${c} is not null and not exists (select 1 from ${quote(r.table)} where ${quote(r.column ?? "id")} = ${t}.${c});`);
+      // A link table that comes back (it lost the foreign key when it left): the links to records deleted since go.
+      else if (r && !previous.references && after.link)
+        statements.push(`delete from ${t} where not exists (select 1 from ${quote(r.table)} where ${quote(r.column ?? "id")} = ${t}.${c});`);
       statements.push(
         ...replaceConstraint(after.name, column.references?.name ?? previous.references!.name, column.references ? foreignKey(column) : null, previous.references?.name),
       );
@@ -671,10 +760,12 @@ export function migrationBetween(
       before.get(t.link.owner)?.columns.some((c) => c.name === t.link!.column) &&
       !next.tables.find((o) => o.name === t.link!.owner)?.columns.some((c) => c.name === t.link!.column),
   );
+  // The tenant column of each tenant-scoped table: a new tenant field is filled from a parent's.
+  const tenants = new Map(next.tables.flatMap((t) => t.columns.filter((c) => c.tenant).map((c): [string, string] => [t.name, c.name])));
   for (const table of next.tables) {
     const old = before.get(table.name);
     const moved = new Set(moving.filter((t) => t.link!.owner === table.name).map((t) => t.link!.column));
-    if (old) changes.push(...alterTable(old, table, moved));
+    if (old) changes.push(...alterTable(old, table, moved, tenants));
   }
   changes.push(...moving.map((t) => moveToLinkTable(t, before.has(t.name))));
   // An array added to a table that exists may be a relation made a plain array again: the ids of
@@ -686,6 +777,16 @@ export function migrationBetween(
     for (const column of table.columns)
       if (column.type === "jsonb" && !old.columns.some((c) => c.name === column.name) && column.check?.expression.includes(`jsonb_typeof(${quote(column.name)}) = 'array'`))
         changes.push(moveFromLinkTable(table.name, column.name));
+  }
+  // A relation made a single reference of the same name: its one id per record goes back into the column.
+  for (const table of next.tables) {
+    const old = before.get(table.name);
+    if (!old || table.link) continue;
+    for (const column of table.columns) {
+      if (column.type !== "uuid" || !column.references || old.columns.some((c) => c.name === column.name)) continue;
+      const link = [...before.values()].find((t) => t.link?.owner === table.name && t.link.column === column.name && t.link.target === column.references!.table);
+      if (link && !next.tables.some((t) => t.name === link.name)) changes.push(moveLinksToColumn(table.name, column.name, link));
+    }
   }
   changes.push(...renames.flatMap(([table, from, to]) => copyRenamed(before.get(table), next.tables.find((t) => t.name === table), from, to)));
   // A rename pointed at another field: the values an earlier rename of the same old name moved
@@ -701,7 +802,10 @@ export function migrationBetween(
   const kept = new Set(next.tables.map((t) => t.name));
   for (const table of previous?.tables ?? []) {
     if (!kept.has(table.name)) {
-      changes.push({ words: `retire_${table.name}`, statements: [`-- ${table.name} (${table.collection}) left the definitions; the table and its data stay.`] });
+      // Its foreign keys that restrict go: no version shows these rows (a removed resource's, a
+      // removed relation's links), so none may hold back the delete of a record they name.
+      const held = table.columns.filter((c) => c.references && c.references.onDelete !== "cascade").map((c) => `alter table ${quote(table.name)} drop constraint if exists ${quote(c.references!.name)};`);
+      changes.push({ words: `retire_${table.name}`, statements: [`-- ${table.name} (${table.collection}) left the definitions; the table and its data stay.`, ...held] });
     }
   }
   if (!changes.some((c) => c.statements.some((s) => !s.startsWith("--")) || c.words.startsWith("retire_"))) return null;

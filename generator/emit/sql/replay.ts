@@ -89,12 +89,16 @@ const ALTER_COLUMN = new RegExp(String.raw`^alter column ${NAME} (.+)$`);
 const DROP_CONSTRAINT = new RegExp(String.raw`^drop constraint if exists ${NAME}$`);
 const ADD_CONSTRAINT = new RegExp(String.raw`^add constraint ${NAME} (.+)$`);
 const UPDATE = /^update "(?:[^"]|"")+" set .+;$/;
+/** Links to records that are gone, deleted before a link table's foreign key comes back (diff.ts): no change to the schema. */
+const DELETE = /^delete from "(?:[^"]|"")+" where not exists \(select 1 from .+\);$/;
 /** The values of a renamed field's old column moved into its new one (diff.ts `copyRenamed`): no change to the schema. */
 const RENAME_BLOCK = /^do \$\$ begin\n  if exists \(select 1 from information_schema\.columns "o" join [^\n]*\) then\n    update "(?:[^"]|"")+" set [^\n]* = null where [^\n]* is not null;\n(?:    if not exists \(select 1 from "(?:[^"]|"")+" where "(?:[^"]|"")+" is null\) then\n      alter table "(?:[^"]|"")+" alter column "(?:[^"]|"")+" set not null;\n    end if;\n)?  end if;\nend \$\$;$/;
 /** The rows of a renamed array's old link table moved into its new one (diff.ts `moveRenamedLinks`): no change to the schema. */
 const LINKS_BLOCK = /^do \$\$ begin\n  if exists \(select 1 from "pg_constraint" [^\n]*\) then\n    insert into "(?:[^"]|"")+" \([^\n]*\) select [^\n]* on conflict do nothing;\n    delete from "(?:[^"]|"")+";\n  end if;\nend \$\$;$/;
 /** The ids of a relation made a plain array copied back from its link table (diff.ts `moveFromLinkTable`): no change to the schema. */
 const UNLINK_BLOCK = /^do \$\$ declare "canon__target" regclass; begin\n  select "confrelid"::regclass into "canon__target" from "pg_constraint" [^\n]*;\n  if "canon__target" is not null then\n    execute format\([^\n]*\);\n    delete from "(?:[^"]|"")+";\n  end if;\nend \$\$;$/;
+/** The one id of each record copied from a relation's link table into a single reference's column (diff.ts `moveLinksToColumn`): no change to the schema. */
+const LINKS_TO_COLUMN_BLOCK = /^do \$\$ declare "canon__r" record; begin\n  if to_regclass\('(?:[^']|'')+'\) is not null then\n[\s\S]*\n    delete from "(?:[^"]|"")+";\n  end if;\nend \$\$;$/;
 const MOVE_BLOCK = /^do \$\$ (?:declare "canon__r" record; )?begin\n  if exists \(select 1 from information_schema\.columns where [^\n]*\) then\n[\s\S]*\nend \$\$;$/;
 
 const unquote = (name: string) => name.replace(/""/g, '"');
@@ -213,7 +217,7 @@ function applyStatement(model: SchemaModel, sql: string, where: string): void {
     if (!model.tables.has(table)) throw new ReplayFailure(`${where}: it analyzes table ${table}, which no migration before it creates`);
     return;
   }
-  if (UPDATE.test(sql) || RENAME_BLOCK.test(sql) || LINKS_BLOCK.test(sql) || UNLINK_BLOCK.test(sql) || GUARD_BLOCK.test(sql)) return;
+  if (UPDATE.test(sql) || DELETE.test(sql) || RENAME_BLOCK.test(sql) || LINKS_BLOCK.test(sql) || UNLINK_BLOCK.test(sql) || LINKS_TO_COLUMN_BLOCK.test(sql) || GUARD_BLOCK.test(sql)) return;
   if (MOVE_BLOCK.test(sql)) {
     // Copies an array's ids into its link table, then drops the array's column, when it is there.
     const drop = new RegExp(String.raw`\n    alter table ${NAME} drop column ${NAME};\n`).exec(sql);

@@ -61,6 +61,12 @@ export interface SnapshotColumn extends SystemColumn {
    * as JSON null and an absent value as SQL NULL. Not compared by itself.
    */
   nullReads?: "null";
+  /**
+   * The tenant field of a tenant-scoped table (SPEC §12.4): added to a table that holds rows, it is
+   * filled from the record a required reference names where that table is tenant-scoped (a child's
+   * parent), and refused naming a record it cannot fill (diff.ts `newTenant`). Not compared by itself.
+   */
+  tenant?: true;
 }
 
 export interface SnapshotIndex {
@@ -741,6 +747,8 @@ function plan(
     fields.push(meta);
     if (index) indexes.push(index);
   }
+  const tenantColumn = tenant ? columns.find((c) => c.name === tenant.column) : undefined;
+  if (tenantColumn) tenantColumn.tenant = true;
   const seen = new Set<string>();
   const kinds = new Map(fields.map((f) => [f.column, f.kind]));
   for (const name of indexed) {
