@@ -228,6 +228,16 @@ function checkOptions(ctx: LintContext, f: FieldDef, place: FieldPlace, path: st
       report("unique", `${q(path)} is write_only and unique: a 409 would tell a client that another record holds a value that is never returned`, "remove unique, or make the field readable");
     }
   }
+  if (place === "object") {
+    // An object is written and returned whole: no request body refuses, and no answer, event or
+    // export leaves out, one of its fields (SPEC §12: nothing accepted and silently ignored).
+    for (const [set, key, what] of [
+      [f.readOnly, "read_only", "accepted from clients"],
+      [f.writeOnly, "write_only", "returned"],
+    ] as const) {
+      if (set) report(key, `${key} does not apply to ${q(path)}, a field inside an object: an object is ${what} whole`, `move ${key} to the object field itself, or declare ${q(f.name)} at the top level`);
+    }
+  }
   if (place === "items") {
     const kind = path.endsWith(".*") ? "a map" : "an array";
     const modifiers: Array<[boolean, string]> = [
