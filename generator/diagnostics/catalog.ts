@@ -37,6 +37,7 @@ export const RULES = {
   "list-under": { severity: "error", doc: "list_under sits on a top-level uuid field with references, not the parent's, one per referenced collection (SPEC 12.3)." },
   "tenant-field": { severity: "error", doc: "tenant sits on one required, top-level uuid field with references per resource, in every version; every tenant field references the same collection, which is not itself tenant-scoped; no action sets it (SPEC 12.4)." },
   "tenant-scope": { severity: "error", doc: "A child of a tenant-scoped resource, and a resource that references one, is tenant-scoped too; an action's fields do not reference a tenant-scoped collection (SPEC 12.4)." },
+  "list-keys": { severity: "warning", doc: "sort, filters, search and pagination: offset sit on a resource that has a list (its list operation, a parent or a list_under field) or, but for pagination, an export: elsewhere they would do nothing (SPEC 12)." },
   "sort-field": { severity: "error", doc: "sort names fields (or created_at/updated_at) whose values have an order (SPEC 12.1)." },
   "unique-together": { severity: "error", doc: "A resource-level unique list names two or more scalar fields, each once, none removed or write_only; no list repeats or holds another, or a field unique on its own (SPEC 12.3)." },
   "transitions": { severity: "error", doc: "transitions sit on an enum field of the resource; every key and target is one of its values, listed once (SPEC 12.5)." },

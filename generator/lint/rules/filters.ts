@@ -1,5 +1,6 @@
 import { FILTER_TYPES, orderingOf, TIMESTAMPS } from "../../model/lists.ts";
 import { closest } from "../../util/suggest.ts";
+import type { ResourceDef } from "../../model/types.ts";
 import { q, type LintContext } from "../context.ts";
 
 /**
@@ -83,5 +84,28 @@ export function filterRules(ctx: LintContext): void {
         }
       });
     }
+    unlistedKeys(ctx, r);
+  }
+}
+
+/**
+ * list-keys: `sort`, `filters`, `search` and `pagination: offset` shape a resource's lists (its
+ * own, a child list under its parent, a `list_under` list) and, but for pagination, its exports.
+ * On a resource with none of them they would be accepted and do nothing: said, with the fix.
+ */
+function unlistedKeys(ctx: LintContext, r: ResourceDef): void {
+  const lists = r.operations.includes("list") || r.parent !== undefined || r.fields.some((f) => f.listUnder);
+  if (lists) return;
+  const keys = [
+    ...(["sort", "filters", "search"] as const).filter((key) => r[key].length > 0 && !r.exportable),
+    ...(r.pagination === "offset" ? (["pagination"] as const) : []),
+  ];
+  for (const key of keys) {
+    ctx.report(
+      "list-keys",
+      r.at(key),
+      `${key} on ${r.collection} is read by its lists${key === "pagination" ? "" : " and exports"} only, and ${r.collection} has none (no list operation, no parent, no list_under field${key === "pagination" ? "" : ", no export"})`,
+      `add list to operations (or the list that was meant), or remove ${key}`,
+    );
   }
 }
