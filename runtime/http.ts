@@ -34,10 +34,15 @@ declare module "fastify" {
 /** Keys a client may never send: canon's own fields and internal keys. */
 const SERVER_KEYS = new Set(["id", "row_id", "created_at", "updated_at"]);
 
-/** One detail per problem: `field` is the dotted body path or the parameter name. */
+/**
+ * One detail per problem: `field` is the dotted body path or the parameter name. In a body, a
+ * key canon or a hook owns "is read-only"; a query (`inBody` false) has no such keys: its
+ * `?created_at=` is a parameter the list does not take.
+ */
 export function issuesToDetails(
   issues: ReadonlyArray<z.core.$ZodIssue>,
   readOnly: ReadonlySet<string> = new Set(),
+  inBody = true,
 ): ErrorDetail[] {
   const details: ErrorDetail[] = [];
   for (const issue of issues) {
@@ -45,7 +50,7 @@ export function issuesToDetails(
     if (issue.code === "unrecognized_keys") {
       for (const key of issue.keys) {
         const field = base ? `${base}.${key}` : key;
-        const serverOwned = base === "" && (SERVER_KEYS.has(key) || readOnly.has(key));
+        const serverOwned = inBody && base === "" && (SERVER_KEYS.has(key) || readOnly.has(key));
         details.push({ field, issue: serverOwned ? ISSUES.readOnly : issue.message });
       }
       continue;
@@ -105,7 +110,10 @@ export function parseParams<S extends z.ZodType>(schema: S, input: unknown): z.o
   const unstorable = unstorableFields(input);
   if (!parsed.success || unstorable.length) {
     throw new ValidationError(
-      withDetails(parsed.success ? [] : issuesToDetails(parsed.error.issues.map(repeated)), unstorable),
+      withDetails(
+        parsed.success ? [] : issuesToDetails(parsed.error.issues.map(repeated), undefined, false),
+        unstorable,
+      ),
     );
   }
   return parsed.data;
