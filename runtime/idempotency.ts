@@ -4,10 +4,11 @@
  *
  *  - The first request with a key claims it under (principal, key), with a fingerprint of the
  *    request (method, path and canonical JSON body): on the memory store an entry, before the
- *    handler; on a SQL store (`claimsWithWrite`) a row inserted by the request's write itself, in
- *    its statement or transaction, so that a keyed POST costs no round trip of its own. Of two
- *    claims at once, on any instances, the store's unique (principal, key) lets one win; the
- *    other answers 409 `CONFLICT` or, once the first's answer is kept, gets it replayed.
+ *    handler; on a SQL store (`claimsWithWrite`) a `running` row inserted before the handler
+ *    (`claimAhead`, one statement) that the request's write takes over in its own statement or
+ *    transaction. Of two claims at once, on any instances, the store's unique (principal, key)
+ *    lets one win; the other answers 409 `CONFLICT` or, once the first's answer is kept, gets it
+ *    replayed.
  *  - A 2xx answer (status, body, `Location`, `ETag`) is kept for `IDEMPOTENCY_TTL_MS` (24 h);
  *    a repeat with the same fingerprint gets it with `Idempotent-Replayed: true`, and runs
  *    nothing. Another path or body under the same key answers 422 `BUSINESS_RULE_VIOLATION`.
@@ -66,8 +67,8 @@ export interface IdempotencyKeyStore {
   release(principal: string, key: string, token: string): Promise<void>;
   /**
    * Set by a store that claims a key with the request's write itself (SQL: in the write's own
-   * statement or transaction, `ActiveClaim.claimed`), so that a request costs no statement of
-   * its own before its handler; `claim` is then never called. Such a store gives the three below.
+   * statement or transaction, `ActiveClaim.claimed`): `claim` is then never called (`claimAhead`,
+   * when given, claims before the handler). Such a store gives the three below.
    */
   readonly claimsWithWrite?: boolean;
   /**
@@ -90,6 +91,26 @@ export interface IdempotencyKeyStore {
    * record is found. Null otherwise. (SQL: `SqlIdempotencyKeys.adoptable`.)
    */
   adoptable?(collection: string): Promise<{ id: string; token: string } | null>;
+  /**
+   * Claims the key for a request about to run, with its own `token`, before its handler (one
+   * statement): a repeat on any instance while it runs is then told 409 at once (SPEC §12.7).
+   * `run` when the key is the request's (its write takes the row over); the key's state when it
+   * is another's (a kept answer, another request's, one still running); null when the first's
+   * write committed but its answer is not kept yet: the request runs up to its write, which
+   * finds the key taken (`lookup`, `adoptable`).
+   */
+  claimAhead?(
+    principal: string,
+    key: string,
+    fingerprint: string,
+    token: string,
+  ): Promise<IdempotencyClaim | null>;
+  /**
+   * Removes the claim `token` made by `claimAhead` while no write has taken it over (still
+   * `running`): a request that failed before its write. A row its write made `written` stays
+   * (the write may have committed without the request learning it: a cut connection).
+   */
+  releaseAhead?(principal: string, key: string, token: string): Promise<void>;
   /** A 2xx answer of a request that wrote nothing through the store: claims the key and keeps the answer at once. */
   claimAndKeep?(
     principal: string,
@@ -109,6 +130,8 @@ export interface ActiveClaim {
   fingerprint?: string;
   /** Set by a store that claims with the write (`claimsWithWrite`) once a write made the claim. */
   claimed?: boolean;
+  /** Set when the key was claimed before the handler (`claimAhead`): an error answer removes that claim. */
+  ahead?: boolean;
   /**
    * Set by such a store when the request, a repeat, answers with the record the first request
    * with its key created, whose answer was never kept (its instance died in between): the answer
@@ -307,7 +330,29 @@ export function registerIdempotency(app: FastifyInstance, keys: IdempotencyKeySt
       requestClaims.set(request, active);
       // However the request ends (its connection closed before any answer too), its key is free again here.
       reply.raw.once("close", () => leave(inFlight, active));
-      return claims.run(active, done);
+      if (!keys.claimAhead || !keys.releaseAhead) return claims.run(active, done);
+      // Claimed before the handler, so that a repeat on another instance while this one runs is
+      // told 409 (the write then takes the row over with the same token).
+      const notHere = () => {
+        requestClaims.delete(request);
+        leave(inFlight, active);
+      };
+      keys.claimAhead(principal, key, fingerprint, active.token).then(
+        (claim) => {
+          if (claim === null || claim.outcome === "run") {
+            active.ahead = claim !== null;
+            return claims.run(active, done);
+          }
+          notHere();
+          if (claim.outcome === "replay") return replay(reply, claim.answer);
+          return done(refusal(claim.outcome));
+        },
+        (error: unknown) => {
+          notHere();
+          done(error as Error);
+        },
+      );
+      return;
     }
     keys.claim(principal, key, fingerprint).then(
       (claim) => {
@@ -403,7 +448,11 @@ async function settle(
       return payload;
     }
     const state = await keys.lookup!(principal, key, fingerprint, token);
-    if (!state || state.outcome === "run") return payload;
+    if (!state || state.outcome === "run") {
+      // The key claimed before the handler, and no write took it: free again.
+      if (claim.ahead) await keys.releaseAhead!(principal, key, token);
+      return payload;
+    }
     if (state.outcome === "replay") {
       const { answer } = state;
       reply.removeHeader("location");

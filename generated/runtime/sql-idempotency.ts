@@ -5,11 +5,11 @@
  * `IDEMPOTENCY_TABLE` here). One row per (principal, key), unique: of two instances claiming
  * one key at once, the database lets one insert it.
  *
- * A row is inserted `written` by the request's write, in its own statement (`claimMark`) or
- * transaction (`markClaim`), naming the record a create made, and is `done` once its answer is
- * kept. Should its instance die before keeping it, a repeat of the create answers with that record
- * (`adoptable`). (`running`: a claim made before the handler through `claim`, which the app does
- * not call on SQL.) Times are the database's, so that every instance agrees on leases and expiry.
+ * A row is inserted `running` before the request's handler (`claimAhead`), taken over `written`
+ * by the request's write, in its own statement (`claimMark`) or transaction (`markClaim`), naming
+ * the record a create made, and is `done` once its answer is kept. Should its instance die before
+ * keeping it, a repeat of the create answers with that record (`adoptable`). Times are the
+ * database's, so that every instance agrees on leases and expiry.
  */
 import {
   IDEMPOTENCY_LEASE_MS,
@@ -89,7 +89,7 @@ const LOOKUP_WAIT_MS = WRITTEN_LEASE_MS + 500;
 const LOOKUP_POLL_MS = 20;
 
 /**
- * The claim of the store API's `claim` (the app does not call it on SQL: its writes claim): a new
+ * The claim before the handler (`claimAhead`; also the store API's `claim`): a new
  * row, `running`, or the row of an expired key, or of a claim in flight whose lease is over and
  * that was for the same request. Returns the row when the key is the claim's.
  */
@@ -146,6 +146,9 @@ interface PendingKeep {
   reject: (error: unknown) => void;
 }
 const RELEASE = namedStatement(`delete from ${T} where "principal" = $1 and "key" = $2 and "token" = $3`);
+const RELEASE_AHEAD = namedStatement(
+  `delete from ${T} where "principal" = $1 and "key" = $2 and "token" = $3 and "state" = 'running'`,
+);
 const SWEEP = namedStatement(`delete from ${T} where "expires_at" <= clock_timestamp()`);
 
 /**
@@ -237,7 +240,7 @@ export class SqlIdempotencyKeys implements IdempotencyKeyStore {
   private keepsUnderWay: Promise<void> | null = null;
   private readonly db: SqlQueryable;
 
-  /** Keys are claimed with the writes (`claimMark`, `markClaim`): no statement before the handler. */
+  /** Keys are claimed before the handler (`claimAhead`) and taken over by the writes (`claimMark`, `markClaim`). */
   readonly claimsWithWrite = true;
 
   constructor(db: SqlQueryable) {
@@ -301,6 +304,28 @@ export class SqlIdempotencyKeys implements IdempotencyKeyStore {
       // Written but never answered, and no longer running: its instance stopped in between.
       if (row.state === "written" && row.stale === true) return { outcome: "unanswered" };
       return { outcome: "running" };
+    }
+    return { outcome: "running" };
+  }
+
+  async claimAhead(
+    principal: string,
+    key: string,
+    fingerprint: string,
+    token: string,
+  ): Promise<IdempotencyClaim | null> {
+    this.sweep();
+    // A row removed between the claim and the read (its request failed) is claimed again.
+    for (let attempt = 0; attempt < 3; attempt++) {
+      if ((await this.db.query(CLAIM, [principal, key, fingerprint, token])).length)
+        return { outcome: "run", token };
+      const [row] = await this.db.query(READ, [principal, key]);
+      if (!row) continue;
+      if (row.fingerprint !== fingerprint) return { outcome: "mismatch" };
+      if (row.state === "done") return { outcome: "replay", answer: answerOf(row) };
+      if (row.state === "running") return { outcome: "running" };
+      // `written`: the first's write committed; its answer is waited for, or rebuilt, at the write.
+      return null;
     }
     return { outcome: "running" };
   }
@@ -383,6 +408,10 @@ export class SqlIdempotencyKeys implements IdempotencyKeyStore {
 
   async release(principal: string, key: string, token: string): Promise<void> {
     await this.db.query(RELEASE, [principal, key, token]);
+  }
+
+  async releaseAhead(principal: string, key: string, token: string): Promise<void> {
+    await this.db.query(RELEASE_AHEAD, [principal, key, token]);
   }
 
   /** Deletes expired rows, at most once a minute per instance, without holding up the request. */

@@ -273,6 +273,50 @@ describe(`Idempotency-Key across apps and restarts (${STORE})`, { skip: STORE ==
   });
 });
 
+describe(`Idempotency-Key while the first is still running, across two apps over one PostgreSQL schema (${STORE})`, { skip: STORE !== "postgres" && "two apps share one store on a PostgreSQL server only" }, () => {
+  test("the repeat sent to the other app answers 409 CONFLICT naming Idempotency-Key; after the first, the kept answer; one record, one event", async () => {
+    await preparePostgres();
+    const schema = freshSchema("canon_idem_running");
+    const start = async (authorize?: typeof slowAuthorize) => {
+      const store = await openStore(POSTGRES_URL, { schema });
+      return listen(await buildApp({ authenticate: devAuthenticate, rateLimit: false, store, ...(authorize ? { authorize } : {}) }), SHOWCASE);
+    };
+    const one = await start(slowAuthorize);
+    const two = await start();
+    try {
+      const key = newKey();
+      const body = productBody({ name: `slow across ${key}` });
+      const first = call(one, "POST", "/v2/products", keyed(key, body));
+      for (let i = 0; releaseSlow === null; i++) {
+        assert.ok(i < 500, "the first request never reached authorize");
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      // Released whatever the repeat answers: a failed check must not leave the first waiting.
+      const release = releaseSlow as () => void;
+      releaseSlow = null;
+      let repeat: Res;
+      try {
+        repeat = await call(two, "POST", "/v2/products", keyed(key, body));
+      } finally {
+        release();
+      }
+      const done = await first;
+      assert.equal(repeat.status, 409, `the repeat on the other app: ${repeat.status} ${repeat.text}; the first: ${done.status}`);
+      assert.equal(repeat.body.error.code, "CONFLICT");
+      assert.deepEqual(detailFields(repeat.body.error), ["Idempotency-Key"]);
+      assert.equal(done.status, 201, done.text);
+      sameAnswer(done, await expectStatus(two, "POST", "/v2/products", 201, keyed(key, body)));
+      const all = await walk(two, "/v2/products?limit=100");
+      assert.equal(all.filter((p) => p.sku === body.sku).length, 1);
+      assert.equal((await eventsOf(two, done.body.id)).length, 1);
+    } finally {
+      await one.close();
+      await two.close();
+      await dropSchemas([schema]);
+    }
+  });
+});
+
 /** A POST on a raw socket with the `Idempotency-Key` header's value as these bytes. */
 function rawPost(target: Api, url: string, key: Buffer, body: string): Promise<{ status: number; text: string }> {
   const { port } = new URL(target.base);

@@ -43,6 +43,8 @@ function cutAfterCommit(db: SqlDriver, cut: Cut): SqlDriver {
   };
   const text = (statement: unknown) => (typeof statement === "string" ? statement : (statement as { text: string }).text);
   const claims = (statement: unknown) => /canon__idempotency_keys/.test(text(statement));
+  // The write's claim (`written`), not the claim made before the handler (`running`).
+  const writes = (statement: unknown) => claims(statement) && /'written'/.test(text(statement));
   return {
     ...db,
     close: async () => {},
@@ -52,7 +54,7 @@ function cutAfterCommit(db: SqlDriver, cut: Cut): SqlDriver {
         throw new Error("Connection terminated unexpectedly");
       }
       const rows = await db.query(statement, params);
-      if (cut.armed && claims(statement) && /^\s*(with|insert)/i.test(text(statement))) throw lost();
+      if (cut.armed && writes(statement) && /^\s*(with|insert)/i.test(text(statement))) throw lost();
       return rows;
     },
     async transaction(fn) {
@@ -61,7 +63,7 @@ function cutAfterCommit(db: SqlDriver, cut: Cut): SqlDriver {
         fn({
           ...tx,
           query(statement, params) {
-            if (claims(statement)) claimed = true;
+            if (writes(statement)) claimed = true;
             return tx.query(statement, params);
           },
         } as SqlQueryable),
