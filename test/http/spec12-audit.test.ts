@@ -6,25 +6,30 @@
 // tenant field holds within the tenant; a query parameter the list does not take is "not allowed".
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
+import { exportsFolder } from "../exports/helpers.ts";
 import { call, detailFields, expectStatus, startFixture, type Api, type Res } from "./helpers.ts";
 
 type Obj = Record<string, any>;
 const STORE = process.env.CANON_TEST_STORE ?? "memory";
 
+const folder = exportsFolder();
 let api: Api;
 let A: Obj;
 let B: Obj;
 let TA: string;
 let TB: string;
 before(async () => {
-  api = await startFixture("spec12-audit", "test/fixtures/spec12-audit", ["v1"]);
-  A = (await expectStatus(api, "POST", "/v1/organizations", 201, { body: { name: "Acme" } })).body;
-  B = (await expectStatus(api, "POST", "/v1/organizations", 201, { body: { name: "Bolt" } })).body;
+  api = await startFixture("spec12-audit", "test/fixtures/spec12-audit", ["v1"], {
+    exports: { directory: folder.directory },
+  });
+  A = (await expectStatus(api, "POST", "/v1/organizations", 201, { body: { name: "Acme Org" } })).body;
+  B = (await expectStatus(api, "POST", "/v1/organizations", 201, { body: { name: "Bolt Org" } })).body;
   TA = `dev-writer.${A.id}`;
   TB = `dev-writer.${B.id}`;
 });
 after(async () => {
   await api?.close();
+  folder.remove();
 });
 
 let codes = 0;
@@ -158,5 +163,44 @@ describe(`SPEC §12.2: a query parameter the list does not take (${STORE})`, () 
       names(res, name);
       assert.equal(res.body.error.details[0].issue, "is not allowed", res.text);
     }
+  });
+});
+
+describe(`SPEC §12.4: in the tenant collection a tenant sees only its own record, on every path (${STORE})`, () => {
+  test("its list, filters, search, export and events feed hold its organization only; it creates none (403), keyed or not", async () => {
+    await expectStatus(api, "PATCH", `/v1/organizations/${B.id}`, 200, { body: { name: "Bolt Org 2" } });
+    const ids = (res: Res) => res.body.data.map((o: Obj) => o.id);
+    assert.deepEqual(ids(await expectStatus(api, "GET", "/v1/organizations?limit=100", 200, { auth: TA })), [A.id]);
+    assert.deepEqual(ids(await expectStatus(api, "GET", "/v1/organizations?q=Org", 200, { auth: TA })), [A.id]);
+    assert.deepEqual(ids(await expectStatus(api, "GET", "/v1/organizations?q=Bolt", 200, { auth: TA })), []);
+    assert.deepEqual(
+      ids(await expectStatus(api, "GET", "/v1/organizations?created_at[gte]=2000-01-01T00:00:00Z", 200, { auth: TA })),
+      [A.id],
+    );
+    for (const headers of [{}, { "idempotency-key": "tenant-creates-a-tenant" }] as Array<Record<string, string>>) {
+      const refused = await call(api, "POST", "/v1/organizations", { auth: TA, body: { name: "Mine" }, headers });
+      assert.equal(refused.status, 403, refused.text);
+    }
+    assert.deepEqual(ids(await expectStatus(api, "GET", "/v1/organizations?limit=100", 200)).sort(), [A.id, B.id].sort());
+    // Its export: its organization only.
+    let job = (await expectStatus(api, "POST", "/v1/exports", 201, { auth: TA, body: { resource: "organizations" } })).body;
+    for (let i = 0; i < 200 && (job.status === "pending" || job.status === "running"); i++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      job = (await expectStatus(api, "GET", `/v1/exports/${job.id}`, 200, { auth: TA })).body;
+    }
+    assert.equal(job.status, "succeeded", JSON.stringify(job));
+    const url = job.download_url.startsWith("/") ? job.download_url : new URL(job.download_url).pathname;
+    const file = await expectStatus(api, "GET", url, 200, { auth: TA });
+    const lines = file.text.split("\n").filter((line) => line !== "");
+    assert.deepEqual(lines.map((line) => JSON.parse(line).id), [A.id]);
+    // Its events feed: its organization's events only, none of the other's (created, updated).
+    const events: Obj[] = [];
+    for (let cursor: string | null = null, i = 0; i === 0 || cursor !== null; i++) {
+      const page: Obj = (await expectStatus(api, "GET", `/v1/events?limit=100${cursor ? `&cursor=${cursor}` : ""}`, 200, { auth: TA })).body;
+      events.push(...page.data);
+      cursor = page.pagination.next_cursor;
+    }
+    const organizations = events.filter((e) => e.type.startsWith("organization."));
+    assert.deepEqual(organizations.map((e) => [e.type, e.data.id]), [["organization.created", A.id]]);
   });
 });
