@@ -154,6 +154,7 @@ describe("authentication and authorization", () => {
       await check("POST", `/v2/orders/${order.id}/cancellations`, 201, "action", "orders/cancellations", order.id, { reason: "r" });
       await check("GET", `/v2/users/${user.id}/orders`, 200, "read", "users", user.id);
       await check("GET", `/v2/orders/${order.id}/invoices`, 200, "read", "orders", order.id);
+      await check("GET", `/v3/users/${user.id}/invoices`, 200, "read", "users", user.id);
       await check("DELETE", `/v2/orders/${order.id}`, 204, "delete", "orders", order.id);
       await check("DELETE", `/v2/products/${product.id}`, 204, "delete", "products", product.id);
       const event = (await expectStatus(spy, "GET", "/v2/events?limit=1", 200)).body.data[0];
@@ -179,6 +180,10 @@ describe("authentication and authorization", () => {
       await expectStatus(guarded, "GET", `/v2/orders/${b.id}`, 200);
       denied = user.id;
       await expectError(guarded, "GET", `/v2/users/${user.id}/orders`, 403, "FORBIDDEN");
+      // A list_under list (SPEC §12.3: authorize read on the record it is under), as a child list.
+      await expectError(guarded, "GET", `/v3/users/${user.id}/invoices`, 403, "FORBIDDEN");
+      const other = await createUser(guarded);
+      await expectStatus(guarded, "GET", `/v3/users/${other.id}/invoices`, 200);
     });
   });
 
