@@ -150,6 +150,19 @@ describe(`SPEC §12.3/§12.4: unique lists of a tenant-scoped resource hold with
     const number = await call(api, "POST", "/v1/invoices", { auth: TA, body: invoice({ number: 71 }) });
     assert.equal(number.status, 409, number.text);
     assert.deepEqual(detailFields(number.body.error), ["number"]);
+    // On PATCH and PUT too: a value another tenant holds is free, one the same tenant holds is not.
+    await expectStatus(api, "POST", "/v1/invoices", 201, { auth: TA, body: invoice({ code: "U-2", year: 2030, number: 72 }) });
+    const mine = await expectStatus(api, "POST", "/v1/invoices", 201, { auth: TB, body: invoice({ code: "U-3", year: 2030 }) });
+    const moved = await expectStatus(api, "PATCH", `/v1/invoices/${mine.body.id}`, 200, { auth: TB, body: { code: "U-2", number: 72 } });
+    assert.equal(moved.body.number, 72);
+    const other = await expectStatus(api, "POST", "/v1/invoices", 201, { auth: TA, body: invoice({ code: "U-4", year: 2030 }) });
+    const patched = await call(api, "PATCH", `/v1/invoices/${other.body.id}`, { auth: TA, body: { number: 72 } });
+    assert.equal(patched.status, 409, patched.text);
+    assert.deepEqual(detailFields(patched.body.error), ["number"]);
+    const { id, created_at, updated_at, organization_id, ...rest } = other.body;
+    const replaced = await call(api, "PUT", `/v1/invoices/${other.body.id}`, { auth: TA, body: { ...rest, code: "U-2" } });
+    assert.equal(replaced.status, 409, replaced.text);
+    assert.deepEqual(detailFields(replaced.body.error), ["code", "year"]);
     // The platform writes into either tenant by naming it: the same rule.
     const platform = await call(api, "POST", "/v1/invoices", { body: invoice({ code: "U-1", year: 2030, organization_id: B.id }) });
     assert.equal(platform.status, 409, platform.text);
