@@ -249,6 +249,11 @@ function checkOptions(ctx: LintContext, f: FieldDef, place: FieldPlace, path: st
     for (const [set, key] of modifiers) {
       if (set) report(key, `${key} does not apply to the items of ${kind}; it applies to the ${kind === "a map" ? "map" : "array"} field itself`, `move ${key} next to the ${kind === "a map" ? "map" : "array"}'s type`);
     }
+    // Each id of an array of references names a record (a relation is a link table on SQL, which
+    // holds no null): a null would be kept by one store and refused by another.
+    if (f.nullable && f.references !== undefined && kind === "an array") {
+      report("nullable", `the items of ${q(path.slice(0, -2))} reference ${f.references}: each names a record, and null names none`, "remove nullable from the items; leave an id out of the array rather than send null");
+    }
   }
   return bad;
 }
