@@ -92,6 +92,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     trustProxy: options.trustProxy,
     expensiveReads: options.expensiveReads,
     idempotency: store.idempotency,
+    userCode:
+      options.hooks !== undefined || options.services !== undefined || options.authorize !== undefined,
     ready: storeReady(store),
     versions: [v1(context), v2(context), v3(context)],
   });

@@ -73,6 +73,12 @@ export interface AppOptions {
   trustProxy?: TrustProxy;
   /** Where the `Idempotency-Key`s of POSTs are kept (the store's, SPEC §12.7); in the process when absent. */
   idempotency?: IdempotencyKeyStore;
+  /**
+   * The writes run code of the user's (hooks, services, authorize): a SQL store claims a POST's key before
+   * its handler (one statement more), so that a repeat on another instance while it runs answers
+   * 409 (SPEC §12.7). Default true.
+   */
+  userCode?: boolean;
   /** What `/vN/ready` asks (health.ts); without it every instance that serves is ready. */
   ready?: ReadyProbe;
   /** Expensive reads (`q`, `sort`, operator filters, exports) per principal at once: expensive-reads.ts. Default 4; false: no limit. */
@@ -221,7 +227,7 @@ export async function createApp(appOptions: AppOptions): Promise<FastifyInstance
       ? null
       : expensiveReadLimiter(options.expensiveReads ?? DEFAULT_EXPENSIVE_READS);
   // Every POST takes an Idempotency-Key, checked once the principal and the body are known.
-  registerIdempotency(app, options.idempotency ?? new MemoryIdempotencyKeys());
+  registerIdempotency(app, options.idempotency ?? new MemoryIdempotencyKeys(), options.userCode ?? true);
   // `/vN/health` and `/vN/ready`: outside the versions' scopes, so without credentials or rate limit.
   registerHealth(
     app,

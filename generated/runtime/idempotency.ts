@@ -303,9 +303,13 @@ const requestClaims = new WeakMap<FastifyRequest, ActiveClaim>();
 /**
  * Registers the hooks of idempotency keys on `app` (before the versions' routes): every POST
  * to an operation may carry `Idempotency-Key`. A store that fails to keep an answer is logged:
- * the write stands and its answer is sent.
+ * the write stands and its answer is sent. `ahead`: a store that claims with the write claims
+ * before the handler too (`claimAhead`), one statement more, for handlers that run code of the
+ * user's (hooks, services, authorize) whose time canon cannot bound; without it, the handler is canon's
+ * own, milliseconds to its write, and a repeat meanwhile finds the key at its write (409, or the
+ * first's answer replayed once kept).
  */
-export function registerIdempotency(app: FastifyInstance, keys: IdempotencyKeyStore): void {
+export function registerIdempotency(app: FastifyInstance, keys: IdempotencyKeyStore, ahead = true): void {
   const inFlight: InFlight = new Map();
   app.addHook("preHandler", (request, reply, done) => {
     if (request.method !== "POST" || request.is404 || !request.principal) return done();
@@ -331,7 +335,7 @@ export function registerIdempotency(app: FastifyInstance, keys: IdempotencyKeySt
       requestClaims.set(request, active);
       // However the request ends (its connection closed before any answer too), its key is free again here.
       reply.raw.once("close", () => leave(inFlight, active));
-      if (!keys.claimAhead || !keys.releaseAhead) return claims.run(active, done);
+      if (!ahead || !keys.claimAhead || !keys.releaseAhead) return claims.run(active, done);
       // Claimed before the handler, so that a repeat on another instance while this one runs is
       // told 409 (the write then takes the row over with the same token).
       const notHere = () => {
