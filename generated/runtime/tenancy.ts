@@ -61,11 +61,32 @@ function scopeOf(key: string | undefined, tenant: string | undefined): Values | 
 /**
  * The tenant of a create, replace or update's values: a tenant principal's own tenant fills an
  * absent tenant field, and another tenant's id answers 403; a principal of the platform must
- * give it (400 naming the field). In the tenant collection (`key` is `id`), a tenant principal
+ * give it (400 naming the field), but for a child, whose parent's tenant fills it (`tenantFromParent`). In the tenant collection (`key` is `id`), a tenant principal
  * creates nothing (403). Changes `values` in place.
  */
 export function tenantValues(request: FastifyRequest, key: string, values: Values, creating = true): void {
   checkTenant(tenantOf(request), key, values, creating);
+}
+
+/**
+ * A create of a tenant-scoped child by a principal of the platform, without its tenant field:
+ * the tenant of its parent (`parentKey`, the parent's tenant field), since a child is in its
+ * parent's tenant (its references are checked within the record's tenant). A tenant principal's
+ * own tenant fills the field in `tenantValues`; a parent that is not found leaves it absent (400
+ * naming the field, as before).
+ */
+export async function tenantFromParent(
+  request: FastifyRequest,
+  values: Values,
+  key: string,
+  parent: { get(id: string): Promise<{ readonly values: Values } | null> },
+  parentField: string,
+  parentKey: string,
+): Promise<void> {
+  const parentId = values[parentField];
+  if (tenantOf(request) !== undefined || values[key] !== undefined || typeof parentId !== "string") return;
+  const tenant = (await parent.get(parentId))?.values[parentKey];
+  if (typeof tenant === "string") values[key] = tenant;
 }
 
 /** `tenantValues` for the principal of a write (the values a hook writes through its store handle). */

@@ -1062,6 +1062,31 @@ test(
         { auth: TB, body: { ticket_id: k1.id, position: 9, body: "x" } },
         "ticket_id",
       );
+      // The platform, without the tenant field: the ticket's tenant (before: 400 naming organization_id).
+      const byPlatform = J(
+        await expect("comment by the platform, tenant from its ticket", "POST", "/v1/comments", 201, {
+          auth: P,
+          body: { ticket_id: k1.id, position: 7, body: "from the platform" },
+        }),
+      );
+      check("the platform's comment is in its ticket's tenant", byPlatform.organization_id === A.id, byPlatform.organization_id);
+      await expect(
+        "comment by the platform naming another tenant than its ticket's: 422",
+        "POST",
+        "/v1/comments",
+        422,
+        { auth: P, body: { ticket_id: k1.id, organization_id: B.id, position: 8, body: "x" } },
+        "ticket_id",
+      );
+      await expect(
+        "comment by the platform on no ticket: 400 naming organization_id",
+        "POST",
+        "/v1/comments",
+        400,
+        { auth: P, body: { ticket_id: "0190a0b0-c0d0-7000-8000-00000000dead", position: 8, body: "x" } },
+        "organization_id",
+      );
+      await expect("the platform's comment removed", "DELETE", `/v1/comments/${byPlatform.id}`, 204, { auth: P });
       const l = J(
         await expect(
           "ticket comments sort -position",

@@ -238,7 +238,7 @@ function routesView(v: string, r: VersionResource, deleteEvent: string, aliases:
     patchValues: inputs.map((f) => ({ key: propertyKey(f.storageName), expr: bodyValue(f) })),
     where: objectLiteral([...tenantWhere, ...where]),
     readScope: scopeOf(r.tenantKey),
-    tenantCreate: r.tenantKey ? `tenantValues(request, ${JSON.stringify(r.tenantKey)}, values);` : "",
+    tenantCreate: r.tenantKey ? `${tenantFromParent(r)}tenantValues(request, ${JSON.stringify(r.tenantKey)}, values);` : "",
     tenantChange:
       r.tenantKey && r.tenantKey !== "id"
         ? `tenantValues(request, ${JSON.stringify(r.tenantKey)}, values, false);`
@@ -849,4 +849,25 @@ function servicesView(model: ApiModel) {
         `{ collection: ${JSON.stringify(r.collection)}, field: ${JSON.stringify(r.field)}, references: ${JSON.stringify(r.references)}, onDelete: ${JSON.stringify(r.onDelete)}${r.many ? ", many: true" : ""}${r.tenant ? `, tenant: ${JSON.stringify(r.tenant)}` : ""}${r.nullable ? ", nullable: true" : ""}${r.path ? `, path: [${r.path.map((part) => JSON.stringify(part)).join(", ")}]` : ""} }`,
     ),
   };
+}
+
+/**
+ * For a tenant-scoped child of a tenant-scoped parent: a platform principal's create without the
+ * tenant field takes its parent's tenant (runtime/tenancy.ts `tenantFromParent`), before
+ * `tenantValues` asks for the field.
+ */
+function tenantFromParent(r: VersionResource): string {
+  const parent = r.parent;
+  if (!parent || !r.tenantKey || r.tenantKey === "id" || !parent.tenantKey || parent.tenantKey === "id") return "";
+  const args = [
+    "request",
+    "values",
+    JSON.stringify(r.tenantKey),
+    `services.${parent.symbols.service}`,
+    JSON.stringify(parent.field.storageName),
+    JSON.stringify(parent.tenantKey),
+  ];
+  const line = `await tenantFromParent(${args.join(", ")});`;
+  // As prettier writes it: on one line when it fits the route's indentation, else one argument a line.
+  return line.length + 4 <= 110 ? `${line}\n    ` : `await tenantFromParent(\n${args.map((a) => `      ${a},\n`).join("")}    );\n    `;
 }
