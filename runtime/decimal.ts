@@ -117,35 +117,16 @@ export function decimalValues(
   values: Record<string, unknown>,
 ): void {
   if (!fields) return;
-  for (const decimal of fields)
-    visitDecimal(decimal, values, decimal.field, decimal.field, decimal.path ?? []);
-}
-
-/** `holder[key]` canonical when `path` is done, else each value the next step of `path` reaches in it. */
-function visitDecimal(
-  decimal: DecimalField,
-  holder: Record<string, unknown> | unknown[],
-  key: string | number,
-  at: string,
-  path: readonly string[],
-): void {
-  const value = (holder as Record<string | number, unknown>)[key];
-  if (value === undefined || value === null) return;
-  if (path.length === 0) {
-    const canonical = canonicalOf(decimal, value, at);
-    if (canonical !== value) (holder as Record<string | number, unknown>)[key] = canonical;
-    return;
-  }
-  // Not of the shape the field declares: the hook's to keep (docs/hooks.md), written as given.
-  if (typeof value !== "object") return;
-  const [step, ...rest] = path as [string, ...string[]];
-  if (step === "[]") {
-    if (Array.isArray(value)) value.forEach((_, i) => visitDecimal(decimal, value, i, `${at}.${i}`, rest));
-  } else if (!Array.isArray(value)) {
-    const entries = value as Record<string, unknown>;
-    if (step === "{}")
-      for (const k of Object.keys(entries)) visitDecimal(decimal, entries, k, `${at}.${k}`, rest);
-    else if (Object.hasOwn(entries, step)) visitDecimal(decimal, entries, step, `${at}.${step}`, rest);
+  for (const decimal of fields) {
+    const value = values[decimal.field];
+    // A value not of the shape the field declares is the hook's to keep (docs/hooks.md), written as given.
+    const canonical = changedAt(
+      value,
+      decimal.path ?? [],
+      (v, at) => canonicalOf(decimal, v, at),
+      decimal.field,
+    );
+    if (canonical !== value) values[decimal.field] = canonical;
   }
 }
 
@@ -187,22 +168,24 @@ export function rescaledDecimal(
 
 /**
  * `value` with each value that `path` reaches in it (a field of an object, `[]` every item of an
- * array, `{}` every value of a map: `DecimalField.path`) replaced by `change` of it: copies along
- * the path, the same object where nothing changes. A value not of the shape the path needs is
- * left as it is, as are `null` and a field left out.
+ * array, `{}` every value of a map: `DecimalField.path`) replaced by `change` of it, told where it
+ * is (`at`, then the keys and indexes on the way: `lines.0.unit_price`): copies along the path, the
+ * same object where nothing changes. A value not of the shape the path needs is left as it is, as
+ * are `null` and a field left out.
  */
 export function changedAt(
   value: unknown,
   path: readonly string[],
-  change: (value: unknown) => unknown,
+  change: (value: unknown, at: string) => unknown,
+  at = "",
 ): unknown {
   if (value === undefined || value === null) return value;
-  if (path.length === 0) return change(value);
+  if (path.length === 0) return change(value, at);
   if (typeof value !== "object") return value;
   const [step, ...rest] = path as [string, ...string[]];
   if (step === "[]") {
     if (!Array.isArray(value)) return value;
-    const items = value.map((item) => changedAt(item, rest, change));
+    const items = value.map((item, i) => changedAt(item, rest, change, `${at}.${i}`));
     return items.some((item, i) => item !== value[i]) ? items : value;
   }
   if (Array.isArray(value)) return value;
@@ -210,7 +193,7 @@ export function changedAt(
   const keys = step === "{}" ? Object.keys(entries) : Object.hasOwn(entries, step) ? [step] : [];
   let changed: Record<string, unknown> | null = null;
   for (const key of keys) {
-    const next = changedAt(entries[key], rest, change);
+    const next = changedAt(entries[key], rest, change, `${at}.${key}`);
     if (next !== entries[key]) (changed ??= { ...entries })[key] = next;
   }
   return changed ?? value;
@@ -222,14 +205,15 @@ export function valuesAt(
   path: readonly string[],
   at: string,
 ): Array<{ at: string; value: unknown }> {
-  if (value === undefined || value === null) return [];
-  if (path.length === 0) return [{ at, value }];
-  if (typeof value !== "object") return [];
-  const [step, ...rest] = path as [string, ...string[]];
-  if (step === "[]")
-    return Array.isArray(value) ? value.flatMap((item, i) => valuesAt(item, rest, `${at}.${i}`)) : [];
-  if (Array.isArray(value)) return [];
-  const entries = value as Record<string, unknown>;
-  const keys = step === "{}" ? Object.keys(entries) : Object.hasOwn(entries, step) ? [step] : [];
-  return keys.flatMap((key) => valuesAt(entries[key], rest, `${at}.${key}`));
+  const found: Array<{ at: string; value: unknown }> = [];
+  changedAt(
+    value,
+    path,
+    (v, where) => {
+      found.push({ at: where, value: v });
+      return v;
+    },
+    at,
+  );
+  return found;
 }

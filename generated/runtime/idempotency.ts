@@ -5,9 +5,9 @@
  *
  *  - The first request with a key claims it under (principal, key), with a fingerprint of the
  *    request (method, path and canonical JSON body): on the memory store an entry, before the
- *    handler; on a SQL store (`claimsWithWrite`) a `running` row inserted before the handler
- *    (`claimAhead`, one statement) that the request's write takes over in its own statement or
- *    transaction. Of two claims at once, on any instances, the store's unique (principal, key)
+ *    handler; on a SQL store (`claimsWithWrite`) a row inserted by the request's write in its own
+ *    statement or transaction, taking over, in an app whose writes run code of the user's, a
+ *    `running` row inserted before the handler (`claimAhead`, one statement). Of two claims at once, on any instances, the store's unique (principal, key)
  *    lets one win; the other answers 409 `CONFLICT` or, once the first's answer is kept, gets it
  *    replayed.
  *  - A 2xx answer (status, body, `Location`, `ETag`) is kept for `IDEMPOTENCY_TTL_MS` (24 h);

@@ -5,8 +5,9 @@
  * `IDEMPOTENCY_TABLE` here). One row per (principal, key), unique: of two instances claiming
  * one key at once, the database lets one insert it.
  *
- * A row is inserted `running` before the request's handler (`claimAhead`), taken over `written`
- * by the request's write, in its own statement (`claimMark`) or transaction (`markClaim`), naming
+ * A row is inserted `running` before the request's handler (`claimAhead`, in an app whose writes
+ * run code of the user's: idempotency.ts `registerIdempotency`), taken over, or else inserted,
+ * `written` by the request's write, in its own statement (`claimMark`) or transaction (`markClaim`), naming
  * the record a create made, and is `done` once its answer is kept. Should its instance die before
  * keeping it, a repeat of the create answers with that record (`adoptable`). Times are the
  * database's, so that every instance agrees on leases and expiry.
@@ -240,7 +241,7 @@ export class SqlIdempotencyKeys implements IdempotencyKeyStore {
   private keepsUnderWay: Promise<void> | null = null;
   private readonly db: SqlQueryable;
 
-  /** Keys are claimed before the handler (`claimAhead`) and taken over by the writes (`claimMark`, `markClaim`). */
+  /** Keys are claimed by the writes (`claimMark`, `markClaim`), taking over a claim made before the handler (`claimAhead`) when there is one. */
   readonly claimsWithWrite = true;
 
   constructor(db: SqlQueryable) {
@@ -290,42 +291,54 @@ export class SqlIdempotencyKeys implements IdempotencyKeyStore {
     ]);
   }
 
-  async claim(principal: string, key: string, fingerprint: string): Promise<IdempotencyClaim> {
-    this.sweep();
-    // A row removed between the claim and the read (its request failed) is claimed again.
-    for (let attempt = 0; attempt < 3; attempt++) {
-      const token = newClaimToken();
-      if ((await this.db.query(CLAIM, [principal, key, fingerprint, token])).length)
-        return { outcome: "run", token };
-      const [row] = await this.db.query(READ, [principal, key]);
-      if (!row) continue;
-      if (row.fingerprint !== fingerprint) return { outcome: "mismatch" };
-      if (row.state === "done") return { outcome: "replay", answer: answerOf(row) };
+  claim(principal: string, key: string, fingerprint: string): Promise<IdempotencyClaim> {
+    return this.claimed(principal, key, fingerprint, newClaimToken, (row) =>
       // Written but never answered, and no longer running: its instance stopped in between.
-      if (row.state === "written" && row.stale === true) return { outcome: "unanswered" };
-      return { outcome: "running" };
-    }
-    return { outcome: "running" };
+      row.state === "written" && row.stale === true
+        ? ({ outcome: "unanswered" } as const)
+        : ({ outcome: "running" } as const),
+    );
   }
 
-  async claimAhead(
+  claimAhead(
     principal: string,
     key: string,
     fingerprint: string,
     token: string,
   ): Promise<IdempotencyClaim | null> {
+    return this.claimed(
+      principal,
+      key,
+      fingerprint,
+      () => token,
+      (row) =>
+        // `written`: the first's write committed; its answer is waited for, or rebuilt, at the write.
+        row.state === "running" ? ({ outcome: "running" } as const) : null,
+    );
+  }
+
+  /**
+   * `CLAIM` with `token()`: `run` when the key is this request's; else what its row says (another
+   * fingerprint, a kept answer to replay, or `held` of a row still in another request's hands).
+   */
+  private async claimed<T>(
+    principal: string,
+    key: string,
+    fingerprint: string,
+    token: () => string,
+    held: (row: Record<string, unknown>) => T,
+  ): Promise<IdempotencyClaim | T> {
     this.sweep();
     // A row removed between the claim and the read (its request failed) is claimed again.
     for (let attempt = 0; attempt < 3; attempt++) {
-      if ((await this.db.query(CLAIM, [principal, key, fingerprint, token])).length)
-        return { outcome: "run", token };
+      const claim = token();
+      if ((await this.db.query(CLAIM, [principal, key, fingerprint, claim])).length)
+        return { outcome: "run", token: claim };
       const [row] = await this.db.query(READ, [principal, key]);
       if (!row) continue;
       if (row.fingerprint !== fingerprint) return { outcome: "mismatch" };
       if (row.state === "done") return { outcome: "replay", answer: answerOf(row) };
-      if (row.state === "running") return { outcome: "running" };
-      // `written`: the first's write committed; its answer is waited for, or rebuilt, at the write.
-      return null;
+      return held(row);
     }
     return { outcome: "running" };
   }

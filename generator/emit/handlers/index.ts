@@ -869,5 +869,5 @@ function tenantFromParent(r: VersionResource): string {
   ];
   const line = `await tenantFromParent(${args.join(", ")});`;
   // As prettier writes it: on one line when it fits the route's indentation, else one argument a line.
-  return line.length + 4 <= 110 ? `${line}\n    ` : `await tenantFromParent(\n${args.map((a) => `      ${a},\n`).join("")}    );\n    `;
+  return line.length + 4 <= PRINT_WIDTH ? `${line}\n    ` : `await tenantFromParent(\n${args.map((a) => `      ${a},\n`).join("")}    );\n    `;
 }

@@ -246,17 +246,7 @@ function newTenant(table: SnapshotTable, column: SnapshotColumn, tenants: Readon
     statements.push(`update ${t} set ${c} = (select "p".${quote(tenants.get(r.table)!)} from ${quote(r.table)} "p" where "p".${quote(r.column ?? "id")} = ${t}.${quote(source.name)}) where ${c} is null;`);
   }
   const message = `${table.name}.${column.name} is the tenant field of ${table.name} now, and record % has no tenant${source ? ` (nor does the record its ${source.name} names)` : ""}: add the field as optional in a release of its own and give every record its tenant (or delete the records that have none), then start again`;
-  statements.push(
-    [
-      `do $$ declare "canon__r" record; begin`,
-      `  select "id" into "canon__r" from ${t} where ${c} is null order by "id" limit 1;`,
-      `  if found then`,
-      `    raise exception ${literal(message)}, "canon__r"."id";`,
-      `  end if;`,
-      `end $$;`,
-    ].join("\n"),
-    `alter table ${t} alter column ${c} set not null;`,
-  );
+  statements.push(missingGuard(table.name, column.name, message), `alter table ${t} alter column ${c} set not null;`);
   return statements;
 }
 
@@ -266,12 +256,26 @@ function newTenant(table: SnapshotTable, column: SnapshotColumn, tenants: Readon
  */
 function requiredGuard(table: string, column: string, tenant: boolean): string {
   const what = tenant ? `is the tenant field of ${table} now` : "is required now";
-  const message = `${table}.${column} ${what}, and record % has no value for it: give the records that lack a value one (or give the field a default${tenant ? "" : ", or keep it optional"}), then start again`;
+  return missingGuard(table, column, `${table}.${column} ${what}, and record % has no value for it: give the records that lack a value one (or give the field a default${tenant ? "" : ", or keep it optional"}), then start again`);
+}
+
+/** A refusal naming the first record (by id) whose `column` of `table` is null, with `message` (its `%` the id). */
+function missingGuard(table: string, column: string, message: string): string {
+  return refusalBlock(`select "id" into "canon__r" from ${quote(table)} where ${quote(column)} is null order by "id" limit 1;`, message, ["id"]);
+}
+
+/**
+ * A `do` block that refuses a migration before anything of it is applied: `select` (one line, as
+ * GUARD_BLOCK of runtime/sql-migrations.ts reads every refusal) finds what breaks it into
+ * `"canon__r"`, and `message` names its `fields` in order, one per `%`. It changes nothing, so
+ * applied again (nothing to refuse) it passes.
+ */
+function refusalBlock(select: string, message: string, fields: readonly string[]): string {
   return [
     `do $$ declare "canon__r" record; begin`,
-    `  select "id" into "canon__r" from ${quote(table)} where ${quote(column)} is null order by "id" limit 1;`,
+    `  ${select}`,
     `  if found then`,
-    `    raise exception ${literal(message)}, "canon__r"."id";`,
+    `    raise exception ${literal(message)}, ${fields.map((f) => `"canon__r".${quote(f)}`).join(", ")};`,
     `  end if;`,
     `end $$;`,
   ].join("\n");
@@ -495,14 +499,7 @@ function exactnessGuard(table: string, column: string, from: string, to: string)
     what = "is not a number";
   } else return null;
   const message = `${table}.${column} cannot become ${to}: record % holds %, which ${what}; change the records that hold such values (or give the field a type that keeps them), then start again`;
-  return [
-    `do $$ declare "canon__r" record; begin`,
-    `  select "id", ${text} as "value" into "canon__r" from ${quote(table)} where ${text} is not null and not (case when ${text} ~ ${literal(shape)} then ${keeps} else false end) limit 1;`,
-    `  if found then`,
-    `    raise exception ${literal(message)}, "canon__r"."id", "canon__r"."value";`,
-    `  end if;`,
-    `end $$;`,
-  ].join("\n");
+  return refusalBlock(`select "id", ${text} as "value" into "canon__r" from ${quote(table)} where ${text} is not null and not (case when ${text} ~ ${literal(shape)} then ${keeps} else false end) limit 1;`, message, ["id", "value"]);
 }
 
 /**
@@ -512,14 +509,7 @@ function exactnessGuard(table: string, column: string, from: string, to: string)
  */
 function checkGuard(table: string, column: string, expression: string): string {
   const message = `${table}.${column} cannot take its new limits: record % holds %, which they refuse; change the records that hold such values (or loosen the limits), then start again`;
-  return [
-    `do $$ declare "canon__r" record; begin`,
-    `  select "id", left(${quote(column)}::text, 200) as "value" into "canon__r" from ${quote(table)} where (${expression}) is false order by "id" limit 1;`,
-    `  if found then`,
-    `    raise exception ${literal(message)}, "canon__r"."id", "canon__r"."value";`,
-    `  end if;`,
-    `end $$;`,
-  ].join("\n");
+  return refusalBlock(`select "id", left(${quote(column)}::text, 200) as "value" into "canon__r" from ${quote(table)} where (${expression}) is false order by "id" limit 1;`, message, ["id", "value"]);
 }
 
 /** A bound (`<= 300`, `>= 1`) or a list of values (`in ('a', 'b')`) in a check. */
@@ -619,17 +609,13 @@ function decimalItems(table: string, column: SnapshotColumn, previous: SnapshotC
   const keeps = `round(${value}, ${s}) = ${value} and abs(${value}) < 1e${p - s}`;
   const where = `${map ? "a map" : "an array"} of ${type}`;
   const message = `${table}.${column.name} cannot become ${where}: record % holds %${map ? " under key %" : " at index %"}, which ${type} cannot keep exactly (it keeps ${s} digits after the point and ${p - s} before it); change the records that hold such values (or give the field a type that keeps them), then start again`;
-  const guard = [
-    `do $$ declare "canon__r" record; begin`,
-    // One line, as every refusal (GUARD_BLOCK of runtime/sql-migrations.ts reads it).
-    `  select "o"."id", ${text} as "value", ${map ? `"e"."key"` : `"e"."n" - 1`} as "at" into "canon__r" from ${t} "o" cross join lateral ${items}` +
+  const guard = refusalBlock(
+    `select "o"."id", ${text} as "value", ${map ? `"e"."key"` : `"e"."n" - 1`} as "at" into "canon__r" from ${t} "o" cross join lateral ${items}` +
       ` where jsonb_typeof("e"."value") in ('number', 'string') and not (case when ${text} ~ ${literal(DECIMAL_TEXT)} then ${keeps} else false end)` +
       ` order by "o"."id", ${map ? `"e"."key"` : `"e"."n"`} limit 1;`,
-    `  if found then`,
-    `    raise exception ${literal(message)}, "canon__r"."id", "canon__r"."value", "canon__r"."at";`,
-    `  end if;`,
-    `end $$;`,
-  ].join("\n");
+    message,
+    ["id", "value", "at"],
+  );
   const converted = `case when jsonb_typeof("e"."value") in ('number', 'string') then to_jsonb((${text}::${type})::text) else "e"."value" end`;
   const rewritten = map
     ? `(select jsonb_object_agg("e"."key", ${converted}) from jsonb_each(${c}) "e")`
@@ -687,17 +673,13 @@ function nestedDecimalValues(table: string, column: SnapshotColumn, previous: Sn
     const keeps = `round(${text}::numeric, ${s}) = ${text}::numeric and abs(${text}::numeric) < 1e${p - s}`;
     const named = `${column.name}${path.map((step) => (step === "[]" || step === "{}" ? step : `.${step}`)).join("")}`;
     const message = `${table}.${named} cannot become ${type}: record % holds % at %, which ${type} cannot keep exactly (it keeps ${s} digits after the point and ${p - s} before it); change the records that hold such values (or give the field a type that keeps them), then start again`;
-    const guard = [
-      `do $$ declare "canon__r" record; begin`,
-      // One line, as every refusal (GUARD_BLOCK of runtime/sql-migrations.ts reads it).
-      `  select "o"."id", ${text} as "value", ${where} as "at" into "canon__r" from ${t} "o" ${joins.join(" ")}` +
+    const guard = refusalBlock(
+      `select "o"."id", ${text} as "value", ${where} as "at" into "canon__r" from ${t} "o" ${joins.join(" ")}` +
         ` where jsonb_typeof(${value}) in ('number', 'string') and not (case when ${text} ~ ${literal(DECIMAL_TEXT)} then ${keeps} else false end)` +
         ` order by ${order.join(", ")} limit 1;`,
-      `  if found then`,
-      `    raise exception ${literal(message)}, "canon__r"."id", "canon__r"."value", "canon__r"."at";`,
-      `  end if;`,
-      `end $$;`,
-    ].join("\n");
+      message,
+      ["id", "value", "at"],
+    );
     // The value rewritten: at each step into the arrays, maps and objects it holds, the rest kept.
     const rewrite = (v: string, rest: readonly string[], level: number): string => {
       if (rest.length === 0) return `case when jsonb_typeof(${v}) in ('number', 'string') then to_jsonb((${v} #>> '{}')::${type}::text) else ${v} end`;
