@@ -8,12 +8,13 @@
 // applying nothing (was: no migration, rows keeping "1.20" where the scale says 3 digits). On
 // PGlite and on PostgreSQL.
 import assert from "node:assert/strict";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { after, describe, test } from "node:test";
 import { migrate, readMigrations, type SqlDriver } from "../../generated/runtime/sql-store.ts";
-import { canon, workspace } from "../support/cli.ts";
+import { canon } from "../support/cli.ts";
 import { assertSameAsFresh } from "./catalog.ts";
+import { changeItems, itemChecks, itemsProject } from "./items-project.ts";
 import { dropSchemas, emptyDriver } from "./stores.ts";
 
 const API = "title: Nested API\nbase_url: https://api.example.com\nversions:\n  v1: {}\n  v2: { draft: true }\n";
@@ -33,31 +34,12 @@ function fields(scale: number, precision: number): string {
   ].join("\n");
 }
 
-function project(name: string, definition: string): { dir: string; sql: string } {
-  const dir = workspace(name);
-  mkdirSync(path.join(dir, "definitions"));
-  writeFileSync(path.join(dir, "definitions", "api.yaml"), API);
-  writeFileSync(path.join(dir, "definitions", "items.yaml"), definition);
-  for (const command of ["generate", "release"]) {
-    const run = canon([command], dir);
-    assert.equal(run.code, 0, run.stdout + run.stderr);
-  }
-  return { dir, sql: path.join(dir, "generated", "sql") };
-}
-
-function change(dir: string, definition: string): void {
-  writeFileSync(path.join(dir, "definitions", "items.yaml"), definition);
-  for (const command of [["generate", "--allow-breaking"], ["release"]]) {
-    const run = canon(command, dir);
-    assert.equal(run.code, 0, run.stdout + run.stderr);
-  }
-}
+const project = (name: string, definition: string) => itemsProject(name, API, definition);
 
 const rows = (db: SqlDriver) =>
   db.query(`select "box"::text as box, "lines"::text as lines, "costs"::text as costs, "grid"::text as grid from "items" order by "id"`);
 
-const checks = (db: SqlDriver) =>
-  db.query(`select conname as name, pg_get_constraintdef(oid) as definition from pg_constraint where conrelid = 'items'::regclass and contype = 'c' order by conname`);
+const checks = itemChecks;
 
 for (const target of ["pglite", "postgres"] as const) {
   describe(`a decimal deeper in a JSON column, on ${target}`, () => {
@@ -92,7 +74,7 @@ for (const target of ["pglite", "postgres"] as const) {
           await db.exec(`update "items" set "${column}" = '${value}' where "id" = '${ids[1]}'`);
         await db.exec(`update "items" set "box" = '{"price": "0.00", "tax": "9.99"}', "lines" = '[]', "costs" = '{}', "grid" = '{}' where "id" = '${ids[1]}'`);
 
-        change(dir, fields(3, 7));
+        changeItems(dir, fields(3, 7));
         assert.equal(readMigrations(sql).length, 2, "widening the scale writes a migration");
         await migrate(db, readMigrations(sql));
         if (target === "pglite") await assertSameAsFresh(db, sql);
@@ -114,7 +96,7 @@ for (const target of ["pglite", "postgres"] as const) {
         for (const [column, value] of [["box", '{"price": "1.20"}'], ["lines", '[{"unit": "1.20"}]'], ["costs", '{"a": {"cost": "1.20"}}'], ["grid", '{"x": {"y": "1.20"}}']])
           await assert.rejects(db.exec(`update "items" set "${column}" = '${value}' where "id" = '${ids[1]}'`), new RegExp(`items_${column}_check`), `${column} ${value}`);
 
-        change(dir, fields(1, 5));
+        changeItems(dir, fields(1, 5));
         const before = await checks(db);
         const refusals: Array<[RegExp, string, string]> = [
           [/items\.box\.price cannot become numeric\(5, 1\): record 01900000-0000-7000-8000-000000000002 holds 0\.005 at box\.price, which numeric\(5, 1\) cannot keep exactly \(it keeps 1 digits after the point and 4 before it\)/, `"box" = '{"price": "0.000", "tax": "9.990"}'`, ids[1]!],

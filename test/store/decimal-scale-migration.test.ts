@@ -9,12 +9,13 @@
 // digits), and tightening them refuses a record that breaks them first (was: only the validators
 // held them). On PGlite and on PostgreSQL.
 import assert from "node:assert/strict";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { after, describe, test } from "node:test";
 import { migrate, readMigrations, type SqlDriver } from "../../generated/runtime/sql-store.ts";
-import { canon, workspace } from "../support/cli.ts";
+import { canon } from "../support/cli.ts";
 import { assertSameAsFresh } from "./catalog.ts";
+import { changeItems, itemChecks, itemsProject } from "./items-project.ts";
 import { dropSchemas, emptyDriver } from "./stores.ts";
 
 const API = "title: Scale API\nbase_url: https://api.example.com\nversions:\n  v1: {}\n  v2: { draft: true }\n";
@@ -33,31 +34,12 @@ function fields(scale: number, precision: number): string {
   ].join("\n");
 }
 
-function project(name: string, definition: string): { dir: string; sql: string } {
-  const dir = workspace(name);
-  mkdirSync(path.join(dir, "definitions"));
-  writeFileSync(path.join(dir, "definitions", "api.yaml"), API);
-  writeFileSync(path.join(dir, "definitions", "items.yaml"), definition);
-  for (const command of ["generate", "release"]) {
-    const run = canon([command], dir);
-    assert.equal(run.code, 0, run.stdout + run.stderr);
-  }
-  return { dir, sql: path.join(dir, "generated", "sql") };
-}
-
-function change(dir: string, definition: string): void {
-  writeFileSync(path.join(dir, "definitions", "items.yaml"), definition);
-  for (const command of [["generate", "--allow-breaking"], ["release"]]) {
-    const run = canon(command, dir);
-    assert.equal(run.code, 0, run.stdout + run.stderr);
-  }
-}
+const project = (name: string, definition: string) => itemsProject(name, API, definition);
 
 const rows = (db: SqlDriver) =>
   db.query(`select "prices"::text as prices, "amounts"::text as amounts, "rate"::text as rate from "items" order by "id"`);
 
-const checks = (db: SqlDriver) =>
-  db.query(`select conname as name, pg_get_constraintdef(oid) as definition from pg_constraint where conrelid = 'items'::regclass and contype = 'c' order by conname`);
+const checks = itemChecks;
 
 for (const target of ["pglite", "postgres"] as const) {
   describe(`a decimal's scale changed inside JSON, on ${target}`, () => {
@@ -75,7 +57,7 @@ for (const target of ["pglite", "postgres"] as const) {
           ('${ids[2]}', now(), now(), null, null, 'null'),
           ('${ids[3]}', now(), now(), null, null, null)`);
 
-        change(dir, fields(3, 7));
+        changeItems(dir, fields(3, 7));
         assert.equal(readMigrations(sql).length, 2, "widening the scale writes a migration");
         await migrate(db, readMigrations(sql));
         if (target === "pglite") await assertSameAsFresh(db, sql);
@@ -93,7 +75,7 @@ for (const target of ["pglite", "postgres"] as const) {
         for (const [column, value] of [["prices", '{"a": "1.20"}'], ["amounts", '["1.20"]'], ["rate", '"1.20"']])
           await assert.rejects(db.exec(`update "items" set "${column}" = '${value}' where "id" = '${ids[1]}'`), new RegExp(`items_${column}_check`));
 
-        change(dir, fields(1, 5));
+        changeItems(dir, fields(1, 5));
         const before = await checks(db);
         const refusals: Array<[RegExp, string]> = [
           [/items\.prices cannot become a map of numeric\(5, 1\): record 01900000-0000-7000-8000-000000000001 holds -3\.050 under key b, which numeric\(5, 1\) cannot keep exactly \(it keeps 1 digits after the point and 4 before it\)/, `"prices" = '{"a": "1.200", "b": "-3.000"}'`],
@@ -188,7 +170,7 @@ for (const target of ["pglite", "postgres"] as const) {
         await set("prices", '{"a": "0.00"}', ids[2]);
         await set("amounts", '["-0.01", "100.00"]', ids[2]);
 
-        change(dir, bounded("0", "100"));
+        changeItems(dir, bounded("0", "100"));
         const refusals: Array<[RegExp, string, string]> = [
           [/items\.prices cannot take its new limits: record 01900000-0000-7000-8000-000000000001 holds \{"b": "99999999999999999\.99"\}/, ids[0], `"prices" = '{}', "amounts" = '[]'`],
           [/items\.prices cannot take its new limits: record 01900000-0000-7000-8000-000000000002 holds \{"a": "1\.00", "b": "100\.01"\}/, ids[1], `"prices" = '{"b": "100.00"}'`],
