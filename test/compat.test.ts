@@ -648,6 +648,29 @@ describe("the gate's diagnostics point at the definition line", () => {
     assert.match(gone.fix, /put the sets back/);
   });
 
+  test("a set changed to another value or another from breaks, machine or not: the published action no longer leaves the record as its document says (SPEC §12.5)", async () => {
+    // loans sets `note` (no machine) to a value, or from the action's `reader`.
+    const loans = (sets: string) => ({ [books]: replace(actionBlock, `${actionBlock}    sets: ${sets}\n`) });
+    const before = (await documents(variant("sets-value-a", loans("{ note: lent }")))).get("v1")!;
+    for (const [name, sets, said] of [
+      ["sets-value-b", "{ note: returned }", /sets "note" to "returned" where the published action set "lent"/],
+      ["sets-from", "{ note: { from: reader } }", /sets "note" to \{"from":"reader"\} where the published action set "lent"/],
+    ] as const) {
+      const dir = variant(name, loans(sets));
+      const result = await gate(dir, new Map([["v1", before]]), await documents(dir));
+      const d = result.diagnostics.find((x) => x.message.includes("[sets-changed]"));
+      assert.ok(d, result.diagnostics.map(formatDiagnostic).join("\n"));
+      assert.equal(d.severity, "error");
+      assert.match(d.message, said);
+      assert.equal(d.location.line, lineOf(dir, books, `sets: ${sets}`), formatDiagnostic(d));
+      assert.match(d.fix, /keep what the action sets in v1 as it was.*add v2 to versions in api\.yaml and add a new action with the new sets and `added: v2`/);
+      assert.deepEqual(result.broken, ["v1"]);
+    }
+    // A field newly set beside it (no machine) still breaks nothing.
+    const more = compareDocuments(before, (await documents(variant("sets-value-more", loans("{ note: lent, title: lent }")))).get("v1")!);
+    assert.deepEqual(more.filter((c) => c.breaking).map((c) => c.text), [], listing(more));
+  });
+
   test("a map's values narrowed: located at its items, not at the resource's fields (SPEC §12.6)", async () => {
     const map = (items: string) => ({ [books]: replace("  note:", `  labels:\n    type: map\n    items: ${items}\n    max_items: 20\n    optional: true\n  note:`) });
     const before = (await documents(variant("map-wide", map("{ type: string, max_length: 200 }")))).get("v1")!;

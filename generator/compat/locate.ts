@@ -46,6 +46,7 @@ export function locateChange(defs: Definitions, model: ApiModel, version: string
     case "requires-removed":
       return action ? (written(action, "requires") ?? action.at()) : key("actions");
     case "sets-added":
+    case "sets-changed":
     case "sets-removed":
       return action ? (written(action, "sets") ?? action.at()) : key("actions");
     case "status-removed":

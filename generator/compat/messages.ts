@@ -150,6 +150,8 @@ export function breakFix(
       return `keep what the action requires in ${version} as it was (no new field, no value fewer): an action's requires hold in every version; to restrict it, ${add} and add a new action with the requirement and \`added: ${next}\``;
     case "sets-removed":
       return `keep what the action sets in ${version} as it was: put the sets back (with \`rules_added\` no later than the first version that published them); to stop setting it, ${add} and add a new action without it, \`added: ${next}\``;
+    case "sets-changed":
+      return `keep what the action sets in ${version} as it was: its clients rely on the record it leaves (an action's sets hold in every version it is shown in); to set another value, ${add} and add a new action with the new sets and \`added: ${next}\``;
     case "sets-added":
       return `keep what the action sets in ${version} as it was: the field's transitions would refuse the action on records the published version changed; to change it, date the new sets with \`rules_added: ${next}\` on the action (docs/versioning.md; where a published version after ${version} already shows them, \`rules_added\` names the first such version), or ${add} and add a new action with the sets and \`added: ${next}\``;
     case "servers-changed":

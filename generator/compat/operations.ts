@@ -148,25 +148,27 @@ function compareRequires(a: Endpoint, b: Endpoint, add: Add): void {
 }
 
 /**
- * What an action sets on its record (SPEC §12.5): a field newly set, or set to another value,
- * whose record field has a state machine (`x-canon-transitions`) refuses the action where the
- * record's value may not move to it (422), where the published version took it: a break, like a
- * new `requires`. On a field without a machine it refuses nothing new. A set removed (or dated
- * later with `rules_added`) breaks too: the published action no longer changes the record as its
- * document says (a client's cancellation that no longer cancels).
+ * What an action sets on its record (SPEC §12.5): a field newly set whose record field has a
+ * state machine (`x-canon-transitions`) refuses the action where the record's value may not move
+ * to it (422), where the published version took it: a break, like a new `requires`. On a field
+ * without a machine it refuses nothing new. A set removed (or dated later with `rules_added`)
+ * breaks too: the published action no longer changes the record as its document says (a client's
+ * cancellation that no longer cancels); so does a set changed to another value or another `from`,
+ * machine or not (an escalation that made the ticket `urgent` now makes it `high`).
  */
 function compareSets(newDoc: JsonObject, a: Endpoint, b: Endpoint, add: Add): void {
   const sets = (e: Endpoint) => new Map(Object.entries(obj(e.operation["x-canon-sets"])).map(([f, v]) => [f, JSON.stringify(v)]));
   const before = sets(a);
   const after = sets(b);
-  const change = (kind: "sets-added" | "sets-removed", breaking: boolean, detail: string) =>
+  const change = (kind: "sets-added" | "sets-changed" | "sets-removed", breaking: boolean, detail: string) =>
     add({ in: "operation" }, { kind, breaking, field: "", keyword: "x-canon-sets", pointer: child(b.pointer, "x-canon-sets"), subject: "the action", detail });
   for (const [field, value] of after) {
     const was = before.get(field);
     if (was === value) continue;
     const machine = transitionsOf(newDoc, b, field);
-    const what = `${was === undefined ? "now sets" : "sets another value of"} ${JSON.stringify(field)} (${value})`;
-    change("sets-added", machine, machine ? `${what}, which its transitions may refuse` : what);
+    const refused = machine ? ", which its transitions may refuse" : "";
+    if (was === undefined) change("sets-added", machine, `now sets ${JSON.stringify(field)} (${value})${refused}`);
+    else change("sets-changed", true, `sets ${JSON.stringify(field)} to ${value} where the published action set ${was}${refused}`);
   }
   for (const field of before.keys()) if (!after.has(field)) change("sets-removed", true, `no longer sets ${JSON.stringify(field)}: the record keeps its value where the published action changed it`);
 }

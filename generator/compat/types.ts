@@ -71,8 +71,10 @@ export type ChangeKind =
   // what an action requires of its record (`x-canon-requires`, SPEC §12.5)
   | "requires-added"
   | "requires-removed"
-  // what an action sets on its record (`x-canon-sets`, SPEC §12.5): breaking on a field with transitions
+  // what an action sets on its record (`x-canon-sets`, SPEC §12.5): a set added breaks on a field
+  // with transitions; one changed (another value or `from`) or removed always breaks
   | "sets-added"
+  | "sets-changed"
   | "sets-removed"
   // the document
   | "servers-changed";
