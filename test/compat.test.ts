@@ -1047,6 +1047,52 @@ describe("the CLI", () => {
     assert.match(allowed.stderr, /only for a version that has never shipped/);
   });
 
+  test("a break of an action's field, an object's field or a map's values: the fix versions the action or the top-level field (they take no removed), and following it passes", () => {
+    const v2 = (text: string) => text.replace("  v1: {}\n", "  v1: {}\n  v2: {}\n");
+    const shipping = (values: string, extra = "") => `  shipping: { type: object, optional: true${extra}, fields: { mode: { type: enum, values: ${values} } } }\n`;
+    const labels = (items: string, extra = "") => `  labels: { type: map, items: ${items}, max_items: 10, optional: true${extra} }\n`;
+    const cases: Array<{ name: string; published: string; changed: string; fix: RegExp; followed: string }> = [
+      {
+        name: "action",
+        published: actionBlock,
+        changed: actionBlock.replace("max_length: 100", "max_length: 50"),
+        fix: /keep the field "reader" of the action "loans" in v1 as it was: .*add v2 to versions in api\.yaml and add a new action with the changed field and `added: v2`/,
+        followed: `${actionBlock}  renewals:\n    added: v2\n    fields:\n      reader: { type: string, max_length: 50 }\n`,
+      },
+      {
+        name: "object",
+        published: `${shipping("[post, courier]")}${actionBlock}`,
+        changed: `${shipping("[post]")}${actionBlock}`,
+        fix: /keep "shipping\.mode" of v1 as it was: .*mark "shipping" `removed: v2` and add the changed one under a new name with `added: v2`/,
+        followed: `${shipping("[post, courier]", ", removed: v2")}${shipping("[post]", ", added: v2").replace("shipping", "delivery")}${actionBlock}`,
+      },
+      {
+        name: "map",
+        published: `${labels("{ type: string }")}${actionBlock}`,
+        changed: `${labels("{ type: integer }")}${actionBlock}`,
+        fix: /keep the values of "labels" of v1 as they were: .*mark "labels" `removed: v2` and add the changed one under a new name with `added: v2`/,
+        followed: `${labels("{ type: string }", ", removed: v2")}${labels("{ type: integer }", ", added: v2").replace("labels", "counts")}${actionBlock}`,
+      },
+    ];
+    for (const c of cases) {
+      const dir = variant(`versioned-owner-${c.name}`, { [books]: replace(actionBlock, c.published) });
+      assert.equal(canon(["generate"], dir).code, 0);
+      const file = path.join(dir, "definitions", books);
+      const text = readFileSync(file, "utf8");
+      writeFileSync(file, text.replace(c.published, c.changed));
+      const refused = canon(["generate"], dir);
+      assert.equal(refused.code, 1, `${c.name}: ${refused.stderr}`);
+      assert.match(refused.stderr, /error breaking-change v1 is published/, c.name);
+      assert.match(refused.stderr, c.fix, `${c.name}: ${refused.stderr}`);
+      // Following the fix: v2 in api.yaml, the change made where the fix says.
+      writeFileSync(file, text.replace(c.published, c.followed));
+      writeFileSync(path.join(dir, "definitions", "api.yaml"), v2(readFileSync(path.join(dir, "definitions", "api.yaml"), "utf8")));
+      const followed = canon(["generate"], dir);
+      assert.equal(followed.code, 0, `${c.name}: ${followed.stderr}`);
+      assert.equal(canon(["check"], dir).code, 0, c.name);
+    }
+  });
+
   test("the showcase's published documents, as committed before the route record (\"Get an user\"), take the corrected summaries as non-breaking", () => {
     // Before the route record, a second article rule wrote "an user" into the summaries of the
     // published v1 (and v2, v3) documents. A summary is prose, not contract: the gate lets the

@@ -6,8 +6,8 @@ import type { Diagnostic, SourceLocation } from "../diagnostics/diagnostic.ts";
 import type { ApiModel, Definitions, VersionDef } from "../model/types.ts";
 import { versionNumber } from "../model/snapshot.ts";
 import { compareDocuments } from "./compare.ts";
-import { isExportFilters, isOneExport, listUnderOf, locateChange } from "./locate.ts";
-import { breakFix, breakMessage, representative, versionList, type VersionedChange } from "./messages.ts";
+import { isExportFilters, isOneExport, listUnderOf, locateChange, versionedOwner } from "./locate.ts";
+import { breakFix, breakMessage, representative, versionList, type FieldOwner, type VersionedChange } from "./messages.ts";
 import { filterFieldOf, pathKey } from "./paths.ts";
 import { Engine, textDigest } from "../engine.ts";
 import { partDigests, type PartDigestTable } from "./parts.ts";
@@ -198,7 +198,7 @@ export async function compatibilityGate(input: GateInput): Promise<GateResult> {
   for (const group of groups(input, breaking)) {
     const versions = versionList([...new Set(group.map((g) => g.version))]);
     const first = representative(group.map((g) => g.change));
-    push(diagnostic("breaking-change", group.location, breakMessage(group, group.exportFilter), breakFix(versions, next, first, firstDraft !== undefined ? true : unpublished !== undefined ? "listed" : false, group.exportFilter, group.listUnder)));
+    push(diagnostic("breaking-change", group.location, breakMessage(group, group.exportFilter), breakFix(versions, next, first, firstDraft !== undefined ? true : unpublished !== undefined ? "listed" : false, group.exportFilter, group.listUnder, group.owner)));
   }
   // Each new document's part digests, by its text: the published document of the next run.
   if (engine?.recording) {
@@ -333,8 +333,8 @@ function sunsetShortened(version: string, old: Json, now: Json, today: string): 
  * Breaks of one kind caused by one definition line, with the same words: one diagnostic for the
  * field that every operation, body and published version shows.
  */
-function groups(input: GateInput, breaks: VersionedChange[]): Array<VersionedChange[] & { location: SourceLocation; exportFilter: boolean; listUnder?: string }> {
-  const byKey = new Map<string, VersionedChange[] & { location: SourceLocation; exportFilter: boolean; listUnder?: string }>();
+function groups(input: GateInput, breaks: VersionedChange[]): Array<VersionedChange[] & { location: SourceLocation; exportFilter: boolean; listUnder?: string; owner?: FieldOwner }> {
+  const byKey = new Map<string, VersionedChange[] & { location: SourceLocation; exportFilter: boolean; listUnder?: string; owner?: FieldOwner }>();
   const located = breaks.map((b) => ({ b, location: locateChange(input.definitions, input.model, b.version, b.change) }));
   const sameSort = (x: (typeof located)[number], y: (typeof located)[number]) =>
     x.b.version === y.b.version && x.b.change.sortKey === y.b.change.sortKey && x.location.file === y.location.file && x.location.line === y.location.line;
@@ -362,7 +362,9 @@ function groups(input: GateInput, breaks: VersionedChange[]): Array<VersionedCha
     if (!group) {
       // A list under a referenced record that is gone: its field's `list_under` (SPEC §12.3).
       const listUnder = listUnderOf(input.definitions, input.model, b.version, c);
-      group = Object.assign([] as VersionedChange[], { location, exportFilter, ...(listUnder ? { listUnder } : {}) });
+      // An action's field, or one inside an object or a map, is versioned by its action or its top-level field.
+      const owner = versionedOwner(input.definitions, input.model, b.version, c);
+      group = Object.assign([] as VersionedChange[], { location, exportFilter, ...(listUnder ? { listUnder } : {}), ...(owner ? { owner } : {}) });
       byKey.set(key, group);
     }
     group.push(c === b.change ? b : { ...b, change: c });

@@ -150,6 +150,23 @@ function ownerOf(defs: Definitions, path: string): { resource: ResourceDef; acti
   return action ? { resource: first, action } : { resource: first };
 }
 
+/**
+ * Where a change of a field is versioned when the field itself cannot be (docs/rules.md,
+ * version-ref: only a resource's own fields take `added`, `removed`, `renamed`): an action's field
+ * by its action (a new action, `added: vN`), a field inside an object or a map's values by the
+ * resource's top-level field that holds it. Undefined for a top-level field, or a change of no field.
+ */
+export function versionedOwner(defs: Definitions, model: ApiModel, version: string, change: Change): { action: string } | { top: string; field: string } | undefined {
+  if (!change.operation || (change.part.in !== "request" && change.part.in !== "response") || !change.schema?.field) return undefined;
+  const owner = routeOwner(defs, model, version, change.operation) ?? ownerOf(defs, change.operation.path);
+  if (!owner) return undefined;
+  if (owner.action) return { action: owner.action.name };
+  const segments = change.schema.field.split(".");
+  if (segments.length < 2) return undefined;
+  const top = segments[0]!.replace(/\[\]$/g, "");
+  return topField(model, version, owner.resource, top) ? { top, field: change.schema.field.replace(/\[\]/g, "") } : undefined;
+}
+
 /** The field whose `list_under` made the removed list path of `change`, by name; undefined for any other change. */
 export function listUnderOf(defs: Definitions, model: ApiModel, version: string, change: Change): string | undefined {
   if ((change.kind !== "path-removed" && change.kind !== "operation-removed" && change.kind !== "list-under-changed") || !change.operation) return undefined;

@@ -86,6 +86,12 @@ export function representative(group: Change[]): Change {
   return group.reduce((a, b) => (score(b) < score(a) ? b : a));
 }
 
+/** Where a field that cannot be versioned itself is versioned (locate.ts, versionedOwner). */
+export type FieldOwner = { action: string } | { top: string; field: string };
+
+/** The kinds whose fix is about a field of a body or record (not a list's, an action's or the resource's own keys). */
+const FIELD_KINDS = new Set<Change["kind"]>(["field-removed", "field-renamed", "field-optional", "field-required", "type-changed", "format-changed", "limit-tightened", "nullable-changed", "enum-value-removed", "enum-value-added", "references-added", "references-changed", "on-delete-changed", "transitions-added", "transitions-narrowed", "schema-changed", "closed-object"]);
+
 /**
  * How to make the change without breaking `version`: keep it as it was, and make the change
  * in a new version `next` with added / removed / renamed.
@@ -97,6 +103,7 @@ export function breakFix(
   nextIsDraft: boolean | "listed" = false,
   exportFilter = false,
   listUnder?: string,
+  owner?: FieldOwner,
 ): string {
   // "listed": api.yaml lists `next` already, and it is not published yet (this run writes it first).
   const add = nextIsDraft === "listed" ? `make the change in ${next} (listed in api.yaml, not published yet)` : nextIsDraft ? `make the change in the draft ${next}` : `add ${next} to versions in api.yaml`;
@@ -111,6 +118,14 @@ export function breakFix(
     return `keep the sort keys of ${version}: put the field back in sort (sort applies to every version of a resource); to drop it, ${add} and move the resource to a successor (a resource of another name: two cannot share one) marked \`added: ${next}\``;
   if (listUnder && (change.kind === "path-removed" || change.kind === "operation-removed" || change.kind === "list-under-changed"))
     return `keep the list under "${listUnder}" in ${version}: put \`list_under: true\` back on "${listUnder}"${change.kind === "list-under-changed" ? " and take it off the field that has it now (one list under each referenced collection)" : ""} (a list_under path holds every version in which the field is shown); to drop it, ${add}, mark the field \`removed: ${next}\` and add it again under a new name with \`added: ${next}\`, without list_under`;
+  // An action's field and a field inside an object or a map take no `added`, `removed` or
+  // `renamed` (version-ref): the fix versions what holds them.
+  if (owner && !exportFilter && FIELD_KINDS.has(change.kind)) {
+    if ("action" in owner)
+      return `keep the field "${name}" of the action "${owner.action}" in ${version} as it was: an action's fields hold in every version (they take no added, removed or renamed); to change it, ${add} and add a new action with the changed field and \`added: ${next}\``;
+    const what = owner.field === `${owner.top}.*` ? `the values of "${owner.top}" of ${version} as they were` : `"${owner.field}" of ${version} as it was`;
+    return `keep ${what}: a field inside an object or a map takes no added, removed or renamed, its top-level field does: ${add}, mark "${owner.top}" \`removed: ${next}\` and add the changed one under a new name with \`added: ${next}\``;
+  }
   switch (change.kind) {
     case "field-removed":
       return `keep "${name}" in ${version}: put the field back, ${add} and mark it \`removed: ${next}\``;
