@@ -679,6 +679,12 @@ describe("the gate's diagnostics point at the definition line", () => {
     const d = result.diagnostics.find((x) => x.message.includes("[limit-tightened]"));
     assert.ok(d, result.diagnostics.map(formatDiagnostic).join("\n"));
     assert.equal(d.location.line, lineOf(dir, books, "items: { type: string, max_length: 100 }"), formatDiagnostic(d));
+    // Fewer keys: at its max_items, not at the field's key.
+    const fewer = variant("map-fewer", { [books]: (text) => map("{ type: string, max_length: 200 }")[books](text)!.replace("max_items: 20", "max_items: 5") });
+    const keys = await gate(fewer, new Map([["v1", before]]), await documents(fewer));
+    const k = keys.diagnostics.find((x) => x.message.includes("[limit-tightened]"));
+    assert.ok(k, keys.diagnostics.map(formatDiagnostic).join("\n"));
+    assert.equal(k.location.line, lineOf(fewer, books, "max_items: 5"), formatDiagnostic(k));
   });
 
   test("a decimal filter's tighter limit: one break at the field's option, its operators (price[gte]) said with it (SPEC §12.2, §12.6)", async () => {

@@ -222,7 +222,7 @@ function findField(model: ApiModel, version: string, resource: ResourceDef, acti
   }
 }
 
-const yamlKeys: Record<string, string> = { maxLength: "max_length", minLength: "min_length", maxItems: "max_items", enum: "values", required: "optional", "x-canon-transitions": "transitions", "x-canon-references": "references", "x-canon-on-delete": "on_delete", "x-scale": "scale", "x-precision": "precision", "x-minimum": "minimum", "x-maximum": "maximum" };
+const yamlKeys: Record<string, string> = { maxLength: "max_length", minLength: "min_length", maxItems: "max_items", maxProperties: "max_items", enum: "values", required: "optional", "x-canon-transitions": "transitions", "x-canon-references": "references", "x-canon-on-delete": "on_delete", "x-scale": "scale", "x-precision": "precision", "x-minimum": "minimum", "x-maximum": "maximum" };
 
 /** The option that changed, when the definition writes it; else the field's key. */
 function optionAt(field: FieldDef, keyword: string | undefined): SourceLocation {
