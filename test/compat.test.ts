@@ -1339,6 +1339,38 @@ describe("a resource made exportable (SPEC §8)", () => {
     assert.ok(broken.diagnostics.some((d) => d.rule === "breaking-change" && /export filter "pages/.test(d.message)), broken.diagnostics.map(formatDiagnostic).join("\n"));
   });
 
+  test("an export taken away, or a format of it: a break at the resource, with a fix that names the export and its formats", async () => {
+    const authors = { "authors.yaml": exportAuthors("export: true") };
+    const csvBooks = { ...authors, [books]: replace("fields:", "export: { formats: [ndjson, csv] }\nfields:") };
+    const before = (await documents(variant("export-books-both", csvBooks))).get("v1")!;
+    // export removed: at books.yaml (its resource: line, the export key being gone), not at api.yaml's v1.
+    const gone = variant("export-books-gone", authors);
+    const removed = await gate(gone, new Map([["v1", before]]), await documents(gone));
+    const all = removed.diagnostics.map(formatDiagnostic).join("\n");
+    const member = removed.diagnostics.find((d) => /no longer takes BookExportCreate/.test(d.message));
+    assert.ok(member, all);
+    assert.equal(member.location.file, "definitions/books.yaml", all);
+    assert.equal(member.location.line, lineOf(gone, books, "resource: books"), all);
+    assert.match(member.fix, /keep the export of "books" in v1: put `export` back on the resource/);
+    const media = removed.diagnostics.find((d) => /text\/csv is no longer answered/.test(d.message));
+    assert.ok(media, all);
+    assert.match(media.fix, /put the format back in `export: \{ formats \}` of the resources that offered it/);
+    assert.doesNotMatch(all, /mark the change there with added, removed or renamed/);
+    // a format dropped: at the export key, said as the export's formats, not as a field to version.
+    const fewer = variant("export-books-ndjson", { ...authors, [books]: replace("fields:", "export: { formats: [ndjson] }\nfields:") });
+    const narrowed = await gate(fewer, new Map([["v1", before]]), await documents(fewer));
+    const format = narrowed.diagnostics.find((d) => /"format" no longer has the value "csv"/.test(d.message));
+    assert.ok(format, narrowed.diagnostics.map(formatDiagnostic).join("\n"));
+    assert.equal(format.location.line, lineOf(fewer, books, "export:"));
+    assert.match(format.fix, /keep the formats of the export of "books" in v1: put the format back in its `export: \{ formats \}`/);
+    // the only export taken away: /v1/exports goes, said as the exports.
+    const none = variant("export-none");
+    const nothing = await gate(none, new Map([["v1", before]]), await documents(none));
+    const path = nothing.diagnostics.find((d) => /the path \/v1\/exports was removed/.test(d.message));
+    assert.ok(path, nothing.diagnostics.map(formatDiagnostic).join("\n"));
+    assert.match(path.fix, /keep v1's exports: put `export` back on the resources that had it/);
+  });
+
   test("dated with added: the published version's document is unchanged, the new version offers it", async () => {
     const before = (await documents(variant("export-books-2", exportBooks))).get("v1")!;
     const dir = variant("export-authors-added", {

@@ -6,7 +6,7 @@ import type { Diagnostic, SourceLocation } from "../diagnostics/diagnostic.ts";
 import type { ApiModel, Definitions, VersionDef } from "../model/types.ts";
 import { versionNumber } from "../model/snapshot.ts";
 import { compareDocuments } from "./compare.ts";
-import { isExportFilters, isOneExport, listUnderOf, locateChange, versionedOwner } from "./locate.ts";
+import { exportOf, isExportFilters, isOneExport, listUnderOf, locateChange, versionedOwner } from "./locate.ts";
 import { breakFix, breakMessage, representative, versionList, type FieldOwner, type VersionedChange } from "./messages.ts";
 import { filterFieldOf, pathKey } from "./paths.ts";
 import { Engine, textDigest } from "../engine.ts";
@@ -363,7 +363,8 @@ function groups(input: GateInput, breaks: VersionedChange[]): Array<VersionedCha
       // A list under a referenced record that is gone: its field's `list_under` (SPEC §12.3).
       const listUnder = listUnderOf(input.definitions, input.model, b.version, c);
       // An action's field, or one inside an object or a map, is versioned by its action or its top-level field.
-      const owner = versionedOwner(input.definitions, input.model, b.version, c);
+      const exported = exportOf(input.model, b.version, c);
+      const owner = versionedOwner(input.definitions, input.model, b.version, c) ?? (exported ? { export: exported } : undefined);
       group = Object.assign([] as VersionedChange[], { location, exportFilter, ...(listUnder ? { listUnder } : {}), ...(owner ? { owner } : {}) });
       byKey.set(key, group);
     }

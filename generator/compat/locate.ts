@@ -17,6 +17,10 @@ export function locateChange(defs: Definitions, model: ApiModel, version: string
   if (!owner) {
     const exported = exportOwner(defs, model, version, change);
     if (exported) return exported;
+    // A resource's export gone from the body's union: the resource, whose `export` key is gone too.
+    const gone = removedExportOf(model, version, change);
+    const resource = gone && defs.resources.find((r) => r.collection === gone);
+    if (resource) return written(resource, "export") ?? resource.at("resource");
     return /^\/v[0-9]+\/events(\/|$)/.test(change.operation.path) && defs.events ? defs.at("events") : fallback;
   }
   const { resource, action } = owner;
@@ -90,6 +94,25 @@ function exportSchemaOf(model: ApiModel, version: string, change: Change): { col
     if (name === e.symbols.exportCreate) return { collection: e.collection, part: "body" };
   }
   return null;
+}
+
+/**
+ * The collection whose export `change` took from the body of `POST /vN/exports` (its member of the
+ * union, `TicketExportCreate`, no longer taken: `export` removed from the resource), else undefined.
+ */
+function removedExportOf(model: ApiModel, version: string, change: Change): string | undefined {
+  if (change.kind !== "schema-changed" || !/^\/v[0-9]+\/exports$/.test(change.operation?.path ?? "")) return undefined;
+  const member = /^no longer takes ([A-Za-z0-9_]+) /.exec(change.detail)?.[1];
+  return model.versions.find((v) => v.name === version)?.resources.find((r) => r.symbols.exportCreate === member)?.collection;
+}
+
+/**
+ * The collection whose export a change is of, for the fix: its own body's schemas (the `format`
+ * it offers), or its member of the body's union gone. Its `filters` are the list's, said apart.
+ */
+export function exportOf(model: ApiModel, version: string, change: Change): string | undefined {
+  const own = exportSchemaOf(model, version, change);
+  return own ? (own.part === "body" ? own.collection : undefined) : removedExportOf(model, version, change);
 }
 
 /** Whether `change` is inside one resource's export body (its own schemas), not the exports' shared ones. */

@@ -87,7 +87,7 @@ export function representative(group: Change[]): Change {
 }
 
 /** Where a field that cannot be versioned itself is versioned (locate.ts, versionedOwner). */
-export type FieldOwner = { action: string } | { top: string; field: string };
+export type FieldOwner = { action: string } | { top: string; field: string } | { export: string };
 
 /** The kinds whose fix is about a field of a body or record (not a list's, an action's or the resource's own keys). */
 const FIELD_KINDS = new Set<Change["kind"]>(["field-removed", "field-renamed", "field-optional", "field-required", "type-changed", "format-changed", "limit-tightened", "nullable-changed", "enum-value-removed", "enum-value-added", "references-added", "references-changed", "on-delete-changed", "transitions-added", "transitions-narrowed", "schema-changed", "closed-object"]);
@@ -120,12 +120,25 @@ export function breakFix(
     return `keep the list under "${listUnder}" in ${version}: put \`list_under: true\` back on "${listUnder}"${change.kind === "list-under-changed" ? " and take it off the field that has it now (one list under each referenced collection)" : ""} (a list_under path holds every version in which the field is shown); to drop it, ${add}, mark the field \`removed: ${next}\` and add it again under a new name with \`added: ${next}\`, without list_under`;
   // An action's field and a field inside an object or a map take no `added`, `removed` or
   // `renamed` (version-ref): the fix versions what holds them.
-  if (owner && !exportFilter && FIELD_KINDS.has(change.kind)) {
+  // A resource's export (SPEC §8): its formats and the export itself hold every version from its first.
+  if (owner && "export" in owner) {
+    if (change.kind === "schema-changed")
+      return `keep the export of "${owner.export}" in ${version}: put \`export\` back on the resource (an export holds every version from its first, \`export: { added }\`); to drop it, ${add} and move the resource to a successor (a resource of another name: two cannot share one) marked \`added: ${next}\``;
+    if (name === "format")
+      return `keep the formats of the export of "${owner.export}" in ${version}: put the format back in its \`export: { formats }\` (formats hold every version the export is in); to drop it, ${add} and move the resource to a successor (a resource of another name: two cannot share one) marked \`added: ${next}\``;
+  }
+  if (owner && !("export" in owner) && !exportFilter && FIELD_KINDS.has(change.kind)) {
     if ("action" in owner)
       return `keep the field "${name}" of the action "${owner.action}" in ${version} as it was: an action's fields hold in every version (they take no added, removed or renamed); to change it, ${add} and add a new action with the changed field and \`added: ${next}\``;
     const what = owner.field === `${owner.top}.*` ? `the values of "${owner.top}" of ${version} as they were` : `"${owner.field}" of ${version} as it was`;
     return `keep ${what}: a field inside an object or a map takes no added, removed or renamed, its top-level field does: ${add}, mark "${owner.top}" \`removed: ${next}\` and add the changed one under a new name with \`added: ${next}\``;
   }
+  // The exports' paths gone: no resource of the version is exportable any more.
+  if ((change.kind === "path-removed" || change.kind === "operation-removed") && /^\/v[0-9]+\/exports(\/|$)/.test(change.operation?.path ?? ""))
+    return `keep ${version}'s exports: put \`export\` back on the resources that had it (an export holds every version from its first); to drop one, ${add} and move its resource to a successor (a resource of another name: two cannot share one) marked \`added: ${next}\``;
+  // A file format no export of the version offers any more (`text/csv` of the exports' files).
+  if (change.kind === "media-type-removed" && /^\/v[0-9]+\/exports\//.test(change.operation?.path ?? ""))
+    return `keep the file formats of ${version}'s exports: put the format back in \`export: { formats }\` of the resources that offered it (formats hold every version an export is in); to drop it, ${add} and move those resources to successors (resources of other names) marked \`added: ${next}\``;
   switch (change.kind) {
     case "field-removed":
       return `keep "${name}" in ${version}: put the field back, ${add} and mark it \`removed: ${next}\``;
