@@ -14,6 +14,7 @@ import {
   StagedHookStore,
   type HookStore,
   type HookSupport,
+  type ServiceCreateHook,
   type ServiceHook,
   type WriteContext,
   type WriteHooks,
@@ -251,7 +252,7 @@ export class CrudService<V extends Values> implements ResourceService<V> {
 
   /** A create through its hook: the hook's staged writes, then the record, as one `writeAll`. */
   private async hookedCreate(
-    hook: ServiceHook<V>,
+    hook: ServiceCreateHook<V>,
     values: V,
     publish: EventOf<StoredRecord<V>> | undefined,
     context: WriteContext,

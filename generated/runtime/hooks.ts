@@ -111,20 +111,40 @@ export interface HookStore<C extends Collections = Collections, I extends Insert
   ): Promise<StoredRecord<C[K]>>;
 }
 
-/** What a hook is given. For an action, `current` is the record acted on and `values` the action record's. */
+/** What every hook is given but the record as it is (`current`: see `HookArgs` and `CreateHookArgs`). */
+export interface HookBaseArgs<
+  V extends Values,
+  C extends Collections = Collections,
+  I extends Inserts<C> = C,
+> {
+  principal: Principal;
+  requestId: string;
+  /** The values about to be written (on delete: the record's values; changes are ignored). Change them in place. */
+  values: V;
+  store: HookStore<C, I>;
+}
+
+/**
+ * What a hook of an update, replace, delete or action is given: `current`, the record as it is
+ * (for an action, the record acted on, and `values` the action record's).
+ */
 export interface HookArgs<
   V extends Values,
   C extends Collections = Collections,
   R extends Values = V,
   I extends Inserts<C> = C,
-> {
-  principal: Principal;
-  requestId: string;
-  /** The record as it is: null on create; for an action, the record it acts on. */
-  current: StoredRecord<R> | null;
-  /** The values about to be written (on delete: the record's values; changes are ignored). Change them in place. */
-  values: V;
-  store: HookStore<C, I>;
+> extends HookBaseArgs<V, C, I> {
+  /** The record as it is: the one updated, replaced or deleted; for an action, the one it acts on. */
+  current: StoredRecord<R>;
+}
+
+/** What a create hook is given: no record yet (`current` is null). */
+export interface CreateHookArgs<
+  V extends Values,
+  C extends Collections = Collections,
+  I extends Inserts<C> = C,
+> extends HookBaseArgs<V, C, I> {
+  current: null;
 }
 
 export type Hook<
@@ -134,15 +154,23 @@ export type Hook<
   I extends Inserts<C> = C,
 > = (args: HookArgs<V, C, R, I>) => void | Promise<void>;
 
+/** A create's hook: `current` is null. */
+export type CreateHook<V extends Values, C extends Collections = Collections, I extends Inserts<C> = C> = (
+  args: CreateHookArgs<V, C, I>,
+) => void | Promise<void>;
+
 /**
  * A hook as the services hold it: of any collections' types (the generated `Hooks` type types
  * each with the API's `HookCollections`), called with the handle as `HookStore<never>`.
  */
 export type ServiceHook<V extends Values, R extends Values = V> = Hook<V, never, R>;
 
+/** A create's hook as the services hold it (as `ServiceHook`). */
+export type ServiceCreateHook<V extends Values> = CreateHook<V, never>;
+
 /** The hooks of a resource's own writes. */
 export interface WriteHooks<V extends Values, C extends Collections = Collections, I extends Inserts<C> = C> {
-  create?: Hook<V, C, V, I>;
+  create?: CreateHook<V, C, I>;
   update?: Hook<V, C, V, I>;
   replace?: Hook<V, C, V, I>;
   delete?: Hook<V, C, V, I>;
