@@ -18,14 +18,16 @@ import type {
 } from "./values.ts";
 import { toInvoice as toInvoiceV1 } from "./v1/invoices/routes.ts";
 import { toOrder as toOrderV1 } from "./v1/orders/routes.ts";
+import { toOrderCancellation as toOrderCancellationV1 } from "./v1/orders/routes.ts";
 import { toProduct as toProductV1 } from "./v1/products/routes.ts";
 import { toUser as toUserV1 } from "./v1/users/routes.ts";
 import { toInvoice as toInvoiceV2 } from "./v2/invoices/routes.ts";
 import { toOrder as toOrderV2 } from "./v2/orders/routes.ts";
+import { toOrderCancellation as toOrderCancellationV2 } from "./v2/orders/routes.ts";
 import { toProduct as toProductV2 } from "./v2/products/routes.ts";
 import { toUser as toUserV2 } from "./v2/users/routes.ts";
 import { toInvoice } from "./v3/invoices/routes.ts";
-import { toOrder } from "./v3/orders/routes.ts";
+import { toOrder, toOrderCancellation, toOrderPayment, toOrderShipment } from "./v3/orders/routes.ts";
 import { toProduct } from "./v3/products/routes.ts";
 import { toUser } from "./v3/users/routes.ts";
 
@@ -49,7 +51,7 @@ export interface Hooks {
   users?: ResourceHooks<UserValues, Record<never, never>, HookCollections>;
 }
 
-/** What the store handle of a hook needs: each collection's constraints, and the events of its writes (as the request's version shows the record, else the newest version that has it; kept with the record's tenant). */
+/** What the store handle of a hook needs: each collection's constraints, and the events of its writes, deletes included (as the request's version shows the record, else the newest version that has it; kept with the record's tenant). */
 export const hookSupport: HookSupport = {
   specs: {
     invoices: resourceSpecs.invoices,
@@ -61,18 +63,27 @@ export const hookSupport: HookSupport = {
     invoices: {
       created: eventOf("invoice.created", "invoices", toInvoice),
       updated: eventOf("invoice.updated", "invoices", toInvoice),
+      deleted: eventOf("invoice.deleted", "invoices", toInvoice),
     },
     orders: {
       created: eventOf("order.created", "orders", toOrder),
       updated: eventOf("order.updated", "orders", toOrder),
+      deleted: eventOf("order.deleted", "orders", toOrder),
     },
+    "orders/cancellations": {
+      deleted: eventOf("order.cancellation.deleted", "orders/cancellations", toOrderCancellation),
+    },
+    "orders/payments": { deleted: eventOf("order.payment.deleted", "orders/payments", toOrderPayment) },
+    "orders/shipments": { deleted: eventOf("order.shipment.deleted", "orders/shipments", toOrderShipment) },
     products: {
       created: eventOf("product.created", "products", toProduct),
       updated: eventOf("product.updated", "products", toProduct),
+      deleted: eventOf("product.deleted", "products", toProduct),
     },
     users: {
       created: eventOf("user.created", "users", toUser),
       updated: eventOf("user.updated", "users", toUser),
+      deleted: eventOf("user.deleted", "users", toUser),
     },
   },
   versions: {
@@ -80,36 +91,50 @@ export const hookSupport: HookSupport = {
       invoices: {
         created: eventOf("invoice.created", "invoices", toInvoiceV1),
         updated: eventOf("invoice.updated", "invoices", toInvoiceV1),
+        deleted: eventOf("invoice.deleted", "invoices", toInvoiceV1),
       },
       orders: {
         created: eventOf("order.created", "orders", toOrderV1),
         updated: eventOf("order.updated", "orders", toOrderV1),
+        deleted: eventOf("order.deleted", "orders", toOrderV1),
+      },
+      "orders/cancellations": {
+        deleted: eventOf("order.cancellation.deleted", "orders/cancellations", toOrderCancellationV1),
       },
       products: {
         created: eventOf("product.created", "products", toProductV1),
         updated: eventOf("product.updated", "products", toProductV1),
+        deleted: eventOf("product.deleted", "products", toProductV1),
       },
       users: {
         created: eventOf("user.created", "users", toUserV1),
         updated: eventOf("user.updated", "users", toUserV1),
+        deleted: eventOf("user.deleted", "users", toUserV1),
       },
     },
     2: {
       invoices: {
         created: eventOf("invoice.created", "invoices", toInvoiceV2),
         updated: eventOf("invoice.updated", "invoices", toInvoiceV2),
+        deleted: eventOf("invoice.deleted", "invoices", toInvoiceV2),
       },
       orders: {
         created: eventOf("order.created", "orders", toOrderV2),
         updated: eventOf("order.updated", "orders", toOrderV2),
+        deleted: eventOf("order.deleted", "orders", toOrderV2),
+      },
+      "orders/cancellations": {
+        deleted: eventOf("order.cancellation.deleted", "orders/cancellations", toOrderCancellationV2),
       },
       products: {
         created: eventOf("product.created", "products", toProductV2),
         updated: eventOf("product.updated", "products", toProductV2),
+        deleted: eventOf("product.deleted", "products", toProductV2),
       },
       users: {
         created: eventOf("user.created", "users", toUserV2),
         updated: eventOf("user.updated", "users", toUserV2),
+        deleted: eventOf("user.deleted", "users", toUserV2),
       },
     },
   },

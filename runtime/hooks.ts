@@ -32,11 +32,13 @@ import type { FastifyRequest } from "fastify";
 import type { Authorize, Principal } from "./auth.ts";
 import { decimalValues, type DecimalField } from "./decimal.ts";
 import { mapValues, type MapField } from "./map.ts";
-import type { EventOf } from "./events.ts";
+import { eventsOf, withTenant, type EventOf } from "./events.ts";
+import { updatedKey } from "./references.ts";
 import { checkChange, type Transitions } from "./rules.ts";
 import {
   matchesWhere,
   type CursorQuery,
+  type DeleteArgs,
   type ExpectArgs,
   type InsertArgs,
   type Store,
@@ -97,6 +99,13 @@ export interface HookStore<C extends Collections = Collections, I extends Insert
     collection: K,
     query: CursorQuery,
   ): Promise<{ records: StoredRecord<C[K]>[]; hasMore: boolean }>;
+  /**
+   * Stages the delete of `current` (as read through this handle), with the records it takes along
+   * (`on_delete: cascade`, its children, its action records) and their events; a record that still
+   * refers to it through `restrict` refuses it when everything is written (422). The record must
+   * still be at `current.revision` then.
+   */
+  delete<K extends keyof C & string>(collection: K, current: StoredRecord<C[K]>): Promise<void>;
   /** Stages a new record (references checked now); returns it as it will be written. */
   insert<K extends keyof C & string>(collection: K, values: I[K]): Promise<StoredRecord<C[K]>>;
   /**
@@ -203,9 +212,20 @@ export type HookSpec = WriteConstraints & {
   tenantKey?: string;
 };
 
-/** The event of an insert and of an update of each collection, by collection. */
+/**
+ * The events of the writes of each collection, by collection: of an insert, an update and a
+ * delete. An action's records (`tickets/escalations`) have their `deleted` only: a delete through
+ * the handle takes them along with the record they act on (as it takes a child along, `cascade`).
+ */
 export type HookEvents = Readonly<
-  Record<string, { created: EventOf<StoredRecord<never>>; updated: EventOf<StoredRecord<never>> }>
+  Record<
+    string,
+    {
+      created?: EventOf<StoredRecord<never>>;
+      updated?: EventOf<StoredRecord<never>>;
+      deleted?: EventOf<StoredRecord<never>>;
+    }
+  >
 >;
 
 /** What a store handle needs of every collection it writes (generated: `hookSupport` in hooks.ts). */
@@ -237,7 +257,7 @@ export function hookWrittenValues(
 }
 
 /** One staged write of a hook, as `Store.writeAll` takes it (an update always with its `current`). */
-export type StagedWrite = { insert: InsertArgs } | { update: StagedUpdate };
+export type StagedWrite = { insert: InsertArgs } | { update: StagedUpdate } | { delete: DeleteArgs };
 
 type StagedUpdate = UpdateArgs & { current: StoredRecord };
 
@@ -294,6 +314,26 @@ export class StagedHookStore implements HookStore {
     return shown ?? this.support.events[collection]!;
   }
 
+  /**
+   * What a delete in `collection` publishes: the `.deleted` event of each record it takes along,
+   * by its collection, and the `.updated` event of each record whose array of ids loses it (the
+   * keys the stores call `publish` with, `updatedKey`), each as the request's version shows it.
+   */
+  private deleteEvents(collection: string): EventOf<StoredRecord> {
+    const of = this.events(collection).deleted;
+    if (!of)
+      throw new Error(
+        `A hook cannot delete records of ${collection}: hooks.ts gives no event for it (generate again).`,
+      );
+    const byCollection: Record<string, EventOf<never>> = {};
+    for (const name of Object.keys(this.support.events)) {
+      const events = this.events(name);
+      if (events.deleted) byCollection[name] = events.deleted;
+      if (events.updated) byCollection[updatedKey(name)] = events.updated;
+    }
+    return eventsOf(byCollection);
+  }
+
   async get(collection: string, id: string): Promise<StoredRecord | null> {
     const key = `${collection} ${id}`;
     if (this.staged.has(key)) return this.peek(collection, id);
@@ -317,6 +357,7 @@ export class StagedHookStore implements HookStore {
     const at = this.staged.get(`${collection} ${id}`);
     if (at === undefined) return this.store.get(collection, id, where);
     const write = this.writes[at]!;
+    if ("delete" in write) return null;
     const record = "insert" in write ? write.insert.record : recordAfter(write.update);
     return !where || matchesWhere(record, where) ? record : null;
   }
@@ -387,7 +428,7 @@ export class StagedHookStore implements HookStore {
         collection,
         record,
         constraints: spec,
-        publish: this.events(collection).created as EventOf<StoredRecord>,
+        publish: this.events(collection).created! as EventOf<StoredRecord>,
       },
     });
     return record;
@@ -399,6 +440,9 @@ export class StagedHookStore implements HookStore {
     const key = `${collection} ${current.id}`;
     const at = this.staged.get(key);
     if (spec.tenantKey !== undefined) this.tenantValues(collection, spec.tenantKey, values, false);
+    const staged = at === undefined ? undefined : this.writes[at]!;
+    if (staged && "delete" in staged)
+      throw new Error(`A hook updates the record ${current.id} of ${collection} it deleted.`);
     const before = at === undefined ? current : (await this.peek(collection, current.id))!;
     checkChange(spec, before.values, values);
     await this.checkReferences(values, before.values, spec, this.reader);
@@ -409,8 +453,10 @@ export class StagedHookStore implements HookStore {
         write.insert.record = { ...write.insert.record, values };
         return write.insert.record;
       }
-      write.update.values = values;
-      return recordAfter(write.update);
+      if ("update" in write) {
+        write.update.values = values;
+        return recordAfter(write.update);
+      }
     }
     this.staged.set(key, this.writes.length);
     const update: StagedUpdate = {
@@ -419,12 +465,52 @@ export class StagedHookStore implements HookStore {
       values,
       expectedRevision: current.revision,
       constraints: spec,
-      publish: this.events(collection).updated as EventOf<StoredRecord>,
+      publish: this.events(collection).updated! as EventOf<StoredRecord>,
       current,
       where: this.scope(collection),
     };
     this.writes.push({ update });
     return recordAfter(update);
+  }
+
+  async delete(collection: string, current: StoredRecord): Promise<void> {
+    this.spec(collection);
+    const publish = this.deleteEvents(collection);
+    const key = `${collection} ${current.id}`;
+    const at = this.staged.get(key);
+    const staged = at === undefined ? undefined : this.writes[at]!;
+    if (staged && "delete" in staged) return;
+    if (staged && "insert" in staged) {
+      // A record the hook inserted: neither written nor deleted, no event.
+      this.taken.add(at!);
+      this.staged.delete(key);
+      return;
+    }
+    const scope = this.scope(collection);
+    const spec = this.spec(collection);
+    const tenant = writerTenant({ principal: this.principal });
+    // The events are kept with the record's tenant, as a request's delete keeps them (SPEC §12.4).
+    const recordTenant =
+      spec.tenantKey === undefined
+        ? undefined
+        : spec.tenantKey === "id"
+          ? current.id
+          : current.values[spec.tenantKey];
+    const deleting: DeleteArgs = {
+      collection,
+      id: current.id,
+      // A record the hook updated: its delete, at the revision the hook read, instead.
+      expectedRevision: staged && "update" in staged ? staged.update.expectedRevision : current.revision,
+      publish: recordTenant === undefined ? publish : withTenant(publish, recordTenant),
+      current: staged && "update" in staged ? staged.update.current : current,
+      where: scope,
+      tenant,
+    };
+    if (at !== undefined) this.writes[at] = { delete: deleting };
+    else {
+      this.staged.set(key, this.writes.length);
+      this.writes.push({ delete: deleting });
+    }
   }
 
   /**

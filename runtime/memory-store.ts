@@ -86,6 +86,16 @@ export interface MemoryStoreOptions {
   cascadeLimit?: number;
 }
 
+/**
+ * What the deletes of one `writeAll` before the next one took along (`gone`, by collection) and
+ * left changed (`changed`: records whose arrays lost ids), so that the next starts from them, as
+ * the SQL store's statements do one after the other (a hook's deletes through its handle).
+ */
+interface EarlierDeletes {
+  gone: Map<string, Set<string>>;
+  changed: Map<string, Map<string, StoredRecord>>;
+}
+
 export class MemoryStore implements Store {
   private readonly collections = new Map<string, Collection>();
   private readonly log: MemoryEventLog;
@@ -416,12 +426,25 @@ export class MemoryStore implements Store {
     publish: EventOf<StoredRecord> | undefined,
     where: Values | undefined,
     writer?: string,
+    earlier: EarlierDeletes = { gone: new Map(), changed: new Map() },
   ): { events: () => StoredEvent[]; apply: () => void } {
     const tenant = this.tenantOf(collection, where) ?? writer;
-    const held = this.cascade(collection, current, tenant, this.cascadeLimit);
-    const doomed = tenant === undefined ? held : this.cascade(collection, current, undefined, Infinity);
-    this.checkRestricted(doomed);
-    const { unlinked, swept } = this.unlinked(doomed, held, tenant);
+    const held = this.cascade(collection, current, tenant, this.cascadeLimit, earlier.gone);
+    const doomed =
+      tenant === undefined ? held : this.cascade(collection, current, undefined, Infinity, earlier.gone);
+    this.checkRestricted(doomed, earlier.gone);
+    const { unlinked, swept } = this.unlinked(doomed, held, tenant, earlier);
+    // What the deletes after this one in the same `writeAll` start from (as SQL runs them one after the other).
+    for (const [name, records] of doomed) {
+      let set = earlier.gone.get(name);
+      if (!set) earlier.gone.set(name, (set = new Set()));
+      for (const id of records.keys()) set.add(id);
+    }
+    for (const [name, records] of [...unlinked, ...swept]) {
+      let set = earlier.changed.get(name);
+      if (!set) earlier.changed.set(name, (set = new Map()));
+      for (const [id, record] of records) set.set(id, record);
+    }
     if (tenant !== undefined) {
       for (const [name, records] of doomed)
         for (const id of records.keys()) if (!held.get(name)?.has(id)) throw otherTenantsError(name);
@@ -477,14 +500,16 @@ export class MemoryStore implements Store {
     const records: StoredRecord[] = [];
     /** Deletes, applied after the inserts and updates: each with its events, at its place among them. */
     const deletes: Array<{ at: number; apply: () => void; events: () => StoredEvent[] }> = [];
+    // The records the deletes so far take along or change: each delete starts from them, as on SQL.
+    const earlier: EarlierDeletes = { gone: new Map(), changed: new Map() };
     for (const write of writes) {
       if ("delete" in write) {
         const { collection, id, expectedRevision, publish, where, tenant } = write.delete;
         const current = this.current(this.collection(collection), id, expectedRevision, where);
-        if (!current) return null;
+        if (!current || earlier.gone.get(collection)?.has(id)) return null;
         deletes.push({
           at: planned.length,
-          ...this.plannedDelete(collection, current, publish, where, tenant),
+          ...this.plannedDelete(collection, current, publish, where, tenant, earlier),
         });
         records.push(current);
       } else if ("expect" in write) {
@@ -577,6 +602,7 @@ export class MemoryStore implements Store {
     record: StoredRecord,
     tenant: string | undefined,
     limit: number,
+    gone?: ReadonlyMap<string, ReadonlySet<string>>,
   ): Map<string, Map<string, StoredRecord>> {
     const doomed = new Map<string, Map<string, StoredRecord>>([[collection, new Map([[record.id, record]])]]);
     const queue: Array<[string, StoredRecord]> = [[collection, record]];
@@ -587,6 +613,7 @@ export class MemoryStore implements Store {
         if (reference.onDelete !== "cascade" || reference.many) continue;
         for (const child of this.referring(reference, parent.id)) {
           if (!this.inTenant(reference.collection, child, tenant)) continue;
+          if (gone?.get(reference.collection)?.has(child.id)) continue;
           let set = doomed.get(reference.collection);
           if (!set) doomed.set(reference.collection, (set = new Map()));
           if (set.has(child.id)) continue;
@@ -609,23 +636,27 @@ export class MemoryStore implements Store {
     doomed: Map<string, Map<string, StoredRecord>>,
     held: Map<string, Map<string, StoredRecord>>,
     tenant: string | undefined,
+    earlier?: EarlierDeletes,
   ): { unlinked: Map<string, Map<string, StoredRecord>>; swept: Map<string, Map<string, StoredRecord>> } {
     const changed = new Map<string, Map<string, StoredRecord>>();
-    const touched = new Set<StoredRecord>();
+    /** `collection id` of the holders that change with an event. */
+    const touched = new Set<string>();
     for (const [name, records] of doomed) {
       for (const reference of this.referrers.get(name) ?? []) {
         if (reference.onDelete !== "cascade" || !reference.many) continue;
         for (const id of records.keys()) {
           for (const holder of this.referring(reference, id)) {
             if (doomed.get(reference.collection)?.has(holder.id)) continue;
+            if (earlier?.gone.get(reference.collection)?.has(holder.id)) continue;
             let set = changed.get(reference.collection);
             if (!set) changed.set(reference.collection, (set = new Map()));
-            const before = set.get(holder.id) ?? holder;
+            const before =
+              set.get(holder.id) ?? earlier?.changed.get(reference.collection)?.get(holder.id) ?? holder;
             const items = before.values[reference.field] as unknown[];
             const values = { ...before.values, [reference.field]: items.filter((item) => item !== id) };
             set.set(holder.id, { ...before, values: orderedValues(values) });
             if (held.get(name)?.has(id) && this.inTenant(reference.collection, holder, tenant))
-              touched.add(holder);
+              touched.add(`${reference.collection} ${holder.id}`);
           }
         }
       }
@@ -638,13 +669,14 @@ export class MemoryStore implements Store {
       const records = changed.get(name)!;
       for (const id of [...records.keys()].sort()) {
         const record = records.get(id)!;
-        const holder = this.collection(name).byId.get(id)!;
-        const into = touched.has(holder) ? unlinked : swept;
+        // As an earlier delete of the same `writeAll` left it, if one changed it.
+        const holder = earlier?.changed.get(name)?.get(id) ?? this.collection(name).byId.get(id)!;
+        const into = touched.has(`${name} ${id}`) ? unlinked : swept;
         let set = into.get(name);
         if (!set) into.set(name, (set = new Map()));
         set.set(
           id,
-          touched.has(holder)
+          touched.has(`${name} ${id}`)
             ? { ...record, revision: holder.revision + 1, updated_at: laterTimestamp(holder.updated_at) }
             : record,
         );
@@ -671,13 +703,19 @@ export class MemoryStore implements Store {
   }
 
   /** 422 when a record that is not deleted refers to a deleted one through a `restrict` reference. */
-  private checkRestricted(doomed: Map<string, Map<string, StoredRecord>>): void {
+  private checkRestricted(
+    doomed: Map<string, Map<string, StoredRecord>>,
+    gone?: ReadonlyMap<string, ReadonlySet<string>>,
+  ): void {
     for (const [name, records] of doomed) {
       for (const reference of this.referrers.get(name) ?? []) {
         if (reference.onDelete !== "restrict") continue;
         for (const id of records.keys()) {
           for (const holder of this.referring(reference, id)) {
-            if (!doomed.get(reference.collection)?.has(holder.id))
+            if (
+              !doomed.get(reference.collection)?.has(holder.id) &&
+              !gone?.get(reference.collection)?.has(holder.id)
+            )
               throw referencedError(reference.collection);
           }
         }

@@ -208,6 +208,66 @@ describe(`hooks a team writes against the helpdesk (SPEC §12.5), ${STORE} store
     assert.deepEqual(added(before.events, after.events), [`contact.updated ${contact.id}`, `ticket.deleted ${t.id}`]);
   });
 
+  test("a hook deletes records through its handle: the internal comments of a ticket closed, with their events, once", async () => {
+    for (const [method, hook] of [["PATCH", "update"], ["PUT", "replace"]] as const) {
+      const t = await ticket({ status: "open", budget: "10" });
+      await expectStatus(api, "POST", "/v1/comments", 201, { auth: T, body: { ticket_id: t.id, position: 10, body: "public", public: true } });
+      await expectStatus(api, "PATCH", `/v1/tickets/${t.id}`, 200, { auth: T, body: { status: "solved" } }); // an internal comment at 11
+      const before = await everything();
+      const internal = before.records.comments!.filter((c) => c.ticket_id === t.id && !c.public);
+      assert.equal(internal.length, 1);
+      const body = method === "PATCH" ? { status: "closed" } : { contact_id: contact.id, subject: "Printer", status: "closed", budget: "10", sla_policy_id: t.sla_policy_id };
+      await expectStatus(api, method, `/v1/tickets/${t.id}`, 200, { auth: T, body });
+      const after = await everything();
+      const left = after.records.comments!.filter((c) => c.ticket_id === t.id);
+      // The handle's list sees committed records: the comment the hook wrote on this change stays.
+      assert.deepEqual(left.map((c) => [c.body, c.public]), [["public", true], ["solved → closed", false]], hook);
+      assert.deepEqual(
+        added(before.events, after.events),
+        [`comment.created ${left[1]!.id}`, `comment.deleted ${internal[0]!.id}`, `ticket.updated ${t.id}`],
+        hook,
+      );
+    }
+  });
+
+  test("a delete hook deletes records through its handle, which take their children and action records along: every event once, on every store", async () => {
+    const c = (await expectStatus(api, "POST", "/v1/contacts", 201, { auth: T, body: { name: "Gone", email: "gone@acme.test" } })).body as Obj;
+    const t1 = await ticket({ contact_id: c.id, status: "open", assignee_id: agent.id });
+    const t2 = await ticket({ contact_id: c.id });
+    const comment = (await expectStatus(api, "POST", "/v1/comments", 201, { auth: T, body: { ticket_id: t1.id, position: 1, body: "hi" } })).body as Obj;
+    const escalation = (await expectStatus(api, "POST", `/v1/tickets/${t1.id}/escalations`, 201, { auth: T, body: { agent_id: agent.id, reason: "x" } })).body as Obj;
+    const entry = (await expectStatus(api, "POST", "/v1/time-entries", 201, { auth: T, body: { ticket_id: t1.id, agent_id: agent.id, hours: "2", work_date: "2026-03-01" } })).body as Obj;
+    const escalationComment = (await walk(`/v1/tickets/${t1.id}/comments`)).find((x) => x.id !== comment.id)!;
+    // A throw after the deletes keeps everything.
+    let before = await everything();
+    control.failAfterWrites = "contacts.delete";
+    try {
+      await expectError(api, "DELETE", `/v1/contacts/${c.id}`, 500, "INTERNAL_ERROR", { auth: T });
+    } finally {
+      control.failAfterWrites = null;
+    }
+    assert.deepEqual(await everything(), before, "nothing deleted, no event");
+    before = await everything();
+    await expectStatus(api, "DELETE", `/v1/contacts/${c.id}`, 204, { auth: T });
+    const after = await everything();
+    for (const gone of [t1, t2]) await expectError(api, "GET", `/v1/tickets/${gone.id}`, 404, "NOT_FOUND", { auth: T });
+    const events = added(before.events, after.events);
+    const expected = [
+      `ticket.deleted ${t1.id}`,
+      `comment.deleted ${comment.id}`,
+      `comment.deleted ${escalationComment.id}`,
+      `time-entry.deleted ${entry.id}`,
+      `ticket.escalation.deleted ${escalation.id}`,
+      `ticket.deleted ${t2.id}`,
+      `contact.deleted ${c.id}`,
+    ];
+    assert.deepEqual([...events].sort(), [...expected].sort(), "each record deleted has its event, once");
+    assert.equal(events[events.length - 1], `contact.deleted ${c.id}`, "the hook's deletes first, then the delete");
+    // The events are the tenant's: its principal reads them.
+    for (const e of after.events.filter((x) => x.type.endsWith(".deleted") && events.includes(`${x.type} ${x.data.id}`)))
+      assert.equal((await call(api, "GET", `/v1/events/${e.id}`, { auth: T })).status, 200, e.type);
+  });
+
   test("each hook refuses by its rule: 422 with its details, nothing written, no event", async () => {
     const open = await ticket({ status: "open" });
     const fresh = await ticket({ status: "open" });

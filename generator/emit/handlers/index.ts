@@ -682,6 +682,8 @@ function hooksFile(model: ApiModel, context: EmitContext): EmittedFile {
         ? `{ ${r.actionRecords.map((a) => `${propertyKey(a.name)}: ${a.symbols.values}`).join("; ")} }`
         : "Record<never, never>",
       actionValues: r.actionRecords.map((a) => a.symbols.values),
+      // The records of its actions, which a delete through the handle takes along: their `.deleted` events.
+      actionEvents: shown ? actionEvents(r.collection, shown.resource) : [],
     };
   });
   // The events of a hook's writes in a request of an older version show the record as that version
@@ -700,7 +702,16 @@ function hooksFile(model: ApiModel, context: EmitContext): EmittedFile {
           names: new Map([[alias, "value"]]),
           aliases: new Map([[alias, resource.symbols.view]]),
         });
-        return [{ ...resources[i]!, view: alias }];
+        const actions = actionEvents(r.collection, resource).map((a) => {
+          const actionAlias = `${a.view}V${v.number}`;
+          older.push({
+            from: `./${v.name}/${resource.collection}/routes.ts`,
+            names: new Map([[actionAlias, "value"]]),
+            aliases: new Map([[actionAlias, a.view]]),
+          });
+          return { ...a, view: actionAlias };
+        });
+        return [{ ...resources[i]!, view: alias, actionEvents: actions }];
       });
       return { number: v.number, resources: shownHere };
     })
@@ -716,7 +727,8 @@ function hooksFile(model: ApiModel, context: EmitContext): EmittedFile {
   for (const shown of shownAll) {
     if (!shown) continue;
     const from = `./${shown.version.name}/${shown.resource.collection}/routes.ts`;
-    views.set(from, { ...views.get(from), [shown.resource.symbols.view]: "value" });
+    const names = [shown.resource.symbols.view, ...shown.resource.actions.map((a) => a.symbols.view)];
+    views.set(from, { ...views.get(from), ...Object.fromEntries(names.map((n) => [n, "value" as const])) });
   }
   const sources = [
     runtimeSource(context, "index.ts", 0),
@@ -732,6 +744,16 @@ function hooksFile(model: ApiModel, context: EmitContext): EmittedFile {
     ),
   ];
   return renderedFile(context, "hooks.ts", "hooks", view, sources);
+}
+
+/** The `.deleted` event of each action record of `resource` (a version's), by its collection (`tickets/escalations`). */
+function actionEvents(collection: string, resource: VersionResource): Array<{ key: string; type: string; collection: string; view: string }> {
+  return resource.actions.map((a) => ({
+    key: propertyKey(`${collection}/${a.name}`),
+    type: a.events.deleted,
+    collection: `${collection}/${a.name}`,
+    view: a.symbols.view,
+  }));
 }
 
 /** The field a tenant-scoped collection's records name their tenant in (not the tenant collection's own `id`); null otherwise. */
