@@ -325,7 +325,9 @@ describe(`hooks a team writes against the helpdesk (SPEC §12.5), ${STORE} store
         const res = await call(api, method, url, { auth: T, headers, body });
         assert.equal(res.status, 201, `${method} ${url}: ${res.text}`);
         assert.equal(res.headers.get("idempotent-replayed"), null);
+        const calls = control.seen.length;
         const again = await call(api, method, url, { auth: T, headers, body });
+        assert.equal(control.seen.length, calls, `${method} ${url}: a replay runs no hook`);
         assert.equal(again.status, 201);
         assert.equal(again.headers.get("idempotent-replayed"), "true");
         assert.deepEqual(again.body, res.body);
