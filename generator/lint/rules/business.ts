@@ -5,10 +5,12 @@ import { q, walkFields, type LintContext } from "../context.ts";
 
 /**
  * The business rules a definition declares (SPEC §12.5):
- *  - transitions: on a resource's own enum field; every key and target one of its values, no
+ *  - transitions: on a resource's own enum field, not write_only (a 422 names the value the record
+ *    holds); every key and target one of its values, no
  *    target twice; a target that is the value itself is a warning (transition-itself: keeping a
  *    value is never a transition, and always allowed);
- *  - action-requires: `requires` names enum, boolean or string fields of the resource, each with
+ *  - action-requires: `requires` names enum, boolean or string fields of the resource, none
+ *    write_only (a 422 names the value the record holds), each with
  *    values the field can hold, each once;
  *  - action-sets: `sets` names fields of the resource (read-only ones too), each with a value the
  *    field can hold, or `{ from }` an action field of a compatible type.
@@ -37,6 +39,13 @@ function transitionRules(ctx: LintContext, field: FieldDef, own: boolean, path: 
         : "remove transitions, or move the state to an enum field of the resource",
     );
     return;
+  }
+  if (field.writeOnly) {
+    report(
+      [],
+      `transitions on the write_only field ${q(field.name)}: a refused change answers 422 naming the value the record holds, which is never returned`,
+      `remove transitions, or remove write_only from ${q(field.name)}`,
+    );
   }
   const values = field.values ?? [];
   for (const [from, targets] of Object.entries(field.transitions ?? {})) {
@@ -136,6 +145,14 @@ function requiresRules(ctx: LintContext, r: ResourceDef, action: ActionDef): voi
           ? `${action.name} requires ${q(name)}, ${field.type === "integer" || field.type === "object" || field.type === "array" ? "an" : "a"} ${field.type} field: only enum, boolean and string fields can be required`
           : `${action.name} requires ${q(name)}, which is not a field of ${r.collection}`,
         candidates.length ? `require one of ${candidates.join(", ")}` : "remove it from requires",
+      );
+      continue;
+    }
+    if (field.writeOnly) {
+      report(
+        [],
+        `${action.name} requires the write_only field ${q(name)}: a refused action answers 422 naming the value the record holds, which is never returned`,
+        `remove ${q(name)} from requires, or remove write_only from it`,
       );
       continue;
     }

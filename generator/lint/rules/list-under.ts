@@ -2,7 +2,8 @@ import { q, walkFields, type LintContext } from "../context.ts";
 
 /**
  * list-under: `list_under: true` (SPEC §12.3) sits on a top-level uuid field with `references`
- * that is not the parent field, or on a top-level array of such ids (many-to-many), and no two such fields (nor the parent) name the same collection:
+ * that is not the parent field, or on a top-level array of such ids (many-to-many), never write_only (the list would reveal
+ * the value), and no two such fields (nor the parent) name the same collection:
  * each gives the path GET /vN/<referenced>/{id}/<resource>, which must be one list.
  */
 export function listUnderRules(ctx: LintContext): void {
@@ -30,6 +31,13 @@ export function listUnderRules(ctx: LintContext): void {
           field.type === "array"
             ? `give ${q(field.name)} items: { type: uuid, references: <collection> }, or remove list_under`
             : `add references: <collection> to ${q(field.name)}, or remove list_under`,
+        );
+        continue;
+      }
+      if (field.writeOnly) {
+        report(
+          `list_under on the write_only field ${q(field.name)}: listing ${r.collection} under the record it names would reveal a value that is never returned`,
+          `remove list_under, or remove write_only from ${q(field.name)}`,
         );
         continue;
       }

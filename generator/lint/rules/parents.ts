@@ -87,6 +87,14 @@ function parentField(ctx: LintContext, r: ResourceDef, parent: ResourceDef): voi
       `keep ${q(link.name)} in every version of ${r.collection}: remove its added and removed`,
     );
   }
+  if (link.writeOnly) {
+    ctx.report(
+      "parent-field",
+      link.at("write_only"),
+      `${q(link.name)} links ${r.collection} to its parent ${parent.collection} and may not be write_only: GET /vN/${parent.collection}/{id}/${r.collection} would reveal the value it never returns`,
+      `remove write_only from ${q(link.name)}`,
+    );
+  }
   for (const key of ["optional", "nullable"] as const) {
     if (!link[key]) continue;
     ctx.report(
