@@ -139,6 +139,21 @@ describe("canon CLI", () => {
     assert.match(again.stderr, /exists/);
   });
 
+  test("new writes a child of a tenant-scoped resource, or of the tenant collection, that generates: its tenant field is there", () => {
+    const dir = workspace("new-tenancy", "test/fixtures/tenancy");
+    // comments is tenant-scoped (organization_id); organizations is the tenant collection.
+    assert.equal(canon(["new", "reactions", "--parent", "comments"], dir).code, 0);
+    assert.equal(canon(["new", "teams", "--parent", "organizations"], dir).code, 0);
+    const reactions = readFileSync(path.join(dir, "definitions", "reactions.yaml"), "utf8");
+    assert.match(reactions, /^ {2}comment_id: \{ type: uuid, references: comments \}$/m);
+    assert.match(reactions, /^ {2}organization_id: \{ type: uuid, references: organizations, tenant: true \}$/m);
+    const teams = readFileSync(path.join(dir, "definitions", "teams.yaml"), "utf8");
+    assert.match(teams, /^ {2}organization_id: \{ type: uuid, references: organizations, tenant: true \}$/m);
+    const generated = canon(["generate"], dir);
+    assert.equal(generated.code, 0, generated.stdout + generated.stderr);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
   test("init starts a new API in an empty folder, which then generates", () => {
     const dir = workspace("init");
     const run = canon(["init"], dir);

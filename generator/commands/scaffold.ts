@@ -1,5 +1,6 @@
-import { access, mkdir, writeFile } from "node:fs/promises";
+import { access, mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
+import { parse } from "yaml";
 import { checkCollectionName } from "../lint/naming.ts";
 import { singularOf, snakeCase } from "../util/names.ts";
 import { canonPackage } from "../util/package-root.ts";
@@ -22,10 +23,50 @@ export function schemaLine(definitions: string, project: string, kind: "api" | "
   return `# yaml-language-server: $schema=${path.relative(path.resolve(definitions), schema).split(path.sep).join("/")}`;
 }
 
+/**
+ * The tenant field a new child of `parent` needs (SPEC §12.4): the parent's own tenant field when
+ * the parent is tenant-scoped (a child of a tenant-scoped resource is tenant-scoped too), or, when
+ * the parent is the tenant collection (another definition's `tenant: true` field references it),
+ * the parent field itself (`parentIsTenant`). Undefined when tenancy does not reach the parent, or
+ * when a file cannot be read as YAML (lint then says what is wrong).
+ */
+export async function tenantOfChild(
+  definitions: string,
+  parent: string,
+): Promise<{ name: string; references: string; parentIsTenant: boolean } | undefined> {
+  const tenantFields = (doc: unknown): Array<{ name: string; references: string }> => {
+    const fields = (doc as { fields?: unknown } | null)?.fields;
+    if (!fields || typeof fields !== "object") return [];
+    return Object.entries(fields as Record<string, { tenant?: unknown; references?: unknown } | null>)
+      .filter(([, f]) => f?.tenant === true && typeof f.references === "string")
+      .map(([name, f]) => ({ name, references: f!.references as string }));
+  };
+  const read = async (file: string): Promise<unknown> => {
+    try {
+      return parse(await readFile(path.join(definitions, file), "utf8"));
+    } catch {
+      return undefined;
+    }
+  };
+  const own = tenantFields(await read(`${parent}.yaml`))[0];
+  if (own) return { ...own, parentIsTenant: false };
+  for (const file of (await readdir(definitions)).filter((f) => f.endsWith(".yaml") && f !== "api.yaml").sort()) {
+    if (tenantFields(await read(file)).some((f) => f.references === parent)) {
+      return { name: `${snakeCase(singularOf(parent))}_id`, references: parent, parentIsTenant: true };
+    }
+  }
+  return undefined;
+}
+
 /** The text of a new resource definition; it generates cleanly as it is. */
 export function resourceTemplate(
   collection: string,
-  options: { parent?: string; pagination?: "cursor" | "offset"; schema: string },
+  options: {
+    parent?: string;
+    pagination?: "cursor" | "offset";
+    schema: string;
+    tenant?: { name: string; references: string; parentIsTenant: boolean } | undefined;
+  },
 ): string {
   const lines = [
     options.schema,
@@ -35,7 +76,15 @@ export function resourceTemplate(
   if (options.parent) lines.push(`parent: ${options.parent}`);
   if (options.pagination === "offset") lines.push("pagination: offset  # an admin table; use cursor for feeds");
   lines.push("operations: [list, read, create, update, delete]", "fields:");
-  if (options.parent) lines.push(`  ${snakeCase(singularOf(options.parent))}_id: { type: uuid, references: ${options.parent} }`);
+  const tenant = options.tenant;
+  if (options.parent) {
+    const link = `${snakeCase(singularOf(options.parent))}_id`;
+    lines.push(`  ${link}: { type: uuid, references: ${options.parent}${tenant?.parentIsTenant ? ", tenant: true" : ""} }`);
+    // A child of a tenant-scoped resource is tenant-scoped too (lint: tenant-scope).
+    if (tenant && !tenant.parentIsTenant && tenant.name !== link) {
+      lines.push(`  ${tenant.name}: { type: uuid, references: ${tenant.references}, tenant: true }`);
+    }
+  }
   lines.push(
     "  name: { type: string, min_length: 1, max_length: 200 }",
     "  note: { type: string, max_length: 2000, optional: true }",
@@ -75,6 +124,7 @@ export async function newCommand(
       parent: options.parent,
       pagination: options.pagination as "cursor" | "offset" | undefined,
       schema: schemaLine(options.definitions, ".", "resource"),
+      tenant: options.parent ? await tenantOfChild(options.definitions, options.parent) : undefined,
     }), {
     flag: "wx",
   });
