@@ -67,6 +67,12 @@ export interface WriteContext {
    * does, and an action whose rules apply from a version on (`ActionEffect.since`) is told it.
    */
   version?: number;
+  /**
+   * An action with `If-Match` (runtime/http.ts `actionContext`): the revision of the record acted
+   * on that the request named. The action is written only while the record is still at it; a
+   * change in between answers 409, as a PATCH with `If-Match` does.
+   */
+  revision?: number;
 }
 
 /** The write context of a request (`replace` for a PUT; `version`, the request's API version). */
@@ -75,6 +81,17 @@ export function writeContext(request: FastifyRequest, replace?: boolean, version
   if (replace) context.replace = true;
   if (version !== undefined) context.version = version;
   if (request.server.authorizer) context.authorize = request.server.authorizer;
+  return context;
+}
+
+/**
+ * The write context of an action on `record` (the record acted on, as the request read it): with
+ * `If-Match`, which the handler checked against that record, its revision too, so that the action
+ * is written only while the record is still at it (`WriteContext.revision`; ActingService).
+ */
+export function actionContext(request: FastifyRequest, record: StoredRecord, version?: number): WriteContext {
+  const context = writeContext(request, false, version);
+  if (request.headers["if-match"] !== undefined) context.revision = record.revision;
   return context;
 }
 

@@ -5,7 +5,7 @@
  * as one write (`Store.writeAll`), each with its event, the record's `.updated` first.
  */
 import { CrudService, type ResourceSpec } from "./crud-service.ts";
-import { NotFoundError } from "./errors.ts";
+import { NotFoundError, RecordChangedError } from "./errors.ts";
 import { adoptedOr } from "./idempotency.ts";
 import type { EventOf } from "./events.ts";
 import {
@@ -101,6 +101,9 @@ export class ActingService<V extends Values, T extends Values = Values> extends 
     const scope = writeScope(this.target, context);
     const current = typeof id === "string" ? await this.store.get(this.target.collection, id, scope) : null;
     if (!current) throw new NotFoundError("The record this action acts on does not exist.");
+    // With If-Match, the revision the request named (runtime/hooks.ts actionContext): changed since, 409.
+    if (context?.revision !== undefined && current.revision !== context.revision)
+      throw new RecordChangedError();
     checkRequires(
       requires,
       current.values,

@@ -35,6 +35,8 @@ const barrier = {
   waiting: [] as Array<() => void>,
   passed: Promise.resolve(),
   onPassed: () => {},
+  /** Once: run after the next read of ticket `id` has read it, before that read returns. */
+  afterRead: null as null | { id: string; run: () => Promise<void> },
   arm(id: string, hold: number, skip = 0) {
     Object.assign(this, { id, hold, skip, waiting: [] });
     this.passed = new Promise<void>((resolve) => (this.onPassed = resolve));
@@ -65,6 +67,11 @@ function barred(store: any): unknown {
       if (key !== "get") return typeof value === "function" ? value.bind(target) : value;
       return async (collection: string, id: string) => {
         const record = await target.get(collection, id);
+        const after = barrier.afterRead;
+        if (after && collection === "tickets" && id === after.id) {
+          barrier.afterRead = null;
+          await after.run();
+        }
         await barrier.reached(collection, id);
         return record;
       };
@@ -320,6 +327,50 @@ describe(`actions that act (SPEC §12.5), ${STORE} store`, () => {
     assert.equal((await read(t.id)).etag, before.etag);
   });
 
+  test("If-Match on an action names the revision of the record acted on: a stale one answers 409, nothing created or changed", async () => {
+    const t = await ticket();
+    const first = await read(t.id);
+    await expectStatus(api, "PATCH", `/v1/tickets/${t.id}`, 200, { body: { subject: "Printer jams" } });
+    const stale = await expectError(api, "POST", `/v1/tickets/${t.id}/assignments`, 409, "CONFLICT", {
+      body: { agent_id: ann.id },
+      headers: { "if-match": first.etag },
+    });
+    assert.deepEqual(stale.details, [{ field: "If-Match", issue: "does not match the current ETag" }]);
+    const unchanged = await read(t.id);
+    assert.equal(unchanged.body.assignee_id ?? null, null);
+    assert.deepEqual(
+      (await eventsOfTicket(t.id)).map((e) => e.type),
+      ["ticket.created", "ticket.updated"],
+    );
+    // The current ETag: the action runs.
+    await expectStatus(api, "POST", `/v1/tickets/${t.id}/assignments`, 201, {
+      body: { agent_id: ann.id },
+      headers: { "if-match": unchanged.etag },
+    });
+    assert.equal((await read(t.id)).body.assignee_id, ann.id);
+
+    // Changed after the handler checked If-Match, before the action's write: 409 too (not acted on the newer record).
+    const u = await ticket();
+    const seen = await read(u.id);
+    barrier.afterRead = {
+      id: u.id,
+      run: async () => {
+        await expectStatus(api, "PATCH", `/v1/tickets/${u.id}`, 200, {
+          body: { subject: "Changed meanwhile" },
+        });
+      },
+    };
+    await expectError(api, "POST", `/v1/tickets/${u.id}/assignments`, 409, "CONFLICT", {
+      body: { agent_id: bob.id },
+      headers: { "if-match": seen.etag },
+    });
+    assert.equal(barrier.afterRead, null, "the PATCH ran between the handler's read and the action's");
+    const after = await read(u.id);
+    assert.equal(after.body.subject, "Changed meanwhile");
+    assert.equal(after.body.assignee_id ?? null, null);
+    assert.ok(!(await eventsOfTicket(u.id)).some((e) => e.type === "ticket.assignment.created"));
+  });
+
   test("an action racing a PATCH on the same record: exactly one of them wins", async () => {
     // From solved: the closure (→ closed) and a PATCH to open are each allowed, but neither after the other.
     for (let round = 0; round < 8; round++) {
@@ -415,6 +466,12 @@ describe(`the showcase's order status (SPEC §12.5): v3 acts, v1 and v2 as publi
     assert.deepEqual(again.details, [
       { field: "status", issue: "must be pending or paid (it is cancelled)" },
     ]);
+    assert.equal((await eventsOfOrder(o.id)).length, 4, "nothing created");
+    // A cancellation that only records itself (v2) takes If-Match too: a stale one answers 409.
+    await expectError(shop, "POST", `/v2/orders/${o.id}/cancellations`, 409, "CONFLICT", {
+      body: { reason: "stale" },
+      headers: { "if-match": before.etag },
+    });
     assert.equal((await eventsOfOrder(o.id)).length, 4, "nothing created");
     // v1 keeps its cancellations as published too: 201 whatever the status, the order unchanged.
     await expectStatus(shop, "POST", `/v1/orders/${o.id}/cancellations`, 201, {

@@ -6,6 +6,7 @@ import type { FastifyInstance } from "fastify";
 import type { z } from "zod";
 import {
   NotFoundError,
+  actionContext,
   authorizeOrThrow,
   checkIfMatch,
   conditionsOf,
@@ -264,6 +265,7 @@ export function registerOrdersRoutes(
       // Acting on a record needs reading it too.
       await authorizeOrThrow(authorize, request, "read", "orders", order, { name: "order" });
       await authorizeOrThrow(authorize, request, "action", "orders/cancellations", order, { name: "order" });
+      checkIfMatch(request, order);
       const body = parseBody(orderCancellationCreate, request.body);
       const values = {
         order_id: order.id,
@@ -276,7 +278,7 @@ export function registerOrdersRoutes(
       const record = await services.orderCancellations.create(
         values,
         eventOf("order.cancellation.created", "orders/cancellations", toOrderCancellation),
-        writeContext(request, false, 1),
+        actionContext(request, order, 1),
       );
       return reply.code(201).send(toOrderCancellation(record));
     }),

@@ -6,6 +6,7 @@ import type { FastifyInstance } from "fastify";
 import type { z } from "zod";
 import {
   NotFoundError,
+  actionContext,
   authorizeOrThrow,
   checkIfMatch,
   conditionsOf,
@@ -260,6 +261,7 @@ export function registerOrdersRoutes(
       // Acting on a record needs reading it too.
       await authorizeOrThrow(authorize, request, "read", "orders", order, { name: "order" });
       await authorizeOrThrow(authorize, request, "action", "orders/cancellations", order, { name: "order" });
+      checkIfMatch(request, order);
       const body = parseBody(orderCancellationCreate, request.body);
       const values = {
         order_id: order.id,
@@ -272,7 +274,7 @@ export function registerOrdersRoutes(
       const record = await services.orderCancellations.create(
         values,
         eventOf("order.cancellation.created", "orders/cancellations", toOrderCancellation),
-        writeContext(request, false, 2),
+        actionContext(request, order, 2),
       );
       return reply.code(201).send(toOrderCancellation(record));
     }),

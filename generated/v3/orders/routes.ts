@@ -6,6 +6,7 @@ import type { FastifyInstance } from "fastify";
 import type { z } from "zod";
 import {
   NotFoundError,
+  actionContext,
   authorizeOrThrow,
   checkIfMatch,
   conditionsOf,
@@ -293,6 +294,7 @@ export function registerOrdersRoutes(
       // Acting on a record needs reading it too.
       await authorizeOrThrow(authorize, request, "read", "orders", order, { name: "order" });
       await authorizeOrThrow(authorize, request, "action", "orders/cancellations", order, { name: "order" });
+      checkIfMatch(request, order);
       const body = parseBody(orderCancellationCreate, request.body);
       const values = {
         order_id: order.id,
@@ -312,7 +314,7 @@ export function registerOrdersRoutes(
             toOrderCancellation,
           ),
         }),
-        writeContext(request, false, 3),
+        actionContext(request, order, 3),
       );
       return reply.code(201).send(toOrderCancellation(record));
     }),
@@ -326,6 +328,7 @@ export function registerOrdersRoutes(
       // Acting on a record needs reading it too.
       await authorizeOrThrow(authorize, request, "read", "orders", order, { name: "order" });
       await authorizeOrThrow(authorize, request, "action", "orders/payments", order, { name: "order" });
+      checkIfMatch(request, order);
       const body = parseBody(orderPaymentCreate, request.body);
       const values = {
         order_id: order.id,
@@ -341,7 +344,7 @@ export function registerOrdersRoutes(
           orders: eventOf("order.updated", "orders", toOrder),
           "orders/payments": eventOf("order.payment.created", "orders/payments", toOrderPayment),
         }),
-        writeContext(request, false, 3),
+        actionContext(request, order, 3),
       );
       return reply.code(201).send(toOrderPayment(record));
     }),
@@ -355,6 +358,7 @@ export function registerOrdersRoutes(
       // Acting on a record needs reading it too.
       await authorizeOrThrow(authorize, request, "read", "orders", order, { name: "order" });
       await authorizeOrThrow(authorize, request, "action", "orders/shipments", order, { name: "order" });
+      checkIfMatch(request, order);
       const body = parseBody(orderShipmentCreate, request.body);
       const values = {
         order_id: order.id,
@@ -370,7 +374,7 @@ export function registerOrdersRoutes(
           orders: eventOf("order.updated", "orders", toOrder),
           "orders/shipments": eventOf("order.shipment.created", "orders/shipments", toOrderShipment),
         }),
-        writeContext(request, false, 3),
+        actionContext(request, order, 3),
       );
       return reply.code(201).send(toOrderShipment(record));
     }),

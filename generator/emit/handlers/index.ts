@@ -202,7 +202,8 @@ function routesView(v: string, r: VersionResource, deleteEvent: string, aliases:
       noContent: a.response === 204,
       // The request's version: the events of a hook's writes show records as it does, and an
       // action whose rules apply from a version on (`rules_added`) checks it.
-      context: `writeContext(request, false, ${versionNumber(v)})`,
+      // With If-Match, the revision of the record acted on that it named (runtime/hooks.ts actionContext).
+      context: `actionContext(request, ${camel}, ${versionNumber(v)})`,
     };
   });
 

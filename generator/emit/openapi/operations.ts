@@ -73,7 +73,8 @@ export function resourceOperations(version: VersionSettings, resource: VersionRe
         const acting = actionRules(resource, action);
         const post = at({
           description: [action.description, acting.note].filter(Boolean).join(" ") || undefined,
-          parameters: [id],
+          // If-Match names the revision of the record acted on (runtime/hooks.ts actionContext).
+          parameters: [id, ifMatchParameter],
           requestBody: body(route),
           responses: [success],
         });
