@@ -51,6 +51,7 @@ function normalizeResource(source: SourceFile, r: ResourceDefinition): ResourceD
     operationsWritten: r.operations?.length ?? 0,
     pagination: r.pagination ?? "cursor",
     search: r.search ?? [],
+    ...(r.search !== undefined && r.search.length === 0 ? { searchEmpty: true } : {}),
     filters: r.filters ?? [],
     sort: r.sort ?? [],
     uniqueTogether: r.unique ?? [],

@@ -115,6 +115,8 @@ export interface ResourceDef {
   operationsWritten?: number;
   pagination: "cursor" | "offset";
   search: string[];
+  /** `search: []` as written: no field named, so `?q=` matches every returned string field, as without it. */
+  searchEmpty?: boolean;
   /** Fields (or `created_at`/`updated_at`) a list filters on, with the operators their types take. */
   filters: string[];
   /** Fields (or `created_at`/`updated_at`) a list may be sorted by. */

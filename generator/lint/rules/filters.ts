@@ -94,6 +94,15 @@ export function filterRules(ctx: LintContext): void {
  * On a resource with none of them they would be accepted and do nothing: said, with the fix.
  */
 function unlistedKeys(ctx: LintContext, r: ResourceDef): void {
+  // `search: []` reads as "no search", but `?q=` is on every list: it then matches every returned string field.
+  if (r.searchEmpty) {
+    ctx.report(
+      "list-keys",
+      r.at("search"),
+      `search lists no field, so it does nothing: ?q= (which every list takes) matches every returned string field of ${r.collection}, as without search`,
+      "remove search, or name the string fields ?q= should match",
+    );
+  }
   const lists = r.operations.includes("list") || r.parent !== undefined || r.fields.some((f) => f.listUnder);
   if (lists) return;
   const keys = [
