@@ -556,15 +556,20 @@ function fieldColumn(
   const fallback = defaultLiteral(field, kind);
   if (fallback !== undefined) column.default = fallback;
   // A unique string is unique by its normalized key, a datetime by its instant (an index on an expression); others by value.
+  // A value kept wrapped in JSON (a field both optional and nullable) by its text, where JSON null
+  // is SQL NULL: two records with `null` do not conflict, as on the memory store (a constraint on
+  // the jsonb column would hold JSON null as one value).
   const uniqueKind = uniqueKindOf(field);
-  const index: SnapshotIndex | undefined = uniqueKind
-    ? {
-        name: identifier(uniqueConstraintName(table, name)),
-        unique: name,
-        definition: `using btree ((${comparedSql(kind === "wrapped" ? `(${quote(name)} #>> '{}')` : quote(name), uniqueKind)}))`,
-      }
-    : undefined;
-  if (field.unique && !uniqueKind) column.unique = identifier(uniqueConstraintName(table, name));
+  const wrappedText = `(${quote(name)} #>> '{}')`;
+  const index: SnapshotIndex | undefined =
+    field.unique && (uniqueKind || kind === "wrapped")
+      ? {
+          name: identifier(uniqueConstraintName(table, name)),
+          unique: name,
+          definition: `using btree ((${uniqueKind ? comparedSql(kind === "wrapped" ? wrappedText : quote(name), uniqueKind) : wrappedText}))`,
+        }
+      : undefined;
+  if (field.unique && !index) column.unique = identifier(uniqueConstraintName(table, name));
   // What SQL NULL means in a plain nullable column: `null` unless the field may be absent (the codec's `optional`).
   if (!column.notNull && !isJsonKind(kind) && !(field.optional && !nullableReference)) column.nullReads = "null";
   if (kind === "wrapped" && field.type === "decimal") column.decimal = { precision: field.precision ?? 0, scale: field.scale ?? 0 };
