@@ -54,5 +54,37 @@ for (const target of storeTargets(schemas)) {
         await expectStatus(api, "POST", "/v1/bags", 201, { body: { [field]: value } });
       }
     });
+
+    test("a unique decimal, alone or in a composite list, compares by value: \"12.5\", \"12.50\" and \"-0\"/\"0\" are one value", async () => {
+      // A decimal on its own column (numeric): sent with fewer fraction digits, it is the same value.
+      await expectStatus(api, "POST", "/v1/prices", 201, { body: { code: "sku-1", amount: "1", sku: "1" } });
+      for (const sku of ["1.00", "1.0"]) {
+        const error = await expectError(api, "POST", "/v1/prices", 409, "CONFLICT", { body: { code: "sku-2", amount: "1", sku } });
+        assert.deepEqual(detailFields(error), ["sku"]);
+      }
+      await expectStatus(api, "POST", "/v1/prices", 201, { body: { code: "sku-3", amount: "1", sku: "0" } });
+      assert.deepEqual(detailFields(await expectError(api, "POST", "/v1/prices", 409, "CONFLICT", { body: { code: "sku-4", amount: "1", sku: "-0.00" } })), ["sku"]);
+      await expectStatus(api, "POST", "/v1/prices", 201, { body: { code: "sku-5", amount: "1" } });
+      await expectStatus(api, "POST", "/v1/prices", 201, { body: { code: "sku-6", amount: "1" } });
+
+      // A composite list with a decimal: [code, amount].
+      const first = (await expectStatus(api, "POST", "/v1/prices", 201, { body: { code: "pair", amount: "12.5" } })).body as Obj;
+      assert.equal(first.amount, "12.50");
+      const repeat = await expectError(api, "POST", "/v1/prices", 409, "CONFLICT", { body: { code: "pair", amount: "12.50" } });
+      assert.deepEqual(repeat.details.map((d: Obj) => d.field), ["code", "amount"]);
+      const other = (await expectStatus(api, "POST", "/v1/prices", 201, { body: { code: "pair", amount: "-12.5" } })).body as Obj;
+      await expectError(api, "PATCH", `/v1/prices/${other.id}`, 409, "CONFLICT", { body: { amount: "12.5" } });
+      await expectError(api, "PUT", `/v1/prices/${other.id}`, 409, "CONFLICT", { body: { code: "pair", amount: "12.50" } });
+      await expectError(api, "POST", `/v1/prices/${other.id}/adjustments`, 409, "CONFLICT", { body: { to: "12.5" } });
+      assert.equal(((await expectStatus(api, "GET", `/v1/prices/${other.id}`, 200)).body as Obj).amount, "-12.50");
+
+      // A decimal that may be absent and null (kept in jsonb on a SQL store): nulls never conflict.
+      for (const body of [{ weight: null }, { weight: null }, {}, { weight: "2.5" }]) await expectStatus(api, "POST", "/v1/bags", 201, { body });
+      assert.deepEqual(detailFields(await expectError(api, "POST", "/v1/bags", 409, "CONFLICT", { body: { weight: "2.50" } })), ["weight"]);
+      for (const body of [{ label: "t", tare: null }, { label: "t", tare: null }, { label: "t", tare: "1" }]) await expectStatus(api, "POST", "/v1/bags", 201, { body });
+      const tare = await expectError(api, "POST", "/v1/bags", 409, "CONFLICT", { body: { label: "t", tare: "1.0" } });
+      assert.deepEqual(tare.details.map((d: Obj) => d.field), ["label", "tare"]);
+      await expectStatus(api, "POST", "/v1/bags", 201, { body: { label: "u", tare: "1.0" } });
+    });
   });
 }

@@ -17,7 +17,7 @@ const maxPrecision = 38;
 /** Most maps on one path into a value: a map of maps, never a map of maps of maps. */
 const mapDepthLimit = 2;
 
-const uniqueTypes: ReadonlySet<FieldType> = new Set(["string", "integer", "number", "uuid", "date", "datetime", "enum"]);
+const uniqueTypes: ReadonlySet<FieldType> = new Set(["string", "integer", "number", "uuid", "date", "datetime", "enum", "decimal"]);
 
 // The tables below are read for every field of every resource, mostly by code that has not been
 // compiled yet (a cold `canon generate`): their entries are objects, read by name, because

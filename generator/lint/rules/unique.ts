@@ -3,7 +3,7 @@ import { closest } from "../../util/suggest.ts";
 import { q, type LintContext } from "../context.ts";
 
 /** The types a composite unique constraint may hold: scalars that compare by value (or normalized text). */
-export const UNIQUE_TOGETHER_TYPES: ReadonlySet<FieldType> = new Set(["string", "integer", "number", "boolean", "uuid", "date", "datetime", "enum"]);
+export const UNIQUE_TOGETHER_TYPES: ReadonlySet<FieldType> = new Set(["string", "integer", "number", "boolean", "uuid", "date", "datetime", "enum", "decimal"]);
 
 const SERVER_FIELDS = new Set(["id", "created_at", "updated_at"]);
 
