@@ -55,6 +55,31 @@ for (const target of storeTargets(schemas)) {
       }
     });
 
+    test("a decimal that may be null sorts by number, nulls last, on a child list and a list_under list, page by page", async () => {
+      const price = (await expectStatus(api, "POST", "/v1/prices", 201, { body: { code: "lines", amount: "1" } })).body as Obj;
+      const shop = (await expectStatus(api, "POST", "/v1/shops", 201, { body: { name: "S" } })).body as Obj;
+      const costs = ["10", "-9.99", null, "9.99", "-10", undefined, "0", "-0.5"];
+      for (const [i, cost] of costs.entries()) {
+        await expectStatus(api, "POST", "/v1/lines", 201, { body: { price_id: price.id, shop_id: shop.id, label: `l${i}`, qty: "1", ...(cost === undefined ? {} : { cost }) } });
+      }
+      const walk = async (base: string, sort: string) => {
+        const seen: unknown[] = [];
+        for (let cursor: string | null = null, pages = 0; pages < 20; pages++) {
+          const body = (await expectStatus(api, "GET", `${base}?limit=3&sort=${sort}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`, 200)).body as Obj;
+          seen.push(...body.data.map((l: Obj) => l.cost ?? null));
+          cursor = body.pagination.next_cursor;
+          if (!cursor) break;
+        }
+        return seen;
+      };
+      for (const base of [`/v1/prices/${price.id}/lines`, `/v1/shops/${shop.id}/lines`]) {
+        assert.deepEqual(await walk(base, "cost"), ["-10.00", "-9.99", "-0.50", "0.00", "9.99", "10.00", null, null], base);
+        assert.deepEqual(await walk(base, "-cost"), ["10.00", "9.99", "0.00", "-0.50", "-9.99", "-10.00", null, null], base);
+        const range = (await expectStatus(api, "GET", `${base}?sort=cost&cost[gte]=-9.99&cost[lt]=10`, 200)).body as Obj;
+        assert.deepEqual(range.data.map((l: Obj) => l.cost), ["-9.99", "-0.50", "0.00", "9.99"]);
+      }
+    });
+
     test("a unique decimal, alone or in a composite list, compares by value: \"12.5\", \"12.50\" and \"-0\"/\"0\" are one value", async () => {
       // A decimal on its own column (numeric): sent with fewer fraction digits, it is the same value.
       await expectStatus(api, "POST", "/v1/prices", 201, { body: { code: "sku-1", amount: "1", sku: "1" } });
