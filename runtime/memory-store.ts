@@ -663,6 +663,8 @@ export class MemoryStore implements Store {
     }
     const unlinked = new Map<string, Map<string, StoredRecord>>();
     const swept = new Map<string, Map<string, StoredRecord>>();
+    // One time for every record the delete changes, as the SQL stores give them.
+    const now = Date.now();
     // By collection name, each collection's in id order: the order of their `.updated` events, as
     // the SQL store makes them.
     for (const name of [...changed.keys()].sort()) {
@@ -677,7 +679,7 @@ export class MemoryStore implements Store {
         set.set(
           id,
           touched.has(`${name} ${id}`)
-            ? { ...record, revision: holder.revision + 1, updated_at: laterTimestamp(holder.updated_at) }
+            ? { ...record, revision: holder.revision + 1, updated_at: laterTimestamp(holder.updated_at, now) }
             : record,
         );
       }
@@ -966,9 +968,8 @@ function firstIndex(ordered: StoredRecord[], id: string, after = false): number 
   return lo;
 }
 
-/** Now, or a millisecond after `previous` when the clock has not moved on. */
-export function laterTimestamp(previous: string): string {
-  const now = Date.now();
+/** Now (or `now`), or a millisecond after `previous` when the clock has not moved on. */
+export function laterTimestamp(previous: string, now = Date.now()): string {
   const before = Date.parse(previous);
   return new Date(now > before ? now : before + 1).toISOString();
 }

@@ -51,6 +51,7 @@ export async function writeAll(sql: SqlContext, writes: readonly Write[]): Promi
           const { id, expectedRevision, publish: publishDelete, where, tenant: writer } = write.delete;
           const tenant = tenantOf(sql, collection, where) ?? writer;
           const { cascaded, unlinked } = await takenAlong(sql, tx, collection, id, where, tenant);
+          const now = new Date().toISOString();
           const params: unknown[] = [id, expectedRevision];
           const statement = sql.tables.scoped(p, p.delete, where, params);
           rows = await translated(sql, collection, "delete", () => tx.query(statement, params));
@@ -63,7 +64,7 @@ export async function writeAll(sql: SqlContext, writes: readonly Write[]): Promi
           for (const [name, gone] of cascaded) if (publishDelete) made.push(publishDelete(gone, name));
           for (const [name, ids] of unlinked) {
             const holder = sql.tables.collection(name);
-            for (const row of await touch(sql, tx, name, ids, tenant))
+            for (const row of await touch(sql, tx, name, ids, tenant, now))
               if (publishDelete) made.push(publishDelete(recordOf(holder, row), updatedKey(name)));
           }
           continue;

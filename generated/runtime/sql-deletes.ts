@@ -170,8 +170,9 @@ async function deleteOne(
       const rows = await tx.query(statement, params);
       if (!rows[0]) return false;
       await holdNone(sql, tx, collection, id, cascaded);
+      const now = new Date().toISOString();
       if (!publish) {
-        for (const [name, ids] of unlinked) await touch(sql, tx, name, ids, tenant);
+        for (const [name, ids] of unlinked) await touch(sql, tx, name, ids, tenant, now);
         return true;
       }
       const made = [publish(recordOf(p, rows[0]), collection)];
@@ -179,7 +180,7 @@ async function deleteOne(
       // The records whose arrays lost ids: a new revision, and their `.updated` events.
       for (const [name, ids] of unlinked) {
         const holder = sql.tables.collection(name);
-        for (const row of await touch(sql, tx, name, ids, tenant))
+        for (const row of await touch(sql, tx, name, ids, tenant, now))
           made.push(publish(recordOf(holder, row), updatedKey(name)));
       }
       events = sql.schema.events ? await insertEvents(tx, made) : made;
@@ -330,19 +331,24 @@ async function cascadeLevels(
   }
 }
 
-/** Gives the records `ids` of `collection` a new revision (an array of theirs lost an id), within `tenant`; the rows written. */
+/**
+ * Gives the records `ids` of `collection` a new revision (an array of theirs lost an id), within
+ * `tenant`; the rows written. Their `updated_at` is `now`, the delete's one time for every record
+ * it changes (as on the memory store), or a millisecond after a record's own when that is later.
+ */
 export async function touch(
   sql: SqlContext,
   db: SqlQueryable,
   collection: string,
   ids: string[],
   tenant: string | undefined,
+  now: string,
 ): Promise<Row[]> {
   const p = sql.tables.collection(collection);
-  const params: unknown[] = [arrayLiteral(ids)];
+  const params: unknown[] = [arrayLiteral(ids), now];
   const statement = sql.tables.statement(
     `update ${p.table} set "_revision" = "_revision" + 1, ` +
-      `"updated_at" = greatest(date_trunc('milliseconds', clock_timestamp()), "updated_at" + interval '1 millisecond') ` +
+      `"updated_at" = greatest($2::timestamptz, "updated_at" + interval '1 millisecond') ` +
       `where "id" = any($1::uuid[])${tenantMatch(sql, collection, tenant, params)} returning ${p.select}`,
   );
   // In id order (the order records were created in), as the memory store takes them: their

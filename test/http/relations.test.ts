@@ -101,6 +101,23 @@ describe(`many-to-many relations, ${STORE} store`, () => {
     assert.deepEqual(events.find((e) => e.data.id === first.id)?.data, afterFirst);
   });
 
+  test("cascade: the records one delete changes share one updated_at, the delete's time, on every store", async () => {
+    // The SQL stores read the clock row by row (clock_timestamp()), in the table's physical
+    // order, while the memory store took one time: `sort=updated_at` ordered them differently.
+    const topic = await post("/v1/topics", { name: "shared-time" });
+    const tickets: Obj[] = [];
+    for (let i = 0; i < 120; i++) tickets.push(await post("/v1/tickets", { subject: `st-${i}`, topic_ids: [topic.id] }));
+    await expectStatus(api, "DELETE", `/v1/topics/${topic.id}`, 204);
+    const times = new Set<string>();
+    for (const t of tickets) {
+      const after = await get(`/v1/tickets/${t.id}`);
+      assert.deepEqual(after.topic_ids, []);
+      assert.ok(after.updated_at > t.updated_at);
+      times.add(after.updated_at as string);
+    }
+    assert.deepEqual([...times].length, 1, `one updated_at for the whole cascade: ${[...times].join(", ")}`);
+  });
+
   test("GET /v1/tags/{id}/tickets lists exactly the tickets naming the tag: sorted, filtered, paged, searched", async () => {
     const tag = await post("/v1/tags", { name: "listed" });
     const other = await post("/v1/tags", { name: "other" });
