@@ -13,6 +13,7 @@ import {
   StagedHookStore,
   type HookStore,
   type HookSupport,
+  type ReadContext,
   type ServiceCreateHook,
   type ServiceHook,
   type WriteContext,
@@ -78,13 +79,22 @@ export interface ResourceSpec {
  * records, must still publish exactly one event per successful write and none for a failed
  * one: pass `publish` to the store write that makes the change, or call it yourself and keep
  * its result with `store.appendEvents([event])` once your write has succeeded.
+ *
+ * Every method's last argument says who asks (SPEC §12.5): the principal (tenant included) and the
+ * request id, a `ReadContext` on the reads, a `WriteContext` (the same and more) on the writes. The
+ * generated handlers always give it; the default service reads without it (a tenant principal's
+ * reads are already scoped by `query.where` and `where`), so a service of your own may hide records
+ * by the principal's scopes, or log who read what.
  */
 export interface ResourceService<V extends Values = Values> {
   /** With `query.parent`, the store may give the parent with the page (store.ts `CursorQuery.parent`). */
-  list(query: CursorQuery): Promise<ListPage<V>>;
-  page(query: OffsetQuery): Promise<{ records: StoredRecord<V>[]; total: number }>;
-  /** With `where`, null too when the record does not match it (a tenant principal's tenant, SPEC §12.4). */
-  get(id: string, where?: Values): Promise<StoredRecord<V> | null>;
+  list(query: CursorQuery, context?: ReadContext): Promise<ListPage<V>>;
+  page(query: OffsetQuery, context?: ReadContext): Promise<{ records: StoredRecord<V>[]; total: number }>;
+  /**
+   * With `where`, null too when the record does not match it (a tenant principal's tenant, SPEC §12.4).
+   * Also the read of the record a PATCH, PUT, DELETE or action acts on: then `context` is the write's.
+   */
+  get(id: string, where?: Values, context?: ReadContext): Promise<StoredRecord<V> | null>;
   /** `context`: who writes (the handlers always give it; hooks.ts). */
   create(values: V, publish?: EventOf<StoredRecord<V>>, context?: WriteContext): Promise<StoredRecord<V>>;
   /** Writes `values` as the record's new values, if it is still at `current.revision`. */
@@ -116,19 +126,20 @@ export class CrudService<V extends Values> implements ResourceService<V> {
   }
 
   // Reads hand the store's promise on as it is: no promise of their own (one less turn of the
-  // microtask queue on every read).
-  list(query: CursorQuery): Promise<ListPage<V>> {
+  // microtask queue on every read). They do not need who asks (`ReadContext`): a tenant's scope
+  // is in the query and `where` already.
+  list(query: CursorQuery, _context?: ReadContext): Promise<ListPage<V>> {
     return this.store.list(this.spec.collection, query) as Promise<ListPage<V>>;
   }
 
-  page(query: OffsetQuery): Promise<{ records: StoredRecord<V>[]; total: number }> {
+  page(query: OffsetQuery, _context?: ReadContext): Promise<{ records: StoredRecord<V>[]; total: number }> {
     return this.store.page(this.spec.collection, query) as Promise<{
       records: StoredRecord<V>[];
       total: number;
     }>;
   }
 
-  get(id: string, where?: Values): Promise<StoredRecord<V> | null> {
+  get(id: string, where?: Values, _context?: ReadContext): Promise<StoredRecord<V> | null> {
     return this.store.get(this.spec.collection, id, where) as Promise<StoredRecord<V> | null>;
   }
 

@@ -59,6 +59,13 @@ export const EXPORT_JOB_FIELDS = {
   started_at: { type: "datetime", optional: true },
   finished_at: { type: "datetime", optional: true },
   failure_reason: { type: "string", optional: true },
+  /**
+   * Who asked for the job (SPEC §12.5), as its service's `list` is told when the job runs: the
+   * principal's id, scopes and tenant, and the request id of the POST that made it. Absent on a
+   * job made before they were kept (its service is then told nothing).
+   */
+  principal: { type: "object", optional: true },
+  request_id: { type: "string", optional: true, maxLength: 36 },
 } as const satisfies Record<string, ExportJobField>;
 
 /** Fields matched exactly, each with an index: a principal's jobs of a version, the jobs to resume. */

@@ -20,6 +20,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import type { Readable } from "node:stream";
 import { ConflictError } from "./errors.ts";
+import type { ReadContext } from "./hooks.ts";
 import { FolderExportFiles, SWEEP_MS, type ExportFileName, type ExportFiles } from "./exports-files.ts";
 import { DatabaseExportFiles } from "./exports-files-sql.ts";
 import {
@@ -131,6 +132,8 @@ export class ExportService {
     match: Match;
     /** The order of the file: `sort` as the client gave it, and as the store reads it. */
     sort?: { text: string; keys: readonly SortKey[] } | undefined;
+    /** Who asks (the generated route gives it): kept with the job, told to the service's `list` when it runs. */
+    context?: ReadContext | undefined;
   }): Promise<ExportJob> {
     if (!this.sources.has(`${input.version}/${input.resource}`)) {
       throw new Error(`${input.version} does not export ${input.resource}`);
@@ -151,6 +154,7 @@ export class ExportService {
       ) as Match,
       record_count: 0,
       attempts: 0,
+      ...(input.context === undefined ? {} : keptContext(input.context)),
     };
     const job = await insertWithinLimit(
       this.store,
@@ -371,6 +375,18 @@ export function pgBossSchema(storeSchema: string): string {
  * jobs go through pg-boss there and its files are kept in its database. The generated
  * `openStore` calls it for `postgres://` targets.
  */
+/**
+ * Who asked for a job, as it keeps it: the principal's id, scopes and tenant (not whatever else
+ * `authenticate` put on it), and the request id.
+ */
+function keptContext(context: ReadContext): Pick<ExportJobValues, "principal" | "request_id"> {
+  const { id, scopes, tenant } = context.principal;
+  return {
+    principal: { id, scopes: [...scopes], ...(tenant === undefined || tenant === null ? {} : { tenant }) },
+    request_id: context.requestId,
+  };
+}
+
 export function setExportServer(store: Store, server: ExportServer): void {
   servers.set(store, server);
 }

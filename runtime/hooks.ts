@@ -52,12 +52,21 @@ import { principalTenantValues, writeScope, writerTenant } from "./tenancy.ts";
 import { newId } from "./uuid.ts";
 
 /**
- * Who writes, as the handlers give it to every write of a service: services (the default ones
- * and yours) receive the principal and the request id.
+ * Who asks, as the handlers give it to every method of a service (SPEC §12.5): services (the
+ * default ones and yours) receive the principal (tenant included) and the request id on their
+ * reads (`list`, `page`, `get`) as on their writes. An export's job reads with the principal
+ * and request id of the POST that made it.
  */
-export interface WriteContext {
+export interface ReadContext {
   principal: Principal;
   requestId: string;
+}
+
+/**
+ * Who writes, as the handlers give it to every write of a service: a `ReadContext`, and what the
+ * write needs besides. The handlers pass the same object to the read of the record before it.
+ */
+export interface WriteContext extends ReadContext {
   /** A PUT: the service's `update` runs the `replace` hook instead of `update`. */
   replace?: boolean;
   /** The app's `authorize`: a reference to a record the principal may not `read` answers as one to no record (422). */
@@ -73,6 +82,11 @@ export interface WriteContext {
    * change in between answers 409, as a PATCH with `If-Match` does.
    */
   revision?: number;
+}
+
+/** The read context of a request: its principal and request id (one small object, nothing else). */
+export function readContext(request: FastifyRequest): ReadContext {
+  return { principal: request.principal!, requestId: request.id };
 }
 
 /** The write context of a request (`replace` for a PUT; `version`, the request's API version). */

@@ -53,7 +53,7 @@ test("every route authorizes before it touches a service's writes or answers; by
         // The record looked up by id is what authorize sees (conventions §2.2.9).
         const withRecord = authorizations.filter((c) => c.getArguments().length >= 5);
         assert.ok(withRecord.length >= 1, `${route.method} ${route.path} passes the record to authorize`);
-        // A list under a record: runtime/lists.ts `listUnder(services.<parent>, parent, check, list)`
+        // A list under a record: runtime/lists.ts `listUnder(services.<parent>, parent, check, context, list)`
         // reads the parent (in the page's statement on SQL) and hands it to `check`, which authorizes it
         // before the list's answer is made.
         const under = callsNamed(route.body, /^listUnder$/);

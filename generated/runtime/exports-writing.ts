@@ -7,7 +7,9 @@
  * (exports-files.ts).
  */
 import { setImmediate as nextTurn } from "node:timers/promises";
+import type { Principal } from "./auth.ts";
 import type { ExportFormat, ExportJob } from "./exports-job.ts";
+import type { ReadContext } from "./hooks.ts";
 import { positionOf } from "./sorting.ts";
 import type { CursorQuery, SortPosition, StoredRecord, Values } from "./store.ts";
 
@@ -19,8 +21,8 @@ export interface ExportSource<V extends Values = Values> {
   columns: readonly string[];
   /** The columns that hold decimals (a number's canonical text): written to CSV as they are. */
   decimals?: readonly string[];
-  /** The store's cursor list of the collection (ascending id). */
-  list(query: CursorQuery): Promise<{ records: StoredRecord<V>[]; hasMore: boolean }>;
+  /** The cursor list of the collection (its service's), told who asked for the job (`jobContext`). */
+  list(query: CursorQuery, context?: ReadContext): Promise<{ records: StoredRecord<V>[]; hasMore: boolean }>;
   /** The version's own view of a record: what its read operation answers. */
   view(record: StoredRecord<V>): object;
 }
@@ -65,13 +67,17 @@ export async function writeRecords(
   const sorted = sort !== undefined && sort.length > 0;
   let after: string | undefined;
   let afterPosition: SortPosition | undefined;
+  const context = jobContext(job);
   for (;;) {
-    const page = await source.list({
-      ...job.values.match,
-      limit: pageSize,
-      ...(after ? { after } : {}),
-      ...(afterPosition ? { afterPosition } : {}),
-    });
+    const page = await source.list(
+      {
+        ...job.values.match,
+        limit: pageSize,
+        ...(after ? { after } : {}),
+        ...(afterPosition ? { afterPosition } : {}),
+      },
+      context,
+    );
     let chunk = "";
     let done = !page.hasMore || page.records.length === 0;
     for (const record of page.records) {
@@ -93,6 +99,13 @@ export async function writeRecords(
     await nextTurn();
   }
   return count;
+}
+
+/** Who asked for `job`, as its service's `list` is told: undefined for a job that did not keep it. */
+export function jobContext(job: ExportJob): ReadContext | undefined {
+  const { principal, request_id: requestId } = job.values;
+  if (principal === undefined || requestId === undefined) return undefined;
+  return { principal: principal as unknown as Principal, requestId };
 }
 
 /**

@@ -7,6 +7,7 @@
 import { CrudService, type ResourceService } from "./crud-service.ts";
 import { listScope, type CursorCodec } from "./cursor.ts";
 import { ValidationError } from "./errors.ts";
+import type { ReadContext } from "./hooks.ts";
 import { found } from "./http.ts";
 import { ISSUES } from "./messages.ts";
 import { offsetPagination, type CursorPage, type OffsetPage } from "./pagination.ts";
@@ -27,6 +28,7 @@ export interface OffsetParams {
  * One cursor page. With `sort` the cursor is keyset over (sort keys…, id): `next_cursor` holds the
  * last record's sort values and id. A cursor is bound to the path, the exact matches, the
  * operator conditions, `q` and the sort: one used with another answers 400 naming `cursor`.
+ * `context` (who asks) is handed to the service's `list`.
  */
 export async function listByCursor<V extends Values, T>(
   service: Pick<ResourceService<V>, "list">,
@@ -36,6 +38,7 @@ export async function listByCursor<V extends Values, T>(
   match: Match & { parent?: ParentRead | undefined },
   view: (record: StoredRecord<V>) => T,
   sort?: readonly SortKey[],
+  context?: ReadContext,
 ): Promise<CursorPage<T>> {
   const sorted = sort !== undefined && sort.length > 0;
   // A list under a parent read within a tenant (`parent.where`, SPEC §12.4) is bound to it too:
@@ -59,13 +62,16 @@ export async function listByCursor<V extends Values, T>(
     if (typeof decoded === "string") after = decoded;
     else afterPosition = decoded;
   }
-  const { records, hasMore, parent } = await service.list({
-    ...match,
-    limit: params.limit,
-    ...(sorted ? { sort } : {}),
-    ...(after === undefined ? {} : { after }),
-    ...(afterPosition === undefined ? {} : { afterPosition }),
-  });
+  const { records, hasMore, parent } = await service.list(
+    {
+      ...match,
+      limit: params.limit,
+      ...(sorted ? { sort } : {}),
+      ...(after === undefined ? {} : { after }),
+      ...(afterPosition === undefined ? {} : { afterPosition }),
+    },
+    context,
+  );
   if (match.parent && parent !== undefined) match.parent.record = parent;
   const last = records[records.length - 1];
   let next: string | null = null;
@@ -95,12 +101,14 @@ export interface ParentRead {
  * reads the parent in the page's own statement (one round trip, not two) when the parent's
  * service reads as the default one does; `list` passes the `ParentRead` it is given on to
  * `listByCursor`. Otherwise, or when the list throws a ValidationError (a bad query or cursor,
- * which must not answer before the 404 and 403), the parent is read through its service.
+ * which must not answer before the 404 and 403), the parent is read through its service, told
+ * `context` (who asks).
  */
 export async function listUnder<P extends Values, R>(
   service: Pick<ResourceService<P>, "get">,
   parent: { collection: string; id: string; where?: Values | undefined; name: string },
   check: (record: StoredRecord<P>) => Promise<void>,
+  context: ReadContext | undefined,
   list: (read: ParentRead | undefined) => Promise<R>,
 ): Promise<R> {
   const read: ParentRead | undefined =
@@ -112,31 +120,35 @@ export async function listUnder<P extends Values, R>(
     page = await list(read);
   } catch (error) {
     if (error instanceof ValidationError)
-      await check(found(await service.get(parent.id, parent.where), parent.name));
+      await check(found(await service.get(parent.id, parent.where, context), parent.name));
     throw error;
   }
   const record =
     read?.record !== undefined
       ? (read.record as StoredRecord<P> | null)
-      : await service.get(parent.id, parent.where);
+      : await service.get(parent.id, parent.where, context);
   await check(found(record, parent.name));
   return page;
 }
 
-/** One offset page, in the order of `sort` when given. */
+/** One offset page, in the order of `sort` when given; `context` (who asks) is handed to the service's `page`. */
 export async function listByOffset<V extends Values, T>(
   service: Pick<ResourceService<V>, "page">,
   params: OffsetParams,
   match: Match,
   view: (record: StoredRecord<V>) => T,
   sort?: readonly SortKey[],
+  context?: ReadContext,
 ): Promise<OffsetPage<T>> {
-  const { records, total } = await service.page({
-    ...match,
-    offset: (params.page - 1) * params.per_page,
-    limit: params.per_page,
-    ...(sort !== undefined && sort.length > 0 ? { sort } : {}),
-  });
+  const { records, total } = await service.page(
+    {
+      ...match,
+      offset: (params.page - 1) * params.per_page,
+      limit: params.per_page,
+      ...(sort !== undefined && sort.length > 0 ? { sort } : {}),
+    },
+    context,
+  );
   return { data: records.map(view), pagination: offsetPagination(params.page, params.per_page, total) };
 }
 

@@ -182,6 +182,8 @@ export const sqlSchema: SqlSchema = {
         { field: "started_at", column: "started_at", kind: "text", optional: true },
         { field: "finished_at", column: "finished_at", kind: "text", optional: true },
         { field: "failure_reason", column: "failure_reason", kind: "text", optional: true },
+        { field: "principal", column: "principal", kind: "json", optional: true },
+        { field: "request_id", column: "request_id", kind: "text", optional: true },
       ],
       search: [],
     },

@@ -20,11 +20,13 @@ import {
   parseParams,
   principalKey,
   principalOf,
+  readContext,
   searchParam,
   sendRecord,
   sortParam,
   uuidSchema,
   type ConditionSpec,
+  type ReadContext,
 } from "../runtime/index.ts";
 import {
   exportResourceSchema,
@@ -122,13 +124,13 @@ export function registerExportRoutes(
       "created_at",
       "updated_at",
     ],
-    list: (query) => services.orders.list(query),
+    list: (query, context) => services.orders.list(query, context),
     view: toOrder,
   });
 
   /** One job per exportable collection: its body, its filters and search as the list reads them. */
-  const createFor: Record<"orders", (owner: string, body: unknown) => Promise<ExportJob>> = {
-    orders: async (owner, input) => {
+  const createFor: Record<"orders", (context: ReadContext, body: unknown) => Promise<ExportJob>> = {
+    orders: async (context, input) => {
       const body = parseBody(orderExportCreate, input);
       const match = matchOf(
         {
@@ -143,7 +145,8 @@ export function registerExportRoutes(
       // The order as given (shown on the job) and as the store reads it.
       const sort = body.sort && { text: (input as { sort: string }).sort, keys: body.sort };
       return exports.create({
-        owner,
+        owner: principalKey(context.principal),
+        context,
         version: "v1",
         resource: "orders",
         format: body.format,
@@ -160,7 +163,8 @@ export function registerExportRoutes(
     const { resource } = parseBody(exportResource, request.body);
     // An export reads the whole collection, as its list does.
     await authorizeOrThrow(authorize, request, "list", resource);
-    const job = await createFor[resource](principalKey(principalOf(request)), request.body);
+    // Who asks is kept with the job: its service's list is told it when the job runs.
+    const job = await createFor[resource](readContext(request), request.body);
     const view = exportView(job);
     await events.appendEvents([createEvent("export.created", EXPORT_EVENTS, view, job.values.owner)]);
     reply.header("location", `/v1/exports/${job.id}`);

@@ -29,14 +29,14 @@ test("a dev store follows the pending migration's texts, keeps its rows, refuses
     // Save 1 adds a field: the pending migration is applied.
     appendFileSync(products, "  weight_g: { type: integer, minimum: 0, optional: true }\n");
     assert.equal(canon(["generate"], dir).code, 0);
-    assert.deepEqual(await migrate(db, readMigrations(sql), target), ["0015_pending"]);
+    assert.deepEqual(await migrate(db, readMigrations(sql), target), ["0016_pending"]);
     await db.exec(`update "products" set "weight_g" = 5`);
 
     // Save 2 adds another field: the pending migration's text changes; the store is brought to it, rows kept.
     appendFileSync(products, "  featured: { type: boolean, default: false }\n");
     assert.equal(canon(["generate"], dir).code, 0);
-    assert.match(readFileSync(path.join(sql, "0015_pending.sql"), "utf8"), /"featured"/);
-    assert.deepEqual(await migrate(db, readMigrations(sql), target), ["0015_pending"]);
+    assert.match(readFileSync(path.join(sql, "0016_pending.sql"), "utf8"), /"featured"/);
+    assert.deepEqual(await migrate(db, readMigrations(sql), target), ["0016_pending"]);
     assert.deepEqual(await db.query(`select "sku", "weight_g"::int as w, "featured" from "products"`), [{ sku: "SKU-1", w: 5, featured: false }]);
     await assertSameAsFresh(db, sql);
     assert.deepEqual(await migrate(db, readMigrations(sql), target), []);
@@ -47,28 +47,28 @@ test("a dev store follows the pending migration's texts, keeps its rows, refuses
     const refused = await migrate(db, readMigrations(sql), target).then(() => null, (e: Error) => e.message);
     assert.ok(refused, "the migration was not refused");
     assert.doesNotMatch(refused, /\n/);
-    assert.match(refused, /^the store applied an earlier text of migration 0015_pending and cannot be brought to sql\/0015_pending\.sql: "products"\."weight_g" holds values the new text does not keep; reset the dev store \(rm -rf \.canon-data\) and start again$/);
+    assert.match(refused, /^the store applied an earlier text of migration 0016_pending and cannot be brought to sql\/0016_pending\.sql: "products"\."weight_g" holds values the new text does not keep; reset the dev store \(rm -rf \.canon-data\) and start again$/);
     assert.deepEqual(await db.query(`select "weight_g"::int as w from "products"`), [{ w: 5 }]);
 
     // Once no row holds a value in it, the column goes and the store matches the new text.
     await db.exec(`update "products" set "weight_g" = null`);
-    assert.deepEqual(await migrate(db, readMigrations(sql), target), ["0015_pending"]);
+    assert.deepEqual(await migrate(db, readMigrations(sql), target), ["0016_pending"]);
     await assertSameAsFresh(db, sql);
     assert.equal((await db.query(`select count(*)::int as n from "products"`))[0]!.n, 1);
 
     // canon release freezes it; the store records it under its released name, applying nothing new.
     const release = canon(["release"], dir);
     assert.equal(release.code, 0, release.stderr);
-    assert.deepEqual(await migrate(db, readMigrations(sql), target), ["0015_add_products_featured"]);
+    assert.deepEqual(await migrate(db, readMigrations(sql), target), ["0016_add_products_featured"]);
     const names = (await db.query("select name from canon_migrations order by name")).map((r) => String(r.name));
-    assert.equal(names.at(-1), "0015_add_products_featured");
+    assert.equal(names.at(-1), "0016_add_products_featured");
     assert.ok(!names.some((n) => n.endsWith("_pending")));
     await assertSameAsFresh(db, sql);
 
     // A released migration edited after it was applied is refused, as always.
-    const frozen = path.join(sql, "0015_add_products_featured.sql");
+    const frozen = path.join(sql, "0016_add_products_featured.sql");
     writeFileSync(frozen, `${readFileSync(frozen, "utf8")}\ncreate index if not exists "x" on "products" ("sku");\n`);
-    await assert.rejects(migrate(db, readMigrations(sql), target), /migration 0015_add_products_featured was applied with other content: applied migrations never change/);
+    await assert.rejects(migrate(db, readMigrations(sql), target), /migration 0016_add_products_featured was applied with other content: applied migrations never change/);
   } finally {
     await db.close();
   }
@@ -85,7 +85,7 @@ test("a pending migration taken back leaves no column behind when it held nothin
     await migrate(db, readMigrations(sql));
     appendFileSync(products, "  color: { type: string, optional: true }\n");
     assert.equal(canon(["generate"], dir).code, 0);
-    assert.deepEqual(await migrate(db, readMigrations(sql)), ["0015_pending"]);
+    assert.deepEqual(await migrate(db, readMigrations(sql)), ["0016_pending"]);
     writeFileSync(products, original);
     assert.equal(canon(["generate", "--allow-breaking"], dir).code, 0);
     assert.deepEqual(await migrate(db, readMigrations(sql)), []);

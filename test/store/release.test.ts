@@ -1,4 +1,4 @@
-// Migrations per release (issue 28.2): while the newest migration is pending (0015_pending.sql),
+// Migrations per release (issue 28.2): while the newest migration is pending (0016_pending.sql),
 // every generate writes that one migration again instead of adding another, so a whole dev
 // session leaves one migration; canon release freezes it under its released name, and the next
 // change starts a new pending migration. check fails when the pending migration's text differs
@@ -25,26 +25,26 @@ test("a dev session leaves one pending migration; canon release freezes it; the 
 
   appendFileSync(products, "  weight_g: { type: integer, minimum: 0, optional: true }\n");
   assert.equal(canon(["generate"], dir).code, 0);
-  assert.deepEqual(migrations(sql), [...released, "0015_pending.sql"]);
-  const first = readFileSync(path.join(sql, "0015_pending.sql"), "utf8");
-  assert.match(first, /^-- Pending migration 0015 of the Storefront API, to be released as 0015_add_products_weight_g\.sql: canon generate$/m);
+  assert.deepEqual(migrations(sql), [...released, "0016_pending.sql"]);
+  const first = readFileSync(path.join(sql, "0016_pending.sql"), "utf8");
+  assert.match(first, /^-- Pending migration 0016 of the Storefront API, to be released as 0016_add_products_weight_g\.sql: canon generate$/m);
 
   // Another save: the same pending migration, rewritten, holds both changes.
   appendFileSync(products, "  featured: { type: boolean, default: false }\n");
   assert.equal(canon(["generate"], dir).code, 0);
-  assert.deepEqual(migrations(sql), [...released, "0015_pending.sql"]);
-  const second = readFileSync(path.join(sql, "0015_pending.sql"), "utf8");
+  assert.deepEqual(migrations(sql), [...released, "0016_pending.sql"]);
+  const second = readFileSync(path.join(sql, "0016_pending.sql"), "utf8");
   assert.match(second, /add column if not exists "weight_g"/);
   assert.match(second, /add column if not exists "featured" boolean not null default false/);
-  assert.match(second, /to be released as 0015_add_products_weight_g_and_add_products_featured\.sql/);
+  assert.match(second, /to be released as 0016_add_products_weight_g_and_add_products_featured\.sql/);
   assert.equal(canon(["check"], dir).code, 0);
 
   // A pending migration edited by hand is not what generate writes: check fails.
-  writeFileSync(path.join(sql, "0015_pending.sql"), `${second}-- ours\n`);
+  writeFileSync(path.join(sql, "0016_pending.sql"), `${second}-- ours\n`);
   const edited = canon(["check"], dir);
   assert.equal(edited.code, 1);
-  assert.match(edited.stderr, /differs  generated\/sql\/0015_pending\.sql/);
-  writeFileSync(path.join(sql, "0015_pending.sql"), second);
+  assert.match(edited.stderr, /differs  generated\/sql\/0016_pending\.sql/);
+  writeFileSync(path.join(sql, "0016_pending.sql"), second);
 
   // A change taken back: the pending migration goes with it.
   const withBoth = readFileSync(products, "utf8");
@@ -53,13 +53,13 @@ test("a dev session leaves one pending migration; canon release freezes it; the 
   assert.deepEqual(migrations(sql), released);
   writeFileSync(products, withBoth);
   assert.equal(canon(["generate"], dir).code, 0);
-  assert.equal(readFileSync(path.join(sql, "0015_pending.sql"), "utf8"), second);
+  assert.equal(readFileSync(path.join(sql, "0016_pending.sql"), "utf8"), second);
 
   const release = canon(["release"], dir);
   assert.equal(release.code, 0, release.stderr);
-  assert.match(release.stdout, /0015_pending\.sql is released as generated\/sql\/0015_add_products_weight_g_and_add_products_featured\.sql/);
-  const frozen = readFileSync(path.join(sql, "0015_add_products_weight_g_and_add_products_featured.sql"), "utf8");
-  assert.match(frozen, /^-- Migration 0015 of the Storefront API: written once, never rewritten\./m);
+  assert.match(release.stdout, /0016_pending\.sql is released as generated\/sql\/0016_add_products_weight_g_and_add_products_featured\.sql/);
+  const frozen = readFileSync(path.join(sql, "0016_add_products_weight_g_and_add_products_featured.sql"), "utf8");
+  assert.match(frozen, /^-- Migration 0016 of the Storefront API: written once, never rewritten\./m);
   assert.equal(frozen.split("\n").slice(4).join("\n"), second.split("\n").slice(4).join("\n"));
   assert.deepEqual(JSON.parse(readFileSync(path.join(sql, "schema.json"), "utf8")).migrations, migrations(sql));
   const check = canon(["check"], dir);
@@ -69,7 +69,7 @@ test("a dev session leaves one pending migration; canon release freezes it; the 
   // The next change: a new pending migration after the released one, which stays as it is.
   appendFileSync(products, "  color: { type: string, optional: true }\n");
   assert.equal(canon(["generate"], dir).code, 0);
-  assert.deepEqual(migrations(sql), [...released, "0015_add_products_weight_g_and_add_products_featured.sql", "0016_pending.sql"]);
-  assert.equal(readFileSync(path.join(sql, "0015_add_products_weight_g_and_add_products_featured.sql"), "utf8"), frozen);
-  assert.match(readFileSync(path.join(sql, "0016_pending.sql"), "utf8"), /add column if not exists "color" text/);
+  assert.deepEqual(migrations(sql), [...released, "0016_add_products_weight_g_and_add_products_featured.sql", "0017_pending.sql"]);
+  assert.equal(readFileSync(path.join(sql, "0016_add_products_weight_g_and_add_products_featured.sql"), "utf8"), frozen);
+  assert.match(readFileSync(path.join(sql, "0017_pending.sql"), "utf8"), /add column if not exists "color" text/);
 });

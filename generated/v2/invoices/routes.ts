@@ -16,6 +16,7 @@ import {
   matchOf,
   parseBody,
   parseParams,
+  readContext,
   sendRecord,
   unconditional,
   writeContext,
@@ -88,11 +89,22 @@ export function registerInvoicesRoutes(
     const conditions = conditionsOf(listConditions, query);
     const match = matchOf({ status: query.status, due_date: query.due_date }, [], query.q, conditions);
     match.fields = listFields;
-    return listByCursor(services.invoices, cursors, "v2/invoices", query, match, toInvoice, query.sort);
+    const context = readContext(request);
+    return listByCursor(
+      services.invoices,
+      cursors,
+      "v2/invoices",
+      query,
+      match,
+      toInvoice,
+      query.sort,
+      context,
+    );
   });
 
   app.get("/v2/orders/:id/invoices", async (request) => {
     const { id } = parseParams(invoiceIdParams, request.params);
+    const context = readContext(request);
     // The order is read in the page's statement on a SQL store; 404, then 403, come before any 400 (runtime/lists.ts).
     const parent = { collection: "orders", id, name: "order" };
     const check = async (record: StoredRecord) => {
@@ -101,7 +113,7 @@ export function registerInvoicesRoutes(
         under: { collection: "orders", record },
       });
     };
-    return listUnder(services.orders, parent, check, (read) => {
+    return listUnder(services.orders, parent, check, context, (read) => {
       const query = parseParams(invoiceListQuery, request.query);
       const conditions = conditionsOf(listConditions, query);
       const match = matchOf(
@@ -119,13 +131,14 @@ export function registerInvoicesRoutes(
         { ...match, parent: read },
         toInvoice,
         query.sort,
+        context,
       );
     });
   });
 
   app.get("/v2/invoices/:id", async (request, reply) => {
     const { id } = parseParams(invoiceIdParams, request.params);
-    const record = found(await services.invoices.get(id), "invoice");
+    const record = found(await services.invoices.get(id, undefined, readContext(request)), "invoice");
     await authorizeOrThrow(authorize, request, "read", "invoices", record, { name: "invoice" });
     return sendRecord(reply, 200, record, toInvoice(record));
   });
@@ -148,7 +161,9 @@ export function registerInvoicesRoutes(
   app.patch("/v2/invoices/:id", (request, reply) =>
     unconditional(request, async () => {
       const { id } = parseParams(invoiceIdParams, request.params);
-      const current = found(await services.invoices.get(id), "invoice");
+      // Who writes; the read of the record before the write is told it too.
+      const context = writeContext(request, false, 2);
+      const current = found(await services.invoices.get(id, undefined, context), "invoice");
       await authorizeOrThrow(authorize, request, "update", "invoices", current, { name: "invoice" });
       checkIfMatch(request, current);
       const body = parseBody(invoiceUpdate, request.body, invoiceReadOnly);
@@ -162,7 +177,7 @@ export function registerInvoicesRoutes(
           current,
           values,
           eventOf("invoice.updated", "invoices", toInvoice),
-          writeContext(request, false, 2),
+          context,
         ),
         "invoice",
       );

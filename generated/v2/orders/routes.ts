@@ -19,6 +19,7 @@ import {
   matchOf,
   parseBody,
   parseParams,
+  readContext,
   sendRecord,
   unconditional,
   writeContext,
@@ -145,11 +146,13 @@ export function registerOrdersRoutes(
       conditions,
     );
     match.fields = listFields;
-    return listByCursor(services.orders, cursors, "v2/orders", query, match, toOrder, query.sort);
+    const context = readContext(request);
+    return listByCursor(services.orders, cursors, "v2/orders", query, match, toOrder, query.sort, context);
   });
 
   app.get("/v2/users/:id/orders", async (request) => {
     const { id } = parseParams(orderIdParams, request.params);
+    const context = readContext(request);
     // The user is read in the page's statement on a SQL store; 404, then 403, come before any 400 (runtime/lists.ts).
     const parent = { collection: "users", id, name: "user" };
     const check = async (record: StoredRecord) => {
@@ -158,7 +161,7 @@ export function registerOrdersRoutes(
         under: { collection: "users", record },
       });
     };
-    return listUnder(services.users, parent, check, (read) => {
+    return listUnder(services.users, parent, check, context, (read) => {
       const query = parseParams(orderListQuery, request.query);
       const conditions = conditionsOf(listConditions, query);
       const match = matchOf(
@@ -176,13 +179,14 @@ export function registerOrdersRoutes(
         { ...match, parent: read },
         toOrder,
         query.sort,
+        context,
       );
     });
   });
 
   app.get("/v2/orders/:id", async (request, reply) => {
     const { id } = parseParams(orderIdParams, request.params);
-    const record = found(await services.orders.get(id), "order");
+    const record = found(await services.orders.get(id, undefined, readContext(request)), "order");
     await authorizeOrThrow(authorize, request, "read", "orders", record, { name: "order" });
     return sendRecord(reply, 200, record, toOrder(record));
   });
@@ -205,7 +209,9 @@ export function registerOrdersRoutes(
   app.patch("/v2/orders/:id", (request, reply) =>
     unconditional(request, async () => {
       const { id } = parseParams(orderIdParams, request.params);
-      const current = found(await services.orders.get(id), "order");
+      // Who writes; the read of the record before the write is told it too.
+      const context = writeContext(request, false, 2);
+      const current = found(await services.orders.get(id, undefined, context), "order");
       await authorizeOrThrow(authorize, request, "update", "orders", current, { name: "order" });
       checkIfMatch(request, current);
       const body = parseBody(orderUpdate, request.body, orderReadOnly);
@@ -215,12 +221,7 @@ export function registerOrdersRoutes(
         name: "order",
       });
       const record = found(
-        await services.orders.update(
-          current,
-          values,
-          eventOf("order.updated", "orders", toOrder),
-          writeContext(request, false, 2),
-        ),
+        await services.orders.update(current, values, eventOf("order.updated", "orders", toOrder), context),
         "order",
       );
       return sendRecord(reply, 200, record, toOrder(record));
@@ -230,7 +231,9 @@ export function registerOrdersRoutes(
   app.delete("/v2/orders/:id", (request, reply) =>
     unconditional(request, async () => {
       const { id } = parseParams(orderIdParams, request.params);
-      const current = found(await services.orders.get(id), "order");
+      // Who writes; the read of the record before the write is told it too.
+      const context = writeContext(request, false, 2);
+      const current = found(await services.orders.get(id, undefined, context), "order");
       await authorizeOrThrow(authorize, request, "delete", "orders", current, { name: "order" });
       checkIfMatch(request, current);
       const removed = await services.orders.remove(
@@ -246,7 +249,7 @@ export function registerOrdersRoutes(
           "orders/payments": eventOf("order.payment.deleted", "orders/payments", toOrderPayment),
           "orders/shipments": eventOf("order.shipment.deleted", "orders/shipments", toOrderShipment),
         }),
-        writeContext(request, false, 2),
+        context,
       );
       if (!removed) throw new NotFoundError("No order has this id.");
       return reply.code(204).send();
@@ -257,7 +260,7 @@ export function registerOrdersRoutes(
   app.post("/v2/orders/:id/cancellations", (request, reply) =>
     unconditional(request, async () => {
       const { id } = parseParams(orderIdParams, request.params);
-      const order = found(await services.orders.get(id), "order");
+      const order = found(await services.orders.get(id, undefined, readContext(request)), "order");
       // Acting on a record needs reading it too.
       await authorizeOrThrow(authorize, request, "read", "orders", order, { name: "order" });
       await authorizeOrThrow(authorize, request, "action", "orders/cancellations", order, { name: "order" });

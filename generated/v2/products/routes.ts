@@ -16,6 +16,7 @@ import {
   matchOf,
   parseBody,
   parseParams,
+  readContext,
   sendRecord,
   unconditional,
   writeContext,
@@ -135,12 +136,22 @@ export function registerProductsRoutes(
       conditions,
     );
     match.fields = listFields;
-    return listByCursor(services.products, cursors, "v2/products", query, match, toProduct, query.sort);
+    const context = readContext(request);
+    return listByCursor(
+      services.products,
+      cursors,
+      "v2/products",
+      query,
+      match,
+      toProduct,
+      query.sort,
+      context,
+    );
   });
 
   app.get("/v2/products/:id", async (request, reply) => {
     const { id } = parseParams(productIdParams, request.params);
-    const record = found(await services.products.get(id), "product");
+    const record = found(await services.products.get(id, undefined, readContext(request)), "product");
     await authorizeOrThrow(authorize, request, "read", "products", record, { name: "product" });
     return sendRecord(reply, 200, record, toProduct(record));
   });
@@ -163,7 +174,9 @@ export function registerProductsRoutes(
   app.patch("/v2/products/:id", (request, reply) =>
     unconditional(request, async () => {
       const { id } = parseParams(productIdParams, request.params);
-      const current = found(await services.products.get(id), "product");
+      // Who writes; the read of the record before the write is told it too.
+      const context = writeContext(request, false, 2);
+      const current = found(await services.products.get(id, undefined, context), "product");
       await authorizeOrThrow(authorize, request, "update", "products", current, { name: "product" });
       checkIfMatch(request, current);
       const body = parseBody(productUpdate, request.body, productReadOnly);
@@ -177,7 +190,7 @@ export function registerProductsRoutes(
           current,
           values,
           eventOf("product.updated", "products", toProduct),
-          writeContext(request, false, 2),
+          context,
         ),
         "product",
       );
@@ -188,7 +201,9 @@ export function registerProductsRoutes(
   app.put("/v2/products/:id", (request, reply) =>
     unconditional(request, async () => {
       const { id } = parseParams(productIdParams, request.params);
-      const current = found(await services.products.get(id), "product");
+      // Who writes; the read of the record before the write is told it too.
+      const context = writeContext(request, true, 2);
+      const current = found(await services.products.get(id, undefined, context), "product");
       await authorizeOrThrow(authorize, request, "replace", "products", current, { name: "product" });
       checkIfMatch(request, current);
       const body = parseBody(productReplace, request.body, productReadOnly);
@@ -202,7 +217,7 @@ export function registerProductsRoutes(
           current,
           values,
           eventOf("product.updated", "products", toProduct),
-          writeContext(request, true, 2),
+          context,
         ),
         "product",
       );
@@ -213,13 +228,15 @@ export function registerProductsRoutes(
   app.delete("/v2/products/:id", (request, reply) =>
     unconditional(request, async () => {
       const { id } = parseParams(productIdParams, request.params);
-      const current = found(await services.products.get(id), "product");
+      // Who writes; the read of the record before the write is told it too.
+      const context = writeContext(request, false, 2);
+      const current = found(await services.products.get(id, undefined, context), "product");
       await authorizeOrThrow(authorize, request, "delete", "products", current, { name: "product" });
       checkIfMatch(request, current);
       const removed = await services.products.remove(
         current,
         eventOf("product.deleted", "products", toProduct),
-        writeContext(request, false, 2),
+        context,
       );
       if (!removed) throw new NotFoundError("No product has this id.");
       return reply.code(204).send();

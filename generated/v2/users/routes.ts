@@ -19,6 +19,7 @@ import {
   matchOf,
   parseBody,
   parseParams,
+  readContext,
   sendRecord,
   unconditional,
   writeContext,
@@ -87,16 +88,17 @@ export function registerUsersRoutes(
     const conditions = conditionsOf(listConditions, query);
     const match = matchOf({ role: query.role }, ["name", "email"], query.q, conditions);
     match.fields = listFields;
+    const context = readContext(request);
     checkListMode(request.query, match.search !== undefined);
     if (match.search) {
-      return listByCursor(services.users, cursors, "v2/users", query, match, toUser, query.sort);
+      return listByCursor(services.users, cursors, "v2/users", query, match, toUser, query.sort, context);
     }
-    return listByOffset(services.users, query, match, toUser, query.sort);
+    return listByOffset(services.users, query, match, toUser, query.sort, context);
   });
 
   app.get("/v2/users/:id", async (request, reply) => {
     const { id } = parseParams(userIdParams, request.params);
-    const record = found(await services.users.get(id), "user");
+    const record = found(await services.users.get(id, undefined, readContext(request)), "user");
     await authorizeOrThrow(authorize, request, "read", "users", record, { name: "user" });
     return sendRecord(reply, 200, record, toUser(record));
   });
@@ -119,7 +121,9 @@ export function registerUsersRoutes(
   app.patch("/v2/users/:id", (request, reply) =>
     unconditional(request, async () => {
       const { id } = parseParams(userIdParams, request.params);
-      const current = found(await services.users.get(id), "user");
+      // Who writes; the read of the record before the write is told it too.
+      const context = writeContext(request, false, 2);
+      const current = found(await services.users.get(id, undefined, context), "user");
       await authorizeOrThrow(authorize, request, "update", "users", current, { name: "user" });
       checkIfMatch(request, current);
       const body = parseBody(userUpdate, request.body, userReadOnly);
@@ -129,12 +133,7 @@ export function registerUsersRoutes(
         name: "user",
       });
       const record = found(
-        await services.users.update(
-          current,
-          values,
-          eventOf("user.updated", "users", toUser),
-          writeContext(request, false, 2),
-        ),
+        await services.users.update(current, values, eventOf("user.updated", "users", toUser), context),
         "user",
       );
       return sendRecord(reply, 200, record, toUser(record));
@@ -144,7 +143,9 @@ export function registerUsersRoutes(
   app.delete("/v2/users/:id", (request, reply) =>
     unconditional(request, async () => {
       const { id } = parseParams(userIdParams, request.params);
-      const current = found(await services.users.get(id), "user");
+      // Who writes; the read of the record before the write is told it too.
+      const context = writeContext(request, false, 2);
+      const current = found(await services.users.get(id, undefined, context), "user");
       await authorizeOrThrow(authorize, request, "delete", "users", current, { name: "user" });
       checkIfMatch(request, current);
       const removed = await services.users.remove(
@@ -161,7 +162,7 @@ export function registerUsersRoutes(
           "orders/payments": eventOf("order.payment.deleted", "orders/payments", toOrderPayment),
           "orders/shipments": eventOf("order.shipment.deleted", "orders/shipments", toOrderShipment),
         }),
-        writeContext(request, false, 2),
+        context,
       );
       if (!removed) throw new NotFoundError("No user has this id.");
       return reply.code(204).send();

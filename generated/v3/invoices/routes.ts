@@ -16,6 +16,7 @@ import {
   matchOf,
   parseBody,
   parseParams,
+  readContext,
   sendRecord,
   unconditional,
   writeContext,
@@ -95,11 +96,22 @@ export function registerInvoicesRoutes(
     const conditions = conditionsOf(listConditions, query);
     const match = matchOf({ status: query.status, due_date: query.due_date }, [], query.q, conditions);
     match.fields = listFields;
-    return listByCursor(services.invoices, cursors, "v3/invoices", query, match, toInvoice, query.sort);
+    const context = readContext(request);
+    return listByCursor(
+      services.invoices,
+      cursors,
+      "v3/invoices",
+      query,
+      match,
+      toInvoice,
+      query.sort,
+      context,
+    );
   });
 
   app.get("/v3/orders/:id/invoices", async (request) => {
     const { id } = parseParams(invoiceIdParams, request.params);
+    const context = readContext(request);
     // The order is read in the page's statement on a SQL store; 404, then 403, come before any 400 (runtime/lists.ts).
     const parent = { collection: "orders", id, name: "order" };
     const check = async (record: StoredRecord) => {
@@ -108,7 +120,7 @@ export function registerInvoicesRoutes(
         under: { collection: "orders", record },
       });
     };
-    return listUnder(services.orders, parent, check, (read) => {
+    return listUnder(services.orders, parent, check, context, (read) => {
       const query = parseParams(invoiceListQuery, request.query);
       const conditions = conditionsOf(listConditions, query);
       const match = matchOf(
@@ -126,12 +138,14 @@ export function registerInvoicesRoutes(
         { ...match, parent: read },
         toInvoice,
         query.sort,
+        context,
       );
     });
   });
 
   app.get("/v3/users/:id/invoices", async (request) => {
     const { id } = parseParams(invoiceIdParams, request.params);
+    const context = readContext(request);
     // The user is read in the page's statement on a SQL store; 404, then 403, come before any 400 (runtime/lists.ts).
     const parent = { collection: "users", id, name: "user" };
     const check = async (record: StoredRecord) => {
@@ -140,7 +154,7 @@ export function registerInvoicesRoutes(
         under: { collection: "users", record },
       });
     };
-    return listUnder(services.users, parent, check, (read) => {
+    return listUnder(services.users, parent, check, context, (read) => {
       const query = parseParams(invoiceListQuery, request.query);
       const conditions = conditionsOf(listConditions, query);
       const match = matchOf(
@@ -158,13 +172,14 @@ export function registerInvoicesRoutes(
         { ...match, parent: read },
         toInvoice,
         query.sort,
+        context,
       );
     });
   });
 
   app.get("/v3/invoices/:id", async (request, reply) => {
     const { id } = parseParams(invoiceIdParams, request.params);
-    const record = found(await services.invoices.get(id), "invoice");
+    const record = found(await services.invoices.get(id, undefined, readContext(request)), "invoice");
     await authorizeOrThrow(authorize, request, "read", "invoices", record, { name: "invoice" });
     return sendRecord(reply, 200, record, toInvoice(record));
   });
@@ -187,7 +202,9 @@ export function registerInvoicesRoutes(
   app.patch("/v3/invoices/:id", (request, reply) =>
     unconditional(request, async () => {
       const { id } = parseParams(invoiceIdParams, request.params);
-      const current = found(await services.invoices.get(id), "invoice");
+      // Who writes; the read of the record before the write is told it too.
+      const context = writeContext(request, false, 3);
+      const current = found(await services.invoices.get(id, undefined, context), "invoice");
       await authorizeOrThrow(authorize, request, "update", "invoices", current, { name: "invoice" });
       checkIfMatch(request, current);
       const body = parseBody(invoiceUpdate, request.body, invoiceReadOnly);
@@ -201,7 +218,7 @@ export function registerInvoicesRoutes(
           current,
           values,
           eventOf("invoice.updated", "invoices", toInvoice),
-          writeContext(request, false, 3),
+          context,
         ),
         "invoice",
       );

@@ -210,9 +210,10 @@ function routesView(v: string, r: VersionResource, deleteEvent: string, aliases:
   const where = r.filters.map((f) => `${propertyKey(f.storageName)}: query.${access(f.name)}`);
   // Tenancy (SPEC §12.4): a tenant principal's lists match its tenant, its reads by id too.
   const tenantWhere = r.tenantKey ? [`${propertyKey(r.tenantKey)}: tenantOf(request)`] : [];
-  const scopeOf = (key: string | null) => (key ? `, tenantScope(request, ${JSON.stringify(key)})` : "");
+  // The `where` of a read by id (`get(id, where, context)`): the tenant's scope, or none.
+  const scopeOf = (key: string | null) => (key ? `, tenantScope(request, ${JSON.stringify(key)})` : ", undefined");
   // The operator filters given, as conditions of the match (declared once per file, read per
-  // request by conditionsOf); the sort, as the list's last argument.
+  // request by conditionsOf); the sort, then who asks (`context`), as the list's last arguments.
   const conditionsName = "listConditions";
   return {
     header: GENERATED_HEADER,
@@ -247,7 +248,7 @@ function routesView(v: string, r: VersionResource, deleteEvent: string, aliases:
     conditions: r.conditions.length ? ", conditions" : "",
     conditionsName,
     conditionSpecs: conditionSpecs(r.conditions),
-    sort: r.sort.length ? ", query.sort" : "",
+    listArgs: `, ${r.sort.length ? "query.sort" : "undefined"}, context`,
     // The stored fields the view shows: a list asks the store for these only (Match.fields).
     listFields: ops.list || r.parent || r.listsUnder.length ? listFieldsDeclaration(r) : null,
     searchFields: r.search.map((f) => JSON.stringify(f.storageName)).join(", "),
