@@ -5,6 +5,7 @@
 // types come from runtime/pages.ts, whose text the client holds too; the import below is
 // canon's own and not placed into the client.
 import {
+  MAX_IN_VALUES,
   MAX_SORT_KEYS,
   SEARCH_MAX_LENGTH,
   type CursorPage,
@@ -140,19 +141,56 @@ export interface ClientOptions {
   fetch?: (input: string, init: RequestInit) => Promise<Response>;
 }
 
-/** Options of one call. */
-export interface CallOptions {
+// Each kind of call takes only the options it honours: `ifMatch` where the service checks
+// If-Match (update, replace, delete, an action), `idempotencyKey` on a POST (a create, an action,
+// an export). Elsewhere they are typed `never`, so that one the service would ignore is an error
+// of the compiler, whether written in place or passed in a variable.
+
+/** Options of every call. */
+interface BaseOptions {
   /** `X-Request-Id` to send (a UUID v7, or the service makes its own); default: a new UUID v7. */
   requestId?: string;
-  /** `If-Match`: the ETag of the record as you read it (`withResponse()`); a stale one throws `ConflictError`. */
-  ifMatch?: string;
   /** Headers of this call, over the client's. */
   headers?: Record<string, string>;
   /** Cancels the call, its retries and waits included. */
   signal?: AbortSignal;
-  /** A POST's `Idempotency-Key` (1–255 printable ASCII); default: a new UUID; repeated, the first answer. */
+}
+
+/** `If-Match`: the ETag of the record as you read it (`withResponse()`); a stale one throws `ConflictError`. */
+interface IfMatchOption {
+  ifMatch?: string;
+}
+
+/** A POST's `Idempotency-Key` (1–255 printable ASCII); default: a new UUID; repeated, the first answer. */
+interface IdempotencyKeyOption {
   idempotencyKey?: string;
 }
+
+/** Options of a read or a list (`get`, `list`, `download`): neither `ifMatch` nor `idempotencyKey`. */
+export interface CallOptions extends BaseOptions {
+  /** Not taken: only `update`, `replace`, `delete` and an action's `create` send If-Match. */
+  ifMatch?: never;
+  /** Not taken: only a POST (a `create`, an action's, an export's) sends an Idempotency-Key. */
+  idempotencyKey?: never;
+}
+
+/** Options of a create (`api.orders.create`, `api.exports.create`): `idempotencyKey`, no `ifMatch`. */
+export interface CreateOptions extends BaseOptions, IdempotencyKeyOption {
+  /** Not taken: a create has no record to match; only `update`, `replace`, `delete` and an action's `create` send If-Match. */
+  ifMatch?: never;
+}
+
+/** Options of a write of one record (`update`, `replace`, `delete`): `ifMatch`, no `idempotencyKey`. */
+export interface WriteOptions extends BaseOptions, IfMatchOption {
+  /** Not taken: only a POST (a `create`, an action's, an export's) sends an Idempotency-Key. */
+  idempotencyKey?: never;
+}
+
+/** Options of an action (`api.orders.payments.create`, a POST on one record): `ifMatch` and `idempotencyKey`. */
+export interface ActionOptions extends BaseOptions, IfMatchOption, IdempotencyKeyOption {}
+
+/** What the transport sends of any call's options. */
+type SendOptions = BaseOptions & IfMatchOption & IdempotencyKeyOption;
 
 /** What a call's answer carried besides its body. */
 export interface ResponseInfo {
@@ -320,7 +358,7 @@ class Transport {
     path: string,
     id: string | null,
     body: unknown,
-    options: CallOptions = {},
+    options: SendOptions = {},
   ): ApiCall<T> {
     return new ApiCall(this.#send<T>(method, withId(path, id), undefined, body, options));
   }
@@ -347,7 +385,7 @@ class Transport {
    * would refuse of it whatever the data (shorter than the version's minimum, longer than 200
    * characters) is thrown as its 400 would be, without sending, as for a list.
    */
-  createExport<T>(path: string, body: { q?: string }, options: CallOptions = {}): ApiCall<T> {
+  createExport<T>(path: string, body: { q?: string }, options: CreateOptions = {}): ApiCall<T> {
     const problems = queryProblems({ q: body.q } as Query, this.#searchMinLength);
     if (problems.length > 0) return new ApiCall(Promise.reject(refusal(problems, options)));
     return this.call<T>("POST", path, null, body, options);
@@ -364,7 +402,7 @@ class Transport {
     path: string,
     query: Query | undefined,
     body: unknown,
-    options: CallOptions,
+    options: SendOptions,
     text = false,
   ): Promise<WithResponse<T>> {
     const requestId = options.requestId ?? uuidv7();
@@ -446,7 +484,7 @@ class Transport {
     requestId: string,
     token: string | null | undefined,
     json: boolean,
-    options: CallOptions,
+    options: SendOptions,
   ): Record<string, string> {
     const headers: Record<string, string> = {
       accept: "application/json",
@@ -579,7 +617,7 @@ function delay(ms: number, signal: AbortSignal | undefined): Promise<void> {
 }
 
 /** The service's 400 for `problems` it answers whatever its data, thrown without sending. */
-function refusal(problems: ErrorDetail[], options: CallOptions): ValidationError {
+function refusal(problems: ErrorDetail[], options: BaseOptions): ValidationError {
   return new ValidationError({
     status: 400,
     code: "VALIDATION_ERROR",
@@ -590,9 +628,13 @@ function refusal(problems: ErrorDetail[], options: CallOptions): ValidationError
 }
 
 /**
- * The problems of a list's `q` and `sort` that the service answers 400 whatever its data, in its
- * words and order: `q` shorter than the version's minimum (trimmed, in code points) or longer
- * than 200 characters; `sort` naming more than 3 keys, or one field twice (`["fee", "-fee"]`).
+ * The problems of a list's `q`, `sort` and `[in]` filters that the service answers 400 whatever
+ * its data, in its words and order: `q` shorter than the version's minimum (trimmed, in code
+ * points) or longer than 200 characters; `sort` naming more than 3 keys, or one field twice
+ * (`["fee", "-fee"]`); an `{ in: [...] }` of more than 100 values, or of none. An empty list has
+ * no query form (`status[in]=` is the one value "", which a text field may hold): the service
+ * refuses it where it can be sent, as an export's filter, and so does the client, rather than
+ * send a filter that asks for something else.
  * The types refuse more than 3 keys but not a repeated field: a type that did would list every
  * ordered choice of distinct keys (56 for 4 sortable fields, 1,560 for 20), make tsc's message
  * for a mistake unreadable, and refuse `[column, "created_at"]` for any `column` variable.
@@ -615,6 +657,17 @@ function queryProblems(query: Query, searchMinLength: number): ErrorDetail[] {
     if (fields.length > MAX_SORT_KEYS)
       problems.push({ field: "sort", issue: `must name at most ${MAX_SORT_KEYS} keys` });
     else if (twice !== undefined) problems.push({ field: "sort", issue: `names ${twice} twice` });
+  }
+  for (const [name, value] of Object.entries(query)) {
+    if (value === null || typeof value !== "object" || Array.isArray(value)) continue;
+    const list = (value as { in?: unknown }).in;
+    if (!Array.isArray(list)) continue;
+    if (list.length === 0) problems.push({ field: `${name}[in]`, issue: "must have at least 1 item" });
+    else if (list.length > MAX_IN_VALUES)
+      problems.push({
+        field: `${name}[in]`,
+        issue: `must list at most ${MAX_IN_VALUES} comma-separated values`,
+      });
   }
   return problems;
 }

@@ -102,6 +102,44 @@ describe("the generated client, every operation of both versions", () => {
     assert.equal(recorder.sent.length, sent + 2);
   });
 
+  test("an [in] filter of no value, or of more than 100, throws the service's 400 without sending", async () => {
+    const recorder = recordingFetch();
+    const api = v2.createClient({ baseUrl: service.base, token: "dev-writer", fetch: recorder.fetch });
+    const user = await api.users.create(userBody());
+    const sent = recorder.sent.length;
+    const issueOf = (e: unknown) => (e instanceof v2.ValidationError ? e.details : e);
+    // An empty list has no query form (`status[in]=` would be the one value ""): the service's own
+    // answer to one is that of an export's filter, the same list in a body.
+    const exported = await fetch(`${service.base}/v2/exports`, {
+      method: "POST",
+      headers: { authorization: "Bearer dev-writer", "content-type": "application/json" },
+      body: JSON.stringify({ resource: "orders", filters: { "status[in]": [] } }),
+    });
+    assert.equal(exported.status, 400);
+    const { error: served } = (await exported.json()) as { error: { details: Array<{ field: string; issue: string }> } };
+    assert.deepEqual(served.details, [{ field: "filters.status[in]", issue: "must have at least 1 item" }]);
+    for (const call of [() => api.orders.list({ status: { in: [] } }), () => api.users.orders.list(user.id, { total_cents: { in: [], gte: 1 }, status: "paid" })]) {
+      const error = await call().then(() => assert.fail("an empty [in] was taken"), (e: unknown) => e);
+      assert.ok(error instanceof v2.ValidationError);
+      assert.equal(error.status, 400);
+      assert.equal(error.code, "VALIDATION_ERROR");
+      assert.equal(error.details.length, 1);
+      assert.equal(error.details[0]!.issue, served.details[0]!.issue);
+      assert.match(error.details[0]!.field, /^(status|total_cents)\[in\]$/);
+    }
+    // More than 100: as the service answers the same query.
+    const many = Array.from({ length: 101 }, (_, i) => i);
+    const error = await api.orders.list({ total_cents: { in: many } }).then(() => assert.fail("101 values were taken"), (e: unknown) => e);
+    const answer = await fetch(`${service.base}/v2/orders?total_cents%5Bin%5D=${many.join(",")}`, { headers: { authorization: "Bearer dev-writer" } });
+    assert.equal(answer.status, 400);
+    const { error: refused } = (await answer.json()) as { error: { details: unknown[] } };
+    assert.deepEqual(issueOf(error), refused.details);
+    assert.equal(recorder.sent.length, sent, "nothing was sent");
+    // One value, or 100, is sent.
+    assert.deepEqual((await api.users.orders.list(user.id, { status: { in: ["paid"] }, total_cents: { in: many.slice(0, 100) } })).data, []);
+    assert.equal(recorder.sent.length, sent + 1);
+  });
+
   test("v2 exports: create a job, wait for it, download its file; list the jobs", async () => {
     const api = v2.createClient({ baseUrl: service.base, token: "dev-writer" });
     const user = await api.users.create(userBody());

@@ -36,7 +36,11 @@ export interface QueryView {
   members: Array<{ key: string; type: string; optional: boolean; doc: string }>;
 }
 
+/** The options of a read or a list; of a create (`idempotencyKey`); of a write of one record (`ifMatch`); of an action (both). */
 const OPTIONS = "options?: CallOptions";
+const CREATE_OPTIONS = "options?: CreateOptions";
+const WRITE_OPTIONS = "options?: WriteOptions";
+const ACTION_OPTIONS = "options?: ActionOptions";
 const PAGE_SIZE = `Records per page, 1 to ${MAX_PAGE_SIZE}; ${DEFAULT_PAGE_SIZE} when absent.`;
 const CURSOR = "`next_cursor` of the page before; the first page when absent.";
 
@@ -196,13 +200,13 @@ export function resourceClasses(r: VersionResource, children: VersionResource[],
   const read = routes.get("read");
   if (read) methods.push(method(`${at(read)}: one ${one}; \`.withResponse()\` gives its ETag too.`, `get(id: string, ${OPTIONS}): ApiCall<${record()}>`, call(read, "id", "undefined")));
   const create = routes.get("create");
-  if (create) methods.push(method(`${at(create)}: a new ${one}.`, `create(body: ${localName(aliases, create.body!)}, ${OPTIONS}): ApiCall<${record()}>`, call(create, null, "body")));
+  if (create) methods.push(method(`${at(create)}: a new ${one}.`, `create(body: ${localName(aliases, create.body!)}, ${CREATE_OPTIONS}): ApiCall<${record()}>`, call(create, null, "body")));
   const update = routes.get("update");
-  if (update) methods.push(method(`${at(update)}: changes the fields given; \`ifMatch\` makes it conditional.`, `update(id: string, body: ${localName(aliases, update.body!)}, ${OPTIONS}): ApiCall<${record()}>`, call(update, "id", "body")));
+  if (update) methods.push(method(`${at(update)}: changes the fields given; \`ifMatch\` makes it conditional.`, `update(id: string, body: ${localName(aliases, update.body!)}, ${WRITE_OPTIONS}): ApiCall<${record()}>`, call(update, "id", "body")));
   const replace = routes.get("replace");
-  if (replace) methods.push(method(`${at(replace)}: replaces every field; \`ifMatch\` makes it conditional.`, `replace(id: string, body: ${localName(aliases, replace.body!)}, ${OPTIONS}): ApiCall<${record()}>`, call(replace, "id", "body")));
+  if (replace) methods.push(method(`${at(replace)}: replaces every field; \`ifMatch\` makes it conditional.`, `replace(id: string, body: ${localName(aliases, replace.body!)}, ${WRITE_OPTIONS}): ApiCall<${record()}>`, call(replace, "id", "body")));
   const remove = routes.get("delete");
-  if (remove) methods.push(method(`${at(remove)}; \`ifMatch\` makes it conditional.`, `delete(id: string, ${OPTIONS}): ApiCall<void>`, call(remove, "id", "undefined")));
+  if (remove) methods.push(method(`${at(remove)}; \`ifMatch\` makes it conditional.`, `delete(id: string, ${WRITE_OPTIONS}): ApiCall<void>`, call(remove, "id", "undefined")));
   const targetId = `${camelCase(r.names.singular)}Id`;
   const actions: ClassView[] = r.actions.map((a) => {
     const route = routeOf(r, "action", a.name);
@@ -214,7 +218,7 @@ export function resourceClasses(r: VersionResource, children: VersionResource[],
       doc: `${a.names.pluralPascal.replace(/([a-z])([A-Z])/g, "$1 $2")} of one ${one}: ${at(route)}.${doc}`,
       property: null,
       members: [],
-      methods: [method(`${at(route)}: a new ${a.names.words} of the ${one} \`${targetId}\`.`, `create(${targetId}: string, body: ${body}, ${OPTIONS}): ApiCall<${result}>`, call(route, targetId, "body"))],
+      methods: [method(`${at(route)}: a new ${a.names.words} of the ${one} \`${targetId}\`.`, `create(${targetId}: string, body: ${body}, ${ACTION_OPTIONS}): ApiCall<${result}>`, call(route, targetId, "body"))],
     };
   });
   const childClasses: ClassView[] = children.map((c) => {
@@ -288,7 +292,7 @@ export function exportsClass(path: string): ClassView {
     methods: [
       method(
         `POST ${path}: a new export job, pending; \`get\` it until it has succeeded, then \`download\` it.`,
-        `create(body: ExportCreate, ${OPTIONS}): ApiCall<ExportJob>`,
+        `create(body: ExportCreate, ${CREATE_OPTIONS}): ApiCall<ExportJob>`,
         `createExport(${JSON.stringify(path)}, body, options)`,
       ),
       method(
