@@ -33,7 +33,7 @@ export const RULES = {
   "reference-unknown": { severity: "error", doc: "references and parent name a collection that is defined." },
   "parent-field": { severity: "error", doc: "A child resource has exactly one uuid field that references its parent." },
   "parent-cycle": { severity: "error", doc: "parent chains may not loop." },
-  "filter-field": { severity: "error", doc: "filters and search name fields that exist, of a type they can match; a uuid field only as a filter of [null] (conventions 2.2, 4.1.6)." },
+  "filter-field": { severity: "error", doc: "filters and search name fields that exist, of a type they can match; a uuid field only as a filter of [null] (conventions 2.2, 4.1.6); every version with a string field has one that search names." },
   "list-under": { severity: "error", doc: "list_under sits on a top-level uuid field with references, not the parent's, one per referenced collection (SPEC 12.3)." },
   "tenant-field": { severity: "error", doc: "tenant sits on one required, top-level uuid field with references per resource, in every version; every tenant field references the same collection, which is not itself tenant-scoped; no action sets it (SPEC 12.4)." },
   "tenant-scope": { severity: "error", doc: "A child of a tenant-scoped resource, and a resource that references one, is tenant-scoped too; an action's fields do not reference a tenant-scoped collection (SPEC 12.4)." },

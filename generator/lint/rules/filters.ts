@@ -1,12 +1,13 @@
 import { FILTER_TYPES, orderingOf, TIMESTAMPS } from "../../model/lists.ts";
 import { closest } from "../../util/suggest.ts";
 import type { ResourceDef } from "../../model/types.ts";
-import { q, type LintContext } from "../context.ts";
+import { presentAt, q, resourceVersions, type LintContext } from "../context.ts";
 
 /**
  * filter-field: every `filters` and `search` entry names a declared field of a kind it can
  * match; a uuid field only as a filter of `[null]` (identifiers go in paths; relationships use
- * parent). sort-field: every `sort` entry names a field whose values have an order.
+ * parent); and in every version with a text field, `search` names one that version has.
+ * sort-field: every `sort` entry names a field whose values have an order.
  */
 /** The query parameters every list takes besides its filters: a filter of the same name would be read as both. */
 const LIST_PARAMETERS = new Set(["limit", "cursor", "q", "sort", "page", "per_page"]);
@@ -84,8 +85,44 @@ export function filterRules(ctx: LintContext): void {
         }
       });
     }
+    searchInEveryVersion(ctx, r);
     unlistedKeys(ctx, r);
   }
+}
+
+/**
+ * filter-field: a version that has none of the fields `search` names (each removed before it, or
+ * added after it) searches nothing: its `?q=` would answer every list with no record, while its
+ * lists still take `q`. Said where that version has a string field `search` could name (without
+ * one, `?q=` matches nothing whatever `search` says, as on any resource without text). Only when
+ * every entry is a searchable field: the entries' own problems are reported above.
+ */
+function searchInEveryVersion(ctx: LintContext, r: ResourceDef): void {
+  const searchable = (f: ResourceDef["fields"][number]) => f.type === "string" && !f.writeOnly;
+  const named = r.search.map((name) => r.fields.find((f) => f.name === name));
+  if (named.length === 0 || !named.every((f) => f !== undefined && searchable(f))) return;
+  const fields = named as ResourceDef["fields"];
+  const lists = r.operations.includes("list") || r.parent !== undefined || r.fields.some((f) => f.listUnder) || r.exportable;
+  if (!lists) return; // list-keys says that search does nothing at all
+  const texts = (i: number) => r.fields.filter((f) => searchable(f) && presentAt(ctx, i, f.added, f.removed));
+  const bare = resourceVersions(ctx, r).filter((i) => !fields.some((f) => presentAt(ctx, i, f.added, f.removed)) && texts(i).length > 0);
+  if (bare.length === 0) return;
+  const names = bare.map((i) => ctx.defs.versions[i]!.name);
+  const listed = names.length > 1 ? `${names.slice(0, -1).join(", ")} and ${names.at(-1)}` : names[0]!;
+  const why = fields.map((f) => {
+    const later = f.added !== undefined && bare.some((i) => i < (ctx.versionIndex(f.added) ?? 0));
+    const gone = f.removed !== undefined && bare.some((i) => i >= (ctx.versionIndex(f.removed) ?? Infinity));
+    return `${q(f.name)} is ${[later ? `added in ${f.added}` : null, gone ? `removed in ${f.removed}` : null].filter(Boolean).join(" and ")}`;
+  });
+  const candidates = texts(bare[0]!).filter((f) => bare.every((i) => presentAt(ctx, i, f.added, f.removed)));
+  ctx.report(
+    "filter-field",
+    r.at("search"),
+    `search names no field ${listed} ${names.length > 1 ? "have" : "has"} (${why.join(", ")}): in ${listed}, ?q= on ${r.collection} would match no record`,
+    candidates.length > 0
+      ? `add to search a string field ${listed} ${names.length > 1 ? "have" : "has"}, such as ${q(candidates[0]!.name)} (every version that has it then matches it)`
+      : `add to search, for each of ${listed}, a string field it has (${names.map((n, j) => `${n}: ${q(texts(bare[j]!)[0]!.name)}`).join(", ")})`,
+  );
 }
 
 /**
