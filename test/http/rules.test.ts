@@ -184,6 +184,42 @@ describe(`transitions (SPEC §12.5), ${STORE} store`, () => {
     assert.equal(put.body.status, "open");
   });
 
+  test("PUT replaces the record: a field with a default left out takes its default, a transition like any other", async () => {
+    // An open ticket: a PUT without status means status: new (the default), and open → new is
+    // not a transition the machine lists: 422, nothing changed.
+    const t = await moved("open");
+    const before = await read(t.id);
+    const error = await expectError(api, "PUT", `/v1/tickets/${t.id}`, 422, "BUSINESS_RULE_VIOLATION", {
+      body: { subject: "Printer, again" },
+    });
+    assert.deepEqual(error.details, [{ field: "status", issue: "may change from open only to pending or solved" }]);
+    const after = await read(t.id);
+    assert.deepEqual(after.body, before.body);
+    assert.equal(after.etag, before.etag);
+    // Sent, the current value is kept (no transition); a new ticket's PUT without status stays new.
+    const kept = await expectStatus(api, "PUT", `/v1/tickets/${t.id}`, 200, { body: { subject: "Printer, again", status: "open" } });
+    assert.equal(kept.body.status, "open");
+    const fresh = await ticket({ assignee_id: ann.id, balance: "2.50" });
+    const replaced = await expectStatus(api, "PUT", `/v1/tickets/${fresh.id}`, 200, { body: { subject: "Printer" } });
+    assert.equal(replaced.body.status, "new");
+    // The optional fields left out are gone, as PUT replaces the whole record: as on a create without them.
+    const bare = await ticket();
+    assert.equal(replaced.body.assignee_id, bare.assignee_id);
+    assert.equal(replaced.body.balance, bare.balance);
+    assert.notEqual(replaced.body.assignee_id, ann.id);
+    // A PATCH without status leaves it as it is.
+    await expectStatus(api, "PATCH", `/v1/tickets/${t.id}`, 200, { body: { subject: "Printer, patched" } });
+    assert.equal((await read(t.id)).body.status, "open");
+  });
+
+  test("PUT keeps what it cannot send: a read_only field with a default keeps its value", async () => {
+    const t = await ticket();
+    await expectStatus(api, "POST", `/v1/tickets/${t.id}/escalations`, 204, { body: {} });
+    assert.equal((await read(t.id)).body.escalated, true);
+    const put = await expectStatus(api, "PUT", `/v1/tickets/${t.id}`, 200, { body: { subject: "Printer" } });
+    assert.equal(put.body.escalated, true);
+  });
+
   for (const ifMatch of [false, true])
     test(`two PATCHes racing from one state to targets that exclude each other: exactly one wins (${ifMatch ? "with If-Match: the loser gets 409" : "without If-Match: the loser is checked again, 422"})`, async () => {
       // solved → closed and solved → open are both allowed, but neither closed → open nor open → closed
