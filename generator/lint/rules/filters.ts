@@ -6,8 +6,8 @@ import { presentAt, q, resourceVersions, type LintContext } from "../context.ts"
 /**
  * filter-field: every `filters` and `search` entry names a declared field of a kind it can
  * match; a uuid field only as a filter of `[null]` (identifiers go in paths; relationships use
- * parent); and in every version with a text field, `search` names one that version has.
- * sort-field: every `sort` entry names a field whose values have an order.
+ * parent). list-keys (warning): in every version with a text field, `search` names one that
+ * version has. sort-field: every `sort` entry names a field whose values have an order.
  */
 /** The query parameters every list takes besides its filters: a filter of the same name would be read as both. */
 const LIST_PARAMETERS = new Set(["limit", "cursor", "q", "sort", "page", "per_page"]);
@@ -91,7 +91,7 @@ export function filterRules(ctx: LintContext): void {
 }
 
 /**
- * filter-field: a version that has none of the fields `search` names (each removed before it, or
+ * list-keys (a warning: a definition that generated before still does): a version that has none of the fields `search` names (each removed before it, or
  * added after it) searches nothing: its `?q=` would answer every list with no record, while its
  * lists still take `q`. Said where that version has a string field `search` could name (without
  * one, `?q=` matches nothing whatever `search` says, as on any resource without text). Only when
@@ -116,7 +116,7 @@ function searchInEveryVersion(ctx: LintContext, r: ResourceDef): void {
   });
   const candidates = texts(bare[0]!).filter((f) => bare.every((i) => presentAt(ctx, i, f.added, f.removed)));
   ctx.report(
-    "filter-field",
+    "list-keys",
     r.at("search"),
     `search names no field ${listed} ${names.length > 1 ? "have" : "has"} (${why.join(", ")}): in ${listed}, ?q= on ${r.collection} would match no record`,
     candidates.length > 0
