@@ -325,6 +325,11 @@ describe("openapi emitter: the showcase", () => {
     assert.deepEqual(s.Order.properties.placed_at, { type: "string", format: "date-time" });
     const body = operation(v2, "replaceProduct").op.requestBody;
     assert.equal(body.required, true);
+    // What a PUT does with a field it leaves out (README, business rules; test/http/rules.test.ts).
+    assert.equal(
+      operation(v2, "replaceProduct").op.description,
+      "Replaces the record: the body is a whole record, as on create. A field left out takes its default, a change like any other (a transition may refuse it: 422); read-only fields keep their values.",
+    );
     assert.deepEqual(body.content["application/json"].schema, { $ref: "#/components/schemas/ProductReplace" });
   });
 

@@ -1119,7 +1119,7 @@ export class ProductsClient {
     return this.#http.call("PATCH", "/v1/products/{id}", id, body, options);
   }
 
-  /** PUT /v1/products/{id}: replaces every field; `ifMatch` makes it conditional. */
+  /** PUT /v1/products/{id}: replaces the record, as `create` sends it: a field left out takes its default (a transition may refuse it: 422), read-only fields keep theirs; `ifMatch` makes it conditional. */
   replace(id: string, body: ProductReplace, options?: WriteOptions): ApiCall<Product> {
     return this.#http.call("PUT", "/v1/products/{id}", id, body, options);
   }

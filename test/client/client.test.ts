@@ -3,7 +3,7 @@
 // walks, typed errors, retries, request ids, conditional writes and deprecation notices.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { before, describe, test } from "node:test";
 import { repoRoot, workspace } from "../support/cli.ts";
@@ -173,6 +173,15 @@ describe("the generated client, every operation of both versions", () => {
     // A plain equality holding a comma is one value, and is sent (the service answers it).
     await assert.rejects(async () => api.orders.list({ currency: "EU,R" }), (e: unknown) => e instanceof v2.ValidationError && e.details[0]!.issue === "must match ^[A-Z]{3}$");
     assert.equal(recorder.sent.length, sent + 1);
+  });
+
+  test("replace's doc comment says what a PUT does with a field left out, as its OpenAPI description does", () => {
+    const source = readFileSync(path.join(repoRoot, "generated", "v2", "client.ts"), "utf8");
+    const comment = /\/\*\* (PUT \/v2\/products\/\{id\}[^*]*)\*\/\n\s*replace\(/.exec(source)?.[1];
+    assert.equal(
+      comment,
+      "PUT /v2/products/{id}: replaces the record, as `create` sends it: a field left out takes its default (a transition may refuse it: 422), read-only fields keep theirs; `ifMatch` makes it conditional. ",
+    );
   });
 
   test("v2 exports: create a job, wait for it, download its file; list the jobs", async () => {

@@ -204,7 +204,7 @@ export function resourceClasses(r: VersionResource, children: VersionResource[],
   const update = routes.get("update");
   if (update) methods.push(method(`${at(update)}: changes the fields given; \`ifMatch\` makes it conditional.`, `update(id: string, body: ${localName(aliases, update.body!)}, ${WRITE_OPTIONS}): ApiCall<${record()}>`, call(update, "id", "body")));
   const replace = routes.get("replace");
-  if (replace) methods.push(method(`${at(replace)}: replaces every field; \`ifMatch\` makes it conditional.`, `replace(id: string, body: ${localName(aliases, replace.body!)}, ${WRITE_OPTIONS}): ApiCall<${record()}>`, call(replace, "id", "body")));
+  if (replace) methods.push(method(`${at(replace)}: replaces the record, as \`create\` sends it: a field left out takes its default (a transition may refuse it: 422), read-only fields keep theirs; \`ifMatch\` makes it conditional.`, `replace(id: string, body: ${localName(aliases, replace.body!)}, ${WRITE_OPTIONS}): ApiCall<${record()}>`, call(replace, "id", "body")));
   const remove = routes.get("delete");
   if (remove) methods.push(method(`${at(remove)}; \`ifMatch\` makes it conditional.`, `delete(id: string, ${WRITE_OPTIONS}): ApiCall<void>`, call(remove, "id", "undefined")));
   const targetId = `${camelCase(r.names.singular)}Id`;

@@ -39,7 +39,7 @@ export function resourceOperations(version: VersionSettings, resource: VersionRe
         return at({ parameters: [id], responses: [record(route, "200", "The record.")] });
       case "replace":
         return at({
-          description: "Replaces the record: the body is a whole record, as on create.",
+          description: "Replaces the record: the body is a whole record, as on create. A field left out takes its default, a change like any other (a transition may refuse it: 422); read-only fields keep their values.",
           parameters: [id, ifMatchParameter],
           requestBody: body(route),
           responses: [record(route, "200", "The replaced record.")],
