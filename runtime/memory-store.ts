@@ -174,6 +174,35 @@ export class MemoryStore implements Store {
   }
 
   /**
+   * The first id stored before `references` (a new generation's `storeReferences`, in `canon dev`)
+   * that names no record of the collection a reference now points to (an array of ids made a
+   * relation, a uuid given `references`), as a SQL migration's foreign key refuses it: the
+   * collection, the record, the field and the id. Undefined: every reference holds.
+   */
+  dangling(
+    references: readonly StoreReference[],
+  ): { collection: string; id: string; field: string; value: unknown; references: string } | undefined {
+    for (const reference of references) {
+      const records = this.collections.get(reference.collection)?.ordered ?? [];
+      const targets = this.collections.get(reference.references)?.byId;
+      for (const record of records) {
+        const value = record.values[reference.field];
+        const ids = Array.isArray(value) ? value : value === undefined || value === null ? [] : [value];
+        for (const id of ids)
+          if (typeof id !== "string" || !targets?.has(id))
+            return {
+              collection: reference.collection,
+              id: record.id,
+              field: reference.field,
+              value: id,
+              references: reference.references,
+            };
+      }
+    }
+    return undefined;
+  }
+
+  /**
    * Brings the records to `schema` as its migration brings a SQL store's rows (`canon dev`, once
    * the app of `schema` serves): a field new to them that was renamed takes the value of its old
    * name (when of the same kind), else, with a default, the default. The first schema is taken as

@@ -285,7 +285,17 @@ async function bringUpToDate(
   const adds: string[] = [];
   // Whether undoing dropped a column or a table, and with it what other statements created on it.
   let dropped = false;
+  // A jsonb array of ids made a relation: its values move to the link table the new text creates
+  // (`<table>__<column>`), once that table is there, as a released migration moves them.
+  const moves: Array<{ table: string; column: string; link: string; statement: string }> = [];
   const dropColumn = async (table: string, column: string) => {
+    const link = `"${unquote(table).replace(/"/g, '""')}__${unquote(column).replace(/"/g, '""')}"`;
+    const linkStatement = createdNext.get(link);
+    if (linkStatement !== undefined && !oldStatements.some((s) => CREATE_TABLE.exec(s)?.[1] === link)) {
+      moves.push({ table, column, link, statement: linkStatement });
+      dropped = true;
+      return;
+    }
     const [info] = await tx.query(
       "select column_default as d from information_schema.columns where table_schema = current_schema() and table_name = $1 and column_name = $2",
       [unquote(table), unquote(column)],
@@ -380,6 +390,7 @@ async function bringUpToDate(
   // may reference one of them (a new resource, and a reference to it on an existing one).
   const tables = added.filter((s) => CREATE_TABLE.test(s));
   if (tables.length) await tx.exec(tables.join("\n\n"));
+  for (const move of moves) await moveToLinkTable(tx, move, name, target);
   for (const add of adds) {
     try {
       await tx.exec(add);
@@ -395,6 +406,46 @@ async function bringUpToDate(
   }
   const rest = added.filter((s) => !CREATE_TABLE.test(s));
   if (rest.length) await applyMigration(tx, { ...next, sql: rest.join("\n\n") });
+}
+
+/**
+ * A pending migration's jsonb array of ids (`tickets.tag_ids`) that its new text makes a relation
+ * (the link table `tickets__tag_ids`, created just before): the ids are copied into the link
+ * table in order (a repeated id once), then the column is dropped, as a released migration's
+ * `link_` block does. An id that names no record refuses it, naming the record and the id and
+ * what to change: resetting the store is not the fix, the record is (nothing is changed: the
+ * transaction rolls back).
+ */
+async function moveToLinkTable(
+  tx: Tx,
+  move: { table: string; column: string; link: string; statement: string },
+  name: string,
+  target: string,
+): Promise<void> {
+  const { table, column, link } = move;
+  const columns = [...(tableColumns(move.statement)?.entries() ?? [])];
+  const referenced = /references ("(?:[^"]|"")+") \("row_id"\)/.exec(columns[2]?.[1] ?? "")?.[1];
+  if (columns.length !== 3 || referenced === undefined)
+    throw new Error(
+      `the store applied an earlier text of migration ${name} and cannot be brought to ${target}: the link table ${link} is not one canon writes`,
+    );
+  const [owner, position, linked] = columns.map(([c]) => c);
+  const json = `to_jsonb("o".${column})`;
+  const ids = `case when jsonb_typeof(${json}) = 'array' then ${json} when jsonb_typeof(${json}) = 'string' then jsonb_build_array(${json}) else '[]'::jsonb end`;
+  const uuid = `case when "i"."id" ~* '^[0-9a-f]{8}-([0-9a-f]{4}-){3}[0-9a-f]{12}$' then "i"."id"::uuid end`;
+  const [dangling] = await tx.query(
+    `select "o"."id"::text as "record", "i"."id" as "value" from ${table} "o" cross join lateral jsonb_array_elements_text(${ids}) with ordinality as "i" ("id", "n") where not exists (select 1 from ${referenced} "t" where "t"."id" = ${uuid}) order by "o"."row_id", "i"."n" limit 1`,
+  );
+  if (dangling) {
+    const field = `${unquote(table)}.${unquote(column)}`;
+    throw new Error(
+      `the store applied an earlier text of migration ${name} and cannot be brought to ${target}: ${field} becomes a relation to ${unquote(referenced)}, and record ${String(dangling.record)} names ${String(dangling.value ?? "null")}, which is no record of ${unquote(referenced)}: remove that id from the records that hold it (or create the record it names), then save or start again`,
+    );
+  }
+  await tx.exec(
+    `insert into ${link} (${owner}, ${position}, ${linked}) select distinct on ("o"."row_id", "t"."row_id") "o"."row_id", "i"."n", "t"."row_id" from ${table} "o" cross join lateral jsonb_array_elements_text(${ids}) with ordinality as "i" ("id", "n") join ${referenced} "t" on "t"."id" = ${uuid} order by "o"."row_id", "t"."row_id", "i"."n";`,
+  );
+  await tx.exec(`alter table ${table} drop column if exists ${column};`);
 }
 
 /**

@@ -81,7 +81,16 @@ export async function devCommand(options: DevOptions): Promise<number> {
  * it: the records would be served without it, seen by no tenant, and refused on every write. So
  * is one that gives a decimal a scale at which a stored value would lose digits.
  */
-function refuseLacking(store: ClosableStore, schema: unknown): void {
+function refuseLacking(store: ClosableStore, schema: unknown, references: readonly unknown[]): void {
+  // An id that names no record where a reference now points (an array of ids made a relation):
+  // refused as the SQL migration's foreign key is, naming the record and the id.
+  const dangling = store.dangling?.(references);
+  if (dangling) {
+    const { collection, id, field, value, references: to } = dangling;
+    throw new Error(
+      `${collection}.${field} refers to ${to}, and record ${id} names ${typeof value === "string" ? value : JSON.stringify(value)}, which is no record of ${to}: remove that id from the records that hold it (or create the record it names), then save again (or restart canon dev: the memory store starts empty)`,
+    );
+  }
   // A decimal given a scale that a stored value would lose digits at: refused as the SQL migration is.
   const unkept = store.unkept?.(schema);
   if (unkept) {
@@ -165,7 +174,7 @@ async function develop(
     builtReferences = generation.storeReferences;
     builtSchema = generation.sqlSchema;
     phase("import the changed modules");
-    if (target === "memory") refuseLacking(shared, generation.sqlSchema);
+    if (target === "memory") refuseLacking(shared, generation.sqlSchema, generation.storeReferences);
     const store = await storeFor(generation, migrationsOf(files));
     phase("migrate the store");
     const app = await entry.buildApp({ ...appOptions(entry, service, model, redis), store });

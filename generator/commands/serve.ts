@@ -62,6 +62,8 @@ export interface ClosableStore {
   lacking?(schema: unknown): Array<{ collection: string; field: string; records: number }>;
   /** The memory store's: the first decimal value a new schema's precision and scale cannot keep exactly (`MemoryStore.unkept`). */
   unkept?(schema: unknown): { collection: string; id: string; at: string; value: unknown; type: string } | undefined;
+  /** The memory store's: the first stored id that names no record of the collection a reference now points to (`MemoryStore.dangling`). */
+  dangling?(references: readonly unknown[]): { collection: string; id: string; field: string; value: unknown; references: string } | undefined;
   /** The memory store's: its records brought to a new schema, renames and defaults applied (`MemoryStore.carryTo`). */
   carryTo?(schema: unknown): void;
 }

@@ -403,3 +403,40 @@ test("a rename pointed at another field after its migration was released moves t
     await db.close();
   }
 });
+
+// Found by a sweep of `canon dev`: an array of ids made a relation (`items: { type: uuid,
+// references: tags }`) while its pending migration was applied was refused with "reset the dev
+// store" (its column held values), where a released migration moves them to the link table.
+test("a jsonb array of ids the pending migration's new text makes a relation moves its ids to the link table; an id that names no record is refused naming the record", async () => {
+  const file = (sql: string) => ({ name: "0001_pending", sql, checksum: createHash("sha256").update(sql).digest("hex") });
+  const tags = `create table if not exists "tags" (\n  "row_id" bigint generated always as identity primary key,\n  "id" uuid not null constraint "tags_id_key" unique\n);`;
+  const tickets = (...columns: string[]) =>
+    `create table if not exists "tickets" (\n${['  "row_id" bigint generated always as identity primary key', '  "id" uuid not null constraint "tickets_id_key" unique', ...columns].join(",\n")}\n);`;
+  const plain = `-- Pending migration 0001\n\n${tags}\n\n${tickets(`  "tag_ids" jsonb not null default '[]'::jsonb`)}\n`;
+  const relation = `-- Pending migration 0001\n\n${tags}\n\n${tickets()}\n\ncreate table if not exists "tickets__tag_ids" (\n  "row_id" bigint not null constraint "tickets__tag_ids_row_id_fkey" references "tickets" ("row_id") on delete cascade,\n  "position" integer not null,\n  "target_row_id" bigint not null constraint "tickets__tag_ids_target_row_id_fkey" references "tags" ("row_id") on delete no action\n);\n\ncreate unique index if not exists "tickets__tag_ids_target_row_id_key" on "tickets__tag_ids" using btree ("row_id", "target_row_id");\n`;
+  const [a, b, ghost] = ["01900000-0000-7000-8000-00000000000a", "01900000-0000-7000-8000-00000000000b", "01900000-0000-7000-8000-0000000000ff"];
+  const t1 = "01900000-0000-7000-8000-000000000001";
+  const db = await openDriver("pglite:memory://");
+  try {
+    assert.deepEqual(await migrate(db, [file(plain)]), ["0001_pending"]);
+    await db.exec(`insert into "tags" ("id") values ('${a}'), ('${b}')`);
+    await db.exec(`insert into "tickets" ("id", "tag_ids") values ('${t1}', '["${b}", "${ghost}"]')`);
+    // An id that names no tag: refused, naming the record, the id and the fix (not a reset); nothing changed.
+    await assert.rejects(migrate(db, [file(relation)], { target: "pglite:./data" }), (e: Error) => {
+      assert.doesNotMatch(e.message, /\n|reset/);
+      assert.match(e.message, new RegExp(`tickets\\.tag_ids becomes a relation to tags, and record ${t1} names ${ghost}, which is no record of tags: remove that id from the records that hold it \\(or create the record it names\\), then save or start again$`));
+      return true;
+    });
+    assert.deepEqual(await db.query(`select "tag_ids" from "tickets"`), [{ tag_ids: [b, ghost] }]);
+    // Once every id names a tag: the ids move to the link table in their order, the column goes.
+    await db.exec(`update "tickets" set "tag_ids" = '["${b}", "${a}", "${b}"]'`);
+    assert.deepEqual(await migrate(db, [file(relation)]), ["0001_pending"]);
+    assert.deepEqual(
+      await db.query(`select "t"."id"::text as "id" from "tickets__tag_ids" "l" join "tags" "t" on "t"."row_id" = "l"."target_row_id" order by "l"."position"`),
+      [{ id: b }, { id: a }],
+    );
+    assert.deepEqual(await db.query(`select count(*)::int as n from information_schema.columns where table_name = 'tickets' and column_name = 'tag_ids'`), [{ n: 0 }]);
+  } finally {
+    await db.close();
+  }
+});
