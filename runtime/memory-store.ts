@@ -203,6 +203,39 @@ export class MemoryStore implements Store {
   }
 
   /**
+   * The first two records stored before `schema` (a new generation's `sqlSchema`, in `canon dev`)
+   * that repeat the values of one of its unique constraints (a composite `unique` added, a field
+   * made `unique: true`), as the SQL migration's unique index refuses them: the collection, the
+   * fields, the two records and the values (text compared trimmed and NFC-normalized). Undefined:
+   * every constraint holds.
+   */
+  repeated(
+    schema: SqlSchema,
+  ): { collection: string; fields: string[]; ids: [string, string]; values: unknown[] } | undefined {
+    for (const constraint of Object.values(schema.constraints)) {
+      if (constraint.kind !== "unique" || constraint.field === "id") continue;
+      const collection = schema.collections[constraint.collection];
+      const fields = constraint.fields ?? [constraint.field];
+      if (!collection || fields.some((f) => collection.columns.find((c) => c.field === f)?.link)) continue;
+      const records = this.collections.get(constraint.collection)?.ordered ?? [];
+      if (records.length < 2) continue;
+      const carry = this.carrying(constraint.collection, collection);
+      const seen = new Map<string, string>();
+      for (const record of records) {
+        const values = carry(record.values);
+        const tuple = fields.map((f) => values[f]);
+        if (tuple.some((v) => v === undefined || v === null)) continue;
+        const key = JSON.stringify(tuple.map((v) => uniqueKey(v, "text")));
+        const other = seen.get(key);
+        if (other !== undefined)
+          return { collection: constraint.collection, fields, ids: [other, record.id], values: tuple };
+        seen.set(key, record.id);
+      }
+    }
+    return undefined;
+  }
+
+  /**
    * Brings the records to `schema` as its migration brings a SQL store's rows (`canon dev`, once
    * the app of `schema` serves): a field new to them that was renamed takes the value of its old
    * name (when of the same kind), else, with a default, the default. The first schema is taken as

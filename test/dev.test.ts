@@ -426,3 +426,50 @@ test("canon dev makes an array of ids a relation over the records it holds, and 
     }
   }
 });
+
+// Found by a sweep of the dev loop: a composite `unique` saved while two records repeat it was
+// served on the memory store (both kept, the constraint silently not holding them, and every
+// later write of one of them answering 409), where the SQL store's unique index refuses it.
+test("canon dev refuses a unique constraint that two stored records repeat, on every store, naming them, until one is changed", { timeout: 300_000 }, async () => {
+  for (const store of ["memory", "pglite"]) {
+    const dir = workspace(`dev-unique-${store}`);
+    assert.equal(canon(["init"], dir).code, 0);
+    const users = path.join(dir, "definitions", "users.yaml");
+    const original = readFileSync(users, "utf8").replace(/(  name: .*\n)/, "$1  team: { type: string, max_length: 20 }\n");
+    writeFileSync(users, original);
+    const dev = await startDev(dir, ["--store", store === "memory" ? "memory" : `pglite:${path.join(dir, ".data")}`, "--log-level", "warn"]);
+    const served = () => (dev.output().match(/canon dev: serving the new code/g) ?? []).length;
+    const refusals = () => (dev.output().match(/canon dev: the new code did not start/g) ?? []).length;
+    try {
+      const post = (body: unknown) => fetch(`${dev.base}/v1/users`, { method: "POST", headers, body: JSON.stringify(body) });
+      const ann = ((await (await post({ email: "ann@example.com", name: "Ann", team: "red" })).json()) as { id: string }).id;
+      const twin = ((await (await post({ email: "ann2@example.com", name: "Ann", team: "red" })).json()) as { id: string }).id;
+
+      writeFileSync(users, `${original}unique: [[team, name]]\n`);
+      await eventually("the refusal", () => refusals() > 0, dev.output);
+      assert.match(
+        dev.output(),
+        store === "memory"
+          ? new RegExp(`the memory store holds records ${ann} and ${twin} of users with the same \\(team, name\\) = \\(red, Ann\\), which the definitions now require to be unique: change or delete one of them, then save again`)
+          : /is duplicated\): remove or change the records that repeat it/,
+      );
+      const list = (await (await fetch(`${dev.base}/v1/users`, { headers })).json()) as { data: Array<{ id: string }> };
+      assert.deepEqual(list.data.map((u) => u.id), [ann, twin], `${store}: the records are kept`);
+      const patched = await fetch(`${dev.base}/v1/users/${twin}`, { method: "PATCH", headers, body: JSON.stringify({ team: "blue" }) });
+      assert.equal(patched.status, 200, await patched.clone().text());
+
+      const before = served();
+      writeFileSync(users, `${original.replace("People who use the API.", "People.")}unique: [[team, name]]\n`);
+      await eventually("the constraint", () => served() > before, dev.output);
+      const again = await post({ email: "ann3@example.com", name: "Ann", team: "blue" });
+      assert.equal(again.status, 409, `${store}: ${await again.clone().text()}`);
+      const renamed = await fetch(`${dev.base}/v1/users/${ann}`, { method: "PATCH", headers, body: JSON.stringify({ email: "ann@example.org" }) });
+      assert.equal(renamed.status, 200, `${store}: a record that repeats nothing is written`);
+    } finally {
+      dev.child.removeAllListeners("exit");
+      const exited = new Promise<number | null>((resolve) => dev.child.once("exit", resolve));
+      dev.child.kill("SIGTERM");
+      assert.equal(await exited, 0, dev.output());
+    }
+  }
+});

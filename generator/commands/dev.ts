@@ -99,6 +99,15 @@ function refuseLacking(store: ClosableStore, schema: unknown, references: readon
       `the memory store holds record ${id} of ${collection} with ${JSON.stringify(value)} at ${at}, which ${type} cannot keep exactly: change that record (or give the field a type that keeps it) (or restart canon dev: the memory store starts empty)`,
     );
   }
+  // Two records that repeat a unique constraint the save adds: refused as the SQL unique index is.
+  const repeated = store.repeated?.(schema);
+  if (repeated) {
+    const { collection, fields, ids, values } = repeated;
+    const shown = values.map((v) => (typeof v === "string" ? v : JSON.stringify(v))).join(", ");
+    throw new Error(
+      `the memory store holds records ${ids[0]} and ${ids[1]} of ${collection} with the same (${fields.join(", ")}) = (${shown}), which the definitions now require to be unique: change or delete one of them, then save again (or restart canon dev: the memory store starts empty)`,
+    );
+  }
   const lacking = store.lacking?.(schema) ?? [];
   if (lacking.length === 0) return;
   const records = (n: number) => (n === 1 ? "1 record" : `${n} records`);

@@ -64,6 +64,8 @@ export interface ClosableStore {
   unkept?(schema: unknown): { collection: string; id: string; at: string; value: unknown; type: string } | undefined;
   /** The memory store's: the first stored id that names no record of the collection a reference now points to (`MemoryStore.dangling`). */
   dangling?(references: readonly unknown[]): { collection: string; id: string; field: string; value: unknown; references: string } | undefined;
+  /** The memory store's: the first two records that repeat a unique constraint of a new schema (`MemoryStore.repeated`). */
+  repeated?(schema: unknown): { collection: string; fields: string[]; ids: [string, string]; values: unknown[] } | undefined;
   /** The memory store's: its records brought to a new schema, renames and defaults applied (`MemoryStore.carryTo`). */
   carryTo?(schema: unknown): void;
 }
