@@ -331,7 +331,14 @@ export class MemoryStore implements Store {
     const before = this.schema?.collections[name]?.columns;
     if (!before) return (values) => values;
     const had = new Map(before.map((column) => [column.field, column]));
-    const added = collection.columns.filter((column) => !had.has(column.field) && !column.link);
+    // New to the records, or made required with a default (a released migration's `update … set
+    // <default> where … is null`): a record without a value takes the default.
+    const added = collection.columns.filter(
+      (column) =>
+        !column.link &&
+        (!had.has(column.field) ||
+          (column.required && column.default !== undefined && !had.get(column.field)!.required)),
+    );
     // Decimals of another precision or scale: each value at its canonical text of the new scale
     // (one it cannot keep exactly was refused before, `unkept`; left as it is here).
     const rescaled = this.rescaled(name, collection);
@@ -353,7 +360,7 @@ export class MemoryStore implements Store {
     const renamedOrDefault = (values: Values): Values => {
       let carried: Values | null = null;
       for (const column of added) {
-        if (values[column.field] !== undefined) continue;
+        if (values[column.field] !== undefined && values[column.field] !== null) continue;
         const from = column.renamedFrom === undefined ? undefined : had.get(column.renamedFrom);
         const moved = from && from.kind === column.kind ? values[from.field] : undefined;
         if (moved !== undefined && moved !== null) {

@@ -473,3 +473,41 @@ test("canon dev refuses a unique constraint that two stored records repeat, on e
     }
   }
 });
+
+// Found by a sweep of the dev loop: an optional field made required with a default while records
+// lacked it was refused on both stores, PGlite saying "reset the dev store" and the memory store
+// "give amount a default" (it had one), where a released migration gives those rows the default.
+test("canon dev makes an optional field required with a default over the records it holds: those without a value take the default, on every store", { timeout: 300_000 }, async () => {
+  for (const store of ["memory", "pglite"]) {
+    const dir = workspace(`dev-required-${store}`);
+    assert.equal(canon(["init"], dir).code, 0);
+    const users = path.join(dir, "definitions", "users.yaml");
+    const original = readFileSync(users, "utf8");
+    const withAmount = (amount: string) => original.replace(/(  name: .*\n)/, `$1  amount: { type: decimal, precision: 10, scale: 2, ${amount} }\n`);
+    writeFileSync(users, withAmount("optional: true"));
+    const dev = await startDev(dir, ["--store", store === "memory" ? "memory" : `pglite:${path.join(dir, ".data")}`, "--log-level", "warn"]);
+    const served = () => (dev.output().match(/canon dev: serving the new code/g) ?? []).length;
+    try {
+      const post = async (body: unknown) => {
+        const response = await fetch(`${dev.base}/v1/users`, { method: "POST", headers, body: JSON.stringify(body) });
+        assert.equal(response.status, 201, await response.clone().text());
+        return ((await response.json()) as { id: string }).id;
+      };
+      const ann = await post({ email: "ann@example.com", name: "Ann", amount: "12.5" });
+      const bo = await post({ email: "bo@example.com", name: "Bo" });
+      const before = served();
+      writeFileSync(users, withAmount('default: "0.00"'));
+      await eventually("the required field", () => served() > before, dev.output);
+      assert.doesNotMatch(dev.output(), /did not start/);
+      const list = (await (await fetch(`${dev.base}/v1/users`, { headers })).json()) as { data: Array<{ id: string; amount: string }> };
+      assert.deepEqual(list.data.map((u) => [u.id, u.amount]), [[ann, "12.50"], [bo, "0.00"]], store);
+      const filtered = (await (await fetch(`${dev.base}/v1/users/${bo}`, { headers })).json()) as { amount: string };
+      assert.equal(filtered.amount, "0.00", store);
+    } finally {
+      dev.child.removeAllListeners("exit");
+      const exited = new Promise<number | null>((resolve) => dev.child.once("exit", resolve));
+      dev.child.kill("SIGTERM");
+      assert.equal(await exited, 0, dev.output());
+    }
+  }
+});

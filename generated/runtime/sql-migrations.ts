@@ -476,6 +476,9 @@ const ADD_COLUMN = /^alter table ("(?:[^"]|"")+") add column if not exists (("(?
 const COLUMN =
   /^("(?:[^"]|"")+") (numeric\(\d+, \d+\)|double precision|[a-z]+)(.*?)(?: constraint ("(?:[^"]|"")+") check \((.*)\))?$/s;
 
+/** The rest of a column's definition that `changedInPlace` alters: whether it is `not null`, and its default. */
+const NULLS_AND_DEFAULT = /^( not null)?(?: default (.+))?$/s;
+
 /**
  * What brings a column from definition `before` to `after` in place (each an `alter table`'s
  * clause), when they differ only in a wider decimal type (`numeric(5, 2)` → `numeric(6, 2)` or
@@ -486,9 +489,17 @@ const COLUMN =
 export function changedInPlace(before: string, after: string): string[] | null {
   const a = COLUMN.exec(before);
   const b = COLUMN.exec(after);
-  if (!a || !b || a[1] !== b[1] || a[3] !== b[3]) return null;
+  if (!a || !b || a[1] !== b[1]) return null;
   const column = a[1]!;
   const changes: string[] = [];
+  // Made required or optional, a default given or taken: as a released migration does it, a row
+  // without a value takes the new default (`using coalesce`), then the column is made `not null`.
+  const [x, y] = [NULLS_AND_DEFAULT.exec(a[3]!), NULLS_AND_DEFAULT.exec(b[3]!)];
+  if (a[3] !== b[3]) {
+    if (!x || !y) return null;
+    if (!x[1] && y[1] && y[2] !== undefined)
+      changes.push(`alter column ${column} type ${b[2]} using coalesce(${column}, ${y[2]})`);
+  }
   if (a[2] !== b[2]) {
     const [x, y] = [/^numeric\((\d+), (\d+)\)$/.exec(a[2]!), /^numeric\((\d+), (\d+)\)$/.exec(b[2]!)];
     if (!x || !y) return null;
@@ -499,6 +510,15 @@ export function changedInPlace(before: string, after: string): string[] | null {
   if (a[4] !== b[4] || a[5] !== b[5]) {
     if (a[4] !== undefined) changes.push(`drop constraint if exists ${a[4]}`);
     if (b[4] !== undefined) changes.push(`add constraint ${b[4]} check (${b[5]})`);
+  }
+  if (a[3] !== b[3]) {
+    if (x![2] !== y![2])
+      changes.push(
+        y![2] === undefined
+          ? `alter column ${column} drop default`
+          : `alter column ${column} set default ${y![2]}`,
+      );
+    if (x![1] !== y![1]) changes.push(`alter column ${column} ${y![1] ? "set" : "drop"} not null`);
   }
   return changes;
 }
