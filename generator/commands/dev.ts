@@ -110,6 +110,16 @@ function refuseLacking(store: ClosableStore, schema: unknown, references: readon
   }
   const lacking = store.lacking?.(schema) ?? [];
   if (lacking.length === 0) return;
+  // A tenant field cannot be given a default or made optional (lint refuses both): what it takes
+  // is the field first without `tenant: true`, a tenant given to every record, then the key.
+  const collections = (schema as { collections?: Record<string, { tenant?: string }> }).collections ?? {};
+  const tenant = lacking.find(({ collection, field }) => collections[collection]?.tenant === field);
+  if (tenant) {
+    const { collection, field, records: n } = tenant;
+    throw new Error(
+      `the memory store holds ${n === 1 ? "1 record" : `${n} records`} of ${collection} without ${field}, the tenant field the definitions now give ${collection}: add ${field} without tenant: true (optional) first, give every record its tenant, then add tenant: true; or delete ${n === 1 ? "that record" : "those records"} (or restart canon dev: the memory store starts empty)`,
+    );
+  }
   const records = (n: number) => (n === 1 ? "1 record" : `${n} records`);
   const which = lacking.map(({ collection, field, records: n }) => `${records(n)} of ${collection} without ${field}`);
   const fields = [...new Set(lacking.map(({ field }) => field))].join(", ");
