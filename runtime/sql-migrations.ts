@@ -263,8 +263,9 @@ async function bringUpToDate(
 ): Promise<void> {
   const target = next ? `sql/${next.name}.sql` : "the definitions (the pending migration was taken back)";
   const refuse = (why: string): never => {
+    const separator = why.endsWith("; or") || why.endsWith(";") ? " " : "; ";
     throw new Error(
-      `the store applied an earlier text of migration ${name} and cannot be brought to ${target}: ${why}; reset the dev store (${resetCommand(options.target)}) and start again`,
+      `the store applied an earlier text of migration ${name} and cannot be brought to ${target}: ${why}${separator}reset the dev store (${resetCommand(options.target)}) and start again`,
     );
   };
   if (oldText === null) refuse("its earlier text was not recorded");
@@ -394,7 +395,13 @@ async function bringUpToDate(
     try {
       await tx.exec(add);
     } catch (error) {
-      refuse(`\`${add}\` failed (${(error as Error).message.split("\n")[0]})`);
+      // A required column (a tenant field) its rows have no value for: what to change comes
+      // first, the reset, which loses every row, last.
+      const lacking =
+        (error as { code?: string }).code === "23502"
+          ? ": give those records a value first (add the field optional, or with a default; a tenant field without tenant: true, give every record its tenant, then add tenant: true) or delete them, then save again; or"
+          : ";";
+      refuse(`\`${add}\` failed (${(error as Error).message.split("\n")[0]})${lacking}`);
     }
   }
   if (!next) return;
