@@ -289,6 +289,17 @@ async function bringUpToDate(
   // A jsonb array of ids made a relation: its values move to the link table the new text creates
   // (`<table>__<column>`), once that table is there, as a released migration moves them.
   const moves: Array<{ table: string; column: string; link: string; statement: string }> = [];
+  // A relation made a plain array again: its link table's ids go back into the column the new
+  // text adds, once it is there, and the link table goes.
+  const backs: Array<{
+    link: string;
+    table: string;
+    column: string;
+    owner: string;
+    position: string;
+    linked: string;
+    referenced: string;
+  }> = [];
   const dropColumn = async (table: string, column: string) => {
     const link = `"${unquote(table).replace(/"/g, '""')}__${unquote(column).replace(/"/g, '""')}"`;
     const linkStatement = createdNext.get(link);
@@ -373,6 +384,11 @@ async function bringUpToDate(
         await dropColumn(m[1]!, m[3]!);
     } else if ((m = CREATE_TABLE.exec(statement))) {
       if (!(await tableExists(tx, m[1]!))) continue;
+      const back = linkMadePlain(m[1]!, statement, createdNext);
+      if (back) {
+        backs.push(back);
+        continue;
+      }
       if ((await tx.query(`select 1 as x from ${m[1]} limit 1`)).length)
         refuse(`table ${m[1]} holds rows the new text does not keep`);
       await tx.exec(`drop table if exists ${m[1]};`);
@@ -405,6 +421,13 @@ async function bringUpToDate(
       refuse(`\`${add}\` failed (${(error as Error).message.split("\n")[0]})${lacking}`);
     }
   }
+  for (const { link, table, column, owner, position, linked, referenced } of backs) {
+    await tx.exec(
+      `update ${table} "o" set ${column} = (select jsonb_agg("t"."id" order by "l".${position}) from ${link} "l" join ${referenced} "t" on "t"."row_id" = "l".${linked} where "l".${owner} = "o"."row_id") where exists (select 1 from ${link} "l" where "l".${owner} = "o"."row_id");`,
+    );
+    await tx.exec(`drop table if exists ${link};`);
+    dropped = true;
+  }
   if (!next) return;
   // Its statements fail as a migration's do: naming it, with what the database said of the rows.
   if (dropped) {
@@ -413,6 +436,40 @@ async function bringUpToDate(
   }
   const rest = added.filter((s) => !CREATE_TABLE.test(s));
   if (rest.length) await applyMigration(tx, { ...next, sql: rest.join("\n\n") });
+}
+
+/**
+ * A link table (`"tickets__tag_ids"`, created by `statement` of the earlier text) whose relation
+ * the new text makes a plain array again: the owner's table, created by the new text with the
+ * column (`"tag_ids"`), and the link table's columns; undefined for any other table.
+ */
+function linkMadePlain(
+  link: string,
+  statement: string,
+  createdNext: ReadonlyMap<string, string>,
+):
+  | {
+      link: string;
+      table: string;
+      column: string;
+      owner: string;
+      position: string;
+      linked: string;
+      referenced: string;
+    }
+  | undefined {
+  const columns = [...(tableColumns(statement)?.entries() ?? [])];
+  if (columns.length !== 3) return undefined;
+  const table = /references ("(?:[^"]|"")+") \("row_id"\) on delete cascade/.exec(columns[0]![1])?.[1];
+  const referenced = /references ("(?:[^"]|"")+") \("row_id"\)/.exec(columns[2]![1])?.[1];
+  if (table === undefined || referenced === undefined) return undefined;
+  const prefix = `${table.slice(0, -1)}__`;
+  if (!link.startsWith(prefix)) return undefined;
+  const column = `"${link.slice(prefix.length)}`;
+  const again = createdNext.get(table);
+  if (again === undefined || !tableColumns(again)?.get(column)?.includes(" jsonb")) return undefined;
+  const [owner, position, linked] = columns.map(([c]) => c) as [string, string, string];
+  return { link, table, column, owner, position, linked, referenced };
 }
 
 /**

@@ -410,7 +410,7 @@ test("a rename pointed at another field after its migration was released moves t
 // Found by a sweep of `canon dev`: an array of ids made a relation (`items: { type: uuid,
 // references: tags }`) while its pending migration was applied was refused with "reset the dev
 // store" (its column held values), where a released migration moves them to the link table.
-test("a jsonb array of ids the pending migration's new text makes a relation moves its ids to the link table; an id that names no record is refused naming the record", async () => {
+test("a jsonb array of ids the pending migration's new text makes a relation moves its ids to the link table (an id that names no record is refused naming the record), and back when it is made plain again", async () => {
   const file = (sql: string) => ({ name: "0001_pending", sql, checksum: createHash("sha256").update(sql).digest("hex") });
   const tags = `create table if not exists "tags" (\n  "row_id" bigint generated always as identity primary key,\n  "id" uuid not null constraint "tags_id_key" unique\n);`;
   const tickets = (...columns: string[]) =>
@@ -439,6 +439,10 @@ test("a jsonb array of ids the pending migration's new text makes a relation mov
       [{ id: b }, { id: a }],
     );
     assert.deepEqual(await db.query(`select count(*)::int as n from information_schema.columns where table_name = 'tickets' and column_name = 'tag_ids'`), [{ n: 0 }]);
+    // Made a plain array again: the ids come back into the column in their order, the link table goes.
+    assert.deepEqual(await migrate(db, [file(plain)], { target: "pglite:./data" }), ["0001_pending"]);
+    assert.deepEqual(await db.query(`select "tag_ids" from "tickets"`), [{ tag_ids: [b, a] }]);
+    assert.deepEqual(await db.query(`select to_regclass('"tickets__tag_ids"') is null as gone`), [{ gone: true }]);
   } finally {
     await db.close();
   }
