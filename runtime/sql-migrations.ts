@@ -10,6 +10,7 @@ import { createHash } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import type { SqlDriver, SqlQueryable } from "./sql-driver.ts";
+import { arrayIdsSql, LINK_ITEM_UUID } from "./sql-schema.ts";
 
 export interface MigrationFile {
   /** `0002_add_orders_priority`. */
@@ -290,15 +291,7 @@ async function bringUpToDate(
   const moves: Array<{ table: string; column: string; link: string; statement: string }> = [];
   // A relation made a plain array again: its link table's ids go back into the column the new
   // text adds, once it is there, and the link table goes.
-  const backs: Array<{
-    link: string;
-    table: string;
-    column: string;
-    owner: string;
-    position: string;
-    linked: string;
-    referenced: string;
-  }> = [];
+  const backs: LinkMadePlain[] = [];
   const dropColumn = async (table: string, column: string) => {
     const link = `"${unquote(table).replace(/"/g, '""')}__${unquote(column).replace(/"/g, '""')}"`;
     const linkStatement = createdNext.get(link);
@@ -438,6 +431,34 @@ async function bringUpToDate(
 }
 
 /**
+ * A link table canon writes, as its `create table` statement says: its three columns (the owner's
+ * row, the position, the named record's row) and the tables the first and the last reference;
+ * undefined for any other table.
+ */
+function linkTableOf(
+  statement: string,
+): { owner: string; position: string; linked: string; ownerTable: string; referenced: string } | undefined {
+  const columns = [...(tableColumns(statement)?.entries() ?? [])];
+  if (columns.length !== 3) return undefined;
+  const ownerTable = /references ("(?:[^"]|"")+") \("row_id"\) on delete cascade/.exec(columns[0]![1])?.[1];
+  const referenced = /references ("(?:[^"]|"")+") \("row_id"\)/.exec(columns[2]![1])?.[1];
+  if (ownerTable === undefined || referenced === undefined) return undefined;
+  const [owner, position, linked] = columns.map(([c]) => c) as [string, string, string];
+  return { owner, position, linked, ownerTable, referenced };
+}
+
+/** A link table whose relation the new text makes a plain array again, and the column its ids go back to. */
+interface LinkMadePlain {
+  link: string;
+  table: string;
+  column: string;
+  owner: string;
+  position: string;
+  linked: string;
+  referenced: string;
+}
+
+/**
  * A link table (`"tickets__tag_ids"`, created by `statement` of the earlier text) whose relation
  * the new text makes a plain array again: the owner's table, created by the new text with the
  * column (`"tag_ids"`), and the link table's columns; undefined for any other table.
@@ -446,28 +467,15 @@ function linkMadePlain(
   link: string,
   statement: string,
   createdNext: ReadonlyMap<string, string>,
-):
-  | {
-      link: string;
-      table: string;
-      column: string;
-      owner: string;
-      position: string;
-      linked: string;
-      referenced: string;
-    }
-  | undefined {
-  const columns = [...(tableColumns(statement)?.entries() ?? [])];
-  if (columns.length !== 3) return undefined;
-  const table = /references ("(?:[^"]|"")+") \("row_id"\) on delete cascade/.exec(columns[0]![1])?.[1];
-  const referenced = /references ("(?:[^"]|"")+") \("row_id"\)/.exec(columns[2]![1])?.[1];
-  if (table === undefined || referenced === undefined) return undefined;
+): LinkMadePlain | undefined {
+  const found = linkTableOf(statement);
+  if (!found) return undefined;
+  const { ownerTable: table, owner, position, linked, referenced } = found;
   const prefix = `${table.slice(0, -1)}__`;
   if (!link.startsWith(prefix)) return undefined;
   const column = `"${link.slice(prefix.length)}`;
   const again = createdNext.get(table);
   if (again === undefined || !tableColumns(again)?.get(column)?.includes(" jsonb")) return undefined;
-  const [owner, position, linked] = columns.map(([c]) => c) as [string, string, string];
   return { link, table, column, owner, position, linked, referenced };
 }
 
@@ -486,16 +494,14 @@ async function moveToLinkTable(
   target: string,
 ): Promise<void> {
   const { table, column, link } = move;
-  const columns = [...(tableColumns(move.statement)?.entries() ?? [])];
-  const referenced = /references ("(?:[^"]|"")+") \("row_id"\)/.exec(columns[2]?.[1] ?? "")?.[1];
-  if (columns.length !== 3 || referenced === undefined)
+  const found = linkTableOf(move.statement);
+  if (!found)
     throw new Error(
       `the store applied an earlier text of migration ${name} and cannot be brought to ${target}: the link table ${link} is not one canon writes`,
     );
-  const [owner, position, linked] = columns.map(([c]) => c);
-  const json = `to_jsonb("o".${column})`;
-  const ids = `case when jsonb_typeof(${json}) = 'array' then ${json} when jsonb_typeof(${json}) = 'string' then jsonb_build_array(${json}) else '[]'::jsonb end`;
-  const uuid = `case when "i"."id" ~* '^[0-9a-f]{8}-([0-9a-f]{4}-){3}[0-9a-f]{12}$' then "i"."id"::uuid end`;
+  const { owner, position, linked, referenced } = found;
+  const ids = arrayIdsSql(column);
+  const uuid = LINK_ITEM_UUID;
   const [dangling] = await tx.query(
     `select "o"."id"::text as "record", "i"."id" as "value" from ${table} "o" cross join lateral jsonb_array_elements_text(${ids}) with ordinality as "i" ("id", "n") where not exists (select 1 from ${referenced} "t" where "t"."id" = ${uuid}) order by "o"."row_id", "i"."n" limit 1`,
   );

@@ -98,6 +98,21 @@ export interface SqlLink {
 /** The columns of every link table: the owner's row, the item's position (from 1), the named record's row. */
 export const LINK_COLUMNS = { owner: "row_id", position: "position", target: "target_row_id" } as const;
 
+/**
+ * The ids an array column holds as they move to its link table, in SQL over the owner's row `"o"`:
+ * its JSON array, a single id (a reference made an array of references) as an array of one, else
+ * none. Read with `jsonb_array_elements_text(…) with ordinality as "i" ("id", "n")`, each id as a
+ * uuid by `LINK_ITEM_UUID` (null when it is not one). The generator's `link_` migration block and
+ * `canon dev`'s pending migration read them alike.
+ */
+export function arrayIdsSql(column: string): string {
+  const json = `to_jsonb("o".${column})`;
+  return `case when jsonb_typeof(${json}) = 'array' then ${json} when jsonb_typeof(${json}) = 'string' then jsonb_build_array(${json}) else '[]'::jsonb end`;
+}
+
+/** An id of `arrayIdsSql` as a uuid, or null when it is not one. */
+export const LINK_ITEM_UUID = `case when "i"."id" ~* '^[0-9a-f]{8}-([0-9a-f]{4}-){3}[0-9a-f]{12}$' then "i"."id"::uuid end`;
+
 export interface SqlCollection {
   table: string;
   columns: SqlColumn[];

@@ -11,7 +11,7 @@
  * replaces it (`moveToLinkTable`, SPEC §12.3).
  */
 import type { OnDelete } from "../../../runtime/references.ts";
-import { decimalColumnType, LINK_COLUMNS } from "../../../runtime/sql-schema.ts";
+import { arrayIdsSql, decimalColumnType, LINK_COLUMNS, LINK_ITEM_UUID as uuid } from "../../../runtime/sql-schema.ts";
 import { decimalPattern, identifier, nestedPath, pathString, quote, type SchemaSnapshot, type SnapshotColumn, type SnapshotIndex, type SnapshotStatistics, type SnapshotTable } from "./snapshot.ts";
 
 export interface Migration {
@@ -128,11 +128,8 @@ function sameJson(a: unknown, b: unknown): boolean {
 function moveToLinkTable(link: SnapshotTable, kept: boolean): Change {
   const { owner, column, target } = link.link!;
   const [ownerColumn, position, targetColumn] = link.columns.map((c) => quote(c.name));
-  const c = `"o".${quote(column)}`;
   // The array's JSON, or a single id (a reference made an array of references) as an array of one.
-  const json = `to_jsonb(${c})`;
-  const ids = `case when jsonb_typeof(${json}) = 'array' then ${json} when jsonb_typeof(${json}) = 'string' then jsonb_build_array(${json}) else '[]'::jsonb end`;
-  const uuid = `case when "i"."id" ~* '^[0-9a-f]{8}-([0-9a-f]{4}-){3}[0-9a-f]{12}$' then "i"."id"::uuid end`;
+  const ids = arrayIdsSql(quote(column));
   const field = `${owner}.${column}`;
   const refusal = `${field} becomes a relation to ${target}, and record % names %, which is no record of ${target}: remove that id from the records that hold it (or create the record it names), then start again`;
   return {
