@@ -742,12 +742,13 @@ export class MemoryStore implements Store {
         const record = records.get(id)!;
         // As an earlier delete of the same `writeAll` left it, if one changed it.
         const holder = earlier?.changed.get(name)?.get(id) ?? this.collection(name).byId.get(id)!;
-        const into = touched.has(`${name} ${id}`) ? unlinked : swept;
+        const withEvent = touched.has(`${name} ${id}`);
+        const into = withEvent ? unlinked : swept;
         let set = into.get(name);
         if (!set) into.set(name, (set = new Map()));
         set.set(
           id,
-          touched.has(`${name} ${id}`)
+          withEvent
             ? { ...record, revision: holder.revision + 1, updated_at: laterTimestamp(holder.updated_at, now) }
             : record,
         );
